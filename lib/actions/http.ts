@@ -1,0 +1,83 @@
+import { z } from "zod";
+import { ActionError } from "../core/errors";
+import type { ActionPlugin } from "./types";
+
+const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"] as const;
+
+export const httpConfigSchema = z.strictObject({
+  url: z.string().trim().min(1, "url rendered to an empty string").max(4096),
+  method: z
+    .string()
+    .transform((m) => m.trim().toUpperCase())
+    .pipe(z.enum(METHODS))
+    .default("POST"),
+  headers: z.record(z.string(), z.string()).default({}),
+  /** A string (a template) or a JSON value whose string leaves are templates. */
+  body: z.unknown().optional(),
+  content_type: z.string().trim().min(1).default("application/json"),
+});
+export type HttpConfig = z.infer<typeof httpConfigSchema>;
+
+const TIMEOUT_MS = 20_000;
+
+export const httpAction: ActionPlugin<HttpConfig> = {
+  type: "http",
+  label: "HTTP request",
+  description: "Call any URL. 5xx, 429 and network errors are retried; other 4xx fail at once.",
+  configSchema: httpConfigSchema,
+  fields: [
+    { name: "url", label: "URL", kind: "text", required: true, template: true, placeholder: "https://example.com/hook" },
+    { name: "method", label: "Method", kind: "select", options: METHODS.map((m) => ({ value: m, label: m })) },
+    { name: "headers", label: "Headers", kind: "json", template: true, help: 'A JSON object, e.g. {"Authorization": "Bearer {{secrets.API_TOKEN}}"}' },
+    { name: "body", label: "Body", kind: "textarea", template: true, help: "Sent as is when it is text; a JSON value is serialized." },
+    { name: "content_type", label: "Content type", kind: "text", placeholder: "application/json" },
+  ],
+  async run(config, ctx) {
+    let url: URL;
+    try {
+      url = new URL(config.url);
+    } catch {
+      throw new ActionError(`http: "${config.url}" is not a valid URL`);
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") throw new ActionError(`http: only http and https URLs are allowed, got "${url.protocol}"`);
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(config.headers)) {
+      if (/[\r\n]/.test(k) || /[\r\n]/.test(v)) throw new ActionError(`http: header "${k}" contains a line break`);
+      headers[k.toLowerCase()] = v;
+    }
+    // A stable key per event and action, so a receiver that dedupes sees retries as one request.
+    headers["idempotency-key"] ??= ctx.idempotencyKey;
+    let body: string | undefined;
+    if (config.body !== undefined && config.body !== null && config.method !== "GET" && config.method !== "HEAD") {
+      body = typeof config.body === "string" ? config.body : JSON.stringify(config.body);
+      headers["content-type"] ??= config.content_type;
+    }
+    const res = await ctx.http(url.toString(), { method: config.method, headers, body, timeoutMs: TIMEOUT_MS });
+    const text = res.text();
+    let parsed: unknown = text;
+    if ((res.headers["content-type"] ?? "").includes("json") && !res.truncated) {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = text;
+      }
+    }
+    const output = { status: res.status, headers: res.headers, body: parsed, ...(res.truncated ? { truncated: true } : {}) };
+    if (res.status >= 200 && res.status < 400) return { output };
+    const retryable = res.status >= 500 || res.status === 429;
+    throw new ActionError(`http: ${config.method} ${url.host} answered ${res.status}`, {
+      retryable,
+      retryAfterMs: retryAfter(res.headers["retry-after"], ctx.clock.now()),
+      output,
+    });
+  },
+};
+
+/** Retry-After as seconds or an HTTP date. */
+export function retryAfter(value: string | undefined, now: Date): number | undefined {
+  if (!value) return undefined;
+  const secs = Number(value);
+  if (Number.isFinite(secs)) return Math.max(0, secs * 1000);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now.getTime());
+}

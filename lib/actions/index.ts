@@ -1,0 +1,26 @@
+import { httpAction } from "./http";
+import type { ActionPlugin } from "./types";
+
+/**
+ * The action registry: an explicit list, one plug-in per file. A duplicate type throws at start-up.
+ * Add a plug-in by importing it and appending it to `plugins`.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each plug-in has its own config type
+const plugins: ActionPlugin<any>[] = [httpAction];
+
+export const actionRegistry: ReadonlyMap<string, ActionPlugin> = buildRegistry(plugins);
+
+function buildRegistry(list: ActionPlugin[]): Map<string, ActionPlugin> {
+  const map = new Map<string, ActionPlugin>();
+  for (const p of list) {
+    if (map.has(p.type)) throw new Error(`actions: duplicate action type "${p.type}"`);
+    map.set(p.type, p);
+  }
+  return map;
+}
+
+export function getAction(type: string): ActionPlugin {
+  const p = actionRegistry.get(type);
+  if (!p) throw new Error(`actions: unknown action type "${type}"`);
+  return p;
+}

@@ -1,0 +1,67 @@
+import { loadConfig, type AppConfig } from "./core/config";
+import { systemClock, type Clock } from "./core/clock";
+import { createLogger, type Logger } from "./core/log";
+import { openDatabase, type DbHandle } from "./db/client";
+import { createAppletsRepo } from "./db/repos/applets";
+import { createJobLocksRepo } from "./db/repos/job-locks";
+import { createRunsRepo } from "./db/repos/runs";
+import { createSecretsRepo } from "./db/repos/secrets";
+import { createTriggerStateRepo } from "./db/repos/trigger-state";
+import { Bus } from "./bus";
+import { createSafeFetch } from "./net/safe-fetch";
+import type { SafeFetch } from "./net/types";
+import { createSecretsService, type SecretsService } from "./secrets";
+
+/**
+ * The services one process runs on. Built once by a composition root (server.ts, worker/index.ts)
+ * or by a test, then passed down; nothing below reaches for globals.
+ */
+export interface App {
+  config: AppConfig;
+  clock: Clock;
+  log: Logger;
+  db: DbHandle;
+  repos: {
+    applets: ReturnType<typeof createAppletsRepo>;
+    runs: ReturnType<typeof createRunsRepo>;
+    triggerState: ReturnType<typeof createTriggerStateRepo>;
+    secrets: ReturnType<typeof createSecretsRepo>;
+    jobLocks: ReturnType<typeof createJobLocksRepo>;
+  };
+  secrets: SecretsService;
+  bus: Bus;
+  http: SafeFetch;
+  close(): void;
+}
+
+export interface CreateAppOptions {
+  config?: AppConfig;
+  env?: Record<string, string | undefined>;
+  clock?: Clock;
+  log?: Logger;
+  http?: SafeFetch;
+}
+
+export function createApp(opts: CreateAppOptions = {}): App {
+  const config = opts.config ?? loadConfig(opts.env ?? process.env);
+  const db = openDatabase(config.databasePath, { synchronous: config.sqliteSynchronous });
+  const repos = {
+    applets: createAppletsRepo(db.sqlite),
+    runs: createRunsRepo(db.sqlite),
+    triggerState: createTriggerStateRepo(db.sqlite),
+    secrets: createSecretsRepo(db.sqlite),
+    jobLocks: createJobLocksRepo(db.sqlite),
+  };
+  const clock = opts.clock ?? systemClock;
+  return {
+    config,
+    clock,
+    log: opts.log ?? createLogger("whenthen"),
+    db,
+    repos,
+    secrets: createSecretsService(repos.secrets, config.secretsKey, clock),
+    bus: new Bus(),
+    http: opts.http ?? createSafeFetch({ allowPrivate: config.allowPrivateUrls }),
+    close: () => db.close(),
+  };
+}

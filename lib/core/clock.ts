@@ -1,0 +1,42 @@
+/**
+ * Time is injected everywhere: production uses the system clock, tests a manual one they advance.
+ * `sleep` goes through the clock too, so a plug-in that waits (Discord's 1 s between chunks) does
+ * not make a test wait for real.
+ */
+export interface Clock {
+  now(): Date;
+  sleep(ms: number): Promise<void>;
+}
+
+export const systemClock: Clock = {
+  now: () => new Date(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+};
+
+/** A clock that only moves when told to; `sleep` jumps it forward instead of waiting. */
+export class ManualClock implements Clock {
+  #now: number;
+
+  constructor(start: Date | string | number = "2026-01-01T00:00:00.000Z") {
+    this.#now = new Date(start).getTime();
+  }
+
+  now(): Date {
+    return new Date(this.#now);
+  }
+
+  set(to: Date | string | number): void {
+    this.#now = new Date(to).getTime();
+  }
+
+  advance(ms: number): void {
+    this.#now += ms;
+  }
+
+  sleep(ms: number): Promise<void> {
+    if (ms > 0) this.#now += ms;
+    return Promise.resolve();
+  }
+}
+
+export const isoNow = (clock: Clock): string => clock.now().toISOString();

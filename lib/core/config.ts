@@ -1,0 +1,116 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+
+/**
+ * Every setting of the spec with its default; none is required on a laptop. `SESSION_SECRET` and
+ * `SECRETS_KEY` are generated into files under DATA_DIR on first start when unset, so both
+ * processes (web and worker) read the same values.
+ */
+export interface AppConfig {
+  dataDir: string;
+  databasePath: string;
+  adminEmail?: string;
+  adminPassword?: string;
+  sessionSecret: string;
+  /** 32 bytes, AES-256-GCM key for secrets. */
+  secretsKey: Buffer;
+  publicUrl: string;
+  port: number;
+  host: string;
+  inboundDomain: string;
+  smtpInboundPort: number;
+  smtpUrl?: string;
+  emailFrom: string;
+  googleServiceAccountJson?: string;
+  notesRoot: string;
+  ntfyServer: string;
+  ntfyToken?: string;
+  pushoverAppToken?: string;
+  pushoverUserKey?: string;
+  openrouterApiKey?: string;
+  openrouterBaseUrl: string;
+  workerConcurrency: number;
+  runRetentionDays: number;
+  logLevel: string;
+  allowPrivateUrls: boolean;
+  /** `synchronous` pragma: NORMAL (default, WAL-safe against process crashes) or FULL (also against power loss). */
+  sqliteSynchronous: "NORMAL" | "FULL";
+}
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env): AppConfig {
+  const dataDir = path.resolve(env.DATA_DIR || "./data");
+  mkdirSync(dataDir, { recursive: true });
+  const databasePath = resolveDatabasePath(env.DATABASE_URL, dataDir);
+  const port = int(env, "PORT", 3000);
+  const secretsKey = Buffer.from(env.SECRETS_KEY || persistedSecret(dataDir, "SECRETS_KEY"), "base64");
+  if (secretsKey.length !== 32) {
+    throw new Error(`config: SECRETS_KEY must be 32 bytes base64 encoded, got ${secretsKey.length} bytes`);
+  }
+  const sync = (env.SQLITE_SYNCHRONOUS || "NORMAL").toUpperCase();
+  if (sync !== "NORMAL" && sync !== "FULL") throw new Error(`config: SQLITE_SYNCHRONOUS must be NORMAL or FULL, got "${sync}"`);
+  return {
+    dataDir,
+    databasePath,
+    adminEmail: env.ADMIN_EMAIL || undefined,
+    adminPassword: env.ADMIN_PASSWORD || undefined,
+    sessionSecret: env.SESSION_SECRET || persistedSecret(dataDir, "SESSION_SECRET"),
+    secretsKey,
+    publicUrl: (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, ""),
+    port,
+    host: env.HOST || "0.0.0.0",
+    inboundDomain: (env.INBOUND_DOMAIN || "localhost").toLowerCase(),
+    smtpInboundPort: int(env, "SMTP_INBOUND_PORT", 2525),
+    smtpUrl: env.SMTP_URL || undefined,
+    emailFrom: env.EMAIL_FROM || "automations@localhost",
+    googleServiceAccountJson: env.GOOGLE_SERVICE_ACCOUNT_JSON || undefined,
+    notesRoot: path.resolve(env.NOTES_ROOT || path.join(dataDir, "notes")),
+    ntfyServer: (env.NTFY_SERVER || "https://ntfy.sh").replace(/\/+$/, ""),
+    ntfyToken: env.NTFY_TOKEN || undefined,
+    pushoverAppToken: env.PUSHOVER_APP_TOKEN || undefined,
+    pushoverUserKey: env.PUSHOVER_USER_KEY || undefined,
+    openrouterApiKey: env.OPENROUTER_API_KEY || undefined,
+    openrouterBaseUrl: (env.OPENROUTER_BASE_URL || "https://openrouter.ai/api/v1").replace(/\/+$/, ""),
+    workerConcurrency: int(env, "WORKER_CONCURRENCY", 4),
+    runRetentionDays: int(env, "RUN_RETENTION_DAYS", 30),
+    logLevel: env.LOG_LEVEL || "info",
+    allowPrivateUrls: env.ALLOW_PRIVATE_URLS === "true" || env.ALLOW_PRIVATE_URLS === "1",
+    sqliteSynchronous: sync,
+  };
+}
+
+/** `file:./data/app.db`, a bare path, or unset (DATA_DIR/app.db). Other schemes are not supported yet. */
+function resolveDatabasePath(url: string | undefined, dataDir: string): string {
+  if (!url) return path.join(dataDir, "app.db");
+  if (url.startsWith("file:")) return path.resolve(url.slice("file:".length));
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) {
+    throw new Error(`config: DATABASE_URL "${url.split(":")[0]}:" is not supported; use file:./data/app.db`);
+  }
+  return path.resolve(url);
+}
+
+function int(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`config: ${name} must be a non-negative integer, got "${raw}"`);
+  return n;
+}
+
+/**
+ * Reads DATA_DIR/<name>, creating it with 32 random bytes (base64) on first use. The file is
+ * written with `wx` so two processes starting at once agree on one value.
+ */
+function persistedSecret(dataDir: string, name: string): string {
+  const file = path.join(dataDir, name);
+  if (!existsSync(file)) {
+    try {
+      writeFileSync(file, randomBytes(32).toString("base64") + "\n", { flag: "wx", mode: 0o600 });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
+  }
+  return readFileSync(file, "utf8").trim();
+}

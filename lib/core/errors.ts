@@ -1,0 +1,45 @@
+/**
+ * The small set of error classes the app uses. Every one carries `cause` when it wraps another.
+ * - UserError: the input is wrong; the message says what and where. Never retried.
+ * - TransientError: the outside world failed (network, 5xx, 429); retrying may help.
+ * - ActionError: what an action (or trigger fetch) throws; `retryable` decides the queue's answer.
+ */
+export class UserError extends Error {
+  override name = "UserError";
+  constructor(
+    message: string,
+    readonly details?: { path: string; message: string }[],
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+export class TransientError extends Error {
+  override name = "TransientError";
+}
+
+export interface ActionErrorOptions {
+  retryable?: boolean;
+  /** The provider asked us to wait at least this long (Retry-After, Discord's retry_after). */
+  retryAfterMs?: number;
+  cause?: unknown;
+  /** Output worth keeping on the failed step, e.g. the response status and body. */
+  output?: unknown;
+}
+
+export class ActionError extends Error {
+  override name = "ActionError";
+  readonly retryable: boolean;
+  readonly retryAfterMs?: number;
+  readonly output?: unknown;
+  constructor(message: string, options: ActionErrorOptions = {}) {
+    super(message, { cause: options.cause });
+    this.retryable = options.retryable ?? false;
+    this.retryAfterMs = options.retryAfterMs;
+    this.output = options.output;
+  }
+}
+
+export const errorMessage = (err: unknown): string =>
+  err instanceof Error ? err.message : typeof err === "string" ? err : JSON.stringify(err);

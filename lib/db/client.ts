@@ -1,0 +1,69 @@
+import Database from "better-sqlite3";
+import { drizzle, type BetterSQLite3Database } from "drizzle-orm/better-sqlite3";
+import { mkdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import * as schema from "./schema";
+
+export type Sqlite = Database.Database;
+export type Db = BetterSQLite3Database<typeof schema>;
+
+export interface DbHandle {
+  sqlite: Sqlite;
+  db: Db;
+  close(): void;
+}
+
+export interface OpenOptions {
+  synchronous?: "NORMAL" | "FULL";
+  /** Folder of generated migrations (drizzle-kit). Default ./drizzle under the working directory. */
+  migrationsDir?: string;
+  readonly?: boolean;
+}
+
+/** The named jobs of the spec; one row each so a lock is always a single UPDATE. */
+export const JOB_NAMES = ["scheduler_tick", "retention", "worker_heartbeat"] as const;
+
+/**
+ * Opens the SQLite file in WAL mode and brings its schema up to date. Both processes call this at
+ * start; migrations are applied under BEGIN IMMEDIATE, so two processes starting at once apply
+ * each migration exactly once.
+ */
+export function openDatabase(file: string, opts: OpenOptions = {}): DbHandle {
+  mkdirSync(path.dirname(file), { recursive: true });
+  const sqlite = new Database(file, { readonly: opts.readonly ?? false });
+  sqlite.pragma("busy_timeout = 5000");
+  if (!opts.readonly) {
+    sqlite.pragma("journal_mode = WAL");
+    sqlite.pragma(`synchronous = ${opts.synchronous ?? "NORMAL"}`);
+    sqlite.pragma("foreign_keys = ON");
+    migrate(sqlite, opts.migrationsDir ?? defaultMigrationsDir());
+  }
+  const db = drizzle(sqlite, { schema });
+  return { sqlite, db, close: () => sqlite.close() };
+}
+
+export function defaultMigrationsDir(): string {
+  return path.resolve(process.env.MIGRATIONS_DIR || path.join(process.cwd(), "drizzle"));
+}
+
+interface Journal {
+  entries: { idx: number; tag: string }[];
+}
+
+function migrate(sqlite: Sqlite, dir: string): void {
+  const journal = JSON.parse(readFileSync(path.join(dir, "meta", "_journal.json"), "utf8")) as Journal;
+  sqlite.exec("CREATE TABLE IF NOT EXISTS _migrations (tag TEXT PRIMARY KEY, applied_at TEXT NOT NULL)");
+  const applied = sqlite.prepare("SELECT 1 FROM _migrations WHERE tag = ?");
+  const record = sqlite.prepare("INSERT INTO _migrations (tag, applied_at) VALUES (?, ?)");
+  const apply = sqlite.transaction((tag: string) => {
+    if (applied.get(tag)) return;
+    const text = readFileSync(path.join(dir, `${tag}.sql`), "utf8");
+    for (const statement of text.split("--> statement-breakpoint")) {
+      if (statement.trim()) sqlite.exec(statement);
+    }
+    record.run(tag, new Date().toISOString());
+  });
+  for (const entry of [...journal.entries].sort((a, b) => a.idx - b.idx)) apply.immediate(entry.tag);
+  const seedLock = sqlite.prepare("INSERT OR IGNORE INTO job_locks (name) VALUES (?)");
+  for (const name of JOB_NAMES) seedLock.run(name);
+}

@@ -1,0 +1,103 @@
+import type { Sqlite } from "../client";
+
+export interface Applet {
+  id: string;
+  name: string;
+  enabled: boolean;
+  triggerType: string;
+  /** The whole applet as one JSON document (validated by lib/definition on the way in). */
+  definition: Record<string, unknown>;
+  webhookToken: string;
+  lastFiredAt: string | null;
+  runCount: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+interface AppletRowRaw {
+  id: string;
+  name: string;
+  enabled: number;
+  trigger_type: string;
+  definition: string;
+  webhook_token: string;
+  last_fired_at: string | null;
+  run_count: number;
+  created_at: string;
+  updated_at: string;
+}
+
+const toApplet = (r: AppletRowRaw): Applet => ({
+  id: r.id,
+  name: r.name,
+  enabled: r.enabled === 1,
+  triggerType: r.trigger_type,
+  definition: JSON.parse(r.definition) as Record<string, unknown>,
+  webhookToken: r.webhook_token,
+  lastFiredAt: r.last_fired_at,
+  runCount: r.run_count,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+export interface AppletInsert {
+  id: string;
+  name: string;
+  enabled: boolean;
+  triggerType: string;
+  definition: unknown;
+  webhookToken: string;
+  now: string;
+  createdAt?: string;
+}
+
+export type AppletsRepo = ReturnType<typeof createAppletsRepo>;
+
+export function createAppletsRepo(sqlite: Sqlite) {
+  const byId = sqlite.prepare<[string], AppletRowRaw>("SELECT * FROM applets WHERE id = ?");
+  const all = sqlite.prepare<[], AppletRowRaw>("SELECT * FROM applets ORDER BY created_at, id");
+  const insert = sqlite.prepare(
+    `INSERT INTO applets (id, name, enabled, trigger_type, definition, webhook_token, run_count, created_at, updated_at)
+     VALUES (@id, @name, @enabled, @triggerType, @definition, @webhookToken, 0, @createdAt, @now)`,
+  );
+  const update = sqlite.prepare(
+    `UPDATE applets SET name = @name, enabled = @enabled, trigger_type = @triggerType, definition = @definition,
+       webhook_token = @webhookToken, updated_at = @now WHERE id = @id`,
+  );
+  const setEnabled = sqlite.prepare("UPDATE applets SET enabled = ?, updated_at = ? WHERE id = ?");
+  const remove = sqlite.prepare("DELETE FROM applets WHERE id = ?");
+  // The webhook hot path reads three columns of one row by primary key.
+  const forHook = sqlite.prepare<[string], { id: string; enabled: number; webhook_token: string; definition: string }>(
+    "SELECT id, enabled, webhook_token, definition FROM applets WHERE id = ?",
+  );
+
+  const params = (a: AppletInsert) => ({
+    id: a.id,
+    name: a.name,
+    enabled: a.enabled ? 1 : 0,
+    triggerType: a.triggerType,
+    definition: JSON.stringify(a.definition),
+    webhookToken: a.webhookToken,
+    now: a.now,
+    createdAt: a.createdAt ?? a.now,
+  });
+
+  return {
+    get: (id: string): Applet | null => {
+      const r = byId.get(id);
+      return r ? toApplet(r) : null;
+    },
+    list: (): Applet[] => all.all().map(toApplet),
+    listByTriggerType: (type: string): Applet[] =>
+      sqlite
+        .prepare<[string], AppletRowRaw>("SELECT * FROM applets WHERE trigger_type = ? AND enabled = 1")
+        .all(type)
+        .map(toApplet),
+    insert: (a: AppletInsert): void => void insert.run(params(a)),
+    update: (a: AppletInsert): boolean => update.run(params(a)).changes > 0,
+    setEnabled: (id: string, enabled: boolean, now: string): boolean => setEnabled.run(enabled ? 1 : 0, now, id).changes > 0,
+    /** Events, runs and trigger state go with it (ON DELETE CASCADE). */
+    delete: (id: string): boolean => remove.run(id).changes > 0,
+    forHook: (id: string) => forHook.get(id),
+  };
+}

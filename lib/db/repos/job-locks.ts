@@ -1,0 +1,33 @@
+import type { Sqlite } from "../client";
+
+export type JobLocksRepo = ReturnType<typeof createJobLocksRepo>;
+
+/**
+ * Named job locks (spec "Data model: job_locks"). Taking a lock is the one statement the spec gives;
+ * zero rows changed means another instance holds it. Renew and release only touch a lock still held
+ * by the caller.
+ */
+export function createJobLocksRepo(sqlite: Sqlite) {
+  const take = sqlite.prepare(
+    `UPDATE job_locks SET locked_by = ?, locked_at = ?, expires_at = ?
+     WHERE name = ? AND (locked_by IS NULL OR expires_at < ?)`,
+  );
+  const renew = sqlite.prepare("UPDATE job_locks SET expires_at = ? WHERE name = ? AND locked_by = ?");
+  const release = sqlite.prepare(
+    "UPDATE job_locks SET locked_by = NULL, locked_at = NULL, expires_at = NULL, last_run_at = ? WHERE name = ? AND locked_by = ?",
+  );
+  const beat = sqlite.prepare("UPDATE job_locks SET last_run_at = ? WHERE name = ?");
+  const get = sqlite.prepare<[string], { name: string; locked_by: string | null; locked_at: string | null; expires_at: string | null; last_run_at: string | null }>(
+    "SELECT * FROM job_locks WHERE name = ?",
+  );
+  return {
+    take: (name: string, holder: string, now: Date, ttlMs: number): boolean =>
+      take.run(holder, now.toISOString(), new Date(now.getTime() + ttlMs).toISOString(), name, now.toISOString()).changes === 1,
+    renew: (name: string, holder: string, now: Date, ttlMs: number): boolean =>
+      renew.run(new Date(now.getTime() + ttlMs).toISOString(), name, holder).changes === 1,
+    release: (name: string, holder: string, now: Date): boolean => release.run(now.toISOString(), name, holder).changes === 1,
+    /** The worker heartbeat: `/api/health` reads `last_run_at` of `worker_heartbeat`. */
+    heartbeat: (name: string, now: Date): void => void beat.run(now.toISOString(), name),
+    get: (name: string) => get.get(name) ?? null,
+  };
+}

@@ -1,0 +1,277 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import type { Sqlite } from "../client";
+import type { RunStatus, Step } from "../../executor/types";
+
+export interface Run {
+  id: string;
+  appletId: string;
+  eventId: string;
+  status: RunStatus;
+  attempt: number;
+  maxAttempts: number;
+  nextAttemptAt: string | null;
+  lockedBy: string | null;
+  lockedAt: string | null;
+  startedAt: string | null;
+  finishedAt: string | null;
+  error: string | null;
+  steps: Step[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ClaimedRun extends Run {
+  claimToken: string;
+}
+
+interface RunRowRaw {
+  id: string;
+  applet_id: string;
+  event_id: string;
+  status: string;
+  attempt: number;
+  max_attempts: number;
+  next_attempt_at: string | null;
+  locked_by: string | null;
+  locked_at: string | null;
+  claim_token: string | null;
+  started_at: string | null;
+  finished_at: string | null;
+  error: string | null;
+  steps: string;
+  created_at: string;
+  updated_at: string;
+}
+
+const toRun = (r: RunRowRaw): Run => ({
+  id: r.id,
+  appletId: r.applet_id,
+  eventId: r.event_id,
+  status: r.status as RunStatus,
+  attempt: r.attempt,
+  maxAttempts: r.max_attempts,
+  nextAttemptAt: r.next_attempt_at,
+  lockedBy: r.locked_by,
+  lockedAt: r.locked_at,
+  startedAt: r.started_at,
+  finishedAt: r.finished_at,
+  error: r.error,
+  steps: JSON.parse(r.steps) as Step[],
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+export interface IngestInput {
+  appletId: string;
+  source: string;
+  dedupeKey: string | null;
+  /** Already capped (lib/core/limits capJson) and serialized. */
+  payloadJson: string;
+  receivedAt: string;
+  maxAttempts: number;
+  /** Optional ids chosen by the caller (attachments are saved under the event id before ingest). */
+  eventId?: string;
+}
+
+export interface RunListFilter {
+  appletId?: string;
+  status?: string;
+  from?: string;
+  to?: string;
+  /** Opaque cursor from a previous page. */
+  cursor?: string;
+  limit?: number;
+}
+
+export type RunsRepo = ReturnType<typeof createRunsRepo>;
+
+/**
+ * Events and runs: the queue lives here. Every trigger ends in `ingest`, one transaction inserting
+ * the event (deduped on applet + dedupe key) and its queued run. Every settle is fenced by the
+ * claim token, so a worker whose lease was taken over changes nothing.
+ */
+export function createRunsRepo(sqlite: Sqlite) {
+  const insertEvent = sqlite.prepare(
+    `INSERT INTO events (id, applet_id, source, dedupe_key, payload, received_at, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+  );
+  // next_attempt_at is set at insert so the claim can order by one indexed column.
+  const insertRun = sqlite.prepare(
+    `INSERT INTO runs (id, applet_id, event_id, status, attempt, max_attempts, next_attempt_at, steps, created_at, updated_at)
+     VALUES (?, ?, ?, 'queued', 1, ?, ?, '[]', ?, ?)`,
+  );
+  const ingestTx = sqlite.transaction((i: IngestInput): { eventId: string; runId: string } | null => {
+    const eventId = i.eventId ?? randomUUID();
+    const inserted = insertEvent.run(eventId, i.appletId, i.source, i.dedupeKey, i.payloadJson, i.receivedAt, i.receivedAt, i.receivedAt);
+    if (inserted.changes === 0) return null;
+    const runId = randomUUID();
+    insertRun.run(runId, i.appletId, eventId, i.maxAttempts, i.receivedAt, i.receivedAt, i.receivedAt);
+    return { eventId, runId };
+  });
+
+  const claim = sqlite.prepare<{ worker: string; now: string; token: string }, RunRowRaw>(
+    `UPDATE runs SET status = 'running', locked_by = @worker, locked_at = @now, claim_token = @token,
+            started_at = @now, finished_at = NULL, updated_at = @now
+     WHERE id = (
+       SELECT r.id FROM runs r
+       WHERE r.status = 'queued' AND r.next_attempt_at <= @now
+         AND NOT EXISTS (SELECT 1 FROM runs x WHERE x.applet_id = r.applet_id AND x.status = 'running')
+       ORDER BY r.next_attempt_at, r.created_at
+       LIMIT 1
+     ) AND status = 'queued'
+     RETURNING *`,
+  );
+  const saveSteps = sqlite.prepare(
+    "UPDATE runs SET steps = ?, updated_at = ? WHERE id = ? AND claim_token = ? AND status = 'running'",
+  );
+  const finish = sqlite.prepare(
+    `UPDATE runs SET status = @status, steps = @steps, error = @error, finished_at = @now, updated_at = @now,
+            locked_by = NULL, locked_at = NULL, claim_token = NULL, next_attempt_at = NULL
+     WHERE id = @id AND claim_token = @token AND status = 'running'`,
+  );
+  const bumpApplet = sqlite.prepare(
+    "UPDATE applets SET run_count = run_count + 1, last_fired_at = ? WHERE id = ?",
+  );
+  const requeue = sqlite.prepare(
+    `UPDATE runs SET status = 'queued', attempt = attempt + 1, next_attempt_at = @next, steps = @steps, error = @error,
+            updated_at = @now, locked_by = NULL, locked_at = NULL, claim_token = NULL
+     WHERE id = @id AND claim_token = @token AND status = 'running'`,
+  );
+  const stale = sqlite.prepare(
+    `UPDATE runs SET status = 'queued', locked_by = NULL, locked_at = NULL, claim_token = NULL, next_attempt_at = @now, updated_at = @now
+     WHERE status = 'running' AND locked_at < @before`,
+  );
+  const byId = sqlite.prepare<[string], RunRowRaw>("SELECT * FROM runs WHERE id = ?");
+  const manualRetry = sqlite.prepare(
+    `UPDATE runs SET status = 'queued', attempt = attempt + 1, max_attempts = MAX(max_attempts, attempt + 1),
+            next_attempt_at = @now, finished_at = NULL, updated_at = @now
+     WHERE id = @id AND status IN ('failed', 'dead')`,
+  );
+  const eventOf = sqlite.prepare<[string], { id: string; applet_id: string; source: string; dedupe_key: string | null; payload: string; received_at: string }>(
+    "SELECT id, applet_id, source, dedupe_key, payload, received_at FROM events WHERE id = ?",
+  );
+  const updatedSince = sqlite.prepare<[string, number], { id: string; applet_id: string; status: string; updated_at: string }>(
+    "SELECT id, applet_id, status, updated_at FROM runs WHERE updated_at > ? ORDER BY updated_at LIMIT ?",
+  );
+
+  const finishTx = sqlite.transaction(
+    (id: string, token: string, status: RunStatus, steps: Step[], error: string | null, now: string, appletId: string): boolean => {
+      const ok = finish.run({ id, token, status, steps: JSON.stringify(steps), error, now }).changes === 1;
+      if (ok) bumpApplet.run(now, appletId);
+      return ok;
+    },
+  );
+
+  return {
+    ingest: (i: IngestInput) => ingestTx(i),
+
+    /** Claims the oldest due queued run whose applet has no run in flight; null when idle. */
+    claim: (workerId: string, now: Date): ClaimedRun | null => {
+      const token = randomBytes(12).toString("base64url");
+      const row = claim.get({ worker: workerId, now: now.toISOString(), token });
+      return row ? { ...toRun(row), claimToken: token } : null;
+    },
+
+    /** Records progress mid-run; false when the claim was lost. */
+    saveSteps: (run: ClaimedRun, steps: Step[], now: Date): boolean =>
+      saveSteps.run(JSON.stringify(steps), now.toISOString(), run.id, run.claimToken).changes === 1,
+
+    /** Ends the run (succeeded, skipped, failed, dead) and counts it on the applet. */
+    finish: (run: ClaimedRun, status: Exclude<RunStatus, "queued" | "running">, steps: Step[], error: string | null, now: Date): boolean =>
+      finishTx(run.id, run.claimToken, status, steps, error, now.toISOString(), run.appletId),
+
+    /** Puts the run back in the queue for its next attempt. */
+    retryLater: (run: ClaimedRun, steps: Step[], error: string, nextAttemptAt: Date, now: Date): boolean =>
+      requeue.run({
+        id: run.id,
+        token: run.claimToken,
+        next: nextAttemptAt.toISOString(),
+        steps: JSON.stringify(steps),
+        error,
+        now: now.toISOString(),
+      }).changes === 1,
+
+    /** Runs whose worker died: back to queued with the same attempt (spec Worker 6). */
+    requeueStale: (lockedBefore: Date, now: Date): number =>
+      stale.run({ before: lockedBefore.toISOString(), now: now.toISOString() }).changes,
+
+    get: (id: string): Run | null => {
+      const r = byId.get(id);
+      return r ? toRun(r) : null;
+    },
+
+    event: (eventId: string) => {
+      const e = eventOf.get(eventId);
+      return e
+        ? { id: e.id, appletId: e.applet_id, source: e.source, dedupeKey: e.dedupe_key, payload: JSON.parse(e.payload) as Record<string, unknown>, receivedAt: e.received_at }
+        : null;
+    },
+
+    /** The Retry button: the same run, attempt + 1, queued now. */
+    retry: (id: string, now: Date): boolean => manualRetry.run({ id, now: now.toISOString() }).changes === 1,
+
+    /** The Replay button: a fresh run (attempt 1, no steps) from the same event. */
+    replay: (id: string, now: Date): string | null => {
+      const r = byId.get(id);
+      if (!r) return null;
+      const runId = randomUUID();
+      insertRun.run(runId, r.applet_id, r.event_id, r.max_attempts, now.toISOString(), now.toISOString(), now.toISOString());
+      return runId;
+    },
+
+    /** A queued run for an existing event (manual test events go through ingest instead). */
+    list: (f: RunListFilter): { runs: Run[]; nextCursor: string | null } => {
+      const limit = Math.min(Math.max(f.limit ?? 50, 1), 200);
+      const where: string[] = [];
+      const args: unknown[] = [];
+      if (f.appletId) where.push("applet_id = ?"), args.push(f.appletId);
+      if (f.status) where.push("status = ?"), args.push(f.status);
+      if (f.from) where.push("created_at >= ?"), args.push(f.from);
+      if (f.to) where.push("created_at <= ?"), args.push(f.to);
+      if (f.cursor) {
+        const [createdAt, id] = decodeCursor(f.cursor);
+        where.push("(created_at < ? OR (created_at = ? AND id < ?))");
+        args.push(createdAt, createdAt, id);
+      }
+      const sql = `SELECT * FROM runs ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`;
+      const rows = sqlite.prepare<unknown[], RunRowRaw>(sql).all(...args);
+      const page = rows.slice(0, limit).map(toRun);
+      const last = page[page.length - 1];
+      return { runs: page, nextCursor: rows.length > limit && last ? encodeCursor(last.createdAt, last.id) : null };
+    },
+
+    /** For the SSE stream: runs changed after `since` (updated_at), oldest change first. */
+    updatedSince: (since: string, limit = 500) => updatedSince.all(since, limit),
+
+    /** Runs created in the last 24 h and the latest run, per applet (applets list). */
+    statsByApplet: (since: string) =>
+      sqlite
+        .prepare<[string], { applet_id: string; runs_24h: number; last_status: string | null; last_at: string | null }>(
+          `SELECT a.id AS applet_id,
+                  (SELECT COUNT(*) FROM runs r WHERE r.applet_id = a.id AND r.created_at >= ?) AS runs_24h,
+                  (SELECT status FROM runs r WHERE r.applet_id = a.id ORDER BY r.created_at DESC LIMIT 1) AS last_status,
+                  (SELECT created_at FROM runs r WHERE r.applet_id = a.id ORDER BY r.created_at DESC LIMIT 1) AS last_at
+           FROM applets a`,
+        )
+        .all(since),
+
+    /** Retention: events (and with them their runs) received before `before`; returns the deleted event ids. */
+    deleteOlderThan: (before: string): string[] => {
+      const ids = sqlite.prepare<[string], { id: string }>("SELECT id FROM events WHERE received_at < ?").all(before).map((r) => r.id);
+      sqlite.transaction(() => {
+        sqlite.prepare("DELETE FROM runs WHERE created_at < ? AND status NOT IN ('queued', 'running')").run(before);
+        sqlite
+          .prepare("DELETE FROM events WHERE received_at < ? AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.event_id = events.id)")
+          .run(before);
+      })();
+      const still = sqlite.prepare<[string], { id: string }>("SELECT id FROM events WHERE id = ?");
+      return ids.filter((id) => !still.get(id));
+    },
+  };
+}
+
+const encodeCursor = (createdAt: string, id: string) => Buffer.from(`${createdAt}|${id}`).toString("base64url");
+function decodeCursor(cursor: string): [string, string] {
+  const [createdAt = "", id = ""] = Buffer.from(cursor, "base64url").toString().split("|");
+  return [createdAt, id];
+}

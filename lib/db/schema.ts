@@ -1,0 +1,133 @@
+import { sql } from "drizzle-orm";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+/**
+ * SQLite types only (spec "Data model"): text, integer, real. Timestamps are ISO 8601 UTC strings,
+ * which sort and compare as strings because the format is fixed. JSON is text in json mode.
+ * Booleans are integers 0/1. Every table has id (uuid text), created_at, updated_at.
+ */
+const timestamps = {
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+};
+
+export const users = sqliteTable("users", {
+  id: text("id").primaryKey(),
+  email: text("email").notNull().unique(),
+  passwordHash: text("password_hash").notNull(),
+  /** Bumped on logout / password change: every cookie signed with an older version is refused. */
+  sessionVersion: integer("session_version").notNull().default(1),
+  ...timestamps,
+});
+
+export const applets = sqliteTable(
+  "applets",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    enabled: integer("enabled").notNull().default(1),
+    triggerType: text("trigger_type").notNull(),
+    definition: text("definition", { mode: "json" }).notNull(),
+    webhookToken: text("webhook_token").notNull().unique(),
+    lastFiredAt: text("last_fired_at"),
+    runCount: integer("run_count").notNull().default(0),
+    ...timestamps,
+  },
+  (t) => [index("applets_trigger_type_idx").on(t.triggerType, t.enabled)],
+);
+
+export const triggerState = sqliteTable(
+  "trigger_state",
+  {
+    appletId: text("applet_id")
+      .primaryKey()
+      .references(() => applets.id, { onDelete: "cascade" }),
+    nextRunAt: text("next_run_at"),
+    lastPolledAt: text("last_polled_at"),
+    seenKeys: text("seen_keys", { mode: "json" }).notNull().default(sql`'[]'`),
+    lastValue: text("last_value", { mode: "json" }),
+    etag: text("etag"),
+    lastModified: text("last_modified"),
+    lastError: text("last_error"),
+    /** Consecutive failed polls; RSS backs off to 60 minutes after 3. */
+    errorCount: integer("error_count").notNull().default(0),
+    ...timestamps,
+  },
+  (t) => [index("trigger_state_next_run_idx").on(t.nextRunAt)],
+);
+
+export const events = sqliteTable(
+  "events",
+  {
+    id: text("id").primaryKey(),
+    appletId: text("applet_id")
+      .notNull()
+      .references(() => applets.id, { onDelete: "cascade" }),
+    source: text("source").notNull(),
+    dedupeKey: text("dedupe_key"),
+    payload: text("payload", { mode: "json" }).notNull(),
+    receivedAt: text("received_at").notNull(),
+    ...timestamps,
+  },
+  (t) => [
+    uniqueIndex("events_applet_dedupe_idx")
+      .on(t.appletId, t.dedupeKey)
+      .where(sql`${t.dedupeKey} IS NOT NULL`),
+    index("events_received_idx").on(t.receivedAt),
+  ],
+);
+
+export const runs = sqliteTable(
+  "runs",
+  {
+    id: text("id").primaryKey(),
+    appletId: text("applet_id")
+      .notNull()
+      .references(() => applets.id, { onDelete: "cascade" }),
+    eventId: text("event_id")
+      .notNull()
+      .references(() => events.id, { onDelete: "cascade" }),
+    status: text("status").notNull(),
+    attempt: integer("attempt").notNull().default(1),
+    maxAttempts: integer("max_attempts").notNull().default(5),
+    nextAttemptAt: text("next_attempt_at"),
+    lockedBy: text("locked_by"),
+    lockedAt: text("locked_at"),
+    /** Fences every settle: a holder whose lease was taken over changes nothing (DESIGN.md). */
+    claimToken: text("claim_token"),
+    startedAt: text("started_at"),
+    finishedAt: text("finished_at"),
+    error: text("error"),
+    steps: text("steps", { mode: "json" }).notNull().default(sql`'[]'`),
+    ...timestamps,
+  },
+  (t) => [
+    index("runs_status_next_idx").on(t.status, t.nextAttemptAt),
+    index("runs_applet_created_idx").on(t.appletId, t.createdAt),
+    // The claim's "no other run of this applet is running" check.
+    index("runs_applet_status_idx").on(t.appletId, t.status),
+    index("runs_updated_idx").on(t.updatedAt),
+    index("runs_event_idx").on(t.eventId),
+    index("runs_created_idx").on(t.createdAt),
+  ],
+);
+
+export const secrets = sqliteTable("secrets", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull().unique(),
+  valueEncrypted: text("value_encrypted").notNull(),
+  ...timestamps,
+});
+
+export const jobLocks = sqliteTable("job_locks", {
+  name: text("name").primaryKey(),
+  lockedBy: text("locked_by"),
+  lockedAt: text("locked_at"),
+  expiresAt: text("expires_at"),
+  lastRunAt: text("last_run_at"),
+});
+
+export type AppletRow = typeof applets.$inferSelect;
+export type RunRow = typeof runs.$inferSelect;
+export type EventRow = typeof events.$inferSelect;
+export type TriggerStateRow = typeof triggerState.$inferSelect;

@@ -1,0 +1,262 @@
+import { formatInTimeZone } from "date-fns-tz";
+import type { App } from "../app";
+import type { ActionPlugin } from "../actions/types";
+import { ActionError, errorMessage } from "../core/errors";
+import { LIMITS, capJson } from "../core/limits";
+import type { ClaimedRun } from "../db/repos/runs";
+import { checkDefinition, timezoneOf, type Definition } from "../definition";
+import type { Sandbox } from "../sandbox";
+import { redact, renderConfig, type TemplateContext } from "../template";
+import { backoffMs } from "./backoff";
+import type { Step } from "./types";
+
+/** Runs the optional AI transform (lib/transform.ts); returns the value to put under `ai.<output>`. */
+export type TransformRunner = (
+  transform: NonNullable<Definition["transform"]>,
+  ctx: TemplateContext,
+  timezone: string,
+) => Promise<{ value: unknown; input: unknown; warnings: string[]; secretsUsed: string[]; skipped?: boolean }>;
+
+export interface ExecutorDeps {
+  app: Pick<App, "repos" | "clock" | "log" | "config" | "http" | "secrets">;
+  actions: ReadonlyMap<string, ActionPlugin>;
+  sandbox?: Sandbox;
+  transform?: TransformRunner;
+}
+
+type Outcome = { status: "succeeded" | "skipped" | "failed" | "dead" | "retry" | "lost"; error?: string };
+
+/**
+ * Executes one claimed run: context → filter → transform → actions, recording every step.
+ * Steps that succeeded in an earlier attempt of this run keep their output and are not run again
+ * (DESIGN.md: a retry does not repeat what already succeeded). Every write is fenced by the claim.
+ */
+export async function executeRun(deps: ExecutorDeps, run: ClaimedRun): Promise<Outcome> {
+  const { app } = deps;
+  const { repos, clock } = app;
+  const log = app.log.child("executor");
+  const prior = new Map(run.steps.map((s) => [stepKey(s), s]));
+  const steps: Step[] = [];
+
+  const finish = (status: "succeeded" | "skipped" | "failed" | "dead", error: string | null): Outcome => {
+    const ok = repos.runs.finish(run, status, steps, error, clock.now());
+    return ok ? { status, error: error ?? undefined } : { status: "lost" };
+  };
+  const checkpoint = (): boolean => repos.runs.saveSteps(run, steps, clock.now());
+
+  const applet = repos.applets.get(run.appletId);
+  const event = repos.runs.event(run.eventId);
+  if (!applet || !event) return finish("failed", "executor: the applet or event of this run no longer exists");
+  const checked = checkDefinition(applet.definition);
+  if (!checked.ok) {
+    return finish("failed", `executor: the applet definition is invalid: ${checked.problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`);
+  }
+  const def = checked.definition;
+  const timezone = timezoneOf(def);
+  const now = clock.now();
+  const ctx: TemplateContext = {
+    trigger: event.payload,
+    ai: {},
+    vars: {},
+    applet: { id: applet.id, name: applet.name },
+    run: { id: run.id, attempt: run.attempt },
+    event: { id: event.id, source: event.source, received_at: event.receivedAt },
+    now: now.toISOString(),
+    now_local: formatInTimeZone(now, timezone, "yyyy-MM-dd'T'HH:mm:ss.SSSXXX"),
+    secrets: (name) => app.secrets.resolve(name),
+  };
+
+  // Filter
+  if (def.filter) {
+    const done = reuse(prior.get("filter:"), steps);
+    if (done) {
+      ctx.vars = (done.output as { vars?: Record<string, unknown> } | undefined)?.vars ?? {};
+    } else {
+      const started = clock.now();
+      if (!deps.sandbox) return finish("failed", "executor: filter code present but no sandbox is configured");
+      const result = await deps.sandbox.run({ code: def.filter.code, trigger: event.payload, applet: { id: applet.id, name: applet.name } });
+      const step: Step = {
+        kind: "filter",
+        name: "filter",
+        status: result.error ? "failed" : result.skipped ? "skipped" : "succeeded",
+        attempt: run.attempt,
+        input: { code: def.filter.code },
+        output: { vars: result.vars, skipped: result.skipped, reason: result.reason ?? null },
+        warnings: [],
+        logs: result.logs,
+        started_at: started.toISOString(),
+        duration_ms: result.duration_ms,
+        error: result.error ?? null,
+      };
+      withHistory(step, prior.get("filter:"));
+      steps.push(step);
+      if (result.error) return finish("failed", `filter: ${result.error}`);
+      if (result.skipped) return finish("skipped", result.reason ? `skipped: ${result.reason}` : "skipped by filter");
+      ctx.vars = result.vars;
+      if (!checkpoint()) return { status: "lost" };
+    }
+  }
+
+  // AI transform
+  if (def.transform) {
+    const key = "transform:";
+    const done = reuse(prior.get(key), steps);
+    const output = def.transform.output;
+    if (done) {
+      ctx.ai = { [output]: (done.output as { value?: unknown } | undefined)?.value };
+    } else if (deps.transform) {
+      const started = clock.now();
+      try {
+        const r = await deps.transform(def.transform, ctx, timezone);
+        const step: Step = {
+          kind: "transform",
+          name: def.transform.model,
+          status: r.skipped ? "skipped" : "succeeded",
+          attempt: run.attempt,
+          input: redact(r.input, r.secretsUsed),
+          output: redact({ value: r.value }, r.secretsUsed),
+          warnings: redact(r.warnings, r.secretsUsed),
+          logs: [],
+          started_at: started.toISOString(),
+          duration_ms: clock.now().getTime() - started.getTime(),
+          error: null,
+        };
+        withHistory(step, prior.get(key));
+        steps.push(step);
+        ctx.ai = { [output]: r.value };
+        if (!checkpoint()) return { status: "lost" };
+      } catch (err) {
+        steps.push(failedStep({ kind: "transform", name: def.transform.model }, run.attempt, started, clock.now(), err, prior.get(key)));
+        return settleFailure(err, "transform");
+      }
+    }
+  }
+
+  // Actions, in order
+  for (const [index, action] of def.actions.entries()) {
+    const key = `action:${index}`;
+    const previous = prior.get(key);
+    if (reuse(previous, steps)) continue;
+    const plugin = deps.actions.get(action.type);
+    const started = clock.now();
+    const base = { kind: "action" as const, name: action.type, index };
+    if (!plugin) {
+      steps.push(failedStep(base, run.attempt, started, clock.now(), new ActionError(`executor: unknown action type "${action.type}"`), previous));
+      return finish("failed", `action ${index + 1} (${action.type}): unknown action type`);
+    }
+    const rendered = renderConfig(action.config, ctx, { timezone });
+    const secretsUsed = rendered.secretsUsed;
+    const warnings = [...rendered.warnings];
+    const parsed = plugin.configSchema.safeParse(rendered.rendered);
+    if (!parsed.success) {
+      const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "config"}: ${i.message}`).join("; ");
+      const err = new ActionError(`${action.type}: the rendered config is invalid: ${problems}`);
+      steps.push(failedStep(base, run.attempt, started, clock.now(), err, previous, redact(rendered.rendered, secretsUsed), redact(warnings, secretsUsed)));
+      return finish("failed", redact(`action ${index + 1} (${action.type}): ${err.message}`, secretsUsed));
+    }
+    let progress = previous?.progress;
+    const step: Step = {
+      ...base,
+      status: "running",
+      attempt: run.attempt,
+      input: redact(rendered.rendered, secretsUsed),
+      warnings,
+      logs: [],
+      started_at: started.toISOString(),
+      duration_ms: 0,
+      error: null,
+      progress,
+    };
+    withHistory(step, previous);
+    try {
+      const result = await plugin.run(parsed.data, {
+        http: app.http,
+        clock,
+        log: log.child(action.type),
+        config: app.config,
+        run: { runId: run.id, appletId: run.appletId, eventId: run.eventId, attempt: run.attempt, actionIndex: index },
+        idempotencyKey: `${run.eventId}:${index}`,
+        warn: (m) => void warnings.push(m),
+        progress,
+        saveProgress: (p) => {
+          progress = p;
+          step.progress = p;
+          repos.runs.saveSteps(run, [...steps, step], clock.now());
+        },
+      });
+      const out = capJson(redact(result.output, secretsUsed));
+      step.status = "succeeded";
+      step.output = out.value;
+      if (out.truncated) step.truncated = true;
+      step.warnings = redact(warnings, secretsUsed);
+      step.duration_ms = clock.now().getTime() - started.getTime();
+      steps.push(step);
+      if (index < def.actions.length - 1 && !checkpoint()) return { status: "lost" };
+    } catch (err) {
+      step.status = "failed";
+      step.error = redact(errorMessage(err), secretsUsed);
+      if (err instanceof ActionError && err.output !== undefined) step.output = capJson(redact(err.output, secretsUsed)).value;
+      step.warnings = redact(warnings, secretsUsed);
+      step.duration_ms = clock.now().getTime() - started.getTime();
+      steps.push(step);
+      log.info("action failed", { run_id: run.id, action: action.type, error: step.error });
+      return settleFailure(err, `action ${index + 1} (${action.type})`, secretsUsed);
+    }
+  }
+  return finish("succeeded", null);
+
+  function settleFailure(err: unknown, where: string, secretsUsed: string[] = []): Outcome {
+    const message = redact(`${where}: ${errorMessage(err)}`, secretsUsed);
+    const retryable = err instanceof ActionError ? err.retryable : false;
+    if (!retryable) return finish("failed", message);
+    if (run.attempt >= run.maxAttempts) return finish("dead", message);
+    const at = new Date(clock.now().getTime() + backoffMs(run.attempt, err instanceof ActionError ? err.retryAfterMs : undefined));
+    return repos.runs.retryLater(run, steps, message, at, clock.now()) ? { status: "retry", error: message } : { status: "lost" };
+  }
+}
+
+const stepKey = (s: Pick<Step, "kind" | "index">): string => `${s.kind}:${s.kind === "action" ? s.index : ""}`;
+
+/** Carries a succeeded step of an earlier attempt over unchanged. */
+function reuse(previous: Step | undefined, steps: Step[]): Step | undefined {
+  if (previous?.status !== "succeeded") return undefined;
+  steps.push(previous);
+  return previous;
+}
+
+/** Keeps the errors of earlier attempts of the same step on the new record. */
+function withHistory(step: Step, previous: Step | undefined): void {
+  if (!previous || previous.status !== "failed") {
+    if (previous?.previous_errors?.length) step.previous_errors = previous.previous_errors;
+    return;
+  }
+  step.previous_errors = [
+    ...(previous.previous_errors ?? []),
+    { attempt: previous.attempt, error: previous.error ?? "failed", at: previous.started_at },
+  ].slice(-LIMITS.logLines);
+}
+
+function failedStep(
+  base: Pick<Step, "kind" | "name" | "index">,
+  attempt: number,
+  started: Date,
+  ended: Date,
+  err: unknown,
+  previous: Step | undefined,
+  input?: unknown,
+  warnings: string[] = [],
+): Step {
+  const step: Step = {
+    ...base,
+    status: "failed",
+    attempt,
+    input,
+    warnings,
+    logs: [],
+    started_at: started.toISOString(),
+    duration_ms: ended.getTime() - started.getTime(),
+    error: errorMessage(err),
+  };
+  withHistory(step, previous);
+  return step;
+}

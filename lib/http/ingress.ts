@@ -1,0 +1,143 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { App } from "../app";
+import { LIMITS } from "../core/limits";
+import { maxAttemptsOf, type Definition } from "../definition";
+import { ingest } from "../queue/ingest";
+import { renderTemplate } from "../template";
+import { searchParamsToObject, verifySignature, webhookPayload, type WebhookConfig } from "../triggers/webhook";
+
+export type IngressHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
+
+/** Sub-handlers for other lean paths (e.g. `/api/files/`), matched by prefix. */
+export type LeanRoute = (req: IncomingMessage, res: ServerResponse, url: URL) => void;
+
+const HEARTBEAT_MAX_AGE_MS = 60_000;
+
+/**
+ * The public hot paths, on plain node:http (never Next): webhooks, health, signed files.
+ * Returns false for every other request so the caller hands it on.
+ */
+export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" | "secrets">, routes: Record<string, LeanRoute> = {}): IngressHandler {
+  const log = app.log.child("ingress");
+  return (req, res) => {
+    const rawUrl = req.url ?? "/";
+    if (!rawUrl.startsWith("/api/")) return false;
+    if (rawUrl.startsWith("/api/hooks/")) {
+      handleHook(req, res, rawUrl).catch((err) => {
+        log.error("webhook failed", { error: err });
+        if (!res.headersSent) send(res, 500, { error: "internal error" });
+      });
+      return true;
+    }
+    if (rawUrl === "/api/health" || rawUrl.startsWith("/api/health?")) {
+      health(res);
+      return true;
+    }
+    for (const [prefix, route] of Object.entries(routes)) {
+      if (rawUrl.startsWith(prefix)) {
+        route(req, res, new URL(rawUrl, "http://localhost"));
+        return true;
+      }
+    }
+    return false;
+  };
+
+  function health(res: ServerResponse) {
+    const seen = app.repos.jobLocks.get("worker_heartbeat")?.last_run_at ?? null;
+    const fresh = seen !== null && app.clock.now().getTime() - Date.parse(seen) <= HEARTBEAT_MAX_AGE_MS;
+    send(res, fresh ? 200 : 503, { ok: fresh, worker_seen_at: seen });
+  }
+
+  async function handleHook(req: IncomingMessage, res: ServerResponse, rawUrl: string): Promise<void> {
+    const url = new URL(rawUrl, "http://localhost");
+    const parts = url.pathname.split("/");
+    // ["", "api", "hooks", id, token]
+    if (parts.length !== 5 || (req.method !== "POST" && req.method !== "GET")) return notFound(req, res);
+    const appletId = decodeURIComponent(parts[3]!);
+    const token = decodeURIComponent(parts[4]!);
+    const row = app.repos.applets.forHook(appletId);
+    // Compare digests of equal length whether or not the applet exists: no timing hint either way.
+    const tokenOk = safeEqual(token, row?.webhook_token ?? "\0no applet\0");
+    if (!row || !tokenOk) return notFound(req, res);
+
+    const declared = Number(req.headers["content-length"] ?? 0);
+    if (declared > LIMITS.webhookBodyBytes) return tooLarge(req, res);
+    const rawBody = await readBody(req, LIMITS.webhookBodyBytes);
+    if (rawBody === null) return tooLarge(req, res);
+
+    if (row.enabled !== 1) return send(res, 200, { queued: false, reason: "disabled" });
+
+    const definition = JSON.parse(row.definition) as Definition;
+    const config = (definition.trigger?.config ?? {}) as WebhookConfig;
+    if (config.secret_header && config.hmac_secret) {
+      const secret = renderTemplate(config.hmac_secret, { trigger: {}, secrets: (n) => app.secrets.resolve(n) }).value;
+      const given = req.headers[config.secret_header.toLowerCase()];
+      if (!secret || !verifySignature(rawBody, secret, Array.isArray(given) ? given[0] : given)) {
+        return send(res, 401, { error: "signature mismatch" });
+      }
+    }
+
+    const receivedAt = app.clock.now().toISOString();
+    const payload = webhookPayload({
+      method: req.method!,
+      headers: req.headers,
+      query: searchParamsToObject(url.searchParams),
+      rawBody,
+      contentType: String(req.headers["content-type"] ?? ""),
+      receivedAt,
+    });
+    const result = ingest(app, { appletId, source: "webhook", dedupeKey: null, payload, maxAttempts: maxAttemptsOf(definition), receivedAt });
+    if (!result) return send(res, 200, { queued: false, reason: "duplicate" });
+    send(res, 202, { run_id: result.runId, event_id: result.eventId });
+  }
+}
+
+function safeEqual(a: string, b: string): boolean {
+  const ha = createHash("sha256").update(a).digest();
+  const hb = createHash("sha256").update(b).digest();
+  return timingSafeEqual(ha, hb) && a === b;
+}
+
+/** The body, or null as soon as it passes `limit` bytes (nothing more is buffered). */
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on("data", (chunk: Buffer) => {
+      if (over) return;
+      size += chunk.length;
+      if (size > limit) {
+        over = true;
+        chunks.length = 0;
+        resolve(null);
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on("end", () => {
+      if (!over) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    });
+    req.on("error", reject);
+  });
+}
+
+function notFound(req: IncomingMessage, res: ServerResponse) {
+  req.resume();
+  res.writeHead(404, { "content-length": "0" });
+  res.end();
+}
+
+function tooLarge(req: IncomingMessage, res: ServerResponse) {
+  // Stop reading and close: a client still sending 50 MB should not keep the socket busy.
+  res.writeHead(413, { "content-type": "application/json", connection: "close" });
+  res.end(JSON.stringify({ error: `body larger than ${LIMITS.webhookBodyBytes} bytes` }));
+  req.resume();
+}
+
+function send(res: ServerResponse, status: number, body: unknown) {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+  res.end(text);
+}

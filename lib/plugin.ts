@@ -1,0 +1,34 @@
+import type { z } from "zod";
+import type { AppConfig } from "./core/config";
+import type { Clock } from "./core/clock";
+import type { Logger } from "./core/log";
+import type { SafeFetch } from "./net/types";
+
+/**
+ * What triggers and actions share: UI metadata for the editor's generated forms. A plug-in never
+ * touches the database; it gets everything through its context and returns what the engine stores.
+ */
+export type FieldKind = "text" | "textarea" | "select" | "secret" | "json" | "number" | "boolean" | "list";
+
+export interface FieldMeta {
+  name: string;
+  label: string;
+  kind: FieldKind;
+  help?: string;
+  required?: boolean;
+  placeholder?: string;
+  /** For `select`. */
+  options?: { value: string; label: string }[];
+  /** Show the field only when another field of the same config has one of these values (push provider). */
+  showWhen?: { field: string; equals: string[] };
+  /** Whether the field is a template the "Insert ingredient" dropdown may write into. */
+  template?: boolean;
+}
+
+/** The services every plug-in may use. Tests pass their own (a manual clock, msw behind safeFetch). */
+export interface PluginContext {
+  http: SafeFetch;
+  clock: Clock;
+  log: Logger;
+  config: AppConfig;
+}

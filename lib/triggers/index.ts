@@ -1,0 +1,28 @@
+import type { TriggerPlugin, TriggerType } from "./types";
+import { webhookTrigger } from "./webhook";
+
+/**
+ * The trigger registry: an explicit list, one plug-in per file. A duplicate type throws at start-up.
+ * Add a plug-in by importing it and appending it to `plugins`.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each plug-in has its own config type
+const plugins: TriggerPlugin<any>[] = [webhookTrigger];
+
+export const triggerRegistry: ReadonlyMap<string, TriggerPlugin> = buildRegistry(plugins);
+
+function buildRegistry(list: TriggerPlugin[]): Map<string, TriggerPlugin> {
+  const map = new Map<string, TriggerPlugin>();
+  for (const p of list) {
+    if (map.has(p.type)) throw new Error(`triggers: duplicate trigger type "${p.type}"`);
+    map.set(p.type, p);
+  }
+  return map;
+}
+
+export function getTrigger(type: TriggerType | string): TriggerPlugin {
+  const p = triggerRegistry.get(type);
+  if (!p) throw new Error(`triggers: unknown trigger type "${type}"`);
+  return p;
+}
+
+export const POLLED_TRIGGERS = ["schedule", "rss", "poll"] as const;

@@ -1,0 +1,119 @@
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { z } from "zod";
+import type { TriggerPlugin } from "./types";
+
+export const webhookConfigSchema = z.strictObject({
+  /** Header carrying the signature, e.g. X-Hub-Signature-256. */
+  secret_header: z.string().trim().min(1).max(100).optional(),
+  /** Shared secret for HMAC-SHA256 of the raw body. May be `{{secrets.NAME}}`. */
+  hmac_secret: z.string().min(1).max(500).optional(),
+});
+export type WebhookConfig = z.infer<typeof webhookConfigSchema>;
+
+/** Headers never stored in an event: they carry credentials. */
+const DROPPED_HEADERS = new Set(["authorization", "cookie", "proxy-authorization"]);
+
+export interface WebhookRequest {
+  method: string;
+  headers: Record<string, string | string[] | undefined>;
+  query: Record<string, string | string[]>;
+  rawBody: Buffer;
+  contentType: string;
+  receivedAt: string;
+}
+
+/** Builds the event payload (spec ingredients: body, headers, query, method, received_at). Pure. */
+export function webhookPayload(req: WebhookRequest): Record<string, unknown> {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(req.headers)) {
+    const key = k.toLowerCase();
+    if (v === undefined || DROPPED_HEADERS.has(key)) continue;
+    headers[key] = Array.isArray(v) ? v.join(", ") : v;
+  }
+  return { body: parseBody(req.rawBody, req.contentType, req.method, req.query), headers, query: req.query, method: req.method, received_at: req.receivedAt };
+}
+
+/**
+ * JSON, urlencoded and multipart (fields only) become objects; anything else, and a body that does
+ * not parse as its content type says, is kept as `{ raw }` so nothing is lost. A GET has the query
+ * as its body, so simple services that can only GET still pass ingredients.
+ */
+export function parseBody(raw: Buffer, contentType: string, method: string, query: Record<string, string | string[]>): unknown {
+  const type = contentType.split(";")[0]!.trim().toLowerCase();
+  if (raw.length === 0) return method === "GET" ? { ...query } : {};
+  const text = raw.toString("utf8");
+  if (type === "application/json" || type.endsWith("+json")) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      return { raw: text, parse_error: "invalid JSON" };
+    }
+  }
+  if (type === "application/x-www-form-urlencoded") return searchParamsToObject(new URLSearchParams(text));
+  if (type === "multipart/form-data") {
+    const boundary = /boundary="?([^";]+)"?/i.exec(contentType)?.[1];
+    if (boundary) return parseMultipartFields(text, boundary);
+  }
+  return { raw: text };
+}
+
+export function searchParamsToObject(params: URLSearchParams): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [k, v] of params) {
+    if (k === "__proto__") continue;
+    const prev = out[k];
+    out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+  }
+  return out;
+}
+
+/** Text fields of a multipart body; file parts are listed by name only (webhooks store no files). */
+function parseMultipartFields(text: string, boundary: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const part of text.split(`--${boundary}`)) {
+    const sep = part.indexOf("\r\n\r\n");
+    if (sep < 0) continue;
+    const head = part.slice(0, sep);
+    const name = /name="([^"]*)"/i.exec(head)?.[1];
+    if (!name || name === "__proto__") continue;
+    const filename = /filename="([^"]*)"/i.exec(head)?.[1];
+    const value = part.slice(sep + 4).replace(/\r\n$/, "");
+    out[name] = filename !== undefined ? { filename, size: Buffer.byteLength(value) } : value;
+  }
+  return out;
+}
+
+/** HMAC-SHA256 of the raw body, hex, accepted with or without a `sha256=` prefix. Constant time. */
+export function verifySignature(rawBody: Buffer, secret: string, header: string | undefined): boolean {
+  if (!header) return false;
+  const given = header.trim().replace(/^sha256=/i, "");
+  const expected = createHmac("sha256", secret).update(rawBody).digest("hex");
+  const a = Buffer.from(given.toLowerCase());
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+export const webhookTrigger: TriggerPlugin<WebhookConfig> = {
+  type: "webhook",
+  label: "Webhook",
+  description: "A URL you POST (or GET) to from anywhere. The body becomes ingredients.",
+  configSchema: webhookConfigSchema,
+  fields: [
+    { name: "secret_header", label: "Signature header", kind: "text", placeholder: "X-Hub-Signature-256", help: "Optional. With a secret, requests must carry an HMAC-SHA256 of the raw body in this header (hex, optionally prefixed sha256=)." },
+    { name: "hmac_secret", label: "HMAC secret", kind: "secret", placeholder: "{{secrets.WEBHOOK_SECRET}}", help: "Optional. Use a secret reference so the value is not stored in the applet." },
+  ],
+  ingredients: [
+    { name: "body", description: "The parsed request body (JSON, form fields, or { raw } text)" },
+    { name: "headers", description: "Request headers, lowercased (authorization and cookie dropped)" },
+    { name: "query", description: "Query string parameters" },
+    { name: "method", description: "POST or GET" },
+    { name: "received_at", description: "When the request arrived (ISO UTC)" },
+  ],
+  sample: {
+    body: { title: "Order #1042 paid", amount: 59.9, currency: "EUR", customer: { name: "Ada Lovelace", email: "ada@example.com" } },
+    headers: { "content-type": "application/json", "user-agent": "curl/8.5.0" },
+    query: {},
+    method: "POST",
+    received_at: "2026-03-07T13:00:00.000Z",
+  },
+};

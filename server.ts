@@ -1,0 +1,46 @@
+import { createServer } from "node:http";
+import next from "next";
+import { Cron } from "croner";
+import { createApp } from "@/lib/app";
+import { createIngress } from "@/lib/http/ingress";
+import { publishRunUpdates } from "@/lib/bus/poll";
+
+/**
+ * Web composition root: one node:http server. Webhooks, health and signed files are answered by
+ * the lean ingress and never enter Next.js; everything else goes to Next's request handler.
+ */
+const dev = process.env.NODE_ENV !== "production";
+const app = createApp();
+const log = app.log.child("web");
+// Next's route handlers and pages run in this process but in their own module graph: they reach
+// the services through this one global instead of opening a second database.
+(globalThis as { __whenthen?: typeof app }).__whenthen = app;
+
+const ingress = createIngress(app);
+const nextApp = next({ dev, dir: process.cwd(), hostname: app.config.host, port: app.config.port });
+const handle = nextApp.getRequestHandler();
+
+// The worker is another process: a 2 s look at runs changed since the last look feeds the SSE bus.
+const updates = publishRunUpdates(app);
+const updatesJob = new Cron("*/2 * * * * *", { protect: true }, updates);
+
+await nextApp.prepare();
+const server = createServer((req, res) => {
+  if (ingress(req, res)) return;
+  void handle(req, res);
+});
+server.keepAliveTimeout = 65_000;
+server.listen(app.config.port, app.config.host, () => {
+  log.info(`listening on ${app.config.publicUrl}`, { host: app.config.host, port: app.config.port, dev, data: app.config.dataDir });
+});
+
+function shutdown() {
+  updatesJob.stop();
+  server.close(() => {
+    app.close();
+    process.exit(0);
+  });
+  setTimeout(() => process.exit(0), 5000).unref();
+}
+process.on("SIGTERM", shutdown);
+process.on("SIGINT", shutdown);
