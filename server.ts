@@ -1,9 +1,12 @@
 import { createServer } from "node:http";
 import next from "next";
 import { Cron } from "croner";
+import { createApi } from "@/lib/api/router";
 import { createApp } from "@/lib/app";
-import { createIngress } from "@/lib/http/ingress";
+import { createAppletService } from "@/lib/applets/service";
 import { publishRunUpdates } from "@/lib/bus/poll";
+import { createIngress } from "@/lib/http/ingress";
+import { createSandbox } from "@/lib/sandbox";
 
 /**
  * Web composition root: one node:http server. Webhooks, health and signed files are answered by
@@ -12,9 +15,12 @@ import { publishRunUpdates } from "@/lib/bus/poll";
 const dev = process.env.NODE_ENV !== "production";
 const app = createApp();
 const log = app.log.child("web");
+// "Test filter" in the editor runs in this process; one small pool is enough.
+const sandbox = createSandbox({ threads: 1 });
+const api = createApi({ app, applets: createAppletService(app), sandbox });
 // Next's route handlers and pages run in this process but in their own module graph: they reach
-// the services through this one global instead of opening a second database.
-(globalThis as { __whenthen?: typeof app }).__whenthen = app;
+// the services through these globals instead of opening a second database.
+Object.assign(globalThis, { __whenthen: app, __whenthenApi: api });
 
 const ingress = createIngress(app);
 const nextApp = next({ dev, dir: process.cwd(), hostname: app.config.host, port: app.config.port });
@@ -37,6 +43,7 @@ server.listen(app.config.port, app.config.host, () => {
 function shutdown() {
   updatesJob.stop();
   server.close(() => {
+    void sandbox.close();
     app.close();
     process.exit(0);
   });

@@ -74,7 +74,14 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun): Promise<O
     } else {
       const started = clock.now();
       if (!deps.sandbox) return finish("failed", "executor: filter code present but no sandbox is configured");
-      const result = await deps.sandbox.run({ code: def.filter.code, trigger: event.payload, applet: { id: applet.id, name: applet.name } });
+      let result;
+      try {
+        result = await deps.sandbox.run({ code: def.filter.code, trigger: event.payload, applet: { id: applet.id, name: applet.name } });
+      } catch (err) {
+        // The sandbox itself could not run the code (closing, a payload that is not JSON): not the filter's fault, retry.
+        steps.push(failedStep({ kind: "filter", name: "filter" }, run.attempt, started, clock.now(), err, prior.get("filter:")));
+        return settleFailure(new ActionError(`sandbox unavailable: ${errorMessage(err)}`, { retryable: true }), "filter");
+      }
       const step: Step = {
         kind: "filter",
         name: "filter",

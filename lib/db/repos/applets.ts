@@ -99,5 +99,8 @@ export function createAppletsRepo(sqlite: Sqlite) {
     /** Events, runs and trigger state go with it (ON DELETE CASCADE). */
     delete: (id: string): boolean => remove.run(id).changes > 0,
     forHook: (id: string) => forHook.get(id),
+    eventIds: (id: string): string[] =>
+      sqlite.prepare<[string], { id: string }>("SELECT id FROM events WHERE applet_id = ?").all(id).map((r) => r.id),
+    transaction: (fn: () => void): void => sqlite.transaction(fn)(),
   };
 }

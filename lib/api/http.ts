@@ -1,0 +1,46 @@
+import { UserError } from "../core/errors";
+
+/** Small helpers shared by the API handlers (Web Request/Response, no framework). */
+export const json = (body: unknown, status = 200, headers: Record<string, string> = {}): Response =>
+  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", "cache-control": "no-store", ...headers } });
+
+export const notFound = (what = "not found"): Response => json({ error: what }, 404);
+
+export async function readJson(req: Request, maxBytes = 2 * 1024 * 1024): Promise<unknown> {
+  const text = await req.text();
+  if (Buffer.byteLength(text) > maxBytes) throw new UserError(`request body larger than ${maxBytes} bytes`);
+  if (!text.trim()) return {};
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new UserError(`request body is not valid JSON: ${(err as Error).message}`, [{ path: "", message: "invalid JSON" }], { cause: err });
+  }
+}
+
+export function asObject(value: unknown, what: string): Record<string, unknown> {
+  if (!value || typeof value !== "object" || Array.isArray(value)) throw new UserError(`${what} must be a JSON object`, [{ path: "", message: "expected an object" }]);
+  return value as Record<string, unknown>;
+}
+
+export interface Route {
+  method: string;
+  /** `/api/applets/:id`: `:name` segments become params. */
+  pattern: string;
+  /** Reachable without a session (setup, login). */
+  public?: boolean;
+  handler(req: Request, params: Record<string, string>, url: URL): Promise<Response> | Response;
+}
+
+export interface CompiledRoute extends Route {
+  regex: RegExp;
+  keys: string[];
+}
+
+export function compile(route: Route): CompiledRoute {
+  const keys: string[] = [];
+  const source = route.pattern
+    .split("/")
+    .map((seg) => (seg.startsWith(":") ? (keys.push(seg.slice(1)), "([^/]+)") : seg.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+    .join("/");
+  return { ...route, regex: new RegExp(`^${source}/?$`), keys };
+}

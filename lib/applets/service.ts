@@ -1,0 +1,194 @@
+import { rmSync } from "node:fs";
+import path from "node:path";
+import type { App } from "../app";
+import { UserError } from "../core/errors";
+import { newId, newWebhookToken } from "../core/ids";
+import type { Applet } from "../db/repos/applets";
+import { checkDefinition, maxAttemptsOf, type Definition } from "../definition";
+import { checkUrlForSave } from "../net/safe-fetch";
+import { ingest } from "../queue/ingest";
+import { getTrigger } from "../triggers";
+import { emptyTriggerState } from "../db/repos/trigger-state";
+
+export interface AppletInput {
+  name: string;
+  enabled?: boolean;
+  definition: unknown;
+}
+
+/** One applet as exported: enough to recreate it with the same id and webhook URL. */
+export interface ExportedApplet {
+  id: string;
+  name: string;
+  enabled: boolean;
+  webhook_token: string;
+  definition: Definition;
+  created_at?: string;
+}
+
+type Services = Pick<App, "repos" | "clock" | "config" | "bus" | "log">;
+
+/** Applet lifecycle shared by the API, import and the seed script. */
+export function createAppletService(app: Services) {
+  const { repos, clock } = app;
+
+  function validate(input: AppletInput): { name: string; definition: Definition } {
+    const problems: { path: string; message: string }[] = [];
+    const name = typeof input?.name === "string" ? input.name.trim() : "";
+    if (!name) problems.push({ path: "name", message: "required" });
+    else if (name.length > 200) problems.push({ path: "name", message: "at most 200 characters" });
+    const checked = checkDefinition(input?.definition);
+    if (!checked.ok) problems.push(...checked.problems.map((p) => ({ path: `definition.${p.path}`.replace(/\.$/, ""), message: p.message })));
+    else problems.push(...urlProblems(checked.definition, app.config.allowPrivateUrls));
+    if (problems.length || !checked.ok) {
+      throw new UserError(`applet: ${problems.length} problem(s): ${problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`, problems);
+    }
+    return { name, definition: checked.definition };
+  }
+
+  /** next_run_at has one source: this, on save and on enable. */
+  function schedule(applet: { id: string; enabled: boolean; definition: Definition }): void {
+    const now = clock.now();
+    const plugin = getTrigger(applet.definition.trigger.type);
+    if (!plugin.nextRunAt) return;
+    if (!applet.enabled) return repos.triggerState.setNextRunAt(applet.id, null, now.toISOString());
+    const state = repos.triggerState.get(applet.id) ?? emptyTriggerState();
+    // A schedule waits for its next slot; a feed or a poll is looked at right away.
+    const next = applet.definition.trigger.type === "schedule" ? plugin.nextRunAt(applet.definition.trigger.config, now, state) : now;
+    repos.triggerState.setNextRunAt(applet.id, next.toISOString(), now.toISOString());
+  }
+
+  function toExport(a: Applet): ExportedApplet {
+    return { id: a.id, name: a.name, enabled: a.enabled, webhook_token: a.webhookToken, definition: a.definition as unknown as Definition, created_at: a.createdAt };
+  }
+
+  return {
+    validate,
+
+    create(input: AppletInput & { id?: string; webhookToken?: string; createdAt?: string }): Applet {
+      const { name, definition } = validate(input);
+      const now = clock.now().toISOString();
+      const id = input.id ?? newId();
+      const enabled = input.enabled ?? true;
+      repos.applets.insert({ id, name, enabled, triggerType: definition.trigger.type, definition, webhookToken: input.webhookToken ?? newWebhookToken(), now, createdAt: input.createdAt });
+      schedule({ id, enabled, definition });
+      return repos.applets.get(id)!;
+    },
+
+    update(id: string, input: Partial<AppletInput>): Applet | null {
+      const current = repos.applets.get(id);
+      if (!current) return null;
+      const merged = { name: input.name ?? current.name, enabled: input.enabled ?? current.enabled, definition: input.definition ?? current.definition };
+      const { name, definition } = validate(merged);
+      const triggerChanged = JSON.stringify(definition.trigger) !== JSON.stringify(current.definition.trigger);
+      repos.applets.update({ id, name, enabled: merged.enabled, triggerType: definition.trigger.type, definition, webhookToken: current.webhookToken, now: clock.now().toISOString() });
+      if (triggerChanged || merged.enabled !== current.enabled) schedule({ id, enabled: merged.enabled, definition });
+      return repos.applets.get(id);
+    },
+
+    setEnabled(id: string, enabled: boolean): Applet | null {
+      const current = repos.applets.get(id);
+      if (!current) return null;
+      repos.applets.setEnabled(id, enabled, clock.now().toISOString());
+      schedule({ id, enabled, definition: current.definition as unknown as Definition });
+      return repos.applets.get(id);
+    },
+
+    /** Deletes the applet with its events, runs, trigger state and attachment folders. */
+    delete(id: string): boolean {
+      const eventIds = repos.applets.eventIds(id);
+      const ok = repos.applets.delete(id);
+      if (ok) for (const eventId of eventIds) removeEventFiles(app.config.dataDir, eventId);
+      return ok;
+    },
+
+    /** "Send test event": a manual event with the given payload and a queued run. */
+    test(id: string, payload: unknown): { eventId: string; runId: string } {
+      const applet = repos.applets.get(id);
+      if (!applet) throw new UserError(`applet: no applet with id "${id}"`);
+      if (!payload || typeof payload !== "object" || Array.isArray(payload)) throw new UserError("test: the payload must be a JSON object", [{ path: "payload", message: "expected an object" }]);
+      const result = ingest(app, { appletId: id, source: "manual", dedupeKey: null, payload: payload as Record<string, unknown>, maxAttempts: maxAttemptsOf(applet.definition as unknown as Definition) });
+      return result!;
+    },
+
+    exportAll: (): ExportedApplet[] => repos.applets.list().map(toExport),
+    exportOne: (id: string): ExportedApplet | null => {
+      const a = repos.applets.get(id);
+      return a ? toExport(a) : null;
+    },
+
+    /**
+     * Imports an export file: every applet is validated first and nothing is written unless all
+     * are valid. Existing ids are refused unless `overwrite`.
+     */
+    import(items: unknown, overwrite: boolean): { created: string[]; replaced: string[] } {
+      if (!Array.isArray(items)) throw new UserError("import: expected a JSON array of applets", [{ path: "", message: "expected an array" }]);
+      const problems: { path: string; message: string }[] = [];
+      const valid: { item: ExportedApplet; definition: Definition; name: string }[] = [];
+      const seen = new Set<string>();
+      items.forEach((raw, i) => {
+        const item = raw as Partial<ExportedApplet>;
+        if (!item || typeof item !== "object") return void problems.push({ path: `${i}`, message: "expected an object" });
+        const extra = Object.keys(item).filter((k) => !["id", "name", "enabled", "webhook_token", "definition", "created_at"].includes(k));
+        if (extra.length) problems.push({ path: `${i}`, message: `unknown key${extra.length > 1 ? "s" : ""}: ${extra.join(", ")}` });
+        if (typeof item.id !== "string" || !item.id) problems.push({ path: `${i}.id`, message: "required" });
+        else if (seen.has(item.id)) problems.push({ path: `${i}.id`, message: `duplicate id ${item.id}` });
+        else seen.add(item.id);
+        if (typeof item.webhook_token !== "string" || item.webhook_token.length < 16) problems.push({ path: `${i}.webhook_token`, message: "required (at least 16 characters)" });
+        try {
+          const v = validate({ name: item.name ?? "", definition: item.definition });
+          if (typeof item.id === "string" && !overwrite && repos.applets.get(item.id)) {
+            problems.push({ path: `${i}.id`, message: `an applet with id ${item.id} exists; import with overwrite to replace it` });
+          }
+          valid.push({ item: item as ExportedApplet, ...v });
+        } catch (err) {
+          if (err instanceof UserError) problems.push(...(err.details ?? []).map((p) => ({ path: `${i}.${p.path}`, message: p.message })));
+          else throw err;
+        }
+      });
+      if (problems.length) throw new UserError(`import: ${problems.length} problem(s); nothing was imported`, problems);
+      const created: string[] = [];
+      const replaced: string[] = [];
+      app.repos.applets.transaction(() => {
+        for (const { item, definition, name } of valid) {
+          const enabled = item.enabled !== false;
+          const now = clock.now().toISOString();
+          const row = { id: item.id, name, enabled, triggerType: definition.trigger.type, definition, webhookToken: item.webhook_token, now, createdAt: item.created_at ?? now };
+          if (repos.applets.get(item.id)) {
+            repos.applets.update(row);
+            replaced.push(item.id);
+          } else {
+            repos.applets.insert(row);
+            created.push(item.id);
+          }
+          schedule({ id: item.id, enabled, definition });
+        }
+      });
+      return { created, replaced };
+    },
+  };
+}
+
+export type AppletService = ReturnType<typeof createAppletService>;
+
+/** URLs a trigger polls or an http action calls must be http(s) and not private (checked again at fetch time). */
+function urlProblems(def: Definition, allowPrivate: boolean): { path: string; message: string }[] {
+  const out: { path: string; message: string }[] = [];
+  const check = (value: unknown, where: string) => {
+    // Templated URLs are checked when rendered, at fetch time.
+    if (typeof value !== "string" || value.includes("{{")) return;
+    const problem = checkUrlForSave(value, allowPrivate);
+    if (problem) out.push({ path: where, message: problem });
+  };
+  if (def.trigger.type === "rss" || def.trigger.type === "poll") check(def.trigger.config.url, "definition.trigger.config.url");
+  def.actions.forEach((a, i) => {
+    if (a.type === "http") check(a.config.url, `definition.actions.${i}.config.url`);
+  });
+  return out;
+}
+
+/** Attachments of an event live in DATA_DIR/files/events/<eventId>/. */
+export function removeEventFiles(dataDir: string, eventId: string): void {
+  if (!/^[A-Za-z0-9-]+$/.test(eventId)) return;
+  rmSync(path.join(dataDir, "files", "events", eventId), { recursive: true, force: true });
+}
