@@ -8,7 +8,7 @@ export interface SafeRequest {
   body?: string | Uint8Array;
   /** Whole request deadline (connect + headers + body). Default 20 s. */
   timeoutMs?: number;
-  /** Bytes of body kept; the rest is read and dropped, and `truncated` is set. Default 64 KB. */
+  /** Bytes of body kept; past that the socket is closed and `truncated` is set. Default 64 KB. */
   maxBytes?: number;
   /** Redirects followed (each hop re-checked). Default 3. */
   maxRedirects?: number;

@@ -1,0 +1,345 @@
+// Filter-code sandbox worker. Plain ESM JavaScript on purpose: a worker thread does not inherit
+// the tsx / vitest loaders reliably, and Node loads a .mjs file natively under both.
+//
+// Isolation model: the filter runs inside QuickJS compiled to WebAssembly. Nothing from this
+// thread is reachable from inside except the two host functions below (log and skip), which only
+// ever receive strings. Every run gets a fresh QuickJS runtime + context, so nothing a filter does
+// (prototype pollution, globals, pending promises) survives into the next run.
+import { parentPort } from "node:worker_threads";
+import { performance } from "node:perf_hooks";
+import { newQuickJSWASMModule, RELEASE_SYNC } from "quickjs-emscripten";
+
+/** QuickJS's own stack cap. Measured: with a 4 MB thread stack, 1 MB lets deep JSON.parse
+ * recursion overflow V8's stack inside the WASM (which would corrupt the module); 256 KB leaves a
+ * wide margin and still allows a few thousand frames of ordinary recursion. */
+const QUICKJS_STACK_BYTES = 256 * 1024;
+/** Time and memory granted to read an error back out of the VM after the filter itself failed:
+ * reading may need to run a getter, and an out-of-memory error leaves the heap at the limit. */
+const DESCRIBE_GRACE_MS = 100;
+const DESCRIBE_EXTRA_MEMORY_BYTES = 4 * 1024 * 1024;
+
+const MAX_LOG_LINES = 100;
+const MAX_LOG_LINE_BYTES = 1024;
+const MAX_REASON_BYTES = 1024;
+const MAX_ERROR_BYTES = 2048;
+const TRUNCATED_MARK = " …[truncated]";
+
+// Runs before the filter, in strict mode, and keeps private references to the builtins it uses,
+// so a filter that later replaces JSON.stringify or Reflect.apply cannot change how vars are
+// copied out. Whatever a filter does to these helpers only affects its own output: the host
+// checks every value it receives.
+const PRELUDE = `(function (hostLog, hostSkip, triggerJson, appletJson) {
+  "use strict";
+  const g = globalThis;
+  const stringify = JSON.stringify, parse = JSON.parse, apply = Reflect.apply;
+  const defineProperty = Object.defineProperty, freeze = Object.freeze;
+  const StringCtor = String, ErrorCtor = Error, TypeErrorCtor = TypeError;
+  const slice = String.prototype.slice;
+  const MAX_PIECE = ${MAX_LOG_LINE_BYTES + 64};
+  const vars = {};
+  const SKIP = freeze({ name: "Skip", message: "skip() was called" });
+
+  function text(value) {
+    switch (typeof value) {
+      case "string": return value;
+      case "undefined": return "undefined";
+      case "function": return "[Function]";
+      case "symbol": case "bigint": case "number": case "boolean": return StringCtor(value);
+    }
+    if (value === null) return "null";
+    if (value instanceof ErrorCtor) return StringCtor(value.name) + ": " + StringCtor(value.message);
+    try {
+      const json = stringify(value);
+      return json === undefined ? StringCtor(value) : json;
+    } catch (_) {
+      return "[unserializable object]";
+    }
+  }
+  function log() {
+    let line = "";
+    for (let i = 0; i < arguments.length; i++) {
+      let piece = text(arguments[i]);
+      if (piece.length > MAX_PIECE) piece = apply(slice, piece, [0, MAX_PIECE]);
+      line += (i === 0 ? "" : " ") + piece;
+      if (line.length > MAX_PIECE) break;
+    }
+    hostLog(line);
+  }
+  function skip(reason) {
+    hostSkip(reason === undefined ? undefined : text(reason));
+    throw SKIP;
+  }
+  function set(key, value) {
+    if (typeof key === "number") key = StringCtor(key);
+    if (typeof key !== "string" || key === "") throw new TypeErrorCtor("set(key, value): key must be a non-empty string");
+    if (key === "__proto__") throw new TypeErrorCtor('set(key, value): "__proto__" is not allowed as a key');
+    const json = stringify(value);
+    if (json === undefined) { delete vars[key]; return; }
+    defineProperty(vars, key, { value: parse(json), writable: true, enumerable: true, configurable: true });
+  }
+  function readString(read) {
+    try {
+      const value = read();
+      return typeof value === "string" ? value : value === undefined ? "" : StringCtor(value);
+    } catch (_) {
+      return "";
+    }
+  }
+  // Returns [isError, name, message, stack, text] as own array elements, which the host can read
+  // without touching any prototype the filter may have changed.
+  function describe(thrown) {
+    if (thrown !== null && (typeof thrown === "object" || typeof thrown === "function")) {
+      let isError = false;
+      try { isError = thrown instanceof ErrorCtor; } catch (_) { isError = false; }
+      return [isError, readString(() => thrown.name), readString(() => thrown.message), readString(() => thrown.stack),
+        isError ? "" : readString(() => stringify(thrown))];
+    }
+    return [false, "", "", "", readString(() => StringCtor(thrown))];
+  }
+  const console = freeze({ log, info: log, warn: log, error: log, debug: log });
+  const define = (name, value, writable) => defineProperty(g, name, { value, writable, enumerable: false, configurable: writable });
+  define("trigger", parse(triggerJson), true);
+  define("applet", parse(appletJson), true);
+  // vars is the object set() writes to; making the binding read-only keeps "vars = {...}" from
+  // silently detaching it from what the host reads back.
+  define("vars", vars, false);
+  define("skip", skip, true);
+  define("set", set, true);
+  define("console", console, true);
+  return { collect: () => stringify(vars), describe };
+})`;
+
+const QuickJS = await newQuickJSWASMModule(RELEASE_SYNC);
+
+/** Cuts a string to at most maxBytes of UTF-8, marking the cut, without splitting a character. */
+function capBytes(value, maxBytes) {
+  if (value.length <= maxBytes / 3 || Buffer.byteLength(value, "utf8") <= maxBytes) return value;
+  const room = maxBytes - Buffer.byteLength(TRUNCATED_MARK, "utf8");
+  const bytes = Buffer.from(value.slice(0, room), "utf8").subarray(0, room);
+  // Decoding a cut multi-byte sequence yields U+FFFD at the end; drop it.
+  return bytes.toString("utf8").replace(/\uFFFD+$/u, "") + TRUNCATED_MARK;
+}
+
+function disposeQuietly(handle) {
+  // ctx.null / ctx.undefined are static handles that must not be disposed.
+  if (handle && handle.alive && handle.dupable !== false) {
+    try {
+      handle.dispose();
+    } catch {
+      // Static lifetimes throw on dispose; nothing to free.
+    }
+  }
+}
+
+function lineOf(stack) {
+  const match = /filter\.js:(\d+)/.exec(stack);
+  return match ? Number(match[1]) : undefined;
+}
+
+/**
+ * One filter run. Throws only on a host-side defect (for example the WASM module itself failing);
+ * every outcome of the filter code is a returned result.
+ */
+function runFilter(job) {
+  const started = performance.now();
+  const state = {
+    logs: [],
+    droppedLogs: 0,
+    skipped: false,
+    reason: undefined,
+    stop: false,
+    timedOut: false,
+    phase: "user",
+    deadline: started + job.timeoutMs,
+  };
+  const runtime = QuickJS.newRuntime();
+  runtime.setMemoryLimit(job.memoryBytes);
+  runtime.setMaxStackSize(QUICKJS_STACK_BYTES);
+  runtime.setInterruptHandler(() => {
+    // After skip() the filter is over, even if it caught the sentinel and carried on.
+    if (state.stop) return true;
+    if (performance.now() > state.deadline) {
+      if (state.phase === "user") state.timedOut = true;
+      return true;
+    }
+    return false;
+  });
+  const ctx = runtime.newContext();
+  const owned = [];
+  const own = (handle) => {
+    owned.push(handle);
+    return handle;
+  };
+  let thrown; // handle of what the filter threw, if anything
+  let vars = {};
+  try {
+    const hostLog = own(
+      ctx.newFunction("log", (lineHandle) => {
+        if (state.logs.length >= MAX_LOG_LINES) {
+          state.droppedLogs += 1;
+          return;
+        }
+        const line = lineHandle && ctx.typeof(lineHandle) === "string" ? ctx.getString(lineHandle) : "";
+        state.logs.push(capBytes(line, MAX_LOG_LINE_BYTES));
+      }),
+    );
+    const hostSkip = own(
+      ctx.newFunction("skip", (reasonHandle) => {
+        state.skipped = true;
+        state.stop = true;
+        if (reasonHandle && ctx.typeof(reasonHandle) === "string") {
+          state.reason = capBytes(ctx.getString(reasonHandle), MAX_REASON_BYTES);
+        }
+      }),
+    );
+    const prelude = own(ctx.unwrapResult(ctx.evalCode(PRELUDE, "sandbox-prelude.js", { type: "global", strict: true })));
+    const api = ctx.callFunction(
+      prelude,
+      ctx.undefined,
+      hostLog,
+      hostSkip,
+      own(ctx.newString(job.triggerJson)),
+      own(ctx.newString(job.appletJson)),
+    );
+    if (api.error) {
+      // A trigger too large for the memory limit fails here, before any filter code ran.
+      thrown = api.error;
+    } else {
+      own(api.value);
+      const collect = own(ctx.getProp(api.value, "collect"));
+      const describe = own(ctx.getProp(api.value, "describe"));
+
+      // The wrapper keeps line numbers (it adds nothing before line 1's code) and lets a filter
+      // end early with "return". Global (script) code: import statements are a syntax error and
+      // no module loader is installed, so import() rejects.
+      const wrapped = `(function () {${job.code}\n})()`;
+      const evaluated = ctx.evalCode(wrapped, "filter.js", { type: "global" });
+      if (evaluated.error) {
+        thrown = evaluated.error;
+      } else {
+        const value = own(evaluated.value);
+        // Promise callbacks are filter code too: run them under the same deadline.
+        while (!thrown && !state.stop && !state.timedOut && runtime.hasPendingJob()) {
+          if (performance.now() > state.deadline) {
+            state.timedOut = true;
+            break;
+          }
+          const jobs = runtime.executePendingJobs(64);
+          if (jobs.error) thrown = jobs.error;
+        }
+        // A native call (a big sort) does not check the interrupt; a filter that overran its
+        // deadline inside one still failed, even if it then finished.
+        if (!thrown && !state.skipped && performance.now() > state.deadline) state.timedOut = true;
+        if (!thrown && !state.stop && !state.timedOut) {
+          // A filter that returns a promise (an async main) fails when that promise rejects.
+          const settled = ctx.getPromiseState(value);
+          if (settled.type === "rejected") thrown = settled.error;
+          else if (settled.type === "fulfilled" && settled.value !== value) disposeQuietly(settled.value);
+        }
+      }
+
+      // Read vars back unless the filter already failed. A skipped run still reports what it set,
+      // for the editor's "Test filter" view.
+      if ((!thrown || state.skipped) && !state.timedOut) {
+        state.stop = false;
+        const collected = ctx.callFunction(collect, ctx.undefined);
+        if (collected.error) {
+          if (state.skipped) disposeQuietly(collected.error);
+          else thrown = collected.error;
+        } else {
+          const json = ctx.typeof(collected.value) === "string" ? ctx.getString(collected.value) : "{}";
+          disposeQuietly(collected.value);
+          // "__proto__" keys are dropped so that a consumer merging vars into another object
+          // cannot have its prototype replaced by filter output.
+          const parsed = JSON.parse(json, (key, v) => (key === "__proto__" ? undefined : v));
+          vars = parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) ? parsed : {};
+        }
+      }
+
+      if (!state.skipped && (thrown || state.timedOut)) {
+        return finish(started, state, vars, describeFailure(runtime, ctx, state, job, describe, thrown));
+      }
+    }
+    if (!state.skipped && thrown) {
+      // Only reached when the prelude itself failed (trigger too large): describe without helpers.
+      const details = ctx.dump(thrown);
+      const oom = details && details.message === "out of memory";
+      return finish(started, state, vars, oom ? `filter: out of memory (${job.memoryBytes / 1048576} MB limit) while loading the trigger` : `filter: could not load the trigger: ${String(details && details.message)}`);
+    }
+    return finish(started, state, vars, undefined);
+  } finally {
+    disposeQuietly(thrown);
+    for (const handle of owned.reverse()) disposeQuietly(handle);
+    ctx.dispose();
+    runtime.dispose();
+  }
+}
+
+function describeFailure(runtime, ctx, state, job, describe, thrown) {
+  const limitMb = job.memoryBytes / 1048576;
+  let parts;
+  if (thrown) {
+    // A short, separate budget: the filter's own time may be used up, and an out-of-memory error
+    // needs a little headroom to be read at all.
+    state.phase = "describe";
+    state.stop = false;
+    state.deadline = performance.now() + DESCRIBE_GRACE_MS;
+    runtime.setMemoryLimit(job.memoryBytes + DESCRIBE_EXTRA_MEMORY_BYTES);
+    const described = ctx.callFunction(describe, ctx.undefined, thrown);
+    if (described.error) disposeQuietly(described.error);
+    else {
+      parts = [0, 1, 2, 3, 4].map((index) => {
+        const item = ctx.getProp(described.value, index);
+        const kind = ctx.typeof(item);
+        const value = kind === "string" ? ctx.getString(item) : kind === "boolean" ? ctx.dump(item) : "";
+        disposeQuietly(item);
+        return value;
+      });
+      disposeQuietly(described.value);
+    }
+  }
+  const [isError, name, message, stack, text] = parts ?? [false, "", "", "", ""];
+  const line = lineOf(stack);
+  const at = line === undefined ? "" : ` (line ${line})`;
+  let error;
+  if (state.timedOut) error = `filter: timed out after ${job.timeoutMs} ms${at}`;
+  else if (name === "InternalError" && message === "out of memory") error = `filter: out of memory (${limitMb} MB limit)${at}`;
+  else if (isError) error = `${name || "Error"}: ${message}${at}`;
+  else if (parts) error = `filter threw a non-Error value: ${text}${at}`;
+  else error = "filter: failed, and the error could not be read";
+  return capBytes(error, MAX_ERROR_BYTES);
+}
+
+function finish(started, state, vars, error) {
+  const logs = state.logs;
+  if (state.droppedLogs > 0) {
+    // Keep the total at the cap: the last line becomes the marker that says what was dropped.
+    const dropped = state.droppedLogs + 1;
+    logs[MAX_LOG_LINES - 1] = `…[${dropped} more log line${dropped === 1 ? "" : "s"} dropped: the log keeps ${MAX_LOG_LINES - 1} lines]`;
+  }
+  const result = { vars, logs, skipped: state.skipped, duration_ms: performance.now() - started };
+  if (state.skipped && state.reason !== undefined) result.reason = state.reason;
+  if (!state.skipped && error !== undefined) result.error = error;
+  return result;
+}
+
+parentPort.on("message", (message) => {
+  if (!message || message.type !== "run") return;
+  let result;
+  try {
+    result = runFilter(message);
+  } catch (defect) {
+    // The WASM module may be in an unknown state after a host-side failure: answer, then exit so
+    // the pool starts a fresh worker.
+    parentPort.postMessage({
+      type: "result",
+      id: message.id,
+      fatal: true,
+      result: { vars: {}, logs: [], skipped: false, error: `filter: sandbox failure: ${defect instanceof Error ? defect.message : String(defect)}`, duration_ms: 0 },
+    });
+    process.exit(1);
+  }
+  parentPort.postMessage({ type: "result", id: message.id, result });
+});
+
+parentPort.postMessage({ type: "ready" });

@@ -1,0 +1,222 @@
+import { FILTERS, toText, type FilterEnv } from "./filters";
+import { parseTemplate, type Expression } from "./parse";
+
+/**
+ * Templates for action configs (spec "Templates"). Pure and total: whatever the template and the
+ * context, rendering returns a string and warnings, never throws. One pass only: text that comes
+ * out of the context (an ingredient containing `{{secrets.X}}`) is data and is never rendered again.
+ *
+ * Filter semantics worth knowing:
+ * - `truncate:N` keeps N characters (code points, trailing whitespace dropped) and appends `…`,
+ *   so the result has at most N + 1 characters; shorter text is unchanged.
+ * - `default:'x'` applies to a missing value, null or "". A missing path followed by `default`
+ *   anywhere in its chain does not warn: the template already says what to do about it.
+ * - `date:'fmt'` takes an ISO string, epoch ms (number or numeric string) or an RFC 2822 date with
+ *   a zone; an ISO string without an offset is wall time in `opts.timezone`.
+ */
+
+export type SecretResolver = (name: string) => string | undefined;
+
+export interface TemplateContext {
+  trigger: unknown;
+  ai?: unknown;
+  vars?: unknown;
+  applet?: { id: string; name: string };
+  run?: { id: string; attempt: number };
+  now?: string;
+  now_local?: string;
+  /** Resolved lazily, only when a template names `secrets.X`. */
+  secrets?: SecretResolver;
+  [key: string]: unknown;
+}
+
+export interface RenderOptions {
+  /** IANA name used by the `date` filter. Default "UTC". */
+  timezone?: string;
+}
+
+export interface RenderResult {
+  value: string;
+  warnings: string[];
+  /**
+   * The secret values used. When filters changed a secret (`{{secrets.T | urlencode}}`), the
+   * changed form is listed too, so `redact` also removes what actually went out.
+   */
+  secretsUsed: string[];
+}
+
+const REDACTED = "[redacted]";
+
+class Collector implements FilterEnv {
+  readonly warnings = new Set<string>();
+  readonly secrets = new Set<string>();
+  constructor(readonly timezone: string) {}
+  warn(message: string): void {
+    this.warnings.add(message);
+  }
+}
+
+export function renderTemplate(template: string, ctx: TemplateContext, opts?: RenderOptions): RenderResult {
+  const out = new Collector(opts?.timezone ?? "UTC");
+  const value = renderInto(template, ctx, out);
+  return { value, warnings: [...out.warnings], secretsUsed: [...out.secrets] };
+}
+
+export function renderConfig<T>(
+  config: T,
+  ctx: TemplateContext,
+  opts?: RenderOptions,
+): { rendered: T; warnings: string[]; secretsUsed: string[] } {
+  const out = new Collector(opts?.timezone ?? "UTC");
+  const rendered = mapStrings(config, (s) => renderInto(s, ctx, out)) as T;
+  return { rendered, warnings: [...out.warnings], secretsUsed: [...out.secrets] };
+}
+
+/**
+ * Deep copy with every occurrence of every secret value (also inside longer strings; object keys
+ * excluded) replaced by "[redacted]". Empty values are ignored; any other length is redacted.
+ */
+export function redact<T>(value: T, secretValues: string[]): T {
+  const pattern = redactionPattern(secretValues);
+  return mapStrings(value, pattern ? (s) => s.replace(pattern, REDACTED) : (s) => s) as T;
+}
+
+/** The distinct `{{path}}` references of a template, as written, in order of first use. */
+export function templatePaths(template: string): string[] {
+  const paths = new Set<string>();
+  try {
+    for (const piece of parseTemplate(String(template))) {
+      if (piece.kind === "expr") paths.add(piece.expr.pathText);
+    }
+  } catch {
+    // Parsing is total by construction; this only guards the editor against a bug in it.
+  }
+  return [...paths];
+}
+
+function renderInto(template: string, ctx: TemplateContext, out: Collector): string {
+  if (typeof template !== "string") return toText(template, out);
+  if (!template.includes("{{")) return template;
+  let result = "";
+  for (const piece of parseTemplate(template)) {
+    if (piece.kind === "text") {
+      result += piece.text;
+    } else if (piece.kind === "invalid") {
+      out.warn(`invalid template expression ${shorten(piece.text)}: ${piece.reason}`);
+      result += piece.text;
+    } else {
+      try {
+        result += evaluate(piece.expr, ctx, out);
+      } catch (err) {
+        // A context object with a throwing getter or a hostile Proxy must not take the run down.
+        out.warn(`error rendering ${piece.expr.pathText}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+  }
+  return result;
+}
+
+function evaluate(expr: Expression, ctx: TemplateContext, out: Collector): string {
+  const { found, value, secret } = resolve(ctx, expr.path);
+  if (!found && !expr.filters.some((f) => f.name === "default")) {
+    out.warn(`unresolved: ${expr.pathText}`);
+  }
+  let current: unknown = found ? value : undefined;
+  for (const f of expr.filters) {
+    const filter = FILTERS.get(f.name);
+    if (!filter) {
+      out.warn(`unknown filter: ${f.name}`);
+      continue;
+    }
+    current = filter(current, f.args, out);
+  }
+  const text = toText(current, out);
+  if (secret) {
+    out.secrets.add(secret);
+    if (text !== "" && !text.includes(secret)) out.secrets.add(text);
+  }
+  return text;
+}
+
+const hasOwn = (obj: object, key: string): boolean => Object.prototype.hasOwnProperty.call(obj, key);
+
+interface Resolved {
+  found: boolean;
+  value?: unknown;
+  /** The non-empty secret value this expression started from. */
+  secret?: string;
+}
+
+function resolve(ctx: TemplateContext, path: string[]): Resolved {
+  if (path[0] === "secrets") {
+    const resolver = hasOwn(ctx, "secrets") ? ctx.secrets : undefined;
+    const name = path[1];
+    if (path.length !== 2 || name === undefined || typeof resolver !== "function") return { found: false };
+    const value = resolver(name);
+    if (typeof value !== "string") return { found: false };
+    return { found: true, value, secret: value === "" ? undefined : value };
+  }
+  let current: unknown = ctx;
+  for (const key of path) {
+    // Own properties only: `constructor`, `__proto__` and the prototype chain are never reachable.
+    if (typeof current === "string") {
+      if (!hasOwn(Object(current), key)) return { found: false };
+      current = current[key as keyof string];
+    } else if (typeof current === "object" && current !== null) {
+      if (!hasOwn(current, key)) return { found: false };
+      current = (current as Record<string, unknown>)[key];
+    } else {
+      return { found: false };
+    }
+  }
+  return current === undefined ? { found: false } : { found: true, value: current };
+}
+
+/** Deep copy of plain objects and arrays with `fn` applied to every string leaf; cycles kept. */
+function mapStrings(value: unknown, fn: (s: string) => string): unknown {
+  const seen = new Map<object, unknown>();
+  const walk = (v: unknown): unknown => {
+    if (typeof v === "string") return fn(v);
+    if (typeof v !== "object" || v === null) return v;
+    const done = seen.get(v);
+    if (done !== undefined) return done;
+    if (Array.isArray(v)) {
+      const copy: unknown[] = [];
+      seen.set(v, copy);
+      for (const item of v) copy.push(walk(item));
+      return copy;
+    }
+    const proto: unknown = Object.getPrototypeOf(v);
+    if (proto !== Object.prototype && proto !== null) return v; // Date, Buffer, class instances: not config data
+    const copy: Record<string, unknown> = proto === null ? Object.create(null) : {};
+    seen.set(v, copy);
+    for (const key of Object.keys(v)) {
+      // defineProperty, because assigning an own "__proto__" key (JSON.parse makes them) would set the prototype.
+      Object.defineProperty(copy, key, {
+        value: walk((v as Record<string, unknown>)[key]),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return copy;
+  };
+  return walk(value);
+}
+
+// Built per call and not cached: a cache would keep secret values in memory after the run.
+function redactionPattern(secretValues: string[]): RegExp | null {
+  const values = [...new Set(secretValues.filter((s) => typeof s === "string" && s !== ""))];
+  if (values.length === 0) return null;
+  // Longest first, so a secret that contains another is removed whole.
+  values.sort((a, b) => b.length - a.length);
+  return new RegExp(values.map(escapeRegExp).join("|"), "g");
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+function shorten(s: string): string {
+  return s.length > 80 ? s.slice(0, 80) + "…" : s;
+}
