@@ -219,15 +219,19 @@ export function createRunsRepo(sqlite: Sqlite) {
       return runId;
     },
 
-    /** A queued run for an existing event (manual test events go through ingest instead). */
+    /** A page of runs, newest first, by keyset cursor. */
     list: (f: RunListFilter): { runs: Run[]; nextCursor: string | null } => {
       const limit = Math.min(Math.max(f.limit ?? 50, 1), 200);
       const where: string[] = [];
       const args: unknown[] = [];
-      if (f.appletId) where.push("applet_id = ?"), args.push(f.appletId);
-      if (f.status) where.push("status = ?"), args.push(f.status);
-      if (f.from) where.push("created_at >= ?"), args.push(f.from);
-      if (f.to) where.push("created_at <= ?"), args.push(f.to);
+      const add = (clause: string, value: unknown) => {
+        where.push(clause);
+        args.push(value);
+      };
+      if (f.appletId) add("applet_id = ?", f.appletId);
+      if (f.status) add("status = ?", f.status);
+      if (f.from) add("created_at >= ?", f.from);
+      if (f.to) add("created_at <= ?", f.to);
       if (f.cursor) {
         const [createdAt, id] = decodeCursor(f.cursor);
         where.push("(created_at < ? OR (created_at = ? AND id < ?))");

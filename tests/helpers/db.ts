@@ -1,0 +1,60 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { createApp, type App } from "@/lib/app";
+import { createAppletService } from "@/lib/applets/service";
+import { ManualClock } from "@/lib/core/clock";
+import { silentLogger } from "@/lib/core/log";
+import { createSafeFetch, isPublicAddress } from "@/lib/net/safe-fetch";
+
+export interface TestApp extends App {
+  clock: ManualClock;
+  dataDir: string;
+  applets: ReturnType<typeof createAppletService>;
+  /** Closes the database and removes the temp folder. */
+  cleanup(): void;
+}
+
+/**
+ * Mocked hosts do not resolve offline: DNS answers with a documentation address (TEST-NET-1) that
+ * stands in for the public internet, and msw answers before any socket connects to it. Every other
+ * address is still classified for real, so the SSRF rule stays on in tests.
+ */
+export const offlineLookup = async () => [{ address: "192.0.2.1", family: 4 }];
+export const offlineClassify = (ip: string) => ip === "192.0.2.1" || isPublicAddress(ip);
+export const testFetch = (allowPrivate = false) => createSafeFetch({ allowPrivate, lookup: offlineLookup, classify: offlineClassify });
+
+/**
+ * A real SQLite file in a fresh temp DATA_DIR (migrations applied), a manual clock, and the real
+ * safe fetch (msw intercepts its requests at the boundary). One per test file or per test.
+ */
+export function createTestApp(opts: { env?: Record<string, string>; start?: string; dataDir?: string } = {}): TestApp {
+  const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), "whenthen-test-"));
+  const clock = new ManualClock(opts.start ?? "2026-03-07T12:00:00.000Z");
+  const app = createApp({
+    env: { DATA_DIR: dataDir, ...opts.env },
+    clock,
+    log: silentLogger,
+    http: testFetch(opts.env?.ALLOW_PRIVATE_URLS === "true"),
+  });
+  return {
+    ...app,
+    clock,
+    dataDir,
+    applets: createAppletService(app),
+    cleanup() {
+      app.close();
+      if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A definition with one http action, for tests that need an applet and do not care about its trigger. */
+export function webhookToHttp(url: string, extra: Record<string, unknown> = {}) {
+  return {
+    version: 1,
+    trigger: { type: "webhook", config: {} },
+    actions: [{ type: "http", config: { url, method: "POST", body: { title: "{{trigger.body.title}}" } } }],
+    ...extra,
+  };
+}

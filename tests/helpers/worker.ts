@@ -1,0 +1,32 @@
+import { actionRegistry } from "@/lib/actions";
+import type { App } from "@/lib/app";
+import type { ExecutorDeps } from "@/lib/executor/run";
+import { startExecutorLoop, type ExecutorLoop } from "@/lib/queue/loop";
+
+/**
+ * The real executor loop in-process against the test database. `drain` waits until no run is
+ * queued-and-due or running, polling the database (the loop itself is unchanged).
+ */
+export function startWorker(app: App, opts: { concurrency?: number; workerId?: string; deps?: Partial<ExecutorDeps> } = {}) {
+  const loop: ExecutorLoop = startExecutorLoop(
+    { app, actions: actionRegistry, ...opts.deps },
+    { workerId: opts.workerId ?? "test-worker", concurrency: opts.concurrency ?? 4, idleMs: 5 },
+  );
+  return {
+    loop,
+    async drain(timeoutMs = 10_000): Promise<void> {
+      const deadline = Date.now() + timeoutMs;
+      const busy = app.db.sqlite.prepare(
+        "SELECT COUNT(*) AS n FROM runs WHERE status = 'running' OR (status = 'queued' AND next_attempt_at <= ?)",
+      );
+      for (;;) {
+        const { n } = busy.get(app.clock.now().toISOString()) as { n: number };
+        if (n === 0) return;
+        if (Date.now() > deadline) throw new Error(`worker did not drain within ${timeoutMs} ms (${n} runs busy)`);
+        loop.wake();
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    },
+    stop: () => loop.stop(),
+  };
+}

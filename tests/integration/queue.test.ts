@@ -1,0 +1,211 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { delay, http, HttpResponse } from "msw";
+import { afterEach, describe, expect, test } from "vitest";
+import { createApp } from "@/lib/app";
+import { createAppletService } from "@/lib/applets/service";
+import { silentLogger } from "@/lib/core/log";
+import { createTestApp, testFetch, webhookToHttp, type TestApp } from "../helpers/db";
+import { sentTo, server, useHttpMocks } from "../helpers/http";
+import { startWorker } from "../helpers/worker";
+
+useHttpMocks();
+
+const cleanups: (() => void | Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+function setup(): TestApp {
+  const app = createTestApp();
+  cleanups.push(() => app.cleanup());
+  return app;
+}
+
+function fire(app: TestApp, appletId: string, body: Record<string, unknown> = { title: "t" }): string {
+  return app.applets.test(appletId, { body }).runId;
+}
+
+describe("AC8: http action retries", () => {
+  test("AC8: a 500 is retried with next_attempt_at offsets of 30s, 2m, 10m, 1h and the run is dead after attempt 5 fails", async () => {
+    const app = setup();
+    const applet = app.applets.create({ name: "flaky", definition: webhookToHttp("https://status.test/status/500") });
+    const runId = fire(app, applet.id);
+    const worker = startWorker(app);
+    cleanups.push(() => worker.stop());
+    const offsets: number[] = [];
+    for (let attempt = 1; attempt <= 4; attempt++) {
+      await worker.drain();
+      const run = app.repos.runs.get(runId)!;
+      expect(run.status).toBe("queued");
+      expect(run.attempt).toBe(attempt + 1);
+      offsets.push(Date.parse(run.nextAttemptAt!) - app.clock.now().getTime());
+      // Not due yet: the worker must leave it alone.
+      await worker.drain();
+      expect(app.repos.runs.get(runId)!.attempt).toBe(attempt + 1);
+      app.clock.set(run.nextAttemptAt!);
+    }
+    expect(offsets).toEqual([30_000, 120_000, 600_000, 3_600_000]);
+    await worker.drain();
+    const dead = app.repos.runs.get(runId)!;
+    expect(dead.status).toBe("dead");
+    expect(dead.attempt).toBe(5);
+    expect(dead.nextAttemptAt).toBeNull();
+    expect(dead.error).toContain("answered 500");
+    expect(sentTo("status")).toHaveLength(5);
+    // Each attempt carries the same idempotency key.
+    expect(new Set(sentTo("status").map((r) => r.headers["idempotency-key"])).size).toBe(1);
+  });
+
+  test("AC8: a 400 fails the run on attempt 1 with no next_attempt_at and no retry", async () => {
+    const app = setup();
+    const applet = app.applets.create({ name: "bad request", definition: webhookToHttp("https://status.test/status/400") });
+    const runId = fire(app, applet.id);
+    const worker = startWorker(app);
+    cleanups.push(() => worker.stop());
+    await worker.drain();
+    const run = app.repos.runs.get(runId)!;
+    expect(run.status).toBe("failed");
+    expect(run.attempt).toBe(1);
+    expect(run.nextAttemptAt).toBeNull();
+    expect(run.steps[0]).toMatchObject({ kind: "action", name: "http", status: "failed", attempt: 1 });
+    expect((run.steps[0]!.output as { status: number }).status).toBe(400);
+    expect(sentTo("status")).toHaveLength(1);
+  });
+
+  test("a 429 with Retry-After waits at least as long as the provider asked", async () => {
+    const app = setup();
+    const applet = app.applets.create({ name: "rate limited", definition: webhookToHttp("https://status.test/status/429?retry_after=300") });
+    const runId = fire(app, applet.id);
+    const worker = startWorker(app);
+    cleanups.push(() => worker.stop());
+    await worker.drain();
+    const run = app.repos.runs.get(runId)!;
+    expect(run.status).toBe("queued");
+    expect(Date.parse(run.nextAttemptAt!) - app.clock.now().getTime()).toBe(300_000);
+  });
+
+  test("a retry does not repeat an action that already succeeded in an earlier attempt", async () => {
+    const app = setup();
+    let failSecond = true;
+    server.use(
+      http.post("https://b.test/second", () => (failSecond ? new HttpResponse("down", { status: 503 }) : HttpResponse.json({ ok: true }))),
+    );
+    const definition = {
+      version: 1,
+      trigger: { type: "webhook", config: {} },
+      actions: [
+        { type: "http", config: { url: "https://status.test/status/200", method: "POST", body: "first" } },
+        { type: "http", config: { url: "https://b.test/second", method: "POST", body: "second" } },
+      ],
+    };
+    const applet = app.applets.create({ name: "two actions", definition });
+    const runId = fire(app, applet.id);
+    const worker = startWorker(app);
+    cleanups.push(() => worker.stop());
+    await worker.drain();
+    expect(app.repos.runs.get(runId)!.status).toBe("queued");
+    failSecond = false;
+    app.clock.advance(30_000);
+    await worker.drain();
+    const run = app.repos.runs.get(runId)!;
+    expect(run.status).toBe("succeeded");
+    expect(sentTo("status")).toHaveLength(1);
+    expect(run.steps.map((s) => [s.index, s.status, s.attempt])).toEqual([
+      [0, "succeeded", 1],
+      [1, "succeeded", 2],
+    ]);
+    expect(run.steps[1]!.previous_errors).toEqual([expect.objectContaining({ attempt: 1, error: expect.stringContaining("503") })]);
+  });
+});
+
+describe("AC9: ordering", () => {
+  test("AC9: two runs of one applet never overlap; runs of two applets overlap when each action takes 500 ms", async () => {
+    // Real time here: the assertion is about wall-clock overlap (the one test allowed to wait, capped well under 2 s).
+    const dir = mkdtempSync(path.join(os.tmpdir(), "whenthen-ac9-"));
+    const app = createApp({ env: { DATA_DIR: dir }, log: silentLogger, http: testFetch() });
+    cleanups.push(() => {
+      app.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    server.use(
+      http.post("https://slow.test/work", async () => {
+        await delay(500);
+        return HttpResponse.json({ ok: true });
+      }),
+    );
+    const applets = createAppletService(app);
+    const a = applets.create({ name: "A", definition: webhookToHttp("https://slow.test/work") });
+    const b = applets.create({ name: "B", definition: webhookToHttp("https://slow.test/work") });
+    const a1 = applets.test(a.id, { body: { n: 1 } }).runId;
+    const a2 = applets.test(a.id, { body: { n: 2 } }).runId;
+    const b1 = applets.test(b.id, { body: { n: 1 } }).runId;
+    const worker = startWorker(app, { concurrency: 4 });
+    cleanups.push(() => worker.stop());
+    await worker.drain(5_000);
+    const [ra1, ra2, rb1] = [a1, a2, b1].map((id) => app.repos.runs.get(id)!);
+    for (const r of [ra1, ra2, rb1]) expect(r!.status).toBe("succeeded");
+    // Same applet: the second starts after the first finished, in order.
+    expect(Date.parse(ra2!.startedAt!)).toBeGreaterThanOrEqual(Date.parse(ra1!.finishedAt!));
+    // Different applets: B's run ran while A's first run was in flight.
+    expect(Date.parse(rb1!.startedAt!)).toBeLessThan(Date.parse(ra1!.finishedAt!));
+    expect(Date.parse(ra1!.startedAt!)).toBeLessThan(Date.parse(rb1!.finishedAt!));
+  });
+});
+
+describe("AC17: crash safety (stale locks)", () => {
+  test("AC17: a run left running with locked_at 11 minutes old is requeued with the same attempt and completes once", async () => {
+    const app = setup();
+    const applet = app.applets.create({ name: "crashy", definition: webhookToHttp("https://status.test/status/200") });
+    const runId = fire(app, applet.id);
+    // A worker claims the run and dies mid-step.
+    const orphan = app.repos.runs.claim("dead-worker/0", app.clock.now())!;
+    expect(orphan.id).toBe(runId);
+    app.clock.advance(11 * 60_000);
+    const worker = startWorker(app);
+    cleanups.push(() => worker.stop());
+    await worker.drain();
+    const run = app.repos.runs.get(runId)!;
+    expect(run.status).toBe("succeeded");
+    expect(run.attempt).toBe(1);
+    expect(sentTo("status")).toHaveLength(1);
+    // The dead worker's late settle is fenced off by the claim token.
+    expect(app.repos.runs.finish(orphan, "failed", [], "late", app.clock.now())).toBe(false);
+    expect(app.repos.runs.get(runId)!.status).toBe("succeeded");
+    expect(app.repos.applets.get(applet.id)!.runCount).toBe(1);
+  });
+
+  test("AC17: a run locked 9 minutes ago is left alone", async () => {
+    const app = setup();
+    const applet = app.applets.create({ name: "slow", definition: webhookToHttp("https://status.test/status/200") });
+    const runId = fire(app, applet.id);
+    app.repos.runs.claim("other-worker/0", app.clock.now());
+    app.clock.advance(9 * 60_000);
+    expect(app.repos.runs.requeueStale(new Date(app.clock.now().getTime() - 10 * 60_000), app.clock.now())).toBe(0);
+    expect(app.repos.runs.get(runId)!.status).toBe("running");
+  });
+});
+
+describe("run counters and manual retry/replay", () => {
+  test("a finished run updates run_count and last_fired_at; Retry requeues a failed run with attempt + 1; Replay makes a fresh run", async () => {
+    const app = setup();
+    const applet = app.applets.create({ name: "counted", definition: webhookToHttp("https://status.test/status/404") });
+    const runId = fire(app, applet.id);
+    const worker = startWorker(app);
+    cleanups.push(() => worker.stop());
+    await worker.drain();
+    expect(app.repos.runs.get(runId)!.status).toBe("failed");
+    const a = app.repos.applets.get(applet.id)!;
+    expect(a.runCount).toBe(1);
+    expect(a.lastFiredAt).toBe(app.clock.now().toISOString());
+    expect(app.repos.runs.retry(runId, app.clock.now())).toBe(true);
+    expect(app.repos.runs.get(runId)).toMatchObject({ status: "queued", attempt: 2 });
+    await worker.drain();
+    expect(app.repos.runs.get(runId)).toMatchObject({ status: "failed", attempt: 2 });
+    const replayId = app.repos.runs.replay(runId, app.clock.now())!;
+    await worker.drain();
+    expect(app.repos.runs.get(replayId)).toMatchObject({ status: "failed", attempt: 1, eventId: app.repos.runs.get(runId)!.eventId });
+    expect(sentTo("status")).toHaveLength(3);
+  });
+});
