@@ -58,7 +58,7 @@ CREATE TABLE `runs` (
 --> statement-breakpoint
 CREATE INDEX `runs_status_next_idx` ON `runs` (`status`,`next_attempt_at`);--> statement-breakpoint
 CREATE INDEX `runs_applet_created_idx` ON `runs` (`applet_id`,`created_at`);--> statement-breakpoint
-CREATE INDEX `runs_applet_status_idx` ON `runs` (`applet_id`,`status`);--> statement-breakpoint
+CREATE INDEX `runs_queue_idx` ON `runs` (`status`,`applet_id`,`next_attempt_at`);--> statement-breakpoint
 CREATE INDEX `runs_updated_idx` ON `runs` (`updated_at`);--> statement-breakpoint
 CREATE INDEX `runs_event_idx` ON `runs` (`event_id`);--> statement-breakpoint
 CREATE INDEX `runs_created_idx` ON `runs` (`created_at`);--> statement-breakpoint

@@ -104,8 +104,9 @@ export const runs = sqliteTable(
   (t) => [
     index("runs_status_next_idx").on(t.status, t.nextAttemptAt),
     index("runs_applet_created_idx").on(t.appletId, t.createdAt),
-    // The claim's "no other run of this applet is running" check.
-    index("runs_applet_status_idx").on(t.appletId, t.status),
+    // The claim walks the applets that have queued runs (a loose index scan) and checks that none
+    // of them is running; both are lookups in this one index, whatever the backlog.
+    index("runs_queue_idx").on(t.status, t.appletId, t.nextAttemptAt),
     index("runs_updated_idx").on(t.updatedAt),
     index("runs_event_idx").on(t.eventId),
     index("runs_created_idx").on(t.createdAt),

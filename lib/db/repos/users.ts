@@ -1,0 +1,82 @@
+import type { Sqlite } from "../client";
+
+export interface User {
+  id: string;
+  email: string;
+  passwordHash: string;
+  /** Every session cookie carries the version it was issued under; a cookie below this is refused. */
+  sessionVersion: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+interface UserRowRaw {
+  id: string;
+  email: string;
+  password_hash: string;
+  session_version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+const toUser = (r: UserRowRaw): User => ({
+  id: r.id,
+  email: r.email,
+  passwordHash: r.password_hash,
+  sessionVersion: r.session_version,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+export interface NewUser {
+  id: string;
+  /** Stored as given; lib/auth normalises (trim, lower case) before it gets here. */
+  email: string;
+  passwordHash: string;
+  now: string;
+}
+
+export type UsersRepo = ReturnType<typeof createUsersRepo>;
+
+/** The one admin (the schema allows more; the app creates one). */
+export function createUsersRepo(sqlite: Sqlite) {
+  const count = sqlite.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM users");
+  const byEmail = sqlite.prepare<[string], UserRowRaw>("SELECT * FROM users WHERE email = ?");
+  const byId = sqlite.prepare<[string], UserRowRaw>("SELECT * FROM users WHERE id = ?");
+  const insert = sqlite.prepare<[string, string, string, string, string]>(
+    "INSERT INTO users (id, email, password_hash, session_version, created_at, updated_at) VALUES (?, ?, ?, 1, ?, ?)",
+  );
+  const bump = sqlite.prepare<[string, string], { session_version: number }>(
+    "UPDATE users SET session_version = session_version + 1, updated_at = ? WHERE id = ? RETURNING session_version",
+  );
+  const setPassword = sqlite.prepare<[string, string, string], { session_version: number }>(
+    "UPDATE users SET password_hash = ?, session_version = session_version + 1, updated_at = ? WHERE id = ? RETURNING session_version",
+  );
+  const insertRow = (u: NewUser) => void insert.run(u.id, u.email, u.passwordHash, u.now, u.now);
+  // BEGIN IMMEDIATE takes the write lock before the count, so two setups racing (in one process or
+  // two) serialise here and the second sees the first one's row.
+  const insertIfNoneTx = sqlite.transaction((u: NewUser): boolean => {
+    if (count.get()!.n > 0) return false;
+    insertRow(u);
+    return true;
+  });
+
+  return {
+    count: (): number => count.get()!.n,
+    byEmail: (email: string): User | null => {
+      const r = byEmail.get(email);
+      return r ? toUser(r) : null;
+    },
+    byId: (id: string): User | null => {
+      const r = byId.get(id);
+      return r ? toUser(r) : null;
+    },
+    insert: insertRow,
+    /** Inserts only while the table is empty (first-run setup); false when a user already exists. */
+    insertIfNone: (u: NewUser): boolean => insertIfNoneTx.immediate(u),
+    /** Revokes every session issued so far; returns the new version (null: no such user). */
+    bumpSessionVersion: (id: string, now: string): number | null => bump.get(now, id)?.session_version ?? null,
+    /** A new password also revokes every existing session; returns the new session version. */
+    setPassword: (id: string, passwordHash: string, now: string): number | null => setPassword.get(passwordHash, now, id)?.session_version ?? null,
+  };
+}

@@ -1,0 +1,154 @@
+import { Cron } from "croner";
+import { ScheduleValidationError } from "./errors.js";
+import { parseInterval } from "./interval.js";
+import type { Schedule, ScheduleInit } from "./types.js";
+
+/** The fields that decide when a schedule fires. */
+export type ScheduleTiming = Pick<Schedule, "interval" | "cron" | "timezone"> & {
+  /** The current slot; interval schedules stay on its grid (see `nextRunAfter`). */
+  nextRunAt?: Date;
+};
+
+// Parsing a pattern is most of the cost of a next-run computation, and a store holds few distinct
+// (expression, zone) pairs; the cap only bounds memory against hosts that generate expressions.
+const CRON_CACHE_LIMIT = 500;
+const cronCache = new Map<string, Cron>();
+
+function cronFor(expression: string, timezone: string | undefined): Cron {
+  const key = `${timezone ?? ""}\u0000${expression}`;
+  let cron = cronCache.get(key);
+  if (!cron) {
+    // mode "5-part" makes croner itself refuse seconds/years fields instead of silently accepting them.
+    cron = new Cron(expression, { timezone, paused: true, mode: "5-part" });
+    if (cronCache.size >= CRON_CACHE_LIMIT) cronCache.clear();
+    cronCache.set(key, cron);
+  }
+  return cron;
+}
+
+function assertTimezone(timezone: string): void {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: timezone });
+  } catch (cause) {
+    throw new ScheduleValidationError(`schedules: invalid timezone ${JSON.stringify(timezone)}: expected an IANA name such as "Europe/Berlin"`, { cause });
+  }
+}
+
+/**
+ * Throws ScheduleValidationError unless exactly one of `interval` / `cron` is set, the interval
+ * parses, the cron expression has 5 fields and ever fires, and the timezone is a known IANA zone.
+ */
+export function validateTiming(timing: ScheduleTiming): void {
+  const hasInterval = timing.interval !== undefined && timing.interval !== null;
+  const hasCron = timing.cron !== undefined && timing.cron !== null;
+  if (hasInterval === hasCron) {
+    throw new ScheduleValidationError(
+      `schedules: a schedule needs exactly one of interval and cron (got ${hasInterval ? `interval ${JSON.stringify(timing.interval)} and cron ${JSON.stringify(timing.cron)}` : "neither"})`,
+    );
+  }
+  if (hasInterval) {
+    if (timing.timezone !== undefined && timing.timezone !== null) {
+      throw new ScheduleValidationError(
+        `schedules: timezone ${JSON.stringify(timing.timezone)} only applies to cron schedules; interval ${JSON.stringify(timing.interval)} is a duration`,
+      );
+    }
+    parseInterval(timing.interval as string);
+    return;
+  }
+  const expression = timing.cron as string;
+  if (typeof expression !== "string" || expression.trim().split(/\s+/).length !== 5) {
+    throw new ScheduleValidationError(
+      `schedules: invalid cron ${JSON.stringify(expression)}: expected 5 fields (minute hour day-of-month month day-of-week)`,
+    );
+  }
+  if (timing.timezone !== undefined && timing.timezone !== null) assertTimezone(timing.timezone);
+  let cron: Cron;
+  try {
+    cron = cronFor(expression, timing.timezone ?? undefined);
+  } catch (cause) {
+    throw new ScheduleValidationError(`schedules: invalid cron ${JSON.stringify(expression)}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+  if (cron.nextRun(new Date(0)) === null) {
+    throw new ScheduleValidationError(`schedules: cron ${JSON.stringify(expression)} never fires`);
+  }
+}
+
+/**
+ * The first slot strictly after `from`. Pure: time is a parameter.
+ *
+ * - cron: croner 11's next occurrence in `timezone` (UTC when absent). Its DST rule: a time in the
+ *   spring-forward gap fires at the first valid time after the gap, the same day; a repeated
+ *   fall-back time fires once, at its first occurrence; a wildcard hour fires in both repeated hours.
+ * - interval: the next point after `from` on the grid `nextRunAt + k × interval` (just
+ *   `from + interval` when the schedule has no `nextRunAt` yet). After downtime that is one slot
+ *   ahead of `from` — one catch-up fire, no backlog — and a late tick does not push every later
+ *   fire back by its own lateness.
+ */
+export function nextRunAfter(schedule: ScheduleTiming, from: Date): Date {
+  const fromMs = from.getTime();
+  if (Number.isNaN(fromMs)) throw new ScheduleValidationError("schedules: nextRunAfter needs a valid `from` date");
+  validateTiming(schedule);
+  let next: Date | null;
+  if (schedule.interval !== undefined && schedule.interval !== null) {
+    const step = parseInterval(schedule.interval);
+    const anchor = schedule.nextRunAt?.getTime();
+    next =
+      anchor === undefined || Number.isNaN(anchor)
+        ? new Date(fromMs + step)
+        : new Date(anchor + (Math.floor((fromMs - anchor) / step) + 1) * step);
+  } else {
+    next = cronFor(schedule.cron as string, schedule.timezone ?? undefined).nextRun(from);
+  }
+  if (next === null || Number.isNaN(next.getTime())) {
+    throw new ScheduleValidationError(
+      `schedules: no run after ${from.toISOString()} for ${schedule.cron !== undefined ? `cron ${JSON.stringify(schedule.cron)}` : `interval ${JSON.stringify(schedule.interval)}`}`,
+    );
+  }
+  return next;
+}
+
+const isValidDate = (value: unknown): value is Date => value instanceof Date && !Number.isNaN(value.getTime());
+
+/** Throws ScheduleValidationError naming the first bad field of a full record. */
+export function assertValidSchedule(schedule: Schedule): void {
+  const fail = (field: string, message: string): never => {
+    throw new ScheduleValidationError(`schedules: schedule ${JSON.stringify(schedule?.id)}: ${field} ${message}`);
+  };
+  if (typeof schedule !== "object" || schedule === null) throw new ScheduleValidationError("schedules: a schedule must be an object");
+  if (typeof schedule.id !== "string" || schedule.id === "") fail("id", "must be a non-empty string");
+  if (typeof schedule.kind !== "string" || schedule.kind === "") fail("kind", "must be a non-empty string");
+  if (typeof schedule.target !== "string") fail("target", "must be a string");
+  if (typeof schedule.enabled !== "boolean") fail("enabled", "must be a boolean");
+  for (const field of ["nextRunAt", "createdAt", "updatedAt"] as const) {
+    if (!isValidDate(schedule[field])) fail(field, "must be a valid Date");
+  }
+  if (schedule.lastRunAt !== undefined && !isValidDate(schedule.lastRunAt)) fail("lastRunAt", "must be a valid Date");
+  for (const field of ["lastRunStatus", "lastRunId", "createdBy"] as const) {
+    if (schedule[field] !== undefined && typeof schedule[field] !== "string") fail(field, "must be a string");
+  }
+  validateTiming(schedule);
+}
+
+/**
+ * A complete record from what a host knows: defaults `enabled: true` and the first `nextRunAt` to
+ * the next slot after `now`.
+ */
+export function buildSchedule(init: ScheduleInit, options: { now: Date; generateId: () => string }): Schedule {
+  const timing = { interval: init.interval, cron: init.cron, timezone: init.timezone };
+  const schedule: Schedule = {
+    id: init.id ?? options.generateId(),
+    kind: init.kind,
+    target: init.target,
+    enabled: init.enabled ?? true,
+    nextRunAt: init.nextRunAt ?? nextRunAfter(timing, options.now),
+    createdAt: options.now,
+    updatedAt: options.now,
+  };
+  if (init.interval !== undefined) schedule.interval = init.interval;
+  if (init.cron !== undefined) schedule.cron = init.cron;
+  if (init.timezone !== undefined) schedule.timezone = init.timezone;
+  if (init.input !== undefined && init.input !== null) schedule.input = init.input;
+  if (init.createdBy !== undefined) schedule.createdBy = init.createdBy;
+  assertValidSchedule(schedule);
+  return schedule;
+}
