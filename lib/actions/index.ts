@@ -1,4 +1,10 @@
+import { emailAction } from "./email";
+import { discordAction } from "./discord";
 import { httpAction } from "./http";
+import { noteAction } from "./note";
+import { pushAction } from "./push";
+import { sheetsAction } from "./sheets";
+import { slackAction } from "./slack";
 import type { ActionPlugin } from "./types";
 
 /**
@@ -6,7 +12,7 @@ import type { ActionPlugin } from "./types";
  * Add a plug-in by importing it and appending it to `plugins`.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each plug-in has its own config type
-const plugins: ActionPlugin<any>[] = [httpAction];
+const plugins: ActionPlugin<any>[] = [httpAction, emailAction, slackAction, discordAction, sheetsAction, noteAction, pushAction];
 
 export const actionRegistry: ReadonlyMap<string, ActionPlugin> = buildRegistry(plugins);
 

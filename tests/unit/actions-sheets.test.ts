@@ -1,0 +1,211 @@
+import { generateKeyPairSync } from "node:crypto";
+import { http, HttpResponse } from "msw";
+import { afterAll, afterEach, describe, expect, test, vi } from "vitest";
+import {
+  NOT_CONFIGURED,
+  createSheetsAction,
+  googleSheetsClientFactory,
+  serviceAccountEmail,
+  setSheetsClientFactory,
+  sheetsAction,
+  sheetsConfigSchema,
+  type SheetsClient,
+} from "@/lib/actions/sheets";
+import { ActionError } from "@/lib/core/errors";
+import { createActionContext, removeTempDirs } from "../helpers/action-context";
+import { server, useHttpMocks } from "../helpers/http";
+
+useHttpMocks();
+afterAll(removeTempDirs);
+afterEach(() => setSheetsClientFactory(null));
+
+const EMAIL = "whenthen@my-project.iam.gserviceaccount.com";
+const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+const KEY = {
+  type: "service_account",
+  project_id: "my-project",
+  client_email: EMAIL,
+  private_key: privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
+  token_uri: "https://oauth2.googleapis.com/token",
+};
+const KEY_B64 = Buffer.from(JSON.stringify(KEY)).toString("base64");
+const SHEET_ID = "1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_-abcd";
+
+/** A stand-in for the Google client with the real call shape; records every append. */
+type AppendFn = SheetsClient["spreadsheets"]["values"]["append"];
+
+function mockClient(answer: AppendFn = async () => ({ data: { updates: { updatedRange: "'Leads'!A7:C7", updatedRows: 1 } } })) {
+  const append = vi.fn<AppendFn>(answer);
+  const client: SheetsClient = { spreadsheets: { values: { append } } };
+  const factory = vi.fn(() => client);
+  return { append, factory };
+}
+
+const configured = () => createActionContext({ env: { GOOGLE_SERVICE_ACCOUNT_JSON: KEY_B64 } });
+
+async function failure(promise: Promise<unknown>): Promise<ActionError> {
+  const err = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ActionError);
+  return err as ActionError;
+}
+
+const googleError = (status: number, message: string, headers: Record<string, string> = {}) =>
+  Object.assign(new Error(message), { status, response: { status, headers: new Headers(headers) } });
+
+describe("sheets action", () => {
+  test("AC10: values.append is called once with the rendered columns in order, USER_ENTERED, INSERT_ROWS and the configured range", async () => {
+    const { append, factory } = mockClient();
+    const action = createSheetsAction({ clientFactory: factory });
+    const config = sheetsConfigSchema.parse({
+      spreadsheet_id: SHEET_ID,
+      sheet_name: "Leads",
+      columns: ["2026-03-01 12:00", "Ada Lovelace", "ada@example.com"],
+    });
+    const result = await action.run(config, configured());
+
+    expect(append).toHaveBeenCalledTimes(1);
+    expect(append).toHaveBeenCalledWith({
+      spreadsheetId: SHEET_ID,
+      range: "'Leads'!A1",
+      valueInputOption: "USER_ENTERED",
+      insertDataOption: "INSERT_ROWS",
+      requestBody: { values: [["2026-03-01 12:00", "Ada Lovelace", "ada@example.com"]] },
+    });
+    expect(factory).toHaveBeenCalledWith(expect.objectContaining({ client_email: EMAIL }));
+    expect(result.output).toEqual({ updated_range: "'Leads'!A7:C7", updated_rows: 1, spreadsheet_id: SHEET_ID });
+  });
+
+  test("AC10: sheet names are quoted with ' doubled; the sheet's URL works as its id", async () => {
+    const { append, factory } = mockClient();
+    const action = createSheetsAction({ clientFactory: factory });
+    await action.run(
+      { spreadsheet_id: `https://docs.google.com/spreadsheets/d/${SHEET_ID}/edit#gid=0`, sheet_name: "Bob's 2026!", columns: ["x"] },
+      configured(),
+    );
+    expect(append.mock.calls[0]?.[0]).toMatchObject({ spreadsheetId: SHEET_ID, range: "'Bob''s 2026!'!A1" });
+  });
+
+  test("AC10: without GOOGLE_SERVICE_ACCOUNT_JSON the action is unavailable and fails with a clear, non-retryable error", async () => {
+    const { append, factory } = mockClient();
+    const action = createSheetsAction({ clientFactory: factory });
+    const ctx = createActionContext();
+    expect(action.available?.(ctx)).toBe(false);
+    expect(action.available?.(configured())).toBe(true);
+    const err = await failure(action.run({ spreadsheet_id: SHEET_ID, sheet_name: "Leads", columns: ["x"] }, ctx));
+    expect(err.message).toBe(NOT_CONFIGURED);
+    expect(err.message).toBe("sheets: not configured — set GOOGLE_SERVICE_ACCOUNT_JSON (base64 of the service account key JSON)");
+    expect(err.retryable).toBe(false);
+    expect(append).not.toHaveBeenCalled();
+  });
+
+  test("a key that is not a service account key fails clearly", async () => {
+    const { factory } = mockClient();
+    const ctx = createActionContext({ env: { GOOGLE_SERVICE_ACCOUNT_JSON: Buffer.from('{"type":"authorized_user"}').toString("base64") } });
+    const err = await failure(createSheetsAction({ clientFactory: factory }).run({ spreadsheet_id: SHEET_ID, sheet_name: "S", columns: ["x"] }, ctx));
+    expect(err.retryable).toBe(false);
+    expect(err.message).toMatch(/GOOGLE_SERVICE_ACCOUNT_JSON is not a usable service account key/);
+  });
+
+  test("serviceAccountEmail reads the key (base64 or raw JSON) for the settings page", () => {
+    expect(serviceAccountEmail({ googleServiceAccountJson: KEY_B64 })).toBe(EMAIL);
+    expect(serviceAccountEmail({ googleServiceAccountJson: JSON.stringify(KEY) })).toBe(EMAIL);
+    expect(serviceAccountEmail({ googleServiceAccountJson: undefined })).toBeNull();
+    expect(serviceAccountEmail({ googleServiceAccountJson: "bm9wZQ==" })).toBeNull();
+  });
+
+  test("403 tells the user to share the sheet with the service account email, without retry", async () => {
+    const { factory } = mockClient(async () => {
+      throw googleError(403, "The caller does not have permission");
+    });
+    const err = await failure(createSheetsAction({ clientFactory: factory }).run({ spreadsheet_id: SHEET_ID, sheet_name: "Leads", columns: ["x"] }, configured()));
+    expect(err.retryable).toBe(false);
+    expect(err.message).toContain(`share the sheet with ${EMAIL}`);
+  });
+
+  test("404 and a missing tab fail without retry, each saying what to check", async () => {
+    let next = googleError(404, "Requested entity was not found.");
+    const { factory } = mockClient(async () => {
+      throw next;
+    });
+    const action = createSheetsAction({ clientFactory: factory });
+    const config = { spreadsheet_id: SHEET_ID, sheet_name: "Nope", columns: ["x"] };
+    const notFound = await failure(action.run(config, configured()));
+    expect(notFound.retryable).toBe(false);
+    expect(notFound.message).toContain(`spreadsheet "${SHEET_ID}" was not found`);
+
+    next = googleError(400, "Unable to parse range: 'Nope'!A1");
+    const noTab = await failure(action.run(config, configured()));
+    expect(noTab.retryable).toBe(false);
+    expect(noTab.message).toContain('no sheet (tab) named "Nope"');
+  });
+
+  test("429 and 5xx from Google are retryable, with Retry-After honoured; network errors too", async () => {
+    let next: unknown = googleError(429, "Quota exceeded", { "retry-after": "20" });
+    const { factory } = mockClient(async () => {
+      throw next;
+    });
+    const action = createSheetsAction({ clientFactory: factory });
+    const config = { spreadsheet_id: SHEET_ID, sheet_name: "Leads", columns: ["x"] };
+    const quota = await failure(action.run(config, configured()));
+    expect(quota.retryable).toBe(true);
+    expect(quota.retryAfterMs).toBe(20_000);
+
+    next = googleError(503, "The service is currently unavailable.");
+    expect((await failure(action.run(config, configured()))).retryable).toBe(true);
+
+    next = Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+    expect((await failure(action.run(config, configured()))).retryable).toBe(true);
+  });
+
+  test("one client per key: the access token is reused across runs", async () => {
+    const { append, factory } = mockClient();
+    const action = createSheetsAction({ clientFactory: factory });
+    const config = { spreadsheet_id: SHEET_ID, sheet_name: "Leads", columns: ["x"] };
+    await action.run(config, configured());
+    await action.run(config, configured());
+    expect(append).toHaveBeenCalledTimes(2);
+    expect(factory).toHaveBeenCalledTimes(1);
+  });
+
+  test("setSheetsClientFactory swaps the client behind the registered action", async () => {
+    const { append, factory } = mockClient();
+    setSheetsClientFactory(factory);
+    await sheetsAction.run({ spreadsheet_id: SHEET_ID, sheet_name: "Leads", columns: ["a", "b"] }, configured());
+    expect(append).toHaveBeenCalledTimes(1);
+  });
+
+  test("config: columns must be a non-empty list of templates; unknown keys are refused", () => {
+    expect(sheetsConfigSchema.safeParse({ spreadsheet_id: SHEET_ID, sheet_name: "S", columns: [] }).success).toBe(false);
+    expect(sheetsConfigSchema.safeParse({ spreadsheet_id: SHEET_ID, sheet_name: "S", columns: "a,b" }).success).toBe(false);
+    expect(sheetsConfigSchema.safeParse({ spreadsheet_id: SHEET_ID, sheet_name: "S", columns: ["a"], range: "A1" }).success).toBe(false);
+    expect(sheetsConfigSchema.safeParse({ spreadsheet_id: "", sheet_name: "S", columns: ["a"] }).success).toBe(false);
+  });
+
+  test("the real client signs a JWT with the key and appends through the Sheets REST API", async () => {
+    const seen: { token?: string; append?: { url: string; auth: string | null; body: unknown } } = {};
+    server.use(
+      http.post("https://oauth2.googleapis.com/token", async ({ request }) => {
+        seen.token = await request.text();
+        return HttpResponse.json({ access_token: "ya29.test-token", expires_in: 3600, token_type: "Bearer" });
+      }),
+      http.post("https://sheets.googleapis.com/v4/spreadsheets/:id/values/:range", async ({ request }) => {
+        seen.append = { url: request.url, auth: request.headers.get("authorization"), body: await request.json() };
+        return HttpResponse.json({ spreadsheetId: SHEET_ID, updates: { updatedRange: "Leads!A2:B2", updatedRows: 1 } });
+      }),
+    );
+    const action = createSheetsAction({ clientFactory: googleSheetsClientFactory });
+    const result = await action.run({ spreadsheet_id: SHEET_ID, sheet_name: "Leads", columns: ["=1+1", "ok"] }, configured());
+
+    expect(seen.token).toContain("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer");
+    const url = new URL(seen.append!.url);
+    expect(decodeURIComponent(url.pathname)).toBe(`/v4/spreadsheets/${SHEET_ID}/values/'Leads'!A1:append`);
+    expect(url.searchParams.get("valueInputOption")).toBe("USER_ENTERED");
+    expect(url.searchParams.get("insertDataOption")).toBe("INSERT_ROWS");
+    expect(seen.append!.auth).toBe("Bearer ya29.test-token");
+    expect(seen.append!.body).toEqual({ values: [["=1+1", "ok"]] });
+    expect(result.output).toMatchObject({ updated_range: "Leads!A2:B2" });
+  });
+});
