@@ -1,0 +1,270 @@
+import { randomUUID } from "node:crypto";
+import type { AddressInfo } from "node:net";
+import { domainToASCII } from "node:url";
+import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";
+import type { App } from "../app";
+import { errorMessage } from "../core/errors";
+import { checkDefinition, maxAttemptsOf } from "../definition";
+import { cleanupTemporaryEventFiles, copyEventFiles, deleteEventFiles, saveEventFiles, selectStorable } from "../files/events";
+import { signedFileUrl } from "../files/signed-url";
+import { ingest } from "../queue/ingest";
+import { emailConfigSchema, matchesEmail } from "../triggers/email";
+import { parseInbound, type NormalizedEmail } from "./normalize";
+
+/**
+ * The worker's inbound SMTP receiver (spec Triggers §4). It accepts mail only for INBOUND_DOMAIN,
+ * so the box is never a relay, turns each message into one event per matching email applet, and
+ * answers 250 to a message no applet wants (a reject at DATA would bounce to the sender).
+ */
+
+export const MAX_MESSAGE_BYTES = 25 * 1024 * 1024;
+export const MAX_CLIENTS = 10;
+export const SOCKET_TIMEOUT_MS = 30_000;
+export const MAX_RECIPIENTS = 100;
+/** On close, a message still being received after this long is cut (the sender retries later). */
+export const CLOSE_TIMEOUT_MS = 30_000;
+/** RFC 5321 §4.5.3.1.1. */
+const MAX_LOCAL_PART = 64;
+/**
+ * Local parts are plain aliases. `%` and `!` (old relay syntaxes: `victim%gmail.com@us`,
+ * `gmail.com!victim@us`), quotes, `@` and `:` (source routes) are refused outright, so no
+ * downstream program can read a recipient as an address somewhere else.
+ */
+const LOCAL_PART = /^[A-Za-z0-9](?:[A-Za-z0-9._+=-]*[A-Za-z0-9_+=-])?$/;
+
+export interface ReceiverOptions {
+  /** Default SMTP_INBOUND_PORT; 0 picks a free port (tests). */
+  port?: number;
+  /** Default HOST (0.0.0.0). */
+  host?: string;
+  /** Default 25 MB; lower in tests. */
+  maxBytes?: number;
+  /** Default 30 s. */
+  closeTimeoutMs?: number;
+}
+
+export interface Receiver {
+  port: number;
+  /** Stops accepting, lets in-flight messages finish (up to the close timeout), then ends every connection. */
+  close(): Promise<void>;
+}
+
+interface SmtpError extends Error {
+  responseCode: number;
+}
+
+const smtpError = (responseCode: number, message: string): SmtpError => Object.assign(new Error(message), { responseCode });
+
+export async function startReceiver(app: App, opts: ReceiverOptions = {}): Promise<Receiver> {
+  const log = app.log.child("smtp");
+  const maxBytes = opts.maxBytes ?? MAX_MESSAGE_BYTES;
+  const inboundDomain = asciiDomain(app.config.inboundDomain);
+  if (!inboundDomain) throw new Error(`smtp: INBOUND_DOMAIN ${JSON.stringify(app.config.inboundDomain)} is not a valid domain`);
+  await cleanupTemporaryEventFiles(app.config.dataDir);
+
+  let inFlight = 0;
+  let idle: (() => void) | null = null;
+
+  const server = new SMTPServer({
+    name: inboundDomain,
+    banner: "whenthen inbound",
+    // No AUTH and no STARTTLS in v1: the receiver only takes mail for its own domain.
+    authOptional: true,
+    disabledCommands: ["AUTH", "STARTTLS"],
+    size: maxBytes,
+    maxClients: MAX_CLIENTS,
+    socketTimeout: SOCKET_TIMEOUT_MS,
+    closeTimeout: opts.closeTimeoutMs ?? CLOSE_TIMEOUT_MS,
+    // RFC 5321 §4.5.3.1.10: more recipients than the limit get 452, and the sender delivers them in a later transaction.
+    maxRecipients: MAX_RECIPIENTS,
+    // A reverse lookup per connection adds latency and a DNS dependency for nothing we use.
+    disableReverseLookup: true,
+    logger: false,
+
+    onRcptTo(address: SMTPServerAddress, session: SMTPServerSession, callback: (err?: Error | null) => void) {
+      const problem = recipientProblem(address.address, inboundDomain);
+      if (problem) {
+        log.info("recipient refused", { rcpt: address.address.slice(0, 320), reason: problem, remote: session.remoteAddress });
+        return callback(smtpError(550, `5.1.1 <${printable(address.address)}>: recipient rejected: ${problem}`));
+      }
+      callback();
+    },
+
+    onData(stream: SMTPServerDataStream, session: SMTPServerSession, callback: (err?: Error | null, message?: string) => void) {
+      inFlight++;
+      const done = (err: Error | null, message?: string) => {
+        inFlight--;
+        // Reply first: a shutdown waiting on this message then ends the connection after the 250.
+        callback(err, message);
+        if (inFlight === 0 && idle) idle();
+      };
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+      let oversized = false;
+      // Counted on the stream itself, not only advertised with SIZE: a client may ignore SIZE.
+      stream.on("data", (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (bytes > maxBytes) {
+          oversized = true;
+          chunks.length = 0;
+        } else if (!oversized) chunks.push(chunk);
+      });
+      stream.on("error", (err) => {
+        log.warn("message stream failed", { err, session: session.id });
+        done(smtpError(451, "4.3.0 Error reading the message, try again later"));
+      });
+      stream.on("end", () => {
+        if (oversized || stream.sizeExceeded) {
+          log.info("message refused: too large", { bytes, max: maxBytes, session: session.id });
+          return done(smtpError(552, `5.3.4 Message exceeds the fixed maximum message size of ${maxBytes} bytes`));
+        }
+        const rcpts = session.envelope.rcptTo.map((r) => r.address);
+        deliver(app, Buffer.concat(chunks), rcpts).then(
+          (summary) => done(null, `2.0.0 Message accepted${summary}`),
+          (err: unknown) => {
+            log.error("message processing failed", { err: errorMessage(err), session: session.id });
+            // Our failure (disk, database), not the sender's: a temporary error makes them retry.
+            done(smtpError(451, "4.3.0 Temporary failure processing the message, try again later"));
+          },
+        );
+      });
+    },
+  });
+  server.on("error", (err) => log.error("smtp server error", { err }));
+
+  const host = opts.host ?? app.config.host;
+  const port = opts.port ?? app.config.smtpInboundPort;
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: Error) => reject(err);
+    server.server.once("error", onError);
+    server.listen(port, host, () => {
+      server.server.off("error", onError);
+      resolve();
+    });
+  });
+  const bound = (server.server.address() as AddressInfo).port;
+  log.info("listening", { port: bound, host, domain: inboundDomain });
+
+  let closing: Promise<void> | null = null;
+  return {
+    port: bound,
+    close: () =>
+      (closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // smtp-server waits for every connection, idle ones too; end the idle ones as soon as no
+        // message is in flight so shutdown is not held up by a client sitting between messages.
+        const endAll = () => {
+          for (const c of server.connections) {
+            c.send(421, `${inboundDomain} Service shutting down`);
+            c.close();
+          }
+        };
+        if (inFlight === 0) endAll();
+        else idle = endAll;
+      })),
+  };
+}
+
+/** Lowercase ASCII (punycode) form of a domain; "" when it is not a domain name. */
+function asciiDomain(domain: string): string {
+  const d = domain.trim().replace(/\.$/, "").toLowerCase();
+  if (!d || d.startsWith("[")) return "";
+  return domainToASCII(d);
+}
+
+/** Why a RCPT TO address is refused, or null to accept it. */
+export function recipientProblem(address: string, inboundDomain: string): string | null {
+  const at = address.lastIndexOf("@");
+  if (at <= 0) return "not an address at this domain";
+  const local = address.slice(0, at);
+  const domain = asciiDomain(address.slice(at + 1));
+  if (!domain || domain !== inboundDomain) return "relay access denied";
+  if (local.length > MAX_LOCAL_PART) return `local part longer than ${MAX_LOCAL_PART} characters`;
+  if (!LOCAL_PART.test(local) || local.includes("..")) return "unsupported characters in the local part";
+  return null;
+}
+
+const printable = (s: string): string => s.replace(/[^\x21-\x7e]/g, "?").slice(0, 320);
+
+/**
+ * Routes one accepted message: one event per matching applet, attachments stored per event.
+ * Returns a note for the 250 reply. Throws only on our own failures (disk, database).
+ */
+export async function deliver(app: App, raw: Buffer, envelopeRcpts: string[]): Promise<string> {
+  const log = app.log.child("smtp");
+  const receivedAt = app.clock.now();
+  const { email, contents, sentByWhenthen } = await parseInbound(raw, { receivedAt });
+  const context = { message_id: email.message_id, from: email.from, rcpt: envelopeRcpts, subject: email.subject.slice(0, 200) };
+
+  if (sentByWhenthen) {
+    // Something this install sent came back (an email action addressed to an inbound alias):
+    // firing again could loop forever.
+    log.warn("message ignored: sent by an email action of this install (mail loop guard)", context);
+    return "";
+  }
+
+  const matched = app.repos.applets.listByTriggerType("email").flatMap((applet) => {
+    const def = checkDefinition(applet.definition);
+    if (!def.ok) {
+      log.warn("email applet skipped: stored definition is invalid", { applet_id: applet.id, problems: def.problems.slice(0, 3) });
+      return [];
+    }
+    const config = emailConfigSchema.safeParse(def.definition.trigger.config);
+    if (!config.success) {
+      log.warn("email applet skipped: invalid trigger config", { applet_id: applet.id });
+      return [];
+    }
+    return matchesEmail(config.data, email, envelopeRcpts) ? [{ applet, maxAttempts: maxAttemptsOf(def.definition) }] : [];
+  });
+
+  if (matched.length === 0) {
+    log.info("message matched no applet; accepted and dropped", context);
+    return "";
+  }
+
+  const keep = selectStorable(contents.map((c) => c.length));
+  const storable = email.attachments.flatMap((a, i) => (keep[i] ? [{ filename: a.filename, contentType: a.content_type, content: contents[i]! }] : []));
+  // The first event's folder is the source the others copy from; folders of events that were
+  // not created (duplicates, failures) are removed at the end, once no copy needs them.
+  let source: string | null = null;
+  const discard: string[] = [];
+  let queued = 0;
+  try {
+    for (const { applet, maxAttempts } of matched) {
+      const eventId = randomUUID();
+      if (storable.length > 0) {
+        if (source) await copyEventFiles(app.config.dataDir, source, eventId);
+        else await saveEventFiles(app.config.dataDir, eventId, storable);
+        source ??= eventId;
+      }
+      const payload: NormalizedEmail = {
+        ...email,
+        attachments: email.attachments.map((a, i) => ({ ...a, url: keep[i] ? signedFileUrl(app.config, eventId, a.filename, receivedAt) : null })),
+      };
+      let result: ReturnType<typeof ingest> = null;
+      try {
+        result = ingest(app, {
+          appletId: applet.id,
+          source: "email",
+          dedupeKey: email.message_id,
+          payload: { ...payload },
+          maxAttempts,
+          eventId,
+          receivedAt: receivedAt.toISOString(),
+        });
+      } finally {
+        if (!result && storable.length > 0) discard.push(eventId);
+      }
+      if (!result) {
+        // The same message again (a sender retrying after a lost 250): the first delivery's event stands.
+        log.info("duplicate message for applet ignored", { ...context, applet_id: applet.id });
+        continue;
+      }
+      queued++;
+      log.info("email event queued", { ...context, applet_id: applet.id, event_id: result.eventId, run_id: result.runId });
+    }
+  } finally {
+    await Promise.all(discard.map((id) => deleteEventFiles(app.config.dataDir, id)));
+  }
+  return queued > 0 ? ` (${queued} event${queued === 1 ? "" : "s"})` : " (duplicate)";
+}
