@@ -1,0 +1,77 @@
+# One image for every process of whenthen: the web process (default command), the worker and the
+# nightly backup (see docker-compose.yml, which picks the command per service).
+#
+#   docker build -t whenthen .
+#   docker run -p 3000:3000 -v whenthen-data:/data whenthen                        web
+#   docker run -v whenthen-data:/data whenthen node_modules/.bin/tsx worker/index.ts  worker
+
+ARG NODE_IMAGE=node:22-bookworm-slim
+
+# ---- build: toolchain, all dependencies, next build, then drop devDependencies ----------------
+FROM ${NODE_IMAGE} AS build
+
+# python3/make/g++ compile better-sqlite3 against this image's Node; they stay in this stage.
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends python3 make g++ \
+  && rm -rf /var/lib/apt/lists/*
+# The version the lockfile was written with (DESIGN.md: newer builds may refuse it).
+RUN npm install -g pnpm@12.4.2
+
+# node-gyp uses the headers the Node image ships instead of downloading them; CI=true keeps pnpm
+# non-interactive.
+ENV npm_config_nodedir=/usr/local \
+  CI=true \
+  NEXT_TELEMETRY_DISABLED=1
+
+WORKDIR /app
+
+# Manifests first, so the dependency layer is rebuilt only when they change.
+COPY package.json pnpm-lock.yaml pnpm-workspace.yaml ./
+COPY packages/schedules/package.json packages/schedules/package.json
+COPY packages/automations/package.json packages/automations/package.json
+RUN pnpm install --frozen-lockfile
+
+COPY . .
+RUN pnpm build \
+  && rm -rf .next/cache
+# Runtime needs only "dependencies" (tsx runs server.ts and worker/index.ts, so it is one of them).
+# The store is already filled, so this only unlinks the devDependencies; the compiled
+# better-sqlite3 binary stays as it is.
+RUN pnpm install --frozen-lockfile --prod --offline --config.confirmModulesPurge=false
+
+# ---- runtime -----------------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS runtime
+
+# sqlite3 is what scripts/backup.sh uses for the online backup (and lets you inspect /data/app.db).
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends sqlite3 \
+  && rm -rf /var/lib/apt/lists/*
+
+ENV NODE_ENV=production \
+  DATA_DIR=/data \
+  HOST=0.0.0.0 \
+  PORT=3000 \
+  SMTP_INBOUND_PORT=2525 \
+  NEXT_TELEMETRY_DISABLED=1
+
+WORKDIR /app
+# Code and node_modules stay owned by root: the app cannot rewrite itself. Next writes its runtime
+# cache under .next/cache, and /data is created owned by `node` so a fresh named volume mounted
+# there inherits that owner.
+COPY --from=build /app /app
+RUN mkdir -p /app/.next/cache /data \
+  && chown node:node /app/.next/cache /data
+
+USER node
+VOLUME ["/data"]
+# 3000: web (Caddy proxies to it). 2525: inbound SMTP (compose publishes host port 25 to it, so
+# nothing runs as root).
+EXPOSE 3000 2525
+
+# The slim image has no curl; Node 22 has fetch. 200 only while the worker's heartbeat is fresh.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=40s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/api/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+
+# Migrations run when the process opens the database (lib/db/client.ts), so a new image upgrades
+# the schema on boot.
+CMD ["node_modules/.bin/tsx", "server.ts"]
