@@ -56,7 +56,6 @@ CREATE TABLE `runs` (
 	FOREIGN KEY (`event_id`) REFERENCES `events`(`id`) ON UPDATE no action ON DELETE cascade
 );
 --> statement-breakpoint
-CREATE INDEX `runs_status_next_idx` ON `runs` (`status`,`next_attempt_at`);--> statement-breakpoint
 CREATE INDEX `runs_applet_created_idx` ON `runs` (`applet_id`,`created_at`);--> statement-breakpoint
 CREATE INDEX `runs_queue_idx` ON `runs` (`status`,`applet_id`,`next_attempt_at`);--> statement-breakpoint
 CREATE INDEX `runs_updated_idx` ON `runs` (`updated_at`);--> statement-breakpoint

@@ -1,5 +1,6 @@
 import type { App } from "../app";
 import { actionRegistry } from "../actions";
+import { serviceAccountEmail } from "../actions/sheets";
 import type { AppletService } from "../applets/service";
 import { UserError, errorMessage } from "../core/errors";
 import { LIMITS } from "../core/limits";
@@ -46,6 +47,10 @@ export function createApi(deps: ApiDeps): Api {
           public_url: app.config.publicUrl,
           inbound_domain: app.config.inboundDomain,
           smtp_inbound_port: app.config.smtpInboundPort,
+          // The editor's note path preview, the settings page and the AI transform hint.
+          notes_root: app.config.notesRoot,
+          google_service_account_email: serviceAccountEmail(app.config),
+          ai_configured: Boolean(app.config.openrouterApiKey),
           triggers: [...triggerRegistry.values()].map((t) => ({ type: t.type, label: t.label, description: t.description, fields: t.fields, ingredients: t.ingredients, sample: t.sample, can_fetch: Boolean(t.preview) })),
           actions: [...actionRegistry.values()].map((a) => ({ type: a.type, label: a.label, description: a.description, fields: a.fields, available: a.available ? a.available(app) : true })),
         }),
@@ -151,7 +156,7 @@ export function createApi(deps: ApiDeps): Api {
     {
       method: "DELETE",
       pattern: "/api/applets/:id",
-      handler: (_req, p) => (applets.delete(p.id!) ? json({ deleted: true }) : notFound("no such applet")),
+      handler: async (_req, p) => ((await applets.delete(p.id!)) ? json({ deleted: true }) : notFound("no such applet")),
     },
     ...(["enable", "disable"] as const).map(
       (verb): Route => ({

@@ -1,5 +1,3 @@
-import { rmSync } from "node:fs";
-import path from "node:path";
 import type { App } from "../app";
 import { UserError } from "../core/errors";
 import { newId, newWebhookToken } from "../core/ids";
@@ -9,6 +7,7 @@ import { checkUrlForSave } from "../net/safe-fetch";
 import { ingest } from "../queue/ingest";
 import { getTrigger } from "../triggers";
 import { emptyTriggerState } from "../db/repos/trigger-state";
+import { deleteEventFiles } from "../files/events";
 
 export interface AppletInput {
   name: string;
@@ -95,10 +94,10 @@ export function createAppletService(app: Services) {
     },
 
     /** Deletes the applet with its events, runs, trigger state and attachment folders. */
-    delete(id: string): boolean {
+    async delete(id: string): Promise<boolean> {
       const eventIds = repos.applets.eventIds(id);
       const ok = repos.applets.delete(id);
-      if (ok) for (const eventId of eventIds) removeEventFiles(app.config.dataDir, eventId);
+      if (ok) await Promise.all(eventIds.map((eventId) => deleteEventFiles(app.config.dataDir, eventId)));
       return ok;
     },
 
@@ -185,10 +184,4 @@ function urlProblems(def: Definition, allowPrivate: boolean): { path: string; me
     if (a.type === "http") check(a.config.url, `definition.actions.${i}.config.url`);
   });
   return out;
-}
-
-/** Attachments of an event live in DATA_DIR/files/events/<eventId>/. */
-export function removeEventFiles(dataDir: string, eventId: string): void {
-  if (!/^[A-Za-z0-9-]+$/.test(eventId)) return;
-  rmSync(path.join(dataDir, "files", "events", eventId), { recursive: true, force: true });
 }

@@ -102,7 +102,6 @@ export const runs = sqliteTable(
     ...timestamps,
   },
   (t) => [
-    index("runs_status_next_idx").on(t.status, t.nextAttemptAt),
     index("runs_applet_created_idx").on(t.appletId, t.createdAt),
     // The claim walks the applets that have queued runs (a loose index scan) and checks that none
     // of them is running; both are lookups in this one index, whatever the backlog.

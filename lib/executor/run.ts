@@ -157,7 +157,7 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun): Promise<O
     const parsed = plugin.configSchema.safeParse(rendered.rendered);
     if (!parsed.success) {
       const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "config"}: ${i.message}`).join("; ");
-      const err = new ActionError(`${action.type}: the rendered config is invalid: ${problems}`);
+      const err = new ActionError(`the rendered config is invalid: ${problems}`);
       steps.push(failedStep(base, run.attempt, started, clock.now(), err, previous, redact(rendered.rendered, secretsUsed), redact(warnings, secretsUsed)));
       return finish("failed", redact(`action ${index + 1} (${action.type}): ${err.message}`, secretsUsed));
     }

@@ -1,4 +1,5 @@
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
+import { newId } from "../../core/ids";
 import type { Sqlite } from "../client";
 import type { RunStatus, Step } from "../../executor/types";
 
@@ -101,10 +102,10 @@ export function createRunsRepo(sqlite: Sqlite) {
      VALUES (?, ?, ?, 'queued', 1, ?, ?, '[]', ?, ?)`,
   );
   const ingestTx = sqlite.transaction((i: IngestInput): { eventId: string; runId: string } | null => {
-    const eventId = i.eventId ?? randomUUID();
+    const eventId = i.eventId ?? newId();
     const inserted = insertEvent.run(eventId, i.appletId, i.source, i.dedupeKey, i.payloadJson, i.receivedAt, i.receivedAt, i.receivedAt);
     if (inserted.changes === 0) return null;
-    const runId = randomUUID();
+    const runId = newId();
     insertRun.run(runId, i.appletId, eventId, i.maxAttempts, i.receivedAt, i.receivedAt, i.receivedAt);
     return { eventId, runId };
   });
@@ -226,7 +227,7 @@ export function createRunsRepo(sqlite: Sqlite) {
     replay: (id: string, now: Date): string | null => {
       const r = byId.get(id);
       if (!r) return null;
-      const runId = randomUUID();
+      const runId = newId();
       insertRun.run(runId, r.applet_id, r.event_id, r.max_attempts, now.toISOString(), now.toISOString(), now.toISOString());
       return runId;
     },

@@ -13,6 +13,17 @@ interface Raw {
   error_count: number;
 }
 
+export interface ScheduledRow {
+  applet_id: string;
+  trigger_type: string;
+  definition: string;
+  enabled: number;
+  next_run_at: string;
+  error_count: number;
+  created_at: string;
+  updated_at: string;
+}
+
 export const emptyTriggerState = (): TriggerState => ({
   nextRunAt: null,
   lastPolledAt: null,
@@ -54,6 +65,38 @@ export function createTriggerStateRepo(sqlite: Sqlite) {
   const claimSlot = sqlite.prepare(
     "UPDATE trigger_state SET next_run_at = ?, updated_at = ? WHERE applet_id = ? AND next_run_at IS ?",
   );
+  // Scheduler (lib/scheduler): what a poll wrote, leaving next_run_at to the claim that owns it.
+  const savePolled = sqlite.prepare(
+    `UPDATE trigger_state SET last_polled_at = @lastPolledAt, seen_keys = @seenKeys, last_value = @lastValue, etag = @etag,
+       last_modified = @lastModified, last_error = @lastError, error_count = @errorCount, updated_at = @now
+     WHERE applet_id = @appletId`,
+  );
+  const setError = sqlite.prepare("UPDATE trigger_state SET last_error = ?, updated_at = ? WHERE applet_id = ?");
+  const scheduledCache = new Map<string, ReturnType<typeof sqlite.prepare<unknown[], ScheduledRow>>>();
+  /**
+   * Polled applets with a next_run_at, ordered by it. Driven by trigger_state_next_run_idx: a due
+   * query reads the due rows only, however many are stored.
+   */
+  const scheduledStatement = (types: number, due: boolean, enabledOnly: boolean, limited: boolean) => {
+    const key = `${types}:${due}:${enabledOnly}:${limited}`;
+    let stmt = scheduledCache.get(key);
+    if (!stmt) {
+      stmt = sqlite.prepare<unknown[], ScheduledRow>(
+        `SELECT ts.applet_id, a.trigger_type, a.definition, a.enabled, ts.next_run_at, ts.error_count, a.created_at, ts.updated_at
+         FROM trigger_state ts JOIN applets a ON a.id = ts.applet_id
+         WHERE ${due ? "ts.next_run_at <= ?" : "ts.next_run_at IS NOT NULL"}
+           AND a.trigger_type IN (${Array.from({ length: types }, () => "?").join(", ")})
+           ${enabledOnly ? "AND a.enabled = 1" : ""}
+         ORDER BY ts.next_run_at, ts.applet_id ${limited ? "LIMIT ?" : ""}`,
+      );
+      scheduledCache.set(key, stmt);
+    }
+    return stmt;
+  };
+  const unscheduled = sqlite.prepare<unknown[], { applet_id: string; trigger_type: string; definition: string }>(
+    `SELECT ts.applet_id, a.trigger_type, a.definition FROM trigger_state ts JOIN applets a ON a.id = ts.applet_id
+     WHERE ts.next_run_at IS NULL AND a.enabled = 1 AND a.trigger_type IN (SELECT value FROM json_each(?))`,
+  );
   return {
     get: (appletId: string): TriggerState | null => {
       const r = get.get(appletId);
@@ -77,5 +120,27 @@ export function createTriggerStateRepo(sqlite: Sqlite) {
     /** Atomically moves next_run_at from the slot we saw to the next one: false when another worker got there first. */
     claimSlot: (appletId: string, expected: string | null, next: string, now: string): boolean =>
       claimSlot.run(next, now, appletId, expected).changes === 1,
+    /** Stores a poll's outcome without touching next_run_at (the scheduler's claim moved it). */
+    savePolled: (appletId: string, s: Omit<TriggerState, "nextRunAt">, now: string): boolean =>
+      savePolled.run({
+        appletId,
+        lastPolledAt: s.lastPolledAt,
+        seenKeys: JSON.stringify(s.seenKeys),
+        lastValue: s.lastValue === undefined || s.lastValue === null ? null : JSON.stringify(s.lastValue),
+        etag: s.etag,
+        lastModified: s.lastModified,
+        lastError: s.lastError,
+        errorCount: s.errorCount,
+        now,
+      }).changes === 1,
+    setLastError: (appletId: string, error: string, now: string): void => void setError.run(error, now, appletId),
+    /** Polled applets of `types` with a next_run_at; `dueAt`: only those with next_run_at <= it. */
+    listScheduled: (opts: { types: readonly string[]; dueAt?: string; enabledOnly?: boolean; limit?: number }): ScheduledRow[] => {
+      const stmt = scheduledStatement(opts.types.length, opts.dueAt !== undefined, opts.enabledOnly ?? false, opts.limit !== undefined);
+      const args: unknown[] = [...(opts.dueAt !== undefined ? [opts.dueAt] : []), ...opts.types, ...(opts.limit !== undefined ? [opts.limit] : [])];
+      return opts.types.length === 0 ? [] : stmt.all(...args);
+    },
+    /** Enabled applets of `types` whose next_run_at is null (edited by hand, or never scheduled). */
+    listUnscheduled: (types: readonly string[]) => unscheduled.all(JSON.stringify(types)),
   };
 }
