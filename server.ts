@@ -4,8 +4,12 @@ import { Cron } from "croner";
 import { createApi } from "@/lib/api/router";
 import { createApp } from "@/lib/app";
 import { createAppletService } from "@/lib/applets/service";
+import { createAuth } from "@/lib/auth";
+import { stampClientIp } from "@/lib/auth/client-ip";
 import { publishRunUpdates } from "@/lib/bus/poll";
+import { handleFileRequest } from "@/lib/files/serve";
 import { createIngress } from "@/lib/http/ingress";
+import { createPageGate } from "@/lib/http/page-gate";
 import { createSandbox } from "@/lib/sandbox";
 
 /**
@@ -17,12 +21,18 @@ const app = createApp();
 const log = app.log.child("web");
 // "Test filter" in the editor runs in this process; one small pool is enough.
 const sandbox = createSandbox({ threads: 1 });
-const api = createApi({ app, applets: createAppletService(app), sandbox });
+// First start with ADMIN_EMAIL/ADMIN_PASSWORD set: the admin exists before the first request.
+const auth = createAuth(app);
+auth.ensureAdminFromEnv();
+const api = createApi({ app, applets: createAppletService(app), sandbox, auth });
 // Next's route handlers and pages run in this process but in their own module graph: they reach
 // the services through these globals instead of opening a second database.
-Object.assign(globalThis, { __whenthen: app, __whenthenApi: api });
+Object.assign(globalThis, { __whenthen: app, __whenthenApi: api, __whenthenAuth: auth });
 
-const ingress = createIngress(app);
+const ingress = createIngress(app, {
+  "/api/files/": (req, res, url) => handleFileRequest(app, req, res, url.pathname, url.searchParams),
+});
+const pageGate = createPageGate(auth);
 const nextApp = next({ dev, dir: process.cwd(), hostname: app.config.host, port: app.config.port });
 const handle = nextApp.getRequestHandler();
 
@@ -32,7 +42,10 @@ const updatesJob = new Cron("*/2 * * * * *", { protect: true }, updates);
 
 await nextApp.prepare();
 const server = createServer((req, res) => {
+  // Login rate limiting keys on the connecting address; the API only sees a Web Request.
+  stampClientIp(req);
   if (ingress(req, res)) return;
+  if (pageGate(req, res)) return;
   void handle(req, res);
 });
 server.keepAliveTimeout = 65_000;

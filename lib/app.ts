@@ -7,6 +7,7 @@ import { createJobLocksRepo } from "./db/repos/job-locks";
 import { createRunsRepo } from "./db/repos/runs";
 import { createSecretsRepo } from "./db/repos/secrets";
 import { createTriggerStateRepo } from "./db/repos/trigger-state";
+import { createUsersRepo } from "./db/repos/users";
 import { Bus } from "./bus";
 import { createSafeFetch } from "./net/safe-fetch";
 import type { SafeFetch } from "./net/types";
@@ -27,6 +28,7 @@ export interface App {
     triggerState: ReturnType<typeof createTriggerStateRepo>;
     secrets: ReturnType<typeof createSecretsRepo>;
     jobLocks: ReturnType<typeof createJobLocksRepo>;
+    users: ReturnType<typeof createUsersRepo>;
   };
   secrets: SecretsService;
   bus: Bus;
@@ -51,6 +53,7 @@ export function createApp(opts: CreateAppOptions = {}): App {
     triggerState: createTriggerStateRepo(db.sqlite),
     secrets: createSecretsRepo(db.sqlite),
     jobLocks: createJobLocksRepo(db.sqlite),
+    users: createUsersRepo(db.sqlite),
   };
   const clock = opts.clock ?? systemClock;
   return {

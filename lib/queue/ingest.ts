@@ -1,5 +1,5 @@
 import type { App } from "../app";
-import { capJson } from "../core/limits";
+import { LIMITS, capJson } from "../core/limits";
 
 export interface IngestRequest {
   appletId: string;
@@ -16,13 +16,17 @@ export interface IngestRequest {
  * run. A duplicate dedupe key inserts nothing and returns null (logged at debug level).
  */
 export function ingest(app: Pick<App, "repos" | "bus" | "clock" | "log">, req: IngestRequest): { eventId: string; runId: string } | null {
-  const capped = capJson(req.payload);
-  const payload = capped.truncated ? { ...(capped.value as Record<string, unknown>), truncated: true } : req.payload;
+  // Serialize once on the hot path; only an oversized payload pays for capping.
+  let payloadJson = JSON.stringify(req.payload);
+  if (payloadJson.length > LIMITS.storedPayloadBytes / 4 && Buffer.byteLength(payloadJson) > LIMITS.storedPayloadBytes) {
+    const capped = capJson(req.payload);
+    payloadJson = JSON.stringify({ ...(capped.value as Record<string, unknown>), truncated: true });
+  }
   const result = app.repos.runs.ingest({
     appletId: req.appletId,
     source: req.source,
     dedupeKey: req.dedupeKey,
-    payloadJson: JSON.stringify(payload),
+    payloadJson,
     receivedAt: req.receivedAt ?? app.clock.now().toISOString(),
     maxAttempts: req.maxAttempts,
     eventId: req.eventId,

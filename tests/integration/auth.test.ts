@@ -1,0 +1,386 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApi, type Api } from "@/lib/api/router";
+import { createApp, type App } from "@/lib/app";
+import { createAppletService } from "@/lib/applets/service";
+import { createAuth, type Auth } from "@/lib/auth";
+import { CLIENT_IP_HEADER, stampClientIp } from "@/lib/auth/client-ip";
+import { safeNext } from "@/lib/auth/safe-next";
+import { SESSION_TTL_SECONDS, signSession } from "@/lib/auth/session";
+import { ManualClock } from "@/lib/core/clock";
+import { silentLogger } from "@/lib/core/log";
+import { createPageGate } from "@/lib/http/page-gate";
+
+const EMAIL = "owner@example.com";
+const PASSWORD = "correct horse battery staple";
+const ORIGIN = "http://localhost:3000";
+
+interface Booted {
+  dir: string;
+  app: App;
+  auth: Auth;
+  api: Api;
+  clock: ManualClock;
+  server: Server;
+  base: string;
+}
+
+async function boot(env: Record<string, string> = {}): Promise<Booted> {
+  const dir = mkdtempSync(path.join(tmpdir(), "whenthen-auth-"));
+  const clock = new ManualClock("2026-03-01T12:00:00.000Z");
+  const app = createApp({ env: { DATA_DIR: dir, ...env }, clock, log: silentLogger });
+  const auth = createAuth(app);
+  const api = createApi({ app, applets: createAppletService(app), auth });
+  const gate = createPageGate(auth);
+  const server = createServer((req, res) => {
+    if (gate(req, res)) return;
+    res.writeHead(200, { "content-type": "text/plain" });
+    res.end(`next: ${req.url}`);
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return { dir, app, auth, api, clock, server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+async function shut(b: Booted): Promise<void> {
+  await new Promise((r) => b.server.close(r));
+  b.app.close();
+  rmSync(b.dir, { recursive: true, force: true });
+}
+
+interface CallOptions {
+  cookie?: string;
+  headers?: Record<string, string>;
+  body?: unknown;
+}
+
+function call(api: Api, method: string, p: string, opts: CallOptions = {}): Promise<Response> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.cookie) headers.cookie = opts.cookie;
+  let body: string | undefined;
+  if (method !== "GET" && method !== "HEAD") {
+    headers["content-type"] = "application/json";
+    body = JSON.stringify(opts.body ?? {});
+  }
+  return api.handle(new Request(`http://localhost:3000${p}`, { method, headers, body }));
+}
+
+const sessionCookie = (res: Response): string => (res.headers.get("set-cookie") ?? "").split(";")[0]!;
+
+async function login(b: Booted, headers: Record<string, string> = {}, password = PASSWORD): Promise<Response> {
+  return call(b.api, "POST", "/api/login", { body: { email: EMAIL, password }, headers });
+}
+
+async function signedIn(b: Booted): Promise<string> {
+  const res = await login(b);
+  expect(res.status).toBe(200);
+  return sessionCookie(res);
+}
+
+/** Every route of lib/api/router.ts (method, pattern as written there, a concrete path). */
+const ROUTER_ROUTES: [method: string, pattern: string, path: string][] = [
+  ["GET", "/api/meta", "/api/meta"],
+  ["GET", "/api/applets", "/api/applets"],
+  ["POST", "/api/applets", "/api/applets"],
+  ["POST", "/api/applets/preview", "/api/applets/preview"],
+  ["POST", "/api/applets/filter-test", "/api/applets/filter-test"],
+  ["POST", "/api/triggers/fetch", "/api/triggers/fetch"],
+  ["GET", "/api/applets/:id", "/api/applets/a1"],
+  ["PUT", "/api/applets/:id", "/api/applets/a1"],
+  ["DELETE", "/api/applets/:id", "/api/applets/a1"],
+  ["POST", "/api/applets/:id/${verb}", "/api/applets/a1/enable"],
+  ["POST", "/api/applets/:id/${verb}", "/api/applets/a1/disable"],
+  ["POST", "/api/applets/:id/test", "/api/applets/a1/test"],
+  ["GET", "/api/runs", "/api/runs?status=failed"],
+  ["GET", "/api/runs/:id", "/api/runs/r1"],
+  ["POST", "/api/runs/:id/retry", "/api/runs/r1/retry"],
+  ["POST", "/api/runs/:id/replay", "/api/runs/r1/replay"],
+  ["GET", "/api/stream", "/api/stream"],
+  ["GET", "/api/secrets", "/api/secrets"],
+  ["POST", "/api/secrets", "/api/secrets"],
+  ["DELETE", "/api/secrets/:name", "/api/secrets/SLACK"],
+  ["GET", "/api/export", "/api/export"],
+  ["POST", "/api/import", "/api/import?overwrite=true"],
+];
+
+/** The pages of the spec's Screens section and a few more; the gate covers every path, these sample it. */
+const PAGE_PATHS = ["/", "/applets", "/applets/new", "/applets/3f0c2a9e-1111-4222-8333-444455556666", "/runs", "/runs/abc?status=failed", "/settings", "/anything/else"];
+
+let b: Booted;
+
+beforeAll(async () => {
+  b = await boot();
+  const res = await call(b.api, "POST", "/api/setup", { body: { email: EMAIL, password: PASSWORD } });
+  expect(res.status).toBe(201);
+});
+
+afterAll(async () => {
+  await shut(b);
+});
+
+describe("sessions guard the API and the pages", () => {
+  it("the route list above covers every route in lib/api/router.ts", () => {
+    const source = readFileSync(path.resolve("lib/api/router.ts"), "utf8");
+    const patterns = [...source.matchAll(/pattern:\s*(["`])(\/api\/[^"`]*)\1/g)].map((m) => m[2]!);
+    // Guard the guard: an extraction that finds nothing would pass vacuously.
+    expect(patterns.length).toBeGreaterThanOrEqual(18);
+    const listed = new Set(ROUTER_ROUTES.map(([, pattern]) => pattern));
+    expect(patterns.filter((p) => !listed.has(p))).toEqual([]);
+    const methods = [...source.matchAll(/method:\s*"(GET|POST|PUT|PATCH|DELETE)",\s*pattern:\s*"(\/api\/[^"]*)"/g)].map((m) => `${m[1]} ${m[2]}`);
+    const listedPairs = new Set(ROUTER_ROUTES.map(([method, pattern]) => `${method} ${pattern}`));
+    expect(methods.filter((p) => !listedPairs.has(p))).toEqual([]);
+  });
+
+  it("every non-public API route answers 401 without the session cookie", async () => {
+    const authRoutes = b.auth.routes.filter((r) => !r.public).map((r): [string, string, string] => [r.method, r.pattern, r.pattern]);
+    expect(authRoutes.map(([m, p]) => `${m} ${p}`)).toEqual(["GET /api/session"]);
+    for (const [method, , p] of [...ROUTER_ROUTES, ...authRoutes]) {
+      const res = await call(b.api, method, p, { body: { name: "x", value: "y" } });
+      expect(res.status, `${method} ${p}`).toBe(401);
+      expect(await res.json(), `${method} ${p}`).toEqual({ error: "sign in required" });
+    }
+    // Nothing got through: no applet, no secret was written by the unauthenticated calls.
+    expect(b.app.repos.applets.list()).toEqual([]);
+    expect(b.app.secrets.list()).toEqual([]);
+  });
+
+  it("with the cookie the same routes are served", async () => {
+    const cookie = await signedIn(b);
+    expect((await call(b.api, "GET", "/api/applets", { cookie })).status).toBe(200);
+    expect((await call(b.api, "GET", "/api/meta", { cookie })).status).toBe(200);
+    expect((await call(b.api, "GET", "/api/runs/r1", { cookie })).status).toBe(404);
+    const session = await call(b.api, "GET", "/api/session", { cookie });
+    expect(session.status).toBe(200);
+    expect(await session.json()).toEqual({ email: EMAIL });
+  });
+
+  it("every page path redirects to /login without the cookie, and is served with it", async () => {
+    const cookie = await signedIn(b);
+    for (const p of PAGE_PATHS) {
+      const res = await fetch(b.base + p, { redirect: "manual" });
+      expect(res.status, p).toBe(302);
+      expect(res.headers.get("location"), p).toBe(`/login?next=${encodeURIComponent(p)}`);
+      expect(res.headers.get("cache-control")).toBe("no-store");
+      const ok = await fetch(b.base + p, { redirect: "manual", headers: { cookie } });
+      expect(ok.status, p).toBe(200);
+    }
+    expect((await fetch(`${b.base}/login`, { redirect: "manual" })).status).toBe(200);
+    // Signed in, /login goes on to `next`, but only to a path on this site.
+    const back = await fetch(`${b.base}/login?next=${encodeURIComponent("/runs?status=failed")}`, { redirect: "manual", headers: { cookie } });
+    expect(back.headers.get("location")).toBe("/runs?status=failed");
+    const offsite = await fetch(`${b.base}/login?next=${encodeURIComponent("//evil.example/x")}`, { redirect: "manual", headers: { cookie } });
+    expect(offsite.headers.get("location")).toBe("/");
+    // Next's assets, static files and the API (which answers 401 itself) are not pages.
+    for (const p of ["/_next/static/chunks/main.js", "/favicon.ico", "/robots.txt", "/api/applets"]) {
+      expect((await fetch(b.base + p, { redirect: "manual" })).status, p).toBe(200);
+    }
+  });
+
+  it("safeNext keeps only paths on this site", () => {
+    expect(safeNext("/applets/new?x=1")).toBe("/applets/new?x=1");
+    for (const bad of [null, undefined, "", "https://evil.example", "//evil.example", "/\\evil.example", "/\t/evil.example", "/\n/evil.example", "javascript:alert(1)", "evil"]) {
+      expect(safeNext(bad), String(bad)).toBe("/");
+    }
+  });
+});
+
+describe("the session cookie", () => {
+  it("a cookie with any one character changed is refused", async () => {
+    const cookie = await signedIn(b);
+    const value = cookie.slice("whenthen_session=".length);
+    expect((await call(b.api, "GET", "/api/applets", { cookie })).status).toBe(200);
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    for (let i = 0; i < value.length; i++) {
+      // The smallest change at every position: the lowest bit of the base64url digit. At the last
+      // signature character that bit is padding a byte-wise decode ignores, so this also catches a
+      // comparison of decoded bytes instead of the text.
+      const replacement = value[i] === "." ? "A" : alphabet[alphabet.indexOf(value[i]!) ^ 1]!;
+      const changed = value.slice(0, i) + replacement + value.slice(i + 1);
+      const res = await call(b.api, "GET", "/api/applets", { cookie: `whenthen_session=${changed}` });
+      expect(res.status, `changed at ${i}`).toBe(401);
+    }
+  });
+
+  it("a truncated cookie is refused", async () => {
+    const cookie = await signedIn(b);
+    const value = cookie.slice("whenthen_session=".length);
+    const dot = value.indexOf(".");
+    for (const n of [value.length - 1, value.length - 20, dot + 1, dot, dot - 1, 10, 0]) {
+      const res = await call(b.api, "GET", "/api/applets", { cookie: `whenthen_session=${value.slice(0, n)}` });
+      expect(res.status, `first ${n} characters`).toBe(401);
+    }
+  });
+
+  it("a cookie signed with another secret is refused; the same payload signed with ours is accepted", async () => {
+    const user = b.app.repos.users.byEmail(EMAIL)!;
+    const payload = { uid: user.id, v: user.sessionVersion, exp: Math.floor(b.clock.now().getTime() / 1000) + 3600 };
+    const forged = signSession(payload, "not-the-session-secret");
+    expect((await call(b.api, "GET", "/api/applets", { cookie: `whenthen_session=${forged}` })).status).toBe(401);
+    const genuine = signSession(payload, b.app.config.sessionSecret);
+    expect((await call(b.api, "GET", "/api/applets", { cookie: `whenthen_session=${genuine}` })).status).toBe(200);
+    // A cookie for a user id that does not exist, even correctly signed, is refused.
+    const ghost = signSession({ ...payload, uid: "no-such-user" }, b.app.config.sessionSecret);
+    expect((await call(b.api, "GET", "/api/applets", { cookie: `whenthen_session=${ghost}` })).status).toBe(401);
+  });
+
+  it("a cookie from before logout is refused, in every browser that had one", async () => {
+    const first = await signedIn(b);
+    const second = await signedIn(b);
+    expect((await call(b.api, "GET", "/api/applets", { cookie: second })).status).toBe(200);
+
+    const out = await call(b.api, "POST", "/api/logout", { cookie: first });
+    expect(out.status).toBe(200);
+    expect(out.headers.get("set-cookie")).toMatch(/^whenthen_session=; Max-Age=0; Path=\/; HttpOnly; SameSite=Lax/);
+
+    for (const cookie of [first, second]) {
+      expect((await call(b.api, "GET", "/api/applets", { cookie })).status).toBe(401);
+      expect((await fetch(`${b.base}/applets`, { redirect: "manual", headers: { cookie } })).status).toBe(302);
+    }
+    const fresh = await signedIn(b);
+    expect((await call(b.api, "GET", "/api/applets", { cookie: fresh })).status).toBe(200);
+  });
+
+  it("a cookie is good for 30 days and refused after", async () => {
+    const cookie = await signedIn(b);
+    const start = b.clock.now().getTime();
+    try {
+      b.clock.set(start + SESSION_TTL_SECONDS * 1000 - 60_000);
+      expect((await call(b.api, "GET", "/api/applets", { cookie })).status).toBe(200);
+      b.clock.set(start + SESSION_TTL_SECONDS * 1000 + 1000);
+      expect((await call(b.api, "GET", "/api/applets", { cookie })).status).toBe(401);
+    } finally {
+      b.clock.set(start);
+    }
+  });
+
+  it("a correct login sets an HttpOnly, SameSite=Lax, 30-day cookie, Secure only when PUBLIC_URL is https", async () => {
+    const res = await login(b);
+    const header = res.headers.get("set-cookie")!;
+    const attrs = header.split(";").map((s) => s.trim());
+    expect(attrs[0]).toMatch(/^whenthen_session=.+\..+$/);
+    expect(attrs).toContain("HttpOnly");
+    expect(attrs).toContain("SameSite=Lax");
+    expect(attrs).toContain("Path=/");
+    expect(attrs).toContain(`Max-Age=${30 * 24 * 60 * 60}`);
+    expect(attrs).not.toContain("Secure");
+
+    const https = await boot({ PUBLIC_URL: "https://whenthen.example.com" });
+    try {
+      expect((await call(https.api, "POST", "/api/setup", { body: { email: EMAIL, password: PASSWORD } })).headers.get("set-cookie")).toMatch(/; Secure$/);
+      const secure = await login(https);
+      expect(secure.status).toBe(200);
+      const secureAttrs = secure.headers.get("set-cookie")!.split(";").map((s) => s.trim());
+      expect(secureAttrs).toContain("Secure");
+      expect(secureAttrs).toContain("HttpOnly");
+      expect(secureAttrs).toContain("SameSite=Lax");
+      expect((await call(https.api, "POST", "/api/logout", { cookie: sessionCookie(secure) })).headers.get("set-cookie")).toMatch(/; Secure$/);
+    } finally {
+      await shut(https);
+    }
+  });
+
+  it("a wrong password and an unknown email get the same generic 401 and no cookie", async () => {
+    const wrong = await login(b, { [CLIENT_IP_HEADER]: "198.51.100.1" }, "not the password");
+    const unknown = await call(b.api, "POST", "/api/login", { body: { email: "nobody@example.com", password: PASSWORD }, headers: { [CLIENT_IP_HEADER]: "198.51.100.1" } });
+    for (const res of [wrong, unknown]) {
+      expect(res.status).toBe(401);
+      expect(res.headers.get("set-cookie")).toBeNull();
+      expect(await res.json()).toEqual({ error: "wrong email or password" });
+    }
+    // Clears the email's failure count so later tests start from zero.
+    expect((await login(b, { [CLIENT_IP_HEADER]: "198.51.100.1" })).status).toBe(200);
+  });
+});
+
+describe("cross-origin requests", () => {
+  it("a cross-origin POST to /api/* is refused with 403, even with a valid session", async () => {
+    const cookie = await signedIn(b);
+    const evilOrigin = await call(b.api, "POST", "/api/secrets", { cookie, headers: { origin: "https://evil.example" }, body: { name: "EVIL", value: "x" } });
+    expect(evilOrigin.status).toBe(403);
+    const crossSite = await call(b.api, "POST", "/api/secrets", { cookie, headers: { "sec-fetch-site": "cross-site" }, body: { name: "EVIL", value: "x" } });
+    expect(crossSite.status).toBe(403);
+    const sameSite = await call(b.api, "POST", "/api/applets", { cookie, headers: { "sec-fetch-site": "same-site", origin: "https://other.localhost:3000" }, body: {} });
+    expect(sameSite.status).toBe(403);
+    for (const method of ["PUT", "DELETE"]) {
+      expect((await call(b.api, method, "/api/applets/a1", { cookie, headers: { origin: "https://evil.example" } })).status, method).toBe(403);
+    }
+    expect((await call(b.api, "POST", "/api/secrets", { cookie, headers: { origin: "null" }, body: { name: "EVIL", value: "x" } })).status).toBe(403);
+    expect(b.app.secrets.list()).toEqual([]);
+
+    // Same origin (PUBLIC_URL, or the Host the request was sent to) and non-browser clients go through.
+    const same = await call(b.api, "POST", "/api/secrets", { cookie, headers: { origin: ORIGIN, "sec-fetch-site": "same-origin" }, body: { name: "SAME", value: "x" } });
+    expect(same.status).toBe(201);
+    const lan = await call(b.api, "POST", "/api/secrets", { cookie, headers: { origin: "http://192.168.1.20:3000", host: "192.168.1.20:3000" }, body: { name: "LAN", value: "x" } });
+    expect(lan.status).toBe(201);
+    const script = await call(b.api, "POST", "/api/secrets", { cookie, body: { name: "SCRIPT", value: "x" } });
+    expect(script.status).toBe(201);
+    expect(b.app.secrets.list().map((s) => s.name)).toEqual(["LAN", "SAME", "SCRIPT"]);
+    // Reads are not state-changing; the browser's CORS rules keep their answers from another site.
+    expect((await call(b.api, "GET", "/api/applets", { cookie, headers: { "sec-fetch-site": "cross-site" } })).status).toBe(200);
+  });
+
+  it("setup, login and logout refuse cross-origin posts too", async () => {
+    const cookie = await signedIn(b);
+    // 403 rather than setup's 404: the origin check comes first.
+    expect((await call(b.api, "POST", "/api/setup", { headers: { origin: "https://evil.example" }, body: { email: "x@example.com", password: "long enough password" } })).status).toBe(403);
+    const forcedLogin = await call(b.api, "POST", "/api/login", { headers: { "sec-fetch-site": "cross-site" }, body: { email: EMAIL, password: PASSWORD } });
+    expect(forcedLogin.status).toBe(403);
+    expect(forcedLogin.headers.get("set-cookie")).toBeNull();
+    const forcedLogout = await call(b.api, "POST", "/api/logout", { cookie, headers: { origin: "https://evil.example" } });
+    expect(forcedLogout.status).toBe(403);
+    expect((await call(b.api, "GET", "/api/applets", { cookie })).status).toBe(200);
+  });
+});
+
+describe("login rate limiting", () => {
+  it("10 failures for one email within 15 minutes give 429 with Retry-After, even from other addresses and with the right password", async () => {
+    for (let i = 0; i < 10; i++) {
+      expect((await login(b, { [CLIENT_IP_HEADER]: `192.0.2.${i + 1}` }, `wrong-${i}`)).status).toBe(401);
+    }
+    const limited = await login(b, { [CLIENT_IP_HEADER]: "192.0.2.200" });
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get("set-cookie")).toBeNull();
+    const retryAfter = Number(limited.headers.get("retry-after"));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(15 * 60);
+
+    b.clock.advance(retryAfter * 1000);
+    expect((await login(b, { [CLIENT_IP_HEADER]: "192.0.2.200" })).status).toBe(200);
+  });
+
+  it("10 failures from one address give 429 for any email from it, not for other addresses", async () => {
+    const ip = { [CLIENT_IP_HEADER]: "203.0.113.7" };
+    for (let i = 0; i < 10; i++) {
+      const res = await call(b.api, "POST", "/api/login", { headers: ip, body: { email: `guess${i}@example.com`, password: "guessing password" } });
+      expect(res.status).toBe(401);
+    }
+    const limited = await call(b.api, "POST", "/api/login", { headers: ip, body: { email: "guess99@example.com", password: "guessing password" } });
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get("retry-after"))).toBe(15 * 60);
+    expect((await login(b, ip)).status).toBe(429);
+    expect((await login(b, { [CLIENT_IP_HEADER]: "203.0.113.8" })).status).toBe(200);
+    b.clock.advance(15 * 60 * 1000);
+    expect((await login(b, ip)).status).toBe(200);
+  });
+
+  it("server.ts's client address header cannot be supplied by the client", async () => {
+    const server = createServer((req, res) => {
+      stampClientIp(req);
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ header: req.headers[CLIENT_IP_HEADER], raw: req.rawHeaders }));
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    try {
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, { headers: { [CLIENT_IP_HEADER]: "1.2.3.4" } });
+      const body = (await res.json()) as { header: string; raw: string[] };
+      expect(body.header).toMatch(/^(::ffff:)?127\.0\.0\.1$/);
+      expect(body.raw).not.toContain("1.2.3.4");
+      expect(body.raw.filter((h) => h.toLowerCase() === CLIENT_IP_HEADER)).toHaveLength(1);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+});
