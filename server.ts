@@ -43,7 +43,7 @@ const updatesJob = new Cron("*/2 * * * * *", { protect: true }, updates);
 await nextApp.prepare();
 const server = createServer((req, res) => {
   // Login rate limiting keys on the connecting address; the API only sees a Web Request.
-  stampClientIp(req);
+  stampClientIp(req, app.config.trustProxy);
   if (ingress(req, res)) return;
   if (pageGate(req, res)) return;
   void handle(req, res);

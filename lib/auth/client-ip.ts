@@ -8,7 +8,11 @@ import type { IncomingMessage } from "node:http";
  */
 export const CLIENT_IP_HEADER = "x-whenthen-client-ip";
 
-export function stampClientIp(req: IncomingMessage): void {
+/**
+ * `trustProxy` (TRUST_PROXY=true, set for the app behind Caddy in docker-compose): the address is
+ * the last X-Forwarded-For entry, the one the proxy itself appended, so a client cannot choose it.
+ */
+export function stampClientIp(req: IncomingMessage, trustProxy = false): void {
   delete req.headers[CLIENT_IP_HEADER];
   // Next builds its request from `headers`, but strip the raw list too so no reader can see a
   // client-supplied value.
@@ -18,7 +22,8 @@ export function stampClientIp(req: IncomingMessage): void {
     if (raw[i]!.toLowerCase() !== CLIENT_IP_HEADER) kept.push(raw[i]!, raw[i + 1]!);
   }
   raw.splice(0, raw.length, ...kept);
-  const ip = req.socket.remoteAddress;
+  const forwarded = trustProxy ? String(req.headers["x-forwarded-for"] ?? "").split(",").pop()?.trim() : "";
+  const ip = forwarded || req.socket.remoteAddress;
   if (ip) {
     req.headers[CLIENT_IP_HEADER] = ip;
     raw.push(CLIENT_IP_HEADER, ip);

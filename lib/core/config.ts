@@ -34,6 +34,8 @@ export interface AppConfig {
   runRetentionDays: number;
   logLevel: string;
   allowPrivateUrls: boolean;
+  /** Behind a reverse proxy: take the client address from the proxy's X-Forwarded-For entry. */
+  trustProxy: boolean;
   /** `synchronous` pragma: NORMAL (default, WAL-safe against process crashes) or FULL (also against power loss). */
   sqliteSynchronous: "NORMAL" | "FULL";
 }
@@ -77,6 +79,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     runRetentionDays: int(env, "RUN_RETENTION_DAYS", 30),
     logLevel: env.LOG_LEVEL || "info",
     allowPrivateUrls: env.ALLOW_PRIVATE_URLS === "true" || env.ALLOW_PRIVATE_URLS === "1",
+    trustProxy: env.TRUST_PROXY === "true" || env.TRUST_PROXY === "1",
     sqliteSynchronous: sync,
   };
 }
