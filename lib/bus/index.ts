@@ -28,9 +28,9 @@ export class Bus {
 
   publish(event: RunEvent): BusMessage {
     const msg = { ...event, seq: ++this.#seq };
-    this.#recent.push(msg);
-    if (this.#recent.length > this.keep) this.#recent.splice(0, this.#recent.length - this.keep);
-    this.#emitter.emit("message", msg);
+    // A ring: message n lives at n % keep, so publishing never shifts the array.
+    this.#recent[msg.seq % this.keep] = msg;
+    if (this.#emitter.listenerCount("message") > 0) this.#emitter.emit("message", msg);
     return msg;
   }
 
@@ -41,6 +41,11 @@ export class Bus {
 
   /** Messages after `seq`, oldest first (for Last-Event-ID). */
   since(seq: number): BusMessage[] {
-    return this.#recent.filter((m) => m.seq > seq);
+    const out: BusMessage[] = [];
+    for (let n = Math.max(seq + 1, this.#seq - this.keep + 1); n <= this.#seq; n++) {
+      const m = this.#recent[n % this.keep];
+      if (m?.seq === n) out.push(m);
+    }
+    return out;
   }
 }

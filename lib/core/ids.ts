@@ -1,30 +1,30 @@
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 
 /**
- * UUIDv7 (RFC 9562): 48 bits of Unix milliseconds, then random bits. Ids made later sort later,
- * so inserts land at the end of the primary-key B-tree instead of at random pages (the webhook
- * hot path inserts two rows per request). A counter in the random part keeps ids made in the same
- * millisecond in order.
+ * UUIDv7 (RFC 9562): 48 bits of Unix milliseconds, a 12-bit counter, then random bits. Ids made
+ * later sort later, so inserts land at the end of the primary-key B-tree instead of at random
+ * pages (the webhook hot path inserts two rows per request). The random part comes from
+ * randomUUID, which draws on Node's cached entropy pool instead of a syscall per id.
  */
 let lastMs = 0;
 let seq = 0;
 export function newId(): string {
   let ms = Date.now();
-  if (ms <= lastMs) {
-    seq = (seq + 1) & 0xfff;
-    if (seq === 0) lastMs += 1;
-    ms = lastMs;
-  } else {
+  if (ms > lastMs) {
     lastMs = ms;
-    seq = randomBytes(2).readUInt16BE(0) & 0x7ff;
+    seq = 0;
+  } else {
+    // Same millisecond (or the clock stepped back): keep counting so ids stay in order.
+    seq++;
+    if (seq > 0xfff) {
+      lastMs++;
+      seq = 0;
+    }
+    ms = lastMs;
   }
-  const b = randomBytes(16);
-  b.writeUIntBE(ms, 0, 6);
-  b[6] = 0x70 | (seq >> 8);
-  b[7] = seq & 0xff;
-  b[8] = (b[8]! & 0x3f) | 0x80;
-  const h = b.toString("hex");
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+  const time = ms.toString(16).padStart(12, "0");
+  // randomUUID(): xxxxxxxx-xxxx-4xxx-Vxxx-xxxxxxxxxxxx; keep its variant and last 62 random bits.
+  return `${time.slice(0, 8)}-${time.slice(8)}-7${seq.toString(16).padStart(3, "0")}-${randomUUID().slice(19)}`;
 }
 
 /** Webhook tokens: 32 random bytes, base64url (spec: applets.webhook_token). */

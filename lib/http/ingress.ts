@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { App } from "../app";
 import { LIMITS } from "../core/limits";
 import { maxAttemptsOf, type Definition } from "../definition";
-import { ingest } from "../queue/ingest";
+import { createIngestBatcher } from "../queue/ingest";
 import { renderTemplate } from "../template";
 import { searchParamsToObject, verifySignature, webhookPayload, type WebhookConfig } from "../triggers/webhook";
 
@@ -20,6 +20,7 @@ const HEARTBEAT_MAX_AGE_MS = 60_000;
  */
 export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" | "secrets">, routes: Record<string, LeanRoute> = {}): IngressHandler {
   const log = app.log.child("ingress");
+  const ingestBatched = createIngestBatcher(app);
   return (req, res) => {
     const rawUrl = req.url ?? "/";
     if (!rawUrl.startsWith("/api/")) return false;
@@ -87,7 +88,7 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
       contentType: String(req.headers["content-type"] ?? ""),
       receivedAt,
     });
-    const result = ingest(app, { appletId, source: "webhook", dedupeKey: null, payload, maxAttempts: maxAttemptsOf(definition), receivedAt });
+    const result = await ingestBatched({ appletId, source: "webhook", dedupeKey: null, payload, maxAttempts: maxAttemptsOf(definition), receivedAt });
     if (!result) return send(res, 200, { queued: false, reason: "duplicate" });
     send(res, 202, { run_id: result.runId, event_id: result.eventId });
   }

@@ -149,6 +149,33 @@ describe("AC1: webhook trigger", () => {
     expect((event.payload.body as { title: string }).title).toBe("big");
   });
 
+  test("AC1: concurrent webhooks are committed together and each gets its own run", async () => {
+    const applet = newApplet();
+    const before = count("runs");
+    const responses = await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        fetch(hookUrl(applet), { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ title: `n${i}` }) }).then(async (r) => ({ status: r.status, body: (await r.json()) as { run_id: string } })),
+      ),
+    );
+    expect(responses.every((r) => r.status === 202)).toBe(true);
+    expect(new Set(responses.map((r) => r.body.run_id)).size).toBe(200);
+    expect(count("runs")).toBe(before + 200);
+    // Every acknowledged run is in the database.
+    for (const r of responses) expect(app.repos.runs.get(r.body.run_id)?.status).toBe("queued");
+  });
+
+  test("group commit: a row that fails (its applet was just deleted) fails alone", async () => {
+    const keep = newApplet({}, "kept");
+    const { createIngestBatcher } = await import("@/lib/queue/ingest");
+    const batched = createIngestBatcher(app);
+    const ok = batched({ appletId: keep.id, source: "webhook", dedupeKey: null, payload: { body: {} }, maxAttempts: 5 });
+    const gone = batched({ appletId: "deleted-applet", source: "webhook", dedupeKey: null, payload: { body: {} }, maxAttempts: 5 });
+    const [a, b] = await Promise.allSettled([ok, gone]);
+    expect(a.status).toBe("fulfilled");
+    expect(b.status).toBe("rejected");
+    expect(app.repos.runs.get((a as PromiseFulfilledResult<{ runId: string }>).value.runId)?.status).toBe("queued");
+  });
+
   test("health answers 503 until the worker heartbeat is fresh, then 200 with worker_seen_at", async () => {
     const stale = await fetch(`${base}/api/health`);
     expect(stale.status).toBe(503);

@@ -178,6 +178,21 @@ export function createRunsRepo(sqlite: Sqlite) {
   return {
     ingest: (i: IngestInput) => ingestTx(i),
 
+    /**
+     * Group commit: many ingests in one transaction, each in its own savepoint so one failing row
+     * (an applet deleted a moment ago) fails alone. One commit writes the shared index pages once
+     * for the whole batch instead of once per webhook.
+     */
+    ingestMany: sqlite.transaction((items: IngestInput[]): ({ eventId: string; runId: string } | null | Error)[] =>
+      items.map((i) => {
+        try {
+          return ingestTx(i);
+        } catch (err) {
+          return err instanceof Error ? err : new Error(String(err));
+        }
+      }),
+    ),
+
     /** Claims the oldest due queued run whose applet has no run in flight; null when idle. */
     claim: (workerId: string, now: Date): ClaimedRun | null => {
       const token = randomBytes(12).toString("base64url");
