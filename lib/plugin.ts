@@ -1,4 +1,3 @@
-import type { z } from "zod";
 import type { AppConfig } from "./core/config";
 import type { Clock } from "./core/clock";
 import type { Logger } from "./core/log";

@@ -2,8 +2,12 @@ import { hostname } from "node:os";
 import { Cron } from "croner";
 import { actionRegistry } from "@/lib/actions";
 import { createApp } from "@/lib/app";
+import { startReceiver } from "@/lib/mail/receiver";
 import { startExecutorLoop } from "@/lib/queue/loop";
 import { createSandbox } from "@/lib/sandbox";
+import { createTransformRunner } from "@/lib/transform";
+import { runRetention } from "@/lib/scheduler/retention";
+import { runSchedulerTick } from "@/lib/scheduler/tick";
 
 /**
  * Worker composition root: executor loop, scheduler tick, SMTP receiver, retention, heartbeat.
@@ -15,7 +19,7 @@ const workerId = `${hostname()}:${process.pid}`;
 const sandbox = createSandbox();
 
 const executor = startExecutorLoop(
-  { app, actions: actionRegistry, sandbox },
+  { app, actions: actionRegistry, sandbox, transform: createTransformRunner(app) },
   { workerId, concurrency: app.config.workerConcurrency },
 );
 
@@ -23,7 +27,34 @@ const heartbeat = () => app.repos.jobLocks.heartbeat("worker_heartbeat", app.clo
 heartbeat();
 const heartbeatJob = new Cron("*/15 * * * * *", { protect: true }, heartbeat);
 
-log.info("worker started", { worker_id: workerId, concurrency: app.config.workerConcurrency, database: app.config.databasePath });
+// Scheduler tick every 15 s and retention hourly, each under its job_locks row (a second worker
+// skips). `protect` keeps one run of each at a time here; shutdown waits for the one in flight.
+const periodic = new Set<Promise<unknown>>();
+const track = async (p: Promise<unknown>): Promise<void> => {
+  periodic.add(p);
+  try {
+    await p;
+  } finally {
+    periodic.delete(p);
+  }
+};
+const tickJob = new Cron("*/15 * * * * *", { protect: true }, () =>
+  track(
+    runSchedulerTick(app, app.clock.now(), { holder: workerId })
+      .then((r) => {
+        if (r.fired.length || r.errored.length) log.info("scheduler tick", { fired: r.fired.length, events: r.events, errored: r.errored.length });
+      })
+      .catch((err: unknown) => log.error("scheduler tick failed", { error: err instanceof Error ? err.message : String(err) })),
+  ),
+);
+const retentionJob = new Cron("0 * * * *", { protect: true }, () =>
+  track(runRetention(app, app.clock.now(), { holder: workerId }).catch((err: unknown) => log.error("retention failed", { error: err instanceof Error ? err.message : String(err) }))),
+);
+
+// The inbound SMTP receiver (email trigger): port 2525 on a laptop, host port 25 → 2525 in compose.
+const receiver = await startReceiver(app);
+
+log.info("worker started", { worker_id: workerId, concurrency: app.config.workerConcurrency, database: app.config.databasePath, smtp_port: receiver.port });
 
 let stopping = false;
 async function shutdown(signal: string) {
@@ -31,6 +62,11 @@ async function shutdown(signal: string) {
   stopping = true;
   log.info(`${signal}: finishing runs in flight`);
   heartbeatJob.stop();
+  tickJob.stop();
+  retentionJob.stop();
+  await Promise.all(periodic);
+  // In-flight SMTP messages finish first: they become events the executor may still pick up.
+  await receiver.close();
   await executor.stop();
   await sandbox.close();
   app.close();

@@ -6,8 +6,9 @@ import { UserError, errorMessage } from "../core/errors";
 import { LIMITS } from "../core/limits";
 import { checkDefinition, timezoneOf } from "../definition";
 import type { Sandbox } from "../sandbox";
-import { renderConfig, renderTemplate } from "../template";
+import { renderConfig } from "../template";
 import { triggerRegistry } from "../triggers";
+import { pollContext } from "../triggers/context";
 import { asObject, compile, json, notFound, readJson, type CompiledRoute, type Route } from "./http";
 import { streamRuns } from "./stream";
 
@@ -331,16 +332,5 @@ function runSummary(r: NonNullable<ReturnType<App["repos"]["runs"]["get"]>>) {
     error: r.error,
     created_at: r.createdAt,
     updated_at: r.updatedAt,
-  };
-}
-
-/** What a trigger's "Fetch now" and poll get: the shared services plus a template renderer with secrets. */
-export function pollContext(app: Pick<App, "http" | "clock" | "log" | "config" | "secrets">) {
-  return {
-    http: app.http,
-    clock: app.clock,
-    log: app.log.child("trigger"),
-    config: app.config,
-    render: async (template: string) => renderTemplate(template, { trigger: {}, secrets: (n) => app.secrets.resolve(n) }).value,
   };
 }

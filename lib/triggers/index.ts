@@ -1,3 +1,7 @@
+import { emailTrigger } from "./email";
+import { pollTrigger } from "./poll";
+import { rssTrigger } from "./rss";
+import { scheduleTrigger } from "./schedule";
 import type { TriggerPlugin, TriggerType } from "./types";
 import { webhookTrigger } from "./webhook";
 
@@ -6,7 +10,7 @@ import { webhookTrigger } from "./webhook";
  * Add a plug-in by importing it and appending it to `plugins`.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each plug-in has its own config type
-const plugins: TriggerPlugin<any>[] = [webhookTrigger];
+const plugins: TriggerPlugin<any>[] = [webhookTrigger, scheduleTrigger, rssTrigger, emailTrigger, pollTrigger];
 
 export const triggerRegistry: ReadonlyMap<string, TriggerPlugin> = buildRegistry(plugins);
 

@@ -75,7 +75,8 @@ export function createTriggerStateRepo(sqlite: Sqlite) {
   const scheduledCache = new Map<string, ReturnType<typeof sqlite.prepare<unknown[], ScheduledRow>>>();
   /**
    * Polled applets with a next_run_at, ordered by it. Driven by trigger_state_next_run_idx: a due
-   * query reads the due rows only, however many are stored.
+   * query reads the due rows only, however many are stored. The unary `+` keeps the planner off
+   * applets_trigger_type_idx, which would scan every enabled applet of those types and sort them.
    */
   const scheduledStatement = (types: number, due: boolean, enabledOnly: boolean, limited: boolean) => {
     const key = `${types}:${due}:${enabledOnly}:${limited}`;
@@ -85,8 +86,8 @@ export function createTriggerStateRepo(sqlite: Sqlite) {
         `SELECT ts.applet_id, a.trigger_type, a.definition, a.enabled, ts.next_run_at, ts.error_count, a.created_at, ts.updated_at
          FROM trigger_state ts JOIN applets a ON a.id = ts.applet_id
          WHERE ${due ? "ts.next_run_at <= ?" : "ts.next_run_at IS NOT NULL"}
-           AND a.trigger_type IN (${Array.from({ length: types }, () => "?").join(", ")})
-           ${enabledOnly ? "AND a.enabled = 1" : ""}
+           AND +a.trigger_type IN (${Array.from({ length: types }, () => "?").join(", ")})
+           ${enabledOnly ? "AND +a.enabled = 1" : ""}
          ORDER BY ts.next_run_at, ts.applet_id ${limited ? "LIMIT ?" : ""}`,
       );
       scheduledCache.set(key, stmt);
@@ -95,7 +96,7 @@ export function createTriggerStateRepo(sqlite: Sqlite) {
   };
   const unscheduled = sqlite.prepare<unknown[], { applet_id: string; trigger_type: string; definition: string }>(
     `SELECT ts.applet_id, a.trigger_type, a.definition FROM trigger_state ts JOIN applets a ON a.id = ts.applet_id
-     WHERE ts.next_run_at IS NULL AND a.enabled = 1 AND a.trigger_type IN (SELECT value FROM json_each(?))`,
+     WHERE ts.next_run_at IS NULL AND +a.enabled = 1 AND +a.trigger_type IN (SELECT value FROM json_each(?))`,
   );
   return {
     get: (appletId: string): TriggerState | null => {

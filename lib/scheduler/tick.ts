@@ -1,0 +1,159 @@
+import { ScheduleReconciler, type Schedule, type TickSummary } from "@whenthen/schedules";
+import type { App } from "../app";
+import { pollContext } from "../triggers/context";
+import { errorMessage } from "../core/errors";
+import { emptyTriggerState } from "../db/repos/trigger-state";
+import { maxAttemptsOf, type Definition } from "../definition";
+import { ingest } from "../queue/ingest";
+import { getTrigger, POLLED_TRIGGERS } from "../triggers";
+import type { PollContext, PollResult, TriggerState } from "../triggers/types";
+import { newHolderId, withJobLock } from "./locks";
+import { AppletScheduleStore } from "./store";
+import { isPolledType, timingOfParsed, type PolledTriggerType } from "./timing";
+
+/**
+ * The scheduler tick (spec "Worker: Scheduler tick"), on @whenthen/schedules' reconciler over the
+ * applet tables (./store):
+ *
+ * 1. list enabled schedule/rss/poll applets with next_run_at <= now;
+ * 2. for each, claim the slot: next_run_at moves from the slot it was to the next slot after NOW
+ *    (not after the missed slot: downtime gives one catch-up fire, no backlog). One worker wins;
+ * 3. the winner runs the plug-in's poll with that slot and, in one transaction, ingests its events
+ *    (deduped per plug-in: the slot for schedule and poll, the item key for rss) and stores the
+ *    state it returned;
+ * 4. an error in one applet lands in its trigger_state.last_error and the loop goes on.
+ *
+ * What can still go wrong: a process killed between the claim and the ingest transaction loses
+ * that one slot (at most once); nothing can make it fire twice.
+ */
+
+export const SCHEDULER_TICK_LOCK = "scheduler_tick";
+export const SCHEDULER_TICK_TTL_MS = 60_000;
+/** Applets polled at once within a tick: feeds and APIs spend their time waiting on the network. */
+const POLL_CONCURRENCY = 8;
+
+type TickApp = Pick<App, "repos" | "clock" | "log" | "bus" | "http" | "config" | "secrets">;
+
+export interface SchedulerTickResult extends TickSummary {
+  /** false: another instance holds the scheduler_tick lock, this tick did nothing. */
+  ran: boolean;
+  /** Events (and queued runs) created. */
+  events: number;
+}
+
+const emptySummary = (): TickSummary => ({ fired: [], skipped: [], errored: [], lost: [] });
+
+/**
+ * One tick under the `scheduler_tick` job lock (TTL 60 s, renewed while running, released after).
+ * `now` is the tick's time: tests pass their manual clock's.
+ */
+export async function runSchedulerTick(app: TickApp, now: Date = app.clock.now(), opts: { holder?: string } = {}): Promise<SchedulerTickResult> {
+  const result = await withJobLock(app, SCHEDULER_TICK_LOCK, opts.holder ?? newHolderId(), SCHEDULER_TICK_TTL_MS, now, (lock) =>
+    reconcileDue(app, now, { halted: lock.lost }),
+  );
+  return result.ran ? { ran: true, ...result.value } : { ran: false, events: 0, ...emptySummary() };
+}
+
+/**
+ * The tick without the job lock: every due slot is still claimed atomically, so two callers on
+ * two connections fire each slot once. The lock only spares the second one the work.
+ */
+export async function reconcileDue(app: TickApp, now: Date, opts: { halted?: () => boolean } = {}): Promise<TickSummary & { events: number }> {
+  const log = app.log.child("scheduler");
+  adoptUnscheduled(app, now);
+  const ctx: PollContext = pollContext(app);
+  let events = 0;
+  const reconciler = new ScheduleReconciler({
+    adapter: new AppletScheduleStore(app, { halted: opts.halted }),
+    kinds: POLLED_TRIGGERS,
+    concurrency: POLL_CONCURRENCY,
+    triggerFn: async (schedule) => {
+      // Not `events += await …`: that reads `events` before the await and loses concurrent counts.
+      const created = await pollApplet(app, ctx, schedule, now);
+      events += created;
+    },
+    onError: (err, schedule) => {
+      log.error("scheduler: applet failed", { applet_id: schedule?.id, error: errorMessage(err) });
+      if (!schedule) return;
+      try {
+        app.repos.triggerState.setLastError(schedule.id, `scheduler: ${errorMessage(err)}`, now.toISOString());
+      } catch (recordErr) {
+        log.error("scheduler: could not record last_error", { applet_id: schedule.id, error: errorMessage(recordErr) });
+      }
+    },
+    logger: { warn: (m) => log.warn(m) },
+  });
+  const summary = await reconciler.tick(now);
+  return { ...summary, events };
+}
+
+/**
+ * Polls one claimed applet and stores the outcome. Plug-in failures (network, parse, bad config)
+ * become last_error and never reach the reconciler; only a database failure throws.
+ */
+async function pollApplet(app: TickApp, ctx: PollContext, schedule: Schedule, now: Date): Promise<number> {
+  const applet = app.repos.applets.get(schedule.id);
+  if (!applet || !applet.enabled || !isPolledType(applet.triggerType)) return 0;
+  const def = applet.definition as unknown as Definition;
+  const plugin = getTrigger(def.trigger.type);
+  const before: TriggerState = app.repos.triggerState.get(schedule.id) ?? emptyTriggerState();
+  const nowIso = now.toISOString();
+  const slot = schedule.nextRunAt;
+  const parsed = plugin.configSchema.safeParse(def.trigger.config);
+
+  let result: PollResult;
+  if (!parsed.success || !plugin.poll || !plugin.nextRunAt) {
+    const why = parsed.success ? `trigger "${def.trigger.type}" cannot be polled` : parsed.error.issues.map((i) => `${i.path.join(".") || "config"}: ${i.message}`).join("; ");
+    result = { events: [], state: { lastPolledAt: nowIso, lastError: `scheduler: invalid ${def.trigger.type} config: ${why}`, errorCount: before.errorCount + 1 } };
+  } else {
+    try {
+      result = await plugin.poll(parsed.data, before, ctx, slot);
+    } catch (err) {
+      result = { events: [], state: { lastPolledAt: nowIso, lastError: errorMessage(err), errorCount: before.errorCount + 1 } };
+    }
+  }
+  const after: TriggerState = { ...before, ...result.state, nextRunAt: before.nextRunAt };
+
+  let created = 0;
+  app.repos.applets.transaction(() => {
+    for (const e of result.events) {
+      const r = ingest(app, { appletId: schedule.id, source: applet.triggerType as "schedule" | "rss" | "poll", dedupeKey: e.dedupeKey, payload: e.payload, maxAttempts: maxAttemptsOf(def), receivedAt: nowIso });
+      if (r) created++;
+    }
+    app.repos.triggerState.savePolled(schedule.id, after, nowIso);
+    // The claim chose the next slot from the state before the poll; when the poll changed what the
+    // timing depends on (an RSS feed entering or leaving its back-off), move it, but only if it is
+    // still the slot the claim wrote (a save in the meantime wins).
+    if (parsed.success && plugin.nextRunAt && timingChanged(applet.triggerType as PolledTriggerType, parsed.data, before, after)) {
+      const claimed = plugin.nextRunAt(parsed.data, now, { ...before, nextRunAt: slot.toISOString() }).toISOString();
+      const wanted = plugin.nextRunAt(parsed.data, now, { ...after, nextRunAt: slot.toISOString() }).toISOString();
+      if (wanted !== claimed) app.repos.triggerState.claimSlot(schedule.id, claimed, wanted, nowIso);
+    }
+  });
+  if (result.state.lastError) app.log.child("scheduler").warn("poll failed", { applet_id: schedule.id, type: applet.triggerType, error: result.state.lastError });
+  return created;
+}
+
+const timingChanged = (type: PolledTriggerType, config: unknown, before: TriggerState, after: TriggerState): boolean =>
+  JSON.stringify(timingOfParsed(type, config, before)) !== JSON.stringify(timingOfParsed(type, config, after));
+
+/**
+ * An enabled polled applet whose next_run_at is null (spec: "next_run_at <= now (or null)") was
+ * never scheduled, e.g. a row written by hand. It gets the slot the applet service would give it
+ * on save: a schedule its next fire time, a feed or poll now. The write is conditional on the
+ * null, so two workers agree on one value.
+ */
+function adoptUnscheduled(app: TickApp, now: Date): void {
+  for (const row of app.repos.triggerState.listUnscheduled(POLLED_TRIGGERS)) {
+    try {
+      const plugin = getTrigger(row.trigger_type);
+      const config = (JSON.parse(row.definition) as Definition).trigger.config;
+      const parsed = plugin.configSchema.safeParse(config);
+      const state = app.repos.triggerState.get(row.applet_id) ?? emptyTriggerState();
+      const first = row.trigger_type === "schedule" && parsed.success && plugin.nextRunAt ? plugin.nextRunAt(parsed.data, now, state) : now;
+      app.repos.triggerState.claimSlot(row.applet_id, null, first.toISOString(), now.toISOString());
+    } catch (err) {
+      app.repos.triggerState.setLastError(row.applet_id, `scheduler: cannot schedule: ${errorMessage(err)}`, now.toISOString());
+    }
+  }
+}

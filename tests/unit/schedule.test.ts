@@ -1,0 +1,167 @@
+import { describe, expect, test } from "vitest";
+import { ManualClock } from "@/lib/core/clock";
+import { loadConfig } from "@/lib/core/config";
+import { silentLogger } from "@/lib/core/log";
+import { emptyTriggerState } from "@/lib/db/repos/trigger-state";
+import { nextFireTimes, scheduleConfigSchema, schedulePayload, scheduleTrigger } from "@/lib/triggers/schedule";
+import type { PollContext } from "@/lib/triggers/types";
+import { mkdtempSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+/**
+ * Expected instants are written as local wall time with the zone's offset at that moment (checked
+ * against the tz database with Intl), never computed with croner, so these tests pin croner's
+ * behaviour instead of repeating it.
+ */
+const at = (iso: string) => new Date(iso).toISOString();
+const fires = (cron: string, tz: string, from: string, n: number) => nextFireTimes(cron, tz, new Date(from), n).map((d) => d.toISOString());
+
+describe("schedule: fire times", () => {
+  // The spec's acceptance list has the two instants swapped ("13:00 and 14:00 UTC"). 09:00 in New
+  // York is 14:00Z under EST (UTC−5, until 2026-03-08 02:00) and 13:00Z under EDT (UTC−4). The
+  // true instants are asserted here.
+  test("AC3: 0 9 * * * in America/New_York fires at 09:00 local: 14:00 UTC on 2026-03-07 (EST) and 13:00 UTC on 2026-03-09 (EDT)", () => {
+    expect(fires("0 9 * * *", "America/New_York", "2026-03-06T15:00:00Z", 3)).toEqual([
+      at("2026-03-07T09:00:00-05:00"),
+      at("2026-03-08T09:00:00-04:00"),
+      at("2026-03-09T09:00:00-04:00"),
+    ]);
+    expect(at("2026-03-07T09:00:00-05:00")).toBe("2026-03-07T14:00:00.000Z");
+    expect(at("2026-03-09T09:00:00-04:00")).toBe("2026-03-09T13:00:00.000Z");
+  });
+
+  test("AC3: the next fire is strictly after `from` (a fire time itself is not returned again)", () => {
+    expect(fires("0 9 * * *", "America/New_York", "2026-03-09T13:00:00.000Z", 1)).toEqual([at("2026-03-10T09:00:00-04:00")]);
+  });
+});
+
+describe("schedule: croner 11 DST rule (DESIGN.md), pinned", () => {
+  describe("spring forward: a time in the gap fires at the first valid time after the gap, the same day", () => {
+    test("AC3: America/New_York 02:30 on 2026-03-08 fires at 03:00 EDT, then 02:30 EDT the next day", () => {
+      expect(fires("30 2 * * *", "America/New_York", "2026-03-07T12:00:00Z", 2)).toEqual([at("2026-03-08T03:00:00-04:00"), at("2026-03-09T02:30:00-04:00")]);
+    });
+    test("AC3: America/New_York 0 2 * * * (the spec's example) fires at 03:00 EDT on 2026-03-08, not skipped", () => {
+      expect(fires("0 2 * * *", "America/New_York", "2026-03-07T12:00:00Z", 2)).toEqual([at("2026-03-08T03:00:00-04:00"), at("2026-03-09T02:00:00-04:00")]);
+    });
+    test("AC3: Europe/Berlin 02:30 on 2026-03-29 fires at 03:00 CEST", () => {
+      expect(fires("30 2 * * *", "Europe/Berlin", "2026-03-28T12:00:00Z", 2)).toEqual([at("2026-03-29T03:00:00+02:00"), at("2026-03-30T02:30:00+02:00")]);
+    });
+    test("AC3: Australia/Lord_Howe (30-minute shift) 02:15 on 2026-10-04 fires at 02:30 +11:00", () => {
+      expect(fires("15 2 * * *", "Australia/Lord_Howe", "2026-10-02T12:00:00Z", 3)).toEqual([
+        at("2026-10-03T02:15:00+10:30"),
+        at("2026-10-04T02:30:00+11:00"),
+        at("2026-10-05T02:15:00+11:00"),
+      ]);
+    });
+    test("AC3: America/Santiago (transition at midnight) 0 0 * * * on 2026-09-06 fires at 01:00 -03:00, the same date", () => {
+      const times = fires("0 0 * * *", "America/Santiago", "2026-09-04T12:00:00Z", 3);
+      expect(times).toEqual([at("2026-09-05T00:00:00-04:00"), at("2026-09-06T01:00:00-03:00"), at("2026-09-07T00:00:00-03:00")]);
+      expect(schedulePayload(new Date(times[1]!), "America/Santiago")).toMatchObject({ date: "2026-09-06", time: "01:00", weekday: "Sunday" });
+    });
+  });
+
+  describe("fall back: a repeated time fires once, at its first occurrence", () => {
+    test("AC3: America/New_York 01:30 on 2026-11-01 fires at 01:30 EDT only", () => {
+      expect(fires("30 1 * * *", "America/New_York", "2026-10-31T12:00:00Z", 2)).toEqual([at("2026-11-01T01:30:00-04:00"), at("2026-11-02T01:30:00-05:00")]);
+    });
+    test("AC3: Europe/Berlin 02:30 on 2026-10-25 fires at 02:30 CEST only", () => {
+      expect(fires("30 2 * * *", "Europe/Berlin", "2026-10-24T12:00:00Z", 2)).toEqual([at("2026-10-25T02:30:00+02:00"), at("2026-10-26T02:30:00+01:00")]);
+    });
+    test("AC3: Australia/Lord_Howe 01:45 on 2026-04-05 fires at 01:45 +11:00 only", () => {
+      expect(fires("45 1 * * *", "Australia/Lord_Howe", "2026-04-04T12:00:00Z", 2)).toEqual([at("2026-04-05T01:45:00+11:00"), at("2026-04-06T01:45:00+10:30")]);
+    });
+    test("AC3: America/Santiago 23:30 on 2026-04-04 fires at 23:30 -03:00 only", () => {
+      expect(fires("30 23 * * *", "America/Santiago", "2026-04-04T12:00:00Z", 2)).toEqual([at("2026-04-04T23:30:00-03:00"), at("2026-04-05T23:30:00-04:00")]);
+    });
+  });
+
+  describe("fall back: a wildcard hour fires in both repeated hours", () => {
+    test("AC3: America/New_York 30 * * * * fires at 01:30 EDT and 01:30 EST on 2026-11-01", () => {
+      expect(fires("30 * * * *", "America/New_York", "2026-11-01T04:00:00Z", 4)).toEqual([
+        at("2026-11-01T00:30:00-04:00"),
+        at("2026-11-01T01:30:00-04:00"),
+        at("2026-11-01T01:30:00-05:00"),
+        at("2026-11-01T02:30:00-05:00"),
+      ]);
+    });
+    test("AC3: Europe/Berlin 30 * * * * fires at 02:30 CEST and 02:30 CET on 2026-10-25", () => {
+      expect(fires("30 * * * *", "Europe/Berlin", "2026-10-25T00:00:00Z", 2)).toEqual([at("2026-10-25T02:30:00+02:00"), at("2026-10-25T02:30:00+01:00")]);
+    });
+    test("AC3: Australia/Lord_Howe 45 * * * * fires at 01:45 +11:00 and 01:45 +10:30 on 2026-04-05", () => {
+      expect(fires("45 * * * *", "Australia/Lord_Howe", "2026-04-04T14:00:00Z", 3)).toEqual([
+        at("2026-04-05T01:45:00+11:00"),
+        at("2026-04-05T01:45:00+10:30"),
+        at("2026-04-05T02:45:00+10:30"),
+      ]);
+    });
+    test("AC3: America/Santiago 30 * * * * fires at 23:30 -03:00 and 23:30 -04:00 on 2026-04-04", () => {
+      expect(fires("30 * * * *", "America/Santiago", "2026-04-05T02:00:00Z", 3)).toEqual([
+        at("2026-04-04T23:30:00-03:00"),
+        at("2026-04-04T23:30:00-04:00"),
+        at("2026-04-05T00:30:00-04:00"),
+      ]);
+    });
+  });
+});
+
+describe("schedule: config", () => {
+  test("AC3: a 5-field cron and an IANA zone are accepted", () => {
+    expect(scheduleConfigSchema.parse({ cron: "0 9 * * 1-5", timezone: "Europe/Berlin" })).toEqual({ cron: "0 9 * * 1-5", timezone: "Europe/Berlin" });
+  });
+  test.each([
+    ["6 fields (seconds)", { cron: "0 0 9 * * *", timezone: "UTC" }, /expected 5/],
+    ["1 field", { cron: "@daily", timezone: "UTC" }, /expected 5/],
+    ["an out-of-range minute", { cron: "61 9 * * *", timezone: "UTC" }, /invalid cron/],
+    ["no timezone", { cron: "0 9 * * *" }, /timezone/],
+    ["an unknown zone", { cron: "0 9 * * *", timezone: "Mars/Olympus_Mons" }, /unknown IANA time zone/],
+    ["an unknown key", { cron: "0 9 * * *", timezone: "UTC", every: "day" }, /every/],
+  ])("AC3: refused: %s", (_name, config, message) => {
+    const r = scheduleConfigSchema.safeParse(config);
+    expect(r.success).toBe(false);
+    expect(JSON.stringify(r.error?.issues)).toMatch(message);
+  });
+});
+
+describe("schedule: poll", () => {
+  const ctx = (): PollContext => ({
+    http: () => Promise.reject(new Error("a schedule never fetches")),
+    clock: new ManualClock("2026-03-09T13:00:07.000Z"),
+    log: silentLogger,
+    config: loadConfig({ DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "whenthen-schedule-")) }),
+    render: async (t) => t,
+  });
+
+  test("AC3: one event keyed by the slot, with every ingredient formatted in the applet's zone", async () => {
+    const slot = new Date("2026-03-09T13:00:00.000Z");
+    const r = await scheduleTrigger.poll!({ cron: "0 9 * * *", timezone: "America/New_York" }, emptyTriggerState(), ctx(), slot);
+    expect(r.events).toEqual([
+      {
+        dedupeKey: "2026-03-09T13:00:00.000Z",
+        payload: {
+          fired_at: "2026-03-09T13:00:00.000Z",
+          fired_at_local: "2026-03-09T09:00:00-04:00",
+          date: "2026-03-09",
+          time: "09:00",
+          weekday: "Monday",
+          timezone: "America/New_York",
+        },
+      },
+    ]);
+    expect(r.state).toMatchObject({ lastPolledAt: "2026-03-09T13:00:07.000Z", lastError: null, errorCount: 0 });
+  });
+
+  test("AC3: the local date can differ from the UTC date (Lord Howe is ahead of UTC)", () => {
+    expect(schedulePayload(new Date("2026-04-04T14:45:00.000Z"), "Australia/Lord_Howe")).toMatchObject({
+      fired_at_local: "2026-04-05T01:45:00+11:00",
+      date: "2026-04-05",
+      time: "01:45",
+      weekday: "Sunday",
+    });
+  });
+
+  test("AC3: nextRunAt is the next fire time after `from`", () => {
+    const next = scheduleTrigger.nextRunAt!({ cron: "0 9 * * *", timezone: "America/New_York" }, new Date("2026-03-07T14:00:00.000Z"), emptyTriggerState());
+    expect(next.toISOString()).toBe("2026-03-08T13:00:00.000Z");
+  });
+});
