@@ -1,3 +1,4 @@
+import { isValidTimeZone } from "@whenthen/schedules";
 import { z } from "zod";
 import { actionRegistry } from "./actions";
 import { UserError } from "./core/errors";
@@ -38,7 +39,7 @@ export const definitionSchema = z.strictObject({
   /** IANA zone for the `date` filter and `now_local` (default: the schedule's zone, else UTC). */
   timezone: z
     .string()
-    .refine(isTimeZone, "unknown IANA time zone")
+    .refine(isValidTimeZone, "unknown IANA time zone")
     .optional(),
 });
 
@@ -57,14 +58,6 @@ export interface Problem {
   message: string;
 }
 
-export function isTimeZone(tz: string): boolean {
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: tz });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Every problem at once, each with its path (`actions.0.config.url`). */
 export function checkDefinition(input: unknown): { ok: true; definition: Definition } | { ok: false; problems: Problem[] } {
@@ -94,5 +87,5 @@ export const maxAttemptsOf = (d: Definition): number => d.retry?.max_attempts ??
 export function timezoneOf(d: Definition): string {
   if (d.timezone) return d.timezone;
   const tz = d.trigger.config.timezone;
-  return typeof tz === "string" && isTimeZone(tz) ? tz : "UTC";
+  return typeof tz === "string" && isValidTimeZone(tz) ? tz : "UTC";
 }

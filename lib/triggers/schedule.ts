@@ -1,4 +1,4 @@
-import { nextRunAfter, validateTiming, type ScheduleTiming } from "@whenthen/schedules";
+import { isValidTimeZone, nextRunAfter, validateTiming, type ScheduleTiming } from "@whenthen/schedules";
 import { formatInTimeZone } from "date-fns-tz";
 import { z } from "zod";
 import type { TriggerPlugin } from "./types";
@@ -12,25 +12,6 @@ import type { TriggerPlugin } from "./types";
  * spring-forward gap fires at the first valid time after the gap, the same day; a repeated
  * fall-back time fires once, at its first occurrence; a wildcard hour fires in both repeated hours.
  */
-
-// Building an Intl.DateTimeFormat costs ~0.1 ms, and every tick re-validates each due schedule's
-// config; the answers for the few zones in use are kept.
-const zoneValidity = new Map<string, boolean>();
-
-function isTimeZone(tz: string): boolean {
-  let ok = zoneValidity.get(tz);
-  if (ok === undefined) {
-    try {
-      new Intl.DateTimeFormat("en-US", { timeZone: tz });
-      ok = true;
-    } catch {
-      ok = false;
-    }
-    if (zoneValidity.size >= 1000) zoneValidity.clear();
-    zoneValidity.set(tz, ok);
-  }
-  return ok;
-}
 
 /** A cron problem in words, or null. 6-field (seconds) and 7-field (years) patterns are refused. */
 export function cronProblem(cron: string): string | null {
@@ -61,7 +42,7 @@ export const scheduleConfigSchema = z.strictObject({
     .trim()
     .min(1, "required: an IANA time zone such as Europe/Berlin")
     .superRefine((tz, ctx) => {
-      if (!isTimeZone(tz)) ctx.addIssue({ code: "custom", message: `schedule: unknown IANA time zone "${tz}"` });
+      if (!isValidTimeZone(tz)) ctx.addIssue({ code: "custom", message: `schedule: unknown IANA time zone "${tz}"` });
     }),
 });
 export type ScheduleConfig = z.infer<typeof scheduleConfigSchema>;

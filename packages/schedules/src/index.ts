@@ -20,5 +20,5 @@
 export type { Schedule, ScheduleAdapter, ScheduleClock, ScheduleFilter, ScheduleInit, ScheduleKind, SchedulePatch } from "./types.js";
 export { ScheduleConflictError, ScheduleError, ScheduleValidationError } from "./errors.js";
 export { parseInterval } from "./interval.js";
-export { assertValidSchedule, buildSchedule, nextRunAfter, validateTiming, type ScheduleTiming } from "./timing.js";
+export { assertValidSchedule, buildSchedule, isValidTimeZone, nextRunAfter, validateTiming, type ScheduleTiming } from "./timing.js";
 export { RUN_STATUS, ScheduleReconciler, type ScheduleReconcilerOptions, type TickSummary } from "./reconciler.js";

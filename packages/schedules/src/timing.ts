@@ -14,23 +14,49 @@ export type ScheduleTiming = Pick<Schedule, "interval" | "cron" | "timezone"> & 
 const CRON_CACHE_LIMIT = 500;
 const cronCache = new Map<string, Cron>();
 
+/** Parses (once per expression and zone) and checks the pattern ever fires; throws on a bad one. */
 function cronFor(expression: string, timezone: string | undefined): Cron {
   const key = `${timezone ?? ""}\u0000${expression}`;
   let cron = cronCache.get(key);
   if (!cron) {
-    // mode "5-part" makes croner itself refuse seconds/years fields instead of silently accepting them.
-    cron = new Cron(expression, { timezone, paused: true, mode: "5-part" });
+    try {
+      // mode "5-part" makes croner itself refuse seconds/years fields instead of silently accepting them.
+      cron = new Cron(expression, { timezone, paused: true, mode: "5-part" });
+    } catch (cause) {
+      throw new ScheduleValidationError(`schedules: invalid cron ${JSON.stringify(expression)}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    }
+    if (cron.nextRun(new Date(0)) === null) {
+      throw new ScheduleValidationError(`schedules: cron ${JSON.stringify(expression)} never fires`);
+    }
     if (cronCache.size >= CRON_CACHE_LIMIT) cronCache.clear();
     cronCache.set(key, cron);
   }
   return cron;
 }
 
+// Building an Intl.DateTimeFormat costs ~0.1 ms and every tick re-validates each due schedule;
+// the answers for the few zones in use are kept.
+const zoneValidity = new Map<string, boolean>();
+
+/** Whether `timezone` is an IANA zone this runtime knows (cached). */
+export function isValidTimeZone(timezone: string): boolean {
+  let ok = zoneValidity.get(timezone);
+  if (ok === undefined) {
+    try {
+      new Intl.DateTimeFormat("en-US", { timeZone: timezone });
+      ok = true;
+    } catch {
+      ok = false;
+    }
+    if (zoneValidity.size >= 1000) zoneValidity.clear();
+    zoneValidity.set(timezone, ok);
+  }
+  return ok;
+}
+
 function assertTimezone(timezone: string): void {
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: timezone });
-  } catch (cause) {
-    throw new ScheduleValidationError(`schedules: invalid timezone ${JSON.stringify(timezone)}: expected an IANA name such as "Europe/Berlin"`, { cause });
+  if (!isValidTimeZone(timezone)) {
+    throw new ScheduleValidationError(`schedules: invalid timezone ${JSON.stringify(timezone)}: expected an IANA name such as "Europe/Berlin"`);
   }
 }
 
@@ -62,15 +88,7 @@ export function validateTiming(timing: ScheduleTiming): void {
     );
   }
   if (timing.timezone !== undefined && timing.timezone !== null) assertTimezone(timing.timezone);
-  let cron: Cron;
-  try {
-    cron = cronFor(expression, timing.timezone ?? undefined);
-  } catch (cause) {
-    throw new ScheduleValidationError(`schedules: invalid cron ${JSON.stringify(expression)}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
-  }
-  if (cron.nextRun(new Date(0)) === null) {
-    throw new ScheduleValidationError(`schedules: cron ${JSON.stringify(expression)} never fires`);
-  }
+  cronFor(expression, timing.timezone ?? undefined);
 }
 
 /**
