@@ -1,0 +1,132 @@
+import Link from "next/link";
+import { notFound } from "next/navigation";
+import { CopyButton } from "@/components/CopyButton";
+import { DeleteAppletButton } from "@/components/DeleteAppletButton";
+import { EnabledToggle } from "@/components/EnabledToggle";
+import { LocalTime } from "@/components/LocalTime";
+import { PluginIcon } from "@/components/PluginIcon";
+import { RunsTable } from "@/components/RunsTable";
+import { TestEventForm } from "@/components/TestEventForm";
+import { AppletEditor } from "@/components/editor/AppletEditor";
+import { apiJson, apiOk, services } from "@/lib/ui/services";
+import { runRow } from "@/lib/ui/serialize";
+import type { AppletDetail, Meta } from "@/lib/ui/types";
+
+export const dynamic = "force-dynamic";
+export const metadata = { title: "Applet · whenthen" };
+
+export default async function AppletPage({ params }: { params: Promise<{ id: string }> }) {
+  const { id } = await params;
+  const res = await apiJson<{ applet?: AppletDetail; error?: string }>(`/api/applets/${encodeURIComponent(id)}`);
+  if (res.status === 404) notFound();
+  const a = res.body.applet;
+  if (!a) throw new Error(`whenthen: applet ${id}: ${res.body.error ?? res.status}`);
+  const meta = await apiOk<Meta>("/api/meta");
+  const { app } = services();
+  const secrets = app.secrets.list().map((s) => s.name);
+  const runs = app.repos.runs.list({ appletId: a.id, limit: 50 }).runs.map((r) => runRow(r, a.name));
+  const trigger = meta.triggers.find((t) => t.type === a.trigger_type);
+  const state = a.trigger_state;
+  const curl = `curl -X POST '${a.webhook_url}' -H 'content-type: application/json' -d '${JSON.stringify((trigger?.sample.body as object | undefined) ?? { hello: "world" }).replace(/'/g, "'\\''")}'`;
+
+  return (
+    <div className="mx-auto max-w-5xl">
+      <nav className="mb-1 text-sm text-slate-500">
+        <Link href="/" className="hover:underline">
+          Applets
+        </Link>{" "}
+        /
+      </nav>
+      <header className="mb-4 flex flex-wrap items-center justify-between gap-3">
+        <div className="flex min-w-0 items-center gap-3">
+          <h1 className="truncate text-xl font-semibold" data-testid="applet-name">
+            {a.name}
+          </h1>
+          <span className="inline-flex items-center gap-1.5">
+            <PluginIcon kind="trigger" type={a.trigger_type} />
+            <span className="text-slate-400">→</span>
+            {a.action_types.map((t, i) => (
+              <PluginIcon key={i} kind="action" type={t} />
+            ))}
+          </span>
+          <EnabledToggle id={a.id} enabled={a.enabled} name={a.name} />
+        </div>
+        <div className="flex items-center gap-2">
+          <a href={`/api/export?applet_id=${encodeURIComponent(a.id)}`} className="btn-secondary" download>
+            Export JSON
+          </a>
+          <DeleteAppletButton id={a.id} name={a.name} />
+        </div>
+      </header>
+
+      <section className="card mb-4 flex flex-col gap-3 text-sm">
+        {a.trigger_type === "webhook" ? (
+          <div>
+            <p className="field-label mb-1">Webhook URL</p>
+            <div className="flex items-center gap-2">
+              <input readOnly value={a.webhook_url} aria-label="Webhook URL" className="input font-mono text-xs" data-testid="webhook-url" />
+              <CopyButton text={a.webhook_url} />
+            </div>
+            <p className="help">POST JSON, a form, or text; GET with query parameters works too. Anyone with this URL can fire the applet.</p>
+            <div className="mt-2 flex items-center gap-2">
+              <code className="block min-w-0 flex-1 overflow-x-auto rounded bg-slate-900 px-3 py-2 font-mono text-xs whitespace-nowrap text-slate-100">{curl}</code>
+              <CopyButton text={curl} label="Copy curl" />
+            </div>
+          </div>
+        ) : null}
+        <dl className="grid grid-cols-2 gap-x-6 gap-y-2 md:grid-cols-4">
+          <div>
+            <dt className="text-xs text-slate-500">Last fired</dt>
+            <dd>
+              <LocalTime iso={a.last_fired_at} />
+            </dd>
+          </div>
+          <div>
+            <dt className="text-xs text-slate-500">Runs finished</dt>
+            <dd className="tabular-nums">{a.run_count}</dd>
+          </div>
+          {state?.next_run_at !== undefined && (a.trigger_type === "schedule" || a.trigger_type === "rss" || a.trigger_type === "poll") ? (
+            <div>
+              <dt className="text-xs text-slate-500">Next check</dt>
+              <dd>{a.enabled ? <LocalTime iso={state?.next_run_at} relative /> : "disabled"}</dd>
+            </div>
+          ) : null}
+          {state?.last_polled_at ? (
+            <div>
+              <dt className="text-xs text-slate-500">Last checked</dt>
+              <dd>
+                <LocalTime iso={state.last_polled_at} />
+              </dd>
+            </div>
+          ) : null}
+        </dl>
+        {state?.last_error ? (
+          <div className="rounded-md bg-red-50 p-3 text-red-900 ring-1 ring-red-200" data-testid="trigger-error">
+            <p className="font-semibold">Last trigger error{state.error_count > 1 ? ` (${state.error_count} in a row)` : ""}</p>
+            <p className="mt-1 font-mono text-xs break-words">{state.last_error}</p>
+          </div>
+        ) : null}
+      </section>
+
+      <section className="card mb-4">
+        <h2 className="mb-2 text-base font-semibold">Send test event</h2>
+        <TestEventForm appletId={a.id} sample={trigger?.sample ?? {}} />
+      </section>
+
+      <section className="mb-6">
+        <div className="mb-2 flex items-baseline justify-between">
+          <h2 className="text-base font-semibold">Last 50 runs</h2>
+          <Link href={`/runs?applet_id=${encodeURIComponent(a.id)}`} className="text-sm text-indigo-700 hover:underline">
+            All runs of this applet
+          </Link>
+        </div>
+        <RunsTable initial={runs} query={{ applet_id: a.id }} showApplet={false} emptyText="No runs yet. Send a test event above, or fire the trigger." />
+      </section>
+
+      <section>
+        <h2 className="mb-2 text-base font-semibold">Definition</h2>
+        <AppletEditor meta={meta} secrets={secrets} applet={{ id: a.id, name: a.name, definition: a.definition }} />
+      </section>
+    </div>
+  );
+}

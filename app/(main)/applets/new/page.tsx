@@ -1,0 +1,24 @@
+import Link from "next/link";
+import { AppletEditor } from "@/components/editor/AppletEditor";
+import { apiOk, services } from "@/lib/ui/services";
+import type { Meta } from "@/lib/ui/types";
+
+export const dynamic = "force-dynamic";
+export const metadata = { title: "New applet · whenthen" };
+
+export default async function NewAppletPage() {
+  const meta = await apiOk<Meta>("/api/meta");
+  const secrets = services().app.secrets.list().map((s) => s.name);
+  return (
+    <div className="mx-auto max-w-4xl">
+      <nav className="mb-1 text-sm text-slate-500">
+        <Link href="/" className="hover:underline">
+          Applets
+        </Link>{" "}
+        /
+      </nav>
+      <h1 className="mb-4 text-xl font-semibold">New applet</h1>
+      <AppletEditor meta={meta} secrets={secrets} />
+    </div>
+  );
+}

@@ -1,0 +1,91 @@
+import Link from "next/link";
+import { EnabledToggle } from "@/components/EnabledToggle";
+import { LocalTime } from "@/components/LocalTime";
+import { PluginIcon } from "@/components/PluginIcon";
+import { StatusBadge } from "@/components/StatusBadge";
+import { services } from "@/lib/ui/services";
+import { actionTypesOf } from "@/lib/ui/serialize";
+
+export const dynamic = "force-dynamic";
+export const metadata = { title: "Applets · whenthen" };
+
+export default function AppletsPage() {
+  const { app } = services();
+  const applets = app.repos.applets.list();
+  const since = new Date(app.clock.now().getTime() - 86_400_000).toISOString();
+  const stats = new Map(app.repos.runs.statsByApplet(since).map((s) => [s.applet_id, s]));
+
+  return (
+    <div className="mx-auto max-w-6xl">
+      <header className="mb-4 flex items-center justify-between">
+        <h1 className="text-xl font-semibold">Applets</h1>
+        <Link href="/applets/new" className="btn-primary">
+          New applet
+        </Link>
+      </header>
+
+      {applets.length === 0 ? (
+        <div className="card py-12 text-center">
+          <p className="font-medium">No applets yet.</p>
+          <p className="mt-1 text-sm text-slate-600">An applet is one rule: when a trigger fires (a webhook, a schedule, a feed, an email, a value that changes), run its actions.</p>
+          <Link href="/applets/new" className="btn-primary mt-4">
+            Create your first applet
+          </Link>
+        </div>
+      ) : (
+        <div className="overflow-x-auto rounded-lg bg-white shadow-sm ring-1 ring-slate-200">
+          <table className="min-w-full divide-y divide-slate-200">
+            <thead className="bg-slate-50">
+              <tr>
+                <th className="th">Name</th>
+                <th className="th">When → then</th>
+                <th className="th">Enabled</th>
+                <th className="th">Last run</th>
+                <th className="th text-right">Runs (24 h)</th>
+              </tr>
+            </thead>
+            <tbody className="divide-y divide-slate-100">
+              {applets.map((a) => {
+                const s = stats.get(a.id);
+                return (
+                  <tr key={a.id} className="hover:bg-slate-50">
+                    <td className="td max-w-xs">
+                      <Link href={`/applets/${a.id}`} className="block truncate font-medium text-indigo-700 hover:underline">
+                        {a.name}
+                      </Link>
+                    </td>
+                    <td className="td">
+                      <span className="inline-flex items-center gap-1.5">
+                        <PluginIcon kind="trigger" type={a.triggerType} />
+                        <span className="text-slate-400" aria-hidden="true">
+                          →
+                        </span>
+                        {actionTypesOf(a).map((t, i) => (
+                          <PluginIcon key={i} kind="action" type={t} />
+                        ))}
+                      </span>
+                    </td>
+                    <td className="td">
+                      <EnabledToggle id={a.id} enabled={a.enabled} name={a.name} />
+                    </td>
+                    <td className="td whitespace-nowrap">
+                      {s?.last_status ? (
+                        <span className="inline-flex items-center gap-2">
+                          <StatusBadge status={s.last_status} />
+                          <LocalTime iso={s.last_at} className="text-slate-600" />
+                        </span>
+                      ) : (
+                        <span className="text-slate-400">never run</span>
+                      )}
+                    </td>
+                    <td className="td text-right tabular-nums">{s?.runs_24h ?? 0}</td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </div>
+  );
+}

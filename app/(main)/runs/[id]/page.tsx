@@ -1,0 +1,185 @@
+import Link from "next/link";
+import { notFound } from "next/navigation";
+import { LocalTime } from "@/components/LocalTime";
+import { RunActions } from "@/components/RunActions";
+import { RunLive } from "@/components/RunLive";
+import { StatusBadge } from "@/components/StatusBadge";
+import { formatDuration, pretty } from "@/lib/ui/format";
+import { apiJson } from "@/lib/ui/services";
+import type { RunDetail, Step } from "@/lib/ui/types";
+
+export const dynamic = "force-dynamic";
+export const metadata = { title: "Run · whenthen" };
+
+export default async function RunPage({ params }: { params: Promise<{ id: string }> }) {
+  const { id } = await params;
+  const res = await apiJson<RunDetail & { error?: string }>(`/api/runs/${encodeURIComponent(id)}`);
+  if (res.status === 404) notFound();
+  if (res.status !== 200) throw new Error(`whenthen: run ${id}: ${res.body.error ?? res.status}`);
+  const { run, event, applet } = res.body;
+  const duration = run.started_at && run.finished_at ? new Date(run.finished_at).getTime() - new Date(run.started_at).getTime() : null;
+
+  return (
+    <div className="mx-auto max-w-5xl">
+      <nav className="mb-1 text-sm text-slate-500">
+        <Link href="/runs" className="hover:underline">
+          Runs
+        </Link>{" "}
+        /{" "}
+        {applet ? (
+          <Link href={`/applets/${applet.id}`} className="hover:underline">
+            {applet.name}
+          </Link>
+        ) : (
+          "deleted applet"
+        )}
+      </nav>
+      <header className="mb-4 flex flex-wrap items-start justify-between gap-3">
+        <div>
+          <h1 className="flex items-center gap-3 text-xl font-semibold">
+            Run <span className="font-mono text-base text-slate-500">{run.id.slice(0, 8)}</span>
+            <StatusBadge status={run.status} testId="run-status" />
+          </h1>
+          <div className="mt-1">
+            <RunLive runId={run.id} status={run.status} />
+          </div>
+        </div>
+        <RunActions runId={run.id} canRetry={run.status === "failed" || run.status === "dead"} />
+      </header>
+
+      <dl className="card mb-4 grid grid-cols-2 gap-x-6 gap-y-2 text-sm md:grid-cols-4">
+        <Meta label="Created">
+          <LocalTime iso={run.created_at} />
+        </Meta>
+        <Meta label="Started">
+          <LocalTime iso={run.started_at} />
+        </Meta>
+        <Meta label="Finished">
+          <LocalTime iso={run.finished_at} />
+        </Meta>
+        <Meta label="Duration">{formatDuration(duration)}</Meta>
+        <Meta label="Attempt">
+          {run.attempt} of {run.max_attempts}
+        </Meta>
+        <Meta label="Next attempt">{run.status === "queued" && run.next_attempt_at ? <LocalTime iso={run.next_attempt_at} relative /> : "–"}</Meta>
+        <Meta label="Event source">{event?.source ?? "–"}</Meta>
+        <Meta label="Dedupe key">
+          <span className="break-all">{event?.dedupe_key ?? "–"}</span>
+        </Meta>
+      </dl>
+
+      {run.error ? (
+        <div className="mb-4 rounded-md bg-red-50 p-3 text-sm text-red-900 ring-1 ring-red-200">
+          <p className="font-semibold">Error</p>
+          <p className="mt-1 font-mono text-xs break-words whitespace-pre-wrap">{run.error}</p>
+        </div>
+      ) : null}
+      {run.attempt > 1 ? (
+        <p className="mb-4 rounded-md bg-amber-50 p-3 text-sm text-amber-900 ring-1 ring-amber-200">
+          A retry resumes after the steps that already succeeded; the step that was in flight may have run twice.
+        </p>
+      ) : null}
+
+      <section className="mb-6">
+        <h2 className="mb-2 text-base font-semibold">Event payload</h2>
+        {event ? (
+          <>
+            <p className="mb-1 text-xs text-slate-500">
+              Received <LocalTime iso={event.received_at} /> · event <span className="font-mono">{event.id}</span>
+            </p>
+            <pre className="pre" data-testid="event-payload">
+              {pretty(event.payload)}
+            </pre>
+          </>
+        ) : (
+          <p className="text-sm text-slate-600">The event was deleted by retention.</p>
+        )}
+      </section>
+
+      <section>
+        <h2 className="mb-2 text-base font-semibold">Steps</h2>
+        {run.steps.length === 0 ? (
+          <p className="card text-sm text-slate-600">{run.status === "queued" ? "Waiting for the worker to pick this run up." : run.status === "running" ? "Running: the first step has not finished yet." : "No steps were recorded."}</p>
+        ) : (
+          <ol className="flex flex-col gap-3">
+            {run.steps.map((s, i) => (
+              <StepCard key={i} step={s} position={i + 1} runAttempt={run.attempt} />
+            ))}
+          </ol>
+        )}
+      </section>
+    </div>
+  );
+}
+
+function Meta({ label, children }: { label: string; children: React.ReactNode }) {
+  return (
+    <div>
+      <dt className="text-xs text-slate-500">{label}</dt>
+      <dd className="text-slate-900">{children}</dd>
+    </div>
+  );
+}
+
+function StepCard({ step: s, position, runAttempt }: { step: Step; position: number; runAttempt: number }) {
+  const title = s.kind === "action" ? `Action ${(s.index ?? 0) + 1}: ${s.name}` : s.kind === "filter" ? "Filter code" : `AI transform (${s.name})`;
+  return (
+    <li className="card" data-testid={`step-${position}`}>
+      <div className="flex flex-wrap items-center justify-between gap-2">
+        <h3 className="flex items-center gap-2 font-medium">
+          <span className="text-slate-400">{position}.</span> {title} <StatusBadge status={s.status} />
+        </h3>
+        <p className="text-xs text-slate-500">
+          {formatDuration(s.duration_ms)} · started <LocalTime iso={s.started_at} /> · attempt {s.attempt}
+          {s.attempt < runAttempt && s.status === "succeeded" ? " (kept from an earlier attempt)" : ""}
+        </p>
+      </div>
+      {s.error ? <p className="mt-2 rounded bg-red-50 p-2 font-mono text-xs break-words whitespace-pre-wrap text-red-900 ring-1 ring-red-200">{s.error}</p> : null}
+      {s.previous_errors?.length ? (
+        <div className="mt-2 text-xs text-slate-700">
+          <p className="font-semibold">Earlier attempts</p>
+          <ul className="mt-1 list-disc pl-5">
+            {s.previous_errors.map((e, i) => (
+              <li key={i}>
+                attempt {e.attempt}, <LocalTime iso={e.at} />: <span className="font-mono">{e.error}</span>
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+      {s.warnings.length ? (
+        <ul className="mt-2 list-disc pl-5 text-xs text-amber-900">
+          {s.warnings.map((w, i) => (
+            <li key={i}>{w}</li>
+          ))}
+        </ul>
+      ) : null}
+      <div className="mt-3 grid gap-3 md:grid-cols-2">
+        <div>
+          <p className="text-xs font-semibold text-slate-600">{s.kind === "filter" ? "Code" : `Input (rendered${s.kind === "action" ? ", secrets redacted" : ""})`}</p>
+          <pre className="pre mt-1">{s.input === undefined ? "–" : filterCode(s) ?? pretty(s.input)}</pre>
+        </div>
+        <div>
+          <p className="text-xs font-semibold text-slate-600">Output</p>
+          <pre className="pre mt-1" data-testid={`step-${position}-output`}>
+            {s.output === undefined ? "–" : pretty(s.output)}
+          </pre>
+        </div>
+      </div>
+      {s.logs.length ? (
+        <div className="mt-3">
+          <p className="text-xs font-semibold text-slate-600">Console ({s.logs.length})</p>
+          <pre className="pre mt-1">{s.logs.join("\n")}</pre>
+        </div>
+      ) : null}
+      {s.progress !== undefined ? <p className="mt-2 text-xs text-slate-600">Progress recorded: <span className="font-mono">{JSON.stringify(s.progress)}</span></p> : null}
+      {s.truncated ? <p className="mt-2 text-xs text-amber-800">Cut to the 64 KB storage limit.</p> : null}
+    </li>
+  );
+}
+
+/** A filter step's input is its code: shown as code, not as an escaped JSON string. */
+function filterCode(s: Step): string | null {
+  const input = s.input as { code?: unknown } | null;
+  return s.kind === "filter" && input && typeof input.code === "string" ? input.code : null;
+}

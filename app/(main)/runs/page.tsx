@@ -1,0 +1,112 @@
+import Link from "next/link";
+import { RunsTable, type RunsQuery } from "@/components/RunsTable";
+import { services } from "@/lib/ui/services";
+import { runRow } from "@/lib/ui/serialize";
+import { RUN_STATUSES } from "@/lib/ui/types";
+
+export const dynamic = "force-dynamic";
+export const metadata = { title: "Runs · whenthen" };
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+const one = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v) || undefined;
+
+/** Runs, newest first, 50 a page; the filters are a plain GET form so every view is a link. */
+export default async function RunsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const sp = await searchParams;
+  const query: RunsQuery = {
+    applet_id: one(sp.applet_id),
+    status: RUN_STATUSES.find((s) => s === one(sp.status)),
+    from: DATE.test(one(sp.from) ?? "") ? one(sp.from) : undefined,
+    to: DATE.test(one(sp.to) ?? "") ? one(sp.to) : undefined,
+    cursor: one(sp.cursor),
+  };
+  const { app } = services();
+  const applets = app.repos.applets.list();
+  const names = new Map(applets.map((a) => [a.id, a.name]));
+  // Dates are whole UTC days; `to` includes its day.
+  const page = app.repos.runs.list({
+    appletId: query.applet_id,
+    status: query.status,
+    from: query.from ? `${query.from}T00:00:00.000Z` : undefined,
+    to: query.to ? `${query.to}T23:59:59.999Z` : undefined,
+    cursor: query.cursor,
+    limit: 50,
+  });
+  const rows = page.runs.map((r) => runRow(r, names.get(r.appletId) ?? null));
+  // The API takes ISO bounds; the client table reloads through it with the same meaning.
+  const apiQuery: RunsQuery = { ...query, from: query.from && `${query.from}T00:00:00.000Z`, to: query.to && `${query.to}T23:59:59.999Z` };
+  const keep = (extra: Record<string, string | undefined>) =>
+    "/runs?" + new URLSearchParams(Object.entries({ ...query, cursor: undefined, ...extra }).filter((e): e is [string, string] => Boolean(e[1]))).toString();
+  const filtered = Boolean(query.applet_id || query.status || query.from || query.to);
+
+  return (
+    <div className="mx-auto max-w-6xl">
+      <h1 className="mb-4 text-xl font-semibold">Runs</h1>
+      <form method="get" action="/runs" className="card mb-4 flex flex-wrap items-end gap-3">
+        <div>
+          <label htmlFor="f-applet" className="field-label mb-1">
+            Applet
+          </label>
+          <select id="f-applet" name="applet_id" defaultValue={query.applet_id ?? ""} className="input w-56">
+            <option value="">All applets</option>
+            {applets.map((a) => (
+              <option key={a.id} value={a.id}>
+                {a.name}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div>
+          <label htmlFor="f-status" className="field-label mb-1">
+            Status
+          </label>
+          <select id="f-status" name="status" defaultValue={query.status ?? ""} className="input w-36">
+            <option value="">Any</option>
+            {RUN_STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div>
+          <label htmlFor="f-from" className="field-label mb-1">
+            From (UTC day)
+          </label>
+          <input id="f-from" type="date" name="from" defaultValue={query.from ?? ""} className="input w-40" />
+        </div>
+        <div>
+          <label htmlFor="f-to" className="field-label mb-1">
+            To (UTC day)
+          </label>
+          <input id="f-to" type="date" name="to" defaultValue={query.to ?? ""} className="input w-40" />
+        </div>
+        <button type="submit" className="btn-primary">
+          Filter
+        </button>
+        {filtered ? (
+          <Link href="/runs" className="btn-secondary">
+            Clear
+          </Link>
+        ) : null}
+      </form>
+
+      <RunsTable key={JSON.stringify(apiQuery)} initial={rows} query={apiQuery} />
+
+      <div className="mt-3 flex justify-between text-sm">
+        {query.cursor ? (
+          <Link href={keep({})} className="btn-secondary">
+            ← Newest
+          </Link>
+        ) : (
+          <span />
+        )}
+        {page.nextCursor ? (
+          <Link href={keep({ cursor: page.nextCursor })} className="btn-secondary">
+            Older →
+          </Link>
+        ) : null}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,217 @@
+import { readdirSync, statSync } from "node:fs";
+import path from "node:path";
+import { ImportApplets } from "@/components/ImportApplets";
+import { LocalTime } from "@/components/LocalTime";
+import { SecretsManager } from "@/components/SecretsManager";
+import { apiOk, services } from "@/lib/ui/services";
+import type { Meta } from "@/lib/ui/types";
+
+export const dynamic = "force-dynamic";
+export const metadata = { title: "Settings · whenthen" };
+
+/** The worker writes its heartbeat every 15 s; older than this and the SMTP receiver is not running. */
+const HEARTBEAT_FRESH_MS = 60_000;
+
+export default async function SettingsPage() {
+  const { app } = services();
+  const meta = await apiOk<Meta>("/api/meta");
+  const cfg = app.config;
+  const secrets = app.secrets.list().map((s) => ({ name: s.name, created_at: s.createdAt, updated_at: s.updatedAt }));
+  const beat = app.repos.jobLocks.get("worker_heartbeat")?.last_run_at ?? null;
+  const beatAge = beat ? app.clock.now().getTime() - new Date(beat).getTime() : null;
+  const listening = beatAge !== null && beatAge < HEARTBEAT_FRESH_MS;
+  const publicHost = hostOf(cfg.publicUrl);
+  const localDomain = cfg.inboundDomain === "localhost" || cfg.inboundDomain.endsWith(".localhost");
+  const outbox = cfg.smtpUrl ? [] : outboxFiles(path.join(cfg.dataDir, "outbox"));
+
+  return (
+    <div className="mx-auto flex max-w-4xl flex-col gap-5">
+      <h1 className="text-xl font-semibold">Settings</h1>
+
+      <Section title="Secrets" id="secrets">
+        <SecretsManager secrets={secrets} />
+      </Section>
+
+      <Section title="Inbound mail" id="inbound">
+        <dl className="grid gap-3 text-sm md:grid-cols-[12rem_1fr]">
+          <dt className="text-slate-600">Addresses</dt>
+          <dd>
+            <span className="code">*@{cfg.inboundDomain}</span> <span className="text-slate-600">(an email applet picks its part before the @)</span>
+          </dd>
+          <dt className="text-slate-600">Receiver</dt>
+          <dd data-testid="receiver-status">
+            {listening ? (
+              <span className="text-green-800">
+                Listening on port {cfg.smtpInboundPort} (worker seen <LocalTime iso={beat} relative />)
+              </span>
+            ) : (
+              <span className="text-red-800">
+                Not listening: {beat ? <>the worker was last seen <LocalTime iso={beat} relative /></> : "the worker has never run"}. Start it with <span className="code">pnpm worker</span>.
+              </span>
+            )}
+          </dd>
+          <dt className="text-slate-600">DNS</dt>
+          <dd>
+            {localDomain ? (
+              <p className="text-slate-700">
+                INBOUND_DOMAIN is {cfg.inboundDomain}: no DNS needed on a laptop. Deliver test mail with{" "}
+                <span className="code">swaks --server localhost:{cfg.smtpInboundPort} --to test@{cfg.inboundDomain}</span>.
+              </p>
+            ) : null}
+            <p className={localDomain ? "mt-2 text-slate-600" : "text-slate-700"}>{localDomain ? "On a server, set INBOUND_DOMAIN and create this record:" : "Create this record at your DNS provider:"}</p>
+            <table className="mt-1 text-xs">
+              <thead>
+                <tr className="text-left text-slate-500">
+                  <th className="pr-4 font-medium">Type</th>
+                  <th className="pr-4 font-medium">Name</th>
+                  <th className="pr-4 font-medium">Priority</th>
+                  <th className="font-medium">Value</th>
+                </tr>
+              </thead>
+              <tbody className="font-mono">
+                <tr>
+                  <td className="pr-4">MX</td>
+                  <td className="pr-4">{cfg.inboundDomain}</td>
+                  <td className="pr-4">10</td>
+                  <td>{publicHost ?? "this server's host name"}</td>
+                </tr>
+              </tbody>
+            </table>
+            <p className="help">Port 25 on the server must reach the worker (docker-compose publishes it).</p>
+          </dd>
+        </dl>
+      </Section>
+
+      <Section title="Outbound mail" id="outbound">
+        {cfg.smtpUrl ? (
+          <p className="text-sm">
+            Sending through <span className="code">{redactUrl(cfg.smtpUrl)}</span> as <span className="code">{cfg.emailFrom}</span>.
+          </p>
+        ) : (
+          <div className="text-sm">
+            <p>
+              SMTP_URL is not set: the email action writes each message to <span className="code">{path.join(cfg.dataDir, "outbox")}</span> instead of sending it.
+            </p>
+            {outbox.length ? (
+              <table className="mt-2 min-w-full text-xs" data-testid="outbox">
+                <thead>
+                  <tr className="text-left text-slate-500">
+                    <th className="py-1 pr-4 font-medium">File</th>
+                    <th className="py-1 pr-4 font-medium">Written</th>
+                    <th className="py-1 font-medium">Size</th>
+                  </tr>
+                </thead>
+                <tbody className="divide-y divide-slate-100">
+                  {outbox.map((f) => (
+                    <tr key={f.name}>
+                      <td className="py-1 pr-4 font-mono break-all">{f.name}</td>
+                      <td className="py-1 pr-4 whitespace-nowrap">
+                        <LocalTime iso={f.at} />
+                      </td>
+                      <td className="py-1 tabular-nums">{(f.size / 1024).toFixed(1)} KB</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            ) : (
+              <p className="mt-2 text-slate-600">The outbox is empty.</p>
+            )}
+          </div>
+        )}
+      </Section>
+
+      <Section title="Google Sheets" id="sheets">
+        {meta.google_service_account_email ? (
+          <p className="text-sm">
+            Service account: <span className="code select-all">{meta.google_service_account_email}</span>. Share each sheet with this address as Editor.
+          </p>
+        ) : cfg.googleServiceAccountJson ? (
+          <p className="text-sm text-red-800">GOOGLE_SERVICE_ACCOUNT_JSON is set but is not a readable service account key (base64 of the key JSON).</p>
+        ) : (
+          <p className="text-sm text-slate-600">Not configured: set GOOGLE_SERVICE_ACCOUNT_JSON (the key JSON, base64 encoded) to use the Sheets action.</p>
+        )}
+      </Section>
+
+      <Section title="Push notifications" id="push">
+        <dl className="grid gap-2 text-sm md:grid-cols-[12rem_1fr]">
+          <dt className="text-slate-600">Default ntfy server</dt>
+          <dd>
+            <span className="code">{cfg.ntfyServer}</span>
+            {cfg.ntfyToken ? " (with an access token)" : ""}
+          </dd>
+          <dt className="text-slate-600">Pushover</dt>
+          <dd>
+            {cfg.pushoverAppToken && cfg.pushoverUserKey
+              ? "Application token and user key are set."
+              : cfg.pushoverAppToken || cfg.pushoverUserKey
+                ? `Only ${cfg.pushoverAppToken ? "PUSHOVER_APP_TOKEN" : "PUSHOVER_USER_KEY"} is set; actions must supply the other.`
+                : "No default keys (PUSHOVER_APP_TOKEN, PUSHOVER_USER_KEY); each push action supplies its own."}
+          </dd>
+        </dl>
+      </Section>
+
+      <Section title="Notes" id="notes">
+        <p className="text-sm">
+          The note action writes under <span className="code">{cfg.notesRoot}</span> (NOTES_ROOT).
+        </p>
+      </Section>
+
+      <Section title="Export and import" id="export">
+        <div className="flex flex-col gap-3 text-sm">
+          <p className="text-slate-600">An export holds every applet with its id and webhook token, so importing it elsewhere keeps webhook URLs working. Secrets are not exported.</p>
+          <div className="flex flex-wrap items-start gap-3">
+            <a href="/api/export" className="btn-secondary" download>
+              Export all applets
+            </a>
+            <ImportApplets />
+          </div>
+        </div>
+      </Section>
+    </div>
+  );
+}
+
+function Section({ title, id, children }: { title: string; id: string; children: React.ReactNode }) {
+  return (
+    <section className="card" aria-labelledby={`${id}-h`}>
+      <h2 id={`${id}-h`} className="mb-3 text-base font-semibold">
+        {title}
+      </h2>
+      {children}
+    </section>
+  );
+}
+
+function hostOf(url: string): string | null {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return null;
+  }
+}
+
+/** smtp://user:pass@host:587 → smtp://host:587: the page never shows credentials. */
+function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}`;
+  } catch {
+    return "(unparseable SMTP_URL)";
+  }
+}
+
+function outboxFiles(dir: string): { name: string; at: string; size: number }[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => n.endsWith(".eml"));
+  } catch {
+    return [];
+  }
+  return names
+    .map((name) => {
+      const st = statSync(path.join(dir, name));
+      return { name, at: st.mtime.toISOString(), size: st.size };
+    })
+    .sort((a, b) => b.at.localeCompare(a.at))
+    .slice(0, 20);
+}

@@ -1,0 +1,167 @@
+"use client";
+import type { IngredientGroup } from "@/lib/ui/format";
+import type { FieldMeta } from "@/lib/ui/types";
+import { CronField } from "./CronField";
+import { TemplateInput } from "./TemplateInput";
+import { TimezoneSelect } from "./TimezoneSelect";
+import { visible, type FormConfig, type FormValue } from "./fields";
+
+/**
+ * A plug-in's config form, generated from its `fields` metadata: a new trigger or action shows up
+ * here without UI changes. Fields named `cron` and `timezone` get the schedule widgets.
+ */
+export function ConfigForm(props: {
+  idPrefix: string;
+  fields: FieldMeta[];
+  cfg: FormConfig;
+  onChange(cfg: FormConfig): void;
+  errors: Map<string, string[]>;
+  groups: IngredientGroup[] | null;
+}) {
+  const set = (name: string, v: FormValue) => props.onChange({ ...props.cfg, [name]: v });
+  const shown = props.fields.filter((f) => visible(f, props.cfg));
+  if (!shown.length) return <p className="text-sm text-slate-600">Nothing to configure.</p>;
+  return (
+    <div className="flex flex-col gap-4">
+      {shown.map((f) => {
+        const id = `${props.idPrefix}-${f.name}`;
+        const errs = props.errors.get(f.name) ?? [];
+        const helpId = f.help ? `${id}-help` : undefined;
+        return (
+          <div key={f.name} data-field={f.name}>
+            {f.kind === "boolean" ? (
+              <label className="flex items-center gap-2 text-sm font-medium text-slate-800">
+                <input id={id} type="checkbox" checked={props.cfg[f.name] === true} onChange={(e) => set(f.name, e.target.checked)} className="h-4 w-4 rounded border-slate-300 text-indigo-600" />
+                {f.label}
+              </label>
+            ) : null}
+            {f.kind === "boolean" ? null : (
+              <FieldControl
+                field={f}
+                id={id}
+                value={props.cfg[f.name]}
+                onChange={(v) => set(f.name, v)}
+                cfg={props.cfg}
+                invalid={errs.length > 0}
+                groups={f.template ? props.groups : null}
+                helpId={helpId}
+                label={
+                  <label htmlFor={f.kind === "list" ? undefined : id} className="field-label">
+                    {f.label}
+                    {f.required ? <span className="ml-0.5 text-red-600" aria-hidden="true">*</span> : null}
+                  </label>
+                }
+              />
+            )}
+            {f.help ? (
+              <p id={helpId} className="help">
+                {f.help}
+              </p>
+            ) : null}
+            {errs.map((e) => (
+              <p key={e} className="mt-1 text-xs font-medium text-red-700" role="alert">
+                {e}
+              </p>
+            ))}
+          </div>
+        );
+      })}
+    </div>
+  );
+}
+
+function FieldControl({ field: f, id, value, onChange, cfg, invalid, groups, helpId, label }: {
+  label: React.ReactNode;
+  field: FieldMeta;
+  id: string;
+  value: FormValue | undefined;
+  onChange(v: FormValue): void;
+  cfg: FormConfig;
+  invalid: boolean;
+  groups: IngredientGroup[] | null;
+  helpId?: string;
+}) {
+  const s = typeof value === "string" ? value : "";
+  const labelled = (control: React.ReactNode) => (
+    <>
+      <div className="mb-1">{label}</div>
+      {control}
+    </>
+  );
+  if (f.name === "cron") {
+    return labelled(<CronField id={id} value={s} onChange={onChange} timezone={typeof cfg.timezone === "string" ? cfg.timezone : "UTC"} invalid={invalid} />);
+  }
+  if (f.name === "timezone" && (f.kind === "text" || f.kind === "select")) {
+    return labelled(<TimezoneSelect id={id} value={s} onChange={onChange} allowEmpty={!f.required} />);
+  }
+  switch (f.kind) {
+    case "select":
+      return labelled(
+        <select id={id} value={s} onChange={(e) => onChange(e.target.value)} aria-describedby={helpId} className={`input ${invalid ? "ring-red-500" : ""}`}>
+          {f.required ? null : <option value="">(default)</option>}
+          {(f.options ?? []).map((o) => (
+            <option key={o.value} value={o.value}>
+              {o.label}
+            </option>
+          ))}
+        </select>,
+      );
+    case "number":
+      return labelled(<input id={id} type="number" value={s} placeholder={f.placeholder} onChange={(e) => onChange(e.target.value)} aria-describedby={helpId} className={`input w-40 ${invalid ? "ring-red-500" : ""}`} />);
+    case "list":
+      return labelled(<ListField field={f} id={id} items={Array.isArray(value) ? value : [""]} onChange={onChange} groups={groups} invalid={invalid} />);
+    case "json":
+    case "textarea":
+      return <TemplateInput header={label} id={id} label={f.label} value={s} onChange={onChange} multiline mono={f.kind === "json"} rows={f.kind === "json" ? 5 : 4} placeholder={f.placeholder} invalid={invalid} groups={groups} describedBy={helpId} />;
+    case "secret":
+    case "text":
+    default:
+      return <TemplateInput header={label} id={id} label={f.label} value={s} onChange={onChange} mono={f.kind === "secret"} placeholder={f.placeholder} invalid={invalid} groups={groups} describedBy={helpId} />;
+  }
+}
+
+/** A `list` field (sheets columns): one template per row, "Add column" appends one. */
+function ListField({ field, id, items, onChange, groups, invalid }: { field: FieldMeta; id: string; items: string[]; onChange(v: string[]): void; groups: IngredientGroup[] | null; invalid: boolean }) {
+  const noun = field.name === "columns" ? "column" : "item";
+  return (
+    <div className="flex flex-col gap-2" role="group" aria-label={field.label}>
+      {items.map((item, i) => (
+        <div key={i} className="flex items-start gap-2">
+          <span className="mt-1.5 w-16 shrink-0 text-xs text-slate-500">
+            {noun === "column" ? `Column ${columnName(i)}` : `#${i + 1}`}
+          </span>
+          <div className="min-w-0 flex-1">
+            <TemplateInput
+              id={`${id}-${i}`}
+              label={`${field.label} ${i + 1}`}
+              value={item}
+              onChange={(v) => onChange(items.map((x, j) => (j === i ? v : x)))}
+              invalid={invalid}
+              groups={groups}
+            />
+          </div>
+          <button type="button" className="btn-secondary mt-0.5 px-2" aria-label={`Remove ${noun} ${i + 1}`} onClick={() => onChange(items.filter((_, j) => j !== i))} disabled={items.length <= 1}>
+            ×
+          </button>
+        </div>
+      ))}
+      <div>
+        <button type="button" className="btn-secondary" onClick={() => onChange([...items, ""])}>
+          Add {noun}
+        </button>
+      </div>
+    </div>
+  );
+}
+
+/** 0 → A, 25 → Z, 26 → AA: the letters a spreadsheet shows. */
+function columnName(i: number): string {
+  let n = i + 1;
+  let s = "";
+  while (n > 0) {
+    const r = (n - 1) % 26;
+    s = String.fromCharCode(65 + r) + s;
+    n = Math.floor((n - 1) / 26);
+  }
+  return s;
+}

@@ -1,0 +1,86 @@
+import type { FieldMeta } from "@/lib/ui/types";
+
+/**
+ * Form state ⇄ stored config. The form keeps strings (text, select, json, number), booleans and
+ * string lists; the stored config keeps what the plug-in's zod schema expects. Keys the form does
+ * not know (a config imported from a newer version) pass through untouched.
+ */
+export type FormValue = string | boolean | string[];
+export type FormConfig = Record<string, FormValue>;
+
+export function visible(field: FieldMeta, cfg: FormConfig): boolean {
+  if (!field.showWhen) return true;
+  const v = cfg[field.showWhen.field];
+  return typeof v === "string" && field.showWhen.equals.includes(v);
+}
+
+export function defaultsFor(fields: FieldMeta[]): FormConfig {
+  const cfg: FormConfig = {};
+  for (const f of fields) {
+    if (f.kind === "boolean") cfg[f.name] = false;
+    else if (f.kind === "list") cfg[f.name] = [""];
+    // A required select has no sensible empty state (push provider): start on its first option.
+    else if (f.kind === "select" && f.required && f.options?.length) cfg[f.name] = f.options[0]!.value;
+    else cfg[f.name] = "";
+  }
+  return cfg;
+}
+
+export function toForm(fields: FieldMeta[], config: Record<string, unknown>): FormConfig {
+  const cfg = defaultsFor(fields);
+  for (const f of fields) {
+    const v = config[f.name];
+    if (v === undefined || v === null) continue;
+    if (f.kind === "boolean") cfg[f.name] = v === true || v === "true";
+    else if (f.kind === "list") cfg[f.name] = Array.isArray(v) ? v.map((x) => (typeof x === "string" ? x : JSON.stringify(x))) : [String(v)];
+    else if (f.kind === "json") cfg[f.name] = typeof v === "string" ? v : JSON.stringify(v, null, 2);
+    else cfg[f.name] = typeof v === "string" ? v : String(v);
+  }
+  return cfg;
+}
+
+export function fromForm(fields: FieldMeta[], cfg: FormConfig, original: Record<string, unknown> = {}): Record<string, unknown> {
+  const known = new Set(fields.map((f) => f.name));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(original)) if (!known.has(k)) out[k] = v;
+  for (const f of fields) {
+    if (!visible(f, cfg)) continue;
+    const v = cfg[f.name];
+    if (f.kind === "boolean") {
+      out[f.name] = v === true;
+      continue;
+    }
+    if (f.kind === "list") {
+      out[f.name] = Array.isArray(v) ? v : [];
+      continue;
+    }
+    const s = typeof v === "string" ? v : "";
+    // An empty optional field is left out; an empty required one is sent so the schema names it.
+    if (s.trim() === "") {
+      if (f.required) out[f.name] = s;
+      continue;
+    }
+    if (f.kind === "number") {
+      const n = Number(s);
+      out[f.name] = Number.isFinite(n) ? n : s;
+    } else if (f.kind === "json") {
+      try {
+        out[f.name] = JSON.parse(s) as unknown;
+      } catch {
+        // Not JSON yet (a template such as {{vars.blocks | json}}): the schema decides.
+        out[f.name] = s;
+      }
+    } else {
+      out[f.name] = s;
+    }
+  }
+  return out;
+}
+
+export function browserTimeZone(): string {
+  try {
+    return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+  } catch {
+    return "UTC";
+  }
+}

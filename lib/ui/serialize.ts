@@ -1,0 +1,27 @@
+import type { Applet } from "@/lib/db/repos/applets";
+import type { Run } from "@/lib/db/repos/runs";
+import type { RunRow } from "./types";
+
+/** Repo rows in the API's JSON shape (lib/api/router.ts runSummary), so pages and the browser agree. */
+export function runRow(r: Run, appletName: string | null): RunRow {
+  return {
+    id: r.id,
+    applet_id: r.appletId,
+    applet_name: appletName,
+    event_id: r.eventId,
+    status: r.status,
+    attempt: r.attempt,
+    max_attempts: r.maxAttempts,
+    next_attempt_at: r.nextAttemptAt,
+    started_at: r.startedAt,
+    finished_at: r.finishedAt,
+    error: r.error,
+    created_at: r.createdAt,
+    updated_at: r.updatedAt,
+  };
+}
+
+export function actionTypesOf(a: Applet): string[] {
+  const actions = (a.definition as { actions?: { type?: unknown }[] }).actions ?? [];
+  return actions.map((x) => String(x?.type ?? "?"));
+}

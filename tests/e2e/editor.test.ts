@@ -1,0 +1,307 @@
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FakeServices, SKIP_REASON, hasChromium, launchBrowser, screenshot, signedInPage, startApp, type RunningApp } from "./harness";
+
+/**
+ * AC20 in a real browser against the real app (server.ts + worker, Next dev, SQLite in a temp
+ * DATA_DIR). The spec mocks Slack "via an environment flag"; here Slack is a local HTTP server
+ * reached through ALLOW_PRIVATE_URLS=true, so the real slack action and safeFetch run end to end
+ * and the test sees exactly what Slack would receive.
+ *
+ * The second test fills the app with realistic applets and runs and saves a screenshot of every
+ * screen under tests/e2e/screenshots/ (CI keeps them as artifacts).
+ */
+if (!hasChromium) console.warn(`tests/e2e/editor.test.ts skipped: ${SKIP_REASON}`);
+
+// A fake Google key: only the settings page and the sheets card read it; nothing calls Google.
+const FAKE_GOOGLE_KEY = Buffer.from(JSON.stringify({ client_email: "whenthen@demo-project.iam.gserviceaccount.com", private_key: "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n", project_id: "demo-project" })).toString("base64");
+
+describe.skipIf(!hasChromium)("applet editor in a real browser", () => {
+  let app: RunningApp | undefined;
+  let fake: FakeServices | undefined;
+  let browser: Browser | undefined;
+
+  beforeAll(async () => {
+    fake = await new FakeServices().start();
+    app = await startApp({ GOOGLE_SERVICE_ACCOUNT_JSON: FAKE_GOOGLE_KEY });
+    browser = await launchBrowser();
+  }, 420_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await app?.stop();
+    await fake?.stop();
+  }, 30_000);
+
+  it("AC20: create a webhook-to-slack applet through the two-step editor, insert an ingredient, preview, save, send a test event and watch the run succeed live", async () => {
+    const slack = fake!;
+    const { page, errors } = await signedInPage(browser!, app!);
+
+    await page.getByRole("link", { name: "New applet" }).click();
+    await page.waitForURL("**/applets/new");
+
+    // Step 1: the webhook trigger; step 2: the Slack action.
+    await page.getByTestId("trigger-card-webhook").click();
+    await page.getByTestId("action-card-slack").click();
+    // /hold keeps Slack's answer back until the test has seen the run running.
+    const hookUrl = slack.url("/hold/services/T0000/B0000/XXXXXXXX");
+    await page.getByRole("textbox", { name: "Webhook URL" }).fill(hookUrl);
+
+    // The dropdown inserts at the caret: between "Order: " and "!".
+    const text = page.locator("#action0-text");
+    await text.fill("Order: !");
+    await text.evaluate((el: HTMLTextAreaElement) => el.setSelectionRange(7, 7));
+    await page.getByLabel("Insert ingredient into Text").selectOption("{{trigger.body.title}}");
+    expect(await text.inputValue()).toBe("Order: {{trigger.body.title}}!");
+
+    // Preview renders against the webhook trigger's sample (body.title = "Order #1042 paid").
+    await page.getByRole("button", { name: "Preview", exact: true }).click();
+    await page.getByTestId("preview-0-text").filter({ hasText: "Order: Order #1042 paid!" }).waitFor();
+    await screenshot(page, "04-editor-webhook-slack-preview");
+
+    await page.locator("#applet-name").fill("Paid orders → #sales");
+    await page.getByRole("button", { name: "Save applet" }).click();
+    await page.waitForURL(/\/applets\/[0-9a-f-]{36}$/);
+    await page.getByTestId("applet-name").filter({ hasText: "Paid orders → #sales" }).waitFor();
+    expect(await page.getByTestId("webhook-url").inputValue()).toMatch(new RegExp(`^${app!.url}/api/hooks/[0-9a-f-]{36}/[A-Za-z0-9_-]{40,}$`));
+
+    // Send test event: the textarea holds the sample; the run link appears once it is queued.
+    await page.getByRole("button", { name: "Send test event" }).click();
+    await page.getByRole("link", { name: "Open the run" }).click();
+    await page.waitForURL(/\/runs\/[0-9a-f-]{36}$/);
+    // A marker on window survives router.refresh() but not a reload: the status must change in place.
+    await page.evaluate(() => ((window as unknown as { __noReload: boolean }).__noReload = true));
+    await page.getByText("Live", { exact: true }).waitFor();
+
+    // The worker has called Slack and is waiting on it: the page shows the run running…
+    await slack.heldRequest();
+    await page.getByTestId("run-status").filter({ hasText: /^running$/ }).waitFor();
+    // …and when Slack answers, the stream brings the page to succeeded.
+    slack.release();
+    await page.getByTestId("run-status").filter({ hasText: /^succeeded$/ }).waitFor();
+    expect(await page.evaluate(() => (window as unknown as { __noReload?: boolean }).__noReload)).toBe(true);
+    await page.getByTestId("step-1-output").filter({ hasText: '"response": "ok"' }).waitFor();
+    await screenshot(page, "11-run-succeeded");
+
+    const sent = slack.received.filter((r) => r.path.startsWith("/hold/"));
+    expect(sent).toHaveLength(1);
+    expect(JSON.parse(sent[0]!.body)).toEqual({ text: "Order: Order #1042 paid!" });
+    expect(errors).toEqual([]);
+    await page.context().close();
+  }, 240_000);
+
+  it("screens: every screen with realistic applets and runs, saved as screenshots", async () => {
+    const { page, errors } = await signedInPage(browser!, app!);
+    const ids = await seed(page, fake!);
+
+    await page.goto("/");
+    await page.getByRole("link", { name: "Failed deploys → #ops" }).waitFor();
+    await screenshot(page, "01-applets");
+    // The enabled switch posts enable/disable and survives a reload.
+    await page.getByRole("switch", { name: "Enable Monday report (paused)" }).click();
+    await page.getByRole("switch", { name: "Disable Monday report (paused)" }).waitFor();
+    await page.reload();
+    expect(await page.getByRole("switch", { name: "Disable Monday report (paused)" }).getAttribute("aria-checked")).toBe("true");
+
+    await page.goto("/applets/new");
+    await page.getByTestId("trigger-card-schedule").waitFor();
+    await screenshot(page, "02-new-applet-triggers");
+
+    // Schedule with a preset, its next fire times, and a note action with its path preview.
+    await page.getByTestId("trigger-card-schedule").click();
+    await page.getByLabel("Cron presets").selectOption("0 9 * * 1-5");
+    await page.getByTestId("cron-preview").filter({ hasText: "Weekdays at 9:00, in Europe/Berlin" }).waitFor();
+    expect(await page.getByTestId("cron-preview").locator("li").count()).toBe(3);
+    await page.getByTestId("action-card-note").click();
+    await page.locator("#action0-folder").fill("journal");
+    await page.locator("#action0-filename").fill("{{trigger.date}} {{trigger.weekday}}.md");
+    await page.locator("#action0-content").fill("# {{trigger.weekday}}, {{trigger.date}}\n\n- ");
+    await page.getByTestId("note-path").filter({ hasText: "/notes/journal/2026-03-09 Monday.md" }).waitFor();
+    await screenshot(page, "03-new-applet-schedule-note");
+
+    // Email trigger, filter code with Test filter, AI transform.
+    await page.goto("/applets/new");
+    await page.getByTestId("trigger-card-email").click();
+    await page.locator("#trigger-to_alias").fill("invoices");
+    await page.getByTestId("email-address").filter({ hasText: "invoices@localhost" }).waitFor();
+    await page.getByTestId("action-card-slack").click();
+    await page.getByRole("textbox", { name: "Webhook URL" }).fill("{{secrets.SLACK_WEBHOOK}}");
+    await page.getByRole("button", { name: "Add filter code" }).click();
+    await page.getByRole("textbox", { name: "Filter code" }).fill('if (!/invoice/i.test(trigger.subject)) skip("not an invoice");\nconst amount = /EUR ([\\d.]+)/.exec(trigger.text);\nset("amount", amount ? amount[1] : "?");\nconsole.log("invoice from", trigger.from);');
+    await page.getByRole("button", { name: "Test filter" }).click();
+    await page.getByTestId("filter-result").filter({ hasText: "Passes" }).waitFor();
+    await page.getByRole("button", { name: "Add AI transform" }).click();
+    await page.locator("#transform-prompt").fill("Summarize this invoice in one line: {{trigger.text}}");
+    await page.locator("#action0-text").fill("Invoice from {{trigger.from_name}}: EUR {{vars.amount}}. {{ai.summary}}");
+    await page.getByRole("button", { name: "Preview", exact: true }).click();
+    await page.getByTestId("preview-0-text").filter({ hasText: "Invoice from Ada Lovelace: EUR 59.90." }).waitFor();
+    await screenshot(page, "05-new-applet-email-filter-ai");
+
+    // RSS with "Fetch now" against the local feed.
+    await page.goto("/applets/new");
+    await page.getByTestId("trigger-card-rss").click();
+    await page.locator("#trigger-url").fill(fake!.url("/feed.xml"));
+    await page.getByRole("button", { name: "Fetch now" }).click();
+    await page.getByTestId("fetch-result").filter({ hasText: "the first three" }).waitFor();
+    await screenshot(page, "06-new-applet-rss-fetch-now");
+
+    // Push switches its fields by provider; sheets has "Add column".
+    await page.goto("/applets/new");
+    await page.getByTestId("trigger-card-webhook").click();
+    await page.getByTestId("action-card-push").click();
+    await page.locator("#action0-provider").selectOption("pushover");
+    await page.locator("#action0-user_key").waitFor();
+    expect(await page.locator("#action0-topic").count()).toBe(0);
+    await page.getByRole("button", { name: "Add another action" }).click();
+    await page.getByTestId("action-slot-1").getByTestId("action-card-sheets").click();
+    await page.getByRole("button", { name: "Add column" }).click();
+    await page.getByRole("button", { name: "Add column" }).click();
+    await page.locator("#action1-columns-0").fill("{{trigger.received_at}}");
+    await page.locator("#action1-columns-1").fill("{{trigger.body.title}}");
+    await page.locator("#action1-columns-2").fill("{{trigger.body.amount}}");
+    await screenshot(page, "07-new-applet-push-sheets");
+
+    // Save with required fields left empty: field-level errors.
+    await page.getByRole("button", { name: "Save applet" }).click();
+    await page.getByTestId("save-problems").waitFor();
+    expect(await page.locator('[data-field="message"] [role="alert"]').count()).toBeGreaterThan(0);
+    await screenshot(page, "08-save-errors");
+
+    await page.goto(`/applets/${ids.deploys}`);
+    await page.getByTestId("runs-table").waitFor();
+    await page.getByText("Live", { exact: true }).waitFor();
+    await screenshot(page, "09-applet-detail");
+    // The same editor edits: PUT, then the stored definition has the new text.
+    await page.locator("#action0-text").fill(":rotating_light: {{vars.service}} failed to deploy ({{trigger.body.commit}})");
+    await page.getByRole("button", { name: "Save changes" }).click();
+    await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
+    const stored = (await (await page.request.get(`/api/applets/${ids.deploys}`)).json()) as { applet: { definition: { actions: { config: { text: string } }[] } } };
+    expect(stored.applet.definition.actions[0]!.config.text).toBe(":rotating_light: {{vars.service}} failed to deploy ({{trigger.body.commit}})");
+
+    // Runs: one held at Slack (running) and one waiting behind it (queued), the rest finished.
+    await page.goto("/runs");
+    await page.locator('[data-testid="runs-table"] tr', { hasText: "running" }).first().waitFor();
+    await page.locator('[data-testid="runs-table"] tr', { hasText: "queued" }).first().waitFor();
+    await screenshot(page, "10-runs");
+    fake!.release();
+    await page.locator('[data-testid="runs-table"] tr', { hasText: "running" }).first().waitFor({ state: "detached" }).catch(() => undefined);
+
+    await page.goto(`/runs/${ids.failedRun}`);
+    await page.getByTestId("run-status").filter({ hasText: "failed" }).waitFor();
+    await page.getByText("Live", { exact: true }).waitFor();
+    await screenshot(page, "12-run-failed");
+
+    await page.goto(`/runs/${ids.filteredRun}`);
+    await page.getByTestId("run-status").filter({ hasText: "succeeded" }).waitFor();
+    await page.getByText("Live", { exact: true }).waitFor();
+    await screenshot(page, "13-run-filter-logs");
+
+    await page.goto("/settings");
+    await page.getByTestId("receiver-status").filter({ hasText: "Listening" }).waitFor();
+    await page.getByTestId("outbox").waitFor();
+    // Add a secret: the value goes to the server and is not shown again.
+    await page.locator("#secret-name").fill("NTFY_TOKEN");
+    await page.locator("#secret-value").fill("tk_live_value_123");
+    await page.getByRole("button", { name: "Add secret" }).click();
+    await page.getByRole("cell", { name: "NTFY_TOKEN", exact: true }).waitFor();
+    expect(await page.content()).not.toContain("tk_live_value_123");
+    await screenshot(page, "14-settings");
+
+    // Import of an export of this same install: every id exists, so the page asks, then replaces.
+    const exported = await (await page.request.get("/api/export")).text();
+    const asked: string[] = [];
+    page.once("dialog", (d) => {
+      asked.push(d.message());
+      void d.accept();
+    });
+    await page.locator('input[type="file"]').setInputFiles({ name: "applets.json", mimeType: "application/json", buffer: Buffer.from(exported) });
+    await page.getByRole("status").filter({ hasText: /Imported: 0 new, \d+ replaced\./ }).waitFor();
+    expect(asked[0]).toMatch(/already exist/);
+
+    expect(errors).toEqual([]);
+    await page.context().close();
+  }, 240_000);
+});
+
+interface Seeded {
+  deploys: string;
+  failedRun: string;
+  filteredRun: string;
+}
+
+/** Realistic applets and runs through the JSON API, with the browser's session. */
+async function seed(page: Page, fake: FakeServices): Promise<Seeded> {
+  const call = async <T>(method: "POST" | "GET", path: string, data?: unknown): Promise<T> => {
+    const res = method === "POST" ? await page.request.post(path, { data }) : await page.request.get(path);
+    if (!res.ok()) throw new Error(`${method} ${path}: ${res.status()} ${await res.text()}`);
+    return (await res.json()) as T;
+  };
+  const meta = await call<{ triggers: { type: string; sample: Record<string, unknown> }[] }>("GET", "/api/meta");
+  const sample = (type: string) => meta.triggers.find((t) => t.type === type)!.sample;
+  const create = async (name: string, definition: unknown, enabled = true) =>
+    (await call<{ applet: { id: string } }>("POST", "/api/applets", { name, enabled, definition })).applet.id;
+  const test = async (id: string, payload: unknown) => (await call<{ run_id: string }>("POST", `/api/applets/${id}/test`, payload)).run_id;
+
+  await call("POST", "/api/secrets", { name: "SLACK_WEBHOOK", value: fake.url("/ok/services/T0000/B0000/XXXXXXXX") });
+  await call("POST", "/api/secrets", { name: "GITHUB_WEBHOOK_SECRET", value: "gh-webhook-secret-value" });
+
+  const deploys = await create("Failed deploys → #ops", {
+    version: 1,
+    trigger: { type: "webhook", config: { secret_header: "X-Hub-Signature-256", hmac_secret: "{{secrets.GITHUB_WEBHOOK_SECRET}}" } },
+    filter: { code: 'if (trigger.body.status !== "failed") skip("deploy " + trigger.body.status);\nset("service", trigger.body.service);\nconsole.log("failed deploy of", trigger.body.service);' },
+    actions: [{ type: "slack", config: { webhook_url: "{{secrets.SLACK_WEBHOOK}}", text: ":rotating_light: {{vars.service}} failed to deploy at {{trigger.body.commit}}" } }],
+  });
+  const invoices = await create("Invoices by mail → bookkeeping", {
+    version: 1,
+    trigger: { type: "email", config: { to_alias: "invoices", subject_regex: "^Invoice" } },
+    actions: [{ type: "email", config: { to: "bookkeeping@example.com", subject: "Fwd: {{trigger.subject}}", body_markdown: "From **{{trigger.from_name}}** <{{trigger.from}}>\n\n{{trigger.text}}" } }],
+  });
+  const journal = await create("Weekday journal", {
+    version: 1,
+    trigger: { type: "schedule", config: { cron: "0 9 * * 1-5", timezone: "Europe/Berlin" } },
+    actions: [{ type: "note", config: { folder: "journal", filename: "{{trigger.date}}.md", content: "# {{trigger.weekday}} {{trigger.date}}\n\n- ", mode: "append" } }],
+  });
+  const reading = await create("Hacker News → #reading", {
+    version: 1,
+    trigger: { type: "rss", config: { url: fake.url("/feed.xml"), interval_min: 15 } },
+    actions: [{ type: "discord", config: { webhook_url: fake.url("/fail/api/webhooks/1234/token"), content: "{{trigger.title}}\n{{trigger.link}}" } }],
+  });
+  const btc = await create("BTC under 100 → phone", {
+    version: 1,
+    trigger: { type: "poll", config: { url: fake.url("/price.json"), path: "data.price", condition: "lt", target: 100, interval_min: 5 } },
+    retry: { max_attempts: 1 },
+    actions: [{ type: "push", config: { provider: "ntfy", server: fake.url("/down"), topic: "btc-alerts", title: "BTC", message: "BTC is at {{trigger.value}} (was {{trigger.previous_value}})" } }],
+  });
+  await create(
+    "Monday report (paused)",
+    { version: 1, trigger: { type: "schedule", config: { cron: "0 8 * * 1", timezone: "UTC" } }, actions: [{ type: "http", config: { url: fake.url("/ok/report"), method: "POST", body: '{"week": "{{trigger.date}}"}' } }] },
+    false,
+  );
+  const orders = await create("Shop orders → #sales", {
+    version: 1,
+    trigger: { type: "webhook", config: {} },
+    actions: [{ type: "slack", config: { webhook_url: fake.url("/hold/services/T1/B1/x"), text: "New order: {{trigger.body.title}} ({{trigger.body.amount}} {{trigger.body.currency}})" } }],
+  });
+
+  const hook = (body: Record<string, unknown>) => ({ body, headers: { "content-type": "application/json", "x-github-event": "deployment_status" }, query: {}, method: "POST", received_at: new Date().toISOString() });
+  const filteredRun = await test(deploys, hook({ status: "failed", service: "billing-api", commit: "9f3c2ab" }));
+  const skippedRun = await test(deploys, hook({ status: "succeeded", service: "web", commit: "1d2e3f4" }));
+  const mailRun = await test(invoices, sample("email"));
+  const noteRun = await test(journal, sample("schedule"));
+  const failedRun = await test(reading, sample("rss"));
+  const deadRun = await test(btc, sample("poll"));
+  await test(orders, sample("webhook"));
+  await test(orders, { ...sample("webhook"), body: { title: "Order #1043 paid", amount: 12.5, currency: "EUR" } });
+  await fake.heldRequest();
+
+  // The other runs settle on their own (the held one keeps its applet's second run queued).
+  const settled = new Set(["succeeded", "failed", "skipped", "dead"]);
+  for (const id of [filteredRun, skippedRun, mailRun, noteRun, failedRun, deadRun]) {
+    for (;;) {
+      const r = await call<{ run: { status: string } }>("GET", `/api/runs/${id}`);
+      if (settled.has(r.run.status)) break;
+      await page.waitForTimeout(200);
+    }
+  }
+  return { deploys, failedRun, filteredRun };
+}
