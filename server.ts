@@ -17,7 +17,7 @@ import { createSandbox } from "@/lib/sandbox";
  * the lean ingress and never enter Next.js; everything else goes to Next's request handler.
  */
 const dev = process.env.NODE_ENV !== "production";
-const app = createApp();
+const app = createApp({ role: "web" });
 const log = app.log.child("web");
 // "Test filter" in the editor runs in this process; one small pool is enough.
 const sandbox = createSandbox({ threads: 1 });

@@ -42,11 +42,16 @@ export interface CreateAppOptions {
   clock?: Clock;
   log?: Logger;
   http?: SafeFetch;
+  /** The web process leaves WAL checkpoints to the worker (see OpenOptions.walAutocheckpoint). */
+  role?: "web" | "worker";
 }
 
 export function createApp(opts: CreateAppOptions = {}): App {
   const config = opts.config ?? loadConfig(opts.env ?? process.env);
-  const db = openDatabase(config.databasePath, { synchronous: config.sqliteSynchronous });
+  const db = openDatabase(config.databasePath, {
+    synchronous: config.sqliteSynchronous,
+    walAutocheckpoint: opts.role === "web" ? 10_000 : undefined,
+  });
   const repos = {
     applets: createAppletsRepo(db.sqlite),
     runs: createRunsRepo(db.sqlite),

@@ -6,7 +6,7 @@ import { createServer } from "node:http";
 import { createApp } from "@/lib/app";
 import { createIngress } from "@/lib/http/ingress";
 
-const app = createApp();
+const app = createApp({ role: "web" });
 const ingress = createIngress(app);
 const server = createServer((req, res) => {
   if (!ingress(req, res)) {

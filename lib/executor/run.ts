@@ -47,7 +47,7 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun): Promise<O
   const applet = repos.applets.get(run.appletId);
   const event = repos.runs.event(run.eventId);
   if (!applet || !event) return finish("failed", "executor: the applet or event of this run no longer exists");
-  const checked = checkDefinition(applet.definition);
+  const checked = checkedDefinition(applet);
   if (!checked.ok) {
     return finish("failed", `executor: the applet definition is invalid: ${checked.problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`);
   }
@@ -62,9 +62,11 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun): Promise<O
     run: { id: run.id, attempt: run.attempt },
     event: { id: event.id, source: event.source, received_at: event.receivedAt },
     now: now.toISOString(),
-    now_local: formatInTimeZone(now, timezone, "yyyy-MM-dd'T'HH:mm:ss.SSSXXX"),
     secrets: (name) => app.secrets.resolve(name),
   };
+  // Formatting in a zone costs more than the rest of a small run: only a template that names
+  // now_local pays for it.
+  Object.defineProperty(ctx, "now_local", { enumerable: true, get: () => localIso(now, timezone) });
 
   // Filter
   if (def.filter) {
@@ -221,6 +223,25 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun): Promise<O
     return repos.runs.retryLater(run, steps, message, at, clock.now()) ? { status: "retry", error: message } : { status: "lost" };
   }
 }
+
+/**
+ * Definitions are validated on save; the executor checks again (a row may be older than the code)
+ * but only once per applet version, not on every run.
+ */
+const checkedCache = new Map<string, ReturnType<typeof checkDefinition>>();
+function checkedDefinition(applet: { id: string; updatedAt: string; definition: unknown }) {
+  const key = `${applet.id}@${applet.updatedAt}`;
+  let checked = checkedCache.get(key);
+  if (!checked) {
+    checked = checkDefinition(applet.definition);
+    if (checkedCache.size >= 1000) checkedCache.clear();
+    checkedCache.set(key, checked);
+  }
+  return checked;
+}
+
+const localIso = (d: Date, timezone: string): string =>
+  timezone === "UTC" ? d.toISOString() : formatInTimeZone(d, timezone, "yyyy-MM-dd'T'HH:mm:ss.SSSXXX");
 
 const stepKey = (s: Pick<Step, "kind" | "index">): string => `${s.kind}:${s.kind === "action" ? s.index : ""}`;
 

@@ -120,6 +120,27 @@ describe("AC8: http action retries", () => {
   });
 });
 
+describe("template context in the executor", () => {
+  test("now, now_local (in the applet's zone), applet, run and event ids are available to actions", async () => {
+    const app = setup();
+    const applet = app.applets.create({
+      name: "clock",
+      definition: {
+        version: 1,
+        timezone: "Europe/Berlin",
+        trigger: { type: "webhook", config: {} },
+        actions: [{ type: "http", config: { url: "https://status.test/status/200", body: "{{now}}|{{now_local}}|{{applet.name}}|{{run.attempt}}|{{trigger.body.title | date:'HH:mm'}}" } }],
+      },
+    });
+    app.clock.set("2026-03-07T12:00:00.000Z");
+    fire(app, applet.id, { title: "2026-03-07T18:30:00Z" });
+    const worker = startWorker(app);
+    cleanups.push(() => worker.stop());
+    await worker.drain();
+    expect(sentTo("status")[0]!.body).toBe("2026-03-07T12:00:00.000Z|2026-03-07T13:00:00.000+01:00|clock|1|19:30");
+  });
+});
+
 describe("AC9: ordering", () => {
   test("AC9: two runs of one applet never overlap; runs of two applets overlap when each action takes 500 ms", async () => {
     // Real time here: the assertion is about wall-clock overlap (the one test allowed to wait, capped well under 2 s).

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { newId } from "../../core/ids";
 import type { Sqlite } from "../client";
 import type { RunStatus, Step } from "../../executor/types";
@@ -195,7 +195,7 @@ export function createRunsRepo(sqlite: Sqlite) {
 
     /** Claims the oldest due queued run whose applet has no run in flight; null when idle. */
     claim: (workerId: string, now: Date): ClaimedRun | null => {
-      const token = randomBytes(12).toString("base64url");
+      const token = randomUUID();
       const row = claim.get({ worker: workerId, now: now.toISOString(), token });
       return row ? { ...toRun(row), claimToken: token } : null;
     },
