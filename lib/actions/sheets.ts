@@ -28,6 +28,8 @@ export interface ServiceAccountKey {
 /** The slice of the Google client this action uses, in its real shape, so a test can stand in for it. */
 export interface SheetsClient {
   spreadsheets: {
+    /** Settings' "Test" button: reads the title only. */
+    get(params: sheets_v4.Params$Resource$Spreadsheets$Get): Promise<{ data: sheets_v4.Schema$Spreadsheet }>;
     values: {
       append(params: sheets_v4.Params$Resource$Spreadsheets$Values$Append): Promise<{ data: sheets_v4.Schema$AppendValuesResponse }>;
     };
@@ -195,6 +197,36 @@ export function createSheetsAction(opts: { clientFactory?: SheetsClientFactory }
 }
 
 export const sheetsAction = createSheetsAction();
+
+/**
+ * The Settings page's test: reads a spreadsheet's title with the configured service account, so
+ * the user learns about a missing share or a disabled API before an applet fails on it.
+ */
+export async function testSpreadsheetAccess(
+  config: Pick<AppConfig, "googleServiceAccountJson">,
+  spreadsheet: string,
+): Promise<{ ok: true; title: string; spreadsheet_id: string } | { ok: false; error: string }> {
+  if (!config.googleServiceAccountJson) return { ok: false, error: NOT_CONFIGURED };
+  let key: ServiceAccountKey;
+  try {
+    key = parseServiceAccountKey(config.googleServiceAccountJson);
+  } catch (err) {
+    return { ok: false, error: `sheets: GOOGLE_SERVICE_ACCOUNT_JSON is not a usable service account key: ${errorMessage(err)}` };
+  }
+  let spreadsheetId: string;
+  try {
+    spreadsheetId = spreadsheetIdFrom(spreadsheet);
+  } catch (err) {
+    return { ok: false, error: errorMessage(err) };
+  }
+  try {
+    const client = await defaultFactory(key);
+    const { data } = await client.spreadsheets.get({ spreadsheetId, fields: "properties.title" });
+    return { ok: true, title: data.properties?.title ?? "(untitled)", spreadsheet_id: spreadsheetId };
+  } catch (err) {
+    return { ok: false, error: googleError(err, { key, spreadsheetId, sheetName: "" }).message };
+  }
+}
 
 interface ErrorShape {
   status?: unknown;

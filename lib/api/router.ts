@@ -1,5 +1,6 @@
 import type { App } from "../app";
 import { actionRegistry } from "../actions";
+import { testSpreadsheetAccess } from "../actions/sheets";
 import { serviceAccountEmail } from "../actions/sheets";
 import type { AppletService } from "../applets/service";
 import { UserError, errorMessage } from "../core/errors";
@@ -235,6 +236,14 @@ export function createApi(deps: ApiDeps): Api {
       },
     },
     { method: "GET", pattern: "/api/stream", handler: (req) => streamRuns(app.bus, req) },
+    {
+      method: "POST",
+      pattern: "/api/settings/sheets-test",
+      handler: async (req) => {
+        const body = asObject(await readJson(req), "sheets test");
+        return json(await testSpreadsheetAccess(app.config, String(body.spreadsheet ?? "")));
+      },
+    },
     { method: "GET", pattern: "/api/secrets", handler: () => json({ secrets: app.secrets.list().map((s) => ({ name: s.name, created_at: s.createdAt, updated_at: s.updatedAt })) }) },
     {
       method: "POST",

@@ -99,6 +99,7 @@ const ROUTER_ROUTES: [method: string, pattern: string, path: string][] = [
   ["POST", "/api/runs/:id/retry", "/api/runs/r1/retry"],
   ["POST", "/api/runs/:id/replay", "/api/runs/r1/replay"],
   ["GET", "/api/stream", "/api/stream"],
+  ["POST", "/api/settings/sheets-test", "/api/settings/sheets-test"],
   ["GET", "/api/secrets", "/api/secrets"],
   ["POST", "/api/secrets", "/api/secrets"],
   ["DELETE", "/api/secrets/:name", "/api/secrets/SLACK"],

@@ -9,6 +9,7 @@ import {
   setSheetsClientFactory,
   sheetsAction,
   sheetsConfigSchema,
+  testSpreadsheetAccess,
   type SheetsClient,
 } from "@/lib/actions/sheets";
 import { ActionError } from "@/lib/core/errors";
@@ -36,9 +37,10 @@ type AppendFn = SheetsClient["spreadsheets"]["values"]["append"];
 
 function mockClient(answer: AppendFn = async () => ({ data: { updates: { updatedRange: "'Leads'!A7:C7", updatedRows: 1 } } })) {
   const append = vi.fn<AppendFn>(answer);
-  const client: SheetsClient = { spreadsheets: { values: { append } } };
+  const get = vi.fn<SheetsClient["spreadsheets"]["get"]>(async () => ({ data: { properties: { title: "Leads 2026" } } }));
+  const client: SheetsClient = { spreadsheets: { get, values: { append } } };
   const factory = vi.fn(() => client);
-  return { append, factory };
+  return { append, get, factory };
 }
 
 const configured = () => createActionContext({ env: { GOOGLE_SERVICE_ACCOUNT_JSON: KEY_B64 } });
@@ -207,5 +209,34 @@ describe("sheets action", () => {
     expect(seen.append!.auth).toBe("Bearer ya29.test-token");
     expect(seen.append!.body).toEqual({ values: [["=1+1", "ok"]] });
     expect(result.output).toMatchObject({ updated_range: "Leads!A2:B2" });
+  });
+});
+
+describe("the Settings page's sheet test", () => {
+  test("reads the spreadsheet title with the configured service account", async () => {
+    const { get, factory } = mockClient();
+    setSheetsClientFactory(factory);
+    try {
+      const r = await testSpreadsheetAccess({ googleServiceAccountJson: KEY_B64 }, "https://docs.google.com/spreadsheets/d/1AbC_dEf-123/edit#gid=0");
+      expect(r).toEqual({ ok: true, title: "Leads 2026", spreadsheet_id: "1AbC_dEf-123" });
+      expect(get).toHaveBeenCalledWith({ spreadsheetId: "1AbC_dEf-123", fields: "properties.title" });
+    } finally {
+      setSheetsClientFactory(null);
+    }
+  });
+
+  test("explains a missing share, a bad id and a missing key instead of throwing", async () => {
+    const { get, factory } = mockClient();
+    get.mockRejectedValueOnce(Object.assign(new Error("The caller does not have permission"), { status: 403 }));
+    setSheetsClientFactory(factory);
+    try {
+      const denied = await testSpreadsheetAccess({ googleServiceAccountJson: KEY_B64 }, "1AbC");
+      expect(denied.ok).toBe(false);
+      expect(!denied.ok && denied.error).toMatch(/share the sheet with .*@/);
+      expect(await testSpreadsheetAccess({ googleServiceAccountJson: KEY_B64 }, "not an id!")).toMatchObject({ ok: false });
+      expect(await testSpreadsheetAccess({ googleServiceAccountJson: undefined }, "1AbC")).toEqual({ ok: false, error: NOT_CONFIGURED });
+    } finally {
+      setSheetsClientFactory(null);
+    }
   });
 });

@@ -3,6 +3,7 @@ import path from "node:path";
 import { ImportApplets } from "@/components/ImportApplets";
 import { LocalTime } from "@/components/LocalTime";
 import { SecretsManager } from "@/components/SecretsManager";
+import { SheetsTest } from "@/components/SheetsTest";
 import { apiOk, services } from "@/lib/ui/services";
 import type { Meta } from "@/lib/ui/types";
 
@@ -122,9 +123,12 @@ export default async function SettingsPage() {
 
       <Section title="Google Sheets" id="sheets">
         {meta.google_service_account_email ? (
-          <p className="text-sm">
-            Service account: <span className="code select-all">{meta.google_service_account_email}</span>. Share each sheet with this address as Editor.
-          </p>
+          <>
+            <p className="text-sm">
+              Service account: <span className="code select-all">{meta.google_service_account_email}</span>. Share each sheet with this address as Editor.
+            </p>
+            <SheetsTest />
+          </>
         ) : cfg.googleServiceAccountJson ? (
           <p className="text-sm text-red-800">GOOGLE_SERVICE_ACCOUNT_JSON is set but is not a readable service account key (base64 of the key JSON).</p>
         ) : (

@@ -1,0 +1,54 @@
+"use client";
+import { useState } from "react";
+
+type Result = { ok: true; title: string; spreadsheet_id: string } | { ok: false; error: string };
+
+/** Settings → Google Sheets: reads a sheet's title with the service account, before an applet needs it. */
+export function SheetsTest() {
+  const [sheet, setSheet] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [result, setResult] = useState<Result | null>(null);
+
+  async function test(e: React.FormEvent) {
+    e.preventDefault();
+    setBusy(true);
+    setResult(null);
+    const res = await fetch("/api/settings/sheets-test", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ spreadsheet: sheet }),
+    }).catch(() => null);
+    setResult(res?.ok ? ((await res.json()) as Result) : { ok: false, error: `the request failed${res ? ` (${res.status})` : ""}` });
+    setBusy(false);
+  }
+
+  return (
+    <form onSubmit={test} className="mt-3 space-y-2">
+      <label className="block text-sm text-slate-700" htmlFor="sheets-test-id">
+        Test access to a spreadsheet (id or URL)
+      </label>
+      <div className="flex gap-2">
+        <input
+          id="sheets-test-id"
+          className="input flex-1"
+          value={sheet}
+          onChange={(e) => setSheet(e.target.value)}
+          placeholder="https://docs.google.com/spreadsheets/d/…/edit"
+        />
+        <button type="submit" className="btn-secondary" disabled={busy || !sheet.trim()}>
+          {busy ? "Testing…" : "Test"}
+        </button>
+      </div>
+      {result &&
+        (result.ok ? (
+          <p className="text-sm text-green-800" role="status">
+            Readable: “{result.title}”.
+          </p>
+        ) : (
+          <p className="text-sm text-red-800" role="alert">
+            {result.error}
+          </p>
+        ))}
+    </form>
+  );
+}
