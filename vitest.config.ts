@@ -9,5 +9,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Each file gets its own temp SQLite database; files run in parallel on the machine's cores.
     pool: "forks",
+    // .ci/run asks for a JSON report too, to print a plain "N passed, N failed" line.
+    reporters: process.env.VITEST_JSON_REPORT ? ["default", "json"] : ["default"],
+    outputFile: process.env.VITEST_JSON_REPORT ? { json: process.env.VITEST_JSON_REPORT } : undefined,
   },
 });

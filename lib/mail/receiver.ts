@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { newId } from "../core/ids";
 import type { AddressInfo } from "node:net";
 import { domainToASCII } from "node:url";
 import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";
@@ -231,7 +231,7 @@ export async function deliver(app: App, raw: Buffer, envelopeRcpts: string[]): P
   let queued = 0;
   try {
     for (const { applet, maxAttempts } of matched) {
-      const eventId = randomUUID();
+      const eventId = newId();
       if (storable.length > 0) {
         if (source) await copyEventFiles(app.config.dataDir, source, eventId);
         else await saveEventFiles(app.config.dataDir, eventId, storable);
