@@ -4,7 +4,7 @@ import { LocalTime } from "@/components/LocalTime";
 import { PluginIcon } from "@/components/PluginIcon";
 import { StatusBadge } from "@/components/StatusBadge";
 import { services } from "@/lib/ui/services";
-import { actionTypesOf } from "@/lib/ui/serialize";
+import { actionTypesOf } from "@/lib/api/serialize";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Applets · whenthen" };

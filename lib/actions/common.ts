@@ -158,3 +158,13 @@ export function statusError(action: string, res: SafeResponse, clock: Clock, det
 }
 
 export const isSuccess = (status: number): boolean => status >= 200 && status < 300;
+
+/** A provider's JSON object answer, or null when the body is not one. */
+export function parseJsonObject(res: SafeResponse): Record<string, unknown> | null {
+  try {
+    const v: unknown = JSON.parse(res.text());
+    return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}

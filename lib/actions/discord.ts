@@ -2,7 +2,7 @@ import { z } from "zod";
 import { ActionError } from "../core/errors";
 import type { SafeResponse } from "../net/types";
 import { chunkMessage } from "./chunk";
-import { clampRetryAfter, isSuccess, requireHttpUrl, requireRendered, requiredText, statusError, urlField } from "./common";
+import { clampRetryAfter, isSuccess, parseJsonObject, requireHttpUrl, requireRendered, requiredText, statusError, urlField } from "./common";
 import type { ActionContext, ActionPlugin } from "./types";
 
 /**
@@ -116,7 +116,7 @@ function resumeAt(ctx: ActionContext, total: number): number {
 }
 
 function partError(res: SafeResponse, ctx: ActionContext, index: number, total: number): ActionError {
-  const body = parseJson(res);
+  const body = parseJsonObject(res);
   const part = total > 1 ? ` on part ${index + 1} of ${total}` : "";
   if (res.status === 429) {
     // Discord sends retry_after in seconds (a float) in the body; Retry-After is the fallback.
@@ -136,17 +136,8 @@ function partError(res: SafeResponse, ctx: ActionContext, index: number, total: 
   });
 }
 
-function parseJson(res: SafeResponse): Record<string, unknown> | null {
-  try {
-    const v: unknown = JSON.parse(res.text());
-    return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
-  } catch {
-    return null;
-  }
-}
-
 function messageId(res: SafeResponse): string | null {
-  const body = parseJson(res);
+  const body = parseJsonObject(res);
   return typeof body?.id === "string" ? body.id : null;
 }
 

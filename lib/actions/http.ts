@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ActionError } from "../core/errors";
+import { isRetryableStatus, parseRetryAfter } from "./common";
 import type { ActionPlugin } from "./types";
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"] as const;
@@ -63,21 +64,13 @@ export const httpAction: ActionPlugin<HttpConfig> = {
       }
     }
     const output = { status: res.status, headers: res.headers, body: parsed, ...(res.truncated ? { truncated: true } : {}) };
+    // 3xx here means a redirect the safe fetch did not follow (over the hop limit was an error already).
     if (res.status >= 200 && res.status < 400) return { output };
-    const retryable = res.status >= 500 || res.status === 429;
+    const retryable = isRetryableStatus(res.status);
     throw new ActionError(`http: ${config.method} ${url.host} answered ${res.status}`, {
       retryable,
-      retryAfterMs: retryAfter(res.headers["retry-after"], ctx.clock.now()),
+      retryAfterMs: retryable ? parseRetryAfter(res.headers["retry-after"], ctx.clock) : undefined,
       output,
     });
   },
 };
-
-/** Retry-After as seconds or an HTTP date. */
-export function retryAfter(value: string | undefined, now: Date): number | undefined {
-  if (!value) return undefined;
-  const secs = Number(value);
-  if (Number.isFinite(secs)) return Math.max(0, secs * 1000);
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now.getTime());
-}

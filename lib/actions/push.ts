@@ -4,6 +4,7 @@ import type { SafeResponse } from "../net/types";
 import {
   hasTemplate,
   isSuccess,
+  parseJsonObject,
   requireHttpUrl,
   requireRendered,
   requiredText,
@@ -191,7 +192,7 @@ async function sendNtfy(config: PushConfig, ctx: ActionContext) {
     body: JSON.stringify(body),
   });
   if (!isSuccess(res.status)) throw statusError("push", res, ctx.clock, providerDetail("ntfy", res));
-  const answer = parseJson(res);
+  const answer = parseJsonObject(res);
   return { output: { provider: "ntfy", status: res.status, id: typeof answer?.id === "string" ? answer.id : null } };
 }
 
@@ -222,7 +223,7 @@ async function sendPushover(config: PushConfig, ctx: ActionContext) {
     body: form.toString(),
   });
   if (!isSuccess(res.status)) throw statusError("push", res, ctx.clock, providerDetail("Pushover", res));
-  const answer = parseJson(res);
+  const answer = parseJsonObject(res);
   return { output: { provider: "pushover", status: res.status, request: typeof answer?.request === "string" ? answer.request : null } };
 }
 
@@ -256,18 +257,9 @@ export function truncateBytes(message: string, limit: number, provider: string, 
   return bytes.subarray(0, end).toString("utf8") + ellipsis;
 }
 
-function parseJson(res: SafeResponse): Record<string, unknown> | null {
-  try {
-    const v: unknown = JSON.parse(res.text());
-    return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
-  } catch {
-    return null;
-  }
-}
-
 /** ntfy answers `{"error": "..."}`, Pushover `{"errors": ["..."]}`. */
 function providerDetail(provider: string, res: SafeResponse): string {
-  const body = parseJson(res);
+  const body = parseJsonObject(res);
   if (Array.isArray(body?.errors) && body.errors.length) return `${provider}: ${body.errors.map(String).join("; ")}`;
   if (typeof body?.error === "string") return `${provider}: ${body.error}`;
   const text = res.text().trim().slice(0, 300);

@@ -10,6 +10,7 @@ import type { Sandbox } from "../sandbox";
 import { renderConfig } from "../template";
 import { triggerRegistry } from "../triggers";
 import { pollContext } from "../triggers/context";
+import { actionTypesOf, runRow } from "./serialize";
 import { asObject, compile, json, notFound, readJson, type CompiledRoute, type Route } from "./http";
 import { streamRuns } from "./stream";
 
@@ -193,7 +194,7 @@ export function createApi(deps: ApiDeps): Api {
           limit: LIMITS.runsPageSize,
         });
         const names = new Map(app.repos.applets.list().map((a) => [a.id, a.name]));
-        return json({ runs: page.runs.map((r) => ({ ...runSummary(r), applet_name: names.get(r.appletId) ?? null })), next_cursor: page.nextCursor });
+        return json({ runs: page.runs.map((r) => runRow(r, names.get(r.appletId) ?? null)), next_cursor: page.nextCursor });
       },
     },
     {
@@ -205,7 +206,7 @@ export function createApi(deps: ApiDeps): Api {
         const event = app.repos.runs.event(run.eventId);
         const applet = app.repos.applets.get(run.appletId);
         return json({
-          run: { ...runSummary(run), steps: run.steps },
+          run: { ...runRow(run, applet?.name ?? null), steps: run.steps },
           event: event && { id: event.id, applet_id: event.appletId, source: event.source, dedupe_key: event.dedupeKey, payload: event.payload, received_at: event.receivedAt },
           applet: applet ? { id: applet.id, name: applet.name } : null,
         });
@@ -277,13 +278,12 @@ export function createApi(deps: ApiDeps): Api {
   const compiled: CompiledRoute[] = routes.map(compile);
 
   function summary(a: NonNullable<ReturnType<App["repos"]["applets"]["get"]>>) {
-    const def = a.definition as { trigger?: { type?: string }; actions?: { type: string }[] };
     return {
       id: a.id,
       name: a.name,
       enabled: a.enabled,
       trigger_type: a.triggerType,
-      action_types: (def.actions ?? []).map((x) => x.type),
+      action_types: actionTypesOf(a),
       last_fired_at: a.lastFiredAt,
       run_count: a.runCount,
       created_at: a.createdAt,
@@ -324,22 +324,5 @@ export function createApi(deps: ApiDeps): Api {
         return json({ error: "internal error" }, 500);
       }
     },
-  };
-}
-
-function runSummary(r: NonNullable<ReturnType<App["repos"]["runs"]["get"]>>) {
-  return {
-    id: r.id,
-    applet_id: r.appletId,
-    event_id: r.eventId,
-    status: r.status,
-    attempt: r.attempt,
-    max_attempts: r.maxAttempts,
-    next_attempt_at: r.nextAttemptAt,
-    started_at: r.startedAt,
-    finished_at: r.finishedAt,
-    error: r.error,
-    created_at: r.createdAt,
-    updated_at: r.updatedAt,
   };
 }

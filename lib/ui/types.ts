@@ -78,7 +78,7 @@ export interface RunRow {
 
 /** GET /api/runs/:id. */
 export interface RunDetail {
-  run: Omit<RunRow, "applet_name"> & { steps: Step[] };
+  run: RunRow & { steps: Step[] };
   event: { id: string; applet_id: string; source: string; dedupe_key: string | null; payload: Record<string, unknown>; received_at: string } | null;
   applet: { id: string; name: string } | null;
 }

@@ -1,7 +1,7 @@
 import Link from "next/link";
 import { RunsTable, type RunsQuery } from "@/components/RunsTable";
 import { services } from "@/lib/ui/services";
-import { runRow } from "@/lib/ui/serialize";
+import { runRow } from "@/lib/api/serialize";
 import { RUN_STATUSES } from "@/lib/ui/types";
 
 export const dynamic = "force-dynamic";

@@ -46,6 +46,19 @@ const toState = (r: Raw): TriggerState => ({
   errorCount: r.error_count,
 });
 
+/** The named parameters every trigger_state write binds (all columns but next_run_at). */
+const stateParams = (appletId: string, s: Omit<TriggerState, "nextRunAt">, now: string) => ({
+  appletId,
+  lastPolledAt: s.lastPolledAt,
+  seenKeys: JSON.stringify(s.seenKeys),
+  lastValue: s.lastValue === undefined || s.lastValue === null ? null : JSON.stringify(s.lastValue),
+  etag: s.etag,
+  lastModified: s.lastModified,
+  lastError: s.lastError,
+  errorCount: s.errorCount,
+  now,
+});
+
 export type TriggerStateRepo = ReturnType<typeof createTriggerStateRepo>;
 
 /** One row per applet; only the scheduler (and applet save/enable, for next_run_at) writes it. */
@@ -103,19 +116,7 @@ export function createTriggerStateRepo(sqlite: Sqlite) {
       const r = get.get(appletId);
       return r ? toState(r) : null;
     },
-    save: (appletId: string, s: TriggerState, now: string): void =>
-      void upsert.run({
-        appletId,
-        nextRunAt: s.nextRunAt,
-        lastPolledAt: s.lastPolledAt,
-        seenKeys: JSON.stringify(s.seenKeys),
-        lastValue: s.lastValue === undefined || s.lastValue === null ? null : JSON.stringify(s.lastValue),
-        etag: s.etag,
-        lastModified: s.lastModified,
-        lastError: s.lastError,
-        errorCount: s.errorCount,
-        now,
-      }),
+    save: (appletId: string, s: TriggerState, now: string): void => void upsert.run({ ...stateParams(appletId, s, now), nextRunAt: s.nextRunAt }),
     /** The one source of next_run_at for a saved or enabled applet. */
     setNextRunAt: (appletId: string, nextRunAt: string | null, now: string): void => void setNext.run(appletId, nextRunAt, now, now),
     /** Atomically moves next_run_at from the slot we saw to the next one: false when another worker got there first. */
@@ -123,17 +124,7 @@ export function createTriggerStateRepo(sqlite: Sqlite) {
       claimSlot.run(next, now, appletId, expected).changes === 1,
     /** Stores a poll's outcome without touching next_run_at (the scheduler's claim moved it). */
     savePolled: (appletId: string, s: Omit<TriggerState, "nextRunAt">, now: string): boolean =>
-      savePolled.run({
-        appletId,
-        lastPolledAt: s.lastPolledAt,
-        seenKeys: JSON.stringify(s.seenKeys),
-        lastValue: s.lastValue === undefined || s.lastValue === null ? null : JSON.stringify(s.lastValue),
-        etag: s.etag,
-        lastModified: s.lastModified,
-        lastError: s.lastError,
-        errorCount: s.errorCount,
-        now,
-      }).changes === 1,
+      savePolled.run(stateParams(appletId, s, now)).changes === 1,
     setLastError: (appletId: string, error: string, now: string): void => void setError.run(error, now, appletId),
     /** Polled applets of `types` with a next_run_at; `dueAt`: only those with next_run_at <= it. */
     listScheduled: (opts: { types: readonly string[]; dueAt?: string; enabledOnly?: boolean; limit?: number }): ScheduledRow[] => {

@@ -9,7 +9,7 @@ import { RunsTable } from "@/components/RunsTable";
 import { TestEventForm } from "@/components/TestEventForm";
 import { AppletEditor } from "@/components/editor/AppletEditor";
 import { apiJson, apiOk, services } from "@/lib/ui/services";
-import { runRow } from "@/lib/ui/serialize";
+import { runRow } from "@/lib/api/serialize";
 import type { AppletDetail, Meta } from "@/lib/ui/types";
 
 export const dynamic = "force-dynamic";
