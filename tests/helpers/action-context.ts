@@ -1,7 +1,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { expect } from "vitest";
 import type { ActionContext } from "@/lib/actions/types";
+import { ActionError } from "@/lib/core/errors";
 import { ManualClock } from "@/lib/core/clock";
 import { loadConfig, type AppConfig } from "@/lib/core/config";
 import { silentLogger } from "@/lib/core/log";
@@ -89,4 +91,14 @@ export function retryContext(previous: TestActionContext): TestActionContext {
     progress: previous.savedProgress.at(-1) ?? previous.progress,
   });
   return next;
+}
+
+/** Awaits a promise that must reject with an ActionError, and returns the error for assertions. */
+export async function failure(promise: Promise<unknown>): Promise<ActionError> {
+  const err = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ActionError);
+  return err as ActionError;
 }

@@ -1,55 +1,21 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApi, type Api } from "@/lib/api/router";
-import { createApp, type App } from "@/lib/app";
-import { createAppletService } from "@/lib/applets/service";
-import { createAuth, type Auth } from "@/lib/auth";
+import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { type Api } from "@/lib/api/router";
+import { bootAuth, shutAuth, type BootedAuth } from "../helpers/auth";
 import { CLIENT_IP_HEADER, stampClientIp } from "@/lib/auth/client-ip";
 import { safeNext } from "@/lib/auth/safe-next";
 import { SESSION_TTL_SECONDS, signSession } from "@/lib/auth/session";
-import { ManualClock } from "@/lib/core/clock";
-import { silentLogger } from "@/lib/core/log";
-import { createPageGate } from "@/lib/http/page-gate";
 
 const EMAIL = "owner@example.com";
 const PASSWORD = "correct horse battery staple";
 const ORIGIN = "http://localhost:3000";
 
-interface Booted {
-  dir: string;
-  app: App;
-  auth: Auth;
-  api: Api;
-  clock: ManualClock;
-  server: Server;
-  base: string;
-}
-
-async function boot(env: Record<string, string> = {}): Promise<Booted> {
-  const dir = mkdtempSync(path.join(tmpdir(), "whenthen-auth-"));
-  const clock = new ManualClock("2026-03-01T12:00:00.000Z");
-  const app = createApp({ env: { DATA_DIR: dir, ...env }, clock, log: silentLogger });
-  const auth = createAuth(app);
-  const api = createApi({ app, applets: createAppletService(app), auth });
-  const gate = createPageGate(auth);
-  const server = createServer((req, res) => {
-    if (gate(req, res)) return;
-    res.writeHead(200, { "content-type": "text/plain" });
-    res.end(`next: ${req.url}`);
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  return { dir, app, auth, api, clock, server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
-}
-
-async function shut(b: Booted): Promise<void> {
-  await new Promise((r) => b.server.close(r));
-  b.app.close();
-  rmSync(b.dir, { recursive: true, force: true });
-}
+type Booted = BootedAuth;
+const boot = (env: Record<string, string> = {}) => bootAuth(env);
+const shut = shutAuth;
 
 interface CallOptions {
   cookie?: string;

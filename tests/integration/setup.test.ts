@@ -1,50 +1,25 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createApi, type Api } from "@/lib/api/router";
-import { createApp, type App } from "@/lib/app";
 import { createAppletService } from "@/lib/applets/service";
-import { createAuth, type Auth } from "@/lib/auth";
+import { createAuth } from "@/lib/auth";
+import { createApp } from "@/lib/app";
 import { silentLogger } from "@/lib/core/log";
-import { createPageGate } from "@/lib/http/page-gate";
+import { bootAuth, shutAuth, type BootedAuth } from "../helpers/auth";
 
-interface Booted {
-  dir: string;
-  app: App;
-  auth: Auth;
-  api: Api;
-  /** Origin of a real node:http server with the page gate in front of a stub "Next" answering 200. */
-  base: string;
-  server: Server;
-}
+type Booted = BootedAuth;
 
 const opened: Booted[] = [];
 
 afterEach(async () => {
-  for (const b of opened.splice(0)) {
-    await new Promise((r) => b.server.close(r));
-    b.app.close();
-    rmSync(b.dir, { recursive: true, force: true });
-  }
+  for (const b of opened.splice(0)) await shutAuth(b);
 });
 
 /** Boots like server.ts does, with nothing in the environment but DATA_DIR (and what a test adds). */
 async function boot(env: Record<string, string> = {}, dir = mkdtempSync(path.join(tmpdir(), "whenthen-setup-"))): Promise<Booted> {
-  const app = createApp({ env: { DATA_DIR: dir, ...env }, log: silentLogger });
-  const auth = createAuth(app);
-  auth.ensureAdminFromEnv();
-  const api = createApi({ app, applets: createAppletService(app), auth });
-  const gate = createPageGate(auth);
-  const server = createServer((req, res) => {
-    if (gate(req, res)) return;
-    res.writeHead(200, { "content-type": "text/plain" });
-    res.end(`next: ${req.url}`);
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const b = { dir, app, auth, api, server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+  const b = await bootAuth(env, dir);
   opened.push(b);
   return b;
 }

@@ -1,23 +1,13 @@
 import { afterAll, describe, expect, test } from "vitest";
 import { http, HttpResponse } from "msw";
 import { discordAction, discordConfigSchema } from "@/lib/actions/discord";
-import { ActionError } from "@/lib/core/errors";
-import { createActionContext, removeTempDirs, retryContext, type TestActionContext } from "../helpers/action-context";
+import { createActionContext, removeTempDirs, retryContext, type TestActionContext, failure } from "../helpers/action-context";
 import { DISCORD_WEBHOOK, sentTo, server, useHttpMocks } from "../helpers/http";
 
 useHttpMocks();
 afterAll(removeTempDirs);
 
 const run = (config: Record<string, unknown>, ctx: TestActionContext) => discordAction.run(discordConfigSchema.parse(config), ctx);
-
-async function failure(promise: Promise<unknown>): Promise<ActionError> {
-  const err = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ActionError);
-  return err as ActionError;
-}
 
 /** 4,500 characters: 45 numbered lines of 99 characters, each followed by "\n". */
 const LONG = Array.from({ length: 45 }, (_, i) => `line ${String(i).padStart(2, "0")} ${"x".repeat(91)}`).join("\n") + "\n";

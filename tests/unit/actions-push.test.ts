@@ -1,9 +1,8 @@
 import { http, HttpResponse } from "msw";
 import { afterAll, describe, expect, test } from "vitest";
 import { pushAction, pushConfigSchema } from "@/lib/actions/push";
-import { ActionError } from "@/lib/core/errors";
 import { createSafeFetch } from "@/lib/net/safe-fetch";
-import { createActionContext, removeTempDirs, type TestActionContext } from "../helpers/action-context";
+import { createActionContext, removeTempDirs, type TestActionContext, failure } from "../helpers/action-context";
 import { sentTo, server, useHttpMocks } from "../helpers/http";
 
 useHttpMocks();
@@ -11,15 +10,6 @@ afterAll(removeTempDirs);
 
 const run = (config: Record<string, unknown>, ctx: TestActionContext = createActionContext()) =>
   pushAction.run(pushConfigSchema.parse(config), ctx);
-
-async function failure(promise: Promise<unknown>): Promise<ActionError> {
-  const err = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ActionError);
-  return err as ActionError;
-}
 
 const json = (body: string) => JSON.parse(body) as Record<string, unknown>;
 

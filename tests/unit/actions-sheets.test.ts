@@ -12,8 +12,7 @@ import {
   testSpreadsheetAccess,
   type SheetsClient,
 } from "@/lib/actions/sheets";
-import { ActionError } from "@/lib/core/errors";
-import { createActionContext, removeTempDirs } from "../helpers/action-context";
+import { createActionContext, removeTempDirs, failure } from "../helpers/action-context";
 import { server, useHttpMocks } from "../helpers/http";
 
 useHttpMocks();
@@ -44,15 +43,6 @@ function mockClient(answer: AppendFn = async () => ({ data: { updates: { updated
 }
 
 const configured = () => createActionContext({ env: { GOOGLE_SERVICE_ACCOUNT_JSON: KEY_B64 } });
-
-async function failure(promise: Promise<unknown>): Promise<ActionError> {
-  const err = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ActionError);
-  return err as ActionError;
-}
 
 const googleError = (status: number, message: string, headers: Record<string, string> = {}) =>
   Object.assign(new Error(message), { status, response: { status, headers: new Headers(headers) } });

@@ -1,8 +1,7 @@
 import { afterAll, describe, expect, test } from "vitest";
 import { http, HttpResponse } from "msw";
 import { slackAction, slackConfigSchema } from "@/lib/actions/slack";
-import { ActionError } from "@/lib/core/errors";
-import { createActionContext, removeTempDirs } from "../helpers/action-context";
+import { createActionContext, removeTempDirs, failure } from "../helpers/action-context";
 import { SLACK_WEBHOOK, sentTo, server, useHttpMocks } from "../helpers/http";
 
 useHttpMocks();
@@ -11,15 +10,6 @@ afterAll(removeTempDirs);
 /** Validates like the executor does (the rendered config through the schema), then runs. */
 async function run(config: Record<string, unknown>, ctx = createActionContext()) {
   return slackAction.run(slackConfigSchema.parse(config), ctx);
-}
-
-async function failure(promise: Promise<unknown>): Promise<ActionError> {
-  const err = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ActionError);
-  return err as ActionError;
 }
 
 describe("slack action", () => {

@@ -2,9 +2,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, symlink
 import path from "node:path";
 import { afterAll, beforeEach, describe, expect, test } from "vitest";
 import { noteAction, noteConfigSchema } from "@/lib/actions/note";
-import { ActionError } from "@/lib/core/errors";
 import { sanitizeFilename } from "@/lib/files/sanitize";
-import { createActionContext, makeTempDir, removeTempDirs, type TestActionContext } from "../helpers/action-context";
+import { createActionContext, makeTempDir, removeTempDirs, type TestActionContext, failure } from "../helpers/action-context";
 
 afterAll(removeTempDirs);
 
@@ -21,15 +20,6 @@ beforeEach(() => {
 });
 
 const write = (config: Record<string, unknown>, context = ctx) => noteAction.run(noteConfigSchema.parse(config), context);
-
-async function failure(promise: Promise<unknown>): Promise<ActionError> {
-  const err = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ActionError);
-  return err as ActionError;
-}
 
 /** Every file (not folder) under `dir`, relative, sorted. */
 function filesUnder(dir: string): string[] {
