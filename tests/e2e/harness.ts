@@ -206,7 +206,7 @@ export async function launchBrowser(): Promise<Browser> {
 /** A signed-in page. Page errors are collected so a test can assert there were none. */
 export async function signedInPage(browser: Browser, app: RunningApp): Promise<{ page: Page; errors: string[] }> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, baseURL: app.url, timezoneId: "Europe/Berlin", locale: "en-GB" });
-  // The Next dev-mode badge would cover the nav's last item in screenshots.
+  // The Next dev-mode badge is not part of the app: keep it out of the screenshots.
   await context.addInitScript(() => {
     document.addEventListener("DOMContentLoaded", () => {
       const style = document.createElement("style");
