@@ -6,7 +6,7 @@
  * Load comes from autocannon at 50 connections on loopback.
  */
 import { fork, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
@@ -57,7 +57,7 @@ export default async function bench(): Promise<BenchFigure[]> {
       return `/api/hooks/${a.id}/${a.webhookToken}`;
     });
 
-    await start("bench/servers/ingest.ts", { PORT: String(webPort) });
+    const web = await start("bench/servers/ingest.ts", { PORT: String(webPort) });
     const worker = await start("worker/index.ts", { SMTP_INBOUND_PORT: String(smtpPort) });
     const ingest = await load(`http://127.0.0.1:${webPort}`, hooks);
     const ingested = count(app, "runs");
@@ -70,6 +70,8 @@ export default async function bench(): Promise<BenchFigure[]> {
     await until(() => count(app, "runs", "status = 'succeeded'") >= before + E2E_RUNS, 600_000);
     const e2eSeconds = (performance.now() - e2eStart) / 1000;
     const failed = count(app, "runs", "status NOT IN ('succeeded')");
+    const webPeakMb = peakRssMb(web.pid);
+    const workerPeakMb = peakRssMb(worker.pid);
     sink.send("count");
     const sunk = await new Promise<number>((r) => sink.once("message", (m) => r((m as { count: number }).count)));
     app.close();
@@ -89,12 +91,20 @@ export default async function bench(): Promise<BenchFigure[]> {
         target: ">= 1000",
         notes: `${e2eSeconds.toFixed(1)} s, ${APPLETS} applets, WORKER_CONCURRENCY ${process.env.WORKER_CONCURRENCY ?? 4}, ${failed} runs not succeeded, sink saw ${sunk} requests`,
       },
+      { name: "peak memory (RSS), webhook ingress process, through both loads", unit: "MB", value: webPeakMb, notes: "the lean ingress as server.ts mounts it, without Next's handler loaded" },
+      { name: "peak memory (RSS), worker process, through both loads", unit: "MB", value: workerPeakMb, notes: "executor, scheduler, SMTP receiver and sandbox pool loaded" },
     ];
   } finally {
     for (const c of children) if (c.exitCode === null) c.kill("SIGTERM");
     await new Promise((r) => setTimeout(r, 300));
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** The kernel's high-water mark of a process's resident memory (VmHWM), in MB. */
+function peakRssMb(pid: number | undefined): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN) / 1024;
 }
 
 function count(app: ReturnType<typeof createApp>, table: string, where = "1 = 1"): number {
