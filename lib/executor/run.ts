@@ -90,13 +90,13 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun): Promise<O
         status: result.error ? "failed" : result.skipped ? "skipped" : "succeeded",
         attempt: run.attempt,
         input: { code: def.filter.code },
-        output: { vars: result.vars, skipped: result.skipped, reason: result.reason ?? null },
         warnings: [],
         logs: result.logs,
         started_at: started.toISOString(),
         duration_ms: result.duration_ms,
         error: result.error ?? null,
       };
+      setOutput(step, { vars: result.vars, skipped: result.skipped, reason: result.reason ?? null });
       withHistory(step, prior.get("filter:"));
       steps.push(step);
       if (result.error) return finish("failed", `filter: ${result.error}`);
@@ -123,13 +123,13 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun): Promise<O
           status: r.skipped ? "skipped" : "succeeded",
           attempt: run.attempt,
           input: redact(r.input, r.secretsUsed),
-          output: redact({ value: r.value }, r.secretsUsed),
           warnings: redact(r.warnings, r.secretsUsed),
           logs: [],
           started_at: started.toISOString(),
           duration_ms: clock.now().getTime() - started.getTime(),
           error: null,
         };
+        setOutput(step, redact({ value: r.value }, r.secretsUsed));
         withHistory(step, prior.get(key));
         steps.push(step);
         ctx.ai = { [output]: r.value };
@@ -168,7 +168,7 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun): Promise<O
       ...base,
       status: "running",
       attempt: run.attempt,
-      input: redact(rendered.rendered, secretsUsed),
+      input: capJson(redact(rendered.rendered, secretsUsed)).value,
       warnings,
       logs: [],
       started_at: started.toISOString(),
@@ -193,10 +193,8 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun): Promise<O
           repos.runs.saveSteps(run, [...steps, step], clock.now());
         },
       });
-      const out = capJson(redact(result.output, secretsUsed));
       step.status = "succeeded";
-      step.output = out.value;
-      if (out.truncated) step.truncated = true;
+      setOutput(step, redact(result.output, secretsUsed));
       step.warnings = redact(warnings, secretsUsed);
       step.duration_ms = clock.now().getTime() - started.getTime();
       steps.push(step);
@@ -204,7 +202,7 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun): Promise<O
     } catch (err) {
       step.status = "failed";
       step.error = redact(errorMessage(err), secretsUsed);
-      if (err instanceof ActionError && err.output !== undefined) step.output = capJson(redact(err.output, secretsUsed)).value;
+      if (err instanceof ActionError && err.output !== undefined) setOutput(step, redact(err.output, secretsUsed));
       step.warnings = redact(warnings, secretsUsed);
       step.duration_ms = clock.now().getTime() - started.getTime();
       steps.push(step);
@@ -244,6 +242,13 @@ const localIso = (d: Date, timezone: string): string =>
   timezone === "UTC" ? d.toISOString() : formatInTimeZone(d, timezone, "yyyy-MM-dd'T'HH:mm:ss.SSSXXX");
 
 const stepKey = (s: Pick<Step, "kind" | "index">): string => `${s.kind}:${s.kind === "action" ? s.index : ""}`;
+
+/** Stored outputs are capped at 64 KB like every stored payload, marked `truncated` when cut. */
+function setOutput(step: Step, output: unknown): void {
+  const capped = capJson(output);
+  step.output = capped.value;
+  if (capped.truncated) step.truncated = true;
+}
 
 /** Carries a succeeded step of an earlier attempt over unchanged. */
 function reuse(previous: Step | undefined, steps: Step[]): Step | undefined {

@@ -230,3 +230,19 @@ describe("run counters and manual retry/replay", () => {
     expect(sentTo("status")).toHaveLength(3);
   });
 });
+
+describe("limits on what a run stores", () => {
+  test("an action's output over 64 KB is stored cut with truncated: true, and the run still succeeds", async () => {
+    const app = setup();
+    server.use(http.post("https://big.test/out", () => HttpResponse.json({ items: Array.from({ length: 4000 }, (_, i) => ({ i, text: "x".repeat(40) })) })));
+    const applet = app.applets.create({ name: "big answer", definition: webhookToHttp("https://big.test/out") });
+    const runId = fire(app, applet.id);
+    const worker = startWorker(app);
+    cleanups.push(() => worker.stop());
+    await worker.drain();
+    const run = app.repos.runs.get(runId)!;
+    expect(run.status).toBe("succeeded");
+    expect(run.steps[0]!.truncated).toBe(true);
+    expect(Buffer.byteLength(JSON.stringify(run.steps[0]!.output))).toBeLessThanOrEqual(64 * 1024);
+  });
+});
