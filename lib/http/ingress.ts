@@ -55,8 +55,14 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
     const parts = url.pathname.split("/");
     // ["", "api", "hooks", id, token]
     if (parts.length !== 5 || (req.method !== "POST" && req.method !== "GET")) return notFound(req, res);
-    const appletId = decodeURIComponent(parts[3]!);
-    const token = decodeURIComponent(parts[4]!);
+    let appletId: string;
+    let token: string;
+    try {
+      appletId = decodeURIComponent(parts[3]!);
+      token = decodeURIComponent(parts[4]!);
+    } catch {
+      return notFound(req, res);
+    }
     const row = app.repos.applets.forHook(appletId);
     // Compare digests of equal length whether or not the applet exists: no timing hint either way.
     const tokenOk = safeEqual(token, row?.webhook_token ?? "\0no applet\0");

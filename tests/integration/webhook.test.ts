@@ -58,7 +58,12 @@ describe("AC1: webhook trigger", () => {
   test("AC1: a wrong token or an unknown applet returns 404 with an empty body and inserts nothing", async () => {
     const applet = newApplet();
     const before = [count("events"), count("runs")];
-    for (const url of [`${base}/api/hooks/${applet.id}/wrong-token`, `${base}/api/hooks/no-such-applet/${applet.webhookToken}`, `${base}/api/hooks/${applet.id}`]) {
+    for (const url of [
+      `${base}/api/hooks/${applet.id}/wrong-token`,
+      `${base}/api/hooks/no-such-applet/${applet.webhookToken}`,
+      `${base}/api/hooks/${applet.id}`,
+      `${base}/api/hooks/${applet.id}/%E0%A4%A`,
+    ]) {
       const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
       expect(res.status).toBe(404);
       expect(await res.text()).toBe("");
