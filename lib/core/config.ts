@@ -31,6 +31,8 @@ export interface AppConfig {
   openrouterApiKey?: string;
   openrouterBaseUrl: string;
   workerConcurrency: number;
+  /** CPU priority (nice, 0–19) the worker gives itself so webhooks are answered first. */
+  workerNice: number;
   runRetentionDays: number;
   logLevel: string;
   allowPrivateUrls: boolean;
@@ -76,6 +78,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     openrouterApiKey: env.OPENROUTER_API_KEY || undefined,
     openrouterBaseUrl: (env.OPENROUTER_BASE_URL || "https://openrouter.ai/api/v1").replace(/\/+$/, ""),
     workerConcurrency: int(env, "WORKER_CONCURRENCY", 4),
+    workerNice: Math.min(int(env, "WORKER_NICE", 10), 19),
     runRetentionDays: int(env, "RUN_RETENTION_DAYS", 30),
     logLevel: env.LOG_LEVEL || "info",
     allowPrivateUrls: env.ALLOW_PRIVATE_URLS === "true" || env.ALLOW_PRIVATE_URLS === "1",

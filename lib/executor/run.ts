@@ -24,14 +24,19 @@ export interface ExecutorDeps {
   transform?: TransformRunner;
 }
 
-type Outcome = { status: "succeeded" | "skipped" | "failed" | "dead" | "retry" | "lost"; error?: string };
+type Outcome = {
+  status: "succeeded" | "skipped" | "failed" | "dead" | "retry" | "lost";
+  error?: string;
+  /** With `claimNextAs`: the run claimed in the same transaction that finished this one. */
+  next?: ClaimedRun | null;
+};
 
 /**
  * Executes one claimed run: context → filter → transform → actions, recording every step.
  * Steps that succeeded in an earlier attempt of this run keep their output and are not run again
  * (DESIGN.md: a retry does not repeat what already succeeded). Every write is fenced by the claim.
  */
-export async function executeRun(deps: ExecutorDeps, run: ClaimedRun): Promise<Outcome> {
+export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { claimNextAs?: string } = {}): Promise<Outcome> {
   const { app } = deps;
   const { repos, clock } = app;
   const log = app.log.child("executor");
@@ -39,6 +44,10 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun): Promise<O
   const steps: Step[] = [];
 
   const finish = (status: "succeeded" | "skipped" | "failed" | "dead", error: string | null): Outcome => {
+    if (opts.claimNextAs) {
+      const r = repos.runs.finishAndClaim(run, status, steps, error, clock.now(), opts.claimNextAs);
+      return r.ok ? { status, error: error ?? undefined, next: r.next } : { status: "lost", next: r.next };
+    }
     const ok = repos.runs.finish(run, status, steps, error, clock.now());
     return ok ? { status, error: error ?? undefined } : { status: "lost" };
   };

@@ -1,3 +1,4 @@
+import type { ClaimedRun } from "../db/repos/runs";
 import { executeRun, type ExecutorDeps } from "../executor/run";
 
 export interface ExecutorLoopOptions {
@@ -53,10 +54,13 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
   staleTimer.unref();
 
   const slot = async (n: number) => {
+    const id = `${opts.workerId}/${n}`;
+    let next: ClaimedRun | null = null;
     while (!stopping) {
-      let run;
+      let run = next;
+      next = null;
       try {
-        run = repos.runs.claim(`${opts.workerId}/${n}`, clock.now());
+        run ??= repos.runs.claim(id, clock.now());
       } catch (err) {
         log.error("claim failed", { error: err });
         await pause(idleMs);
@@ -67,15 +71,19 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
         continue;
       }
       try {
-        const outcome = await executeRun(deps, run);
+        // While stopping, finish without claiming more: the loop is about to end.
+        const outcome = await executeRun(deps, run, { claimNextAs: stopping ? undefined : id });
+        next = outcome.next ?? null;
         if (outcome.status === "lost") log.warn("run was taken over by another worker; its result was not saved", { run_id: run.id });
-        // A finished run may unblock the next run of the same applet.
+        // A finished run may unblock the next run of the same applet for the other slots.
         wake();
       } catch (err) {
         // A bug, not an action failure: leave the run to the stale-lock rule rather than guess.
         log.error("executor crashed on a run", { run_id: run.id, error: err });
       }
     }
+    // A run claimed together with the last finish goes back to the queue untouched.
+    if (next) repos.runs.release(next, clock.now());
   };
   const slots = Array.from({ length: Math.max(1, opts.concurrency) }, (_, i) => slot(i));
 

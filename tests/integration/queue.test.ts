@@ -246,3 +246,28 @@ describe("limits on what a run stores", () => {
     expect(Buffer.byteLength(JSON.stringify(run.steps[0]!.output))).toBeLessThanOrEqual(64 * 1024);
   });
 });
+
+describe("worker shutdown", () => {
+  test("a run claimed together with the last finish is handed back when the worker stops, not left running", async () => {
+    const app = setup();
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    server.use(
+      http.post("https://slow.test/hold", async () => {
+        await held;
+        return HttpResponse.json({ ok: true });
+      }),
+    );
+    const a = app.applets.create({ name: "slow", definition: webhookToHttp("https://slow.test/hold") });
+    const b = app.applets.create({ name: "next", definition: webhookToHttp("https://status.test/status/200") });
+    const first = fire(app, a.id);
+    const second = fire(app, b.id);
+    const worker = startWorker(app, { concurrency: 1 });
+    while (app.repos.runs.get(first)!.status !== "running") await new Promise((r) => setTimeout(r, 5));
+    const stopped = worker.stop();
+    release();
+    await stopped;
+    expect(app.repos.runs.get(first)!.status).toBe("succeeded");
+    expect(app.repos.runs.get(second)).toMatchObject({ status: "queued", attempt: 1 });
+  });
+});

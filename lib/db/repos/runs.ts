@@ -154,6 +154,10 @@ export function createRunsRepo(sqlite: Sqlite) {
     `UPDATE runs SET status = 'queued', locked_by = NULL, locked_at = NULL, claim_token = NULL, next_attempt_at = @now, updated_at = @now
      WHERE status = 'running' AND locked_at < @before`,
   );
+  const release = sqlite.prepare(
+    `UPDATE runs SET status = 'queued', locked_by = NULL, locked_at = NULL, claim_token = NULL, started_at = NULL, updated_at = @now
+     WHERE id = @id AND claim_token = @token AND status = 'running'`,
+  );
   const byId = sqlite.prepare<[string], RunRowRaw>("SELECT * FROM runs WHERE id = ?");
   const manualRetry = sqlite.prepare(
     `UPDATE runs SET status = 'queued', attempt = attempt + 1, max_attempts = MAX(max_attempts, attempt + 1),
@@ -172,6 +176,18 @@ export function createRunsRepo(sqlite: Sqlite) {
       const ok = finish.run({ id, token, status, steps: JSON.stringify(steps), error, now }).changes === 1;
       if (ok) bumpApplet.run(now, appletId);
       return ok;
+    },
+  );
+
+  const claimOne = (workerId: string, now: Date): ClaimedRun | null => {
+    const token = randomUUID();
+    const row = claim.get({ worker: workerId, now: now.toISOString(), token });
+    return row ? { ...toRun(row), claimToken: token } : null;
+  };
+  const finishAndClaimTx = sqlite.transaction(
+    (run: ClaimedRun, status: Exclude<RunStatus, "queued" | "running">, steps: Step[], error: string | null, now: Date, workerId: string) => {
+      const ok = finishTx(run.id, run.claimToken, status, steps, error, now.toISOString(), run.appletId);
+      return { ok, next: claimOne(workerId, now) };
     },
   );
 
@@ -194,11 +210,7 @@ export function createRunsRepo(sqlite: Sqlite) {
     ),
 
     /** Claims the oldest due queued run whose applet has no run in flight; null when idle. */
-    claim: (workerId: string, now: Date): ClaimedRun | null => {
-      const token = randomUUID();
-      const row = claim.get({ worker: workerId, now: now.toISOString(), token });
-      return row ? { ...toRun(row), claimToken: token } : null;
-    },
+    claim: (workerId: string, now: Date): ClaimedRun | null => claimOne(workerId, now),
 
     /** Records progress mid-run; false when the claim was lost. */
     saveSteps: (run: ClaimedRun, steps: Step[], now: Date): boolean =>
@@ -207,6 +219,20 @@ export function createRunsRepo(sqlite: Sqlite) {
     /** Ends the run (succeeded, skipped, failed, dead) and counts it on the applet. */
     finish: (run: ClaimedRun, status: Exclude<RunStatus, "queued" | "running">, steps: Step[], error: string | null, now: Date): boolean =>
       finishTx(run.id, run.claimToken, status, steps, error, now.toISOString(), run.appletId),
+
+    /**
+     * Ends a run and claims the next one in the same transaction: one commit per run instead of
+     * two, so a busy worker takes the write lock half as often (and the web process, which shares
+     * it for webhook inserts, waits on it less).
+     */
+    finishAndClaim: (
+      run: ClaimedRun,
+      status: Exclude<RunStatus, "queued" | "running">,
+      steps: Step[],
+      error: string | null,
+      now: Date,
+      workerId: string,
+    ): { ok: boolean; next: ClaimedRun | null } => finishAndClaimTx(run, status, steps, error, now, workerId),
 
     /** Puts the run back in the queue for its next attempt. */
     retryLater: (run: ClaimedRun, steps: Step[], error: string, nextAttemptAt: Date, now: Date): boolean =>
@@ -220,6 +246,10 @@ export function createRunsRepo(sqlite: Sqlite) {
       }).changes === 1,
 
     /** Runs whose worker died: back to queued with the same attempt (spec Worker 6). */
+    /** Hands a claimed run back untouched (a worker stopping with a run it has not started). */
+    release: (run: ClaimedRun, now: Date): boolean =>
+      release.run({ id: run.id, token: run.claimToken, now: now.toISOString() }).changes === 1,
+
     requeueStale: (lockedBefore: Date, now: Date): number =>
       stale.run({ before: lockedBefore.toISOString(), now: now.toISOString() }).changes,
 
