@@ -51,9 +51,19 @@ export const triggerState = sqliteTable(
     lastError: text("last_error"),
     /** Consecutive failed polls; RSS backs off to 60 minutes after 3. */
     errorCount: integer("error_count").notNull().default(0),
+    /**
+     * The slot a worker claimed and has not yet stored the outcome of. Set by the claim, cleared in
+     * the transaction that stores the poll's events: a worker killed in between leaves it behind,
+     * and the next tick fires that slot (deduped on the slot), so a schedule never loses a fire.
+     */
+    pendingSlot: text("pending_slot"),
     ...timestamps,
   },
-  (t) => [index("trigger_state_next_run_idx").on(t.nextRunAt)],
+  (t) => [
+    index("trigger_state_next_run_idx").on(t.nextRunAt),
+    // Every tick looks for pending slots; almost always there are none.
+    index("trigger_state_pending_idx").on(t.pendingSlot).where(sql`${t.pendingSlot} IS NOT NULL`),
+  ],
 );
 
 export const events = sqliteTable(

@@ -12,7 +12,8 @@ import { isPolledType, timingOf } from "./timing";
  * separate schedules table, so next_run_at lives in one place: trigger_state.
  *
  * - `list({ due: true })`: `next_run_at <= now`, driven by trigger_state_next_run_idx.
- * - `claimDue`: trigger_state.claimSlot, the `UPDATE … WHERE next_run_at IS ?` that one worker wins.
+ * - `claimDue`: trigger_state.claimDue, the `UPDATE … WHERE next_run_at IS ?` that one worker wins;
+ *   it also marks the slot pending until the tick stores its outcome (./tick recoverPendingSlots).
  * - The schedule's timing comes from the trigger plug-in (./timing), so the reconciler's next slot
  *   is the plug-in's `nextRunAt`.
  * - `lastRunAt` / `lastRunStatus` / `lastRunId` are not stored here: a fire's outcome is the
@@ -115,7 +116,7 @@ export class AppletScheduleStore implements ScheduleAdapter {
     const listed = this.#listedText.get(id);
     // A hand-written next_run_at ("…T09:00:00Z") must match as stored, not as re-serialized.
     const expected = listed !== undefined && new Date(listed).getTime() === expectedNextRunAt.getTime() ? listed : expectedNextRunAt.toISOString();
-    return this.#app.repos.triggerState.claimSlot(id, expected, newNextRunAt.toISOString(), this.#app.clock.now().toISOString());
+    return this.#app.repos.triggerState.claimDue(id, expected, newNextRunAt.toISOString(), this.#app.clock.now().toISOString());
   }
 
   generateId(): string {

@@ -1,4 +1,4 @@
-import { ScheduleReconciler, type Schedule, type TickSummary } from "@whenthen/schedules";
+import { ScheduleReconciler, type TickSummary } from "@whenthen/schedules";
 import type { App } from "../app";
 import { pollContext } from "../triggers/context";
 import { errorMessage } from "../core/errors";
@@ -23,8 +23,8 @@ import { isPolledType, timingOfParsed, type PolledTriggerType } from "./timing";
  *    state it returned;
  * 4. an error in one applet lands in its trigger_state.last_error and the loop goes on.
  *
- * What can still go wrong: a process killed between the claim and the ingest transaction loses
- * that one slot (at most once); nothing can make it fire twice.
+ * A process killed between the claim and the ingest transaction leaves the claimed slot marked
+ * pending; the next tick fires it (recoverPendingSlots), keyed by the slot, so it fires once.
  */
 
 export const SCHEDULER_TICK_LOCK = "scheduler_tick";
@@ -62,6 +62,7 @@ export async function reconcileDue(app: TickApp, now: Date, opts: { halted?: () 
   const log = app.log.child("scheduler");
   adoptUnscheduled(app, now);
   const ctx: PollContext = pollContext(app);
+  const recovered = await recoverPendingSlots(app, ctx, now);
   let events = 0;
   const reconciler = new ScheduleReconciler({
     adapter: new AppletScheduleStore(app, { halted: opts.halted }),
@@ -69,7 +70,7 @@ export async function reconcileDue(app: TickApp, now: Date, opts: { halted?: () 
     concurrency: POLL_CONCURRENCY,
     triggerFn: async (schedule) => {
       // Not `events += await …`: that reads `events` before the await and loses concurrent counts.
-      const created = await pollApplet(app, ctx, schedule, now);
+      const created = await pollApplet(app, ctx, schedule.id, schedule.nextRunAt, now);
       events += created;
     },
     onError: (err, schedule) => {
@@ -84,21 +85,20 @@ export async function reconcileDue(app: TickApp, now: Date, opts: { halted?: () 
     logger: { warn: (m) => log.warn(m) },
   });
   const summary = await reconciler.tick(now);
-  return { ...summary, events };
+  return { ...summary, events: events + recovered };
 }
 
 /**
  * Polls one claimed applet and stores the outcome. Plug-in failures (network, parse, bad config)
  * become last_error and never reach the reconciler; only a database failure throws.
  */
-async function pollApplet(app: TickApp, ctx: PollContext, schedule: Schedule, now: Date): Promise<number> {
-  const applet = app.repos.applets.get(schedule.id);
+async function pollApplet(app: TickApp, ctx: PollContext, appletId: string, slot: Date, now: Date): Promise<number> {
+  const applet = app.repos.applets.get(appletId);
   if (!applet || !applet.enabled || !isPolledType(applet.triggerType)) return 0;
   const def = applet.definition as unknown as Definition;
   const plugin = getTrigger(def.trigger.type);
-  const before: TriggerState = app.repos.triggerState.get(schedule.id) ?? emptyTriggerState();
+  const before: TriggerState = app.repos.triggerState.get(appletId) ?? emptyTriggerState();
   const nowIso = now.toISOString();
-  const slot = schedule.nextRunAt;
   const parsed = plugin.configSchema.safeParse(def.trigger.config);
 
   let result: PollResult;
@@ -117,20 +117,40 @@ async function pollApplet(app: TickApp, ctx: PollContext, schedule: Schedule, no
   let created = 0;
   app.repos.applets.transaction(() => {
     for (const e of result.events) {
-      const r = ingest(app, { appletId: schedule.id, source: applet.triggerType as "schedule" | "rss" | "poll", dedupeKey: e.dedupeKey, payload: e.payload, maxAttempts: maxAttemptsOf(def), receivedAt: nowIso });
+      const r = ingest(app, { appletId: appletId, source: applet.triggerType as "schedule" | "rss" | "poll", dedupeKey: e.dedupeKey, payload: e.payload, maxAttempts: maxAttemptsOf(def), receivedAt: nowIso });
       if (r) created++;
     }
-    app.repos.triggerState.savePolled(schedule.id, after, nowIso);
+    app.repos.triggerState.savePolled(appletId, after, nowIso, slot.toISOString());
     // The claim chose the next slot from the state before the poll; when the poll changed what the
     // timing depends on (an RSS feed entering or leaving its back-off), move it, but only if it is
     // still the slot the claim wrote (a save in the meantime wins).
     if (parsed.success && plugin.nextRunAt && timingChanged(applet.triggerType as PolledTriggerType, parsed.data, before, after)) {
       const claimed = plugin.nextRunAt(parsed.data, now, { ...before, nextRunAt: slot.toISOString() }).toISOString();
       const wanted = plugin.nextRunAt(parsed.data, now, { ...after, nextRunAt: slot.toISOString() }).toISOString();
-      if (wanted !== claimed) app.repos.triggerState.claimSlot(schedule.id, claimed, wanted, nowIso);
+      if (wanted !== claimed) app.repos.triggerState.claimSlot(appletId, claimed, wanted, nowIso);
     }
   });
-  if (result.state.lastError) app.log.child("scheduler").warn("poll failed", { applet_id: schedule.id, type: applet.triggerType, error: result.state.lastError });
+  if (result.state.lastError) app.log.child("scheduler").warn("poll failed", { applet_id: appletId, type: applet.triggerType, error: result.state.lastError });
+  return created;
+}
+
+/**
+ * A claimed slot whose outcome was never stored (the worker stopped between the claim and the
+ * transaction that records its events). A schedule fires it now: its event is keyed by the slot,
+ * so if the first worker did store it after all, this inserts nothing. A feed or a poll has nothing
+ * to recover (its new items stay new until stored), and a disabled applet does not fire: their
+ * marks are cleared.
+ */
+async function recoverPendingSlots(app: TickApp, ctx: PollContext, now: Date): Promise<number> {
+  let created = 0;
+  for (const row of app.repos.triggerState.listPending()) {
+    const applet = app.repos.applets.get(row.applet_id);
+    if (row.trigger_type === "schedule" && applet?.enabled) {
+      app.log.child("scheduler").warn("firing a schedule slot whose worker stopped before recording it", { applet_id: row.applet_id, slot: row.pending_slot });
+      created += await pollApplet(app, ctx, row.applet_id, new Date(row.pending_slot), now);
+    }
+    app.repos.triggerState.clearPending(row.applet_id, row.pending_slot);
+  }
   return created;
 }
 

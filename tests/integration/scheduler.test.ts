@@ -384,6 +384,45 @@ describe("AC17: job lock and exactly-once across workers", () => {
     expect(app.db.sqlite.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM runs").get()!.n).toBe(50);
   });
 
+  test("AC17: a worker killed between claiming a slot and storing its event does not lose the fire", async () => {
+    const applet = createApplet(app, "Crashy", { type: "schedule", config: { cron: "0 9 * * *", timezone: "America/New_York" } });
+    const slot = stateOf(app, applet.id).nextRunAt!;
+    expect(slot).toBe("2026-03-07T14:00:00.000Z");
+    app.clock.set("2026-03-07T14:00:00.000Z");
+    // What the reconciler does first, and then the process dies: the slot is claimed, nothing stored.
+    expect(app.repos.triggerState.claimDue(applet.id, slot, "2026-03-08T13:00:00.000Z", app.clock.now().toISOString())).toBe(true);
+    expect(eventsOf(app, applet.id)).toHaveLength(0);
+
+    app.clock.advance(15_000);
+    expect(await tick()).toMatchObject({ ran: true, events: 1 });
+    const events = eventsOf(app, applet.id);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ dedupe_key: slot });
+    expect((events[0]!.payload as { fired_at: string }).fired_at).toBe(slot);
+    expect(stateOf(app, applet.id).nextRunAt).toBe("2026-03-08T13:00:00.000Z");
+    // Recovered once: later ticks fire nothing more for that slot.
+    app.clock.advance(15_000);
+    expect(await tick()).toMatchObject({ events: 0 });
+    expect(app.repos.triggerState.listPending()).toEqual([]);
+  });
+
+  test("AC17: a pending mark whose event was stored, or whose applet is disabled, fires nothing and is cleared", async () => {
+    const stored = createApplet(app, "Stored", { type: "schedule", config: { cron: "0 9 * * *", timezone: "America/New_York" } });
+    const paused = createApplet(app, "Paused", { type: "schedule", config: { cron: "0 9 * * *", timezone: "America/New_York" } });
+    app.clock.set("2026-03-07T14:00:00.000Z");
+    expect(await tick()).toMatchObject({ events: 2 });
+    // The worker stored the event but died before clearing the mark (as if): put the mark back.
+    app.repos.triggerState.claimDue(stored.id, stateOf(app, stored.id).nextRunAt!, "2026-03-09T13:00:00.000Z", app.clock.now().toISOString());
+    app.db.sqlite.prepare("UPDATE trigger_state SET pending_slot = '2026-03-07T14:00:00.000Z' WHERE applet_id = ?").run(stored.id);
+    app.repos.triggerState.claimDue(paused.id, stateOf(app, paused.id).nextRunAt!, "2026-03-09T13:00:00.000Z", app.clock.now().toISOString());
+    app.applets.setEnabled(paused.id, false);
+    app.clock.advance(15_000);
+    expect(await tick()).toMatchObject({ events: 0 });
+    expect(eventsOf(app, stored.id)).toHaveLength(1);
+    expect(eventsOf(app, paused.id)).toHaveLength(1);
+    expect(app.repos.triggerState.listPending()).toEqual([]);
+  });
+
   test("AC17: a job_locks row whose expires_at is in the past is taken over by the next tick; a live one is respected", async () => {
     const applet = createApplet(app, "Takeover", { type: "schedule", config: { cron: "0 9 * * *", timezone: "America/New_York" } });
     // A worker killed while holding the lock: taken at 13:00 with a 60 s TTL, never released.

@@ -78,11 +78,22 @@ export function createTriggerStateRepo(sqlite: Sqlite) {
   const claimSlot = sqlite.prepare(
     "UPDATE trigger_state SET next_run_at = ?, updated_at = ? WHERE applet_id = ? AND next_run_at IS ?",
   );
-  // Scheduler (lib/scheduler): what a poll wrote, leaving next_run_at to the claim that owns it.
+  // The scheduler's claim: the slot moves on and is remembered as pending until its outcome is stored.
+  const claimDue = sqlite.prepare(
+    "UPDATE trigger_state SET next_run_at = ?, pending_slot = ?, updated_at = ? WHERE applet_id = ? AND next_run_at IS ?",
+  );
+  // Scheduler (lib/scheduler): what a poll wrote, leaving next_run_at to the claim that owns it. The
+  // pending mark is cleared only if it is still this poll's slot (a later claim keeps its own).
   const savePolled = sqlite.prepare(
     `UPDATE trigger_state SET last_polled_at = @lastPolledAt, seen_keys = @seenKeys, last_value = @lastValue, etag = @etag,
-       last_modified = @lastModified, last_error = @lastError, error_count = @errorCount, updated_at = @now
+       last_modified = @lastModified, last_error = @lastError, error_count = @errorCount, updated_at = @now,
+       pending_slot = CASE WHEN pending_slot = @slot THEN NULL ELSE pending_slot END
      WHERE applet_id = @appletId`,
+  );
+  const clearPending = sqlite.prepare("UPDATE trigger_state SET pending_slot = NULL WHERE applet_id = ? AND pending_slot = ?");
+  const pending = sqlite.prepare<[], { applet_id: string; trigger_type: string; pending_slot: string }>(
+    `SELECT ts.applet_id, a.trigger_type, ts.pending_slot FROM trigger_state ts JOIN applets a ON a.id = ts.applet_id
+     WHERE ts.pending_slot IS NOT NULL`,
   );
   const setError = sqlite.prepare("UPDATE trigger_state SET last_error = ?, updated_at = ? WHERE applet_id = ?");
   const scheduledCache = new Map<string, ReturnType<typeof sqlite.prepare<unknown[], ScheduledRow>>>();
@@ -122,9 +133,18 @@ export function createTriggerStateRepo(sqlite: Sqlite) {
     /** Atomically moves next_run_at from the slot we saw to the next one: false when another worker got there first. */
     claimSlot: (appletId: string, expected: string | null, next: string, now: string): boolean =>
       claimSlot.run(next, now, appletId, expected).changes === 1,
-    /** Stores a poll's outcome without touching next_run_at (the scheduler's claim moved it). */
-    savePolled: (appletId: string, s: Omit<TriggerState, "nextRunAt">, now: string): boolean =>
-      savePolled.run(stateParams(appletId, s, now)).changes === 1,
+    /**
+     * The scheduler's claim of a due slot (one worker wins): next_run_at moves from `expected` to
+     * `next`, and `expected` is kept as the pending slot until `savePolled` stores its outcome.
+     */
+    claimDue: (appletId: string, expected: string, next: string, now: string): boolean =>
+      claimDue.run(next, expected, now, appletId, expected).changes === 1,
+    /** Stores a poll's outcome for `slot` without touching next_run_at (the scheduler's claim moved it). */
+    savePolled: (appletId: string, s: Omit<TriggerState, "nextRunAt">, now: string, slot: string | null = null): boolean =>
+      savePolled.run({ ...stateParams(appletId, s, now), slot }).changes === 1,
+    /** Claimed slots whose outcome was never stored: the worker that claimed them stopped in between. */
+    listPending: () => pending.all(),
+    clearPending: (appletId: string, slot: string): void => void clearPending.run(appletId, slot),
     setLastError: (appletId: string, error: string, now: string): void => void setError.run(error, now, appletId),
     /** Polled applets of `types` with a next_run_at; `dueAt`: only those with next_run_at <= it. */
     listScheduled: (opts: { types: readonly string[]; dueAt?: string; enabledOnly?: boolean; limit?: number }): ScheduledRow[] => {

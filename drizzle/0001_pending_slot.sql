@@ -1,0 +1,2 @@
+ALTER TABLE `trigger_state` ADD `pending_slot` text;--> statement-breakpoint
+CREATE INDEX `trigger_state_pending_idx` ON `trigger_state` (`pending_slot`) WHERE "trigger_state"."pending_slot" IS NOT NULL;
