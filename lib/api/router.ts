@@ -26,6 +26,8 @@ export interface ApiDeps {
   applets: AppletService;
   sandbox?: Sandbox;
   auth?: ApiAuth;
+  /** How often an open /api/stream pings and re-checks its session (default 15 s). */
+  streamPingMs?: number;
 }
 
 export interface Api {
@@ -236,7 +238,15 @@ export function createApi(deps: ApiDeps): Api {
         return json({ run_id: id }, 202);
       },
     },
-    { method: "GET", pattern: "/api/stream", handler: (req) => streamRuns(app.bus, req) },
+    {
+      method: "GET",
+      pattern: "/api/stream",
+      handler: (req) =>
+        streamRuns(app.bus, req, {
+          pingMs: deps.streamPingMs,
+          stillAllowed: deps.auth ? async () => (await deps.auth!.check(req)) === null : undefined,
+        }),
+    },
     {
       method: "POST",
       pattern: "/api/settings/sheets-test",

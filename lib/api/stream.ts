@@ -4,7 +4,7 @@ import type { Bus, BusMessage } from "../bus";
  * GET /api/stream: server-sent events of run changes. A client that reconnects with
  * Last-Event-ID first gets what it missed (while the bus still holds it), then live messages.
  */
-export function streamRuns(bus: Bus, req: Request): Response {
+export function streamRuns(bus: Bus, req: Request, opts: { stillAllowed?: () => Promise<boolean> | boolean; pingMs?: number } = {}): Response {
   const encoder = new TextEncoder();
   const lastId = Number(req.headers.get("last-event-id") ?? new URL(req.url).searchParams.get("last_event_id") ?? NaN);
   let cleanup = () => {};
@@ -21,14 +21,20 @@ export function streamRuns(bus: Bus, req: Request): Response {
       controller.enqueue(encoder.encode("retry: 3000\n: connected\n\n"));
       if (Number.isFinite(lastId)) bus.since(lastId).forEach(send);
       const unsubscribe = bus.subscribe(send);
-      // A comment every 15 s keeps proxies from closing an idle stream.
-      const ping = setInterval(() => {
+      // A comment every 15 s keeps proxies from closing an idle stream; the session is checked again
+      // then too, so a stream opened before a logout ends within one interval.
+      const ping = setInterval(async () => {
         try {
+          if (opts.stillAllowed && !(await opts.stillAllowed())) {
+            cleanup();
+            controller.close();
+            return;
+          }
           controller.enqueue(encoder.encode(": ping\n\n"));
         } catch {
           cleanup();
         }
-      }, 15_000);
+      }, opts.pingMs ?? 15_000);
       cleanup = () => {
         clearInterval(ping);
         unsubscribe();

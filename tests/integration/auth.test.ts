@@ -3,7 +3,8 @@ import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { type Api } from "@/lib/api/router";
+import { createApi, type Api } from "@/lib/api/router";
+import { createAppletService } from "@/lib/applets/service";
 import { bootAuth, shutAuth, type BootedAuth } from "../helpers/auth";
 import { CLIENT_IP_HEADER, stampClientIp } from "@/lib/auth/client-ip";
 import { safeNext } from "@/lib/auth/safe-next";
@@ -208,6 +209,22 @@ describe("the session cookie", () => {
     }
     const fresh = await signedIn(b);
     expect((await call(b.api, "GET", "/api/applets", { cookie: fresh })).status).toBe(200);
+  });
+
+  it("an event stream opened before a logout ends at its next session check", async () => {
+    const cookie = await signedIn(b);
+    const api = createApi({ app: b.app, applets: createAppletService(b.app), auth: b.auth, streamPingMs: 20 });
+    const res = await call(api, "GET", "/api/stream", { cookie });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toContain(": connected");
+    await call(b.api, "POST", "/api/logout", { cookie });
+    // Pings until the check notices, then the stream closes.
+    for (;;) {
+      const chunk = await reader.read();
+      if (chunk.done) break;
+      expect(new TextDecoder().decode(chunk.value)).toMatch(/^: ping/);
+    }
   });
 
   it("a cookie is good for 30 days and refused after", async () => {
