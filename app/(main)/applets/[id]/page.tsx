@@ -1,3 +1,4 @@
+import { Breadcrumb } from "@/components/Breadcrumb";
 import Link from "next/link";
 import { notFound } from "next/navigation";
 import { CopyButton } from "@/components/CopyButton";
@@ -31,12 +32,7 @@ export default async function AppletPage({ params }: { params: Promise<{ id: str
 
   return (
     <div className="mx-auto max-w-5xl">
-      <nav className="mb-1 text-sm text-slate-500">
-        <Link href="/" className="hover:underline">
-          Applets
-        </Link>{" "}
-        /
-      </nav>
+      <Breadcrumb href="/" label="Applets" />
       <header className="mb-4 flex flex-wrap items-center justify-between gap-3">
         <div className="flex min-w-0 items-center gap-3">
           <h1 className="truncate text-xl font-semibold" data-testid="applet-name">

@@ -1,4 +1,4 @@
-import Link from "next/link";
+import { Breadcrumb } from "@/components/Breadcrumb";
 import { AppletEditor } from "@/components/editor/AppletEditor";
 import { apiOk, services } from "@/lib/ui/services";
 import type { Meta } from "@/lib/ui/types";
@@ -11,12 +11,7 @@ export default async function NewAppletPage() {
   const secrets = services().app.secrets.list().map((s) => s.name);
   return (
     <div className="mx-auto max-w-4xl">
-      <nav className="mb-1 text-sm text-slate-500">
-        <Link href="/" className="hover:underline">
-          Applets
-        </Link>{" "}
-        /
-      </nav>
+      <Breadcrumb href="/" label="Applets" />
       <h1 className="mb-4 text-xl font-semibold">New applet</h1>
       <AppletEditor meta={meta} secrets={secrets} />
     </div>

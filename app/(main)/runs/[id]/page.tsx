@@ -1,3 +1,4 @@
+import { Breadcrumb } from "@/components/Breadcrumb";
 import Link from "next/link";
 import { notFound } from "next/navigation";
 import { LocalTime } from "@/components/LocalTime";
@@ -21,11 +22,7 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
 
   return (
     <div className="mx-auto max-w-5xl">
-      <nav className="mb-1 text-sm text-slate-500">
-        <Link href="/runs" className="hover:underline">
-          Runs
-        </Link>{" "}
-        /{" "}
+      <Breadcrumb href="/runs" label="Runs">
         {applet ? (
           <Link href={`/applets/${applet.id}`} className="hover:underline">
             {applet.name}
@@ -33,7 +30,7 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
         ) : (
           "deleted applet"
         )}
-      </nav>
+      </Breadcrumb>
       <header className="mb-4 flex flex-wrap items-start justify-between gap-3">
         <div>
           <h1 className="flex items-center gap-3 text-xl font-semibold">
