@@ -30,6 +30,7 @@ export function EnabledToggle({ id, enabled, name }: { id: string; enabled: bool
         type="button"
         role="switch"
         aria-checked={on}
+        aria-busy={busy}
         aria-label={`${on ? "Disable" : "Enable"} ${name}`}
         disabled={busy}
         onClick={toggle}

@@ -98,8 +98,11 @@ describe.skipIf(!hasChromium)("applet editor in a real browser", () => {
     await page.getByRole("link", { name: "Failed deploys → #ops" }).waitFor();
     await screenshot(page, "01-applets");
     // The enabled switch posts enable/disable and survives a reload.
+    // The switch flips at once (optimistic); wait for the server's answer before reloading.
+    const enabled = page.waitForResponse((r) => r.url().endsWith("/enable") && r.request().method() === "POST");
     await page.getByRole("switch", { name: "Enable Monday report (paused)" }).click();
-    await page.getByRole("switch", { name: "Disable Monday report (paused)" }).waitFor();
+    expect((await enabled).status()).toBe(200);
+    await page.locator('[role="switch"][aria-busy="false"][aria-label="Disable Monday report (paused)"]').waitFor();
     await page.reload();
     expect(await page.getByRole("switch", { name: "Disable Monday report (paused)" }).getAttribute("aria-checked")).toBe("true");
 
