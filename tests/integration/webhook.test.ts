@@ -179,6 +179,10 @@ describe("AC1: webhook trigger", () => {
     expect(a.status).toBe("fulfilled");
     expect(b.status).toBe("rejected");
     expect(app.repos.runs.get((a as PromiseFulfilledResult<{ runId: string }>).value.runId)?.status).toBe("queued");
+    // The batch was redone row by row after the failure: the kept row is stored once, not twice.
+    for (const table of ["events", "runs"]) {
+      expect(app.db.sqlite.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE applet_id = ?`).get(keep.id)).toEqual({ n: 1 });
+    }
   });
 
   test("health answers 503 until the worker heartbeat is fresh, then 200 with worker_seen_at", async () => {
