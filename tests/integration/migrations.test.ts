@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { defaultMigrationsDir, openDatabase } from "@/lib/db/client";
+import { createRunsRepo } from "@/lib/db/repos/runs";
 
 const dirs: string[] = [];
 afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -30,6 +31,10 @@ describe("migrations run on start", () => {
       .prepare("INSERT INTO applets (id, name, trigger_type, definition, webhook_token, created_at, updated_at) VALUES ('a1', 'kept', 'schedule', '{}', 't1', 'x', 'x')")
       .run();
     v1.sqlite.prepare("INSERT INTO trigger_state (applet_id, next_run_at, created_at, updated_at) VALUES ('a1', '2026-03-07T14:00:00.000Z', 'x', 'x')").run();
+    v1.sqlite.prepare("INSERT INTO events (id, applet_id, source, payload, received_at, created_at, updated_at) VALUES ('e1', 'a1', 'webhook', '{}', 'x', 'x', 'x')").run();
+    v1.sqlite
+      .prepare("INSERT INTO runs (id, applet_id, event_id, status, attempt, max_attempts, next_attempt_at, steps, created_at, updated_at) VALUES ('r1', 'a1', 'e1', 'queued', 1, 5, '2026-03-07T13:00:00.000Z', '[]', 'x', 'x')")
+      .run();
     const columnsBefore = v1.sqlite.prepare<[], { name: string }>("PRAGMA table_info(trigger_state)").all().map((c) => c.name);
     expect(columnsBefore).not.toContain("pending_slot");
     v1.close();
@@ -43,6 +48,12 @@ describe("migrations run on start", () => {
     const applied = b.sqlite.prepare<[], { tag: string }>("SELECT tag FROM _migrations ORDER BY tag").all().map((r) => r.tag);
     const all = (JSON.parse(readFileSync(path.join(defaultMigrationsDir(), "meta", "_journal.json"), "utf8")) as { entries: { tag: string }[] }).entries.map((e) => e.tag);
     expect(applied).toEqual(all);
+    // 0002: the queue's full-table index became two partial ones; a run queued before the upgrade
+    // is still claimed through them.
+    const indexes = a.sqlite.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'runs'").all().map((r) => r.name);
+    expect(indexes).toEqual(expect.arrayContaining(["runs_queued_idx", "runs_running_idx"]));
+    expect(indexes).not.toContain("runs_queue_idx");
+    expect(createRunsRepo(a.sqlite).claim("w1", new Date("2026-03-07T14:00:00.000Z"))?.id).toBe("r1");
     a.close();
     b.close();
   });
