@@ -21,12 +21,15 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const APPLETS = 20;
 const E2E_RUNS = Number(process.env.BENCH_E2E_RUNS ?? 10_000);
 
+// BENCH_CPU_PROF=<dir>: every child process writes a V8 CPU profile there (open in Chrome DevTools).
+const profileArgs = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
+
 export default async function bench(): Promise<BenchFigure[]> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "whenthen-bench-"));
   const children: ChildProcess[] = [];
   const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, ALLOW_PRIVATE_URLS: "true", LOG_LEVEL: "warn", NODE_ENV: "production" };
   const start = async (script: string, extra: Record<string, string>) => {
-    const child = fork(path.join(root, script), [], { env: { ...env, ...extra }, execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+    const child = fork(path.join(root, script), [], { env: { ...env, ...extra }, execArgv: ["--import", "tsx", ...profileArgs], stdio: ["ignore", "inherit", "inherit", "ipc"] });
     children.push(child);
     if (script.startsWith("worker/")) return child;
     await new Promise<void>((resolve, reject) => {
