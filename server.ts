@@ -42,9 +42,11 @@ const updatesJob = new Cron("*/2 * * * * *", { protect: true }, updates);
 
 await nextApp.prepare();
 const server = createServer((req, res) => {
+  // The public hot paths first: they need no client address, and a webhook's stored headers are
+  // then exactly the ones its sender sent.
+  if (ingress(req, res)) return;
   // Login rate limiting keys on the connecting address; the API only sees a Web Request.
   stampClientIp(req, app.config.trustProxy);
-  if (ingress(req, res)) return;
   if (pageGate(req, res)) return;
   void handle(req, res);
 });

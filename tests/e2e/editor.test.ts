@@ -63,7 +63,8 @@ describe.skipIf(!hasChromium)("applet editor in a real browser", () => {
     await page.getByRole("button", { name: "Save applet" }).click();
     await page.waitForURL(/\/applets\/[0-9a-f-]{36}$/);
     await page.getByTestId("applet-name").filter({ hasText: "Paid orders → #sales" }).waitFor();
-    expect(await page.getByTestId("webhook-url").inputValue()).toMatch(new RegExp(`^${app!.url}/api/hooks/[0-9a-f-]{36}/[A-Za-z0-9_-]{40,}$`));
+    const webhookUrl = await page.getByTestId("webhook-url").inputValue();
+    expect(webhookUrl).toMatch(new RegExp(`^${app!.url}/api/hooks/[0-9a-f-]{36}/[A-Za-z0-9_-]{40,}$`));
 
     // Send test event: the textarea holds the sample; the run link appears once it is queued.
     await page.getByRole("button", { name: "Send test event" }).click();
@@ -86,6 +87,17 @@ describe.skipIf(!hasChromium)("applet editor in a real browser", () => {
     const sent = slack.received.filter((r) => r.path.startsWith("/hold/"));
     expect(sent).toHaveLength(1);
     expect(JSON.parse(sent[0]!.body)).toEqual({ text: "Order: Order #1042 paid!" });
+
+    // A real webhook through server.ts: the event keeps the sender's headers and none of the app's own.
+    const fired = await page.request.post(webhookUrl, { data: { title: "Order #1043 paid" }, headers: { "x-shop": "demo" } });
+    expect(fired.status()).toBe(202);
+    const { run_id: hookRun } = (await fired.json()) as { run_id: string };
+    const stored = (await (await page.request.get(`/api/runs/${hookRun}`)).json()) as { event: { payload: { body: unknown; headers: Record<string, string> } } };
+    expect(stored.event.payload.body).toEqual({ title: "Order #1043 paid" });
+    expect(stored.event.payload.headers["x-shop"]).toBe("demo");
+    expect(Object.keys(stored.event.payload.headers).filter((h) => h.startsWith("x-whenthen"))).toEqual([]);
+    await slack.heldRequest();
+    slack.release();
     expect(errors).toEqual([]);
     await page.context().close();
   }, 240_000);
