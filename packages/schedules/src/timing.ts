@@ -2,6 +2,7 @@ import { Cron } from "croner";
 import { ScheduleValidationError } from "./errors.js";
 import { parseInterval } from "./interval.js";
 import type { Schedule, ScheduleInit } from "./types.js";
+import { firstInstantOfWall, wallOf } from "./zoned.js";
 
 /** The fields that decide when a schedule fires. */
 export type ScheduleTiming = Pick<Schedule, "interval" | "cron" | "timezone"> & {
@@ -21,7 +22,8 @@ function cronFor(expression: string, timezone: string | undefined): Cron {
   if (!cron) {
     try {
       // mode "5-part" makes croner itself refuse seconds/years fields instead of silently accepting them.
-      cron = new Cron(expression, { timezone, paused: true, mode: "5-part" });
+      // Without a zone croner would read the pattern in the host's local time; "UTC when absent".
+      cron = new Cron(expression, { timezone: timezone ?? "UTC", paused: true, mode: "5-part" });
     } catch (cause) {
       throw new ScheduleValidationError(`schedules: invalid cron ${JSON.stringify(expression)}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
     }
@@ -91,12 +93,40 @@ export function validateTiming(timing: ScheduleTiming): void {
   cronFor(expression, timing.timezone ?? undefined);
 }
 
+/** Bounds the walk past wall times whose instant is not after `from` (a repeated hour has 60). */
+const MAX_WALL_STEPS = 10_000;
+
+/**
+ * The next instant after `from` at which `expression` fires in `timezone`, by wall-clock time:
+ * croner matches the pattern on the floating line (every wall minute once), and each match is
+ * placed on real time by `firstInstantOfWall`. So on the spring-forward day every skipped time
+ * fires once, at the first valid time after the gap, the same day ("0,30 2 * * *" fires once at
+ * 03:00); on the fall-back day a repeated time fires at its first occurrence only. A pattern with
+ * a wildcard hour is about elapsed time instead ("every hour at :30"), so croner reads it in the
+ * zone directly: it fires in both repeated hours and not in the skipped one.
+ */
+function nextCronRun(expression: string, timezone: string | undefined, from: Date): Date | null {
+  const wildcardHour = expression.trim().split(/\s+/)[1] === "*";
+  if (timezone === undefined || wildcardHour) return cronFor(expression, timezone).nextRun(from);
+  const floating = cronFor(expression, undefined);
+  let wall = new Date(wallOf(from.getTime(), timezone));
+  for (let i = 0; i < MAX_WALL_STEPS; i++) {
+    const match = floating.nextRun(wall);
+    if (match === null) return null;
+    const instant = firstInstantOfWall(match.getTime(), timezone);
+    if (instant > from.getTime()) return new Date(instant);
+    wall = match;
+  }
+  return null;
+}
+
 /**
  * The first slot strictly after `from`. Pure: time is a parameter.
  *
- * - cron: croner 11's next occurrence in `timezone` (UTC when absent). Its DST rule: a time in the
- *   spring-forward gap fires at the first valid time after the gap, the same day; a repeated
- *   fall-back time fires once, at its first occurrence; a wildcard hour fires in both repeated hours.
+ * - cron: the next occurrence in `timezone` (UTC when absent), by croner 11 (pinned). The DST rule:
+ *   a time in the spring-forward gap fires at the first valid time after the gap, the same day
+ *   (several skipped times fire once); a repeated fall-back time fires once, at its first
+ *   occurrence; a wildcard hour fires in both repeated hours (see `nextCronRun`).
  * - interval: the next point after `from` on the grid `nextRunAt + k × interval` (just
  *   `from + interval` when the schedule has no `nextRunAt` yet). After downtime that is one slot
  *   ahead of `from` — one catch-up fire, no backlog — and a late tick does not push every later
@@ -115,7 +145,7 @@ export function nextRunAfter(schedule: ScheduleTiming, from: Date): Date {
         ? new Date(fromMs + step)
         : new Date(anchor + (Math.floor((fromMs - anchor) / step) + 1) * step);
   } else {
-    next = cronFor(schedule.cron as string, schedule.timezone ?? undefined).nextRun(from);
+    next = nextCronRun(schedule.cron as string, schedule.timezone ?? undefined, from);
   }
   if (next === null || Number.isNaN(next.getTime())) {
     throw new ScheduleValidationError(

@@ -21,20 +21,79 @@ describe("nextRunAfter: cron with a timezone (croner 11)", () => {
     expect(nextRunAfter(schedule, at("2026-03-07T14:00:00.000Z"))).toEqual(at("2026-03-08T13:00:00.000Z"));
   });
 
-  it("pins croner's DST rules: spring-forward gap fires after the gap, fall-back repeat fires once, wildcard hour fires in both", () => {
-    // 02:30 does not exist on 2026-03-08 in New York: fires at 03:00 EDT (07:00Z) that day.
-    expect(nextRunAfter({ cron: "30 2 * * *", timezone: "America/New_York" }, at("2026-03-08T05:00:00Z"))).toEqual(at("2026-03-08T07:00:00.000Z"));
-    // 01:30 happens twice on 2026-11-01: only the first (EDT, 05:30Z); the next is the day after.
-    const repeated = { cron: "30 1 * * *", timezone: "America/New_York" };
-    expect(nextRunAfter(repeated, at("2026-11-01T04:00:00Z"))).toEqual(at("2026-11-01T05:30:00.000Z"));
-    expect(nextRunAfter(repeated, at("2026-11-01T05:30:00Z"))).toEqual(at("2026-11-02T06:30:00.000Z"));
-    // "30 * * * *" fires at 01:30 EDT and again at 01:30 EST.
-    const hourly = { cron: "30 * * * *", timezone: "America/New_York" };
-    expect(nextRunAfter(hourly, at("2026-11-01T05:30:00Z"))).toEqual(at("2026-11-01T06:30:00.000Z"));
+  it("spring forward, west of Greenwich: skipped times fire once at the first valid time after the gap, the same day", () => {
+    const ny = (cron: string) => ({ cron, timezone: "America/New_York" });
+    // 02:00–02:59 does not exist on 2026-03-08 in New York; the clock jumps to 03:00 EDT (07:00Z).
+    expect(nextRunAfter(ny("30 2 * * *"), at("2026-03-08T05:00:00Z"))).toEqual(at("2026-03-08T07:00:00.000Z"));
+    // Two skipped times fire once, at 03:00, and the next day is kept.
+    expect(nextRunAfter(ny("0,30 2 * * *"), at("2026-03-08T05:00:00Z"))).toEqual(at("2026-03-08T07:00:00.000Z"));
+    expect(nextRunAfter(ny("0,30 2 * * *"), at("2026-03-08T07:00:00Z"))).toEqual(at("2026-03-09T06:00:00.000Z"));
+    expect(nextRunAfter(ny("*/20 2 * * *"), at("2026-03-08T05:00:00Z"))).toEqual(at("2026-03-08T07:00:00.000Z"));
+    // A skipped hour among others: 03:00, then 14:00 EDT.
+    expect(nextRunAfter(ny("0 2,14 * * *"), at("2026-03-08T05:00:00Z"))).toEqual(at("2026-03-08T07:00:00.000Z"));
+    expect(nextRunAfter(ny("0 2,14 * * *"), at("2026-03-08T07:00:00Z"))).toEqual(at("2026-03-08T18:00:00.000Z"));
+    // A time after the gap is not moved.
+    expect(nextRunAfter(ny("30 3 * * *"), at("2026-03-08T05:00:00Z"))).toEqual(at("2026-03-08T07:30:00.000Z"));
   });
 
-  it("reads a cron without a timezone in UTC", () => {
-    expect(nextRunAfter({ cron: "15 10 * * *" }, at("2026-03-01T10:15:00Z"))).toEqual(at("2026-03-02T10:15:00.000Z"));
+  it("fall back, west of Greenwich: a repeated time fires once, at its first occurrence", () => {
+    const ny = (cron: string) => ({ cron, timezone: "America/New_York" });
+    // 01:00–01:59 happens twice on 2026-11-01: EDT (05:xxZ), then EST (06:xxZ).
+    const fires = (cron: string, from: string, n: number) => {
+      const out: string[] = [];
+      let t = at(from);
+      for (let i = 0; i < n; i++) out.push((t = nextRunAfter(ny(cron), t)).toISOString());
+      return out;
+    };
+    expect(fires("30 1 * * *", "2026-11-01T04:00:00Z", 2)).toEqual(["2026-11-01T05:30:00.000Z", "2026-11-02T06:30:00.000Z"]);
+    expect(fires("0,30 1 * * *", "2026-11-01T04:00:00Z", 3)).toEqual(["2026-11-01T05:00:00.000Z", "2026-11-01T05:30:00.000Z", "2026-11-02T06:00:00.000Z"]);
+    expect(fires("*/20 1 * * *", "2026-11-01T04:00:00Z", 4)).toEqual([
+      "2026-11-01T05:00:00.000Z",
+      "2026-11-01T05:20:00.000Z",
+      "2026-11-01T05:40:00.000Z",
+      "2026-11-02T06:00:00.000Z",
+    ]);
+    // Asked from inside the second 01:xx (a worker started at 01:10 EST): nothing more that day.
+    expect(nextRunAfter(ny("0,30 1 * * *"), at("2026-11-01T06:10:00Z"))).toEqual(at("2026-11-02T06:00:00.000Z"));
+  });
+
+  it("a wildcard hour is elapsed time: it fires in both repeated hours and skips the missing one", () => {
+    const hourly = { cron: "30 * * * *", timezone: "America/New_York" };
+    expect(nextRunAfter(hourly, at("2026-11-01T05:30:00Z"))).toEqual(at("2026-11-01T06:30:00.000Z"));
+    expect(nextRunAfter(hourly, at("2026-03-08T06:30:00Z"))).toEqual(at("2026-03-08T07:30:00.000Z"));
+  });
+
+  it("east of Greenwich, both hemispheres: Berlin and Sydney", () => {
+    const berlin = (cron: string) => ({ cron, timezone: "Europe/Berlin" });
+    // 2026-03-29: 02:00 CET jumps to 03:00 CEST at 01:00Z.
+    expect(nextRunAfter(berlin("0,30 2 * * *"), at("2026-03-29T00:00:00Z"))).toEqual(at("2026-03-29T01:00:00.000Z"));
+    expect(nextRunAfter(berlin("0,30 2 * * *"), at("2026-03-29T01:00:00Z"))).toEqual(at("2026-03-30T00:00:00.000Z"));
+    // 2026-10-25: 03:00 CEST falls back to 02:00 CET at 01:00Z; 02:30 fires at its CEST occurrence.
+    expect(nextRunAfter(berlin("30 2 * * *"), at("2026-10-25T00:00:00Z"))).toEqual(at("2026-10-25T00:30:00.000Z"));
+    expect(nextRunAfter(berlin("30 2 * * *"), at("2026-10-25T00:30:00Z"))).toEqual(at("2026-10-26T01:30:00.000Z"));
+    const sydney = (cron: string) => ({ cron, timezone: "Australia/Sydney" });
+    // 2026-04-05: 03:00 AEDT falls back to 02:00 AEST at 2026-04-04T16:00Z.
+    expect(nextRunAfter(sydney("30 2 * * *"), at("2026-04-04T14:00:00Z"))).toEqual(at("2026-04-04T15:30:00.000Z"));
+    expect(nextRunAfter(sydney("30 2 * * *"), at("2026-04-04T15:30:00Z"))).toEqual(at("2026-04-05T16:30:00.000Z"));
+    // 2026-10-04: 02:00 AEST jumps to 03:00 AEDT at 2026-10-03T16:00Z.
+    expect(nextRunAfter(sydney("15 2 * * *"), at("2026-10-03T12:00:00Z"))).toEqual(at("2026-10-03T16:00:00.000Z"));
+  });
+
+  it("a zone with a 30-minute change (Lord Howe Island)", () => {
+    // 2026-10-04: 02:00 +10:30 jumps to 02:30 +11 at 2026-10-03T15:30Z; 02:15 fires at 02:30.
+    const lordHowe = { cron: "15 2 * * *", timezone: "Australia/Lord_Howe" };
+    expect(nextRunAfter(lordHowe, at("2026-10-03T12:00:00Z"))).toEqual(at("2026-10-03T15:30:00.000Z"));
+  });
+
+  it("reads a cron without a timezone in UTC, whatever the host's zone", () => {
+    const tz = process.env.TZ;
+    process.env.TZ = "America/Los_Angeles";
+    try {
+      expect(nextRunAfter({ cron: "15 10 * * *" }, at("2026-03-01T10:15:00Z"))).toEqual(at("2026-03-02T10:15:00.000Z"));
+    } finally {
+      if (tz === undefined) delete process.env.TZ;
+      else process.env.TZ = tz;
+    }
   });
 });
 
