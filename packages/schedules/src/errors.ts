@@ -18,3 +18,15 @@ export class ScheduleValidationError extends ScheduleError {
 export class ScheduleConflictError extends ScheduleError {
   override name = "ScheduleConflictError";
 }
+
+/**
+ * What a schedule's `input` reads as when the stored JSON cannot be parsed (the row was edited by
+ * hand). Listing still works, so one bad row cannot stop the others; the reconciler disables that
+ * schedule. The raw text is kept: writing the schedule back stores it unchanged.
+ */
+export class UnreadableScheduleInput {
+  constructor(
+    readonly raw: string,
+    readonly message: string,
+  ) {}
+}

@@ -18,7 +18,9 @@
  * | collation of ids | binary                           | binary (C for equality)              | utf8mb4_bin, so ids compare like elsewhere | binary                              |
  */
 export type { Schedule, ScheduleAdapter, ScheduleClock, ScheduleFilter, ScheduleInit, ScheduleKind, SchedulePatch } from "./types.js";
-export { ScheduleConflictError, ScheduleError, ScheduleValidationError } from "./errors.js";
+export { ScheduleConflictError, ScheduleError, ScheduleValidationError, UnreadableScheduleInput } from "./errors.js";
+// The in-process store under the spec's name (also "@whenthen/schedules/memory"): it has no driver.
+export { MemoryScheduleStore, MemoryScheduleStore as ScheduleMemoryAdapter } from "./stores/memory.js";
 export { parseInterval } from "./interval.js";
-export { assertValidSchedule, buildSchedule, isValidTimeZone, nextRunAfter, validateTiming, type ScheduleTiming } from "./timing.js";
+export { assertValidSchedule, buildSchedule, isValidTimeZone, nextRunAfter, validateTiming, type ScheduleTiming, type TimingOptions } from "./timing.js";
 export { RUN_STATUS, ScheduleReconciler, type ScheduleReconcilerOptions, type TickSummary } from "./reconciler.js";

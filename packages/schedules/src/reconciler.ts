@@ -1,4 +1,4 @@
-import { ScheduleError, ScheduleValidationError } from "./errors.js";
+import { ScheduleError, ScheduleValidationError, UnreadableScheduleInput } from "./errors.js";
 import { nextRunAfter } from "./timing.js";
 import type { Schedule, ScheduleAdapter, ScheduleClock, ScheduleKind } from "./types.js";
 
@@ -6,7 +6,10 @@ export const RUN_STATUS = {
   triggered: "triggered",
   errored: "errored",
   skippedOverlap: "skipped:overlap",
-  /** Its timing cannot produce a next run (edited in the database by hand, say): it is disabled. */
+  /**
+   * Its timing cannot produce a next run, or its stored input is not JSON (edited in the database
+   * by hand, say): it is disabled.
+   */
   invalid: "errored:invalid-schedule",
 } as const;
 
@@ -34,6 +37,11 @@ export interface ScheduleReconcilerOptions {
   maxPerTick?: number;
   /** Schedules handled at once within a tick. Default 1 (fires in `nextRunAt` order). */
   concurrency?: number;
+  /**
+   * Reads interval strings when computing the next run (e.g. station-signal's `parseInterval`);
+   * the package's own `parseInterval` by default. Stores validate with the package's parser.
+   */
+  parseInterval?: (interval: string) => number;
   /** Where the one-time "no claimDue" warning goes. Default console. */
   logger?: { warn(message: string): void };
 }
@@ -128,7 +136,10 @@ export class ScheduleReconciler {
     }
     let next: Date;
     try {
-      next = nextRunAfter(schedule, now);
+      if (schedule.input instanceof UnreadableScheduleInput) {
+        throw new ScheduleValidationError(`schedules: schedule ${JSON.stringify(schedule.id)}: stored input is not valid JSON (${schedule.input.message})`);
+      }
+      next = nextRunAfter(schedule, now, { parseInterval: this.#options.parseInterval });
     } catch (err) {
       // Left enabled it would be listed, and fail, on every tick, ahead of the valid ones.
       this.#report(err, schedule);
@@ -196,7 +207,8 @@ export class ScheduleReconciler {
     try {
       const current = await adapter.get(schedule.id);
       if (!current || !current.enabled || current.nextRunAt.getTime() !== schedule.nextRunAt.getTime()) return false;
-      return await adapter.update(schedule.id, { nextRunAt: newNextRunAt });
+      // Spec-shaped adapters resolve void; only an explicit false means the schedule is gone.
+      return (await adapter.update(schedule.id, { nextRunAt: newNextRunAt })) !== false;
     } finally {
       claiming.delete(schedule.id);
     }

@@ -66,7 +66,12 @@ function assertTimezone(timezone: string): void {
  * Throws ScheduleValidationError unless exactly one of `interval` / `cron` is set, the interval
  * parses, the cron expression has 5 fields and ever fires, and the timezone is a known IANA zone.
  */
-export function validateTiming(timing: ScheduleTiming): void {
+/** How interval strings are read; the package's `parseInterval` unless a host passes its own. */
+export interface TimingOptions {
+  parseInterval?: (interval: string) => number;
+}
+
+export function validateTiming(timing: ScheduleTiming, options: TimingOptions = {}): void {
   const hasInterval = timing.interval !== undefined && timing.interval !== null;
   const hasCron = timing.cron !== undefined && timing.cron !== null;
   if (hasInterval === hasCron) {
@@ -80,7 +85,7 @@ export function validateTiming(timing: ScheduleTiming): void {
         `schedules: timezone ${JSON.stringify(timing.timezone)} only applies to cron schedules; interval ${JSON.stringify(timing.interval)} is a duration`,
       );
     }
-    parseInterval(timing.interval as string);
+    intervalMs(timing.interval as string, options);
     return;
   }
   const expression = timing.cron as string;
@@ -91,6 +96,21 @@ export function validateTiming(timing: ScheduleTiming): void {
   }
   if (timing.timezone !== undefined && timing.timezone !== null) assertTimezone(timing.timezone);
   cronFor(expression, timing.timezone ?? undefined);
+}
+
+/** A host's parser must give a positive whole number of milliseconds; anything else is refused. */
+function intervalMs(interval: string, options: TimingOptions): number {
+  if (!options.parseInterval) return parseInterval(interval);
+  let ms: number;
+  try {
+    ms = options.parseInterval(interval);
+  } catch (cause) {
+    throw new ScheduleValidationError(`schedules: invalid interval ${JSON.stringify(interval)}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+  if (!Number.isSafeInteger(ms) || ms <= 0) {
+    throw new ScheduleValidationError(`schedules: invalid interval ${JSON.stringify(interval)}: the parser gave ${String(ms)}, not a positive whole number of milliseconds`);
+  }
+  return ms;
 }
 
 /** Bounds the walk past wall times whose instant is not after `from` (a repeated hour has 60). */
@@ -132,13 +152,13 @@ function nextCronRun(expression: string, timezone: string | undefined, from: Dat
  *   ahead of `from` — one catch-up fire, no backlog — and a late tick does not push every later
  *   fire back by its own lateness.
  */
-export function nextRunAfter(schedule: ScheduleTiming, from: Date): Date {
+export function nextRunAfter(schedule: ScheduleTiming, from: Date, options: TimingOptions = {}): Date {
   const fromMs = from.getTime();
   if (Number.isNaN(fromMs)) throw new ScheduleValidationError("schedules: nextRunAfter needs a valid `from` date");
-  validateTiming(schedule);
+  validateTiming(schedule, options);
   let next: Date | null;
   if (schedule.interval !== undefined && schedule.interval !== null) {
-    const step = parseInterval(schedule.interval);
+    const step = intervalMs(schedule.interval, options);
     const anchor = schedule.nextRunAt?.getTime();
     next =
       anchor === undefined || Number.isNaN(anchor)
@@ -155,6 +175,10 @@ export function nextRunAfter(schedule: ScheduleTiming, from: Date): Date {
   return next;
 }
 
+/** Ids and kinds are keys in every store; MySQL indexes at most 191 utf8mb4 characters of one. */
+export const MAX_KEY_LENGTH = 191;
+export const withinKeyLength = (value: string): boolean => value.length <= MAX_KEY_LENGTH || [...value].length <= MAX_KEY_LENGTH;
+
 const isValidDate = (value: unknown): value is Date => value instanceof Date && !Number.isNaN(value.getTime());
 
 /** Throws ScheduleValidationError naming the first bad field of a full record. */
@@ -165,6 +189,9 @@ export function assertValidSchedule(schedule: Schedule): void {
   if (typeof schedule !== "object" || schedule === null) throw new ScheduleValidationError("schedules: a schedule must be an object");
   if (typeof schedule.id !== "string" || schedule.id === "") fail("id", "must be a non-empty string");
   if (typeof schedule.kind !== "string" || schedule.kind === "") fail("kind", "must be a non-empty string");
+  for (const field of ["id", "kind"] as const) {
+    if (!withinKeyLength(schedule[field])) fail(field, `must be at most ${MAX_KEY_LENGTH} characters`);
+  }
   if (typeof schedule.target !== "string") fail("target", "must be a string");
   if (typeof schedule.enabled !== "boolean") fail("enabled", "must be a boolean");
   for (const field of ["nextRunAt", "createdAt", "updatedAt"] as const) {

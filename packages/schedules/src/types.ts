@@ -73,8 +73,11 @@ export interface ScheduleAdapter {
   get(id: string): Promise<Schedule | null>;
   /** Ordered by `nextRunAt`, then id. `due` queries use an index on (enabled, next run). */
   list(filter?: ScheduleFilter): Promise<Schedule[]>;
-  /** Resolves false when no schedule has that id. */
-  update(id: string, patch: SchedulePatch): Promise<boolean>;
+  /**
+   * The stores of this package resolve false when no schedule has that id (true otherwise); an
+   * adapter that resolves nothing, as the original interface had it, is taken as done.
+   */
+  update(id: string, patch: SchedulePatch): Promise<boolean | void>;
   /** Resolves false when no schedule had that id. */
   delete(id: string): Promise<boolean>;
   /**

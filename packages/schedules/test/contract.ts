@@ -110,11 +110,24 @@ export function runScheduleStoreContract<S extends ScheduleAdapter>(options: Sch
         { interval: undefined, cron: "0 9 * * *", timezone: "Mars/Olympus" },
         { nextRunAt: new Date(Number.NaN) },
         { kind: "" },
+        { kind: "k".repeat(192) },
       ];
       for (const [i, overrides] of bad.entries()) {
         await expect(store.add(makeSchedule({ id: `bad-${i}`, ...overrides })), JSON.stringify(overrides)).rejects.toBeInstanceOf(ScheduleValidationError);
       }
+      await expect(store.add(makeSchedule({ id: "i".repeat(192) }))).rejects.toThrow(/id must be at most 191 characters/);
       expect(await store.list()).toEqual([]);
+    });
+
+    it("the longest id and kind every store keys on, and long free text, are stored alike", async () => {
+      const store = await fresh();
+      const id = "é".repeat(191);
+      const long = makeSchedule({ id, kind: "k".repeat(191), interval: undefined, cron: Array.from({ length: 60 }, (_, m) => m).join(",") + " * * * *", createdBy: "c".repeat(1000) });
+      await store.add(long);
+      expect(await store.get(id)).toEqual(long);
+      expect(await store.update(id, { lastRunId: "r".repeat(1000), lastRunStatus: "s".repeat(600) })).toBe(true);
+      expect(await store.get(id)).toMatchObject({ lastRunId: "r".repeat(1000), lastRunStatus: "s".repeat(600) });
+      await expect(store.update(id, { kind: "k".repeat(192) })).rejects.toBeInstanceOf(ScheduleValidationError);
     });
 
     it("list orders by nextRunAt then id and filters by kind (one or several) and enabled", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { ScheduleError, ScheduleReconciler } from "../src/index.js";
+import { ScheduleError, ScheduleMemoryAdapter, ScheduleReconciler } from "../src/index.js";
 import type { Schedule, ScheduleAdapter } from "../src/index.js";
 import { MemoryScheduleStore } from "../src/stores/memory.js";
 import { makeSchedule, T0, TestClock } from "./contract.js";
@@ -128,6 +128,37 @@ describe("ScheduleReconciler.tick", () => {
     expect(logger.warn).toHaveBeenCalledTimes(1);
     expect(logger.warn.mock.calls[0]?.[0]).toMatch(/no claimDue/);
     expect((await memory.get("a"))?.nextRunAt).toEqual(later(5 * MINUTE));
+  });
+
+  it("without claimDue, an adapter whose update resolves nothing (the original interface) still fires", async () => {
+    const memory = await storeWith(makeSchedule({ id: "a" }));
+    const specShaped: ScheduleAdapter = {
+      ...withoutClaim(memory),
+      update: async (id, patch) => {
+        await memory.update(id, patch);
+      },
+    };
+    const triggerFn = vi.fn();
+    const summary = await new ScheduleReconciler({ adapter: specShaped, triggerFn, logger: { warn: () => undefined } }).tick(T0);
+    expect(summary.fired).toEqual(["a"]);
+    expect(triggerFn).toHaveBeenCalledTimes(1);
+    expect((await memory.get("a"))?.nextRunAt).toEqual(later(5 * MINUTE));
+  });
+
+  it("reads intervals with the host's parseInterval when given one; a parser's nonsense is refused", async () => {
+    const store = await storeWith(makeSchedule({ id: "a", interval: "5m" }), makeSchedule({ id: "b", interval: "5m" }));
+    // A host whose "m" means months would be odd; the point is that its parser decides.
+    const parseInterval = vi.fn((spec: string) => (spec === "5m" ? 7 * MINUTE : Number.NaN));
+    await new ScheduleReconciler({ adapter: store, triggerFn: () => undefined, parseInterval }).tick(T0);
+    expect(parseInterval).toHaveBeenCalledWith("5m");
+    expect((await store.get("a"))?.nextRunAt).toEqual(later(7 * MINUTE));
+    const onError = vi.fn();
+    await new ScheduleReconciler({ adapter: store, triggerFn: () => undefined, parseInterval: () => -1, onError }).tick(later(7 * MINUTE));
+    expect(String(onError.mock.calls[0]?.[0])).toMatch(/not a positive whole number of milliseconds/);
+  });
+
+  it("exports the in-process store under the spec's name, ScheduleMemoryAdapter", () => {
+    expect(ScheduleMemoryAdapter).toBe(MemoryScheduleStore);
   });
 
   it("two reconcilers ticking at once on one store: each slot fires once, the loser reports it lost", async () => {

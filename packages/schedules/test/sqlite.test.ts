@@ -2,9 +2,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import { ScheduleReconciler, UnreadableScheduleInput } from "../src/index.js";
 import { SqliteScheduleStore } from "../src/stores/sqlite.js";
-import { runScheduleStoreContract } from "./contract.js";
+import { makeSchedule, runScheduleStoreContract, T0 } from "./contract.js";
 
 const dir = mkdtempSync(join(tmpdir(), "schedules-sqlite-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -19,6 +20,32 @@ runScheduleStoreContract({
 });
 
 describe("sqlite store specifics", () => {
+  it("a row whose input is not JSON (edited by hand) stops only itself: it is disabled, its text kept, the others fire", async () => {
+    const db = new Database(":memory:");
+    try {
+      const store = new SqliteScheduleStore({ database: db, table: "corrupt_check" });
+      await store.add(makeSchedule({ id: "broken", input: { a: 1 } }));
+      await store.add(makeSchedule({ id: "healthy", input: { b: 2 } }));
+      db.prepare(`UPDATE "corrupt_check" SET input_json = 'not json' WHERE id = 'broken'`).run();
+
+      const listed = await store.list({ due: true, now: T0 });
+      expect(listed.map((s) => s.id).sort()).toEqual(["broken", "healthy"]);
+      expect(listed.find((s) => s.id === "broken")?.input).toBeInstanceOf(UnreadableScheduleInput);
+
+      const fired: string[] = [];
+      const onError = vi.fn();
+      const summary = await new ScheduleReconciler({ adapter: store, triggerFn: (s) => void fired.push(s.id), onError }).tick(T0);
+      expect(fired).toEqual(["healthy"]);
+      expect(summary.errored).toEqual(["broken"]);
+      expect(String(onError.mock.calls[0]?.[0])).toMatch(/"broken": stored input is not valid JSON/);
+      expect(await store.get("broken")).toMatchObject({ enabled: false, lastRunStatus: "errored:invalid-schedule" });
+      // Nothing is lost: the text a person typed is still there to be fixed.
+      expect(db.prepare(`SELECT input_json FROM "corrupt_check" WHERE id = 'broken'`).get()).toEqual({ input_json: "not json" });
+    } finally {
+      db.close();
+    }
+  });
+
   it("answers a due query from the (enabled, next_run_at) index, not a table scan", () => {
     const db = new Database(":memory:");
     try {

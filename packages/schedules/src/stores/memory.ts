@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { ScheduleConflictError } from "../errors.js";
 import type { Schedule, ScheduleAdapter, ScheduleClock, ScheduleFilter, SchedulePatch } from "../types.js";
 import { applyPatch, assertClaimDates, assertLimit, assertPatchedTiming, cloneSchedule, kindList, rowForAdd, systemNow, touchesTiming } from "./shared.js";
@@ -71,7 +70,7 @@ export class MemoryScheduleStore implements ScheduleAdapter {
   }
 
   generateId(): string {
-    return randomUUID();
+    return globalThis.crypto.randomUUID();
   }
 
   async ping(): Promise<boolean> {

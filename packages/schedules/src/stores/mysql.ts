@@ -56,24 +56,26 @@ export class MysqlScheduleStore implements ScheduleAdapter {
 
   /** Creates the table (InnoDB, utf8mb4) with its due index if missing. */
   async migrate(): Promise<void> {
-    // id/kind are VARCHAR(191): the longest utf8mb4 key prefix older InnoDB row formats index.
+    // id/kind are VARCHAR(191): the longest utf8mb4 key prefix older InnoDB row formats index
+    // (every store refuses longer ones, so they behave alike). Free text is TEXT: a long cron list
+    // or run id is stored as in the other stores instead of failing with "Data too long".
     await this.pool.query(`
       CREATE TABLE IF NOT EXISTS \`${this.table}\` (
         id VARCHAR(191) NOT NULL PRIMARY KEY,
         kind VARCHAR(191) NOT NULL,
         target TEXT NOT NULL,
         interval_spec VARCHAR(64) NULL,
-        cron_expr VARCHAR(255) NULL,
+        cron_expr TEXT NULL,
         time_zone VARCHAR(64) NULL,
         input_json LONGTEXT NULL,
         enabled TINYINT(1) NOT NULL,
         next_run_at BIGINT NOT NULL,
         last_run_at BIGINT NULL,
-        last_run_status VARCHAR(255) NULL,
-        last_run_id VARCHAR(255) NULL,
+        last_run_status TEXT NULL,
+        last_run_id TEXT NULL,
         created_at BIGINT NOT NULL,
         updated_at BIGINT NOT NULL,
-        created_by VARCHAR(255) NULL,
+        created_by TEXT NULL,
         INDEX \`${this.table}_due\` (enabled, next_run_at, id)
       ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`);
   }

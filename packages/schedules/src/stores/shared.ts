@@ -2,8 +2,8 @@
  * What every store shares: the row shape, JSON handling of `input`, patch checks. Internal to the
  * package (not an entry point); the per-database differences stay in each store.
  */
-import { ScheduleValidationError } from "../errors.js";
-import { assertValidSchedule, validateTiming } from "../timing.js";
+import { ScheduleValidationError, UnreadableScheduleInput } from "../errors.js";
+import { assertValidSchedule, MAX_KEY_LENGTH, validateTiming, withinKeyLength } from "../timing.js";
 import type { Schedule, ScheduleFilter, SchedulePatch } from "../types.js";
 
 /** Columns as every SQL store names them; dates are integer epoch milliseconds. */
@@ -57,6 +57,7 @@ export function assertIdentifier(what: string, name: string): string {
 
 export function encodeInput(input: unknown): string | null {
   if (input === undefined || input === null) return null;
+  if (input instanceof UnreadableScheduleInput) return input.raw;
   let text: string | undefined;
   try {
     text = JSON.stringify(input);
@@ -68,7 +69,12 @@ export function encodeInput(input: unknown): string | null {
 }
 
 export function decodeInput(text: string | null): unknown {
-  return text === null ? undefined : JSON.parse(text);
+  if (text === null) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    return new UnreadableScheduleInput(text, err instanceof Error ? err.message : String(err));
+  }
 }
 
 const toMs = (value: number | string | bigint): number => Number(value);
@@ -160,6 +166,7 @@ export function patchColumns(patch: SchedulePatch, now: Date): Array<[Column, st
     switch (key) {
       case "kind":
         if (typeof value !== "string" || value === "") bad(key, "must be a non-empty string");
+        if (!withinKeyLength(value as string)) bad(key, `must be at most ${MAX_KEY_LENGTH} characters`);
         columns.push([column, value as string]);
         break;
       case "target":
