@@ -73,8 +73,9 @@ function compile(rule: Rule): CompiledRule {
   const end = rule.quietHours ? parseClockTime(rule.quietHours.end) : null;
   c = {
     events: new Set(rule.trigger.events),
-    steps: rule.steps.map((step) => ({
-      step,
+    // parseRule gives every step its id; a rule built by hand may leave it out: the position, as there.
+    steps: rule.steps.map((step, index) => ({
+      step: step.id === undefined ? { ...step, id: String(index) } : step,
       offset: step.offset === undefined ? 0 : durationMs(step.offset),
       lateness: step.lateness === null ? null : durationMs(step.lateness ?? DEFAULT_LATENESS),
     })),

@@ -34,6 +34,17 @@ describe("planRuns: the reminder of the spec", () => {
     ]);
   });
 
+  it("a rule built by hand without step ids plans each step under its position, as parseRule would", () => {
+    const base = reminderRule({ quietHours: undefined });
+    const steps = [
+      { action: "email.send", offset: "-24h", anchor: "startsAt" },
+      { action: "sms.send", offset: "-2h", anchor: "startsAt" },
+    ] as unknown as Rule["steps"];
+    const runs = planRuns({ ...base, steps }, bookingEvent("booking.created", 0, STARTS, T0), T0);
+    expect(runs.map((r) => r.stepId)).toEqual(["0", "1"]);
+    expect(new Set(runs.map((r) => r.id)).size).toBe(2);
+  });
+
   it("anchors on epoch milliseconds as well as ISO text", () => {
     const [a] = planRuns(reminderRule(), bookingEvent("booking.created", 0, STARTS, T0), T0);
     const [b] = planRuns(reminderRule(), bookingEvent("booking.created", 0, iso(STARTS), T0), T0);
