@@ -133,11 +133,13 @@ export function createApi(deps: ApiDeps): Api {
         if (!parsed.success) {
           throw new UserError("fetch: invalid config", parsed.error.issues.map((i) => ({ path: `config.${i.path.join(".")}`, message: i.message })));
         }
+        // The answer goes to the browser: no secret the fetch rendered may be in it.
+        const ctx = pollContext(app);
         try {
-          const result = await plugin.preview(parsed.data, pollContext(app));
-          return json({ ok: true, result });
+          const result = await plugin.preview(parsed.data, ctx);
+          return json({ ok: true, result: ctx.redact(result) });
         } catch (err) {
-          return json({ ok: false, error: errorMessage(err) }, 200);
+          return json({ ok: false, error: ctx.redact(errorMessage(err)) }, 200);
         }
       },
     },

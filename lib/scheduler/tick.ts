@@ -61,8 +61,7 @@ export async function runSchedulerTick(app: TickApp, now: Date = app.clock.now()
 export async function reconcileDue(app: TickApp, now: Date, opts: { halted?: () => boolean } = {}): Promise<TickSummary & { events: number }> {
   const log = app.log.child("scheduler");
   adoptUnscheduled(app, now);
-  const ctx: PollContext = pollContext(app);
-  const recovered = await recoverPendingSlots(app, ctx, now);
+  const recovered = await recoverPendingSlots(app, now);
   let events = 0;
   const reconciler = new ScheduleReconciler({
     adapter: new AppletScheduleStore(app, { halted: opts.halted }),
@@ -70,7 +69,7 @@ export async function reconcileDue(app: TickApp, now: Date, opts: { halted?: () 
     concurrency: POLL_CONCURRENCY,
     triggerFn: async (schedule) => {
       // Not `events += await …`: that reads `events` before the await and loses concurrent counts.
-      const created = await pollApplet(app, ctx, schedule.id, schedule.nextRunAt, now);
+      const created = await pollApplet(app, schedule.id, schedule.nextRunAt, now);
       events += created;
     },
     onError: (err, schedule) => {
@@ -92,7 +91,7 @@ export async function reconcileDue(app: TickApp, now: Date, opts: { halted?: () 
  * Polls one claimed applet and stores the outcome. Plug-in failures (network, parse, bad config)
  * become last_error and never reach the reconciler; only a database failure throws.
  */
-async function pollApplet(app: TickApp, ctx: PollContext, appletId: string, slot: Date, now: Date): Promise<number> {
+async function pollApplet(app: TickApp, appletId: string, slot: Date, now: Date): Promise<number> {
   const applet = app.repos.applets.get(appletId);
   if (!applet || !applet.enabled || !isPolledType(applet.triggerType)) return 0;
   const def = applet.definition as unknown as Definition;
@@ -106,10 +105,13 @@ async function pollApplet(app: TickApp, ctx: PollContext, appletId: string, slot
     const why = parsed.success ? `trigger "${def.trigger.type}" cannot be polled` : parsed.error.issues.map((i) => `${i.path.join(".") || "config"}: ${i.message}`).join("; ");
     result = { events: [], state: { lastPolledAt: nowIso, lastError: `scheduler: invalid ${def.trigger.type} config: ${why}`, errorCount: before.errorCount + 1 } };
   } else {
+    // A context per applet: it collects the secrets this poll rendered, and nothing it stores or
+    // logs may carry them (a plug-in redacts what it compares; this is the backstop).
+    const ctx: PollContext = pollContext(app);
     try {
-      result = await plugin.poll(parsed.data, before, ctx, slot);
+      result = ctx.redact(await plugin.poll(parsed.data, before, ctx, slot));
     } catch (err) {
-      result = { events: [], state: { lastPolledAt: nowIso, lastError: errorMessage(err), errorCount: before.errorCount + 1 } };
+      result = { events: [], state: { lastPolledAt: nowIso, lastError: ctx.redact(errorMessage(err)), errorCount: before.errorCount + 1 } };
     }
   }
   const after: TriggerState = { ...before, ...result.state, nextRunAt: before.nextRunAt };
@@ -141,13 +143,13 @@ async function pollApplet(app: TickApp, ctx: PollContext, appletId: string, slot
  * to recover (its new items stay new until stored), and a disabled applet does not fire: their
  * marks are cleared.
  */
-async function recoverPendingSlots(app: TickApp, ctx: PollContext, now: Date): Promise<number> {
+async function recoverPendingSlots(app: TickApp, now: Date): Promise<number> {
   let created = 0;
   for (const row of app.repos.triggerState.listPending()) {
     const applet = app.repos.applets.get(row.applet_id);
     if (row.trigger_type === "schedule" && applet?.enabled) {
       app.log.child("scheduler").warn("firing a schedule slot whose worker stopped before recording it", { applet_id: row.applet_id, slot: row.pending_slot });
-      created += await pollApplet(app, ctx, row.applet_id, new Date(row.pending_slot), now);
+      created += await pollApplet(app, row.applet_id, new Date(row.pending_slot), now);
     }
     app.repos.triggerState.clearPending(row.applet_id, row.pending_slot);
   }

@@ -1,14 +1,25 @@
 import type { App } from "../app";
-import { renderTemplate } from "../template";
+import { redact, renderTemplate } from "../template";
 import type { PollContext } from "./types";
 
-/** What a trigger's poll and its "Fetch now" get: the shared services and a renderer with secrets. */
+/**
+ * What a trigger's poll and its "Fetch now" get: the shared services and a renderer with secrets.
+ * One context per poll (or Fetch now): it remembers the secret values its templates used, so
+ * `redact` can remove them from whatever the poll stores, logs or returns (a URL carrying
+ * `?key={{secrets.X}}` shows up in every network error message).
+ */
 export function pollContext(app: Pick<App, "http" | "clock" | "log" | "config" | "secrets">): PollContext {
+  const used = new Set<string>();
   return {
     http: app.http,
     clock: app.clock,
     log: app.log.child("trigger"),
     config: app.config,
-    render: async (template: string) => renderTemplate(template, { trigger: {}, secrets: (n) => app.secrets.resolve(n) }).value,
+    render: async (template: string) => {
+      const r = renderTemplate(template, { trigger: {}, secrets: (n) => app.secrets.resolve(n) });
+      for (const s of r.secretsUsed) used.add(s);
+      return r.value;
+    },
+    redact: <T>(value: T): T => (used.size === 0 ? value : redact(value, [...used])),
   };
 }

@@ -254,9 +254,11 @@ export const pollTrigger: TriggerPlugin<PollConfig> = {
     const now = ctx.clock.now().toISOString();
     let fetched: Fetched;
     try {
-      fetched = await fetchValue(config, ctx);
+      // Redacted before deciding: a response that echoes a secret is compared, remembered and
+      // fired in the same redacted form, so it neither leaks nor looks changed on every poll.
+      fetched = ctx.redact(await fetchValue(config, ctx));
     } catch (err) {
-      return { events: [], state: { lastPolledAt: now, lastError: errorMessage(err), errorCount: state.errorCount + 1 } };
+      return { events: [], state: { lastPolledAt: now, lastError: ctx.redact(errorMessage(err)), errorCount: state.errorCount + 1 } };
     }
     const d = decide(config, state.lastValue, fetched.value);
     const after = { lastPolledAt: now, lastValue: d.memory, lastError: null, errorCount: 0 };
@@ -284,7 +286,7 @@ export const pollTrigger: TriggerPlugin<PollConfig> = {
   },
 
   async preview(config, ctx) {
-    const fetched = await fetchValue(config, ctx);
+    const fetched = ctx.redact(await fetchValue(config, ctx));
     const matched = config.condition === "changed" ? null : conditionHolds(config.condition, fetched.value, config.target);
     return { status: fetched.status, value: fetched.value, path: config.path, condition_holds_now: matched, response: capJson(fetched.json).value };
   },

@@ -38,6 +38,12 @@ export interface PollResult {
 export interface PollContext extends PluginContext {
   /** Renders a template string (secrets available) for configs like poll headers. */
   render(template: string): Promise<string>;
+  /**
+   * A copy of `value` with every secret value rendered through this context so far replaced by
+   * "[redacted]" (the value itself when none was). Whatever a poll stores, logs or returns goes
+   * through it.
+   */
+  redact<T>(value: T): T;
 }
 
 export interface TriggerPlugin<C = Record<string, unknown>> {

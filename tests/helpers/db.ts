@@ -4,7 +4,7 @@ import path from "node:path";
 import { createApp, type App } from "@/lib/app";
 import { createAppletService } from "@/lib/applets/service";
 import { ManualClock } from "@/lib/core/clock";
-import { silentLogger } from "@/lib/core/log";
+import { createLogger, silentLogger, type Logger } from "@/lib/core/log";
 import { createSafeFetch, isPublicAddress } from "@/lib/net/safe-fetch";
 
 export interface TestApp extends App {
@@ -28,13 +28,13 @@ export const testFetch = (allowPrivate = false) => createSafeFetch({ allowPrivat
  * A real SQLite file in a fresh temp DATA_DIR (migrations applied), a manual clock, and the real
  * safe fetch (msw intercepts its requests at the boundary). One per test file or per test.
  */
-export function createTestApp(opts: { env?: Record<string, string>; start?: string; dataDir?: string } = {}): TestApp {
+export function createTestApp(opts: { env?: Record<string, string>; start?: string; dataDir?: string; log?: Logger } = {}): TestApp {
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), "whenthen-test-"));
   const clock = new ManualClock(opts.start ?? "2026-03-07T12:00:00.000Z");
   const app = createApp({
     env: { DATA_DIR: dataDir, ...opts.env },
     clock,
-    log: silentLogger,
+    log: opts.log ?? silentLogger,
     http: testFetch(opts.env?.ALLOW_PRIVATE_URLS === "true"),
   });
   return {
@@ -57,4 +57,10 @@ export function webhookToHttp(url: string, extra: Record<string, unknown> = {}) 
     actions: [{ type: "http", config: { url, method: "POST", body: { title: "{{trigger.body.title}}" } } }],
     ...extra,
   };
+}
+
+/** A logger that keeps every line (all levels), for tests that check what reaches the log. */
+export function captureLog(): { log: Logger; lines: string[] } {
+  const lines: string[] = [];
+  return { log: createLogger("test", "debug", (line) => lines.push(line)), lines };
 }

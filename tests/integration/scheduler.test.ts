@@ -2,9 +2,10 @@ import { mkdirSync, readFileSync, writeFileSync, existsSync } from "node:fs";
 import path from "node:path";
 import { http, HttpResponse } from "msw";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { createApi } from "@/lib/api/router";
 import { runRetention } from "@/lib/scheduler/retention";
 import { reconcileDue, runSchedulerTick } from "@/lib/scheduler/tick";
-import { createTestApp, type TestApp } from "../helpers/db";
+import { captureLog, createTestApp, type TestApp } from "../helpers/db";
 import { server, useHttpMocks } from "../helpers/http";
 
 useHttpMocks();
@@ -353,6 +354,73 @@ describe("AC5: poll applets", () => {
     expect(eventsOf(app, applet.id)).toHaveLength(0);
     // The stored value is still the last good one: the next good answer is compared with 120.
     expect(stateOf(app, applet.id).lastValue).toMatchObject({ value: 120 });
+  });
+});
+
+describe("AC12: secrets used while polling never reach last_error, the log or Fetch now", () => {
+  const SECRET = "sk_poll_9a8b7c6d";
+
+  function secretApp() {
+    const captured = captureLog();
+    const a = createTestApp({ start: "2026-03-07T12:00:00.000Z", log: captured.log });
+    extraApps.push(a);
+    a.secrets.set("API_KEY", SECRET);
+    return { a, lines: captured.lines, api: createApi({ app: a, applets: a.applets }) };
+  }
+  const fetchNow = async (api: ReturnType<typeof createApi>, config: Record<string, unknown>) =>
+    (await (await api.handle(new Request("http://localhost/api/triggers/fetch", { method: "POST", body: JSON.stringify({ type: "poll", config }) }))).json()) as {
+      ok: boolean;
+      error?: string;
+      result?: unknown;
+    };
+
+  test("AC12: a network error on a URL carrying {{secrets.X}} is stored, logged and returned with the secret [redacted]", async () => {
+    const { a, lines, api } = secretApp();
+    server.use(http.get("https://api.example.test/price", () => HttpResponse.error()));
+    const config = { url: "https://api.example.test/price?key={{secrets.API_KEY}}", path: "data.price" };
+    const applet = createApplet(a, "Secret URL", { type: "poll", config });
+    await tick(a);
+    const lastError = stateOf(a, applet.id).lastError!;
+    expect(lastError).toMatch(/api\.example\.test\/price\?key=\[redacted\]/);
+    expect(lastError).not.toContain(SECRET);
+    const stored = a.db.sqlite.prepare("SELECT * FROM trigger_state WHERE applet_id = ?").get(applet.id);
+    expect(JSON.stringify(stored)).not.toContain(SECRET);
+    expect(lines.some((l) => l.includes("poll failed"))).toBe(true);
+    expect(lines.join("\n")).not.toContain(SECRET);
+
+    const fetched = await fetchNow(api, config);
+    expect(fetched.ok).toBe(false);
+    expect(fetched.error).toContain("key=[redacted]");
+    expect(JSON.stringify(fetched)).not.toContain(SECRET);
+  });
+
+  test("AC12: a response that echoes the secret is redacted in the event, the stored value and Fetch now", async () => {
+    const { a, api } = secretApp();
+    let price = 120;
+    server.use(
+      http.get("https://api.example.test/echo", ({ request }) =>
+        HttpResponse.json({ data: { price, note: `you sent ${new URL(request.url).searchParams.get("key")}` }, query: request.url }),
+      ),
+    );
+    const config = { url: "https://api.example.test/echo?key={{secrets.API_KEY}}", path: "data" };
+    const applet = createApplet(a, "Echo", { type: "poll", config });
+    await tick(a); // first poll: remembers
+    price = 90;
+    a.clock.set(stateOf(a, applet.id).nextRunAt!);
+    await tick(a); // changed: fires
+    const events = eventsOf(a, applet.id);
+    expect(events).toHaveLength(1);
+    expect(events[0]!.payload).toMatchObject({ value: { price: 90, note: "you sent [redacted]" }, previous_value: { price: 120, note: "you sent [redacted]" } });
+    a.clock.set(stateOf(a, applet.id).nextRunAt!);
+    await tick(a); // the same answer again: the redacted values compare equal, nothing fires
+    expect(eventsOf(a, applet.id)).toHaveLength(1);
+    const raw = a.db.sqlite.prepare("SELECT (SELECT group_concat(payload) FROM events WHERE applet_id = ?) || (SELECT last_value FROM trigger_state WHERE applet_id = ?) AS t").get(applet.id, applet.id) as { t: string };
+    expect(raw.t).not.toContain(SECRET);
+
+    const fetched = await fetchNow(api, config);
+    expect(fetched.ok).toBe(true);
+    expect(JSON.stringify(fetched)).not.toContain(SECRET);
+    expect(JSON.stringify(fetched)).toContain("you sent [redacted]");
   });
 });
 

@@ -5,6 +5,7 @@ import { loadConfig } from "@/lib/core/config";
 import { silentLogger } from "@/lib/core/log";
 import { emptyTriggerState } from "@/lib/db/repos/trigger-state";
 import { conditionHolds, decide, extractPath, parsePath, pollConfigSchema, pollTrigger, toNumber } from "@/lib/triggers/poll";
+import { redact } from "@/lib/template";
 import type { PollContext } from "@/lib/triggers/types";
 import { makeTempDir } from "../helpers/action-context";
 import { testFetch } from "../helpers/db";
@@ -97,6 +98,7 @@ describe("AC5: fetching", () => {
     log: silentLogger,
     config: loadConfig({ DATA_DIR: makeTempDir() }),
     render: async (t) => t.replace("{{secrets.TOKEN}}", "s3cret"),
+    redact: (v) => redact(v, ["s3cret"]),
   });
 
   test("AC5: POST with a rendered body and headers; the payload shows the configured URL and caps the response", async () => {

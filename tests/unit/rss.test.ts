@@ -22,6 +22,7 @@ const ctx = (): PollContext => ({
   log: silentLogger,
   config: loadConfig({ DATA_DIR: makeTempDir() }),
   render: async (t) => t,
+  redact: (v) => v,
 });
 
 const LAUGHS = `<?xml version="1.0"?>

@@ -130,6 +130,7 @@ describe("schedule: poll", () => {
     log: silentLogger,
     config: loadConfig({ DATA_DIR: mkdtempSync(path.join(os.tmpdir(), "whenthen-schedule-")) }),
     render: async (t) => t,
+    redact: (v) => v,
   });
 
   test("AC3: one event keyed by the slot, with every ingredient formatted in the applet's zone", async () => {
