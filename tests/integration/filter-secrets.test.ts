@@ -148,6 +148,24 @@ describe("AC12: secrets", () => {
     expect(raw.t).not.toContain("tok_echo_123456");
   });
 
+  test("AC12: a secret in an http action URL is redacted in the error also in the form the URL parser re-encoded", async () => {
+    const { app, worker } = setup();
+    const SECRET = "ab cd|ef-77x";
+    app.secrets.set("PATH_TOKEN", SECRET);
+    server.use(http.post("https://api.example.test/hooks/:token", () => HttpResponse.error()));
+    const a = app.applets.create({
+      name: "encoded",
+      definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "http", config: { url: "https://api.example.test/hooks/{{secrets.PATH_TOKEN}}", body: "{}" } }] },
+      enabled: true,
+    });
+    const runId = app.applets.test(a.id, { body: {} }).runId;
+    await worker.drain();
+    const raw = app.db.sqlite.prepare("SELECT steps || coalesce(error, '') AS t FROM runs WHERE id = ?").get(runId) as { t: string };
+    expect(raw.t).toContain("/hooks/[redacted]");
+    expect(raw.t).not.toContain("ab%20cd");
+    expect(raw.t).not.toContain(SECRET);
+  });
+
   test("secrets are stored encrypted, bound to their name, and listed without values", () => {
     const { app } = setup();
     app.secrets.set("MY_KEY", "value-1");

@@ -293,6 +293,21 @@ describe("redact", () => {
     expect(redact("axb", ["a.b"])).toBe("axb");
   });
 
+  test("AC2: a secret re-encoded on its way out (URL parser, encodeURI(Component), form, JSON) is redacted in every form", () => {
+    const secret = "ab cd|ef";
+    const sent = new URL(`https://api.test/v1/${secret}/x?token=${secret}#${secret}`).toString();
+    expect(sent).toContain("ab%20cd|ef");
+    expect(redact(`net: ECONNRESET for ${sent}`, [secret])).toBe("net: ECONNRESET for https://api.test/v1/[redacted]/x?token=[redacted]#[redacted]");
+    expect(redact(`a=${encodeURIComponent(secret)} b=${encodeURI(secret)} c=${new URLSearchParams({ k: secret }).toString().slice(2)}`, [secret])).toBe("a=[redacted] b=[redacted] c=[redacted]");
+    const user = new URL("https://h.test/");
+    user.username = secret;
+    expect(redact(user.href, [secret])).toBe("https://[redacted]@h.test/");
+    const quoted = 'pa"ss\\word\n';
+    expect(redact(`body: ${JSON.stringify({ echo: quoted })}`, [quoted])).toBe('body: {"echo":"[redacted]"}');
+    // A form the URL parser shortens (dot segments) is not used: it could match unrelated text.
+    expect(redact("see /b and a/../b", ["a/../b"])).toBe("see /b and [redacted]");
+  });
+
   test("AC2: empty secret values redact nothing", () => {
     expect(redact(["abc"], ["", ""])).toEqual(["abc"]);
   });
