@@ -71,6 +71,30 @@ describe("AC1: webhook trigger", () => {
     expect([count("events"), count("runs")]).toEqual(before);
   });
 
+  test("AC1: the token of an applet whose trigger is not a webhook is answered like an unknown hook: 404, empty body, nothing stored", async () => {
+    const schedule = app.applets.create({
+      name: "nightly",
+      definition: { ...webhookToHttp("https://status.test/status/200"), trigger: { type: "schedule", config: { cron: "0 9 * * *", timezone: "UTC" } } },
+    });
+    const pausedSchedule = app.applets.create({
+      name: "paused nightly",
+      enabled: false,
+      definition: { ...webhookToHttp("https://status.test/status/200"), trigger: { type: "schedule", config: { cron: "0 9 * * *", timezone: "UTC" } } },
+    });
+    // Was a webhook, then edited into a schedule: its old URL stops working.
+    const converted = newApplet();
+    app.applets.update(converted.id, { definition: { ...webhookToHttp("https://status.test/status/200"), trigger: { type: "schedule", config: { cron: "0 9 * * *", timezone: "UTC" } } } });
+    const before = [count("events"), count("runs")];
+    for (const a of [schedule, pausedSchedule, converted]) {
+      for (const method of ["POST", "GET"]) {
+        const res = await fetch(hookUrl(a), method === "POST" ? { method, headers: { "content-type": "application/json" }, body: "{}" } : { method });
+        expect(res.status).toBe(404);
+        expect(await res.text()).toBe("");
+      }
+    }
+    expect([count("events"), count("runs")]).toEqual(before);
+  });
+
   test("AC1: a disabled applet returns 200 with queued: false and creates nothing", async () => {
     const applet = newApplet();
     app.applets.setEnabled(applet.id, false);

@@ -66,9 +66,11 @@ export function createAppletsRepo(sqlite: Sqlite) {
   );
   const setEnabled = sqlite.prepare("UPDATE applets SET enabled = ?, updated_at = ? WHERE id = ?");
   const remove = sqlite.prepare("DELETE FROM applets WHERE id = ?");
-  // The webhook hot path reads three columns of one row by primary key.
+  // The webhook hot path reads four columns of one row by primary key. Every applet has a token,
+  // but only a webhook applet answers on it: any other trigger type reads as no row (a 404, like an
+  // unknown hook), decided on the row the primary key already found.
   const forHook = sqlite.prepare<[string], { id: string; enabled: number; webhook_token: string; definition: string }>(
-    "SELECT id, enabled, webhook_token, definition FROM applets WHERE id = ?",
+    "SELECT id, enabled, webhook_token, definition FROM applets WHERE id = ? AND trigger_type = 'webhook'",
   );
 
   const params = (a: AppletInsert) => ({
@@ -98,6 +100,7 @@ export function createAppletsRepo(sqlite: Sqlite) {
     setEnabled: (id: string, enabled: boolean, now: string): boolean => setEnabled.run(enabled ? 1 : 0, now, id).changes > 0,
     /** Events, runs and trigger state go with it (ON DELETE CASCADE). */
     delete: (id: string): boolean => remove.run(id).changes > 0,
+    /** The webhook applet with this id; undefined when there is none (or its trigger is not a webhook). */
     forHook: (id: string) => forHook.get(id),
     eventIds: (id: string): string[] =>
       sqlite.prepare<[string], { id: string }>("SELECT id FROM events WHERE applet_id = ?").all(id).map((r) => r.id),
