@@ -138,11 +138,11 @@ export const clampRetryAfter = (ms: number): number => Math.min(Math.max(Math.ce
 export const failureOutput = (res: SafeResponse) => ({ status: res.status, body: res.text().slice(0, 2000) });
 
 /**
- * The spec's rule for every HTTP provider: 429 and 5xx may succeed later, other statuses will not.
- * 408 (the server timed out waiting for us) is retried too: nothing was processed.
+ * The spec's rule for every HTTP provider: 429 and 5xx may succeed later, every other 4xx (408
+ * included) will not. A request that never got an answer is a network error, retryable elsewhere.
  */
 export function isRetryableStatus(status: number): boolean {
-  return status === 429 || status === 408 || status >= 500;
+  return status === 429 || (status >= 500 && status <= 599);
 }
 
 /** The ActionError for a non-2xx answer. `detail` is the provider's own explanation, when parsed. */

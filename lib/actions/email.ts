@@ -100,7 +100,13 @@ export function messageIdFor(idempotencyKey: string, emailFrom: string): string 
   return `<${left}@${domain && DOMAIN.test(domain) ? domain : "whenthen.localhost"}>`;
 }
 
-/** SMTP replies worth retrying (spec: 421, 450, 451, 452; every 4xx is transient by definition). */
+/**
+ * SMTP replies worth retrying: exactly the spec's 421, 450, 451 and 452. Other 4xx replies (454
+ * TLS not available, 455 parameters refused, 471 policy) are nominally transient but come back the
+ * same from a relay that is configured that way, so the run fails instead of retrying for hours.
+ */
+const RETRYABLE_REPLIES = new Set([421, 450, 451, 452]);
+/** Network failures (nodemailer's and the system's codes): retryable. */
 const RETRYABLE_CODES = new Set(["ECONNECTION", "ETIMEDOUT", "ESOCKET", "EDNS", "ETLS", "EPROTOCOL", "EPROXY", "ECONNREFUSED", "ECONNRESET", "EPIPE", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN", "ENOTFOUND"]);
 
 export function classifySendError(err: unknown): ActionError {
@@ -108,7 +114,7 @@ export function classifySendError(err: unknown): ActionError {
   const code = typeof e.responseCode === "number" ? e.responseCode : undefined;
   const reply = typeof e.response === "string" ? e.response.slice(0, 300) : undefined;
   if (code !== undefined) {
-    const retryable = code >= 400 && code < 500;
+    const retryable = RETRYABLE_REPLIES.has(code);
     return new ActionError(`email: the SMTP relay answered ${reply ?? code}`, { retryable, cause: err, output: { smtp_code: code, response: reply ?? null } });
   }
   const errCode = typeof e.code === "string" ? e.code : "";

@@ -541,7 +541,7 @@ describe("email action (AC19)", () => {
     }
   });
 
-  test("AC19: relay replies 421/450/451/452 and network errors are retryable, other 5xx are not", async () => {
+  test("AC19: relay replies 421/450/451/452 and network errors are retryable; other 4xx (454, 455, 471) and 5xx are not", async () => {
     const cases: [number, boolean][] = [
       [421, true],
       [450, true],
@@ -549,6 +549,11 @@ describe("email action (AC19)", () => {
       [452, true],
       [550, false],
       [554, false],
+      // Other 4xx replies are not in the spec's list: a relay's "TLS not available" (454), "cannot
+      // accommodate parameters" (455) or a policy refusal (471) will say the same next time.
+      [454, false],
+      [455, false],
+      [471, false],
     ];
     for (const [code, retryable] of cases) {
       const relay = await startRelay(() => Object.assign(new Error(`${code} refused for the test`), { responseCode: code }));
