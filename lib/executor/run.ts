@@ -169,7 +169,9 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
     if (!parsed.success) {
       const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "config"}: ${i.message}`).join("; ");
       const err = new ActionError(`the rendered config is invalid: ${problems}`);
-      steps.push(failedStep(base, run.attempt, started, clock.now(), err, previous, redact(rendered.rendered, secretsUsed), redact(warnings, secretsUsed)));
+      const failed = failedStep(base, run.attempt, started, clock.now(), err, previous, undefined, redact(warnings, secretsUsed));
+      setInput(failed, redact(rendered.rendered, secretsUsed));
+      steps.push(failed);
       return finish("failed", redact(`action ${index + 1} (${action.type}): ${err.message}`, secretsUsed));
     }
     let progress = previous?.progress;
@@ -177,7 +179,6 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
       ...base,
       status: "running",
       attempt: run.attempt,
-      input: capJson(redact(rendered.rendered, secretsUsed)).value,
       warnings,
       logs: [],
       started_at: started.toISOString(),
@@ -185,6 +186,7 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
       error: null,
       progress,
     };
+    setInput(step, redact(rendered.rendered, secretsUsed));
     withHistory(step, previous);
     try {
       const result = await plugin.run(parsed.data, {
@@ -256,6 +258,13 @@ const stepKey = (s: Pick<Step, "kind" | "index">): string => `${s.kind}:${s.kind
 function setOutput(step: Step, output: unknown): void {
   const capped = capJson(output);
   step.output = capped.value;
+  if (capped.truncated) step.truncated = true;
+}
+
+/** Stored inputs are capped the same way (spec Limits: `truncated: true` on the step when cut). */
+function setInput(step: Step, input: unknown): void {
+  const capped = capJson(input);
+  step.input = capped.value;
   if (capped.truncated) step.truncated = true;
 }
 

@@ -245,6 +245,48 @@ describe("limits on what a run stores", () => {
     expect(run.steps[0]!.truncated).toBe(true);
     expect(Buffer.byteLength(JSON.stringify(run.steps[0]!.output))).toBeLessThanOrEqual(64 * 1024);
   });
+  test("an action's input over 64 KB is stored cut with truncated: true; the request itself is sent whole", async () => {
+    const app = setup();
+    let received = 0;
+    server.use(
+      http.post("https://small.test/in", async ({ request }) => {
+        received = (await request.text()).length;
+        return HttpResponse.json({ ok: true });
+      }),
+    );
+    const applet = app.applets.create({
+      name: "big request",
+      definition: { ...webhookToHttp("https://small.test/in"), actions: [{ type: "http", config: { url: "https://small.test/in", body: "{{trigger.body.big}}{{trigger.body.big}}" } }] },
+    });
+    const runId = fire(app, applet.id, { big: "y".repeat(40_000) });
+    const worker = startWorker(app);
+    cleanups.push(() => worker.stop());
+    await worker.drain();
+    const run = app.repos.runs.get(runId)!;
+    expect(run.status).toBe("succeeded");
+    expect(received).toBe(80_000);
+    expect(run.steps[0]!.output).toMatchObject({ status: 200, body: { ok: true } });
+    expect(Buffer.byteLength(JSON.stringify(run.steps[0]!.input))).toBeLessThanOrEqual(64 * 1024);
+    expect(run.steps[0]!.truncated).toBe(true);
+  });
+
+  test("an invalid rendered config over 64 KB is stored cut with truncated: true on the failed step", async () => {
+    const app = setup();
+    const applet = app.applets.create({
+      name: "big invalid",
+      definition: { ...webhookToHttp("https://small.test/in"), actions: [{ type: "http", config: { url: "https://small.test/{{trigger.body.big}}{{trigger.body.big}}" } }] },
+    });
+    // An 80 KB URL: over the schema's 4096 characters once rendered.
+    const runId = fire(app, applet.id, { big: "z".repeat(40_000) });
+    const worker = startWorker(app);
+    cleanups.push(() => worker.stop());
+    await worker.drain();
+    const run = app.repos.runs.get(runId)!;
+    expect(run.status).toBe("failed");
+    expect(run.error).toMatch(/rendered config is invalid/);
+    expect(Buffer.byteLength(JSON.stringify(run.steps[0]!.input))).toBeLessThanOrEqual(64 * 1024);
+    expect(run.steps[0]!.truncated).toBe(true);
+  });
 });
 
 describe("worker shutdown", () => {
