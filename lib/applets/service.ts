@@ -123,8 +123,10 @@ export function createAppletService(app: Services) {
     import(items: unknown, overwrite: boolean): { created: string[]; replaced: string[] } {
       if (!Array.isArray(items)) throw new UserError("import: expected a JSON array of applets", [{ path: "", message: "expected an array" }]);
       const problems: { path: string; message: string }[] = [];
-      const valid: { item: ExportedApplet; definition: Definition; name: string }[] = [];
+      const valid: { index: number; item: ExportedApplet; definition: Definition; name: string }[] = [];
       const seen = new Set<string>();
+      // token -> position in the file
+      const tokens = new Map<string, number>();
       items.forEach((raw, i) => {
         const item = raw as Partial<ExportedApplet>;
         if (!item || typeof item !== "object") return void problems.push({ path: `${i}`, message: "expected an object" });
@@ -134,21 +136,42 @@ export function createAppletService(app: Services) {
         else if (seen.has(item.id)) problems.push({ path: `${i}.id`, message: `duplicate id ${item.id}` });
         else seen.add(item.id);
         if (typeof item.webhook_token !== "string" || item.webhook_token.length < 16) problems.push({ path: `${i}.webhook_token`, message: "required (at least 16 characters)" });
+        else if (tokens.has(item.webhook_token)) problems.push({ path: `${i}.webhook_token`, message: `same webhook token as applet ${tokens.get(item.webhook_token)} in this file; each applet needs its own` });
+        else tokens.set(item.webhook_token, i);
         try {
           const v = validate({ name: item.name ?? "", definition: item.definition });
           if (typeof item.id === "string" && !overwrite && repos.applets.get(item.id)) {
             problems.push({ path: `${i}.id`, message: `an applet with id ${item.id} exists; import with overwrite to replace it` });
           }
-          valid.push({ item: item as ExportedApplet, ...v });
+          valid.push({ index: i, item: item as ExportedApplet, ...v });
         } catch (err) {
           if (err instanceof UserError) problems.push(...(err.details ?? []).map((p) => ({ path: `${i}.${p.path}`, message: p.message })));
           else throw err;
+        }
+      });
+      // A token held by an applet outside this import would collide with it (the webhook URL is
+      // the applet id and its token, and tokens are unique). Only an applet this import replaces
+      // may give its token to another one.
+      const replacing = new Set(overwrite ? valid.map((v) => v.item.id) : []);
+      valid.forEach(({ index, item }) => {
+        const holder = repos.applets.byWebhookToken(item.webhook_token);
+        if (holder && holder.id !== item.id && !replacing.has(holder.id)) {
+          problems.push({
+            path: `${index}.webhook_token`,
+            message: `this webhook token is already used by applet ${JSON.stringify(holder.name)} (${holder.id}); give the imported applet another webhook_token`,
+          });
         }
       });
       if (problems.length) throw new UserError(`import: ${problems.length} problem(s); nothing was imported`, problems);
       const created: string[] = [];
       const replaced: string[] = [];
       app.repos.applets.transaction(() => {
+        // Replaced applets whose token changes let go of it first, so tokens that move between
+        // them (a swap) never meet the unique index twice.
+        for (const { item } of valid) {
+          const current = repos.applets.get(item.id);
+          if (current && current.webhookToken !== item.webhook_token) repos.applets.setWebhookToken(item.id, `import-${newWebhookToken()}`);
+        }
         for (const { item, definition, name } of valid) {
           const enabled = item.enabled !== false;
           const now = clock.now().toISOString();

@@ -73,4 +73,40 @@ describe("AC13: export and import", () => {
     );
     expect(other.app.repos.applets.list()).toHaveLength(0);
   });
+
+  test("AC13: an applet whose webhook token another applet already uses is refused with 400 naming that applet, and nothing is imported", async () => {
+    const { app, api } = fresh();
+    const holder = app.applets.create({ name: "Shop orders", definition: fixture[0]!.definition, webhookToken: fixture[0]!.webhook_token });
+    const res = await api.handle(post("/api/import", fixture));
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: string; problems: { path: string; message: string }[] };
+    expect(body.problems).toEqual([{ path: "0.webhook_token", message: expect.stringContaining(`already used by applet "Shop orders" (${holder.id})`) }]);
+    expect(app.repos.applets.list().map((a) => a.id)).toEqual([holder.id]);
+
+    // The same with overwrite: the holder is not one of the applets being replaced.
+    const over = await api.handle(post("/api/import?overwrite=true", fixture));
+    expect(over.status).toBe(400);
+    expect(app.repos.applets.list().map((a) => a.id)).toEqual([holder.id]);
+  });
+
+  test("AC13: two applets in one file with the same webhook token are refused, and nothing is imported", async () => {
+    const { app, api } = fresh();
+    const twins = [fixture[0]!, { ...fixture[1]!, webhook_token: fixture[0]!.webhook_token }];
+    const res = await api.handle(post("/api/import", twins));
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { problems: { path: string; message: string }[] };
+    expect(body.problems).toEqual([{ path: "1.webhook_token", message: expect.stringMatching(/same webhook token as applet 0/) }]);
+    expect(app.repos.applets.list()).toHaveLength(0);
+  });
+
+  test("AC13: with overwrite, applets replaced by the same import may swap their webhook tokens", async () => {
+    const { app, api } = fresh();
+    await api.handle(post("/api/import", fixture));
+    // Swap the tokens of the first two applets: each token is held by the other applet until the import is done.
+    const swapped = fixture.map((a, i) => (i === 0 ? { ...a, webhook_token: fixture[1]!.webhook_token } : i === 1 ? { ...a, webhook_token: fixture[0]!.webhook_token } : a));
+    const res = await api.handle(post("/api/import?overwrite=true", swapped));
+    expect(res.status).toBe(200);
+    expect(app.repos.applets.get(fixture[0]!.id)!.webhookToken).toBe(fixture[1]!.webhook_token);
+    expect(app.repos.applets.get(fixture[1]!.id)!.webhookToken).toBe(fixture[0]!.webhook_token);
+  });
 });

@@ -65,6 +65,8 @@ export function createAppletsRepo(sqlite: Sqlite) {
        webhook_token = @webhookToken, updated_at = @now WHERE id = @id`,
   );
   const setEnabled = sqlite.prepare("UPDATE applets SET enabled = ?, updated_at = ? WHERE id = ?");
+  const setToken = sqlite.prepare("UPDATE applets SET webhook_token = ? WHERE id = ?");
+  const byToken = sqlite.prepare<[string], { id: string; name: string }>("SELECT id, name FROM applets WHERE webhook_token = ?");
   const remove = sqlite.prepare("DELETE FROM applets WHERE id = ?");
   // The webhook hot path reads four columns of one row by primary key. Every applet has a token,
   // but only a webhook applet answers on it: any other trigger type reads as no row (a 404, like an
@@ -98,6 +100,9 @@ export function createAppletsRepo(sqlite: Sqlite) {
     insert: (a: AppletInsert): void => void insert.run(params(a)),
     update: (a: AppletInsert): boolean => update.run(params(a)).changes > 0,
     setEnabled: (id: string, enabled: boolean, now: string): boolean => setEnabled.run(enabled ? 1 : 0, now, id).changes > 0,
+    /** The applet holding a webhook token (tokens are unique), if any. */
+    byWebhookToken: (token: string): { id: string; name: string } | undefined => byToken.get(token),
+    setWebhookToken: (id: string, token: string): boolean => setToken.run(token, id).changes > 0,
     /** Events, runs and trigger state go with it (ON DELETE CASCADE). */
     delete: (id: string): boolean => remove.run(id).changes > 0,
     /** The webhook applet with this id; undefined when there is none (or its trigger is not a webhook). */
