@@ -1,3 +1,4 @@
+import { createPrivateKey } from "node:crypto";
 import type { sheets_v4 } from "@googleapis/sheets";
 import { z } from "zod";
 import type { AppConfig } from "../core/config";
@@ -38,18 +39,32 @@ export interface SheetsClient {
 
 export type SheetsClientFactory = (key: ServiceAccountKey) => SheetsClient | Promise<SheetsClient>;
 
+/** Every request to Google (the token exchange and the Sheets call) gives up after this (DESIGN: 15–20 s). */
+export const SHEETS_TIMEOUT_MS = 15_000;
+
 /**
  * The real client: @googleapis/sheets with a JWT signed by the service account key. Imported on
  * first use: loading it takes ~450 ms, which every process that merely lists the actions (the
  * web process, tests) would otherwise pay at start-up.
+ *
+ * Bounded: gaxios `timeout` on the API client and on the JWT's own transporter (the token request).
+ * The client's own retries are off: an append is not idempotent, and the run's retry policy
+ * (with its backoff) is the one place that decides to try again.
  */
-export const googleSheetsClientFactory: SheetsClientFactory = async (key) => {
-  const { auth, sheets } = await import("@googleapis/sheets");
-  return sheets({
-    version: "v4",
-    auth: new auth.JWT({ email: key.client_email, key: key.private_key, scopes: SCOPES }),
-  });
-};
+export function createGoogleSheetsClientFactory(opts: { timeoutMs?: number } = {}): SheetsClientFactory {
+  const timeout = opts.timeoutMs ?? SHEETS_TIMEOUT_MS;
+  return async (key) => {
+    const { auth, sheets } = await import("@googleapis/sheets");
+    return sheets({
+      version: "v4",
+      auth: new auth.JWT({ email: key.client_email, key: key.private_key, scopes: SCOPES, transporterOptions: { timeout, retry: false } }),
+      timeout,
+      retry: false,
+    });
+  };
+}
+
+export const googleSheetsClientFactory: SheetsClientFactory = createGoogleSheetsClientFactory();
 
 let defaultFactory: SheetsClientFactory = googleSheetsClientFactory;
 const defaultClients = new Map<string, Promise<SheetsClient>>();
@@ -79,6 +94,13 @@ export function parseServiceAccountKey(raw: string): ServiceAccountKey {
     .object({ client_email: z.string().min(1), private_key: z.string().min(1), project_id: z.string().optional() })
     .safeParse(parsed);
   if (!key.success) throw new Error('the JSON has no "client_email" and "private_key": is it a service account key?');
+  // Checked here, not left to the first JWT signature: OpenSSL's "DECODER routines::unsupported"
+  // deep in the Google client reads like a network failure and would be retried.
+  try {
+    createPrivateKey(key.data.private_key);
+  } catch (err) {
+    throw new Error(`its "private_key" is not a PEM private key (${errorMessage(err)}); download a new JSON key for the service account`, { cause: err });
+  }
   return key.data;
 }
 
@@ -235,8 +257,13 @@ interface ErrorShape {
   response?: { status?: unknown; headers?: unknown; data?: unknown };
 }
 
-/** System errors (ECONNRESET, ETIMEDOUT, EAI_AGAIN, …) carry a string code: the network failed. */
-const isNetworkError = (e: ErrorShape): boolean => typeof e.code === "string" && /^E[A-Z_]+$/.test(e.code);
+/**
+ * System errors (ECONNRESET, ETIMEDOUT, EAI_AGAIN, …) carry a string code: the network failed.
+ * Node's own ERR_* codes (ERR_OSSL_UNSUPPORTED for a bad key, ERR_INVALID_ARG_TYPE) are not.
+ * A gaxios timeout is normalised to the code "TimeoutError".
+ */
+const isNetworkError = (e: ErrorShape): boolean =>
+  typeof e.code === "string" && ((/^E[A-Z_]+$/.test(e.code) && !e.code.startsWith("ERR_")) || e.code === "TimeoutError" || e.code === "AbortError");
 
 /** Maps what the Google client throws (a GaxiosError, usually) to the queue's retry rule. */
 export function googleError(err: unknown, at: { key: ServiceAccountKey; spreadsheetId: string; sheetName: string }): ActionError {

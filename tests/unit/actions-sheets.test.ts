@@ -1,8 +1,10 @@
 import { generateKeyPairSync } from "node:crypto";
-import { http, HttpResponse } from "msw";
+import { delay, http, HttpResponse } from "msw";
 import { afterAll, afterEach, describe, expect, test, vi } from "vitest";
 import {
   NOT_CONFIGURED,
+  SHEETS_TIMEOUT_MS,
+  createGoogleSheetsClientFactory,
   createSheetsAction,
   googleSheetsClientFactory,
   serviceAccountEmail,
@@ -199,6 +201,85 @@ describe("sheets action", () => {
     expect(seen.append!.auth).toBe("Bearer ya29.test-token");
     expect(seen.append!.body).toEqual({ values: [["=1+1", "ok"]] });
     expect(result.output).toMatchObject({ updated_range: "Leads!A2:B2" });
+  });
+});
+
+describe("sheets: every call to Google is bounded", () => {
+  const config = { spreadsheet_id: SHEET_ID, sheet_name: "Leads", columns: ["x"] };
+  const tokenOk = http.post("https://oauth2.googleapis.com/token", () => HttpResponse.json({ access_token: "ya29.test-token", expires_in: 3600, token_type: "Bearer" }));
+
+  test("the real client's timeout is within the design's 15–20 s", () => {
+    expect(SHEETS_TIMEOUT_MS).toBeGreaterThanOrEqual(15_000);
+    expect(SHEETS_TIMEOUT_MS).toBeLessThanOrEqual(20_000);
+  });
+
+  test("a Sheets API that never answers fails retryably once the timeout passes", async () => {
+    let appends = 0;
+    server.use(
+      tokenOk,
+      http.post("https://sheets.googleapis.com/v4/spreadsheets/:id/values/:range", async () => {
+        appends++;
+        await delay("infinite");
+        return HttpResponse.json({});
+      }),
+    );
+    const action = createSheetsAction({ clientFactory: createGoogleSheetsClientFactory({ timeoutMs: 300 }) });
+    const started = performance.now();
+    const err = await failure(action.run(config, configured()));
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(err.retryable).toBe(true);
+    expect(err.message).toMatch(/sheets: could not reach Google.*(timeout|timed out)/i);
+    // Not re-sent by the client: the run's own retry policy decides (an append is not idempotent).
+    expect(appends).toBe(1);
+  });
+
+  test("a token endpoint that never answers fails retryably once the timeout passes", async () => {
+    server.use(
+      http.post("https://oauth2.googleapis.com/token", async () => {
+        await delay("infinite");
+        return HttpResponse.json({});
+      }),
+    );
+    const action = createSheetsAction({ clientFactory: createGoogleSheetsClientFactory({ timeoutMs: 300 }) });
+    const started = performance.now();
+    const err = await failure(action.run(config, configured()));
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(err.retryable).toBe(true);
+  });
+});
+
+describe("sheets: a key whose private_key is unusable", () => {
+  const broken = Buffer.from(JSON.stringify({ ...KEY, private_key: "-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n" })).toString("base64");
+
+  test("the Settings test says the key is not usable (not 'could not reach Google') and calls nothing", async () => {
+    const { factory } = mockClient();
+    setSheetsClientFactory(factory);
+    const r = await testSpreadsheetAccess({ googleServiceAccountJson: broken }, SHEET_ID);
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.error).toMatch(/^sheets: GOOGLE_SERVICE_ACCOUNT_JSON is not a usable service account key: .*private_key/);
+    expect(!r.ok && r.error).not.toMatch(/could not reach Google/);
+    expect(factory).not.toHaveBeenCalled();
+  });
+
+  test("the real client's Settings test gives the same message", async () => {
+    const r = await testSpreadsheetAccess({ googleServiceAccountJson: broken }, SHEET_ID);
+    expect(!r.ok && r.error).toMatch(/not a usable service account key/);
+  });
+
+  test("the action fails without retry, with the same message", async () => {
+    const ctx = createActionContext({ env: { GOOGLE_SERVICE_ACCOUNT_JSON: broken } });
+    const err = await failure(createSheetsAction({ clientFactory: googleSheetsClientFactory }).run({ spreadsheet_id: SHEET_ID, sheet_name: "S", columns: ["x"] }, ctx));
+    expect(err.retryable).toBe(false);
+    expect(err.message).toMatch(/not a usable service account key/);
+  });
+
+  test("an OpenSSL error from the Google client is not taken for a network error", async () => {
+    const { factory } = mockClient(async () => {
+      throw Object.assign(new Error("error:1E08010C:DECODER routines::unsupported"), { code: "ERR_OSSL_UNSUPPORTED" });
+    });
+    const err = await failure(createSheetsAction({ clientFactory: factory }).run({ spreadsheet_id: SHEET_ID, sheet_name: "S", columns: ["x"] }, configured()));
+    expect(err.retryable).toBe(false);
+    expect(err.message).not.toMatch(/could not reach Google/);
   });
 });
 
