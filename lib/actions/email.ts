@@ -92,7 +92,7 @@ export function renderMarkdown(body: string): string {
   return markdown.parse(body, { async: false });
 }
 
-/** `<event_id.index@domain>`: the same for every attempt of one step. */
+/** `<event_id.index@domain>` (`<event_id.index.run_id@domain>` for a replay): the same for every attempt of one step. */
 export function messageIdFor(idempotencyKey: string, emailFrom: string): string {
   const left = idempotencyKey.replace(/[^A-Za-z0-9.-]+/g, ".").replace(/^\.+|\.+$/g, "") || "whenthen";
   const fromAddress = addressparser(emailFrom, { flatten: true })[0]?.address ?? "";

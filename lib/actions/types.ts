@@ -12,7 +12,10 @@ export interface ActionRunInfo {
 
 export interface ActionContext extends PluginContext {
   run: ActionRunInfo;
-  /** `<event_id>:<index>`: stable across retries of one run, for providers that dedupe. */
+  /**
+   * `<event_id>:<index>`, or `<event_id>:<index>:<run_id>` for a replay: stable across retries and
+   * crash re-runs of one run, for providers that dedupe; a replay is meant to be delivered again.
+   */
   idempotencyKey: string;
   /** Adds a warning to this step's `warnings`. */
   warn(message: string): void;

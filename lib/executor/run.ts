@@ -62,6 +62,15 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
   }
   const def = checked.definition;
   const timezone = timezoneOf(def);
+  // Idempotency keys (the http action's Idempotency-Key, the email Message-ID): the same for every
+  // attempt of one run, so a receiver that dedupes sees retries and crash re-runs as one request.
+  // A replay exists to send again (after the applet was fixed), so its keys carry its own run id.
+  // Asked only when an action runs (a filtered-out run never needs it).
+  let replay: boolean | undefined;
+  const idempotencyKey = (index: number): string => {
+    replay ??= repos.runs.isReplay(run, event.receivedAt);
+    return replay ? `${run.eventId}:${index}:${run.id}` : `${run.eventId}:${index}`;
+  };
   const now = clock.now();
   const ctx: TemplateContext = {
     trigger: event.payload,
@@ -195,7 +204,7 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
         log: log.child(action.type),
         config: app.config,
         run: { runId: run.id, appletId: run.appletId, eventId: run.eventId, attempt: run.attempt, actionIndex: index },
-        idempotencyKey: `${run.eventId}:${index}`,
+        idempotencyKey: idempotencyKey(index),
         warn: (m) => void warnings.push(m),
         progress,
         saveProgress: (p) => {

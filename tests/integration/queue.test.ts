@@ -229,6 +229,60 @@ describe("run counters and manual retry/replay", () => {
     expect(app.repos.runs.get(replayId)).toMatchObject({ status: "failed", attempt: 1, eventId: app.repos.runs.get(runId)!.eventId });
     expect(sentTo("status")).toHaveLength(3);
   });
+
+  test("Replay sends new idempotency keys and Message-IDs; the original run's retries and a replay's own retries keep theirs", async () => {
+    const app = setup();
+    let fail = true;
+    const keys: string[] = [];
+    server.use(
+      http.post("https://dedupe.test/in", ({ request }) => {
+        keys.push(request.headers.get("idempotency-key")!);
+        return fail ? new HttpResponse("down", { status: 503 }) : HttpResponse.json({ ok: true });
+      }),
+    );
+    const applet = app.applets.create({
+      name: "replayed",
+      definition: {
+        ...webhookToHttp("https://dedupe.test/in"),
+        actions: [
+          { type: "email", config: { to: "me@example.com", subject: "Order {{trigger.body.title}}" } },
+          { type: "http", config: { url: "https://dedupe.test/in", body: "{}" } },
+        ],
+      },
+    });
+    const runId = fire(app, applet.id);
+    const eventId = app.repos.runs.get(runId)!.eventId;
+    const worker = startWorker(app);
+    cleanups.push(() => worker.stop());
+    const messageIdOf = (id: string) => (app.repos.runs.get(id)!.steps[0]!.output as { message_id: string }).message_id;
+
+    await worker.drain(); // attempt 1: email sent, http 503
+    fail = false;
+    app.clock.advance(30_000);
+    await worker.drain(); // attempt 2: http succeeds, email not repeated
+    expect(app.repos.runs.get(runId)!.status).toBe("succeeded");
+    expect(keys).toEqual([`${eventId}:1`, `${eventId}:1`]);
+    const originalMessageId = messageIdOf(runId);
+
+    // Replay after a minute (the usual case), and a second replay in the same millisecond as the first.
+    app.clock.advance(60_000);
+    fail = true;
+    const replayId = app.repos.runs.replay(runId, app.clock.now())!;
+    const sameMsReplayId = app.repos.runs.replay(runId, app.clock.now())!;
+    await worker.drain();
+    fail = false;
+    app.clock.advance(30_000);
+    await worker.drain();
+    expect(app.repos.runs.get(replayId)!.status).toBe("succeeded");
+    expect(app.repos.runs.get(sameMsReplayId)!.status).toBe("succeeded");
+    const replayKeys = keys.slice(2);
+    expect(replayKeys.filter((k) => k === `${eventId}:1:${replayId}`)).toHaveLength(2);
+    expect(replayKeys.filter((k) => k === `${eventId}:1:${sameMsReplayId}`)).toHaveLength(2);
+    expect(replayKeys).toHaveLength(4);
+    expect(new Set([originalMessageId, messageIdOf(replayId), messageIdOf(sameMsReplayId)]).size).toBe(3);
+    expect(messageIdOf(replayId)).toContain(replayId);
+
+  });
 });
 
 describe("limits on what a run stores", () => {

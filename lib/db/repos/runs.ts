@@ -182,6 +182,10 @@ export function createRunsRepo(sqlite: Sqlite) {
   const eventOf = sqlite.prepare<[string], { id: string; applet_id: string; source: string; dedupe_key: string | null; payload: string; received_at: string }>(
     "SELECT id, applet_id, source, dedupe_key, payload, received_at FROM events WHERE id = ?",
   );
+  const earlierRunOfEvent = sqlite.prepare<{ eventId: string; createdAt: string; id: string }, { one: number }>(
+    `SELECT 1 AS one FROM runs WHERE event_id = @eventId AND id <> @id
+       AND (created_at < @createdAt OR (created_at = @createdAt AND id < @id)) LIMIT 1`,
+  );
   const updatedSince = sqlite.prepare<[string, number], { id: string; applet_id: string; status: string; updated_at: string }>(
     "SELECT id, applet_id, status, updated_at FROM runs WHERE updated_at > ? ORDER BY updated_at LIMIT ?",
   );
@@ -289,6 +293,15 @@ export function createRunsRepo(sqlite: Sqlite) {
       insertRun.run(runId, r.applet_id, r.event_id, r.max_attempts, now.toISOString(), now.toISOString(), now.toISOString());
       return runId;
     },
+
+    /**
+     * Whether this run is a replay: a later run of an event that already had one. The run an event
+     * was ingested with is created in the same transaction with created_at = the event's
+     * received_at; a replay is created later. Same-millisecond replays (and rows whose original
+     * run retention has not yet reached) are told apart by an earlier run of the same event.
+     */
+    isReplay: (run: Pick<Run, "id" | "eventId" | "createdAt">, eventReceivedAt: string): boolean =>
+      run.createdAt !== eventReceivedAt || earlierRunOfEvent.get({ eventId: run.eventId, createdAt: run.createdAt, id: run.id }) !== undefined,
 
     /** A page of runs, newest first, by keyset cursor. */
     list: (f: RunListFilter): { runs: Run[]; nextCursor: string | null } => {
