@@ -1,19 +1,65 @@
 import type { App } from "../app";
 
 /**
- * Returns a function that publishes `run.updated` for every run whose updated_at moved since the
- * previous call. Runs it at most once at a time; starts from "now" so old history is not replayed.
+ * How far back every look re-reads. A change is missed only if it is committed more than this
+ * after the newest change already seen, or stamped this much earlier by a worker whose clock lags.
  */
-export function publishRunUpdates(app: Pick<App, "repos" | "bus" | "clock">): () => void {
-  let since = app.clock.now().toISOString();
-  return () => {
+export const FEED_OVERLAP_MS = 2_000;
+const PAGE = 500;
+/** A hard ceiling on remembered changes (a burst larger than this may be published twice, never lost). */
+const MAX_REMEMBERED = 50_000;
+
+export type RunUpdatesFeeder = (() => void) & {
+  /** How many (run, updated_at) pairs are remembered for de-duplication (tests, diagnostics). */
+  remembered(): number;
+};
+
+/**
+ * Returns a function that publishes `run.updated` for every change of a run (a new updated_at)
+ * since the previous call. Runs it at most once at a time; starts from "now" so old history is not
+ * replayed.
+ *
+ * Reading only `updated_at > last seen` loses changes: one stamped in the same millisecond as the
+ * last row read but committed after the read, or stamped slightly earlier by a worker whose clock
+ * lags. So every look re-reads an overlap window before the newest change seen (never before
+ * "now" minus the window, so a worker clock running ahead cannot push the window past changes yet
+ * to come) and publishes each (run id, updated_at) once; pairs that fell out of the window are
+ * forgotten, which bounds the memory to the changes of one window.
+ */
+export function publishRunUpdates(app: Pick<App, "repos" | "bus" | "clock">, opts: { overlapMs?: number } = {}): RunUpdatesFeeder {
+  const overlapMs = opts.overlapMs ?? FEED_OVERLAP_MS;
+  let newest = app.clock.now().getTime();
+  const seen = new Map<string, number>();
+
+  const look = (publish: boolean) => {
+    const floor = () => Math.min(newest, app.clock.now().getTime()) - overlapMs;
+    let at = new Date(floor()).toISOString();
+    let after = "";
     for (;;) {
-      const rows = app.repos.runs.updatedSince(since);
+      const rows = app.repos.runs.changedAfter(at, after, PAGE);
       for (const r of rows) {
-        app.bus.publish({ type: "run.updated", run_id: r.id, applet_id: r.applet_id, status: r.status });
-        since = r.updated_at;
+        const key = `${r.id} ${r.updated_at}`;
+        if (seen.has(key)) continue;
+        const t = Date.parse(r.updated_at);
+        seen.set(key, t);
+        if (t > newest) newest = t;
+        if (publish) app.bus.publish({ type: "run.updated", run_id: r.id, applet_id: r.applet_id, status: r.status });
       }
-      if (rows.length < 500) return;
+      const last = rows[rows.length - 1];
+      if (rows.length < PAGE || !last) break;
+      at = last.updated_at;
+      after = last.id;
+    }
+    const forgetBefore = floor();
+    for (const [key, t] of seen) if (t < forgetBefore) seen.delete(key);
+    // Map order is insertion order: the oldest go first.
+    for (const key of seen.keys()) {
+      if (seen.size <= MAX_REMEMBERED) break;
+      seen.delete(key);
     }
   };
+
+  // What is already in the window at start is history: remembered, not published.
+  look(false);
+  return Object.assign(() => look(true), { remembered: () => seen.size });
 }

@@ -1,6 +1,8 @@
-import { describe, expect, test } from "vitest";
-import { Bus } from "@/lib/bus";
+import { afterEach, describe, expect, test } from "vitest";
+import { Bus, type BusMessage } from "@/lib/bus";
+import { publishRunUpdates } from "@/lib/bus/poll";
 import { newId } from "@/lib/core/ids";
+import { createTestApp, webhookToHttp, type TestApp } from "../helpers/db";
 
 describe("SSE bus", () => {
   test("Last-Event-ID replays what a client missed, oldest first, while the ring still holds it", () => {
@@ -29,5 +31,79 @@ describe("ids", () => {
     for (const id of ids.slice(0, 50)) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect([...ids].sort()).toEqual(ids);
     expect(new Set(ids).size).toBe(ids.length);
+  });
+});
+
+describe("SSE feeder: run changes from the worker reach the bus once each", () => {
+  const apps: TestApp[] = [];
+  afterEach(() => apps.splice(0).forEach((a) => a.cleanup()));
+
+  function setup() {
+    const app = createTestApp({ start: "2026-03-07T12:00:00.000Z" });
+    apps.push(app);
+    const applet = app.applets.create({ name: "fed", definition: webhookToHttp("https://status.test/status/200") });
+    const published: BusMessage[] = [];
+    app.bus.subscribe((m) => {
+      if (m.type === "run.updated") published.push(m);
+    });
+    // A run as the worker (another process, another clock) leaves it: status and updated_at set directly.
+    const touch = (runId: string, status: string, updatedAt: string) =>
+      app.db.sqlite.prepare("UPDATE runs SET status = ?, updated_at = ? WHERE id = ?").run(status, updatedAt, runId);
+    const newRun = () => app.applets.test(applet.id, { body: {} }).runId;
+    return { app, published, touch, newRun };
+  }
+
+  test("a run updated in the same millisecond as the last one seen, but committed after the read, is published", () => {
+    const { app, published, touch, newRun } = setup();
+    const a = newRun();
+    const b = newRun();
+    const feed = publishRunUpdates(app);
+    touch(a, "running", "2026-03-07T12:00:01.000Z");
+    feed();
+    expect(published.map((m) => [m.run_id, m.status])).toEqual([[a, "running"]]);
+    touch(b, "running", "2026-03-07T12:00:01.000Z");
+    feed();
+    expect(published.map((m) => [m.run_id, m.status])).toEqual([
+      [a, "running"],
+      [b, "running"],
+    ]);
+  });
+
+  test("a run stamped slightly earlier (a worker whose clock lags) is published; nothing is published twice", () => {
+    const { app, published, touch, newRun } = setup();
+    const a = newRun();
+    const b = newRun();
+    const feed = publishRunUpdates(app);
+    touch(a, "succeeded", "2026-03-07T12:00:05.000Z");
+    feed();
+    touch(b, "failed", "2026-03-07T12:00:04.200Z");
+    feed();
+    feed();
+    expect(published.map((m) => [m.run_id, m.status])).toEqual([
+      [a, "succeeded"],
+      [b, "failed"],
+    ]);
+    // A later change of the same run is a new change.
+    touch(a, "queued", "2026-03-07T12:00:06.000Z");
+    feed();
+    expect(published.map((m) => [m.run_id, m.status]).slice(2)).toEqual([[a, "queued"]]);
+  });
+
+  test("more changes than one page in the overlap window are each published once, and the seen set stays bounded", () => {
+    const { app, published, touch, newRun } = setup();
+    const ids = Array.from({ length: 1200 }, () => newRun());
+    const feed = publishRunUpdates(app);
+    app.db.sqlite.transaction(() => ids.forEach((id) => touch(id, "running", "2026-03-07T12:00:01.000Z")))();
+    feed();
+    expect(published).toHaveLength(1200);
+    expect(new Set(published.map((m) => m.run_id)).size).toBe(1200);
+    feed();
+    expect(published).toHaveLength(1200);
+    // Once the window has moved past them, the remembered keys are dropped.
+    app.clock.set("2026-03-07T12:01:00.000Z");
+    touch(ids[0]!, "succeeded", "2026-03-07T12:01:00.000Z");
+    feed();
+    expect(published).toHaveLength(1201);
+    expect(feed.remembered()).toBeLessThanOrEqual(1);
   });
 });

@@ -186,8 +186,11 @@ export function createRunsRepo(sqlite: Sqlite) {
     `SELECT 1 AS one FROM runs WHERE event_id = @eventId AND id <> @id
        AND (created_at < @createdAt OR (created_at = @createdAt AND id < @id)) LIMIT 1`,
   );
-  const updatedSince = sqlite.prepare<[string, number], { id: string; applet_id: string; status: string; updated_at: string }>(
-    "SELECT id, applet_id, status, updated_at FROM runs WHERE updated_at > ? ORDER BY updated_at LIMIT ?",
+  // Keyset order (updated_at, id), so a page boundary inside one millisecond loses nothing.
+  const changedAfter = sqlite.prepare<{ at: string; id: string; limit: number }, { id: string; applet_id: string; status: string; updated_at: string }>(
+    `SELECT id, applet_id, status, updated_at FROM runs
+     WHERE updated_at >= @at AND (updated_at > @at OR id > @id)
+     ORDER BY updated_at, id LIMIT @limit`,
   );
 
   const finishTx = sqlite.transaction(
@@ -328,8 +331,11 @@ export function createRunsRepo(sqlite: Sqlite) {
       return { runs: page, nextCursor: rows.length > limit && last ? encodeCursor(last.createdAt, last.id) : null };
     },
 
-    /** For the SSE stream: runs changed after `since` (updated_at), oldest change first. */
-    updatedSince: (since: string, limit = 500) => updatedSince.all(since, limit),
+    /**
+     * For the SSE stream: runs whose (updated_at, id) comes after (`at`, `id`), oldest change
+     * first. `id` "" starts at `at` itself (updated_at >= at).
+     */
+    changedAfter: (at: string, id: string, limit = 500) => changedAfter.all({ at, id, limit }),
 
     /** Runs created in the last 24 h and the latest run, per applet (applets list). */
     statsByApplet: (since: string) =>
