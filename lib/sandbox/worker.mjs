@@ -131,9 +131,19 @@ function disposeQuietly(handle) {
   }
 }
 
-function lineOf(stack) {
+/**
+ * The line in the user's code. The wrapper puts nothing before line 1, but it closes on a line of
+ * its own, so an error found at the end of the input (an unclosed brace, call or comment) is
+ * reported past the user's last line: that is the user's last non-blank line.
+ */
+function lineOf(stack, code) {
   const match = /filter\.js:(\d+)/.exec(stack);
-  return match ? Number(match[1]) : undefined;
+  if (!match) return undefined;
+  const line = Number(match[1]);
+  const lines = String(code).split("\n");
+  let last = lines.length;
+  while (last > 1 && lines[last - 1].trim() === "") last--;
+  return Math.min(line, last);
 }
 
 /**
@@ -299,7 +309,7 @@ function describeFailure(runtime, ctx, state, job, describe, thrown) {
     }
   }
   const [isError, name, message, stack, text] = parts ?? [false, "", "", "", ""];
-  const line = lineOf(stack);
+  const line = lineOf(stack, job.code);
   const at = line === undefined ? "" : ` (line ${line})`;
   let error;
   if (state.timedOut) error = `filter: timed out after ${job.timeoutMs} ms${at}`;

@@ -76,6 +76,17 @@ describe("errors", () => {
     expect(result.error).toMatch(/^SyntaxError: .+ \(line 2\)$/);
   });
 
+  it("AC7: a syntax error found at the end of the code reports the user's last line, not the wrapper's", async () => {
+    const oneLine = await run("if (trigger.method === { skip(");
+    expect(oneLine.error).toMatch(/^SyntaxError: .+ \(line 1\)$/);
+    const unclosed = await run("const a = 1;\nif (a) {\n  set('a', a);");
+    expect(unclosed.error).toMatch(/^SyntaxError: .+ \(line 3\)$/);
+    const trailing = await run("const a = 1;\nif (a) {\n  set('a', a);\n\n");
+    expect(trailing.error).toMatch(/^SyntaxError: .+ \(line 3\)$/);
+    const comment = await run("set('a', 1);\n/* never closed");
+    expect(comment.error).toMatch(/^SyntaxError: .+ \(line 2\)$/);
+  });
+
   it("AC7: an error in a helper function reports the line where it was thrown", async () => {
     const result = await run("function check(t) {\n  if (!t.missing) throw new Error('no missing field');\n}\ncheck(trigger);");
     expect(result.error).toBe("Error: no missing field (line 2)");
