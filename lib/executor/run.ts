@@ -72,6 +72,9 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
     return replay ? `${run.eventId}:${index}:${run.id}` : `${run.eventId}:${index}`;
   };
   const now = clock.now();
+  // Every secret value any template of this run resolved: a step that fails before it can report
+  // what it used (the transform's provider echoing the prompt) is still redacted with these.
+  const resolvedSecrets = new Set<string>();
   const ctx: TemplateContext = {
     trigger: event.payload,
     ai: {},
@@ -80,7 +83,11 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
     run: { id: run.id, attempt: run.attempt },
     event: { id: event.id, source: event.source, received_at: event.receivedAt },
     now: now.toISOString(),
-    secrets: (name) => app.secrets.resolve(name),
+    secrets: (name) => {
+      const value = app.secrets.resolve(name);
+      if (value) resolvedSecrets.add(value);
+      return value;
+    },
   };
   // Formatting in a zone costs more than the rest of a small run: only a template that names
   // now_local pays for it.
@@ -153,8 +160,10 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
         ctx.ai = { [output]: r.value };
         if (!checkpoint()) return { status: "lost" };
       } catch (err) {
-        steps.push(failedStep({ kind: "transform", name: def.transform.model }, run.attempt, started, clock.now(), err, prior.get(key)));
-        return settleFailure(err, "transform");
+        const failed = failedStep({ kind: "transform", name: def.transform.model }, run.attempt, started, clock.now(), err, prior.get(key));
+        failed.error = redact(failed.error, [...resolvedSecrets]);
+        steps.push(failed);
+        return settleFailure(err, "transform", [...resolvedSecrets]);
       }
     }
   }

@@ -238,6 +238,27 @@ describe("AI transform", () => {
   });
 });
 
+describe("AC12: a secret in the transform prompt", () => {
+  test("AC12: a provider error that echoes the prompt is stored with the secret [redacted]", async () => {
+    const { app, worker } = setup({ OPENROUTER_API_KEY: "or-key" });
+    app.secrets.set("CRM_TOKEN", "crm_live_55aa77bb");
+    server.use(
+      http.post("https://openrouter.ai/api/v1/chat/completions", async ({ request }) => {
+        const body = (await request.json()) as { messages: { content: string }[] };
+        return HttpResponse.json({ error: { message: `prompt rejected: ${body.messages[0]!.content}` } }, { status: 400 });
+      }),
+    );
+    const a = slackApplet(app, { transform: { model: "m", prompt: "Look up {{trigger.body.title}} with token {{secrets.CRM_TOKEN}}", output: "o" } }, "{{ai.o}}");
+    const runId = app.applets.test(a.id, { body: { title: "x" } }).runId;
+    await worker.drain();
+    const run = app.repos.runs.get(runId)!;
+    expect(run.status).toBe("failed");
+    expect(run.error).toContain("with token [redacted]");
+    const raw = app.db.sqlite.prepare("SELECT steps || coalesce(error, '') AS t FROM runs WHERE id = ?").get(runId) as { t: string };
+    expect(raw.t).not.toContain("crm_live_55aa77bb");
+  });
+});
+
 describe("run-debugging endpoints", () => {
   test("preview renders every action against a sample with unresolved paths, and saves nothing", async () => {
     const { app } = setup();
