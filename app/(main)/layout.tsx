@@ -2,27 +2,32 @@ import Link from "next/link";
 import { NavLink } from "@/components/NavLink";
 import { SignOutButton } from "@/components/SignOutButton";
 
-/** The signed-in shell: left nav and the page. /setup and /login live outside this group, without nav. */
+/**
+ * The signed-in shell. From `md` up: a left nav that stays in view. On a phone a 192px column
+ * would leave too little for the page, so the same links become a top bar (brand and Sign out on
+ * one row, the three links below) and the page gets the full width. Plain CSS: it works before
+ * hydration. /setup and /login live outside this group, without nav.
+ */
 export default function MainLayout({ children }: { children: React.ReactNode }) {
   return (
-    <div className="flex min-h-screen">
+    <div className="flex min-h-screen flex-col md:flex-row">
       {/* The aside stretches with the page (its background); the nav inside stays in view. */}
-      <aside className="w-48 shrink-0 bg-slate-900">
-        <div className="sticky top-0 flex h-screen flex-col px-3 py-4">
-          <Link href="/" className="mb-6 px-3 text-lg font-semibold tracking-tight text-white">
+      <aside className="bg-slate-900 md:w-48 md:shrink-0">
+        <div className="flex flex-wrap items-center gap-x-2 gap-y-1 px-3 py-2 md:sticky md:top-0 md:h-screen md:flex-col md:flex-nowrap md:items-stretch md:py-4">
+          <Link href="/" className="px-3 py-1 text-lg font-semibold tracking-tight text-white md:mb-6 md:py-0">
             whenthen
           </Link>
-          <nav className="flex flex-col gap-1" aria-label="Main">
+          <nav className="order-last flex w-full gap-1 md:order-none md:flex-col" aria-label="Main">
             <NavLink href="/">Applets</NavLink>
             <NavLink href="/runs">Runs</NavLink>
             <NavLink href="/settings">Settings</NavLink>
           </nav>
-          <div className="mt-auto">
+          <div className="ml-auto md:mt-auto md:ml-0">
             <SignOutButton />
           </div>
         </div>
       </aside>
-      <main className="min-w-0 flex-1 px-8 py-6">{children}</main>
+      <main className="min-w-0 flex-1 px-4 py-4 md:px-8 md:py-6">{children}</main>
     </div>
   );
 }

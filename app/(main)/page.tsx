@@ -33,7 +33,7 @@ export default function AppletsPage() {
           </Link>
         </div>
       ) : (
-        <div className="overflow-x-auto rounded-lg bg-white shadow-sm ring-1 ring-slate-200">
+        <div className="relative overflow-x-auto rounded-lg bg-white shadow-sm ring-1 ring-slate-200">
           <table className="min-w-full divide-y divide-slate-200">
             <thead className="bg-slate-50">
               <tr>
@@ -49,7 +49,7 @@ export default function AppletsPage() {
                 const s = stats.get(a.id);
                 return (
                   <tr key={a.id} className="hover:bg-slate-50">
-                    <td className="td max-w-xs">
+                    <td className="td max-w-[12rem] sm:max-w-xs">
                       <Link href={`/applets/${a.id}`} className="block truncate font-medium text-indigo-700 hover:underline">
                         {a.name}
                       </Link>

@@ -22,6 +22,10 @@ export default async function SettingsPage() {
   const beatAge = beat ? app.clock.now().getTime() - new Date(beat).getTime() : null;
   const listening = beatAge !== null && beatAge < HEARTBEAT_FRESH_MS;
   const publicHost = hostOf(cfg.publicUrl);
+  // An MX value that is an IP address is invalid (RFC 5321 wants a name with an A/AAAA record).
+  const publicHostIsIp = publicHost !== null && isIpLiteral(publicHost);
+  const publicHostIsLocal = publicHost === "localhost" || (publicHost?.endsWith(".localhost") ?? false);
+  const mxTarget = publicHostIsIp ? `mail.${cfg.inboundDomain} (a name with an A record)` : publicHostIsLocal ? null : publicHost;
   const localDomain = cfg.inboundDomain === "localhost" || cfg.inboundDomain.endsWith(".localhost");
   const outbox = cfg.smtpUrl ? [] : outboxFiles(path.join(cfg.dataDir, "outbox"));
 
@@ -74,10 +78,16 @@ export default async function SettingsPage() {
                   <td className="pr-4">MX</td>
                   <td className="pr-4">{cfg.inboundDomain}</td>
                   <td className="pr-4">10</td>
-                  <td>{publicHost ?? "this server's host name"}</td>
+                  <td>{mxTarget ?? "this server's host name"}</td>
                 </tr>
               </tbody>
             </table>
+            {publicHostIsIp ? (
+              <p className="help text-amber-800" data-testid="mx-ip-hint">
+                PUBLIC_URL uses the address {publicHost}, but an MX record must name a host, not an IP address. Create an A record (for example{" "}
+                <span className="code">mail.{cfg.inboundDomain}</span> → <span className="code">{publicHost}</span>) and point the MX at that name.
+              </p>
+            ) : null}
             <p className="help">Port 25 on the server must reach the worker (docker-compose publishes it).</p>
           </dd>
         </dl>
@@ -91,29 +101,23 @@ export default async function SettingsPage() {
         ) : (
           <div className="text-sm">
             <p>
-              SMTP_URL is not set: the email action writes each message to <span className="code">{path.join(cfg.dataDir, "outbox")}</span> instead of sending it.
+              SMTP_URL is not set: the email action writes each message to <span className="code break-all">{path.join(cfg.dataDir, "outbox")}</span> instead of sending it.
             </p>
             {outbox.length ? (
-              <table className="mt-2 min-w-full text-xs" data-testid="outbox">
-                <thead>
-                  <tr className="text-left text-slate-500">
-                    <th className="py-1 pr-4 font-medium">File</th>
-                    <th className="py-1 pr-4 font-medium">Written</th>
-                    <th className="py-1 font-medium">Size</th>
-                  </tr>
-                </thead>
-                <tbody className="divide-y divide-slate-100">
-                  {outbox.map((f) => (
-                    <tr key={f.name}>
-                      <td className="py-1 pr-4 font-mono break-all">{f.name}</td>
-                      <td className="py-1 pr-4 whitespace-nowrap">
-                        <LocalTime iso={f.at} />
-                      </td>
-                      <td className="py-1 tabular-nums">{(f.size / 1024).toFixed(1)} KB</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+              // A list, not a table: on a phone each name gets the full width (and breaks anywhere,
+              // being a file name), with its time and size under it; from `sm` up, one line each.
+              <ul className="mt-2 divide-y divide-slate-100 text-xs" data-testid="outbox" aria-label="Outbox files, newest first">
+                {outbox.map((f) => (
+                  <li key={f.name} className="py-1.5 sm:flex sm:items-baseline sm:gap-4">
+                    <span className="block font-mono break-all sm:min-w-0 sm:flex-1 sm:truncate" title={f.name}>
+                      {f.name}
+                    </span>
+                    <span className="block text-slate-600 sm:shrink-0">
+                      <LocalTime iso={f.at} /> · <span className="tabular-nums">{(f.size / 1024).toFixed(1)} KB</span>
+                    </span>
+                  </li>
+                ))}
+              </ul>
             ) : (
               <p className="mt-2 text-slate-600">The outbox is empty.</p>
             )}
@@ -156,7 +160,7 @@ export default async function SettingsPage() {
 
       <Section title="Notes" id="notes">
         <p className="text-sm">
-          The note action writes under <span className="code">{cfg.notesRoot}</span> (NOTES_ROOT).
+          The note action writes under <span className="code break-all">{cfg.notesRoot}</span> (NOTES_ROOT).
         </p>
       </Section>
 
@@ -186,9 +190,14 @@ function Section({ title, id, children }: { title: string; id: string; children:
   );
 }
 
+function isIpLiteral(host: string): boolean {
+  return /^\d{1,3}(\.\d{1,3}){3}$/.test(host) || host.includes(":");
+}
+
 function hostOf(url: string): string | null {
   try {
-    return new URL(url).hostname;
+    // URL keeps the brackets of an IPv6 host.
+    return new URL(url).hostname.replace(/^\[(.*)\]$/, "$1");
   } catch {
     return null;
   }
