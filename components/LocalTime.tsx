@@ -8,19 +8,30 @@ export const useIsClient = () => useSyncExternalStore(subscribe, () => true, () 
 
 /**
  * A timestamp in the reader's own time zone. The server does not know that zone, so it renders UTC
- * and the browser swaps in local time after hydration (no hydration mismatch).
+ * and the browser swaps in local time after hydration (no hydration mismatch). `compact` drops the
+ * date when it is today.
  */
-export function LocalTime({ iso, relative = false, className }: { iso: string | null | undefined; relative?: boolean; className?: string }) {
+export function LocalTime({ iso, relative = false, compact = false, className }: { iso: string | null | undefined; relative?: boolean; compact?: boolean; className?: string }) {
   const client = useIsClient();
   if (!iso) return <span className={className ?? "text-slate-400"}>–</span>;
   const d = new Date(iso);
-  const text = client
-    ? d.toLocaleString(undefined, { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit" })
-    : `${iso.slice(0, 19).replace("T", " ")} UTC`;
+  const text = client ? (compact ? compactTime(d, new Date()) : d.toLocaleString(undefined, { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit" })) : `${iso.slice(0, 19).replace("T", " ")} UTC`;
   return (
     <time dateTime={iso} title={iso} className={className}>
       {text}
       {relative && client ? <span className="ml-1 text-slate-500">({relativeTime(iso, Date.now())})</span> : null}
     </time>
   );
+}
+
+/**
+ * For narrow cells: the time alone when it is today, else the date (with the year only when it is
+ * not this one) and the time. Unlike a relative "in 2 min" it does not go stale while the page
+ * stays open.
+ */
+function compactTime(d: Date, now: Date): string {
+  const time = d.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+  if (d.toDateString() === now.toDateString()) return time;
+  const sameYear = d.getFullYear() === now.getFullYear();
+  return `${d.toLocaleDateString(undefined, { year: sameYear ? undefined : "numeric", month: "short", day: "numeric" })}, ${time}`;
 }

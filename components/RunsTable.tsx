@@ -1,7 +1,8 @@
 "use client";
 import Link from "next/link";
+import { useRouter } from "next/navigation";
 import { useState } from "react";
-import { formatDuration } from "@/lib/ui/format";
+import { formatDuration, shortId } from "@/lib/ui/format";
 import { useRunStream } from "@/lib/ui/stream";
 import type { RunDetail, RunRow } from "@/lib/ui/types";
 import { LocalTime } from "./LocalTime";
@@ -26,6 +27,7 @@ export function RunsTable({ initial, query, showApplet = true, emptyText }: { in
   const [rows, setRows] = useState(initial);
   const [live, setLive] = useState<"connecting" | "live" | "polling">("connecting");
   const firstPage = !query.cursor;
+  const router = useRouter();
 
   async function reloadPage() {
     const res = await fetch(`/api/runs?${toSearch(query)}`).catch(() => null);
@@ -42,6 +44,15 @@ export function RunsTable({ initial, query, showApplet = true, emptyText }: { in
     // A filtered page drops a row whose new status no longer matches.
     if (query.status && run.status !== query.status) return setRows((rs) => rs.filter((r) => r.id !== id));
     setRows((rs) => rs.map((r) => (r.id === id ? { ...run, applet_name: d.applet?.name ?? r.applet_name } : r)));
+  }
+
+  /** The whole row opens the run (the id cell is the real link, for keyboards and new tabs). */
+  function openRow(e: React.MouseEvent, id: string) {
+    if ((e.target as HTMLElement).closest("a, button, input, select, textarea")) return;
+    // Selecting text in a row (to copy an error) is not a click on it.
+    if (window.getSelection()?.toString()) return;
+    if (e.metaKey || e.ctrlKey) window.open(`/runs/${id}`, "_blank", "noopener");
+    else router.push(`/runs/${id}`);
   }
 
   useRunStream({
@@ -70,31 +81,36 @@ export function RunsTable({ initial, query, showApplet = true, emptyText }: { in
       {rows.length === 0 ? (
         <div className="card py-8 text-center text-sm text-slate-600">{emptyText ?? (Object.values(query).some(Boolean) ? "No runs match these filters." : "No runs yet.")}</div>
       ) : (
-        <div className="overflow-x-auto rounded-lg bg-white shadow-sm ring-1 ring-slate-200">
-          <table className="min-w-full divide-y divide-slate-200" data-testid="runs-table">
+        // Fixed layout: the table is exactly as wide as its container (the error column truncates
+        // instead of pushing the row off-screen); below ~50rem it scrolls inside its own box.
+        <div className="relative overflow-x-auto rounded-lg bg-white shadow-sm ring-1 ring-slate-200">
+          <table className={`w-full table-fixed divide-y divide-slate-200 ${showApplet ? "min-w-[50rem]" : "min-w-[38rem]"}`} data-testid="runs-table">
             <thead className="bg-slate-50">
               <tr>
-                <th className="th">Status</th>
+                <th className="th w-24">Run</th>
+                <th className="th w-28">Status</th>
                 {showApplet ? <th className="th">Applet</th> : null}
-                <th className="th">Created</th>
-                <th className="th">Attempt</th>
-                <th className="th">Duration</th>
+                <th className="th w-40">Created</th>
+                <th className="th w-28">Attempt</th>
+                <th className="th w-24">Duration</th>
                 <th className="th">Error / reason</th>
-                <th className="th">
-                  <span className="sr-only">Open</span>
-                </th>
               </tr>
             </thead>
             <tbody className="divide-y divide-slate-100">
               {rows.map((r) => (
-                <tr key={r.id} className="hover:bg-slate-50" data-run-id={r.id}>
+                <tr key={r.id} className="cursor-pointer hover:bg-slate-50" data-run-id={r.id} onClick={(e) => openRow(e, r.id)}>
+                  <td className="td">
+                    <Link href={`/runs/${r.id}`} className="font-mono text-sm font-medium text-indigo-700 hover:underline" aria-label={`Run ${shortId(r.id)}, ${r.status}`} data-testid="run-link">
+                      {shortId(r.id)}
+                    </Link>
+                  </td>
                   <td className="td">
                     <StatusBadge status={r.status} />
                   </td>
                   {showApplet ? (
                     <td className="td">
                       {r.applet_name ? (
-                        <Link href={`/applets/${r.applet_id}`} className="block max-w-[14rem] truncate text-slate-800 hover:underline" title={r.applet_name}>
+                        <Link href={`/applets/${r.applet_id}`} className="block truncate text-slate-800 hover:underline" title={r.applet_name}>
                           {r.applet_name}
                         </Link>
                       ) : (
@@ -102,28 +118,23 @@ export function RunsTable({ initial, query, showApplet = true, emptyText }: { in
                       )}
                     </td>
                   ) : null}
-                  <td className="td whitespace-nowrap text-slate-700">
-                    <LocalTime iso={r.created_at} />
+                  <td className="td text-slate-700">
+                    <LocalTime iso={r.created_at} compact />
                   </td>
                   <td className="td tabular-nums text-slate-700">
                     {r.attempt}/{r.max_attempts}
                     {r.status === "queued" && r.next_attempt_at && r.attempt > 1 ? (
-                      <span className="block text-xs text-slate-500">
-                        next <LocalTime iso={r.next_attempt_at} />
+                      <span className="block truncate text-xs text-slate-500">
+                        next <LocalTime iso={r.next_attempt_at} compact />
                       </span>
                     ) : null}
                   </td>
                   <td className="td tabular-nums text-slate-700">{r.started_at && r.finished_at ? formatDuration(new Date(r.finished_at).getTime() - new Date(r.started_at).getTime()) : "–"}</td>
                   <td className="td">
                     {/* A skipped run's "error" is the filter's reason, not a failure. */}
-                    <div className={`max-w-[15rem] truncate text-xs 2xl:max-w-[28rem] ${r.status === "skipped" ? "text-slate-600" : "text-red-800"}`} title={r.error ?? undefined}>
-                      {r.error ?? ""}
+                    <div className={`truncate text-xs ${r.status === "skipped" ? "text-slate-600" : "text-red-800"}`} title={r.error ?? undefined}>
+                      {r.status === "skipped" ? r.error?.replace(/^skipped: /, "") : (r.error ?? "")}
                     </div>
-                  </td>
-                  <td className="td text-right">
-                    <Link href={`/runs/${r.id}`} className="text-sm font-medium text-indigo-700 hover:underline">
-                      Details
-                    </Link>
                   </td>
                 </tr>
               ))}

@@ -152,3 +152,9 @@ export function relativeTime(iso: string, now: number): string {
 }
 
 export const pretty = (v: unknown): string => (typeof v === "string" ? v : JSON.stringify(v, null, 2) ?? String(v));
+
+/**
+ * A run or event id short enough for a table cell. Ids are UUIDv7: the first characters are the
+ * creation time and repeat across runs made in the same minute, so the tail (random) is used.
+ */
+export const shortId = (id: string): string => id.replace(/-/g, "").slice(-8);

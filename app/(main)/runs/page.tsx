@@ -38,16 +38,34 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
   const keep = (extra: Record<string, string | undefined>) =>
     "/runs?" + new URLSearchParams(Object.entries({ ...query, cursor: undefined, ...extra }).filter((e): e is [string, string] => Boolean(e[1]))).toString();
   const filtered = Boolean(query.applet_id || query.status || query.from || query.to);
+  // A hand-edited or stale link must not look like it filters when it does not.
+  const notes: React.ReactNode[] = [];
+  const rawStatus = one(sp.status);
+  if (rawStatus && !query.status) notes.push(`"${rawStatus}" is not a run status, so runs of every status are shown.`);
+  for (const [key, label] of [["from", "From"], ["to", "To"]] as const) {
+    const raw = one(sp[key]);
+    if (raw && !query[key]) notes.push(`${label} "${raw}" is not a date (YYYY-MM-DD), so it is ignored.`);
+  }
+  if (query.from && query.to && query.from > query.to) {
+    notes.push(
+      <>
+        From ({query.from}) is after To ({query.to}), so no run can match.{" "}
+        <Link href={keep({ from: query.to, to: query.from })} className="font-medium underline">
+          Swap the dates
+        </Link>
+      </>,
+    );
+  }
 
   return (
     <div className="mx-auto max-w-6xl">
       <h1 className="mb-4 text-xl font-semibold">Runs</h1>
-      <form method="get" action="/runs" className="card mb-4 flex flex-wrap items-end gap-3">
-        <div>
+      <form method="get" action="/runs" className="card mb-4 grid grid-cols-2 items-end gap-3 sm:flex sm:flex-wrap">
+        <div className="col-span-2 sm:col-span-1">
           <label htmlFor="f-applet" className="field-label mb-1">
             Applet
           </label>
-          <select id="f-applet" name="applet_id" defaultValue={query.applet_id ?? ""} className="input w-56">
+          <select id="f-applet" name="applet_id" defaultValue={query.applet_id ?? ""} className="input sm:w-56">
             <option value="">All applets</option>
             {applets.map((a) => (
               <option key={a.id} value={a.id}>
@@ -56,11 +74,11 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
             ))}
           </select>
         </div>
-        <div>
+        <div className="col-span-2 sm:col-span-1">
           <label htmlFor="f-status" className="field-label mb-1">
             Status
           </label>
-          <select id="f-status" name="status" defaultValue={query.status ?? ""} className="input w-36">
+          <select id="f-status" name="status" defaultValue={query.status ?? ""} className="input sm:w-36">
             <option value="">Any</option>
             {RUN_STATUSES.map((s) => (
               <option key={s} value={s}>
@@ -69,27 +87,36 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
             ))}
           </select>
         </div>
-        <div>
+        <div className="min-w-0">
           <label htmlFor="f-from" className="field-label mb-1">
             From (UTC day)
           </label>
-          <input id="f-from" type="date" name="from" defaultValue={query.from ?? ""} className="input w-40" />
+          <input id="f-from" type="date" name="from" defaultValue={query.from ?? ""} className="input sm:w-40" />
         </div>
-        <div>
+        <div className="min-w-0">
           <label htmlFor="f-to" className="field-label mb-1">
             To (UTC day)
           </label>
-          <input id="f-to" type="date" name="to" defaultValue={query.to ?? ""} className="input w-40" />
+          <input id="f-to" type="date" name="to" defaultValue={query.to ?? ""} className="input sm:w-40" />
         </div>
-        <button type="submit" className="btn-primary">
-          Filter
-        </button>
-        {filtered ? (
-          <Link href="/runs" className="btn-secondary">
-            Clear
-          </Link>
-        ) : null}
+        <div className="col-span-2 flex gap-3">
+          <button type="submit" className="btn-primary">
+            Filter
+          </button>
+          {filtered || notes.length ? (
+            <Link href="/runs" className="btn-secondary">
+              Clear
+            </Link>
+          ) : null}
+        </div>
       </form>
+      {notes.length ? (
+        <ul className="mb-4 rounded-md bg-amber-50 p-3 text-sm text-amber-900 ring-1 ring-amber-200" data-testid="filter-notes">
+          {notes.map((n, i) => (
+            <li key={i}>{n}</li>
+          ))}
+        </ul>
+      ) : null}
 
       <RunsTable key={JSON.stringify(apiQuery)} initial={rows} query={apiQuery} />
 
