@@ -5,7 +5,7 @@ import { LocalTime } from "@/components/LocalTime";
 import { RunActions } from "@/components/RunActions";
 import { RunLive } from "@/components/RunLive";
 import { StatusBadge } from "@/components/StatusBadge";
-import { formatDuration, pretty } from "@/lib/ui/format";
+import { formatDuration, pretty, shortId } from "@/lib/ui/format";
 import { apiJson } from "@/lib/ui/services";
 import type { RunDetail, Step } from "@/lib/ui/types";
 
@@ -34,7 +34,7 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
       <header className="mb-4 flex flex-wrap items-start justify-between gap-3">
         <div>
           <h1 className="flex items-center gap-3 text-xl font-semibold">
-            Run <span className="font-mono text-base text-slate-500">{run.id.slice(0, 8)}</span>
+            Run <span className="font-mono text-base text-slate-500" title={run.id}>{shortId(run.id)}</span>
             <StatusBadge status={run.status} testId="run-status" />
           </h1>
           <div className="mt-1">
@@ -65,12 +65,7 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
         </Meta>
       </dl>
 
-      {run.error ? (
-        <div className="mb-4 rounded-md bg-red-50 p-3 text-sm text-red-900 ring-1 ring-red-200">
-          <p className="font-semibold">Error</p>
-          <p className="mt-1 font-mono text-xs break-words whitespace-pre-wrap">{run.error}</p>
-        </div>
-      ) : null}
+      <RunOutcome status={run.status} error={run.error} />
       {run.attempt > 1 ? (
         <p className="mb-4 rounded-md bg-amber-50 p-3 text-sm text-amber-900 ring-1 ring-amber-200">
           A retry resumes after the steps that already succeeded; the step that was in flight may have run twice.
@@ -109,6 +104,38 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
   );
 }
 
+/**
+ * The run's `error` column holds three different things: a filter's reason on a skipped run (not a
+ * failure), the last attempt's error on a run waiting for its retry, and the final error of a
+ * failed or dead run. Only the last is shown as an error.
+ */
+function RunOutcome({ status, error }: { status: string; error: string | null }) {
+  if (!error) return null;
+  if (status === "skipped") {
+    const reason = error.startsWith("skipped: ") ? error.slice("skipped: ".length) : null;
+    return (
+      <div className="mb-4 rounded-md bg-slate-100 p-3 text-sm text-slate-800 ring-1 ring-slate-200" data-testid="run-skipped">
+        <p className="wrap-anywhere">{reason ? <><span className="font-semibold">Skipped:</span> {reason}</> : <span className="font-semibold">Skipped by the filter code (it gave no reason).</span>}</p>
+        <p className="mt-1 text-xs text-slate-600">The filter code decided this event needs no action. Nothing went wrong.</p>
+      </div>
+    );
+  }
+  if (status === "failed" || status === "dead") {
+    return (
+      <div className="mb-4 rounded-md bg-red-50 p-3 text-sm text-red-900 ring-1 ring-red-200" data-testid="run-error">
+        <p className="font-semibold">{status === "dead" ? "Error (no attempts left)" : "Error"}</p>
+        <p className="mt-1 font-mono text-xs wrap-anywhere whitespace-pre-wrap">{error}</p>
+      </div>
+    );
+  }
+  return (
+    <div className="mb-4 rounded-md bg-amber-50 p-3 text-sm text-amber-900 ring-1 ring-amber-200" data-testid="run-last-error">
+      <p className="font-semibold">The last attempt failed{status === "queued" ? "; it will be retried" : ""}</p>
+      <p className="mt-1 font-mono text-xs wrap-anywhere whitespace-pre-wrap">{error}</p>
+    </div>
+  );
+}
+
 function Meta({ label, children }: { label: string; children: React.ReactNode }) {
   return (
     <div>
@@ -131,7 +158,7 @@ function StepCard({ step: s, position, runAttempt }: { step: Step; position: num
           {s.attempt < runAttempt && s.status === "succeeded" ? " (kept from an earlier attempt)" : ""}
         </p>
       </div>
-      {s.error ? <p className="mt-2 rounded bg-red-50 p-2 font-mono text-xs break-words whitespace-pre-wrap text-red-900 ring-1 ring-red-200">{s.error}</p> : null}
+      {s.error ? <p className="mt-2 rounded bg-red-50 p-2 font-mono text-xs wrap-anywhere whitespace-pre-wrap text-red-900 ring-1 ring-red-200">{s.error}</p> : null}
       {s.previous_errors?.length ? (
         <div className="mt-2 text-xs text-slate-700">
           <p className="font-semibold">Earlier attempts</p>
@@ -152,11 +179,11 @@ function StepCard({ step: s, position, runAttempt }: { step: Step; position: num
         </ul>
       ) : null}
       <div className="mt-3 grid gap-3 md:grid-cols-2">
-        <div>
+        <div className="min-w-0">
           <p className="text-xs font-semibold text-slate-600">{s.kind === "filter" ? "Code" : `Input (rendered${s.kind === "action" ? ", secrets redacted" : ""})`}</p>
           <pre className="pre mt-1">{s.input === undefined ? "–" : filterCode(s) ?? pretty(s.input)}</pre>
         </div>
-        <div>
+        <div className="min-w-0">
           <p className="text-xs font-semibold text-slate-600">Output</p>
           <pre className="pre mt-1" data-testid={`step-${position}-output`}>
             {s.output === undefined ? "–" : pretty(s.output)}
