@@ -1,6 +1,6 @@
 "use client";
 import { useRouter } from "next/navigation";
-import { useState } from "react";
+import { Fragment, useState } from "react";
 import { LocalTime } from "./LocalTime";
 
 interface SecretRow {
@@ -33,9 +33,15 @@ export function SecretsManager({ secrets }: { secrets: SecretRow[] }) {
     return true;
   }
 
+  const newName = name.trim();
+  const exists = secrets.some((s) => s.name === newName);
+
   async function add(e: React.FormEvent) {
     e.preventDefault();
-    if (await put(name.trim(), value)) {
+    // The API's POST is an upsert: adding a name that exists would silently replace a value that
+    // cannot be read back. Say so first.
+    if (exists && !window.confirm(`${newName} exists; replace its value? Applets that use {{secrets.${newName}}} get the new value from their next run. The old value cannot be recovered.`)) return;
+    if (await put(newName, value)) {
       setName("");
       setValue("");
     }
@@ -51,57 +57,81 @@ export function SecretsManager({ secrets }: { secrets: SecretRow[] }) {
   return (
     <div className="flex flex-col gap-3">
       {secrets.length ? (
-        <table className="min-w-full divide-y divide-slate-200 text-sm">
+        <table className="w-full divide-y divide-slate-200 text-sm">
           <thead>
             <tr>
               <th className="th pl-0">Name</th>
-              <th className="th">Use as</th>
-              <th className="th">Last set</th>
-              <th className="th" />
+              <th className="th hidden sm:table-cell">Use as</th>
+              <th className="th hidden sm:table-cell">Last set</th>
+              <th className="th">
+                <span className="sr-only">Actions</span>
+              </th>
             </tr>
           </thead>
           <tbody className="divide-y divide-slate-100">
             {secrets.map((s) => (
-              <tr key={s.name}>
-                <td className="td pl-0 font-mono">{s.name}</td>
-                <td className="td">
-                  <span className="code">{`{{secrets.${s.name}}}`}</span>
-                </td>
-                <td className="td text-slate-600">
-                  <LocalTime iso={s.updated_at} />
-                </td>
-                <td className="td text-right whitespace-nowrap">
-                  {rotating === s.name ? (
-                    <form
-                      className="inline-flex items-center gap-2"
-                      onSubmit={async (e) => {
-                        e.preventDefault();
-                        if (await put(s.name, rotateValue)) {
-                          setRotating(null);
+              <Fragment key={s.name}>
+                <tr>
+                  <td className="td pl-0">
+                    <span className="font-mono break-all">{s.name}</span>
+                    {/* On a phone the other columns fold in under the name. */}
+                    <span className="mt-0.5 block text-xs text-slate-600 sm:hidden">
+                      <span className="code break-all">{`{{secrets.${s.name}}}`}</span>
+                      <span className="mt-0.5 block">
+                        set <LocalTime iso={s.updated_at} compact />
+                      </span>
+                    </span>
+                  </td>
+                  <td className="td hidden sm:table-cell">
+                    <span className="code">{`{{secrets.${s.name}}}`}</span>
+                  </td>
+                  <td className="td hidden text-slate-600 sm:table-cell">
+                    <LocalTime iso={s.updated_at} />
+                  </td>
+                  <td className="td pr-0 text-right">
+                    <span className="inline-flex flex-wrap justify-end gap-2">
+                      <button type="button" className="btn-secondary" onClick={() => {
+                          setRotating(rotating === s.name ? null : s.name);
                           setRotateValue("");
-                        }
-                      }}
-                    >
-                      <input type="password" autoFocus autoComplete="new-password" aria-label={`New value for ${s.name}`} value={rotateValue} onChange={(e) => setRotateValue(e.target.value)} className="input w-56" />
-                      <button type="submit" className="btn-primary" disabled={busy || !rotateValue}>
-                        Save
-                      </button>
-                      <button type="button" className="btn-secondary" onClick={() => setRotating(null)}>
-                        Cancel
-                      </button>
-                    </form>
-                  ) : (
-                    <span className="inline-flex gap-2">
-                      <button type="button" className="btn-secondary" onClick={() => setRotating(s.name)}>
+                        }} aria-expanded={rotating === s.name}>
                         Rotate
                       </button>
                       <button type="button" className="btn-danger" onClick={() => remove(s.name)}>
                         Delete
                       </button>
                     </span>
-                  )}
-                </td>
-              </tr>
+                  </td>
+                </tr>
+                {rotating === s.name ? (
+                  <tr>
+                    <td colSpan={4} className="td px-0">
+                      <form
+                        className="flex flex-wrap items-center gap-2"
+                        onSubmit={async (e) => {
+                          e.preventDefault();
+                          if (await put(s.name, rotateValue)) {
+                            setRotating(null);
+                            setRotateValue("");
+                          }
+                        }}
+                      >
+                        <label htmlFor={`rotate-${s.name}`} className="text-sm text-slate-700">
+                          New value for <span className="font-mono">{s.name}</span>
+                        </label>
+                        <input id={`rotate-${s.name}`} type="password" autoFocus autoComplete="new-password" value={rotateValue} onChange={(e) => setRotateValue(e.target.value)} className="input min-w-0 flex-1 basis-48" />
+                        <span className="flex gap-2">
+                          <button type="submit" className="btn-primary" disabled={busy || !rotateValue}>
+                            Save
+                          </button>
+                          <button type="button" className="btn-secondary" onClick={() => setRotating(null)}>
+                            Cancel
+                          </button>
+                        </span>
+                      </form>
+                    </td>
+                  </tr>
+                ) : null}
+              </Fragment>
             ))}
           </tbody>
         </table>
@@ -109,21 +139,26 @@ export function SecretsManager({ secrets }: { secrets: SecretRow[] }) {
         <p className="text-sm text-slate-600">No secrets yet. Store webhook URLs and API tokens here and use them in any field as {"{{secrets.NAME}}"}.</p>
       )}
       <form onSubmit={add} className="flex flex-wrap items-end gap-2 border-t border-slate-100 pt-3">
-        <div>
+        <div className="w-full sm:w-56">
           <label htmlFor="secret-name" className="field-label mb-1">
             Name
           </label>
-          <input id="secret-name" value={name} onChange={(e) => setName(e.target.value.toUpperCase())} placeholder="SLACK_WEBHOOK" pattern="[A-Z0-9_]+" title="A–Z, 0–9 and _" className="input w-56 font-mono" />
+          <input id="secret-name" value={name} onChange={(e) => setName(e.target.value.toUpperCase())} placeholder="SLACK_WEBHOOK" pattern="[A-Z0-9_]+" title="A–Z, 0–9 and _" aria-describedby={exists ? "secret-exists" : undefined} className="input font-mono" />
         </div>
-        <div>
+        <div className="w-full sm:w-72">
           <label htmlFor="secret-value" className="field-label mb-1">
             Value
           </label>
-          <input id="secret-value" type="password" autoComplete="new-password" value={value} onChange={(e) => setValue(e.target.value)} className="input w-72" />
+          <input id="secret-value" type="password" autoComplete="new-password" value={value} onChange={(e) => setValue(e.target.value)} className="input" />
         </div>
-        <button type="submit" className="btn-primary" disabled={busy || !name.trim() || !value}>
-          Add secret
+        <button type="submit" className="btn-primary" disabled={busy || !newName || !value}>
+          {exists ? "Replace value" : "Add secret"}
         </button>
+        {exists ? (
+          <p id="secret-exists" className="w-full text-xs text-amber-800">
+            {newName} already exists: saving replaces its value (the same as Rotate).
+          </p>
+        ) : null}
       </form>
       {error ? <p className="text-sm text-red-700">{error}</p> : null}
     </div>
