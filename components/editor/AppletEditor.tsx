@@ -18,7 +18,23 @@ interface ActionSlot {
   cfg: FormConfig;
   /** The stored config, so keys the form does not know survive an edit. */
   original: Record<string, unknown>;
+  /** What each type held when "Change" left it: picking that type again brings it back. */
+  stash?: Record<string, Stashed>;
+  /** The type "Change" left, offered as "Keep …" while picking. */
+  previousType?: string;
 }
+
+interface Stashed {
+  cfg: FormConfig;
+  original: Record<string, unknown>;
+}
+
+/** A save's problem and what its field held when the server reported it. */
+interface ShownProblem extends Problem {
+  at: string;
+}
+
+const LEAVE_WARNING = "This applet has unsaved changes. Leave without saving them?";
 
 interface Transform {
   model: string;
@@ -72,10 +88,14 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
   const [timezone, setTimezone] = useState(def?.timezone ?? "");
   const [name, setName] = useState(applet?.name ?? "");
   const [nameTouched, setNameTouched] = useState(Boolean(applet));
-  const [problems, setProblems] = useState<Problem[]>([]);
+  const [reported, setReported] = useState<ShownProblem[]>([]);
   const [saving, setSaving] = useState(false);
   const [saveError, setSaveError] = useState<string | null>(null);
-  const [savedAt, setSavedAt] = useState<number | null>(null);
+  /** The snapshot last saved, so "Saved." shows only while nothing has changed since. */
+  const [savedSnapshot, setSavedSnapshot] = useState<string | null>(null);
+  /** What "Change" on the trigger left behind, by type; and the type itself, for "Keep …". */
+  const triggerStash = useRef<Record<string, Stashed>>({});
+  const [previousTrigger, setPreviousTrigger] = useState<string | null>(null);
   const [preview, setPreview] = useState<PreviewState | null>(null);
   const [previewBusy, setPreviewBusy] = useState(false);
   const [previewError, setPreviewError] = useState<string | null>(null);
@@ -104,6 +124,64 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
     return d;
   }
   const definitionJson = JSON.stringify(triggerType ? buildDefinition() : null);
+
+  // ---- unsaved changes -------------------------------------------------------------------------
+  // Everything a save sends; the first render's value is what is stored (or nothing, when new).
+  const snapshot = JSON.stringify({ name: shownName.trim(), definition: definitionJson });
+  const baseline = useRef<string | null>(null);
+  if (baseline.current === null) baseline.current = snapshot;
+  const dirty = snapshot !== baseline.current;
+
+  useEffect(() => {
+    if (!dirty) return;
+    const onBeforeUnload = (e: BeforeUnloadEvent) => {
+      e.preventDefault();
+      // Older browsers show the prompt only when returnValue is set.
+      e.returnValue = "";
+    };
+    // In-app links navigate without unloading the page: ask before Next's router sees the click.
+    // Capture phase on document runs before React's handlers; stopping the event there keeps the
+    // Link from navigating.
+    const onClick = (e: MouseEvent) => {
+      if (e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+      const a = (e.target as Element | null)?.closest?.("a[href]");
+      if (!(a instanceof HTMLAnchorElement) || a.target === "_blank" || a.hasAttribute("download")) return;
+      const to = new URL(a.href, location.href);
+      if (to.origin !== location.origin || (to.pathname === location.pathname && to.search === location.search)) return;
+      if (!window.confirm(LEAVE_WARNING)) {
+        e.preventDefault();
+        e.stopPropagation();
+      }
+    };
+    window.addEventListener("beforeunload", onBeforeUnload);
+    document.addEventListener("click", onClick, true);
+    return () => {
+      window.removeEventListener("beforeunload", onBeforeUnload);
+      document.removeEventListener("click", onClick, true);
+    };
+  }, [dirty]);
+
+  // ---- problems from the last save ---------------------------------------------------------------
+  // A problem stays shown while the part of the applet it is about still holds what was saved;
+  // editing that field (or adding the missing action) clears it without another save.
+  function stateFor(path: string): string {
+    const action = /^definition\.actions\.(\d+)(?:\.config\.([^.]+))?/.exec(path);
+    if (action) {
+      const slot = typedSlots[Number(action[1])];
+      return JSON.stringify(slot ? [slot.type, action[2] ? slot.cfg[action[2]] : slot.cfg] : null);
+    }
+    if (path === "definition.actions") return JSON.stringify(typedSlots.map((a) => a.type));
+    const trig = /^definition\.trigger(?:\.config\.([^.]+))?/.exec(path);
+    if (trig) return JSON.stringify([triggerType, trig[1] ? triggerCfg[trig[1]] : triggerCfg]);
+    const tf = /^definition\.transform(?:\.([^.]+))?/.exec(path);
+    if (tf) return JSON.stringify(tf[1] && transform ? transform[tf[1] as keyof Transform] : transform);
+    if (path.startsWith("definition.filter")) return JSON.stringify(filterCode);
+    if (path.startsWith("definition.retry")) return maxAttempts;
+    if (path.startsWith("definition.timezone")) return timezone;
+    if (path === "name") return shownName.trim();
+    return snapshot;
+  }
+  const problems: Problem[] = reported.filter((p) => stateFor(p.path) === p.at);
 
   // ---- preview ---------------------------------------------------------------------------------
   const hasNote = typedSlots.some((a) => a.type === "note");
@@ -149,7 +227,8 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
   async function save() {
     setSaving(true);
     setSaveError(null);
-    setSavedAt(null);
+    setSavedSnapshot(null);
+    const sent = snapshot;
     const body = { name: shownName.trim(), definition: buildDefinition() };
     const res = await fetch(applet ? `/api/applets/${applet.id}` : "/api/applets", {
       method: applet ? "PUT" : "POST",
@@ -160,15 +239,17 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
     if (!res) return setSaveError("network error: nothing was saved");
     const answer = (await res.json().catch(() => ({}))) as { applet?: { id: string }; problems?: Problem[]; error?: string };
     if (res.status === 400) {
-      setProblems(answer.problems?.length ? answer.problems : [{ path: "", message: answer.error ?? "invalid applet" }]);
-      setSaveError(`Not saved: ${answer.problems?.length ?? 1} problem${(answer.problems?.length ?? 1) === 1 ? "" : "s"}. Fix the fields marked in red.`);
+      const list = answer.problems?.length ? answer.problems : [{ path: "", message: answer.error ?? "invalid applet" }];
+      setReported(list.map((p) => ({ ...p, at: stateFor(p.path) })));
       requestAnimationFrame(() => document.querySelector('[aria-invalid="true"], [role="alert"]')?.scrollIntoView({ block: "center", behavior: "smooth" }));
       return;
     }
     if (!res.ok || !answer.applet) return setSaveError(answer.error ?? `save failed (${res.status})`);
-    setProblems([]);
+    setReported([]);
+    // What was sent is now what is stored: nothing to warn about when leaving.
+    baseline.current = sent;
     if (applet) {
-      setSavedAt(Date.now());
+      setSavedSnapshot(sent);
       router.refresh();
     } else {
       router.push(`/applets/${answer.applet.id}`);
@@ -177,16 +258,41 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
 
   // ---- handlers --------------------------------------------------------------------------------
   function pickTrigger(t: MetaTrigger) {
-    const cfg = defaultsFor(t.fields);
-    // A schedule starts in the reader's own zone.
-    if (t.fields.some((f) => f.name === "timezone")) cfg.timezone = browserTimeZone();
+    const kept = triggerStash.current[t.type];
+    if (kept) {
+      // Back to a type left with "Change": its settings come back as they were.
+      setTriggerCfg(kept.cfg);
+      setTriggerOriginal(kept.original);
+    } else {
+      const cfg = defaultsFor(t.fields);
+      // A schedule starts in the reader's own zone.
+      if (t.fields.some((f) => f.name === "timezone")) cfg.timezone = browserTimeZone();
+      setTriggerCfg(cfg);
+      setTriggerOriginal({});
+    }
     setTriggerType(t.type);
-    setTriggerCfg(cfg);
-    setTriggerOriginal({});
-    setPreview(null);
-    setFilterResult(null);
+    setPreviousTrigger(null);
+    if (t.type !== previousTrigger) {
+      setPreview(null);
+      setFilterResult(null);
+    }
+  }
+  /** "Change" keeps what the trigger held, so picking the same type again loses nothing. */
+  function changeTrigger() {
+    if (!triggerType) return;
+    triggerStash.current[triggerType] = { cfg: triggerCfg, original: triggerOriginal };
+    setPreviousTrigger(triggerType);
+    setTriggerType(null);
   }
   const updateSlot = (key: number, patch: Partial<ActionSlot>) => setActions((xs) => xs.map((a) => (a.key === key ? { ...a, ...patch } : a)));
+  function changeAction(slot: ActionSlot) {
+    if (!slot.type) return;
+    updateSlot(slot.key, { type: null, previousType: slot.type, stash: { ...slot.stash, [slot.type]: { cfg: slot.cfg, original: slot.original } } });
+  }
+  function pickAction(slot: ActionSlot, a: MetaAction) {
+    const kept = slot.stash?.[a.type];
+    updateSlot(slot.key, { type: a.type, cfg: kept?.cfg ?? defaultsFor(a.fields), original: kept?.original ?? {}, previousType: undefined });
+  }
   function addAction() {
     setActions((xs) => [...xs, { key: nextKey.current++, type: null, cfg: {}, original: {} }]);
   }
@@ -210,6 +316,14 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
         {!trigger ? (
           <>
             {triggerType ? <p className="mb-3 text-sm text-red-700">This applet uses the trigger &quot;{triggerType}&quot;, which this install does not have. Pick another.</p> : null}
+            {previousTrigger && triggerOf(previousTrigger) ? (
+              <div className="mb-3 flex flex-wrap items-center justify-between gap-2 text-sm text-slate-600">
+                <p>Pick another trigger. Its settings are kept if you come back to {triggerOf(previousTrigger)!.label}.</p>
+                <button type="button" className="btn-secondary" onClick={() => pickTrigger(triggerOf(previousTrigger)!)}>
+                  Keep {triggerOf(previousTrigger)!.label}
+                </button>
+              </div>
+            ) : null}
             <div className="grid gap-3 sm:grid-cols-2 lg:grid-cols-3">
               {meta.triggers.map((t) => (
                 <button key={t.type} type="button" data-testid={`trigger-card-${t.type}`} onClick={() => pickTrigger(t)} className="flex items-start gap-3 rounded-lg p-3 text-left ring-1 ring-slate-200 hover:bg-indigo-50 hover:ring-indigo-300">
@@ -230,7 +344,7 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
         ) : (
           <div className="flex flex-col gap-4">
             <div className="flex items-start justify-between gap-3 rounded-md bg-indigo-50/60 p-3 ring-1 ring-indigo-100">
-              <div className="flex items-start gap-3">
+              <div className="flex min-w-0 items-start gap-3">
                 <PluginIcon kind="trigger" type={trigger.type} label={trigger.label} />
                 <div>
                   <p className="font-medium" data-testid="selected-trigger">
@@ -239,7 +353,7 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
                   <p className="text-xs text-slate-600">{trigger.description}</p>
                 </div>
               </div>
-              <button type="button" className="btn-secondary" onClick={() => setTriggerType(null)}>
+              <button type="button" className="btn-secondary shrink-0" onClick={changeTrigger}>
                 Change
               </button>
             </div>
@@ -267,19 +381,26 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
                 <div key={slot.key} className={slotIndex > 0 ? "border-t border-slate-200 pt-5" : ""} data-testid={`action-slot-${slotIndex}`}>
                   {!slot.type ? (
                     <>
-                      <div className="mb-2 flex items-center justify-between">
+                      <div className="mb-2 flex flex-wrap items-center justify-between gap-2">
                         <p className="text-sm font-medium text-slate-700">Action {slotIndex + 1}: pick what to do</p>
-                        {actions.length > 1 ? (
-                          <button type="button" className="text-sm text-slate-500 hover:text-red-700" onClick={() => setActions((xs) => xs.filter((a) => a.key !== slot.key))}>
-                            Remove
-                          </button>
-                        ) : null}
+                        <div className="flex items-center gap-3">
+                          {slot.previousType && actionOf(slot.previousType) ? (
+                            <button type="button" className="btn-secondary" onClick={() => pickAction(slot, actionOf(slot.previousType)!)}>
+                              Keep {actionOf(slot.previousType)!.label}
+                            </button>
+                          ) : null}
+                          {actions.length > 1 ? (
+                            <button type="button" className="text-sm text-slate-500 hover:text-red-700" onClick={() => setActions((xs) => xs.filter((a) => a.key !== slot.key))}>
+                              Remove
+                            </button>
+                          ) : null}
+                        </div>
                       </div>
                       <div className="grid gap-3 sm:grid-cols-2 lg:grid-cols-3">
                         {meta.actions
                           .filter((a) => a.available)
                           .map((a) => (
-                            <button key={a.type} type="button" data-testid={`action-card-${a.type}`} onClick={() => updateSlot(slot.key, { type: a.type, cfg: defaultsFor(a.fields), original: {} })} className="flex items-start gap-3 rounded-lg p-3 text-left ring-1 ring-slate-200 hover:bg-emerald-50 hover:ring-emerald-300">
+                            <button key={a.type} type="button" data-testid={`action-card-${a.type}`} onClick={() => pickAction(slot, a)} className="flex items-start gap-3 rounded-lg p-3 text-left ring-1 ring-slate-200 hover:bg-emerald-50 hover:ring-emerald-300">
                               <PluginIcon kind="action" type={a.type} label={a.label} />
                               <span>
                                 <span className="block font-medium">{a.label}</span>
@@ -294,8 +415,8 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
                     </>
                   ) : (
                     <div className="flex flex-col gap-4">
-                      <div className="flex items-start justify-between gap-3 rounded-md bg-emerald-50/60 p-3 ring-1 ring-emerald-100">
-                        <div className="flex items-start gap-3">
+                      <div className="flex flex-wrap items-start justify-between gap-3 rounded-md bg-emerald-50/60 p-3 ring-1 ring-emerald-100">
+                        <div className="flex min-w-0 items-start gap-3">
                           <PluginIcon kind="action" type={slot.type} label={am?.label} />
                           <div>
                             <p className="font-medium">
@@ -305,7 +426,7 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
                           </div>
                         </div>
                         <div className="flex gap-2">
-                          <button type="button" className="btn-secondary" onClick={() => updateSlot(slot.key, { type: null, cfg: {}, original: {} })}>
+                          <button type="button" className="btn-secondary" onClick={() => changeAction(slot)}>
                             Change
                           </button>
                           {actions.length > 1 ? (
@@ -441,7 +562,9 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
             </div>
             {problems.length ? (
               <div className="mt-4 rounded-md bg-red-50 p-3 text-sm text-red-900 ring-1 ring-red-200" data-testid="save-problems">
-                <p className="font-medium">{saveError}</p>
+                <p className="font-medium">
+                  Not saved: {problems.length} problem{problems.length === 1 ? "" : "s"}. Fix the fields marked in red.
+                </p>
                 <ul className="mt-1 list-disc pl-5 text-xs">
                   {problems.map((p, i) => (
                     <li key={i}>
@@ -457,9 +580,13 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
               <button type="button" className="btn-primary" onClick={save} disabled={saving}>
                 {saving ? "Saving…" : applet ? "Save changes" : "Save applet"}
               </button>
-              {savedAt ? (
+              {savedSnapshot !== null && savedSnapshot === snapshot ? (
                 <span className="text-sm text-green-700" role="status">
                   Saved.
+                </span>
+              ) : dirty ? (
+                <span className="text-sm text-amber-800" data-testid="unsaved">
+                  Unsaved changes
                 </span>
               ) : null}
             </div>
