@@ -222,6 +222,10 @@ export async function signedInPage(browser: Browser, app: RunningApp): Promise<{
     if (m.type() === "error" && /hydrat/i.test(m.text())) errors.push(m.text());
   });
   page.setDefaultTimeout(60_000);
+  // The editor asks before a page with unsaved changes unloads; a test that moves on means to.
+  page.on("dialog", (d) => {
+    if (d.type() === "beforeunload") void d.accept();
+  });
   await page.goto("/login");
   await page.getByLabel("Email").fill(ADMIN.email);
   await page.getByLabel("Password").fill(ADMIN.password);
