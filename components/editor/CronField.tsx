@@ -9,7 +9,8 @@ export function CronField({ id, value, onChange, timezone, invalid }: { id: stri
   const preset = CRON_PRESETS.find((p) => p.cron === value.trim());
   return (
     <div className="flex flex-col gap-2">
-      <div className="flex gap-2">
+      {/* Side by side from `sm`; on a phone the 14rem preset list would leave the input a sliver. */}
+      <div className="flex flex-col gap-2 sm:flex-row">
         <input
           id={id}
           type="text"
@@ -21,7 +22,7 @@ export function CronField({ id, value, onChange, timezone, invalid }: { id: stri
           aria-invalid={invalid || undefined}
           className={`input font-mono ${invalid ? "ring-red-500" : ""}`}
         />
-        <select aria-label="Cron presets" value="" onChange={(e) => e.target.value && onChange(e.target.value)} className="input w-56 shrink-0">
+        <select aria-label="Cron presets" value="" onChange={(e) => e.target.value && onChange(e.target.value)} className="input sm:w-56 sm:shrink-0">
           <option value="">Presets…</option>
           {CRON_PRESETS.map((p) => (
             <option key={p.cron} value={p.cron}>

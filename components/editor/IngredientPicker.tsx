@@ -10,7 +10,7 @@ export function IngredientPicker({ groups, onPick, fieldLabel }: { groups: Ingre
       onChange={(e) => {
         if (e.target.value) onPick(e.target.value);
       }}
-      className="max-w-[14rem] rounded-md border-0 bg-slate-50 py-1 pr-7 pl-2 text-xs text-slate-700 ring-1 ring-slate-300 ring-inset focus:ring-2 focus:ring-indigo-600"
+      className="w-40 rounded-md border-0 bg-slate-50 sm:w-auto sm:max-w-[14rem] py-1 pr-7 pl-2 text-xs text-slate-700 ring-1 ring-slate-300 ring-inset focus:ring-2 focus:ring-indigo-600"
     >
       <option value="">Insert ingredient…</option>
       {groups.map((g) => (

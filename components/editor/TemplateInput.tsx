@@ -55,7 +55,7 @@ export function TemplateInput(props: {
   if (props.header !== undefined) {
     return (
       <div>
-        <div className="mb-1 flex items-end justify-between gap-3">
+        <div className="mb-1 flex flex-wrap items-end justify-between gap-x-3 gap-y-1">
           {props.header}
           {picker}
         </div>
