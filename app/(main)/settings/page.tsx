@@ -25,7 +25,8 @@ export default async function SettingsPage() {
   // An MX value that is an IP address is invalid (RFC 5321 wants a name with an A/AAAA record).
   const publicHostIsIp = publicHost !== null && isIpLiteral(publicHost);
   const publicHostIsLocal = publicHost === "localhost" || (publicHost?.endsWith(".localhost") ?? false);
-  const mxTarget = publicHostIsIp ? `mail.${cfg.inboundDomain} (a name with an A record)` : publicHostIsLocal ? null : publicHost;
+  const mxName = `mx.${cfg.inboundDomain}`;
+  const mxTarget = publicHostIsIp ? mxName : publicHostIsLocal ? null : publicHost;
   const localDomain = cfg.inboundDomain === "localhost" || cfg.inboundDomain.endsWith(".localhost");
   const outbox = cfg.smtpUrl ? [] : outboxFiles(path.join(cfg.dataDir, "outbox"));
 
@@ -38,7 +39,7 @@ export default async function SettingsPage() {
       </Section>
 
       <Section title="Inbound mail" id="inbound">
-        <dl className="grid gap-3 text-sm md:grid-cols-[12rem_1fr]">
+        <dl className="grid grid-cols-1 gap-3 text-sm md:grid-cols-[12rem_1fr]">
           <dt className="text-slate-600">Addresses</dt>
           <dd>
             <span className="code">*@{cfg.inboundDomain}</span> <span className="text-slate-600">(an email applet picks its part before the @)</span>
@@ -64,28 +65,30 @@ export default async function SettingsPage() {
               </p>
             ) : null}
             <p className={localDomain ? "mt-2 text-slate-600" : "text-slate-700"}>{localDomain ? "On a server, set INBOUND_DOMAIN and create this record:" : "Create this record at your DNS provider:"}</p>
-            <table className="mt-1 text-xs">
-              <thead>
-                <tr className="text-left text-slate-500">
-                  <th className="pr-4 font-medium">Type</th>
-                  <th className="pr-4 font-medium">Name</th>
-                  <th className="pr-4 font-medium">Priority</th>
-                  <th className="font-medium">Value</th>
-                </tr>
-              </thead>
-              <tbody className="font-mono">
-                <tr>
-                  <td className="pr-4">MX</td>
-                  <td className="pr-4">{cfg.inboundDomain}</td>
-                  <td className="pr-4">10</td>
-                  <td>{mxTarget ?? "this server's host name"}</td>
-                </tr>
-              </tbody>
-            </table>
+            <div className="overflow-x-auto">
+              <table className="mt-1 text-xs">
+                <thead>
+                  <tr className="text-left text-slate-500">
+                    <th className="pr-4 font-medium">Type</th>
+                    <th className="pr-4 font-medium">Name</th>
+                    <th className="pr-4 font-medium">Priority</th>
+                    <th className="font-medium">Value</th>
+                  </tr>
+                </thead>
+                <tbody className="font-mono">
+                  <tr>
+                    <td className="pr-4">MX</td>
+                    <td className="pr-4">{cfg.inboundDomain}</td>
+                    <td className="pr-4">10</td>
+                    <td>{mxTarget ?? "this server's host name"}</td>
+                  </tr>
+                </tbody>
+              </table>
+            </div>
             {publicHostIsIp ? (
               <p className="help text-amber-800" data-testid="mx-ip-hint">
                 PUBLIC_URL uses the address {publicHost}, but an MX record must name a host, not an IP address. Create an A record (for example{" "}
-                <span className="code">mail.{cfg.inboundDomain}</span> → <span className="code">{publicHost}</span>) and point the MX at that name.
+                <span className="code">{mxName}</span> → <span className="code">{publicHost}</span>) and point the MX at that name.
               </p>
             ) : null}
             <p className="help">Port 25 on the server must reach the worker (docker-compose publishes it).</p>
@@ -141,7 +144,7 @@ export default async function SettingsPage() {
       </Section>
 
       <Section title="Push notifications" id="push">
-        <dl className="grid gap-2 text-sm md:grid-cols-[12rem_1fr]">
+        <dl className="grid grid-cols-1 gap-2 text-sm md:grid-cols-[12rem_1fr]">
           <dt className="text-slate-600">Default ntfy server</dt>
           <dd>
             <span className="code">{cfg.ntfyServer}</span>
