@@ -1,5 +1,5 @@
 "use client";
-import { Cron } from "croner";
+import { nextRunAfter, validateTiming } from "@whenthen/schedules";
 import { useIsClient } from "@/components/LocalTime";
 import { CRON_PRESETS } from "@/lib/ui/format";
 
@@ -39,12 +39,18 @@ export function CronField({ id, value, onChange, timezone, invalid }: { id: stri
 
 function CronPreview({ expr, timezone, label }: { expr: string; timezone: string; label?: string }) {
   if (!expr) return <p className="help">Pick a preset or type a 5-field cron expression (minute hour day-of-month month day-of-week).</p>;
-  let runs: Date[];
+  // The scheduler's own function, so the preview follows the same DST rule as the fires.
+  const timing = { cron: expr, timezone: timezone || undefined };
   try {
-    if (expr.split(/\s+/).length !== 5) throw new Error("expected 5 fields: minute hour day-of-month month day-of-week");
-    runs = new Cron(expr, { timezone: timezone || undefined }).nextRuns(3);
+    validateTiming(timing);
   } catch (err) {
-    return <p className="text-xs text-red-700">Not a valid cron expression: {(err as Error).message}</p>;
+    return <p className="text-xs text-red-700">Not a valid cron expression: {(err as Error).message.replace(/^schedules: (invalid cron "[^"]*": )?/, "")}</p>;
+  }
+  const runs: Date[] = [];
+  try {
+    for (let from = new Date(); runs.length < 3; ) runs.push((from = nextRunAfter(timing, from)));
+  } catch {
+    // No later run (a date that has passed for good): the ones found are all there is.
   }
   const fmt = new Intl.DateTimeFormat("en-US", {
     timeZone: timezone || undefined,

@@ -127,6 +127,11 @@ describe.skipIf(!hasChromium)("applet editor in a real browser", () => {
     await page.getByLabel("Cron presets").selectOption("0 9 * * 1-5");
     await page.getByTestId("cron-preview").filter({ hasText: "Weekdays at 9:00, in Europe/Berlin" }).waitFor();
     expect(await page.getByTestId("cron-preview").locator("li").count()).toBe(3);
+    // The preview uses the scheduler's own validation: a date that never comes is said so.
+    await page.getByPlaceholder("0 9 * * *").fill("0 0 30 2 *");
+    await page.getByText('Not a valid cron expression: cron "0 0 30 2 *" never fires').waitFor();
+    await page.getByLabel("Cron presets").selectOption("0 9 * * 1-5");
+    await page.getByTestId("cron-preview").filter({ hasText: "Weekdays at 9:00, in Europe/Berlin" }).waitFor();
     await page.getByTestId("action-card-note").click();
     await page.locator("#action0-folder").fill("journal");
     await page.locator("#action0-filename").fill("{{trigger.date}} {{trigger.weekday}}.md");

@@ -17,10 +17,10 @@
  * | booleans         | INTEGER 0/1                      | BOOLEAN                              | TINYINT(1)                            | "0"/"1"                                  |
  * | collation of ids | binary                           | binary (C for equality)              | utf8mb4_bin, so ids compare like elsewhere | binary                              |
  */
-export type { Schedule, ScheduleAdapter, ScheduleClock, ScheduleFilter, ScheduleInit, ScheduleKind, SchedulePatch } from "./types.js";
-export { ScheduleConflictError, ScheduleError, ScheduleValidationError, UnreadableScheduleInput } from "./errors.js";
+export type { Schedule, ScheduleAdapter, ScheduleClock, ScheduleFilter, ScheduleInit, ScheduleKind, SchedulePatch } from "./types";
+export { ScheduleConflictError, ScheduleError, ScheduleValidationError, UnreadableScheduleInput } from "./errors";
 // The in-process store under the spec's name (also "@whenthen/schedules/memory"): it has no driver.
-export { MemoryScheduleStore, MemoryScheduleStore as ScheduleMemoryAdapter } from "./stores/memory.js";
-export { parseInterval } from "./interval.js";
-export { assertValidSchedule, buildSchedule, isValidTimeZone, nextRunAfter, validateTiming, type ScheduleTiming, type TimingOptions } from "./timing.js";
-export { RUN_STATUS, ScheduleReconciler, type ScheduleReconcilerOptions, type TickSummary } from "./reconciler.js";
+export { MemoryScheduleStore, MemoryScheduleStore as ScheduleMemoryAdapter } from "./stores/memory";
+export { parseInterval } from "./interval";
+export { assertValidSchedule, buildSchedule, isValidTimeZone, nextRunAfter, validateTiming, type ScheduleTiming, type TimingOptions } from "./timing";
+export { RUN_STATUS, ScheduleReconciler, type ScheduleReconcilerOptions, type TickSummary } from "./reconciler";

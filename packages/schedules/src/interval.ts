@@ -1,4 +1,4 @@
-import { ScheduleValidationError } from "./errors.js";
+import { ScheduleValidationError } from "./errors";
 
 const UNIT_MS = {
   ms: 1,

@@ -1,6 +1,6 @@
-import { ScheduleError, ScheduleValidationError, UnreadableScheduleInput } from "./errors.js";
-import { nextRunAfter } from "./timing.js";
-import type { Schedule, ScheduleAdapter, ScheduleClock, ScheduleKind } from "./types.js";
+import { ScheduleError, ScheduleValidationError, UnreadableScheduleInput } from "./errors";
+import { nextRunAfter } from "./timing";
+import type { Schedule, ScheduleAdapter, ScheduleClock, ScheduleKind } from "./types";
 
 export const RUN_STATUS = {
   triggered: "triggered",

@@ -1,8 +1,8 @@
 import { Cron } from "croner";
-import { ScheduleValidationError } from "./errors.js";
-import { parseInterval } from "./interval.js";
-import type { Schedule, ScheduleInit } from "./types.js";
-import { firstInstantOfWall, wallOf } from "./zoned.js";
+import { ScheduleValidationError } from "./errors";
+import { parseInterval } from "./interval";
+import type { Schedule, ScheduleInit } from "./types";
+import { firstInstantOfWall, wallOf } from "./zoned";
 
 /** The fields that decide when a schedule fires. */
 export type ScheduleTiming = Pick<Schedule, "interval" | "cron" | "timezone"> & {

@@ -3,8 +3,8 @@
  * `runScheduleStoreContract` with a factory; a store that cannot run a case says why in its name.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { ScheduleConflictError, ScheduleReconciler, ScheduleValidationError } from "../src/index.js";
-import type { Schedule, ScheduleAdapter, ScheduleClock } from "../src/index.js";
+import { ScheduleConflictError, ScheduleReconciler, ScheduleValidationError } from "../src/index";
+import type { Schedule, ScheduleAdapter, ScheduleClock } from "../src/index";
 
 export const T0 = new Date("2026-03-01T10:00:00.123Z");
 const MINUTE = 60_000;

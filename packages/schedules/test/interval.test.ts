@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseInterval, ScheduleValidationError } from "../src/index.js";
+import { parseInterval, ScheduleValidationError } from "../src/index";
 
 describe("parseInterval", () => {
   it.each([

@@ -1,5 +1,5 @@
-import { MemoryScheduleStore } from "../src/stores/memory.js";
-import { runScheduleStoreContract } from "./contract.js";
+import { MemoryScheduleStore } from "../src/stores/memory";
+import { runScheduleStoreContract } from "./contract";
 
 runScheduleStoreContract({
   name: "memory",

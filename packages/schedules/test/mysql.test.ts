@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import mysql from "mysql2/promise";
 import { afterAll, describe, expect, it } from "vitest";
-import { MysqlScheduleStore } from "../src/stores/mysql.js";
-import { runScheduleStoreContract } from "./contract.js";
+import { MysqlScheduleStore } from "../src/stores/mysql";
+import { runScheduleStoreContract } from "./contract";
 
 const url = process.env.TEST_MYSQL_URL;
 // Several test processes may share the server: every table name is unique to this run.

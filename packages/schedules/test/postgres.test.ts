@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import { PostgresScheduleStore } from "../src/stores/postgres.js";
-import { runScheduleStoreContract } from "./contract.js";
+import { PostgresScheduleStore } from "../src/stores/postgres";
+import { runScheduleStoreContract } from "./contract";
 
 const url = process.env.TEST_POSTGRES_URL;
 // Several test processes may share the server: every table name is unique to this run.

@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from "vitest";
-import { ScheduleError, ScheduleMemoryAdapter, ScheduleReconciler } from "../src/index.js";
-import type { Schedule, ScheduleAdapter } from "../src/index.js";
-import { MemoryScheduleStore } from "../src/stores/memory.js";
-import { makeSchedule, T0, TestClock } from "./contract.js";
+import { ScheduleError, ScheduleMemoryAdapter, ScheduleReconciler } from "../src/index";
+import type { Schedule, ScheduleAdapter } from "../src/index";
+import { MemoryScheduleStore } from "../src/stores/memory";
+import { makeSchedule, T0, TestClock } from "./contract";
 
 const MINUTE = 60_000;
 const later = (ms: number) => new Date(T0.getTime() + ms);

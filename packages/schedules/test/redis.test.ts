@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
-import { RedisScheduleStore } from "../src/stores/redis.js";
-import { makeSchedule, runScheduleStoreContract, T0 } from "./contract.js";
+import { RedisScheduleStore } from "../src/stores/redis";
+import { makeSchedule, runScheduleStoreContract, T0 } from "./contract";
 
 const url = process.env.TEST_REDIS_URL;
 // Several test processes may share the server: every key prefix is unique to this run.

@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { ScheduleReconciler, UnreadableScheduleInput } from "../src/index.js";
-import { SqliteScheduleStore } from "../src/stores/sqlite.js";
-import { makeSchedule, runScheduleStoreContract, T0 } from "./contract.js";
+import { ScheduleReconciler, UnreadableScheduleInput } from "../src/index";
+import { SqliteScheduleStore } from "../src/stores/sqlite";
+import { makeSchedule, runScheduleStoreContract, T0 } from "./contract";
 
 const dir = mkdtempSync(join(tmpdir(), "schedules-sqlite-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,6 +1,6 @@
 import { Cron } from "croner";
 import { describe, expect, it } from "vitest";
-import { buildSchedule, nextRunAfter, ScheduleValidationError, validateTiming } from "../src/index.js";
+import { buildSchedule, nextRunAfter, ScheduleValidationError, validateTiming } from "../src/index";
 
 const at = (iso: string) => new Date(iso);
 

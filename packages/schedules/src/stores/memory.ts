@@ -1,6 +1,6 @@
-import { ScheduleConflictError } from "../errors.js";
-import type { Schedule, ScheduleAdapter, ScheduleClock, ScheduleFilter, SchedulePatch } from "../types.js";
-import { applyPatch, assertClaimDates, assertLimit, assertPatchedTiming, cloneSchedule, kindList, rowForAdd, systemNow, touchesTiming } from "./shared.js";
+import { ScheduleConflictError } from "../errors";
+import type { Schedule, ScheduleAdapter, ScheduleClock, ScheduleFilter, SchedulePatch } from "../types";
+import { applyPatch, assertClaimDates, assertLimit, assertPatchedTiming, cloneSchedule, kindList, rowForAdd, systemNow, touchesTiming } from "./shared";
 
 export interface MemoryScheduleStoreOptions {
   /** Used for `list({ due: true })` without `now` and for `updatedAt` defaults. */

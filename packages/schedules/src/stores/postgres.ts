@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-import { ScheduleConflictError } from "../errors.js";
-import type { Schedule, ScheduleAdapter, ScheduleClock, ScheduleFilter, SchedulePatch } from "../types.js";
+import { ScheduleConflictError } from "../errors";
+import type { Schedule, ScheduleAdapter, ScheduleClock, ScheduleFilter, SchedulePatch } from "../types";
 import {
   COLUMNS,
   type ScheduleRow,
@@ -15,7 +15,7 @@ import {
   rowForAdd,
   systemNow,
   touchesTiming,
-} from "./shared.js";
+} from "./shared";
 
 export interface PostgresScheduleStoreOptions {
   /** A pg Pool the host owns, or a connection string the store opens a pool for (and ends). */

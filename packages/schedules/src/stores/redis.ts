@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
-import { ScheduleConflictError, ScheduleValidationError } from "../errors.js";
-import type { Schedule, ScheduleAdapter, ScheduleClock, ScheduleFilter, SchedulePatch } from "../types.js";
+import { ScheduleConflictError, ScheduleValidationError } from "../errors";
+import type { Schedule, ScheduleAdapter, ScheduleClock, ScheduleFilter, SchedulePatch } from "../types";
 import {
   COLUMNS,
   type Column,
@@ -15,7 +15,7 @@ import {
   rowForAdd,
   systemNow,
   touchesTiming,
-} from "./shared.js";
+} from "./shared";
 
 export interface RedisScheduleStoreOptions {
   /** An ioredis client the host owns, or a redis:// URL the store connects to (and quits). */

@@ -2,9 +2,9 @@
  * What every store shares: the row shape, JSON handling of `input`, patch checks. Internal to the
  * package (not an entry point); the per-database differences stay in each store.
  */
-import { ScheduleValidationError, UnreadableScheduleInput } from "../errors.js";
-import { assertValidSchedule, MAX_KEY_LENGTH, validateTiming, withinKeyLength } from "../timing.js";
-import type { Schedule, ScheduleFilter, SchedulePatch } from "../types.js";
+import { ScheduleValidationError, UnreadableScheduleInput } from "../errors";
+import { assertValidSchedule, MAX_KEY_LENGTH, validateTiming, withinKeyLength } from "../timing";
+import type { Schedule, ScheduleFilter, SchedulePatch } from "../types";
 
 /** Columns as every SQL store names them; dates are integer epoch milliseconds. */
 export interface ScheduleRow {

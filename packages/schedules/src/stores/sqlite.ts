@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import Database from "better-sqlite3";
-import { ScheduleConflictError } from "../errors.js";
-import type { Schedule, ScheduleAdapter, ScheduleClock, ScheduleFilter, SchedulePatch } from "../types.js";
+import { ScheduleConflictError } from "../errors";
+import type { Schedule, ScheduleAdapter, ScheduleClock, ScheduleFilter, SchedulePatch } from "../types";
 import {
   COLUMNS,
   type ScheduleRow,
@@ -15,7 +15,7 @@ import {
   rowForAdd,
   systemNow,
   touchesTiming,
-} from "./shared.js";
+} from "./shared";
 
 export interface SqliteScheduleStoreOptions {
   /** A better-sqlite3 connection the host owns, or a file path the store opens (and closes). */
