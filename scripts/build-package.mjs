@@ -7,7 +7,7 @@
 //
 //   node ../../scripts/build-package.mjs            # from packages/<name>
 import { execFileSync } from "node:child_process";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 
@@ -41,31 +41,14 @@ await build({
   logLevel: "warning",
 });
 
-// Declarations only; the package's sources are checked by the repository's typecheck.
+// Declarations only, from the entries (tsc follows their imports); the sources themselves are
+// checked by the repository's typecheck.
 const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
-const tsconfig = path.join(dir, "tsconfig.build.json");
-writeFileSync(
-  tsconfig,
-  JSON.stringify({
-    compilerOptions: {
-      target: "ES2022",
-      module: "esnext",
-      moduleResolution: "bundler",
-      lib: ["ES2023", "DOM"],
-      types: ["node"],
-      strict: true,
-      skipLibCheck: true,
-      declaration: true,
-      emitDeclarationOnly: true,
-      rootDir: "src",
-      outDir: "dist",
-    },
-    include: ["src"],
-  }),
+execFileSync(
+  process.execPath,
+  [tsc, ...entryPoints, "--declaration", "--emitDeclarationOnly", "--rootDir", "src", "--outDir", "dist",
+    "--target", "ES2022", "--module", "esnext", "--moduleResolution", "bundler", "--lib", "ES2023,DOM",
+    "--types", "node", "--strict", "--skipLibCheck"],
+  { cwd: dir, stdio: "inherit" },
 );
-try {
-  execFileSync(process.execPath, [tsc, "-p", tsconfig], { cwd: dir, stdio: "inherit" });
-} finally {
-  rmSync(tsconfig, { force: true });
-}
 console.log(`${pkg.name}: built ${entryPoints.length} entries into dist/`);

@@ -258,7 +258,8 @@ export const pollTrigger: TriggerPlugin<PollConfig> = {
       // fired in the same redacted form, so it neither leaks nor looks changed on every poll.
       fetched = ctx.redact(await fetchValue(config, ctx));
     } catch (err) {
-      return { events: [], state: { lastPolledAt: now, lastError: ctx.redact(errorMessage(err)), errorCount: state.errorCount + 1 } };
+      // The scheduler redacts the whole result (this error shows the rendered URL) before storing it.
+      return { events: [], state: { lastPolledAt: now, lastError: errorMessage(err), errorCount: state.errorCount + 1 } };
     }
     const d = decide(config, state.lastValue, fetched.value);
     const after = { lastPolledAt: now, lastValue: d.memory, lastError: null, errorCount: 0 };
