@@ -1,4 +1,5 @@
 import { formatInTimeZone, toDate } from "date-fns-tz";
+import { decodeHTML } from "entities";
 import type { FilterArg } from "./parse";
 
 export interface FilterEnv {
@@ -110,12 +111,6 @@ const BLOCK_TAGS = new Set([
   "section", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul",
 ]);
 const DROP_CONTENT = ["script", "style", "template", "noscript"];
-const NAMED_ENTITIES: Record<string, string> = {
-  amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " ", mdash: "—", ndash: "–", hellip: "…",
-  lsquo: "‘", rsquo: "’", ldquo: "“", rdquo: "”", laquo: "«", raquo: "»", copy: "©", reg: "®",
-  trade: "™", euro: "€", pound: "£", bull: "•", middot: "·", deg: "°",
-};
-
 /**
  * A linear scan, not regexes: feed content is untrusted and backtracking patterns such as
  * `<script[\s\S]*?<\/script>` go quadratic on crafted input.
@@ -165,15 +160,9 @@ export function stripHtml(html: string): string {
   return decodeEntities(out).replace(/\s+/g, " ").trim();
 }
 
+/** Every HTML5 named entity (`&ouml;`, `&eacute;`, `&ograve;` …) and numeric reference, as a browser reads them. */
 function decodeEntities(s: string): string {
-  if (!s.includes("&")) return s;
-  return s.replace(/&(#[xX][0-9a-fA-F]{1,6}|#\d{1,7}|[a-zA-Z]{2,8});/g, (whole, body: string) => {
-    if (body[0] === "#") {
-      const code = body[1] === "x" || body[1] === "X" ? parseInt(body.slice(2), 16) : parseInt(body.slice(1), 10);
-      return code > 0 && code <= 0x10ffff && (code < 0xd800 || code > 0xdfff) ? String.fromCodePoint(code) : whole;
-    }
-    return NAMED_ENTITIES[body.toLowerCase()] ?? whole;
-  });
+  return s.includes("&") ? decodeHTML(s) : s;
 }
 
 // Letters NFKD does not decompose into ASCII.
