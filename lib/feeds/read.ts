@@ -92,7 +92,7 @@ function readXmlFeed(source: string, feedUrl: string | undefined): Promise<Parse
     });
     parser.on("readable", () => {
       let item: FeedParser.Item | null;
-      while ((item = parser.read()) !== null) items.push(entryOf(item as FpItem));
+      while ((item = parser.read()) !== null) items.push(entryOf(item as FpItem, String(parser.meta["#type"] ?? "rss") === "atom"));
     });
     parser.on("end", () => {
       if (failed) return;
@@ -105,8 +105,12 @@ function readXmlFeed(source: string, feedUrl: string | undefined): Promise<Parse
   });
 }
 
-function entryOf(item: FpItem): FeedEntry {
+function entryOf(item: FpItem, atom: boolean): FeedEntry {
   const keys = Object.keys(item);
+  // feedparser hands down the channel's author (even its webMaster) to every item. Atom says an
+  // entry without an author has the feed's (RFC 4287 §4.2.1); RSS says nothing of the kind, so
+  // there an item's author is its own <author>, <dc:creator> or the like, or none.
+  const ownAuthor = atom || keys.some((k) => /:(author|creator)$/.test(k));
   const dates: { field: string; text: string }[] = [];
   for (const local of DATE_FIELDS) {
     for (const key of keys) {
@@ -125,7 +129,7 @@ function entryOf(item: FpItem): FeedEntry {
     link: text(item.link) ?? text(item.origlink),
     title: text(item.title),
     content,
-    author: text(item.author),
+    author: ownAuthor ? text(item.author) : null,
     categories: [...new Set((item.categories ?? []).map((c) => text(c)).filter((c): c is string => c !== null))],
     dates,
   };
@@ -142,7 +146,7 @@ function describeXmlError(err: Error, source: string): FeedFormatError {
   const message = err.message.split("\n")[0] ?? "";
   if (/not a feed/i.test(message)) {
     const head = source.trimStart().slice(0, 200).toLowerCase();
-    const what = head.startsWith("<!doctype html") || head.startsWith("<html") ? "an HTML page" : head.startsWith("<") ? "XML without an <rss>, <feed> or <rdf:RDF> root" : "text that is not XML";
+    const what = /^<(!doctype html|html|head|body)\b/.test(head) ? "an HTML page" : head.startsWith("<") ? "XML without an <rss>, <feed> or <rdf:RDF> root" : "text that is not XML";
     return new FeedFormatError(`it is not an RSS, Atom or JSON feed (it looks like ${what})`, { cause: err });
   }
   const line = /Line:\s*(\d+)/.exec(err.message)?.[1];
