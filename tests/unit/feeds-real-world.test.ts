@@ -97,6 +97,16 @@ describe("#21 feeds: seen keys", () => {
   });
 });
 
+describe("#21 feeds: large feeds", () => {
+  test("a large feed is read in slices, so the worker's event loop keeps turning while it is parsed", async () => {
+    const order: string[] = [];
+    const parsing = parseFeed(bigFeed(3000)).then((f) => order.push(`parsed ${f.items.length}`));
+    setImmediate(() => order.push("another task ran"));
+    await parsing;
+    expect(order).toEqual(["another task ran", "parsed 3000"]);
+  });
+});
+
 describe("#21 feeds: dates", () => {
   test("#21.2: one unreadable Atom <updated> gives that item published_at null and a warning; the feed and its other entries are read", async () => {
     const atom = `<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom"><title>Releases</title>
