@@ -178,7 +178,7 @@ async function fetchFeed(url: string, ctx: PollContext, cache: { etag: string | 
   } catch (err) {
     // A FeedFormatError describes the document; anything else is a fault of ours, said as one.
     const reason = err instanceof FeedFormatError ? err.message : `reading it failed unexpectedly (a bug in whenthen: ${errorMessage(err).split("\n")[0]})`;
-    throw new Error(`rss: ${url} is not a readable feed (RSS, Atom or JSON Feed): ${reason}`, { cause: err });
+    throw new Error(`rss: ${url} is not a readable feed: ${reason}`, { cause: err });
   }
   return { notModified: false, feed, etag: res.headers.etag ?? null, lastModified: res.headers["last-modified"] ?? null };
 }

@@ -256,7 +256,7 @@ describe("#21 feeds: formats", () => {
 
   test("#21.9: what a user sees of a parse failure names the feed URL and the line, never a JavaScript internal", async () => {
     const cases: [string, string, RegExp][] = [
-      ["<!doctype html><html><body>Moved</body></html>", "text/html", /is not a readable feed .*not an RSS, Atom or JSON feed \(it looks like an HTML page\)/],
+      ["<!doctype html><html><body>Moved</body></html>", "text/html", /is not a readable feed: it is not an RSS, Atom or JSON feed \(it looks like an HTML page\)/],
       ['{"version":"2","items":[]}', "application/json", /is JSON but not a JSON Feed: "version" should be/],
       ["Service temporarily unavailable, try later", "text/plain", /not an RSS, Atom or JSON feed \(it looks like text that is not XML\)/],
       ['<?xml version="1.0"?><opml version="2.0"><body/></opml>', "text/xml", /it looks like XML without an <rss>, <feed> or <rdf:RDF> root/],
