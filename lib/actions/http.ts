@@ -26,11 +26,12 @@ export const httpAction: ActionPlugin<HttpConfig> = {
   label: "HTTP request",
   description: "Call any URL. 5xx, 429 and network errors are retried; other 4xx fail at once.",
   configSchema: httpConfigSchema,
+  typedConfig: ["body"],
   fields: [
     { name: "url", label: "URL", kind: "text", required: true, template: true, placeholder: "https://example.com/hook" },
     { name: "method", label: "Method", kind: "select", options: METHODS.map((m) => ({ value: m, label: m })) },
     { name: "headers", label: "Headers", kind: "json", template: true, help: 'A JSON object, e.g. {"Authorization": "Bearer {{secrets.API_TOKEN}}"}' },
-    { name: "body", label: "Body", kind: "textarea", template: true, help: "Sent as is when it is text; a JSON value is serialized." },
+    { name: "body", label: "Body", kind: "textarea", template: true, help: "Sent as is when it is text; a JSON value is serialized, and in it a string that is exactly one {{…}} keeps its type (a number stays a number)." },
     { name: "content_type", label: "Content type", kind: "text", placeholder: "application/json" },
   ],
   async run(config, ctx) {

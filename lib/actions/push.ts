@@ -83,6 +83,7 @@ export const pushAction: ActionPlugin<PushConfig> = {
   label: "Push notification",
   description: "Send a notification to your phone with ntfy (no account needed) or Pushover.",
   configSchema: pushConfigSchema,
+  typedConfig: ["tags", "priority"],
   fields: [
     {
       name: "provider",

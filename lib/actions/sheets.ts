@@ -117,8 +117,21 @@ export function serviceAccountEmail(config: Pick<AppConfig, "googleServiceAccoun
 export const sheetsConfigSchema = z.strictObject({
   spreadsheet_id: requiredText("sheets", "spreadsheet_id"),
   sheet_name: requiredText("sheets", "sheet_name"),
-  columns: z.array(z.string()).min(1, { error: 'sheets: "columns" needs at least one column' }),
+  // Stored: templates (strings). Rendered: a cell that was exactly one {{…}} keeps its value's
+  // JSON type, so a number is a number cell whatever the sheet's locale (see `cellValue`).
+  columns: z.array(z.unknown()).min(1, { error: 'sheets: "columns" needs at least one column' }),
 });
+
+/**
+ * One rendered column → a Sheets cell value: strings (parsed as if typed, USER_ENTERED), numbers
+ * and booleans as themselves, null as an empty cell, an object or array as its JSON text.
+ */
+export function cellValue(value: unknown): string | number | boolean {
+  if (typeof value === "string" || typeof value === "boolean") return value;
+  if (typeof value === "number") return Number.isFinite(value) ? value : String(value);
+  if (value === null || value === undefined) return "";
+  return JSON.stringify(value) ?? "";
+}
 
 export type SheetsConfig = z.output<typeof sheetsConfigSchema>;
 
@@ -158,6 +171,7 @@ export function createSheetsAction(opts: { clientFactory?: SheetsClientFactory }
     label: "Google Sheets row",
     description: "Append a row to a Google Sheet (needs a Google service account).",
     configSchema: sheetsConfigSchema,
+    typedConfig: ["columns"],
     fields: [
       {
         name: "spreadsheet_id",
@@ -174,7 +188,7 @@ export function createSheetsAction(opts: { clientFactory?: SheetsClientFactory }
         kind: "list",
         required: true,
         template: true,
-        help: "One template per cell, left to right. Values are parsed as if typed: dates become dates, and text starting with = becomes a formula.",
+        help: "One template per cell, left to right. A cell that is exactly one {{…}} keeps its value's type (a number is a number cell); text is parsed as if typed: dates become dates, and text starting with = becomes a formula.",
       },
     ],
     available: ({ config }) => Boolean(config.googleServiceAccountJson),
@@ -202,7 +216,7 @@ export function createSheetsAction(opts: { clientFactory?: SheetsClientFactory }
           range,
           valueInputOption: "USER_ENTERED",
           insertDataOption: "INSERT_ROWS",
-          requestBody: { values: [config.columns] },
+          requestBody: { values: [config.columns.map(cellValue)] },
         }));
       } catch (err) {
         throw googleError(err, { key, spreadsheetId, sheetName });

@@ -54,6 +54,7 @@ export const slackAction: ActionPlugin<SlackConfig> = {
   label: "Slack message",
   description: "Post a message to a Slack channel through an incoming webhook.",
   configSchema: slackConfigSchema,
+  typedConfig: ["blocks"],
   fields: [
     {
       name: "webhook_url",

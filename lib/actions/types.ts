@@ -39,6 +39,11 @@ export interface ActionPlugin<C = Record<string, unknown>> {
   /** Validates the stored (unrendered) config on save and the rendered config before `run`. */
   configSchema: z.ZodType<C>;
   fields: FieldMeta[];
+  /**
+   * Top-level config keys that carry JSON values (a request body, spreadsheet cells, Block Kit
+   * blocks): a string there that is exactly one `{{…}}` keeps its value's type (lib/template).
+   */
+  typedConfig?: readonly string[];
   /** Whether the action can run on this install (sheets needs GOOGLE_SERVICE_ACCOUNT_JSON); the editor hides it otherwise. */
   available?(ctx: Pick<PluginContext, "config">): boolean;
   /** Throws `ActionError` (lib/core/errors) on failure, with `retryable` set as the spec says. */

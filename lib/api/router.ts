@@ -105,7 +105,7 @@ export function createApi(deps: ApiDeps): Api {
         };
         const timezone = checked.ok ? timezoneOf(checked.definition) : "UTC";
         const actions = (def.actions ?? []).map((a, index) => {
-          const r = renderConfig(a?.config ?? {}, ctx, { timezone });
+          const r = renderConfig(a?.config ?? {}, ctx, { timezone, typedKeys: actionRegistry.get(String(a?.type))?.typedConfig });
           return { index, type: a?.type, rendered: r.rendered, warnings: r.warnings, unresolved: r.warnings.filter((w) => w.startsWith("unresolved: ")).map((w) => w.slice("unresolved: ".length)) };
         });
         return json({ actions, problems: checked.ok ? [] : checked.problems });

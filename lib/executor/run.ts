@@ -180,7 +180,7 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
       steps.push(failedStep(base, run.attempt, started, clock.now(), new ActionError(`executor: unknown action type "${action.type}"`), previous));
       return finish("failed", `action ${index + 1} (${action.type}): unknown action type`);
     }
-    const rendered = renderConfig(action.config, ctx, { timezone });
+    const rendered = renderConfig(action.config, ctx, { timezone, typedKeys: plugin.typedConfig });
     const secretsUsed = rendered.secretsUsed;
     const warnings = [...rendered.warnings];
     const parsed = plugin.configSchema.safeParse(rendered.rendered);

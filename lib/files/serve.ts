@@ -39,7 +39,7 @@ async function serve(app: Pick<App, "config" | "clock" | "log">, req: IncomingMe
   if (check !== "ok") return send(res, 403, check === "expired" ? "link expired" : "bad signature");
 
   // The signature already pins the name; these checks keep a leaked secret from reaching outside the folder.
-  if (sanitizeFilename(filename) !== filename) return send(res, 404, "not found");
+  if (sanitizeFilename(filename, "file", { keepLetters: true }) !== filename) return send(res, 404, "not found");
   const dir = eventFilesDir(app.config.dataDir, eventId);
   const file = path.resolve(dir, filename);
   if (path.dirname(file) !== dir) return send(res, 404, "not found");

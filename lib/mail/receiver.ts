@@ -193,8 +193,9 @@ const printable = (s: string): string => s.replace(/[^\x21-\x7e]/g, "?").slice(0
 export async function deliver(app: App, raw: Buffer, envelopeRcpts: string[]): Promise<string> {
   const log = app.log.child("smtp");
   const receivedAt = app.clock.now();
-  const { email, contents, sentByWhenthen } = await parseInbound(raw, { receivedAt });
+  const { email, contents, sentByWhenthen, warnings } = await parseInbound(raw, { receivedAt });
   const context = { message_id: email.message_id, from: email.from, rcpt: envelopeRcpts, subject: email.subject.slice(0, 200) };
+  for (const warning of warnings) log.warn(warning, context);
 
   if (sentByWhenthen) {
     // Something this install sent came back (an email action addressed to an inbound alias):

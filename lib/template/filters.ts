@@ -1,4 +1,8 @@
+import { firstInstantOfWall } from "@whenthen/schedules";
 import { formatInTimeZone, toDate } from "date-fns-tz";
+import { decodeHTML } from "entities";
+import { transliterate } from "transliteration";
+import { parseDateText } from "../core/dates";
 import type { FilterArg } from "./parse";
 
 export interface FilterEnv {
@@ -41,18 +45,20 @@ function truncate(value: unknown, args: FilterArg[], env: FilterEnv): unknown {
     return value;
   }
   const s = toText(value, env);
-  // Code units >= code points, so a short string needs no splitting.
+  // Code units >= graphemes, so a short string needs no segmenting.
   if (s.length <= n) return s;
-  const chars = Array.from(s);
-  if (chars.length <= n) return s;
+  // Characters as a reader counts them (grapheme clusters): 👍🏽, é as e + accent, a flag, a
+  // family emoji are one each and never cut in two.
+  const graphemes = Array.from(GRAPHEMES.segment(s), (g) => g.segment);
+  if (graphemes.length <= n) return s;
   // N characters, then the ellipsis: at most N + 1 characters in all.
-  return chars.slice(0, n).join("").trimEnd() + "…";
+  return graphemes.slice(0, n).join("").trimEnd() + "…";
 }
+
+const GRAPHEMES = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 
 const DEFAULT_DATE_FORMAT = "yyyy-MM-dd'T'HH:mm:ssXXX";
 const NUMERIC = /^-?\d+(?:\.\d+)?$/;
-// RFC 2822 dates (RSS pubDate) always carry a zone, so Date.parse gives the same answer on every host.
-const EXPLICIT_ZONE = /(?:\b(?:GMT|UTC|UT|Z|[ECMP][SD]T)|[+-]\d{2}:?\d{2})\s*$/i;
 
 const validZones = new Map<string, boolean>();
 function isValidTimeZone(tz: string): boolean {
@@ -69,17 +75,38 @@ function isValidTimeZone(tz: string): boolean {
   return ok;
 }
 
+/**
+ * Below this an epoch number is seconds, not milliseconds: 10-digit values (1772955000) are the
+ * seconds most APIs send; as milliseconds they would all be in January 1970. 1e11 seconds is the
+ * year 5138; 1e11 milliseconds is March 1973.
+ */
+const EPOCH_SECONDS_BELOW = 1e11;
+const fromEpoch = (n: number): Date => new Date(Math.abs(n) < EPOCH_SECONDS_BELOW ? n * 1000 : n);
+
+const WALL_ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3})\d*)?)?)?$/;
+
 function toInstant(value: unknown, timezone: string): Date | null {
-  if (typeof value === "number") return new Date(value);
+  if (typeof value === "number") return fromEpoch(value);
   if (value instanceof Date) return value;
   if (typeof value !== "string") return null;
   const s = value.trim();
-  if (NUMERIC.test(s)) return new Date(Number(s));
-  // An ISO string without an offset is read as wall time in the applet's timezone, never the
-  // server's: rendering must not depend on the host's TZ.
+  if (NUMERIC.test(s)) return fromEpoch(Number(s));
+  // An ISO string without an offset is wall time in the applet's timezone, never the server's,
+  // placed on real time by the scheduler's rule: a time in the spring-forward gap is the first
+  // valid time after it, a repeated fall-back time its first occurrence.
+  const wall = WALL_ISO.exec(s);
+  if (wall) {
+    const [, y, mo, d, h = "0", mi = "0", sec = "0", ms = "0"] = wall;
+    const floating = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(sec), Number(ms.padEnd(3, "0")));
+    const check = new Date(floating);
+    // Date.UTC rolls 2026-02-30 over to March; such a wall time is no date.
+    if (check.getUTCMonth() !== Number(mo) - 1 || check.getUTCDate() !== Number(d) || Number(h) > 23 || Number(mi) > 59 || Number(sec) > 59) return null;
+    return new Date(firstInstantOfWall(floating, timezone));
+  }
   const d = toDate(s, { timeZone: timezone });
-  if (!Number.isNaN(d.getTime())) return d;
-  return EXPLICIT_ZONE.test(s) ? new Date(Date.parse(s)) : null;
+  if (!Number.isNaN(d.getTime()) && /^\d{4}-\d{2}-\d{2}T.*(?:Z|[+-]\d{2}:?\d{2})$/i.test(s)) return d;
+  // RFC 2822 and the other forms feeds and mail use (lib/core/dates); one without a zone is UTC.
+  return parseDateText(s);
 }
 
 function date(value: unknown, args: FilterArg[], env: FilterEnv): unknown {
@@ -110,12 +137,6 @@ const BLOCK_TAGS = new Set([
   "section", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul",
 ]);
 const DROP_CONTENT = ["script", "style", "template", "noscript"];
-const NAMED_ENTITIES: Record<string, string> = {
-  amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " ", mdash: "—", ndash: "–", hellip: "…",
-  lsquo: "‘", rsquo: "’", ldquo: "“", rdquo: "”", laquo: "«", raquo: "»", copy: "©", reg: "®",
-  trade: "™", euro: "€", pound: "£", bull: "•", middot: "·", deg: "°",
-};
-
 /**
  * A linear scan, not regexes: feed content is untrusted and backtracking patterns such as
  * `<script[\s\S]*?<\/script>` go quadratic on crafted input.
@@ -165,28 +186,21 @@ export function stripHtml(html: string): string {
   return decodeEntities(out).replace(/\s+/g, " ").trim();
 }
 
+/** Every HTML5 named entity (`&ouml;`, `&eacute;`, `&ograve;` …) and numeric reference, as a browser reads them. */
 function decodeEntities(s: string): string {
-  if (!s.includes("&")) return s;
-  return s.replace(/&(#[xX][0-9a-fA-F]{1,6}|#\d{1,7}|[a-zA-Z]{2,8});/g, (whole, body: string) => {
-    if (body[0] === "#") {
-      const code = body[1] === "x" || body[1] === "X" ? parseInt(body.slice(2), 16) : parseInt(body.slice(1), 10);
-      return code > 0 && code <= 0x10ffff && (code < 0xd800 || code > 0xdfff) ? String.fromCodePoint(code) : whole;
-    }
-    return NAMED_ENTITIES[body.toLowerCase()] ?? whole;
-  });
+  return s.includes("&") ? decodeHTML(s) : s;
 }
 
-// Letters NFKD does not decompose into ASCII.
-const ASCII_FOLD: Record<string, string> = {
-  ß: "ss", æ: "ae", œ: "oe", ø: "o", đ: "d", ð: "d", ł: "l", þ: "th", ı: "i", ħ: "h",
-};
-
+/**
+ * URL slugs in ASCII: every script is transliterated first (the transliteration package: "Привет
+ * мир" → "privet-mir", "北京" → "bei-jing", "Straße" → "strasse"), so non-Latin text does not
+ * vanish.
+ */
 export function slug(s: string): string {
-  const folded = s
+  const folded = transliterate(s.normalize("NFC"))
     .normalize("NFKD")
     .replace(/\p{M}+/gu, "")
-    .toLowerCase()
-    .replace(/[ßæœøđðłþıħ]/g, (ch) => ASCII_FOLD[ch] ?? "");
+    .toLowerCase();
   return folded
     .replace(/[^a-z0-9]+/g, "-")
     .replace(/^-+|-+$/g, "")

@@ -11,8 +11,13 @@ import { parseTemplate, type Expression } from "./parse";
  *   so the result has at most N + 1 characters; shorter text is unchanged.
  * - `default:'x'` applies to a missing value, null or "". A missing path followed by `default`
  *   anywhere in its chain does not warn: the template already says what to do about it.
- * - `date:'fmt'` takes an ISO string, epoch ms (number or numeric string) or an RFC 2822 date with
- *   a zone; an ISO string without an offset is wall time in `opts.timezone`.
+ * - `date:'fmt'` takes an ISO string, an epoch number or numeric string (seconds below 1e11, so the
+ *   10-digit 1772955000 is seconds; milliseconds above), or an RFC 2822 date; an ISO string without
+ *   an offset is wall time in `opts.timezone`, and one inside a spring-forward gap is the first
+ *   valid time after it (the scheduler's rule, from @whenthen/schedules).
+ * - A config string that is exactly one `{{…}}` under a key listed in `typedKeys` keeps the JSON
+ *   type of its value (number, boolean, null, object, array): `"amount": "{{trigger.body.amount}}"`
+ *   in an http JSON body sends 59.9, not "59.9". Any other text around it makes it text.
  */
 
 export type SecretResolver = (name: string) => string | undefined;
@@ -33,6 +38,11 @@ export interface TemplateContext {
 export interface RenderOptions {
   /** IANA name used by the `date` filter. Default "UTC". */
   timezone?: string;
+  /**
+   * renderConfig only: top-level config keys whose whole-value templates keep their value's JSON
+   * type (an action's `typedConfig`: the http body, Sheets cells, Slack blocks, push tags).
+   */
+  typedKeys?: readonly string[];
 }
 
 export interface RenderResult {
@@ -68,8 +78,45 @@ export function renderConfig<T>(
   opts?: RenderOptions,
 ): { rendered: T; warnings: string[]; secretsUsed: string[] } {
   const out = new Collector(opts?.timezone ?? "UTC");
-  const rendered = mapStrings(config, (s) => renderInto(s, ctx, out)) as T;
+  const typed = new Set(opts?.typedKeys ?? []);
+  const isRecord = typeof config === "object" && config !== null && !Array.isArray(config);
+  const rendered = (
+    isRecord && typed.size > 0
+      ? Object.fromEntries(
+          Object.entries(config as Record<string, unknown>).map(([key, value]) => [
+            key,
+            mapStrings(value, typed.has(key) ? (s) => renderTyped(s, ctx, out) : (s) => renderInto(s, ctx, out)),
+          ]),
+        )
+      : mapStrings(config, (s) => renderInto(s, ctx, out))
+  ) as T;
   return { rendered, warnings: [...out.warnings], secretsUsed: [...out.secrets] };
+}
+
+/**
+ * A string that is exactly one expression → its value with its JSON type (a copy); anything else
+ * → rendered text. A missing value is "" (and warns), as in text.
+ */
+function renderTyped(template: string, ctx: TemplateContext, out: Collector): unknown {
+  const pieces = template.includes("{{") ? parseTemplate(template) : [];
+  const only = pieces.length === 1 ? pieces[0] : undefined;
+  if (only?.kind !== "expr") return renderInto(template, ctx, out);
+  try {
+    const value = evaluateValue(only.expr, ctx, out);
+    if (value === null || typeof value === "number" || typeof value === "boolean") return typeof value === "number" && !Number.isFinite(value) ? toText(value, out) : value;
+    if (typeof value === "object" && !(value instanceof Date)) {
+      try {
+        return JSON.parse(JSON.stringify(value)) as unknown;
+      } catch (err) {
+        out.warn(`cannot render value as JSON: ${err instanceof Error ? err.message : String(err)}`);
+        return "";
+      }
+    }
+    return toText(value, out);
+  } catch (err) {
+    out.warn(`error rendering ${only.expr.pathText}: ${err instanceof Error ? err.message : String(err)}`);
+    return "";
+  }
 }
 
 /**
@@ -118,6 +165,11 @@ function renderInto(template: string, ctx: TemplateContext, out: Collector): str
 }
 
 function evaluate(expr: Expression, ctx: TemplateContext, out: Collector): string {
+  return toText(evaluateValue(expr, ctx, out), out);
+}
+
+/** The expression's value after its filters, before it becomes text; records the secrets used. */
+function evaluateValue(expr: Expression, ctx: TemplateContext, out: Collector): unknown {
   const { found, value, secret } = resolve(ctx, expr.path);
   if (!found && !expr.filters.some((f) => f.name === "default")) {
     out.warn(`unresolved: ${expr.pathText}`);
@@ -131,12 +183,12 @@ function evaluate(expr: Expression, ctx: TemplateContext, out: Collector): strin
     }
     current = filter(current, f.args, out);
   }
-  const text = toText(current, out);
   if (secret) {
+    const text = toText(current, out);
     out.secrets.add(secret);
     if (text !== "" && !text.includes(secret)) out.secrets.add(text);
   }
-  return text;
+  return current;
 }
 
 const hasOwn = (obj: object, key: string): boolean => Object.prototype.hasOwnProperty.call(obj, key);
@@ -174,7 +226,7 @@ function resolve(ctx: TemplateContext, path: string[]): Resolved {
 }
 
 /** Deep copy of plain objects and arrays with `fn` applied to every string leaf; cycles kept. */
-function mapStrings(value: unknown, fn: (s: string) => string): unknown {
+function mapStrings(value: unknown, fn: (s: string) => unknown): unknown {
   const seen = new Map<object, unknown>();
   const walk = (v: unknown): unknown => {
     if (typeof v === "string") return fn(v);

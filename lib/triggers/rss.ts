@@ -1,15 +1,23 @@
 import { createHash } from "node:crypto";
 import { nextRunAfter, type ScheduleTiming } from "@whenthen/schedules";
-import Parser from "rss-parser";
 import { z } from "zod";
+import { parseDateText } from "../core/dates";
 import { errorMessage } from "../core/errors";
 import { LIMITS } from "../core/limits";
+import { decodeFeed } from "../feeds/decode";
+import { FeedFormatError, readFeed, type FeedEntry, type ParsedFeed } from "../feeds/read";
 import { stripHtml } from "../template/filters";
 import type { PollContext, TriggerPlugin, TriggerState } from "./types";
 
 /**
- * The RSS/Atom trigger. Fetching is the only I/O; turning a feed into items and deciding which of
- * them are new are pure functions (`parseFeed`, `feedItems`, `selectNewItems`) tested on their own.
+ * The feed trigger: RSS 0.9x/1.0/2.0, Atom 0.3/1.0 and JSON Feed 1.0/1.1 all give the same
+ * ingredients (listed below). Fetching is the only I/O; turning a feed into items and deciding
+ * which of them are new are pure functions (`parseFeed`, `feedItems`, `selectNewItems`) tested on
+ * their own.
+ *
+ * An item's date is its first readable one (published, pubDate, dc:date, dcterms:issued …, then
+ * updated/modified), read by lib/core/dates: a date without a zone is UTC. An unreadable date
+ * gives that item `published_at: null` and a warning in the log, never a failed feed.
  */
 
 /** Bytes of feed read before giving up: past this the feed is refused, never parsed half. */
@@ -45,49 +53,30 @@ export const rssTiming = (config: RssConfig, state: Pick<TriggerState, "errorCou
 
 export interface FeedItem {
   key: string;
-  /** null when the item has no parseable date. */
+  /** null when the item has no readable date. */
   published: Date | null;
   payload: Record<string, unknown>;
+  /** What could not be read in this item (an unreadable date); the item still fires. */
+  warnings?: string[];
 }
 
-export interface ParsedFeed {
-  title: string | null;
-  items: RawItem[];
-}
-
-type RawItem = Record<string, unknown>;
-
-// Atom <category term="…"/> is not read by rss-parser itself; keep the raw elements to read it.
-const PARSER_OPTIONS = { customFields: { item: [["category", "rawCategories", { keepArray: true }]] as [string, string, { keepArray: boolean }][] } };
+export type { ParsedFeed } from "../feeds/read";
 
 /**
- * XML → feed. rss-parser sits on xml2js/sax in strict mode: a DOCTYPE's own entities are never
- * expanded (a billion-laughs feed fails with "Invalid character entity"), and only known element
- * names become item fields, so a `<__proto__>` element reaches no object's prototype.
+ * Bytes or text → feed. Bytes are decoded by the HTTP charset, the XML declaration or a BOM
+ * (lib/feeds/decode); the formats read are those of lib/feeds/read. A DOCTYPE declaring its own
+ * entities (a billion-laughs document) is refused before parsing, and no element name reaches an
+ * object key, so a `<__proto__>` element touches no prototype.
  */
-export async function parseFeed(xml: string): Promise<ParsedFeed> {
-  // A parser per feed: rss-parser reuses one xml2js parser, and after a failed document that
-  // parser accepts the next one in a half-reset state (the same billion-laughs feed then
-  // "parses", entities left as text). Feeds must not influence each other.
-  const feed = await new Parser(PARSER_OPTIONS).parseString(xml);
-  return { title: str(feed.title), items: (feed.items ?? []) as unknown as RawItem[] };
+export async function parseFeed(input: string | Buffer, opts: { contentType?: string; feedUrl?: string } = {}): Promise<ParsedFeed> {
+  const source = typeof input === "string" ? input : decodeFeed(input, opts.contentType).text;
+  return readFeed(source, { feedUrl: opts.feedUrl });
 }
 
 const str = (v: unknown): string | null => (typeof v === "string" && v.trim() !== "" ? v.trim() : null);
 
-function categoriesOf(item: RawItem): string[] {
-  const out: string[] = [];
-  const add = (c: unknown) => {
-    const text = typeof c === "string" ? c : c && typeof c === "object" ? (c as { _?: unknown; $?: { term?: unknown } })._ ?? (c as { $?: { term?: unknown } }).$?.term : undefined;
-    if (typeof text === "string" && text.trim() && !out.includes(text.trim())) out.push(text.trim());
-  };
-  if (Array.isArray(item.categories)) item.categories.forEach(add);
-  if (Array.isArray(item.rawCategories)) item.rawCategories.forEach(add);
-  return out;
-}
-
 /** guid, else id, else link, else SHA-256 of title + published. */
-export function itemKey(item: RawItem): string {
+export function itemKey(item: { guid?: unknown; id?: unknown; link?: unknown; title?: unknown; isoDate?: unknown; pubDate?: unknown }): string {
   const key = str(item.guid) ?? str(item.id) ?? str(item.link);
   if (key !== null) return key.length <= MAX_KEY_LENGTH ? key : `sha256:${sha256(key)}`;
   return `sha256:${sha256(`${str(item.title) ?? ""}${str(item.isoDate) ?? str(item.pubDate) ?? ""}`)}`;
@@ -95,25 +84,38 @@ export function itemKey(item: RawItem): string {
 
 const sha256 = (s: string): string => createHash("sha256").update(s).digest("hex");
 
+/**
+ * The first readable date of an entry (published before updated), and a warning for each date
+ * text that could not be read. A date without a zone is UTC (lib/core/dates).
+ */
+function publishedOf(entry: FeedEntry): { published: Date | null; warnings: string[] } {
+  const warnings: string[] = [];
+  for (const d of entry.dates) {
+    const date = parseDateText(d.text);
+    if (date) return { published: date, warnings };
+    warnings.push(`unreadable date in <${d.field}>: ${JSON.stringify(d.text.slice(0, 80))}`);
+  }
+  return { published: null, warnings };
+}
+
 /** The feed's items as ingredients, in feed order. Pure. */
 export function feedItems(feed: ParsedFeed, feedUrl: string): FeedItem[] {
-  return feed.items.map((item) => {
-    const iso = str(item.isoDate);
-    const date = iso ? new Date(iso) : null;
-    const published = date && !Number.isNaN(date.getTime()) ? date : null;
-    const content = str(item["content:encoded"]) ?? str(item.content) ?? str(item.summary) ?? "";
-    const text = stripHtml(content).replace(/\s+/g, " ").trim();
+  return feed.items.map((entry) => {
+    const { published, warnings } = publishedOf(entry);
+    const content = entry.content ?? "";
+    const text = stripHtml(content);
     return {
-      key: itemKey(item),
+      key: itemKey({ guid: entry.guid, id: entry.id, link: entry.link, title: entry.title, isoDate: published?.toISOString(), pubDate: entry.dates[0]?.text }),
       published,
+      warnings,
       payload: {
-        title: str(item.title) ?? "",
-        link: str(item.link) ?? "",
+        title: entry.title ?? "",
+        link: entry.link ?? "",
         content,
         summary: Array.from(text).slice(0, SUMMARY_CHARS).join(""),
-        author: str(item.creator) ?? str(item["dc:creator"]) ?? str(item.author),
+        author: entry.author,
         published_at: published ? published.toISOString() : null,
-        categories: categoriesOf(item),
+        categories: entry.categories,
         feed_title: feed.title ?? "",
         feed_url: feedUrl,
       },
@@ -122,11 +124,16 @@ export function feedItems(feed: ParsedFeed, feedUrl: string): FeedItem[] {
 }
 
 /**
- * Which items fire, and the seen keys to store (newest last, capped at 500). The first poll ever
- * (no seen keys) only remembers, unless `fireOnFirstPoll`. New items fire oldest first: by
- * published date when every new item has one, else in reverse feed order (feeds list newest
- * first). At most `maxItems` fire: the newest ones, so a feed that rewrites its ids does not
- * replay its whole history; every new key is remembered either way. Pure.
+ * Which items fire, and the seen keys to store. An item still in the feed is never new again:
+ * the stored keys are every key of this fetch plus a history of at most 500 keys seen before
+ * that are no longer in the feed (an item that drops out and comes back does not fire again while
+ * its key is in the history). Stored oldest first, so the history loses its oldest keys first; the
+ * whole list is bounded by the feed's own size (FEED_MAX_BYTES) plus 500.
+ *
+ * The first poll ever (no seen keys) only remembers, unless `fireOnFirstPoll`. New items fire
+ * oldest first: by published date when every new item has one, else in reverse feed order
+ * (feeds list newest first). At most `maxItems` fire: the newest ones, so a feed that rewrites
+ * its ids does not replay its whole history; every new key is remembered either way. Pure.
  */
 export function selectNewItems(
   items: FeedItem[],
@@ -134,11 +141,12 @@ export function selectNewItems(
   opts: { fireOnFirstPoll: boolean; maxItems: number },
 ): { fire: FeedItem[]; seenKeys: string[]; dropped: number } {
   const seen = new Set(seenKeys);
+  const current = new Set<string>();
   const fresh: FeedItem[] = [];
   for (const item of items) {
-    if (seen.has(item.key)) continue;
-    seen.add(item.key); // the same key twice in one feed fires once
-    fresh.push(item);
+    if (current.has(item.key)) continue; // the same key twice in one feed fires once
+    current.add(item.key);
+    if (!seen.has(item.key)) fresh.push(item);
   }
   const reversed = fresh.reverse();
   const ordered = reversed.every((i) => i.published !== null)
@@ -147,7 +155,8 @@ export function selectNewItems(
         .sort((a, b) => a.item.published!.getTime() - b.item.published!.getTime() || a.index - b.index)
         .map((x) => x.item)
     : reversed;
-  const nextSeen = [...seenKeys, ...ordered.map((i) => i.key)].slice(-LIMITS.seenKeys);
+  const history = seenKeys.filter((k) => !current.has(k)).slice(-LIMITS.seenKeys);
+  const nextSeen = [...history, ...[...current].reverse()];
   if (seenKeys.length === 0 && !opts.fireOnFirstPoll) return { fire: [], seenKeys: nextSeen, dropped: 0 };
   const fire = ordered.slice(-opts.maxItems);
   return { fire, seenKeys: nextSeen, dropped: ordered.length - fire.length };
@@ -156,7 +165,7 @@ export function selectNewItems(
 type FetchOutcome = { notModified: true } | { notModified: false; feed: ParsedFeed; etag: string | null; lastModified: string | null };
 
 async function fetchFeed(url: string, ctx: PollContext, cache: { etag: string | null; lastModified: string | null } | null): Promise<FetchOutcome> {
-  const headers: Record<string, string> = { accept: "application/rss+xml, application/atom+xml, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.5" };
+  const headers: Record<string, string> = { accept: "application/rss+xml, application/atom+xml, application/feed+json, application/xml;q=0.9, text/xml;q=0.9, application/json;q=0.8, */*;q=0.5" };
   if (cache?.etag) headers["if-none-match"] = cache.etag;
   if (cache?.lastModified) headers["if-modified-since"] = cache.lastModified;
   const res = await ctx.http(url, { headers, timeoutMs: FEED_TIMEOUT_MS, maxBytes: FEED_MAX_BYTES });
@@ -165,17 +174,26 @@ async function fetchFeed(url: string, ctx: PollContext, cache: { etag: string | 
   if (res.truncated) throw new Error(`rss: ${url} is larger than ${FEED_MAX_BYTES / 1024 / 1024} MB; refusing a partial feed`);
   let feed: ParsedFeed;
   try {
-    feed = await parseFeed(res.text());
+    feed = await parseFeed(res.body, { contentType: res.headers["content-type"], feedUrl: res.url || url });
   } catch (err) {
-    throw new Error(`rss: ${url} is not a readable RSS or Atom feed: ${errorMessage(err).split("\n")[0]}`, { cause: err });
+    // A FeedFormatError describes the document; anything else is a fault of ours, said as one.
+    const reason = err instanceof FeedFormatError ? err.message : `reading it failed unexpectedly (a bug in whenthen: ${errorMessage(err).split("\n")[0]})`;
+    throw new Error(`rss: ${url} is not a readable feed: ${reason}`, { cause: err });
   }
   return { notModified: false, feed, etag: res.headers.etag ?? null, lastModified: res.headers["last-modified"] ?? null };
 }
 
+/** Logs each unreadable date once per poll, naming the feed and the item. */
+function warnAboutItems(items: FeedItem[], url: string, ctx: PollContext): void {
+  for (const item of items) {
+    for (const warning of item.warnings ?? []) ctx.log.warn(`rss: ${warning}; published_at is null for this item`, { url, item: item.key });
+  }
+}
+
 export const rssTrigger: TriggerPlugin<RssConfig> = {
   type: "rss",
-  label: "RSS / Atom feed",
-  description: "Fires once for every new item in a feed.",
+  label: "RSS / Atom / JSON feed",
+  description: "Fires once for every new item in a feed (RSS, Atom or JSON Feed).",
   configSchema: rssConfigSchema,
   fields: [
     { name: "url", label: "Feed URL", kind: "text", required: true, placeholder: "https://example.com/feed.xml" },
@@ -189,7 +207,7 @@ export const rssTrigger: TriggerPlugin<RssConfig> = {
     { name: "content", description: "Full content (or description) as HTML" },
     { name: "summary", description: "First 300 characters of the content, HTML removed" },
     { name: "author", description: "Author, or null" },
-    { name: "published_at", description: "Publication time (ISO UTC), or null when the feed has none" },
+    { name: "published_at", description: "Publication time (ISO UTC), or null when the item has no readable date; a date without a zone is read as UTC" },
     { name: "categories", description: "Categories (array)" },
     { name: "feed_title", description: "The feed's title" },
     { name: "feed_url", description: "The feed URL" },
@@ -220,6 +238,7 @@ export const rssTrigger: TriggerPlugin<RssConfig> = {
     // 304: the server says nothing changed, which is also a success (it ends a back-off).
     if (outcome.notModified) return { events: [], state: { lastPolledAt: polledAt, ...(state.errorCount > 0 ? { lastError: null, errorCount: 0 } : {}) } };
     const items = feedItems(outcome.feed, config.url);
+    warnAboutItems(items, config.url, ctx);
     const chosen = selectNewItems(items, state.seenKeys, { fireOnFirstPoll: config.fire_on_first_poll, maxItems: config.max_items_per_poll });
     if (chosen.dropped > 0) ctx.log.warn("rss: more new items than max_items_per_poll; the oldest were skipped", { url: config.url, skipped: chosen.dropped });
     return {
@@ -234,8 +253,10 @@ export const rssTrigger: TriggerPlugin<RssConfig> = {
     const items = feedItems(outcome.feed, config.url);
     return {
       feed_title: outcome.feed.title,
+      format: outcome.feed.format,
       item_count: items.length,
       items: items.slice(0, 3).map((i) => ({ key: i.key, ...i.payload })),
+      warnings: items.flatMap((i) => (i.warnings ?? []).map((w) => `${i.key}: ${w}`)).slice(0, 20),
     };
   },
 };

@@ -1,4 +1,4 @@
-import { isValidTimeZone, nextRunAfter, validateTiming, type ScheduleTiming } from "@whenthen/schedules";
+import { expandCron, isValidTimeZone, nextRunAfter, validateTiming, type ScheduleTiming } from "@whenthen/schedules";
 import { formatInTimeZone } from "date-fns-tz";
 import { z } from "zod";
 import type { TriggerPlugin } from "./types";
@@ -13,17 +13,27 @@ import type { TriggerPlugin } from "./types";
  * fall-back time fires once, at its first occurrence; a wildcard hour fires in both repeated hours.
  */
 
-/** A cron problem in words, or null. 6-field (seconds) and 7-field (years) patterns are refused. */
+/**
+ * A cron problem in words, or null: one message naming the field, the token and its range (the
+ * package's). 6-field (seconds) and 7-field (years) patterns are refused; the nicknames @hourly,
+ * @daily, @weekly, @monthly and @yearly are accepted.
+ */
 export function cronProblem(cron: string): string | null {
-  const fields = cron.trim().split(/\s+/);
+  const trimmed = cron.trim();
+  let fields: string[];
+  try {
+    fields = expandCron(trimmed).split(/\s+/);
+  } catch (err) {
+    return `schedule: ${(err as Error).message.replace(/^schedules: /, "")}`;
+  }
   if (fields.length !== 5) {
-    return `schedule: cron "${cron}" has ${fields.length} field${fields.length === 1 ? "" : "s"}; expected 5 (minute hour day-of-month month day-of-week), seconds are not supported`;
+    return `schedule: cron "${cron}" has ${fields.length} field${fields.length === 1 ? "" : "s"}; expected 5 (minute hour day-of-month month day-of-week) or a nickname such as @daily, seconds are not supported`;
   }
   try {
-    validateTiming({ cron: cron.trim() });
+    validateTiming({ cron: trimmed });
     return null;
   } catch (err) {
-    return `schedule: invalid cron "${cron}": ${(err as Error).message.replace(/^schedules: /, "")}`;
+    return `schedule: ${(err as Error).message.replace(/^schedules: /, "")}`;
   }
 }
 
@@ -82,7 +92,7 @@ export const scheduleTrigger: TriggerPlugin<ScheduleConfig> = {
   description: "Fires on a cron schedule in your time zone (for example every weekday at 09:00).",
   configSchema: scheduleConfigSchema,
   fields: [
-    { name: "cron", label: "Cron expression", kind: "text", required: true, placeholder: "0 9 * * 1-5", help: "Five fields: minute hour day-of-month month day-of-week. 0 9 * * 1-5 is 09:00 on weekdays." },
+    { name: "cron", label: "Cron expression", kind: "text", required: true, placeholder: "0 9 * * 1-5", help: "Five fields: minute hour day-of-month month day-of-week (0 9 * * 1-5 is 09:00 on weekdays), or @hourly, @daily, @weekly, @monthly, @yearly." },
     { name: "timezone", label: "Time zone", kind: "text", required: true, placeholder: "Europe/Berlin", help: "IANA name. Daylight saving: a time skipped by the spring change fires right after the gap; a time repeated in autumn fires once." },
   ],
   ingredients: [

@@ -12,7 +12,7 @@ export interface Ingredient {
 export interface TriggerState {
   nextRunAt: string | null;
   lastPolledAt: string | null;
-  /** Newest last, at most 500. */
+  /** Every key of the last successful fetch plus at most 500 older ones (the history), oldest first. */
   seenKeys: string[];
   lastValue: unknown;
   etag: string | null;

@@ -327,7 +327,7 @@ describe("inbound email (AC6)", () => {
       expect(p).toMatchObject({ from: "ada@example.com", subject: "Invoice INV-2026-0042 is ready", to: ["invoices@hooks.example"], cc: ["bob@example.org"] });
       expect(p.text).toBe(payloads[0]!.text);
     }
-    expect(keys).toEqual(["attachments", "cc", "date", "from", "from_name", "html", "message_id", "reply_to", "subject", "text", "text_first_line", "to"]);
+    expect(keys).toEqual(["attachments", "cc", "date", "date_source", "from", "from_name", "html", "message_id", "reply_to", "subject", "text", "text_first_line", "to"]);
     expect(payloads[2]!.message_id).toMatch(/^<[0-9a-f]{64}@whenthen\.generated>$/);
   });
 

@@ -62,7 +62,7 @@ describe("AC4: parsing feeds", () => {
     server.use(http.get("https://feeds.example/laughs.xml", () => new HttpResponse(LAUGHS, { headers: { "content-type": "application/rss+xml" } })));
     const r = await rssTrigger.poll!(rssConfigSchema.parse({ url: "https://feeds.example/laughs.xml", fire_on_first_poll: true }), emptyTriggerState(), ctx(), new Date());
     expect(r.events).toEqual([]);
-    expect(r.state).toMatchObject({ errorCount: 1, lastError: expect.stringMatching(/not a readable RSS or Atom feed/) });
+    expect(r.state).toMatchObject({ errorCount: 1, lastError: expect.stringMatching(/not a readable feed: .*entities/) });
   });
 
   test("AC4: an item with a <__proto__> element pollutes no prototype and keeps its fields", async () => {
@@ -117,12 +117,14 @@ describe("AC4: choosing new items", () => {
     expect(selectNewItems(undated, ["old"], { fireOnFirstPoll: false, maxItems: 20 }).fire.map((i) => i.key)).toEqual(["n1", "n2"]);
   });
 
-  test("AC4: seen keys keep the newest 500, newest last", () => {
-    const seen = Array.from({ length: 499 }, (_, i) => `k${i}`);
-    const r = selectNewItems([item("new2", "2026-03-07T00:00:00Z"), item("new1", "2026-03-06T00:00:00Z")], seen, { fireOnFirstPoll: false, maxItems: 20 });
-    expect(r.seenKeys).toHaveLength(500);
-    expect(r.seenKeys[0]).toBe("k1");
-    expect(r.seenKeys.slice(-2)).toEqual(["new1", "new2"]);
+  // #21 changes this rule: the 500 cap applies to the history, not to what the feed shows now.
+  test("AC4: seen keys are the feed's keys plus the newest 500 of the history, newest last", () => {
+    const seen = Array.from({ length: 600 }, (_, i) => `k${i}`);
+    const r = selectNewItems([item("new2", "2026-03-07T00:00:00Z"), item("new1", "2026-03-06T00:00:00Z"), item("k599", "2026-03-01T00:00:00Z")], seen, { fireOnFirstPoll: false, maxItems: 20 });
+    expect(r.fire.map((i) => i.key)).toEqual(["new1", "new2"]);
+    expect(r.seenKeys).toHaveLength(503);
+    expect(r.seenKeys.slice(0, 2)).toEqual(["k99", "k100"]);
+    expect(r.seenKeys.slice(-3)).toEqual(["k599", "new1", "new2"]);
   });
 
   test("AC4: a key repeated within one feed fires once", () => {

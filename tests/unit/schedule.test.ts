@@ -111,7 +111,7 @@ describe("schedule: config", () => {
   });
   test.each([
     ["6 fields (seconds)", { cron: "0 0 9 * * *", timezone: "UTC" }, /expected 5/],
-    ["1 field", { cron: "@daily", timezone: "UTC" }, /expected 5/],
+    ["1 field", { cron: "daily", timezone: "UTC" }, /expected 5/],
     ["an out-of-range minute", { cron: "61 9 * * *", timezone: "UTC" }, /invalid cron/],
     ["no timezone", { cron: "0 9 * * *" }, /timezone/],
     ["an unknown zone", { cron: "0 9 * * *", timezone: "Mars/Olympus_Mons" }, /unknown IANA time zone/],
@@ -120,6 +120,38 @@ describe("schedule: config", () => {
     const r = scheduleConfigSchema.safeParse(config);
     expect(r.success).toBe(false);
     expect(JSON.stringify(r.error?.issues)).toMatch(message);
+  });
+});
+
+describe("#21 cron errors: one message that names the field, quotes the token and gives the range", () => {
+  const problem = (cron: string) => {
+    const r = scheduleConfigSchema.safeParse({ cron, timezone: "UTC" });
+    return r.success ? null : r.error.issues.map((i) => i.message).join(" | ");
+  };
+
+  test.each([
+    ["* * 32 * *", 'schedule: invalid cron "* * 32 * *": day-of-month "32" is out of range; day-of-month is 1–31'],
+    ["0 0 1 13 *", 'schedule: invalid cron "0 0 1 13 *": month "13" is out of range; month is 1–12 or JAN–DEC'],
+    ["0 */0 * * *", 'schedule: invalid cron "0 */0 * * *": hour "*/0" has step 0; a step is at least 1 (hour is 0–23)'],
+    ["* * 0 * *", 'schedule: invalid cron "* * 0 * *": day-of-month "0" is out of range; day-of-month is 1–31'],
+    ["1-70 * * * *", 'schedule: invalid cron "1-70 * * * *": minute "70" (in "1-70") is out of range; minute is 0–59'],
+    ["0 9 * * 8", 'schedule: invalid cron "0 9 * * 8": day-of-week "8" is out of range; day-of-week is 0–7 (0 and 7 are Sunday) or SUN–SAT'],
+    ["0 0 * JAN-FOO *", 'schedule: invalid cron "0 0 * JAN-FOO *": month "FOO" (in "JAN-FOO") is not a valid value; month is 1–12 or JAN–DEC'],
+  ])("#21.cron: %s gets exactly one clear message in the user's numbers", (cron, message) => {
+    expect(problem(cron)).toBe(message);
+    // Said once: croner's zero-based "Invalid value for day: 31" and the doubled prefix are gone.
+    expect(problem(cron)!.match(/invalid cron/g)).toHaveLength(1);
+  });
+
+  test("#21.cron: the nicknames @hourly, @daily, @weekly, @monthly and @yearly are accepted and fire like their expressions, DST rule included", () => {
+    const same: [string, string][] = [["@hourly", "0 * * * *"], ["@daily", "0 0 * * *"], ["@weekly", "0 0 * * 0"], ["@monthly", "0 0 1 * *"], ["@yearly", "0 0 1 1 *"], ["@annually", "0 0 1 1 *"]];
+    for (const [nickname, expression] of same) {
+      expect(problem(nickname)).toBeNull();
+      // Across the fall-back night in New York: @hourly is a wildcard hour, so it fires in both 01:00s.
+      expect(fires(nickname, "America/New_York", "2026-10-31T12:00:00Z", 4)).toEqual(fires(expression, "America/New_York", "2026-10-31T12:00:00Z", 4));
+    }
+    expect(fires("@hourly", "America/New_York", "2026-11-01T04:30:00Z", 3)).toEqual([at("2026-11-01T01:00:00-04:00"), at("2026-11-01T01:00:00-05:00"), at("2026-11-01T02:00:00-05:00")]);
+    expect(problem("@reboot")).toMatch(/@reboot is not a time; use a schedule such as "0 \* \* \* \*"/);
   });
 });
 

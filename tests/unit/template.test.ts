@@ -1,3 +1,5 @@
+import { nextRunAfter } from "@whenthen/schedules";
+import { formatInTimeZone } from "date-fns-tz";
 import { describe, expect, test } from "vitest";
 import { redact, renderConfig, renderTemplate, templatePaths, type TemplateContext } from "@/lib/template";
 
@@ -354,5 +356,72 @@ describe("robustness", () => {
     const result = renderTemplate("{{trigger.h | strip_html}}", { trigger: { h: hostile } });
     expect(performance.now() - started).toBeLessThan(1000);
     expect(typeof result.value).toBe("string");
+  });
+});
+
+const formatISO = (d: Date, tz: string) => formatInTimeZone(d, tz, "yyyy-MM-dd'T'HH:mm:ssXXX");
+
+describe("#21 templates: real values", () => {
+  test("#21.14: date with epoch seconds (1772955000) renders 2026-03-08, not 1970-01-21; milliseconds still work", () => {
+    for (const t of [1772955000, "1772955000"]) {
+      expect(renderTemplate("{{trigger.t | date:'yyyy-MM-dd HH:mm'}}", { trigger: { t } })).toEqual({ value: "2026-03-08 07:30", warnings: [], secretsUsed: [] });
+    }
+    expect(renderTemplate("{{trigger.t | date:'yyyy-MM-dd HH:mm'}}", { trigger: { t: 1772955000000 } }).value).toBe("2026-03-08 07:30");
+  });
+
+  test("#21.15: date on a wall time in the DST gap (02:30 on 2026-03-29 in Berlin) is the first valid time after it, as the scheduler fires", () => {
+    const r = renderTemplate("{{trigger.t | date:\"yyyy-MM-dd'T'HH:mmXXX\"}}", { trigger: { t: "2026-03-29T02:30:00" } }, { timezone: "Europe/Berlin" });
+    expect(r.value).toBe("2026-03-29T03:00+02:00");
+    // The scheduler fires a 02:30 cron on that day at the same instant.
+    const fire = nextRunAfter({ cron: "30 2 29 3 *", timezone: "Europe/Berlin" }, new Date("2026-03-28T12:00:00Z"));
+    expect(renderTemplate("{{trigger.t | date}}", { trigger: { t: "2026-03-29T02:30:00" } }, { timezone: "Europe/Berlin" }).value).toBe(formatISO(fire, "Europe/Berlin"));
+    // A repeated fall-back time is its first occurrence (CEST, +02:00).
+    expect(renderTemplate("{{trigger.t | date:'HH:mm XXX'}}", { trigger: { t: "2026-10-25T02:30:00" } }, { timezone: "Europe/Berlin" }).value).toBe("02:30 +02:00");
+  });
+
+  test.each([
+    ["Chinese", "北京欢迎你", "bei-jing-huan-ying-ni"],
+    ["Cyrillic", "Привет, мир!", "privet-mir"],
+    ["Arabic", "مرحبا بالعالم", "mrhb-blaalm"],
+    ["Greek", "Ελληνικά νέα", "ellinika-nea"],
+  ])("#21.16: slug of %s text is transliterated, not empty", (_script, text, expected) => {
+    expect(renderTemplate("{{trigger.t | slug}}", { trigger: { t: text } }).value).toBe(expected);
+  });
+
+  test("#21.17: truncate cuts on grapheme boundaries: 👍🏽, a flag, a family and e + accent stay whole", () => {
+    const cut = (t: string, n: number) => renderTemplate(`{{trigger.t | truncate:${n}}}`, { trigger: { t } }).value;
+    expect(cut("👍🏽👍🏽👍🏽", 1)).toBe("👍🏽…");
+    expect(cut("🇩🇪🇫🇷🇮🇹", 2)).toBe("🇩🇪🇫🇷…");
+    expect(cut("👨‍👩‍👧‍👦 family", 1)).toBe("👨‍👩‍👧‍👦…");
+    expect(cut("e\u0301e\u0301e\u0301", 2)).toBe("e\u0301e\u0301…");
+  });
+
+  test("#21.18: a config string that is exactly one {{…}} keeps the ingredient's JSON type under a typed key; mixed text stays text", () => {
+    const trigger = { body: { amount: 59.9, paid: true, note: null, items: [{ sku: "A" }], meta: { id: 7 }, title: "order paid" } };
+    const config = {
+      url: "https://x.example/{{trigger.body.amount}}",
+      body: {
+        amount: "{{trigger.body.amount}}",
+        paid: "{{ trigger.body.paid }}",
+        note: "{{trigger.body.note}}",
+        items: "{{trigger.body.items}}",
+        meta: "{{trigger.body.meta}}",
+        label: "EUR {{trigger.body.amount}}",
+        title: "{{trigger.body.title | upper}}",
+        missing: "{{trigger.body.nope}}",
+        nested: ["{{trigger.body.amount}}", { deep: "{{trigger.body.paid}}" }],
+      },
+    };
+    const r = renderConfig(config, { trigger }, { typedKeys: ["body"] });
+    expect(r.rendered).toEqual({
+      url: "https://x.example/59.9",
+      body: { amount: 59.9, paid: true, note: null, items: [{ sku: "A" }], meta: { id: 7 }, label: "EUR 59.9", title: "ORDER PAID", missing: "", nested: [59.9, { deep: true }] },
+    });
+    expect(r.warnings).toEqual(["unresolved: trigger.body.nope"]);
+    // A copy: changing what was sent does not change the event's payload.
+    (r.rendered.body.items as unknown as { sku: string }[])[0]!.sku = "B";
+    expect(trigger.body.items[0]!.sku).toBe("A");
+    // Without typedKeys (every other action field) it is text, as before.
+    expect(renderConfig(config, { trigger }).rendered.body.amount).toBe("59.9");
   });
 });

@@ -22,5 +22,9 @@ export { ScheduleConflictError, ScheduleError, ScheduleValidationError, Unreadab
 // The in-process store under the spec's name (also "@whenthen/schedules/memory"): it has no driver.
 export { MemoryScheduleStore, MemoryScheduleStore as ScheduleMemoryAdapter } from "./stores/memory";
 export { parseInterval } from "./interval";
+export { CRON_NICKNAMES, expandCron } from "./cron";
+// The wall-clock rule the cron matching uses (a time in the spring-forward gap is the first valid
+// time after it; a repeated time is its first occurrence), for hosts that place other wall times.
+export { firstInstantOfWall, wallOf } from "./zoned";
 export { assertValidSchedule, buildSchedule, isValidTimeZone, nextRunAfter, validateTiming, type ScheduleTiming, type TimingOptions } from "./timing";
 export { RUN_STATUS, ScheduleReconciler, type ScheduleReconcilerOptions, type TickSummary } from "./reconciler";

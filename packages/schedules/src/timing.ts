@@ -1,4 +1,5 @@
 import { Cron } from "croner";
+import { checkCronFields, expandCron } from "./cron";
 import { ScheduleValidationError } from "./errors";
 import { parseInterval } from "./interval";
 import type { Schedule, ScheduleInit } from "./types";
@@ -15,20 +16,26 @@ export type ScheduleTiming = Pick<Schedule, "interval" | "cron" | "timezone"> & 
 const CRON_CACHE_LIMIT = 500;
 const cronCache = new Map<string, Cron>();
 
-/** Parses (once per expression and zone) and checks the pattern ever fires; throws on a bad one. */
-function cronFor(expression: string, timezone: string | undefined): Cron {
+/**
+ * Parses (once per expression and zone) and checks the pattern ever fires; throws on a bad one.
+ * `expression` is already expanded (`expandCron`); `original` is what the user wrote.
+ */
+function cronFor(expression: string, timezone: string | undefined, original: string = expression): Cron {
   const key = `${timezone ?? ""}\u0000${expression}`;
   let cron = cronCache.get(key);
   if (!cron) {
+    checkCronFields(expression, original);
     try {
       // mode "5-part" makes croner itself refuse seconds/years fields instead of silently accepting them.
       // Without a zone croner would read the pattern in the host's local time; "UTC when absent".
       cron = new Cron(expression, { timezone: timezone ?? "UTC", paused: true, mode: "5-part" });
     } catch (cause) {
-      throw new ScheduleValidationError(`schedules: invalid cron ${JSON.stringify(expression)}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+      // The field check above catches what users write; this is croner refusing something rarer.
+      const reason = (cause instanceof Error ? cause.message : String(cause)).replace(/^CronPattern:\s*/, "");
+      throw new ScheduleValidationError(`schedules: invalid cron ${JSON.stringify(original)}: ${reason}`, { cause });
     }
     if (cron.nextRun(new Date(0)) === null) {
-      throw new ScheduleValidationError(`schedules: cron ${JSON.stringify(expression)} never fires`);
+      throw new ScheduleValidationError(`schedules: cron ${JSON.stringify(original)} never fires`);
     }
     if (cronCache.size >= CRON_CACHE_LIMIT) cronCache.clear();
     cronCache.set(key, cron);
@@ -88,14 +95,16 @@ export function validateTiming(timing: ScheduleTiming, options: TimingOptions = 
     intervalMs(timing.interval as string, options);
     return;
   }
-  const expression = timing.cron as string;
-  if (typeof expression !== "string" || expression.trim().split(/\s+/).length !== 5) {
+  const original = timing.cron as string;
+  if (typeof original !== "string") throw new ScheduleValidationError(`schedules: invalid cron ${JSON.stringify(original)}: expected a string`);
+  const expression = expandCron(original);
+  if (expression.split(/\s+/).length !== 5) {
     throw new ScheduleValidationError(
-      `schedules: invalid cron ${JSON.stringify(expression)}: expected 5 fields (minute hour day-of-month month day-of-week)`,
+      `schedules: invalid cron ${JSON.stringify(original)}: expected 5 fields (minute hour day-of-month month day-of-week) or a nickname such as @daily`,
     );
   }
   if (timing.timezone !== undefined && timing.timezone !== null) assertTimezone(timing.timezone);
-  cronFor(expression, timing.timezone ?? undefined);
+  cronFor(expression, timing.timezone ?? undefined, original);
 }
 
 /** A host's parser must give a positive whole number of milliseconds; anything else is refused. */
@@ -125,8 +134,9 @@ const MAX_WALL_STEPS = 10_000;
  * a wildcard hour is about elapsed time instead ("every hour at :30"), so croner reads it in the
  * zone directly: it fires in both repeated hours and not in the skipped one.
  */
-function nextCronRun(expression: string, timezone: string | undefined, from: Date): Date | null {
-  const wildcardHour = expression.trim().split(/\s+/)[1] === "*";
+function nextCronRun(original: string, timezone: string | undefined, from: Date): Date | null {
+  const expression = expandCron(original);
+  const wildcardHour = expression.split(/\s+/)[1] === "*";
   if (timezone === undefined || wildcardHour) return cronFor(expression, timezone).nextRun(from);
   const floating = cronFor(expression, undefined);
   let wall = new Date(wallOf(from.getTime(), timezone));

@@ -124,7 +124,7 @@ describe("validateTiming", () => {
     [{ interval: "5m", cron: "* * * * *" }, /exactly one of interval and cron/],
     [{ interval: "5m", timezone: "UTC" }, /only applies to cron/],
     [{ cron: "0 0 9 * * *" }, /expected 5 fields/],
-    [{ cron: "@daily" }, /expected 5 fields/],
+    [{ cron: "@reboot" }, /@reboot is not a time/],
     [{ cron: "61 * * * *" }, /invalid cron "61 \* \* \* \*"/],
     [{ cron: "0 0 30 2 *" }, /never fires/],
     [{ cron: "0 9 * * *", timezone: "America/Nowhere" }, /invalid timezone "America\/Nowhere"/],

@@ -1,0 +1,211 @@
+import FeedParser from "feedparser";
+
+/**
+ * Feed text → the fields the RSS trigger needs, for every format in use: RSS 0.9x, 1.0 (RDF, with
+ * or without `rdf:`/`rss:` prefixes) and 2.0 (with or without a `version`), Atom 0.3 and 1.0, and
+ * JSON Feed 1.0 and 1.1. XML goes through feedparser (sax, lenient: an unescaped `&` or a stray
+ * unclosed tag does not lose the feed), chosen by measurement against rss-parser, feedsmith and
+ * @rowanmanning/feed-parser on the corpus in fixtures/corpus (see bench/RESULTS.md, "feeds").
+ *
+ * Dates are kept as the text the feed wrote, every candidate in order of preference; the trigger
+ * reads them with lib/core/dates (feedparser's own reading depends on the host's zone).
+ */
+
+export type FeedFormat = "rss" | "atom" | "rdf" | "json";
+
+export interface FeedEntry {
+  /** RSS `<guid>` text (attributes such as isPermaLink ignored). */
+  guid: string | null;
+  /** Atom `<id>` text, JSON Feed `id`. */
+  id: string | null;
+  /** The item's URL, resolved against xml:base and the feed URL; a permalink guid when there is no link. */
+  link: string | null;
+  title: string | null;
+  /** HTML (or text) of the fullest content: content:encoded, Atom content, description, summary. */
+  content: string | null;
+  author: string | null;
+  categories: string[];
+  /** Date texts as written, most wanted first: published, then updated. */
+  dates: { field: string; text: string }[];
+}
+
+export interface ParsedFeed {
+  format: FeedFormat;
+  title: string | null;
+  items: FeedEntry[];
+}
+
+/** Thrown for input that is no feed; the message says what was found, in the user's words. */
+export class FeedFormatError extends Error {
+  override name = "FeedFormatError";
+}
+
+const text = (v: unknown): string | null => {
+  const s = typeof v === "string" ? v : typeof v === "number" ? String(v) : null;
+  return s !== null && s.trim() !== "" ? s.trim() : null;
+};
+
+export async function readFeed(source: string, opts: { feedUrl?: string } = {}): Promise<ParsedFeed> {
+  const start = source.trimStart();
+  if (start.startsWith("{")) return readJsonFeed(start);
+  checkNoEntityDeclarations(source);
+  return readXmlFeed(source, opts.feedUrl);
+}
+
+/**
+ * A DOCTYPE that declares its own entities is refused: it is how billion-laughs documents blow up
+ * parsers, and no real feed needs one (the HTML entities of the RSS 0.91 DTD are known without it).
+ */
+function checkNoEntityDeclarations(source: string): void {
+  const doctype = /<!DOCTYPE[^[>]*\[([\s\S]*?)\]\s*>/i.exec(source.slice(0, 64 * 1024));
+  if (doctype && /<!ENTITY/i.test(doctype[1]!)) {
+    throw new FeedFormatError("its DOCTYPE declares its own entities (<!ENTITY …>), which are refused: they can expand without limit");
+  }
+}
+
+type RawValue = { "#"?: unknown; "@"?: Record<string, unknown> } | RawValue[] | string | null | undefined;
+type FpItem = FeedParser.Item & Record<string, unknown>;
+
+const first = (v: RawValue): Exclude<RawValue, RawValue[]> => (Array.isArray(v) ? first(v[0]) : v);
+const rawText = (v: RawValue): string | null => {
+  const f = first(v);
+  return typeof f === "string" ? text(f) : f ? text(f["#"]) : null;
+};
+const rawAttr = (v: RawValue, name: string): string | null => {
+  const f = first(v);
+  return f && typeof f === "object" ? text(f["@"]?.[name]) : null;
+};
+
+// Local names of date elements in any namespace (a feed may put Atom's <updated> in RSS under any
+// prefix), most wanted first: when the item was published, then when it changed.
+const DATE_FIELDS = ["pubdate", "published", "issued", "date", "created", "updated", "modified"];
+
+function readXmlFeed(source: string, feedUrl: string | undefined): Promise<ParsedFeed> {
+  return new Promise((resolve, reject) => {
+    const parser = new FeedParser({ addmeta: false, ...(feedUrl ? { feedurl: feedUrl } : {}) });
+    const items: FeedEntry[] = [];
+    let failed = false;
+    parser.on("error", (err: Error) => {
+      if (failed) return;
+      failed = true;
+      reject(describeXmlError(err, source));
+    });
+    parser.on("readable", () => {
+      let item: FeedParser.Item | null;
+      while ((item = parser.read()) !== null) items.push(entryOf(item as FpItem, String(parser.meta["#type"] ?? "rss") === "atom"));
+    });
+    parser.on("end", () => {
+      if (failed) return;
+      const meta = parser.meta;
+      const type = String(meta["#type"] ?? "rss");
+      const format: FeedFormat = type === "atom" ? "atom" : type === "rdf" ? "rdf" : "rss";
+      resolve({ format, title: text(meta.title), items });
+    });
+    void feedInChunks(parser, source);
+  });
+}
+
+/**
+ * feedparser reads about 1 MB per second here, all of it synchronously: a 5 MB feed written at
+ * once would stall the worker's event loop (runs, the SMTP receiver) for seconds. Written in
+ * slices with a turn of the event loop between them, nothing else waits more than one slice.
+ */
+const SLICE_CHARS = 64 * 1024;
+async function feedInChunks(parser: FeedParser, source: string): Promise<void> {
+  for (let i = 0; i < source.length; i += SLICE_CHARS) {
+    if (parser.destroyed) return;
+    parser.write(source.slice(i, i + SLICE_CHARS));
+    if (i + SLICE_CHARS < source.length) await new Promise((resolve) => setImmediate(resolve));
+  }
+  parser.end();
+}
+
+function entryOf(item: FpItem, atom: boolean): FeedEntry {
+  const keys = Object.keys(item);
+  // feedparser hands down the channel's author (even its webMaster) to every item. Atom says an
+  // entry without an author has the feed's (RFC 4287 §4.2.1); RSS says nothing of the kind, so
+  // there an item's author is its own <author>, <dc:creator> or the like, or none.
+  const ownAuthor = atom || keys.some((k) => /:(author|creator)$/.test(k));
+  const dates: { field: string; text: string }[] = [];
+  for (const local of DATE_FIELDS) {
+    for (const key of keys) {
+      if (!key.endsWith(`:${local}`)) continue;
+      const t = rawText(item[key] as RawValue);
+      if (t !== null && !dates.some((d) => d.text === t)) dates.push({ field: key, text: t });
+    }
+  }
+  const atomContent = (item["atom:content"] ?? item["atom:summary"]) as RawValue;
+  let content = text(item.description) ?? text(item.summary);
+  // Atom 0.3 lets content be base64 (mode="base64"); feedparser hands the encoded text through.
+  if (content !== null && rawAttr(atomContent, "mode") === "base64") content = decodeBase64(content) ?? content;
+  return {
+    guid: rawText(item["rss:guid"] as RawValue),
+    id: rawText(item["atom:id"] as RawValue),
+    link: text(item.link) ?? text(item.origlink),
+    title: text(item.title),
+    content,
+    author: ownAuthor ? text(item.author) : null,
+    categories: [...new Set((item.categories ?? []).map((c) => text(c)).filter((c): c is string => c !== null))],
+    dates,
+  };
+}
+
+function decodeBase64(s: string): string | null {
+  const compact = s.replace(/\s+/g, "");
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(compact)) return null;
+  return Buffer.from(compact, "base64").toString("utf8");
+}
+
+/** feedparser's and sax's messages, said about the user's document. */
+function describeXmlError(err: Error, source: string): FeedFormatError {
+  const message = err.message.split("\n")[0] ?? "";
+  if (/not a feed/i.test(message)) {
+    const head = source.trimStart().slice(0, 200).toLowerCase();
+    const what = /^<(!doctype html|html|head|body)\b/.test(head) ? "an HTML page" : head.startsWith("<") ? "XML without an <rss>, <feed> or <rdf:RDF> root" : "text that is not XML";
+    return new FeedFormatError(`it is not an RSS, Atom or JSON feed (it looks like ${what})`, { cause: err });
+  }
+  const line = /Line:\s*(\d+)/.exec(err.message)?.[1];
+  const column = /Column:\s*(\d+)/.exec(err.message)?.[1];
+  const where = line ? ` at line ${Number(line) + 1}${column ? `, column ${column}` : ""}` : "";
+  return new FeedFormatError(`its XML cannot be read${where}: ${message}`, { cause: err });
+}
+
+function readJsonFeed(source: string): ParsedFeed {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(source);
+  } catch (err) {
+    throw new FeedFormatError(`it starts like JSON but is not valid JSON: ${(err as Error).message}`, { cause: err });
+  }
+  const feed = doc as Record<string, unknown>;
+  const version = typeof feed?.version === "string" ? feed.version : "";
+  if (!/^https?:\/\/jsonfeed\.org\/version\/1(\.\d+)?$/.test(version)) {
+    throw new FeedFormatError(`it is JSON but not a JSON Feed: "version" should be "https://jsonfeed.org/version/1.1", got ${JSON.stringify(feed?.version ?? null)}`);
+  }
+  if (feed.items !== undefined && !Array.isArray(feed.items)) throw new FeedFormatError('it is a JSON Feed whose "items" is not an array');
+  const items = ((feed.items as unknown[]) ?? []).filter((i): i is Record<string, unknown> => typeof i === "object" && i !== null && !Array.isArray(i));
+  return {
+    format: "json",
+    title: text(feed.title),
+    items: items.map((item) => ({
+      guid: null,
+      id: text(item.id),
+      link: text(item.url) ?? text(item.external_url),
+      title: text(item.title),
+      content: text(item.content_html) ?? text(item.content_text) ?? text(item.summary),
+      author: jsonAuthor(item) ?? jsonAuthor(feed),
+      categories: Array.isArray(item.tags) ? [...new Set(item.tags.map(text).filter((t): t is string => t !== null))] : [],
+      dates: (["date_published", "date_modified"] as const).flatMap((field) => {
+        const t = text(item[field]);
+        return t === null ? [] : [{ field, text: t }];
+      }),
+    })),
+  };
+}
+
+/** JSON Feed 1.1 `authors` (an array), or 1.0 `author` (one object). */
+function jsonAuthor(o: Record<string, unknown>): string | null {
+  const list = Array.isArray(o.authors) ? o.authors : o.author ? [o.author] : [];
+  const names = list.map((a) => (a && typeof a === "object" ? text((a as Record<string, unknown>).name) : null)).filter((n): n is string => n !== null);
+  return names.length ? names.join(", ") : null;
+}

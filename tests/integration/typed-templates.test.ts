@@ -1,0 +1,81 @@
+import { http, HttpResponse } from "msw";
+import { afterEach, describe, expect, test, vi } from "vitest";
+import { actionRegistry } from "@/lib/actions";
+import { createSheetsAction, sheetsConfigSchema, type SheetsClient } from "@/lib/actions/sheets";
+import { renderConfig } from "@/lib/template";
+import { createActionContext, removeTempDirs } from "../helpers/action-context";
+import { createTestApp } from "../helpers/db";
+import { SLACK_WEBHOOK, sentTo, server, useHttpMocks } from "../helpers/http";
+import { startWorker } from "../helpers/worker";
+
+/**
+ * #21.18: a config string that is exactly one `{{…}}` keeps its ingredient's JSON type where the
+ * action sends JSON values (the http body, Sheets cells, Slack blocks), through the real executor.
+ */
+
+useHttpMocks();
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+  removeTempDirs();
+});
+
+describe("#21.18: whole-value templates keep their JSON type", () => {
+  test("#21.18: the README's example sends \"amount\": 59.9 (a number) and the title as text, through the executor", async () => {
+    const received: unknown[] = [];
+    server.use(
+      http.post("https://orders.example/orders", async ({ request }) => {
+        received.push(await request.json());
+        return HttpResponse.text("ok");
+      }),
+    );
+    const app = createTestApp();
+    const worker = startWorker(app);
+    cleanups.push(() => app.cleanup(), () => worker.stop());
+    // The applet of the README's "Try it with curl", byte for byte apart from the URL.
+    const applet = app.applets.create({
+      name: "Orders to my service",
+      definition: {
+        version: 1,
+        trigger: { type: "webhook", config: {} },
+        actions: [{ type: "http", config: { url: "https://orders.example/orders", method: "POST", body: { title: "{{trigger.body.title | upper}}", amount: "{{trigger.body.amount}}" } } }],
+      },
+    });
+    const { runId } = app.applets.test(applet.id, { body: { title: "order paid", amount: 59.9 } });
+    await worker.drain();
+    expect(app.repos.runs.get(runId)!.status).toBe("succeeded");
+    expect(received).toEqual([{ title: "ORDER PAID", amount: 59.9 }]);
+  });
+
+  test("#21.18: Slack blocks given as one {{trigger.body.blocks}} are sent as that array", async () => {
+    const app = createTestApp();
+    const worker = startWorker(app);
+    cleanups.push(() => app.cleanup(), () => worker.stop());
+    const blocks = [{ type: "section", text: { type: "mrkdwn", text: "*Paid*" } }];
+    const applet = app.applets.create({
+      name: "blocks",
+      definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "slack", config: { webhook_url: SLACK_WEBHOOK, text: "Paid: {{trigger.body.amount}}", blocks: "{{trigger.body.blocks}}" } }] },
+    });
+    const { runId } = app.applets.test(applet.id, { body: { amount: 59.9, blocks } });
+    await worker.drain();
+    expect(app.repos.runs.get(runId)!.status).toBe("succeeded");
+    expect(JSON.parse(sentTo("slack")[0]!.body)).toEqual({ text: "Paid: 59.9", blocks });
+  });
+
+  test("#21.18: Sheets cells keep numbers, booleans and empties; an object cell is its JSON text; mixed text stays text", async () => {
+    type AppendFn = SheetsClient["spreadsheets"]["values"]["append"];
+    const append = vi.fn<AppendFn>(async () => ({ data: { updates: { updatedRange: "'Orders'!A2:F2", updatedRows: 1 } } }));
+    const client: SheetsClient = { spreadsheets: { get: vi.fn(), values: { append } } as unknown as SheetsClient["spreadsheets"] };
+    const action = createSheetsAction({ clientFactory: () => client });
+    const stored = { spreadsheet_id: "1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", sheet_name: "Orders", columns: ["{{trigger.amount}}", "{{trigger.paid}}", "{{trigger.note}}", "{{trigger.meta}}", "EUR {{trigger.amount}}", "{{trigger.when}}"] };
+    const trigger = { amount: 59.9, paid: false, note: null, meta: { id: 7 }, when: "2026-03-08 10:00" };
+    const rendered = renderConfig(stored, { trigger }, { typedKeys: actionRegistry.get("sheets")!.typedConfig });
+    const key = Buffer.from(JSON.stringify({ type: "service_account", client_email: "bot@p.iam.gserviceaccount.com", private_key: TEST_KEY })).toString("base64");
+    await action.run(sheetsConfigSchema.parse(rendered.rendered), createActionContext({ env: { GOOGLE_SERVICE_ACCOUNT_JSON: key } }));
+    expect(append.mock.calls[0]![0]!.requestBody).toEqual({ values: [[59.9, false, "", '{"id":7}', "EUR 59.9", "2026-03-08 10:00"]] });
+  });
+});
+
+// A throwaway 1024-bit RSA key: the action only checks that it is a PEM private key.
+const TEST_KEY = (await import("node:crypto")).generateKeyPairSync("rsa", { modulusLength: 1024 }).privateKey.export({ type: "pkcs8", format: "pem" }).toString();

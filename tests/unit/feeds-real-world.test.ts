@@ -1,0 +1,272 @@
+import iconv from "iconv-lite";
+import { http, HttpResponse } from "msw";
+import { afterAll, describe, expect, test } from "vitest";
+import { ManualClock } from "@/lib/core/clock";
+import { loadConfig } from "@/lib/core/config";
+import { parseDateText } from "@/lib/core/dates";
+import { silentLogger, type Logger } from "@/lib/core/log";
+import { emptyTriggerState } from "@/lib/db/repos/trigger-state";
+import { stripHtml } from "@/lib/template/filters";
+import { feedItems, parseFeed, rssConfigSchema, rssTrigger } from "@/lib/triggers/rss";
+import type { PollContext, TriggerState } from "@/lib/triggers/types";
+import { makeTempDir } from "../helpers/action-context";
+import { createTestApp, testFetch } from "../helpers/db";
+import { server, useHttpMocks } from "../helpers/http";
+
+/** #21: feeds as the world writes them. Each test is named after a defect the issue lists. */
+
+useHttpMocks();
+
+function captureLog(): { log: Logger; warnings: { message: string; fields?: Record<string, unknown> }[] } {
+  const warnings: { message: string; fields?: Record<string, unknown> }[] = [];
+  const log: Logger = { ...silentLogger, warn: (message: string, fields?: Record<string, unknown>) => void warnings.push({ message, fields }), child: () => log };
+  return { log, warnings };
+}
+
+const ctx = (log: Logger = silentLogger): PollContext => ({
+  http: testFetch(),
+  clock: new ManualClock("2026-03-08T10:00:00.000Z"),
+  log,
+  config: loadConfig({ DATA_DIR: makeTempDir() }),
+  render: async (t) => t,
+  redact: (v) => v,
+});
+
+/** Serves `body` at a fresh URL with `contentType`, and returns the URL. */
+let served = 0;
+function serve(body: string | Buffer, contentType = "application/rss+xml"): string {
+  const url = `https://feeds.example/real-${++served}.xml`;
+  server.use(http.get(url, () => new HttpResponse(typeof body === "string" ? body : new Uint8Array(body), { headers: { "content-type": contentType } })));
+  return url;
+}
+
+async function poll(url: string, state: TriggerState, log?: Logger, extra: Record<string, unknown> = {}) {
+  const r = await rssTrigger.poll!(rssConfigSchema.parse({ url, max_items_per_poll: 100, ...extra }), state, ctx(log), new Date());
+  return { events: r.events, state: { ...state, ...r.state } as TriggerState };
+}
+
+const items = (xml: string) => parseFeed(xml).then((f) => feedItems(f, "https://feeds.example/x.xml"));
+/** The published_at an item with this <pubDate> gets, through the real feed path. */
+const publishedAt = async (text: string) =>
+  (await items(`<rss version="2.0"><channel><title>T</title><item><guid>d</guid><pubDate>${text}</pubDate></item></channel></rss>`))[0]!.payload.published_at;
+
+function bigFeed(n: number): string {
+  const entries = Array.from({ length: n }, (_, i) => {
+    const d = new Date(Date.UTC(2011, 0, 1) + (n - i) * 86_400_000).toUTCString();
+    return `<item><title>Episode ${n - i}</title><guid isPermaLink="false">ep-${n - i}</guid><link>https://pod.example/ep/${n - i}</link><pubDate>${d}</pubDate></item>`;
+  });
+  return `<?xml version="1.0"?><rss version="2.0"><channel><title>Big podcast</title>${entries.join("")}</channel></rss>`;
+}
+
+describe("#21 feeds: seen keys", () => {
+  const app = createTestApp();
+  afterAll(() => app.cleanup());
+
+  test("#21.1: a 730-item podcast feed polled again fires nothing: an item still in the feed is never new", async () => {
+    const url = serve(bigFeed(730));
+    const first = await poll(url, emptyTriggerState());
+    expect(first.events).toEqual([]);
+    const second = await poll(url, first.state);
+    expect(second.events).toEqual([]);
+    const third = await poll(url, second.state);
+    expect(third.events).toEqual([]);
+    // A new episode on top still fires, once.
+    const grown = serve(bigFeed(731));
+    const fourth = await poll(grown, third.state);
+    expect(fourth.events.map((e) => e.dedupeKey)).toEqual(["ep-731"]);
+  });
+
+  test("#21.1: a 5,000-item feed polled twice fires nothing the second time, and its stored state stays bounded (measured)", async () => {
+    const applet = app.applets.create({ name: "Big", definition: { version: 1, trigger: { type: "rss", config: { url: "https://feeds.example/big.xml" } }, actions: [{ type: "note", config: { filename: "x.md", content: "x" } }] } });
+    const url = serve(bigFeed(5000));
+    const first = await poll(url, emptyTriggerState(), undefined, { fire_on_first_poll: false });
+    const second = await poll(url, first.state);
+    expect(second.events).toEqual([]);
+    expect(second.state.seenKeys).toHaveLength(5000);
+    // The real repository stores it; its size is the feed's keys, not more.
+    app.repos.triggerState.save(applet.id, second.state, app.clock.now().toISOString());
+    const stored = app.repos.triggerState.get(applet.id)!;
+    expect(stored.seenKeys).toHaveLength(5000);
+    const bytes = Buffer.byteLength(JSON.stringify(stored.seenKeys));
+    // ~10 bytes per key here ("ep-1234" and quotes): 5,000 keys are about 50 KB, far below the 5 MB feed cap.
+    expect(bytes).toBeLessThan(5000 * 12);
+    // The feed shrinks to its newest 100: the 4,900 others become history, of which 500 are kept.
+    const shrunk = await poll(serve(bigFeed(5000).replace(/<\/channel>/, "").split("</item>").slice(0, 100).join("</item>") + "</item></channel></rss>"), second.state);
+    expect(shrunk.events).toEqual([]);
+    expect(shrunk.state.seenKeys).toHaveLength(600);
+  });
+});
+
+describe("#21 feeds: large feeds", () => {
+  test("a large feed is read in slices, so the worker's event loop keeps turning while it is parsed", async () => {
+    const order: string[] = [];
+    const parsing = parseFeed(bigFeed(3000)).then((f) => order.push(`parsed ${f.items.length}`));
+    setImmediate(() => order.push("another task ran"));
+    await parsing;
+    expect(order).toEqual(["another task ran", "parsed 3000"]);
+  });
+});
+
+describe("#21 feeds: dates", () => {
+  test("#21.2: one unreadable Atom <updated> gives that item published_at null and a warning; the feed and its other entries are read", async () => {
+    const atom = `<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom"><title>Releases</title>
+      <entry><id>tag:r,2026:1</id><title>One</title><link href="https://r.example/1"/><updated>Mon, 30 Nov 2026 10:00:00 CET</updated></entry>
+      <entry><id>tag:r,2026:2</id><title>Two</title><link href="https://r.example/2"/><updated>sometime next week</updated></entry>
+      <entry><id>tag:r,2026:3</id><title>Three</title><link href="https://r.example/3"/><updated>2026-11-29T08:00:00Z</updated></entry></feed>`;
+    const { log, warnings } = captureLog();
+    const r = await poll(serve(atom, "application/atom+xml"), emptyTriggerState(), log, { fire_on_first_poll: true });
+    expect(r.state.lastError).toBeNull();
+    expect(r.events.map((e) => [e.payload.title, e.payload.published_at])).toEqual([
+      ["Three", "2026-11-29T08:00:00.000Z"],
+      ["Two", null],
+      ["One", "2026-11-30T09:00:00.000Z"],
+    ]);
+    expect(warnings).toEqual([{ message: 'rss: unreadable date in <atom:updated>: "sometime next week"; published_at is null for this item', fields: expect.objectContaining({ item: "tag:r,2026:2" }) }]);
+  });
+
+  test.each([
+    ["MET", "Mon, 30 Nov 2026 10:00:00 MET", "2026-11-30T09:00:00.000Z"],
+    ["MEST", "Tue, 30 Jun 2026 10:00:00 MEST", "2026-06-30T08:00:00.000Z"],
+    ["PT in summer (PDT)", "Wed, 08 Jul 2026 10:00:00 PT", "2026-07-08T17:00:00.000Z"],
+    ["PT in winter (PST)", "Tue, 08 Dec 2026 10:00:00 PT", "2026-12-08T18:00:00.000Z"],
+    ["ET", "Wed, 08 Jul 2026 10:00:00 ET", "2026-07-08T14:00:00.000Z"],
+    ["CT", "Wed, 08 Jul 2026 10:00:00 CT", "2026-07-08T15:00:00.000Z"],
+    ["MT", "Tue, 08 Dec 2026 10:00:00 MT", "2026-12-08T17:00:00.000Z"],
+    ["AT", "Tue, 08 Dec 2026 10:00:00 AT", "2026-12-08T14:00:00.000Z"],
+    ["Etc/GMT", "Mon, 30 Nov 2026 10:00:00 Etc/GMT", "2026-11-30T10:00:00.000Z"],
+    ["Etc/GMT+5 (POSIX sign: UTC−5)", "Mon, 30 Nov 2026 10:00:00 Etc/GMT+5", "2026-11-30T15:00:00.000Z"],
+  ])("#21.7: the named zone %s is read", async (_name, text, iso) => {
+    expect(await publishedAt(text)).toBe(iso);
+    expect(parseDateText(text)?.toISOString()).toBe(iso);
+  });
+
+  test("#21.7: short ISO forms are read as ISO 8601 says, not misread (03-12-31 is 2003-12-31)", async () => {
+    expect(await publishedAt("03-12-31")).toBe("2003-12-31T00:00:00.000Z");
+    expect(await publishedAt("031231")).toBe("2003-12-31T00:00:00.000Z");
+    expect(await publishedAt("2003-12")).toBe("2003-12-01T00:00:00.000Z");
+    expect(await publishedAt("2003")).toBe("2003-01-01T00:00:00.000Z");
+    expect(await publishedAt("20031231T101455Z")).toBe("2003-12-31T10:14:55.000Z");
+  });
+
+  test.each(["Sun, Dec x 2012", "2026-02-30", "Mon, 31 Apr 2026 10:00:00 GMT", "2026-03-08T25:00:00Z", "Mon, 30 Nov 2026 10:00:00 XYZ", "2026 is a year", "next tuesday"])(
+    "#21.7: the invalid date %j is refused (null), never guessed",
+    async (text) => {
+      expect(await publishedAt(text)).toBeNull();
+      expect(parseDateText(text)).toBeNull();
+    },
+  );
+
+  test("#21.7: a date without a zone is UTC on every host, whatever the server's TZ", async () => {
+    const feed = `<rss version="2.0"><channel><title>T</title><item><guid>a</guid><pubDate>2026-03-08 10:00:00</pubDate></item><item><guid>b</guid><pubDate>Sun, 08 Mar 2026 10:00:00</pubDate></item></channel></rss>`;
+    const before = process.env.TZ;
+    const seen: unknown[] = [];
+    try {
+      for (const tz of ["UTC", "America/Los_Angeles", "Asia/Kolkata", "Pacific/Kiritimati"]) {
+        process.env.TZ = tz;
+        seen.push((await items(feed)).map((i) => i.payload.published_at));
+      }
+    } finally {
+      if (before === undefined) delete process.env.TZ;
+      else process.env.TZ = before;
+    }
+    for (const s of seen) expect(s).toEqual(["2026-03-08T10:00:00.000Z", "2026-03-08T10:00:00.000Z"]);
+  });
+});
+
+describe("#21 feeds: bytes and entities", () => {
+  const latin = `<?xml version="1.0" encoding="ISO-8859-1"?><rss version="2.0"><channel><title>Café Köln</title><item><guid>1</guid><title>Über “quotes” – naïve</title><description>Grüße aus Zürich</description></item></channel></rss>`;
+
+  test("#21.3: a feed declared ISO-8859-1 (read as windows-1252, as browsers do) has no U+FFFD", async () => {
+    const bytes = iconv.encode(latin, "windows-1252");
+    const r = await poll(serve(bytes, "application/rss+xml"), emptyTriggerState(), undefined, { fire_on_first_poll: true });
+    expect(r.events.map((e) => [e.payload.feed_title, e.payload.title, e.payload.summary])).toEqual([["Café Köln", "Über “quotes” – naïve", "Grüße aus Zürich"]]);
+  });
+
+  test("#21.3: a charset served in Content-Type wins over a missing declaration", async () => {
+    const bytes = iconv.encode(latin.replace(' encoding="ISO-8859-1"', ""), "windows-1252");
+    const r = await poll(serve(bytes, "text/xml; charset=windows-1252"), emptyTriggerState(), undefined, { fire_on_first_poll: true });
+    expect(r.events[0]!.payload.title).toBe("Über “quotes” – naïve");
+    expect(JSON.stringify(r.events)).not.toContain("\uFFFD");
+  });
+
+  test.each([
+    ["UTF-16LE with a BOM", "utf-16le", true],
+    ["UTF-16BE with a BOM", "utf-16be", true],
+    ["UTF-16LE without a BOM", "utf-16le", false],
+    ["UTF-32LE with a BOM", "utf-32le", true],
+    ["UTF-32BE without a BOM", "utf-32be", false],
+  ])("#21.3: a %s feed is read", async (_name, encoding, bom) => {
+    const xml = latin.replace("ISO-8859-1", encoding.toUpperCase().replace(/(LE|BE)$/, ""));
+    const bytes = iconv.encode(xml, encoding, { addBOM: bom });
+    const r = await poll(serve(bytes, "application/rss+xml"), emptyTriggerState(), undefined, { fire_on_first_poll: true });
+    expect(r.state.lastError).toBeNull();
+    expect(r.events[0]!.payload.title).toBe("Über “quotes” – naïve");
+  });
+
+  test("#21.4: summary and strip_html decode every HTML entity (&ouml;, &eacute;, &ograve;, numeric ones)", async () => {
+    expect(stripHtml("<p>K&ouml;ln &eacute;t&eacute; per&ograve; &Aring; &hearts; &#x1F44D; &#233;</p>")).toBe("Köln été però Å ♥ 👍 é");
+    const feed = `<rss version="2.0"><channel><title>T</title><item><guid>1</guid><description>&lt;p&gt;K&amp;ouml;ln &amp;eacute;t&amp;eacute; per&amp;ograve;&lt;/p&gt;</description></item></channel></rss>`;
+    expect((await items(feed))[0]!.payload.summary).toBe("Köln été però");
+  });
+});
+
+describe("#21 feeds: formats", () => {
+  test('#21.5: <rss> without a version, RSS 1.0 with rdf:/rss: prefixes, and an empty <rss version="2.0"></rss> are read', async () => {
+    const noVersion = await items(`<rss><channel><title>T</title><item><title>A</title><link>https://x.example/a</link></item></channel></rss>`);
+    expect(noVersion.map((i) => [i.key, i.payload.title])).toEqual([["https://x.example/a", "A"]]);
+    const prefixed = await parseFeed(`<?xml version="1.0"?><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:rss="http://purl.org/rss/1.0/" xmlns:dc="http://purl.org/dc/elements/1.1/">
+      <rss:channel rdf:about="https://x.example/"><rss:title>Prefixed</rss:title></rss:channel>
+      <rss:item rdf:about="https://x.example/1"><rss:title>One</rss:title><rss:link>https://x.example/1</rss:link><dc:date>2026-03-01T10:00:00Z</dc:date></rss:item></rdf:RDF>`);
+    expect(prefixed.title).toBe("Prefixed");
+    expect(feedItems(prefixed, "u").map((i) => [i.payload.title, i.payload.link, i.payload.published_at])).toEqual([["One", "https://x.example/1", "2026-03-01T10:00:00.000Z"]]);
+    const empty = await parseFeed(`<rss version="2.0"></rss>`);
+    expect(empty.items).toEqual([]);
+    const r = await poll(serve(`<rss version="2.0"></rss>`), emptyTriggerState());
+    expect(r.state.lastError).toBeNull();
+  });
+
+  test("#21.6: an Atom xhtml title, base64 content, dc:creator/dc:subject/dc:date, dcterms:issued, a permalink guid as the link, an <id> with attributes as the key", async () => {
+    const atom = await items(`<feed xmlns="http://www.w3.org/2005/Atom"><title>F</title>
+      <entry><id xml:base="https://x.example/">urn:x:1</id><title type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">Hello <b>world</b></div></title><updated>2026-03-01T00:00:00Z</updated></entry>
+      <entry><id xml:base="https://x.example/">urn:x:2</id><title type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">Hello <b>world</b></div></title><updated>2026-03-01T00:00:00Z</updated></entry></feed>`);
+    // Two entries with the same title and date keep their own keys (their <id>s): both fire.
+    expect(atom.map((i) => [i.key, i.payload.title])).toEqual([["urn:x:1", "Hello world"], ["urn:x:2", "Hello world"]]);
+    const atom03 = await items(`<feed version="0.3" xmlns="http://purl.org/atom/ns#"><title>Old</title><entry><id>tag:x,2004:1</id><title>E</title><issued>2004-01-01T00:00:00-05:00</issued><content type="text/html" mode="base64">PHA+SGVsbG8gPGI+YmFzZTY0PC9iPjwvcD4=</content></entry></feed>`);
+    expect(atom03[0]!.payload).toMatchObject({ content: "<p>Hello <b>base64</b></p>", summary: "Hello base64", published_at: "2004-01-01T05:00:00.000Z" });
+    const rss = await items(`<rss version="2.0" xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:dcterms="http://purl.org/dc/terms/"><channel><title>T</title>
+      <item><title>A</title><guid isPermaLink="true">https://x.example/perma</guid><dc:creator>Ann Author</dc:creator><dc:subject>cats</dc:subject><dc:subject>dogs</dc:subject><dc:date>2026-03-02T09:00:00+01:00</dc:date></item>
+      <item><title>B</title><guid isPermaLink="false">b-1</guid><dcterms:issued>2026-03-03</dcterms:issued></item></channel></rss>`);
+    expect(rss.map((i) => [i.key, i.payload.link, i.payload.author, i.payload.categories, i.payload.published_at])).toEqual([
+      ["https://x.example/perma", "https://x.example/perma", "Ann Author", ["cats", "dogs"], "2026-03-02T08:00:00.000Z"],
+      ["b-1", "", null, [], "2026-03-03T00:00:00.000Z"],
+    ]);
+  });
+
+  test.each([
+    ["1.1", { version: "https://jsonfeed.org/version/1.1", title: "JSON news", authors: [{ name: "Feed Author" }], items: [{ id: "j-1", url: "https://j.example/1", title: "First", content_html: "<p>Hello &amp; welcome</p>", date_published: "2026-03-01T10:00:00+01:00", tags: ["a", "b"] }] }],
+    ["1.0", { version: "https://jsonfeed.org/version/1", title: "JSON news", author: { name: "Feed Author" }, items: [{ id: 1, url: "https://j.example/1", title: "First", content_text: "Hello & welcome", date_published: "2026-03-01T10:00:00+01:00", tags: ["a", "b"] }] }],
+  ])("#21.8: JSON Feed %s gives the same ingredients as RSS and Atom", async (_v, doc) => {
+    const r = await poll(serve(JSON.stringify(doc), "application/feed+json"), emptyTriggerState(), undefined, { fire_on_first_poll: true });
+    expect(r.state.lastError).toBeNull();
+    expect(r.events).toHaveLength(1);
+    expect(r.events[0]!.dedupeKey).toMatch(/^(j-)?1$/);
+    expect(r.events[0]!.payload).toMatchObject({ title: "First", link: "https://j.example/1", summary: "Hello & welcome", author: "Feed Author", published_at: "2026-03-01T09:00:00.000Z", categories: ["a", "b"], feed_title: "JSON news" });
+    expect(Object.keys(r.events[0]!.payload).sort()).toEqual(rssTrigger.ingredients.map((i) => i.name).sort());
+  });
+
+  test("#21.9: what a user sees of a parse failure names the feed URL and the line, never a JavaScript internal", async () => {
+    const cases: [string, string, RegExp][] = [
+      ["<!doctype html><html><body>Moved</body></html>", "text/html", /is not a readable feed: it is not an RSS, Atom or JSON feed \(it looks like an HTML page\)/],
+      ['{"version":"2","items":[]}', "application/json", /is JSON but not a JSON Feed: "version" should be/],
+      ["Service temporarily unavailable, try later", "text/plain", /not an RSS, Atom or JSON feed \(it looks like text that is not XML\)/],
+      ['<?xml version="1.0"?><opml version="2.0"><body/></opml>', "text/xml", /it looks like XML without an <rss>, <feed> or <rdf:RDF> root/],
+    ];
+    for (const [body, type, message] of cases) {
+      const url = serve(body, type);
+      const r = await poll(url, emptyTriggerState());
+      expect(r.state.lastError).toMatch(message);
+      expect(r.state.lastError).toContain(url);
+      expect(r.state.lastError).not.toMatch(/Cannot read properties|undefined|TypeError/);
+    }
+  });
+});
