@@ -23,7 +23,10 @@ function install(pkgDir: string, name: string, deps: string[]): string {
   mkdirSync(target, { recursive: true });
   execFileSync("tar", ["xzf", path.join(out, tarball), "-C", target, "--strip-components=1"]);
   // Its dependencies and the peers the script uses, as a package manager would have installed them.
-  for (const dep of deps) symlinkSync(path.join(root, pkgDir, "node_modules", dep), path.join(project, "node_modules", dep));
+  for (const dep of deps) {
+    mkdirSync(path.dirname(path.join(project, "node_modules", dep)), { recursive: true });
+    symlinkSync(path.join(root, pkgDir, "node_modules", dep), path.join(project, "node_modules", dep));
+  }
   return project;
 }
 
@@ -56,7 +59,7 @@ describe("the packages work outside the workspace, in plain Node", () => {
   }, 120_000);
 
   it("@vibedout/automations: packed, the README's migration command and the better-sqlite3 entry run", () => {
-    const project = install("packages/automations", "@vibedout/automations", ["better-sqlite3"]);
+    const project = install("packages/automations", "@vibedout/automations", ["@noble/hashes", "better-sqlite3"]);
     const out = runNode(
       project,
       `import Database from "better-sqlite3";
