@@ -144,6 +144,16 @@ export function rowToRun(row: Row): Run {
   };
 }
 
+/** A wait in ms that a caller or an error asks for; 0 when it names none. */
+function waitMs(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) ? value : 0;
+}
+
+/** The wait an error carries: a RetryableActionError's, or any error's `retryAfterMs` (a provider's 429). */
+function retryAfterOf(error: unknown): unknown {
+  return error !== null && typeof error === "object" ? (error as { retryAfterMs?: unknown }).retryAfterMs : undefined;
+}
+
 function errorText(error: unknown): string | null {
   if (error === undefined || error === null) return null;
   const text = error instanceof Error ? `${error.name}: ${error.message}` : typeof error === "string" ? error : JSON.stringify(error) ?? String(error);
@@ -226,8 +236,8 @@ export class SqlScheduler<S extends SqlStatement<S>> implements Scheduler<S> {
 
   async retry(run: ClaimedRun, now: number, options: RetryOptions = {}): Promise<RetryOutcome> {
     if (run.attempts >= this.maxAttempts) return (await this.fail(run, now, options.error)) ? "failed" : "lost";
-    const hint = typeof options.retryAfterMs === "number" && Number.isFinite(options.retryAfterMs) ? options.retryAfterMs : 0;
-    const delay = Math.min(Math.max(backoffMs(run.attempts, this.backoffBaseMs, this.backoffMaxMs), hint), MAX_RETRY_AFTER_MS);
+    const curve = backoffMs(run.attempts, this.backoffBaseMs, this.backoffMaxMs);
+    const delay = Math.min(Math.max(curve, waitMs(options.retryAfterMs), waitMs(retryAfterOf(options.error))), MAX_RETRY_AFTER_MS);
     const ok = await this.settle(this.db.prepare(SQL.retry).bind(now + delay, errorText(options.error), now, run.id, run.claimToken));
     return ok ? "retry" : "lost";
   }

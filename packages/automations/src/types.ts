@@ -235,8 +235,9 @@ export interface ActionResult {
 }
 
 export interface RetryOptions {
+  /** Stored as the run's lastError; its `retryAfterMs` (a RetryableActionError's) is a hint like the one below. */
   error?: unknown;
-  /** The provider's hint; honoured when longer than the backoff curve, up to a day. */
+  /** The provider's hint; the wait is the longest of the backoff curve, this and the error's, up to a day. */
   retryAfterMs?: number;
 }
 

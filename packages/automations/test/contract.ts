@@ -278,6 +278,24 @@ export function runSchedulerContract<W>(name: string, create: () => Promise<Sche
         expect((await scheduler.get("z"))!.dueAt).toBe(T0 + 10 + MINUTE);
       });
 
+      it("#17: retry(run, now, { error }) waits the error's retryAfterMs when it is longer than the curve, never more than a day", async () => {
+        const { scheduler, write } = await setup();
+        await write(scheduler.schedule(["a", "b", "c", "d", "e"].map((id, i) => plainRun(id, T0 + i))));
+        const [a, b, c, d, e] = await scheduler.claimDue(T0 + 10, 5).then((rs) => rs.sort((x, y) => x.dueAt - y.dueAt));
+        // The error alone, as a caller holding a RetryableActionError (or a provider's 429) passes it.
+        await scheduler.retry(a!, T0 + 10, { error: new RetryableActionError("429", 30 * MINUTE) });
+        await scheduler.retry(b!, T0 + 10, { error: new RetryableActionError("429", 3 * DAY) });
+        await scheduler.retry(c!, T0 + 10, { error: Object.assign(new Error("503"), { retryAfterMs: 5_000 }) });
+        // Both given: the longer of the two (and of the curve) wins.
+        await scheduler.retry(d!, T0 + 10, { error: new RetryableActionError("429", 40 * MINUTE), retryAfterMs: 10 * MINUTE });
+        await scheduler.retry(e!, T0 + 10, { error: new RetryableActionError("429", 10 * MINUTE), retryAfterMs: 40 * MINUTE });
+        expect((await scheduler.get("a"))!).toMatchObject({ dueAt: T0 + 10 + 30 * MINUTE, lastError: "RetryableActionError: 429" });
+        expect((await scheduler.get("b"))!.dueAt).toBe(T0 + 10 + DAY);
+        expect((await scheduler.get("c"))!.dueAt).toBe(T0 + 10 + MINUTE);
+        expect((await scheduler.get("d"))!.dueAt).toBe(T0 + 10 + 40 * MINUTE);
+        expect((await scheduler.get("e"))!.dueAt).toBe(T0 + 10 + 40 * MINUTE);
+      });
+
       it("defer puts the run back for later without using an attempt, its lateness window moving with it", async () => {
         const { scheduler, write } = await setup();
         await write(scheduler.schedule([plainRun("x", T0, { expiresAt: T0 + HOUR })]));
