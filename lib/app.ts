@@ -8,6 +8,7 @@ import { createRunsRepo } from "./db/repos/runs";
 import { createSecretsRepo } from "./db/repos/secrets";
 import { createTriggerStateRepo } from "./db/repos/trigger-state";
 import { createUsersRepo } from "./db/repos/users";
+import { createWorkersRepo } from "./db/repos/workers";
 import { Bus } from "./bus";
 import { createSafeFetch } from "./net/safe-fetch";
 import type { SafeFetch } from "./net/types";
@@ -29,6 +30,7 @@ export interface App {
     secrets: ReturnType<typeof createSecretsRepo>;
     jobLocks: ReturnType<typeof createJobLocksRepo>;
     users: ReturnType<typeof createUsersRepo>;
+    workers: ReturnType<typeof createWorkersRepo>;
   };
   secrets: SecretsService;
   bus: Bus;
@@ -59,6 +61,7 @@ export function createApp(opts: CreateAppOptions = {}): App {
     secrets: createSecretsRepo(db.sqlite),
     jobLocks: createJobLocksRepo(db.sqlite),
     users: createUsersRepo(db.sqlite),
+    workers: createWorkersRepo(db.sqlite),
   };
   const clock = opts.clock ?? systemClock;
   return {
