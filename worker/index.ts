@@ -1,8 +1,11 @@
 import { setPriority } from "node:os";
 import { Cron } from "croner";
 import { actionRegistry } from "@/lib/actions";
-import { createApp } from "@/lib/app";
+import { createApp, type App } from "@/lib/app";
+import { systemClock } from "@/lib/core/clock";
+import { isDatabaseError } from "@/lib/core/errors";
 import { createFaultTracker } from "@/lib/core/faults";
+import { createLogger } from "@/lib/core/log";
 import { startReceiver } from "@/lib/mail/receiver";
 import { newWorkerId } from "@/lib/queue/lease";
 import { startExecutorLoop } from "@/lib/queue/loop";
@@ -17,8 +20,24 @@ import { runSchedulerTick } from "@/lib/scheduler/tick";
  * two workers never double any work. A job that fails (a full disk) is a fault: logged, carried
  * by the heartbeat to /api/health when it can be written, and tried again; the process stays up.
  */
-const app = createApp();
-const log = app.log.child("worker");
+const log = createLogger("whenthen").child("worker");
+const faults = createFaultTracker({ clock: systemClock, log });
+// A database that cannot be opened (a full disk cannot even grow its -shm file) is waited out
+// with back-off rather than exited on: a restart would meet the same disk.
+async function openApp(): Promise<App> {
+  for (;;) {
+    try {
+      const app = createApp();
+      faults.succeeded("opening the database");
+      return app;
+    } catch (err) {
+      if (!isDatabaseError(err)) throw err;
+      const wait = faults.failed("opening the database", err);
+      await new Promise((r) => setTimeout(r, wait));
+    }
+  }
+}
+const app = await openApp();
 // Acknowledging a webhook is the latency-critical path; the worker's backlog can wait a few
 // milliseconds. On a small VPS the two share one or two cores, so the worker runs at a lower CPU
 // priority (nice 10 by default, WORKER_NICE=0 to turn it off). Measured here: ingest p99 under a
@@ -30,7 +49,6 @@ try {
 }
 const workerId = newWorkerId();
 const sandbox = createSandbox();
-const faults = createFaultTracker({ clock: app.clock, log });
 
 const executor = startExecutorLoop(
   { app, actions: actionRegistry, sandbox, transform: createTransformRunner(app) },

@@ -55,6 +55,7 @@ export function createFaultTracker(opts: FaultTrackerOptions): FaultTracker {
       }
       f.failures++;
       f.message = message;
+      opts.log.debug(`${area} failed again`, { error: message, failures: f.failures });
       if (now.getTime() - f.loggedAt >= relogMs) {
         opts.log.error(`${area} still failing`, { error: message, failures: f.failures, since: f.since.toISOString() });
         f.loggedAt = now.getTime();

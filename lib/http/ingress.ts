@@ -1,7 +1,9 @@
 import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { App } from "../app";
+import { isDatabaseError } from "../core/errors";
 import { LIMITS } from "../core/limits";
+import { checkHealth } from "../health";
 import { maxAttemptsOf, type Definition } from "../definition";
 import { createIngestBatcher } from "../queue/ingest";
 import { renderTemplate } from "../template";
@@ -12,13 +14,11 @@ export type IngressHandler = (req: IncomingMessage, res: ServerResponse) => bool
 /** Sub-handlers for other lean paths (e.g. `/api/files/`), matched by prefix. */
 export type LeanRoute = (req: IncomingMessage, res: ServerResponse, url: URL) => void;
 
-const HEARTBEAT_MAX_AGE_MS = 60_000;
-
 /**
  * The public hot paths, on plain node:http (never Next): webhooks, health, signed files.
  * Returns false for every other request so the caller hands it on.
  */
-export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" | "secrets">, routes: Record<string, LeanRoute> = {}): IngressHandler {
+export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" | "secrets" | "config">, routes: Record<string, LeanRoute> = {}): IngressHandler {
   const log = app.log.child("ingress");
   const ingestBatched = createIngestBatcher(app);
   // What a hook needs from the definition, parsed once per version of it: the row is read on every
@@ -40,7 +40,11 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
     if (rawUrl.startsWith("/api/hooks/")) {
       handleHook(req, res, rawUrl).catch((err) => {
         log.error("webhook failed", { error: err });
-        if (!res.headersSent) send(res, 500, { error: "internal error" });
+        if (res.headersSent) return;
+        // A full disk (or another refusal of the database) is not the sender's fault and passes:
+        // 503 with Retry-After asks the sender to deliver again later. Nothing was stored.
+        if (isDatabaseError(err)) send(res, 503, { error: "the webhook could not be stored (the database refused the write); retry later" }, { "retry-after": "30" });
+        else send(res, 500, { error: "internal error" });
       });
       return true;
     }
@@ -58,9 +62,8 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
   };
 
   function health(res: ServerResponse) {
-    const seen = app.repos.jobLocks.get("worker_heartbeat")?.last_run_at ?? null;
-    const fresh = seen !== null && app.clock.now().getTime() - Date.parse(seen) <= HEARTBEAT_MAX_AGE_MS;
-    send(res, fresh ? 200 : 503, { ok: fresh, worker_seen_at: seen });
+    const report = checkHealth(app);
+    send(res, report.ok ? 200 : 503, report);
   }
 
   async function handleHook(req: IncomingMessage, res: ServerResponse, rawUrl: string): Promise<void> {
@@ -156,8 +159,8 @@ function tooLarge(req: IncomingMessage, res: ServerResponse) {
   req.resume();
 }
 
-function send(res: ServerResponse, status: number, body: unknown) {
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
   const text = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+  res.writeHead(status, { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(text) });
   res.end(text);
 }

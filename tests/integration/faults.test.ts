@@ -3,9 +3,11 @@ import path from "node:path";
 import { delay, http, HttpResponse } from "msw";
 import { afterAll, afterEach, describe, expect, test } from "vitest";
 import { createFaultTracker } from "@/lib/core/faults";
+import { checkHealth } from "@/lib/health";
 import { captureLog, createTestApp, webhookToHttp, type TestApp } from "../helpers/db";
 import { injectCommitFailure, isSmallDisk, mountSmallDisk } from "../helpers/full-disk";
 import { server, useHttpMocks } from "../helpers/http";
+import { spawnWorkerProcess, startSink } from "../helpers/processes";
 import { startWorker } from "../helpers/worker";
 
 /**
@@ -29,14 +31,14 @@ afterEach(async () => {
 
 let appCount = 0;
 /** A test app whose DATA_DIR is on the small disk (or in a temp folder when there is none). */
-function setup(opts: { onDisk?: boolean } = {}): TestApp & { lines: string[] } {
+function setup(opts: { onDisk?: boolean; env?: Record<string, string> } = {}): TestApp & { lines: string[] } {
   const { log, lines } = captureLog();
   let dataDir: string | undefined;
   if (opts.onDisk && isSmallDisk(disk)) {
     dataDir = path.join(disk.dir, `app-${++appCount}`);
     mkdirSync(dataDir);
   }
-  const app = createTestApp({ dataDir, log });
+  const app = createTestApp({ dataDir, log, env: opts.env });
   cleanups.push(() => app.cleanup());
   return Object.assign(app, { lines });
 }
@@ -294,4 +296,37 @@ describe("#12.5: a row the executor cannot read ends its run", () => {
     expect(app.repos.runs.get(after.runId)).toMatchObject({ status: "succeeded" });
     expect(seen).toEqual([3]);
   });
+});
+
+describe("#12.2: the worker survives a full disk", () => {
+  test.skipIf(noDisk)("#12.2: a worker started on a full disk stays up, reports the fault, and resumes by itself when space is freed", async () => {
+    const app = setup({ onDisk: true, env: { ALLOW_PRIVATE_URLS: "true" } });
+    const target = await startSink();
+    cleanups.push(() => target.close());
+    const applet = app.applets.create({ name: "disk", definition: { ...orderedApplet, actions: [{ type: "http", config: { url: target.url, method: "POST", body: { n: "{{trigger.body.n}}" } } }] } });
+    for (const n of [1, 2]) app.applets.test(applet.id, { body: { n } });
+    // This connection stays open through the test, as the web process's does.
+    app.db.sqlite.pragma("wal_checkpoint(TRUNCATE)");
+    if (!isSmallDisk(disk)) return;
+    disk.fill();
+
+    const worker = spawnWorkerProcess({ DATA_DIR: app.dataDir, WORKER_LEASE_SECONDS: "2", ALLOW_PRIVATE_URLS: "true", LOG_LEVEL: "debug" });
+    cleanups.push(() => worker.kill());
+    await worker.waitFor(/ERROR.*heartbeat failed; retrying with back-off.*SQLITE_FULL/);
+    // Still alive several back-off rounds later (the old worker exited at its first heartbeat).
+    await worker.waitFor(/heartbeat failed again.*"failures":4/);
+    expect(worker.child.exitCode).toBeNull();
+    expect(target.bodies).toEqual([]);
+    const during = checkHealth(app);
+    expect(during.ok).toBe(false);
+    expect(during.problems).toEqual(expect.arrayContaining([expect.stringMatching(/^disk: \d+ (bytes|KB) free where the database is/), expect.stringMatching(/^worker: no heartbeat yet/)]));
+
+    disk.free();
+    await worker.waitFor(/heartbeat works again/);
+    await until(() => target.bodies.length >= 2 && checkHealth(app).ok, "the worker to catch up and report healthy", 20_000);
+    expect(target.bodies).toEqual([{ n: "1" }, { n: "2" }]);
+    expect(checkHealth(app)).toMatchObject({ ok: true, problems: [] });
+    worker.child.kill("SIGTERM");
+    expect(await worker.exited).toBe(0);
+  }, 60_000);
 });

@@ -4,6 +4,7 @@ import { ImportApplets } from "@/components/ImportApplets";
 import { LocalTime } from "@/components/LocalTime";
 import { SecretsManager } from "@/components/SecretsManager";
 import { SheetsTest } from "@/components/SheetsTest";
+import { checkHealth } from "@/lib/health";
 import { apiOk, services } from "@/lib/ui/services";
 import type { Meta } from "@/lib/ui/types";
 
@@ -29,10 +30,25 @@ export default async function SettingsPage() {
   const mxTarget = publicHostIsIp ? mxName : publicHostIsLocal ? null : publicHost;
   const localDomain = cfg.inboundDomain === "localhost" || cfg.inboundDomain.endsWith(".localhost");
   const outbox = cfg.smtpUrl ? [] : outboxFiles(path.join(cfg.dataDir, "outbox"));
+  // The same report as /api/health: a full disk, a worker that stopped or reports a fault.
+  const health = checkHealth(app);
 
   return (
     <div className="mx-auto flex max-w-4xl flex-col gap-5">
       <h1 className="text-xl font-semibold">Settings</h1>
+
+      {health.problems.length ? (
+        <div role="alert" data-testid="health-problems" className="rounded border border-red-300 bg-red-50 p-3 text-sm text-red-900">
+          <p className="font-medium">Runs may not be executing:</p>
+          <ul className="mt-1 list-disc pl-5">
+            {health.problems.map((p) => (
+              <li key={p} className="break-words">
+                {p}
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
 
       <Section title="Secrets" id="secrets">
         <SecretsManager secrets={secrets} />
