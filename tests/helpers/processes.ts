@@ -120,3 +120,31 @@ export async function startSink(opts: { delayMs?: number } = {}): Promise<Sink> 
       }),
   };
 }
+
+export interface SlowServer {
+  url: string;
+  /** Requests received (never answered). */
+  requests: number;
+  close(): Promise<void>;
+}
+
+/** An HTTP server that takes requests and never answers them: a feed that hangs. */
+export async function startSlowServer(): Promise<SlowServer> {
+  const state = { requests: 0 };
+  const server = http.createServer(() => {
+    state.requests++;
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/feed.xml`,
+    get requests() {
+      return state.requests;
+    },
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}

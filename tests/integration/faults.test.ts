@@ -4,10 +4,11 @@ import { delay, http, HttpResponse } from "msw";
 import { afterAll, afterEach, describe, expect, test } from "vitest";
 import { createFaultTracker } from "@/lib/core/faults";
 import { checkHealth } from "@/lib/health";
+import { runSchedulerTick } from "@/lib/scheduler/tick";
 import { captureLog, createTestApp, webhookToHttp, type TestApp } from "../helpers/db";
 import { injectCommitFailure, isSmallDisk, mountSmallDisk } from "../helpers/full-disk";
 import { server, useHttpMocks } from "../helpers/http";
-import { spawnWorkerProcess, startSink } from "../helpers/processes";
+import { spawnWorkerProcess, startSink, startSlowServer } from "../helpers/processes";
 import { startWorker } from "../helpers/worker";
 
 /**
@@ -328,5 +329,91 @@ describe("#12.2: the worker survives a full disk", () => {
     expect(checkHealth(app)).toMatchObject({ ok: true, problems: [] });
     worker.child.kill("SIGTERM");
     expect(await worker.exited).toBe(0);
+  }, 60_000);
+});
+
+describe("#12.6: SIGTERM", () => {
+  test("#12.6: stop() claims nothing more at once and hands the runs still in flight back to the queue after the grace", async () => {
+    const app = setup();
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    server.use(
+      http.post("https://slow.test/hold", async () => {
+        await held;
+        return HttpResponse.json({ ok: true });
+      }),
+    );
+    const slow = app.applets.create({ name: "slow", definition: webhookToHttp("https://slow.test/hold") });
+    const other = app.applets.create({ name: "other", definition: webhookToHttp("https://sink.test/hook") });
+    const keys = sink();
+    const inFlight = app.applets.test(slow.id, { body: {} }).runId;
+    const worker = startWorker(app, { concurrency: 1 });
+    await until(() => app.repos.runs.get(inFlight)!.status === "running", "the slow run to start");
+    const queued = [1, 2, 3].map((n) => app.applets.test(other.id, { body: { n } }).runId);
+    const stopped = await worker.loop.stop({ graceMs: 50 });
+    expect(stopped.released).toEqual([inFlight]);
+    expect(app.repos.runs.get(inFlight)).toMatchObject({ status: "queued", attempt: 1, lockedBy: null, startedAt: null });
+    for (const id of queued) expect(app.repos.runs.get(id)).toMatchObject({ status: "queued", startedAt: null });
+    release();
+    expect(keys).toEqual([]);
+    expect(app.repos.workers.live(app.clock.now())).toEqual([]);
+  });
+
+  test("#12.6: aborting a scheduler tick aborts its feed requests at once and stores nothing for them", async () => {
+    const app = setup({ env: { ALLOW_PRIVATE_URLS: "true" } });
+    const feed = await startSlowServer();
+    cleanups.push(() => feed.close());
+    const applet = app.applets.create({
+      name: "slow feed",
+      definition: { version: 1, trigger: { type: "rss", config: { url: feed.url } }, actions: [{ type: "http", config: { url: "https://sink.test/hook", body: "{}" } }] },
+    });
+    const before = app.repos.triggerState.get(applet.id)!;
+    const abort = new AbortController();
+    const tick = runSchedulerTick(app, app.clock.now(), { holder: "w", signal: abort.signal });
+    await until(() => feed.requests === 1, "the tick to fetch the feed");
+    abort.abort();
+    const result = await tick;
+    expect(result).toMatchObject({ ran: true, events: 0 });
+    const after = app.repos.triggerState.get(applet.id)!;
+    expect(after).toMatchObject({ lastError: before.lastError, errorCount: before.errorCount, lastPolledAt: before.lastPolledAt });
+    // The lock is released for the next worker.
+    expect(app.repos.jobLocks.get("scheduler_tick")).toMatchObject({ locked_by: null });
+  });
+
+  test("#12.6: on SIGTERM the worker stops claiming at once while its tick waits on a slow feed, and exits within its bound", async () => {
+    const app = setup({ env: { ALLOW_PRIVATE_URLS: "true" } });
+    const feed = await startSlowServer();
+    cleanups.push(() => feed.close());
+    const target = await startSink({ delayMs: 300 });
+    cleanups.push(() => target.close());
+    app.applets.create({
+      name: "slow feed",
+      definition: { version: 1, trigger: { type: "rss", config: { url: feed.url } }, actions: [{ type: "http", config: { url: target.url, body: "{}" } }] },
+    });
+    const busy = app.applets.create({ name: "busy", definition: { ...orderedApplet, actions: [{ type: "http", config: { url: target.url, method: "POST", body: { n: "{{trigger.body.n}}" } } }] } });
+    const runIds = Array.from({ length: 30 }, (_, n) => app.applets.test(busy.id, { body: { n } }).runId);
+
+    const worker = spawnWorkerProcess({ DATA_DIR: app.dataDir, ALLOW_PRIVATE_URLS: "true", WORKER_SHUTDOWN_SECONDS: "5" });
+    cleanups.push(() => worker.kill());
+    await worker.waitFor(/worker started/);
+    // The tick runs at the next quarter minute and then hangs on the feed.
+    await until(() => feed.requests > 0, "the scheduler tick to reach the slow feed", 25_000);
+    const sentAtSigterm = target.bodies.length;
+    const termAt = new Date().toISOString();
+    worker.child.kill("SIGTERM");
+    const started = Date.now();
+    expect(await worker.exited).toBe(0);
+    const exitedAfterMs = Date.now() - started;
+    const runs = runIds.map((id) => app.repos.runs.get(id)!);
+    const startedAfter = runs.filter((r) => r.startedAt !== null && r.startedAt > termAt);
+    expect(startedAfter).toEqual([]);
+    // Within the bound (5 s for runs in flight, plus closing): the feed request was aborted, not
+    // waited out for its 20 s timeout.
+    expect(exitedAfterMs).toBeLessThan(8_000);
+    // At most the one run in flight was still sent; nothing is left running.
+    expect(target.bodies.length - sentAtSigterm).toBeLessThanOrEqual(1);
+    expect(runs.filter((r) => r.status === "running")).toEqual([]);
+    expect(runs.filter((r) => r.status === "succeeded").length).toBe(target.bodies.length);
+    expect(worker.lines.some((l) => /SIGTERM: no new runs/.test(l))).toBe(true);
   }, 60_000);
 });
