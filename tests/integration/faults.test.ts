@@ -4,6 +4,7 @@ import { delay, http, HttpResponse } from "msw";
 import { afterAll, afterEach, describe, expect, test } from "vitest";
 import { createFaultTracker } from "@/lib/core/faults";
 import { checkHealth } from "@/lib/health";
+import { createSandbox } from "@/lib/sandbox";
 import { runSchedulerTick } from "@/lib/scheduler/tick";
 import { captureLog, createTestApp, webhookToHttp, type TestApp } from "../helpers/db";
 import { injectCommitFailure, isSmallDisk, mountSmallDisk } from "../helpers/full-disk";
@@ -416,4 +417,41 @@ describe("#12.6: SIGTERM", () => {
     expect(runs.filter((r) => r.status === "succeeded").length).toBe(target.bodies.length);
     expect(worker.lines.some((l) => /SIGTERM: no new runs/.test(l))).toBe(true);
   }, 60_000);
+});
+
+describe("#12.8: minor", () => {
+  test("#12.8: a filter's unhandled Promise.reject(Symbol()) fails the run instead of letting it succeed", async () => {
+    const app = setup();
+    const keys = sink();
+    const sandbox = createSandbox({ threads: 1 });
+    cleanups.push(() => sandbox.close());
+    const applet = app.applets.create({ name: "rejects", definition: { ...webhookToHttp("https://sink.test/hook"), filter: { code: "Promise.reject(Symbol())" } } });
+    const runId = app.applets.test(applet.id, { body: {} }).runId;
+    const worker = startWorker(app, { deps: { sandbox } });
+    cleanups.push(() => worker.stop());
+    await worker.drain();
+    expect(app.repos.runs.get(runId)).toMatchObject({ status: "failed", error: "filter: unhandled promise rejection: Symbol()" });
+    expect(keys).toEqual([]);
+  });
+
+  test("#12.8: an applet deleted while its run is in flight is logged as deleted, not as taken over by another worker", async () => {
+    const app = setup();
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    server.use(
+      http.post("https://slow.test/hold", async () => {
+        await held;
+        return HttpResponse.json({ ok: true });
+      }),
+    );
+    const applet = app.applets.create({ name: "deleted", definition: webhookToHttp("https://slow.test/hold") });
+    const runId = app.applets.test(applet.id, { body: {} }).runId;
+    const worker = startWorker(app, { concurrency: 1 });
+    cleanups.push(() => worker.stop());
+    await until(() => app.repos.runs.get(runId)?.status === "running", "the run to start");
+    await app.applets.delete(applet.id);
+    release();
+    await until(() => app.lines.some((l) => /deleted while it ran/.test(l)), "the run's end to be logged");
+    expect(app.lines.some((l) => /taken over by another worker/.test(l))).toBe(false);
+  });
 });
