@@ -1,6 +1,7 @@
 import { afterEach, expect, test } from "vitest";
 import { createTestApp } from "../helpers/db";
 import { spawnWorkerProcess, startSink, type WorkerProcess } from "../helpers/processes";
+import { until } from "../helpers/wait";
 
 /**
  * Issue #12, "What it must show": a real worker process is SIGKILLed while it works through 200
@@ -9,17 +10,10 @@ import { spawnWorkerProcess, startSink, type WorkerProcess } from "../helpers/pr
  * stale rule), in the original order, and every run is executed once except the one in flight.
  */
 const cleanups: (() => void | Promise<void>)[] = [];
+const lastLines = (w: WorkerProcess) => () => `worker's last lines:\n${w.lines.slice(-10).join("\n")}`;
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
-
-async function until(done: () => boolean, what: string, timeoutMs: number, worker?: WorkerProcess): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${worker ? `; worker's last lines:\n${worker.lines.slice(-10).join("\n")}` : ""}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 test("#12: SIGKILL of the worker during 200 runs of one applet: a new worker continues within 30 s, in order, each run executed once except the one in flight", async () => {
   const app = createTestApp({ env: { ALLOW_PRIVATE_URLS: "true" } });
@@ -36,7 +30,7 @@ test("#12: SIGKILL of the worker during 200 runs of one applet: a new worker con
 
   const first = spawnWorkerProcess(env);
   cleanups.push(() => first.kill());
-  await until(() => target.bodies.length >= 60, "the first worker to get a third of the way", 60_000, first);
+  await until(() => target.bodies.length >= 60, "the first worker to get a third of the way", 60_000, lastLines(first));
   first.child.kill("SIGKILL");
   expect(await first.exited).toBeNull();
   const sentByFirst = target.bodies.length;
@@ -47,13 +41,13 @@ test("#12: SIGKILL of the worker during 200 runs of one applet: a new worker con
   cleanups.push(() => second.kill());
   await second.waitFor(/worker started/, 60_000);
   const startedAt = Date.now();
-  await until(() => target.bodies.length > sentByFirst, "the applet to continue", 30_000, second);
+  await until(() => target.bodies.length > sentByFirst, "the applet to continue", 30_000, lastLines(second));
   const continuedAfterMs = Date.now() - startedAt;
   await until(
     () => (app.db.sqlite.prepare("SELECT COUNT(*) AS n FROM runs WHERE status = 'succeeded'").get() as { n: number }).n === 200,
     "every run to succeed",
     120_000,
-    second,
+    lastLines(second),
   );
 
   // Within 30 s of the new worker starting (the lease is 2 s, so in practice a few seconds).

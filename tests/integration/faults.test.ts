@@ -11,6 +11,7 @@ import { injectCommitFailure, isSmallDisk, mountSmallDisk } from "../helpers/ful
 import { server, useHttpMocks } from "../helpers/http";
 import { spawnWorkerProcess, startSink, startSlowServer } from "../helpers/processes";
 import { startWorker } from "../helpers/worker";
+import { until } from "../helpers/wait";
 
 /**
  * Issue #12: reliability under faults. Real SQLite files; the full disk is a real one (a small
@@ -61,15 +62,6 @@ function sink(): string[] {
 }
 
 const fastFaults = (app: TestApp) => createFaultTracker({ clock: app.clock, log: app.log, minMs: 2, maxMs: 20 });
-
-/** Waits (polling, real time) until `done` holds; the deadline only guards against a hang. */
-async function until(done: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 /** Counts the calls of a repos method (the loop reads it from the repos object on every call). */
 function countCalls<T extends object, K extends keyof T>(obj: T, key: K): { n: number } {

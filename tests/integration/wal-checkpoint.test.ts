@@ -13,6 +13,7 @@ import { JOURNAL_SIZE_LIMIT_BYTES } from "@/lib/db/client";
 import { createIngress } from "@/lib/http/ingress";
 import { createTestApp, testFetch, webhookToHttp } from "../helpers/db";
 import { isSmallDisk, mountSmallDisk } from "../helpers/full-disk";
+import { until } from "../helpers/wait";
 
 /**
  * Issue #12.7: the web process checkpoints the WAL on a size and a time bound, in a thread of its
@@ -31,14 +32,6 @@ afterEach(async () => {
   if (isSmallDisk(disk)) disk.free();
 });
 let appCount = 0;
-
-async function until(done: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 /** The lean ingress on an ephemeral port, as server.ts mounts it. */
 async function ingressServer(app: App): Promise<string> {
