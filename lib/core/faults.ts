@@ -24,6 +24,8 @@ export interface FaultTrackerOptions {
   minMs?: number;
   maxMs?: number;
   relogMs?: number;
+  /** What the first log line of a fault says happens next. Default "retrying with back-off". */
+  meanwhile?: string;
 }
 
 interface Fault {
@@ -50,7 +52,7 @@ export function createFaultTracker(opts: FaultTrackerOptions): FaultTracker {
       const f = faults.get(area);
       if (!f) {
         faults.set(area, { message, since: now, failures: 1, loggedAt: now.getTime() });
-        opts.log.error(`${area} failed; retrying with back-off`, { error: message });
+        opts.log.error(`${area} failed; ${opts.meanwhile ?? "retrying with back-off"}`, { error: message });
         return minMs;
       }
       f.failures++;

@@ -2,6 +2,7 @@ import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { App } from "../app";
 import { isDatabaseError } from "../core/errors";
+import { createFaultTracker } from "../core/faults";
 import { LIMITS } from "../core/limits";
 import { checkHealth } from "../health";
 import { maxAttemptsOf, type Definition } from "../definition";
@@ -20,6 +21,8 @@ export type LeanRoute = (req: IncomingMessage, res: ServerResponse, url: URL) =>
  */
 export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" | "secrets" | "config">, routes: Record<string, LeanRoute> = {}): IngressHandler {
   const log = app.log.child("ingress");
+  // A full disk refuses every webhook: one line when it starts, then one a minute, not one each.
+  const faults = createFaultTracker({ clock: app.clock, log, meanwhile: "answering 503 with Retry-After until it works again" });
   const ingestBatched = createIngestBatcher(app);
   // What a hook needs from the definition, parsed once per version of it: the row is read on every
   // request (so a disable or an edit applies at once), the JSON is parsed only when it changed.
@@ -39,12 +42,15 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
     if (!rawUrl.startsWith("/api/")) return false;
     if (rawUrl.startsWith("/api/hooks/")) {
       handleHook(req, res, rawUrl).catch((err) => {
-        log.error("webhook failed", { error: err });
-        if (res.headersSent) return;
         // A full disk (or another refusal of the database) is not the sender's fault and passes:
         // 503 with Retry-After asks the sender to deliver again later. Nothing was stored.
-        if (isDatabaseError(err)) send(res, 503, { error: "the webhook could not be stored (the database refused the write); retry later" }, { "retry-after": "30" });
-        else send(res, 500, { error: "internal error" });
+        if (isDatabaseError(err)) {
+          faults.failed("storing webhooks", err);
+          if (!res.headersSent) send(res, 503, { error: "the webhook could not be stored (the database refused the write); retry later" }, { "retry-after": "30" });
+          return;
+        }
+        log.error("webhook failed", { error: err });
+        if (!res.headersSent) send(res, 500, { error: "internal error" });
       });
       return true;
     }
@@ -110,6 +116,7 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
       receivedAt,
     });
     const result = await ingestBatched({ appletId, source: "webhook", dedupeKey: null, payload, maxAttempts, receivedAt });
+    faults.succeeded("storing webhooks");
     if (!result) return send(res, 200, { queued: false, reason: "duplicate" });
     send(res, 202, { run_id: result.runId, event_id: result.eventId });
   }

@@ -105,7 +105,15 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
   // are recovered on start (a restored database's `running` runs included) and on every check.
   lease.keep({ force: true });
   recoverStale();
-  const heartbeatTimer = setInterval(() => lease.keep({ force: true }), Math.max(250, Math.floor(leaseMs / 3)));
+  // A heartbeat that works while faults are on (space came back) wakes the slots backing off, so
+  // they try again now rather than at the end of a back-off that may be 30 s long.
+  const heartbeatTimer = setInterval(
+    () => {
+      const faulty = faults.current() !== null;
+      if (lease.keep({ force: true }) && faulty) wake();
+    },
+    Math.max(250, Math.floor(leaseMs / 3)),
+  );
   heartbeatTimer.unref();
   const staleTimer = setInterval(
     () => {
