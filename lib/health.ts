@@ -3,7 +3,7 @@ import path from "node:path";
 import type { App } from "./app";
 import { errorMessage } from "./core/errors";
 
-/** The worker renews its lease (and this heartbeat) every third of WORKER_LEASE_SECONDS, at most 30 s apart. */
+/** The worker renews its lease (and this heartbeat) every third of WORKER_LEASE_SECONDS, at most 15 s apart. */
 export const HEARTBEAT_MAX_AGE_MS = 60_000;
 /** Less free space than this where the database lives, and SQLite is about to refuse writes. */
 export const DISK_LOW_BYTES = 1024 * 1024;

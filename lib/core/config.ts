@@ -36,7 +36,7 @@ export interface AppConfig {
   /**
    * How long a worker's lease lasts without a heartbeat (WORKER_LEASE_SECONDS). The runs of a worker
    * whose lease expired (it crashed, or lost its disk) go back to the queue, so this bounds how long
-   * one crash stalls an applet. The worker renews it every third of this.
+   * one crash stalls an applet. The worker renews it every third of this (at most 15 s apart).
    */
   workerLeaseMs: number;
   /**

@@ -14,7 +14,7 @@ export interface ExecutorLoopOptions {
   concurrency: number;
   /** Real-time pause when the queue is empty (spec: 500 ms). */
   idleMs?: number;
-  /** The worker's lease (WORKER_LEASE_SECONDS); renewed every third of it. Default 30 s. */
+  /** The worker's lease (WORKER_LEASE_SECONDS); renewed every third of it (at most 15 s apart). Default 30 s. */
   leaseMs?: number;
   /** How often running runs are checked for a dead holder. Default a third of the lease, at most 10 s. */
   staleCheckMs?: number;
@@ -112,7 +112,9 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
       const faulty = faults.current() !== null;
       if (lease.keep({ force: true }) && faulty) wake();
     },
-    Math.max(250, Math.floor(leaseMs / 3)),
+    // A third of the lease, and at most 15 s whatever the lease: /api/health calls a heartbeat
+    // older than 60 s a stopped worker.
+    Math.max(250, Math.min(15_000, Math.floor(leaseMs / 3))),
   );
   heartbeatTimer.unref();
   const staleTimer = setInterval(

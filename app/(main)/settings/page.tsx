@@ -4,15 +4,13 @@ import { ImportApplets } from "@/components/ImportApplets";
 import { LocalTime } from "@/components/LocalTime";
 import { SecretsManager } from "@/components/SecretsManager";
 import { SheetsTest } from "@/components/SheetsTest";
-import { checkHealth } from "@/lib/health";
+import { checkHealth, HEARTBEAT_MAX_AGE_MS } from "@/lib/health";
 import { apiOk, services } from "@/lib/ui/services";
 import type { Meta } from "@/lib/ui/types";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Settings · whenthen" };
 
-/** The worker writes its heartbeat every 15 s; older than this and the SMTP receiver is not running. */
-const HEARTBEAT_FRESH_MS = 60_000;
 
 export default async function SettingsPage() {
   const { app } = services();
@@ -21,7 +19,8 @@ export default async function SettingsPage() {
   const secrets = app.secrets.list().map((s) => ({ name: s.name, created_at: s.createdAt, updated_at: s.updatedAt }));
   const beat = app.repos.jobLocks.get("worker_heartbeat")?.last_run_at ?? null;
   const beatAge = beat ? app.clock.now().getTime() - new Date(beat).getTime() : null;
-  const listening = beatAge !== null && beatAge < HEARTBEAT_FRESH_MS;
+  // An older heartbeat and the worker, with its SMTP receiver, is not running.
+  const listening = beatAge !== null && beatAge < HEARTBEAT_MAX_AGE_MS;
   const publicHost = hostOf(cfg.publicUrl);
   // An MX value that is an IP address is invalid (RFC 5321 wants a name with an A/AAAA record).
   const publicHostIsIp = publicHost !== null && isIpLiteral(publicHost);
