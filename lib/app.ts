@@ -1,6 +1,7 @@
 import { loadConfig, type AppConfig } from "./core/config";
 import { systemClock, type Clock } from "./core/clock";
 import { createLogger, type Logger } from "./core/log";
+import { startWalCheckpointer } from "./db/checkpoint";
 import { openDatabase, type DbHandle } from "./db/client";
 import { createAppletsRepo } from "./db/repos/applets";
 import { createJobLocksRepo } from "./db/repos/job-locks";
@@ -8,6 +9,7 @@ import { createRunsRepo } from "./db/repos/runs";
 import { createSecretsRepo } from "./db/repos/secrets";
 import { createTriggerStateRepo } from "./db/repos/trigger-state";
 import { createUsersRepo } from "./db/repos/users";
+import { createWorkersRepo } from "./db/repos/workers";
 import { Bus } from "./bus";
 import { createSafeFetch } from "./net/safe-fetch";
 import type { SafeFetch } from "./net/types";
@@ -29,6 +31,7 @@ export interface App {
     secrets: ReturnType<typeof createSecretsRepo>;
     jobLocks: ReturnType<typeof createJobLocksRepo>;
     users: ReturnType<typeof createUsersRepo>;
+    workers: ReturnType<typeof createWorkersRepo>;
   };
   secrets: SecretsService;
   bus: Bus;
@@ -42,7 +45,10 @@ export interface CreateAppOptions {
   clock?: Clock;
   log?: Logger;
   http?: SafeFetch;
-  /** The web process leaves WAL checkpoints to the worker (see OpenOptions.walAutocheckpoint). */
+  /**
+   * The web process leaves WAL checkpoints out of its requests (see OpenOptions.walAutocheckpoint)
+   * and runs them on a size and time bound in a thread of their own (lib/db/checkpoint.ts).
+   */
   role?: "web" | "worker";
 }
 
@@ -59,17 +65,23 @@ export function createApp(opts: CreateAppOptions = {}): App {
     secrets: createSecretsRepo(db.sqlite),
     jobLocks: createJobLocksRepo(db.sqlite),
     users: createUsersRepo(db.sqlite),
+    workers: createWorkersRepo(db.sqlite),
   };
   const clock = opts.clock ?? systemClock;
+  const log = opts.log ?? createLogger("whenthen");
+  const checkpointer = opts.role === "web" ? startWalCheckpointer({ file: config.databasePath, log: log.child("db"), clock }) : null;
   return {
     config,
     clock,
-    log: opts.log ?? createLogger("whenthen"),
+    log,
     db,
     repos,
     secrets: createSecretsService(repos.secrets, config.secretsKey, clock),
     bus: new Bus(),
     http: opts.http ?? createSafeFetch({ allowPrivate: config.allowPrivateUrls }),
-    close: () => db.close(),
+    close: () => {
+      void checkpointer?.stop();
+      db.close();
+    },
   };
 }

@@ -1,8 +1,13 @@
-import { hostname, setPriority } from "node:os";
+import { setPriority } from "node:os";
 import { Cron } from "croner";
 import { actionRegistry } from "@/lib/actions";
-import { createApp } from "@/lib/app";
+import { createApp, type App } from "@/lib/app";
+import { systemClock } from "@/lib/core/clock";
+import { isDatabaseError } from "@/lib/core/errors";
+import { createFaultTracker } from "@/lib/core/faults";
+import { createLogger } from "@/lib/core/log";
 import { startReceiver } from "@/lib/mail/receiver";
+import { newWorkerId } from "@/lib/queue/lease";
 import { startExecutorLoop } from "@/lib/queue/loop";
 import { createSandbox } from "@/lib/sandbox";
 import { createTransformRunner } from "@/lib/transform";
@@ -10,11 +15,29 @@ import { runRetention } from "@/lib/scheduler/retention";
 import { runSchedulerTick } from "@/lib/scheduler/tick";
 
 /**
- * Worker composition root: executor loop, scheduler tick, SMTP receiver, retention, heartbeat.
- * Every periodic job takes its job_locks row first, so two workers never double any work.
+ * Worker composition root: executor loop (with the heartbeat that renews this worker's lease),
+ * scheduler tick, SMTP receiver, retention. Every periodic job takes its job_locks row first, so
+ * two workers never double any work. A job that fails (a full disk) is a fault: logged, carried
+ * by the heartbeat to /api/health when it can be written, and tried again; the process stays up.
  */
-const app = createApp();
-const log = app.log.child("worker");
+const log = createLogger("whenthen").child("worker");
+const faults = createFaultTracker({ clock: systemClock, log });
+// A database that cannot be opened (a full disk cannot even grow its -shm file) is waited out
+// with back-off rather than exited on: a restart would meet the same disk.
+async function openApp(): Promise<App> {
+  for (;;) {
+    try {
+      const app = createApp();
+      faults.succeeded("opening the database");
+      return app;
+    } catch (err) {
+      if (!isDatabaseError(err)) throw err;
+      const wait = faults.failed("opening the database", err);
+      await new Promise((r) => setTimeout(r, wait));
+    }
+  }
+}
+const app = await openApp();
 // Acknowledging a webhook is the latency-critical path; the worker's backlog can wait a few
 // milliseconds. On a small VPS the two share one or two cores, so the worker runs at a lower CPU
 // priority (nice 10 by default, WORKER_NICE=0 to turn it off). Measured here: ingest p99 under a
@@ -24,17 +47,13 @@ try {
 } catch (err) {
   log.warn("could not lower the worker's CPU priority", { error: err });
 }
-const workerId = `${hostname()}:${process.pid}`;
+const workerId = newWorkerId();
 const sandbox = createSandbox();
 
 const executor = startExecutorLoop(
   { app, actions: actionRegistry, sandbox, transform: createTransformRunner(app) },
-  { workerId, concurrency: app.config.workerConcurrency },
+  { workerId, concurrency: app.config.workerConcurrency, leaseMs: app.config.workerLeaseMs, faults },
 );
-
-const heartbeat = () => app.repos.jobLocks.heartbeat("worker_heartbeat", app.clock.now());
-heartbeat();
-const heartbeatJob = new Cron("*/15 * * * * *", { protect: true }, heartbeat);
 
 // Scheduler tick every 15 s and retention hourly, each under its job_locks row (a second worker
 // skips). `protect` keeps one run of each at a time here; shutdown waits for the one in flight.
@@ -47,36 +66,52 @@ const track = async (p: Promise<unknown>): Promise<void> => {
     periodic.delete(p);
   }
 };
+// SIGTERM aborts the tick's requests (a slow feed must not hold the shutdown).
+const tickAbort = new AbortController();
 const tickJob = new Cron("*/15 * * * * *", { protect: true }, () =>
   track(
-    runSchedulerTick(app, app.clock.now(), { holder: workerId })
+    runSchedulerTick(app, app.clock.now(), { holder: workerId, signal: tickAbort.signal })
       .then((r) => {
+        faults.succeeded("scheduler tick");
         if (r.fired.length || r.errored.length) log.info("scheduler tick", { fired: r.fired.length, events: r.events, errored: r.errored.length });
       })
-      .catch((err: unknown) => log.error("scheduler tick failed", { error: err instanceof Error ? err.message : String(err) })),
+      .catch((err: unknown) => void faults.failed("scheduler tick", err)),
   ),
 );
 const retentionJob = new Cron("0 * * * *", { protect: true }, () =>
-  track(runRetention(app, app.clock.now(), { holder: workerId }).catch((err: unknown) => log.error("retention failed", { error: err instanceof Error ? err.message : String(err) }))),
+  track(
+    runRetention(app, app.clock.now(), { holder: workerId })
+      .then(() => faults.succeeded("retention"))
+      .catch((err: unknown) => void faults.failed("retention", err)),
+  ),
 );
 
 // The inbound SMTP receiver (email trigger): port 2525 on a laptop, host port 25 → 2525 in compose.
 const receiver = await startReceiver(app);
 
-log.info("worker started", { worker_id: workerId, concurrency: app.config.workerConcurrency, database: app.config.databasePath, smtp_port: receiver.port });
+log.info("worker started", {
+  worker_id: workerId,
+  concurrency: app.config.workerConcurrency,
+  lease_s: app.config.workerLeaseMs / 1000,
+  database: app.config.databasePath,
+  smtp_port: receiver.port,
+});
 
 let stopping = false;
 async function shutdown(signal: string) {
   if (stopping) return;
   stopping = true;
-  log.info(`${signal}: finishing runs in flight`);
-  heartbeatJob.stop();
+  const graceMs = app.config.workerShutdownMs;
+  log.info(`${signal}: no new runs; finishing the ones in flight (at most ${graceMs / 1000} s)`);
+  // Claiming stops first, at once: nothing new starts while the rest winds down.
+  const executorStopped = executor.stop({ graceMs });
   tickJob.stop();
   retentionJob.stop();
-  await Promise.all(periodic);
-  // In-flight SMTP messages finish first: they become events the executor may still pick up.
-  await receiver.close();
-  await executor.stop();
+  tickAbort.abort();
+  // The tick (aborted), in-flight SMTP messages and runs finish side by side within the grace. A
+  // message still arriving at its end is cut; its sender retries it later.
+  const deadline = new Promise<void>((r) => setTimeout(r, graceMs).unref());
+  await Promise.all([executorStopped, Promise.race([Promise.all(periodic), deadline]), Promise.race([receiver.close(), deadline])]);
   await sandbox.close();
   app.close();
   log.info("worker stopped");

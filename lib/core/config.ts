@@ -33,6 +33,18 @@ export interface AppConfig {
   workerConcurrency: number;
   /** CPU priority (nice, 0–19) the worker gives itself so webhooks are answered first. */
   workerNice: number;
+  /**
+   * How long a worker's lease lasts without a heartbeat (WORKER_LEASE_SECONDS). The runs of a worker
+   * whose lease expired (it crashed, or lost its disk) go back to the queue, so this bounds how long
+   * one crash stalls an applet. The worker renews it every third of this (at most 15 s apart).
+   */
+  workerLeaseMs: number;
+  /**
+   * On SIGTERM, how long runs in flight may take to finish before they are handed back to the queue
+   * (WORKER_SHUTDOWN_SECONDS). Keep it below the stop grace period of whatever stops the worker
+   * (docker-compose.yml sets stop_grace_period: 30s).
+   */
+  workerShutdownMs: number;
   runRetentionDays: number;
   logLevel: string;
   allowPrivateUrls: boolean;
@@ -79,6 +91,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     openrouterBaseUrl: (env.OPENROUTER_BASE_URL || "https://openrouter.ai/api/v1").replace(/\/+$/, ""),
     workerConcurrency: int(env, "WORKER_CONCURRENCY", 4),
     workerNice: Math.min(int(env, "WORKER_NICE", 10), 19),
+    workerLeaseMs: atLeast(env, "WORKER_LEASE_SECONDS", 30, 2) * 1000,
+    workerShutdownMs: atLeast(env, "WORKER_SHUTDOWN_SECONDS", 20, 1) * 1000,
     runRetentionDays: int(env, "RUN_RETENTION_DAYS", 30),
     logLevel: env.LOG_LEVEL || "info",
     allowPrivateUrls: env.ALLOW_PRIVATE_URLS === "true" || env.ALLOW_PRIVATE_URLS === "1",
@@ -102,6 +116,12 @@ function int(env: Env, name: string, fallback: number): number {
   if (raw === undefined || raw === "") return fallback;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 0) throw new Error(`config: ${name} must be a non-negative integer, got "${raw}"`);
+  return n;
+}
+
+function atLeast(env: Env, name: string, fallback: number, min: number): number {
+  const n = int(env, name, fallback);
+  if (n < min) throw new Error(`config: ${name} must be at least ${min}, got "${env[name]}"`);
   return n;
 }
 

@@ -43,3 +43,13 @@ export class ActionError extends Error {
 
 export const errorMessage = (err: unknown): string =>
   err instanceof Error ? err.message : typeof err === "string" ? err : JSON.stringify(err);
+
+/**
+ * The database refused the statement: a full disk (SQLITE_FULL), an I/O error, a lock held past
+ * busy_timeout. Not the run's fault and not a bug in what it did: the caller keeps what it has,
+ * backs off and tries again. Recognised by better-sqlite3's `SQLITE_*` error codes.
+ */
+export const isDatabaseError = (err: unknown): err is Error & { code: string } => {
+  const code: unknown = err instanceof Error ? (err as Error & { code?: unknown }).code : undefined;
+  return typeof code === "string" && code.startsWith("SQLITE_");
+};

@@ -27,6 +27,9 @@ export interface OpenOptions {
   walAutocheckpoint?: number;
 }
 
+/** What a WAL file is cut back to after it starts over (SQLite's journal_size_limit). */
+export const JOURNAL_SIZE_LIMIT_BYTES = 4 * 1024 * 1024;
+
 /** The named jobs of the spec; one row each so a lock is always a single UPDATE. */
 export const JOB_NAMES = ["scheduler_tick", "retention", "worker_heartbeat"] as const;
 
@@ -43,6 +46,9 @@ export function openDatabase(file: string, opts: OpenOptions = {}): DbHandle {
     sqlite.pragma("journal_mode = WAL");
     sqlite.pragma(`synchronous = ${opts.synchronous ?? "NORMAL"}`);
     if (opts.walAutocheckpoint !== undefined) sqlite.pragma(`wal_autocheckpoint = ${Math.max(0, Math.floor(opts.walAutocheckpoint))}`);
+    // Once a checkpoint has copied every frame, the next writer starts the WAL over and cuts the
+    // file down to this: a burst does not keep its disk space for good (lib/db/checkpoint.ts).
+    sqlite.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`);
     sqlite.pragma("foreign_keys = ON");
     migrate(sqlite, opts.migrationsDir ?? defaultMigrationsDir());
   }

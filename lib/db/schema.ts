@@ -140,6 +140,24 @@ export const jobLocks = sqliteTable("job_locks", {
   lastRunAt: text("last_run_at"),
 });
 
+/**
+ * One row per running worker process, renewed by its heartbeat. A run whose `locked_by` names a
+ * worker without a live lease (`lease_until` passed, or no row at all: it crashed, or the database
+ * was restored from a backup) goes back to the queue at once; a live worker's run only after the
+ * stuck-run bound (lib/queue/loop).
+ */
+export const workers = sqliteTable("workers", {
+  /** host:pid:random, new on every start, so a restarted process never passes for its predecessor. */
+  id: text("id").primaryKey(),
+  hostname: text("hostname").notNull(),
+  pid: integer("pid").notNull(),
+  seenAt: text("seen_at").notNull(),
+  leaseUntil: text("lease_until").notNull(),
+  /** What the worker could not do at its last heartbeat (a full disk, say); null when healthy. */
+  fault: text("fault"),
+  ...timestamps,
+});
+
 export type AppletRow = typeof applets.$inferSelect;
 export type RunRow = typeof runs.$inferSelect;
 export type EventRow = typeof events.$inferSelect;

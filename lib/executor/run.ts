@@ -1,7 +1,7 @@
 import { formatInTimeZone } from "date-fns-tz";
 import type { App } from "../app";
 import type { ActionPlugin } from "../actions/types";
-import { ActionError, errorMessage } from "../core/errors";
+import { ActionError, errorMessage, isDatabaseError } from "../core/errors";
 import { LIMITS, capJson } from "../core/limits";
 import type { ClaimedRun } from "../db/repos/runs";
 import { checkDefinition, timezoneOf, type Definition } from "../definition";
@@ -24,12 +24,28 @@ export interface ExecutorDeps {
   transform?: TransformRunner;
 }
 
-type Outcome = {
-  status: "succeeded" | "skipped" | "failed" | "dead" | "retry" | "lost";
+export type Outcome = {
+  /** `released`: handed back to the queue untouched because the database failed a read mid-run. */
+  status: "succeeded" | "skipped" | "failed" | "dead" | "retry" | "lost" | "released";
   error?: string;
   /** With `claimNextAs`: the run claimed in the same transaction that finished this one. */
   next?: ClaimedRun | null;
 };
+
+/**
+ * The run's outcome is known but the database refused to store it (a full disk). Its actions must
+ * not run again for that: the caller keeps calling `store` (with back-off) until it is stored or
+ * the claim turns out lost.
+ */
+export class UnsavedOutcome extends Error {
+  override name = "UnsavedOutcome";
+  constructor(
+    readonly store: () => Outcome,
+    cause: unknown,
+  ) {
+    super(`executor: could not record the run's outcome: ${errorMessage(cause)}`, { cause });
+  }
+}
 
 /**
  * Executes one claimed run: context → filter → transform → actions, recording every step.
@@ -43,203 +59,245 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
   const prior = new Map(run.steps.map((s) => [stepKey(s), s]));
   const steps: Step[] = [];
 
-  const finish = (status: "succeeded" | "skipped" | "failed" | "dead", error: string | null): Outcome => {
-    if (opts.claimNextAs) {
-      const r = repos.runs.finishAndClaim(run, status, steps, error, clock.now(), opts.claimNextAs);
-      return r.ok ? { status, error: error ?? undefined, next: r.next } : { status: "lost", next: r.next };
-    }
-    const ok = repos.runs.finish(run, status, steps, error, clock.now());
-    return ok ? { status, error: error ?? undefined } : { status: "lost" };
-  };
-  const checkpoint = (): boolean => repos.runs.saveSteps(run, steps, clock.now());
-
-  const applet = repos.applets.get(run.appletId);
-  const event = repos.runs.event(run.eventId);
-  if (!applet || !event) return finish("failed", "executor: the applet or event of this run no longer exists");
-  const checked = checkedDefinition(applet);
-  if (!checked.ok) {
-    return finish("failed", `executor: the applet definition is invalid: ${checked.problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`);
-  }
-  const def = checked.definition;
-  const timezone = timezoneOf(def);
-  // Idempotency keys (the http action's Idempotency-Key, the email Message-ID): the same for every
-  // attempt of one run, so a receiver that dedupes sees retries and crash re-runs as one request.
-  // A replay exists to send again (after the applet was fixed), so its keys carry its own run id.
-  // Asked only when an action runs (a filtered-out run never needs it).
-  let replay: boolean | undefined;
-  const idempotencyKey = (index: number): string => {
-    replay ??= repos.runs.isReplay(run, event.receivedAt);
-    return replay ? `${run.eventId}:${index}:${run.id}` : `${run.eventId}:${index}`;
-  };
-  const now = clock.now();
-  // Every secret value any template of this run resolved: a step that fails before it can report
-  // what it used (the transform's provider echoing the prompt) is still redacted with these.
-  const resolvedSecrets = new Set<string>();
-  const ctx: TemplateContext = {
-    trigger: event.payload,
-    ai: {},
-    vars: {},
-    applet: { id: applet.id, name: applet.name },
-    run: { id: run.id, attempt: run.attempt },
-    event: { id: event.id, source: event.source, received_at: event.receivedAt },
-    now: now.toISOString(),
-    secrets: (name) => {
-      const value = app.secrets.resolve(name);
-      if (value) resolvedSecrets.add(value);
-      return value;
-    },
-  };
-  // Formatting in a zone costs more than the rest of a small run: only a template that names
-  // now_local pays for it.
-  Object.defineProperty(ctx, "now_local", { enumerable: true, get: () => localIso(now, timezone) });
-
-  // Filter
-  if (def.filter) {
-    const done = reuse(prior.get("filter:"), steps);
-    if (done) {
-      ctx.vars = (done.output as { vars?: Record<string, unknown> } | undefined)?.vars ?? {};
-    } else {
-      const started = clock.now();
-      if (!deps.sandbox) return finish("failed", "executor: filter code present but no sandbox is configured");
-      let result;
-      try {
-        result = await deps.sandbox.run({ code: def.filter.code, trigger: event.payload, applet: { id: applet.id, name: applet.name } });
-      } catch (err) {
-        // The sandbox itself could not run the code (closing, a payload that is not JSON): not the filter's fault, retry.
-        steps.push(failedStep({ kind: "filter", name: "filter" }, run.attempt, started, clock.now(), err, prior.get("filter:")));
-        return settleFailure(new ActionError(`sandbox unavailable: ${errorMessage(err)}`, { retryable: true }), "filter");
-      }
-      const step: Step = {
-        kind: "filter",
-        name: "filter",
-        status: result.error ? "failed" : result.skipped ? "skipped" : "succeeded",
-        attempt: run.attempt,
-        input: { code: def.filter.code },
-        warnings: [],
-        logs: result.logs,
-        started_at: started.toISOString(),
-        duration_ms: result.duration_ms,
-        error: result.error ?? null,
-      };
-      setOutput(step, { vars: result.vars, skipped: result.skipped, reason: result.reason ?? null });
-      withHistory(step, prior.get("filter:"));
-      steps.push(step);
-      if (result.error) return finish("failed", `filter: ${result.error}`);
-      if (result.skipped) return finish("skipped", result.reason ? `skipped: ${result.reason}` : "skipped by filter");
-      ctx.vars = result.vars;
-      if (!checkpoint()) return { status: "lost" };
-    }
-  }
-
-  // AI transform
-  if (def.transform) {
-    const key = "transform:";
-    const done = reuse(prior.get(key), steps);
-    const output = def.transform.output;
-    if (done) {
-      ctx.ai = { [output]: (done.output as { value?: unknown } | undefined)?.value };
-    } else if (deps.transform) {
-      const started = clock.now();
-      try {
-        const r = await deps.transform(def.transform, ctx, timezone);
-        const step: Step = {
-          kind: "transform",
-          name: def.transform.model,
-          status: r.skipped ? "skipped" : "succeeded",
-          attempt: run.attempt,
-          input: redact(r.input, r.secretsUsed),
-          warnings: redact(r.warnings, r.secretsUsed),
-          logs: [],
-          started_at: started.toISOString(),
-          duration_ms: clock.now().getTime() - started.getTime(),
-          error: null,
-        };
-        setOutput(step, redact({ value: r.value }, r.secretsUsed));
-        withHistory(step, prior.get(key));
-        steps.push(step);
-        ctx.ai = { [output]: r.value };
-        if (!checkpoint()) return { status: "lost" };
-      } catch (err) {
-        const failed = failedStep({ kind: "transform", name: def.transform.model }, run.attempt, started, clock.now(), err, prior.get(key));
-        failed.error = redact(failed.error, [...resolvedSecrets]);
-        steps.push(failed);
-        return settleFailure(err, "transform", [...resolvedSecrets]);
-      }
-    }
-  }
-
-  // Actions, in order
-  for (const [index, action] of def.actions.entries()) {
-    const key = `action:${index}`;
-    const previous = prior.get(key);
-    if (reuse(previous, steps)) continue;
-    const plugin = deps.actions.get(action.type);
-    const started = clock.now();
-    const base = { kind: "action" as const, name: action.type, index };
-    if (!plugin) {
-      steps.push(failedStep(base, run.attempt, started, clock.now(), new ActionError(`executor: unknown action type "${action.type}"`), previous));
-      return finish("failed", `action ${index + 1} (${action.type}): unknown action type`);
-    }
-    const rendered = renderConfig(action.config, ctx, { timezone, typedKeys: plugin.typedConfig });
-    const secretsUsed = rendered.secretsUsed;
-    const warnings = [...rendered.warnings];
-    const parsed = plugin.configSchema.safeParse(rendered.rendered);
-    if (!parsed.success) {
-      const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "config"}: ${i.message}`).join("; ");
-      const err = new ActionError(`the rendered config is invalid: ${problems}`);
-      const failed = failedStep(base, run.attempt, started, clock.now(), err, previous, undefined, redact(warnings, secretsUsed));
-      setInput(failed, redact(rendered.rendered, secretsUsed));
-      steps.push(failed);
-      return finish("failed", redact(`action ${index + 1} (${action.type}): ${err.message}`, secretsUsed));
-    }
-    let progress = previous?.progress;
-    const step: Step = {
-      ...base,
-      status: "running",
-      attempt: run.attempt,
-      warnings,
-      logs: [],
-      started_at: started.toISOString(),
-      duration_ms: 0,
-      error: null,
-      progress,
-    };
-    setInput(step, redact(rendered.rendered, secretsUsed));
-    withHistory(step, previous);
+  // Every settle goes through here: a database that refuses it leaves the outcome to be stored
+  // again by the caller, never the run to be executed again.
+  const settle = (store: () => Outcome): Outcome => {
     try {
-      const result = await plugin.run(parsed.data, {
-        http: app.http,
-        clock,
-        log: log.child(action.type),
-        config: app.config,
-        run: { runId: run.id, appletId: run.appletId, eventId: run.eventId, attempt: run.attempt, actionIndex: index },
-        idempotencyKey: idempotencyKey(index),
-        warn: (m) => void warnings.push(m),
-        progress,
-        saveProgress: (p) => {
-          progress = p;
-          step.progress = p;
-          repos.runs.saveSteps(run, [...steps, step], clock.now());
-        },
-      });
-      step.status = "succeeded";
-      setOutput(step, redact(result.output, secretsUsed));
-      step.warnings = redact(warnings, secretsUsed);
-      step.duration_ms = clock.now().getTime() - started.getTime();
-      steps.push(step);
-      if (index < def.actions.length - 1 && !checkpoint()) return { status: "lost" };
+      return store();
     } catch (err) {
-      step.status = "failed";
-      step.error = redact(errorMessage(err), secretsUsed);
-      if (err instanceof ActionError && err.output !== undefined) setOutput(step, redact(err.output, secretsUsed));
-      step.warnings = redact(warnings, secretsUsed);
-      step.duration_ms = clock.now().getTime() - started.getTime();
-      steps.push(step);
-      log.info("action failed", { run_id: run.id, action: action.type, error: step.error });
-      return settleFailure(err, `action ${index + 1} (${action.type})`, secretsUsed);
+      if (!isDatabaseError(err)) throw err;
+      throw new UnsavedOutcome(store, err);
     }
+  };
+  const finish = (status: "succeeded" | "skipped" | "failed" | "dead", error: string | null, keepStoredSteps = false): Outcome =>
+    settle(() => {
+      const recorded = keepStoredSteps ? null : steps;
+      if (opts.claimNextAs) {
+        const r = repos.runs.finishAndClaim(run, status, recorded, error, clock.now(), opts.claimNextAs);
+        return r.ok ? { status, error: error ?? undefined, next: r.next } : { status: "lost", next: r.next };
+      }
+      const ok = repos.runs.finish(run, status, recorded, error, clock.now());
+      return ok ? { status, error: error ?? undefined } : { status: "lost" };
+    });
+  // Progress between steps. A database that refuses it does not stop the run (the outcome is
+  // stored later, see `settle`); it only means a crash now would resume from an earlier step.
+  const saveProgress = (current: Step[]): boolean => {
+    try {
+      return repos.runs.saveSteps(run, current, clock.now());
+    } catch (err) {
+      if (!isDatabaseError(err)) throw err;
+      log.warn("could not record a run's progress; carrying on", { run_id: run.id, error: errorMessage(err) });
+      return true;
+    }
+  };
+  const checkpoint = (): boolean => saveProgress(steps);
+
+  try {
+    return await executeSteps();
+  } catch (err) {
+    if (err instanceof UnsavedOutcome) throw err;
+    if (isDatabaseError(err)) {
+      // A read failed mid-run: hand the run back to be claimed again. What it did so far is in the
+      // steps of its last checkpoint (one after every step), which the release keeps.
+      const message = `executor: the database failed: ${errorMessage(err)}`;
+      return settle(() => (repos.runs.release(run, clock.now()) ? { status: "released", error: message } : { status: "lost" }));
+    }
+    // Anything else outside an action (a row that cannot be read, a bug) ends the run with the
+    // reason instead of leaving it running for the stuck bound to requeue forever.
+    log.error("run failed outside its actions", { run_id: run.id, error: errorMessage(err) });
+    return finish("failed", `executor: ${errorMessage(err)}`, run.stepsError !== undefined);
   }
-  return finish("succeeded", null);
+
+  async function executeSteps(): Promise<Outcome> {
+    if (run.stepsError !== undefined) return finish("failed", `executor: ${run.stepsError}`, true);
+    const applet = repos.applets.get(run.appletId);
+    const event = repos.runs.event(run.eventId);
+    if (!applet || !event) return finish("failed", "executor: the applet or event of this run no longer exists");
+    const checked = checkedDefinition(applet);
+    if (!checked.ok) {
+      return finish("failed", `executor: the applet definition is invalid: ${checked.problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`);
+    }
+    const def = checked.definition;
+    const timezone = timezoneOf(def);
+    // Idempotency keys (the http action's Idempotency-Key, the email Message-ID): the same for every
+    // attempt of one run, so a receiver that dedupes sees retries and crash re-runs as one request.
+    // A replay exists to send again (after the applet was fixed), so its keys carry its own run id.
+    // Asked only when an action runs (a filtered-out run never needs it).
+    let replay: boolean | undefined;
+    const idempotencyKey = (index: number): string => {
+      replay ??= repos.runs.isReplay(run, event.receivedAt);
+      return replay ? `${run.eventId}:${index}:${run.id}` : `${run.eventId}:${index}`;
+    };
+    const now = clock.now();
+    // Every secret value any template of this run resolved: a step that fails before it can report
+    // what it used (the transform's provider echoing the prompt) is still redacted with these.
+    const resolvedSecrets = new Set<string>();
+    const ctx: TemplateContext = {
+      trigger: event.payload,
+      ai: {},
+      vars: {},
+      applet: { id: applet.id, name: applet.name },
+      run: { id: run.id, attempt: run.attempt },
+      event: { id: event.id, source: event.source, received_at: event.receivedAt },
+      now: now.toISOString(),
+      secrets: (name) => {
+        const value = app.secrets.resolve(name);
+        if (value) resolvedSecrets.add(value);
+        return value;
+      },
+    };
+    // Formatting in a zone costs more than the rest of a small run: only a template that names
+    // now_local pays for it.
+    Object.defineProperty(ctx, "now_local", { enumerable: true, get: () => localIso(now, timezone) });
+
+    // Filter
+    if (def.filter) {
+      const done = reuse(prior.get("filter:"), steps);
+      if (done) {
+        ctx.vars = (done.output as { vars?: Record<string, unknown> } | undefined)?.vars ?? {};
+      } else {
+        const started = clock.now();
+        if (!deps.sandbox) return finish("failed", "executor: filter code present but no sandbox is configured");
+        let result;
+        try {
+          result = await deps.sandbox.run({ code: def.filter.code, trigger: event.payload, applet: { id: applet.id, name: applet.name } });
+        } catch (err) {
+          // The sandbox itself could not run the code (closing, a payload that is not JSON): not the filter's fault, retry.
+          steps.push(failedStep({ kind: "filter", name: "filter" }, run.attempt, started, clock.now(), err, prior.get("filter:")));
+          return settleFailure(new ActionError(`sandbox unavailable: ${errorMessage(err)}`, { retryable: true }), "filter");
+        }
+        const step: Step = {
+          kind: "filter",
+          name: "filter",
+          status: result.error ? "failed" : result.skipped ? "skipped" : "succeeded",
+          attempt: run.attempt,
+          input: { code: def.filter.code },
+          warnings: [],
+          logs: result.logs,
+          started_at: started.toISOString(),
+          duration_ms: result.duration_ms,
+          error: result.error ?? null,
+        };
+        setOutput(step, { vars: result.vars, skipped: result.skipped, reason: result.reason ?? null });
+        withHistory(step, prior.get("filter:"));
+        steps.push(step);
+        if (result.error) return finish("failed", `filter: ${result.error}`);
+        if (result.skipped) return finish("skipped", result.reason ? `skipped: ${result.reason}` : "skipped by filter");
+        ctx.vars = result.vars;
+        if (!checkpoint()) return { status: "lost" };
+      }
+    }
+
+    // AI transform
+    if (def.transform) {
+      const key = "transform:";
+      const done = reuse(prior.get(key), steps);
+      const output = def.transform.output;
+      if (done) {
+        ctx.ai = { [output]: (done.output as { value?: unknown } | undefined)?.value };
+      } else if (deps.transform) {
+        const started = clock.now();
+        try {
+          const r = await deps.transform(def.transform, ctx, timezone);
+          const step: Step = {
+            kind: "transform",
+            name: def.transform.model,
+            status: r.skipped ? "skipped" : "succeeded",
+            attempt: run.attempt,
+            input: redact(r.input, r.secretsUsed),
+            warnings: redact(r.warnings, r.secretsUsed),
+            logs: [],
+            started_at: started.toISOString(),
+            duration_ms: clock.now().getTime() - started.getTime(),
+            error: null,
+          };
+          setOutput(step, redact({ value: r.value }, r.secretsUsed));
+          withHistory(step, prior.get(key));
+          steps.push(step);
+          ctx.ai = { [output]: r.value };
+          if (!checkpoint()) return { status: "lost" };
+        } catch (err) {
+          const failed = failedStep({ kind: "transform", name: def.transform.model }, run.attempt, started, clock.now(), err, prior.get(key));
+          failed.error = redact(failed.error, [...resolvedSecrets]);
+          steps.push(failed);
+          return settleFailure(err, "transform", [...resolvedSecrets]);
+        }
+      }
+    }
+
+    // Actions, in order
+    for (const [index, action] of def.actions.entries()) {
+      const key = `action:${index}`;
+      const previous = prior.get(key);
+      if (reuse(previous, steps)) continue;
+      const plugin = deps.actions.get(action.type);
+      const started = clock.now();
+      const base = { kind: "action" as const, name: action.type, index };
+      if (!plugin) {
+        steps.push(failedStep(base, run.attempt, started, clock.now(), new ActionError(`executor: unknown action type "${action.type}"`), previous));
+        return finish("failed", `action ${index + 1} (${action.type}): unknown action type`);
+      }
+      const rendered = renderConfig(action.config, ctx, { timezone, typedKeys: plugin.typedConfig });
+      const secretsUsed = rendered.secretsUsed;
+      const warnings = [...rendered.warnings];
+      const parsed = plugin.configSchema.safeParse(rendered.rendered);
+      if (!parsed.success) {
+        const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "config"}: ${i.message}`).join("; ");
+        const err = new ActionError(`the rendered config is invalid: ${problems}`);
+        const failed = failedStep(base, run.attempt, started, clock.now(), err, previous, undefined, redact(warnings, secretsUsed));
+        setInput(failed, redact(rendered.rendered, secretsUsed));
+        steps.push(failed);
+        return finish("failed", redact(`action ${index + 1} (${action.type}): ${err.message}`, secretsUsed));
+      }
+      let progress = previous?.progress;
+      const step: Step = {
+        ...base,
+        status: "running",
+        attempt: run.attempt,
+        warnings,
+        logs: [],
+        started_at: started.toISOString(),
+        duration_ms: 0,
+        error: null,
+        progress,
+      };
+      setInput(step, redact(rendered.rendered, secretsUsed));
+      withHistory(step, previous);
+      try {
+        const result = await plugin.run(parsed.data, {
+          http: app.http,
+          clock,
+          log: log.child(action.type),
+          config: app.config,
+          run: { runId: run.id, appletId: run.appletId, eventId: run.eventId, attempt: run.attempt, actionIndex: index },
+          idempotencyKey: idempotencyKey(index),
+          warn: (m) => void warnings.push(m),
+          progress,
+          saveProgress: (p) => {
+            progress = p;
+            step.progress = p;
+            saveProgress([...steps, step]);
+          },
+        });
+        step.status = "succeeded";
+        setOutput(step, redact(result.output, secretsUsed));
+        step.warnings = redact(warnings, secretsUsed);
+        step.duration_ms = clock.now().getTime() - started.getTime();
+        steps.push(step);
+        if (index < def.actions.length - 1 && !checkpoint()) return { status: "lost" };
+      } catch (err) {
+        step.status = "failed";
+        step.error = redact(errorMessage(err), secretsUsed);
+        if (err instanceof ActionError && err.output !== undefined) setOutput(step, redact(err.output, secretsUsed));
+        step.warnings = redact(warnings, secretsUsed);
+        step.duration_ms = clock.now().getTime() - started.getTime();
+        steps.push(step);
+        log.info("action failed", { run_id: run.id, action: action.type, error: step.error });
+        return settleFailure(err, `action ${index + 1} (${action.type})`, secretsUsed);
+      }
+    }
+    return finish("succeeded", null);
+  }
 
   function settleFailure(err: unknown, where: string, secretsUsed: string[] = []): Outcome {
     const message = redact(`${where}: ${errorMessage(err)}`, secretsUsed);
@@ -247,7 +305,7 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
     if (!retryable) return finish("failed", message);
     if (run.attempt >= run.maxAttempts) return finish("dead", message);
     const at = new Date(clock.now().getTime() + backoffMs(run.attempt, err instanceof ActionError ? err.retryAfterMs : undefined));
-    return repos.runs.retryLater(run, steps, message, at, clock.now()) ? { status: "retry", error: message } : { status: "lost" };
+    return settle(() => (repos.runs.retryLater(run, steps, message, at, clock.now()) ? { status: "retry", error: message } : { status: "lost" }));
   }
 }
 

@@ -1,7 +1,10 @@
 import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { App } from "../app";
+import { isDatabaseError } from "../core/errors";
+import { createFaultTracker } from "../core/faults";
 import { LIMITS } from "../core/limits";
+import { checkHealth } from "../health";
 import { maxAttemptsOf, type Definition } from "../definition";
 import { createIngestBatcher } from "../queue/ingest";
 import { renderTemplate } from "../template";
@@ -12,14 +15,14 @@ export type IngressHandler = (req: IncomingMessage, res: ServerResponse) => bool
 /** Sub-handlers for other lean paths (e.g. `/api/files/`), matched by prefix. */
 export type LeanRoute = (req: IncomingMessage, res: ServerResponse, url: URL) => void;
 
-const HEARTBEAT_MAX_AGE_MS = 60_000;
-
 /**
  * The public hot paths, on plain node:http (never Next): webhooks, health, signed files.
  * Returns false for every other request so the caller hands it on.
  */
-export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" | "secrets">, routes: Record<string, LeanRoute> = {}): IngressHandler {
+export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" | "secrets" | "config">, routes: Record<string, LeanRoute> = {}): IngressHandler {
   const log = app.log.child("ingress");
+  // A full disk refuses every webhook: one line when it starts, then one a minute, not one each.
+  const faults = createFaultTracker({ clock: app.clock, log, meanwhile: "answering 503 with Retry-After until it works again" });
   const ingestBatched = createIngestBatcher(app);
   // What a hook needs from the definition, parsed once per version of it: the row is read on every
   // request (so a disable or an edit applies at once), the JSON is parsed only when it changed.
@@ -39,6 +42,13 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
     if (!rawUrl.startsWith("/api/")) return false;
     if (rawUrl.startsWith("/api/hooks/")) {
       handleHook(req, res, rawUrl).catch((err) => {
+        // A full disk (or another refusal of the database) is not the sender's fault and passes:
+        // 503 with Retry-After asks the sender to deliver again later. Nothing was stored.
+        if (isDatabaseError(err)) {
+          faults.failed("storing webhooks", err);
+          if (!res.headersSent) send(res, 503, { error: "the webhook could not be stored (the database refused the write); retry later" }, { "retry-after": "30" });
+          return;
+        }
         log.error("webhook failed", { error: err });
         if (!res.headersSent) send(res, 500, { error: "internal error" });
       });
@@ -58,9 +68,8 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
   };
 
   function health(res: ServerResponse) {
-    const seen = app.repos.jobLocks.get("worker_heartbeat")?.last_run_at ?? null;
-    const fresh = seen !== null && app.clock.now().getTime() - Date.parse(seen) <= HEARTBEAT_MAX_AGE_MS;
-    send(res, fresh ? 200 : 503, { ok: fresh, worker_seen_at: seen });
+    const report = checkHealth(app);
+    send(res, report.ok ? 200 : 503, report);
   }
 
   async function handleHook(req: IncomingMessage, res: ServerResponse, rawUrl: string): Promise<void> {
@@ -107,6 +116,7 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
       receivedAt,
     });
     const result = await ingestBatched({ appletId, source: "webhook", dedupeKey: null, payload, maxAttempts, receivedAt });
+    faults.succeeded("storing webhooks");
     if (!result) return send(res, 200, { queued: false, reason: "duplicate" });
     send(res, 202, { run_id: result.runId, event_id: result.eventId });
   }
@@ -156,8 +166,8 @@ function tooLarge(req: IncomingMessage, res: ServerResponse) {
   req.resume();
 }
 
-function send(res: ServerResponse, status: number, body: unknown) {
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
   const text = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+  res.writeHead(status, { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(text) });
   res.end(text);
 }

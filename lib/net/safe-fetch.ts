@@ -159,7 +159,14 @@ export function createSafeFetch(opts: SafeFetchOptions): SafeFetch {
     }
 
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), timeoutMs);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, timeoutMs);
+    const abortFromCaller = () => controller.abort();
+    init.signal?.addEventListener("abort", abortFromCaller, { once: true });
+    if (init.signal?.aborted) controller.abort();
     try {
       for (let redirects = 0; ; redirects++) {
         const pinned = await resolveTarget(u, display, allowPrivate, controller.signal);
@@ -189,9 +196,11 @@ export function createSafeFetch(opts: SafeFetchOptions): SafeFetch {
         display = safeDisplay(u.href, u);
       }
     } catch (err) {
-      throw toActionError(err, display, controller.signal.aborted, timeoutMs);
+      if (controller.signal.aborted && !timedOut) throw new ActionError(`net: request to ${display} was cancelled`, { retryable: true, cause: err });
+      throw toActionError(err, display, timedOut, timeoutMs);
     } finally {
       clearTimeout(timer);
+      init.signal?.removeEventListener("abort", abortFromCaller);
     }
   };
 }

@@ -14,6 +14,8 @@ export interface SafeRequest {
   maxRedirects?: number;
   /** Overrides ALLOW_PRIVATE_URLS for this call (tests). */
   allowPrivate?: boolean;
+  /** Ends the request early (a worker shutting down); it then fails with a retryable ActionError. */
+  signal?: AbortSignal;
 }
 
 export interface SafeResponse {

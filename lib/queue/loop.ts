@@ -1,34 +1,60 @@
+import { createFaultTracker, type FaultTracker } from "../core/faults";
+import { errorMessage, isDatabaseError } from "../core/errors";
 import type { ClaimedRun } from "../db/repos/runs";
-import { executeRun, type ExecutorDeps } from "../executor/run";
+import { executeRun, UnsavedOutcome, type ExecutorDeps, type Outcome } from "../executor/run";
+import { createWorkerLease, type WorkerLease } from "./lease";
+
+/** A live worker's run locked longer than this is taken to be stuck and goes back to the queue (spec: 10 minutes). */
+export const STUCK_AFTER_MS = 10 * 60_000;
 
 export interface ExecutorLoopOptions {
+  /** This worker's id, in `workers` and in the `locked_by` of its runs (lib/queue/lease newWorkerId). */
   workerId: string;
   /** Runs executed at once (WORKER_CONCURRENCY). */
   concurrency: number;
   /** Real-time pause when the queue is empty (spec: 500 ms). */
   idleMs?: number;
-  /** How often running runs are checked for a dead holder. */
+  /** The worker's lease (WORKER_LEASE_SECONDS); renewed every third of it (at most 15 s apart). Default 30 s. */
+  leaseMs?: number;
+  /** How often running runs are checked for a dead holder. Default a third of the lease, at most 10 s. */
   staleCheckMs?: number;
-  /** A run whose lock is older than this goes back to queued (spec: 10 minutes). */
-  staleAfterMs?: number;
+  /** A run locked longer than this goes back to queued even when its worker is alive. */
+  stuckAfterMs?: number;
+  /** Shared with the rest of the process, so the heartbeat reports every fault; one of its own by default. */
+  faults?: FaultTracker;
 }
 
 export interface ExecutorLoop {
   /** Lets idle slots look at the queue now instead of after their pause. */
   wake(): void;
-  /** Stops claiming; resolves when every run in flight has settled. */
-  stop(): Promise<void>;
+  /**
+   * Stops claiming at once. Resolves when every run in flight has settled or, after `graceMs`,
+   * hands the runs still in flight back to the queue (same attempt) and resolves with their ids.
+   */
+  stop(opts?: { graceMs?: number }): Promise<{ released: string[] }>;
+  readonly lease: WorkerLease;
+  readonly faults: FaultTracker;
 }
 
 /**
  * `concurrency` slots, each claiming and executing one run at a time. The claim statement itself
  * keeps runs of one applet in order (one running per applet), so slots need no coordination.
+ *
+ * Nothing is claimed without a fresh lease, and a database that refuses a claim, a settle or the
+ * heartbeat (a full disk) is a fault: reported, backed off, and retried until it works again. A run
+ * whose outcome could not be stored is not executed again; its outcome is stored when it can be.
  */
 export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions): ExecutorLoop {
   const { repos, clock, log } = deps.app;
   const idleMs = opts.idleMs ?? 500;
-  const staleAfterMs = opts.staleAfterMs ?? 10 * 60_000;
+  const leaseMs = opts.leaseMs ?? 30_000;
+  const stuckAfterMs = opts.stuckAfterMs ?? STUCK_AFTER_MS;
+  const faults = opts.faults ?? createFaultTracker({ clock, log });
+  const lease = createWorkerLease(deps.app, { workerId: opts.workerId, leaseMs, faults });
   let stopping = false;
+  /** Set when stop's grace ran out: the runs still executing were handed back and are not ours. */
+  let abandoned = false;
+  const inFlight = new Map<number, ClaimedRun>();
   const waiters = new Set<() => void>();
   const pause = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -42,58 +68,188 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
     });
   const wake = () => [...waiters].forEach((w) => w());
 
-  const requeueStale = () => {
-    const n = repos.runs.requeueStale(new Date(clock.now().getTime() - staleAfterMs), clock.now());
-    if (n > 0) {
-      log.warn("requeued runs whose worker stopped answering", { count: n });
+  const recoverStale = () => {
+    try {
+      const now = clock.now();
+      const recovered = repos.runs.recoverStale({ now, stuckBefore: new Date(now.getTime() - stuckAfterMs), self: opts.workerId });
+      faults.succeeded("recovering runs of stopped workers");
+      if (recovered.length === 0) return;
+      for (const reason of ["lease", "stuck"] as const) {
+        const runs = recovered.filter((r) => r.reason === reason);
+        if (runs.length === 0) continue;
+        log.warn(reason === "lease" ? "requeued runs whose worker's lease expired" : `requeued runs locked longer than ${stuckAfterMs / 60_000} minutes`, {
+          count: runs.length,
+          workers: [...new Set(runs.map((r) => r.lockedBy))],
+          run_ids: runs.slice(0, 20).map((r) => r.id),
+        });
+      }
       wake();
+    } catch (err) {
+      faults.failed("recovering runs of stopped workers", err);
     }
   };
-  requeueStale();
-  const staleTimer = setInterval(requeueStale, opts.staleCheckMs ?? 30_000);
+  let prunedAt = Number.NEGATIVE_INFINITY;
+  const pruneWorkers = () => {
+    const now = clock.now().getTime();
+    if (now - prunedAt < 3_600_000) return;
+    prunedAt = now;
+    try {
+      repos.workers.prune(new Date(now - 86_400_000));
+    } catch {
+      prunedAt = Number.NEGATIVE_INFINITY; // tried again at the next check
+    }
+  };
+
+  // The heartbeat: renews the lease on a real-time timer (a slot busy with a long action does not
+  // claim, so claims alone would not keep it fresh). Runs of workers that stopped renewing theirs
+  // are recovered on start (a restored database's `running` runs included) and on every check.
+  lease.keep({ force: true });
+  recoverStale();
+  // A heartbeat that works while faults are on (space came back) wakes the slots backing off, so
+  // they try again now rather than at the end of a back-off that may be 30 s long.
+  const heartbeatTimer = setInterval(
+    () => {
+      const faulty = faults.current() !== null;
+      if (lease.keep({ force: true }) && faulty) wake();
+    },
+    // A third of the lease, and at most 15 s whatever the lease: /api/health calls a heartbeat
+    // older than 60 s a stopped worker.
+    Math.max(250, Math.min(15_000, Math.floor(leaseMs / 3))),
+  );
+  heartbeatTimer.unref();
+  const staleTimer = setInterval(
+    () => {
+      recoverStale();
+      pruneWorkers();
+    },
+    opts.staleCheckMs ?? Math.min(10_000, Math.max(250, Math.floor(leaseMs / 3))),
+  );
   staleTimer.unref();
 
+  /** Stores an outcome the database refused, retrying with back-off until it is stored (or the process gives up on the run). */
+  const storeLater = async (unsaved: UnsavedOutcome, run: ClaimedRun): Promise<Outcome | null> => {
+    let delay = faults.failed("recording run outcomes", unsaved.cause);
+    for (;;) {
+      await pause(delay);
+      if (abandoned) return null;
+      try {
+        const outcome = unsaved.store();
+        faults.succeeded("recording run outcomes");
+        return outcome;
+      } catch (err) {
+        if (!isDatabaseError(err)) {
+          log.error("could not record a run's outcome", { run_id: run.id, error: errorMessage(err) });
+          return null;
+        }
+        delay = faults.failed("recording run outcomes", err);
+      }
+    }
+  };
+
   const slot = async (n: number) => {
-    const id = `${opts.workerId}/${n}`;
     let next: ClaimedRun | null = null;
     while (!stopping) {
-      let run = next;
+      let run: ClaimedRun | null = next;
       next = null;
-      try {
-        run ??= repos.runs.claim(id, clock.now());
-      } catch (err) {
-        log.error("claim failed", { error: err });
-        await pause(idleMs);
-        continue;
+      if (!run) {
+        if (!lease.keep()) {
+          await pause(faults.failed("claiming runs", new Error("not claiming: the worker's lease could not be renewed")));
+          continue;
+        }
+        try {
+          run = repos.runs.claim(opts.workerId, clock.now());
+          faults.succeeded("claiming runs");
+        } catch (err) {
+          await pause(faults.failed("claiming runs", err));
+          continue;
+        }
       }
       if (!run) {
         await pause(idleMs);
         continue;
       }
+      inFlight.set(n, run);
+      let outcome: Outcome | null;
       try {
         // While stopping, finish without claiming more: the loop is about to end.
-        const outcome = await executeRun(deps, run, { claimNextAs: stopping ? undefined : id });
-        next = outcome.next ?? null;
-        if (outcome.status === "lost") log.warn("run was taken over by another worker; its result was not saved", { run_id: run.id });
-        // A finished run may unblock the next run of the same applet for the other slots.
-        wake();
+        outcome = await executeRun(deps, run, { claimNextAs: stopping ? undefined : opts.workerId });
       } catch (err) {
-        // A bug, not an action failure: leave the run to the stale-lock rule rather than guess.
-        log.error("executor crashed on a run", { run_id: run.id, error: err });
+        outcome = err instanceof UnsavedOutcome ? await storeLater(err, run) : await failOutside(run, err);
       }
+      inFlight.delete(n);
+      if (abandoned) break;
+      next = outcome?.next ?? null;
+      if (outcome?.status === "lost") reportLost(run);
+      // A finished run may unblock the next run of the same applet for the other slots.
+      wake();
     }
     // A run claimed together with the last finish goes back to the queue untouched.
-    if (next) repos.runs.release(next, clock.now());
+    if (next) release(next);
   };
+
+  /** executeRun settles every failure itself; this is the backstop for one that escaped it. */
+  const failOutside = async (run: ClaimedRun, err: unknown): Promise<Outcome | null> => {
+    log.error("executor crashed on a run; failing it", { run_id: run.id, error: errorMessage(err) });
+    const reason = `executor: ${errorMessage(err)}`;
+    const store = (): Outcome => (repos.runs.finish(run, "failed", null, reason, clock.now()) ? { status: "failed", error: reason } : { status: "lost" });
+    try {
+      return store();
+    } catch (storeErr) {
+      return storeLater(new UnsavedOutcome(store, storeErr), run);
+    }
+  };
+
+  // A settle that changed nothing: the claim token no longer matches. Either another worker took
+  // the run over (its lease or the stuck bound), or the run is gone with its applet.
+  const reportLost = (run: ClaimedRun) => {
+    let exists = true;
+    try {
+      exists = repos.runs.get(run.id) !== null;
+    } catch {
+      // Cannot tell; say the usual.
+    }
+    if (exists) log.warn("run was taken over by another worker; its result was not saved", { run_id: run.id });
+    else log.info("run was deleted while it ran (its applet was deleted); nothing to record", { run_id: run.id, applet_id: run.appletId });
+  };
+
+  const release = (run: ClaimedRun) => {
+    try {
+      repos.runs.release(run, clock.now());
+    } catch (err) {
+      // Left running: its worker's lease ends with this process, and the next worker recovers it.
+      log.warn("could not hand a run back to the queue; it is recovered when this worker's lease expires", { run_id: run.id, error: errorMessage(err) });
+    }
+  };
+
   const slots = Array.from({ length: Math.max(1, opts.concurrency) }, (_, i) => slot(i));
 
   return {
     wake,
-    async stop() {
+    lease,
+    faults,
+    async stop({ graceMs } = {}) {
       stopping = true;
       clearInterval(staleTimer);
       wake();
-      await Promise.all(slots);
+      const all = Promise.all(slots);
+      let released: string[] = [];
+      if (graceMs === undefined) {
+        await all;
+      } else {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const late = await Promise.race([all.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), graceMs)))]);
+        clearTimeout(timer);
+        if (late) {
+          abandoned = true;
+          wake();
+          released = [...inFlight.values()].map((run) => run.id);
+          for (const run of inFlight.values()) release(run);
+          if (released.length) log.warn("runs still in flight at the end of the shutdown grace went back to the queue", { run_ids: released });
+        }
+      }
+      clearInterval(heartbeatTimer);
+      lease.end();
+      return { released };
     },
   };
 }

@@ -28,6 +28,19 @@ const TRUNCATED_MARK = " …[truncated]";
 // so a filter that later replaces JSON.stringify or Reflect.apply cannot change how vars are
 // copied out. Whatever a filter does to these helpers only affects its own output: the host
 // checks every value it receives.
+//
+// Unhandled rejections. QuickJS as built here tells the host of none, so the prelude tracks the
+// promises made through the Promise API (new Promise; Promise.reject and the other statics, which
+// are inherited and build through the constructor they are called on; every .then/.catch/.finally),
+// and one still rejected without a reaction once the jobs have run fails the filter, as it would
+// crash a Node process. Promise.prototype.constructor is the tracking constructor, so await,
+// Promise.all and returning a promise reach a promise through .then and count as handling it.
+// watchUnhandled (called by the host after the jobs) puts a reaction on every unhandled tracked
+// promise and answers how many (almost always 0); the jobs then run once more and firstUnhandled
+// answers [found, reason]. Not seen: the promise of an async function nobody awaits (QuickJS makes
+// it without any call the prelude could observe). At most MAX_TRACKED promises are kept, so an
+// endless promise chain still ends on its deadline rather than on memory. Comments stay out of the
+// prelude's text: it is compiled again for every run.
 const PRELUDE = `(function (hostLog, hostSkip, triggerJson, appletJson) {
   "use strict";
   const g = globalThis;
@@ -96,6 +109,47 @@ const PRELUDE = `(function (hostLog, hostSkip, triggerJson, appletJson) {
     }
     return [false, "", "", "", readString(() => StringCtor(thrown))];
   }
+  const NativePromise = g.Promise;
+  const promiseProto = NativePromise.prototype;
+  const nativeThen = promiseProto.then;
+  const construct = Reflect.construct, setPrototypeOf = Object.setPrototypeOf;
+  const MAX_TRACKED = 10000;
+  const tracked = [];
+  const handled = new WeakSet();
+  const unhandledReasons = [];
+  const track = (p) => {
+    if (tracked.length < MAX_TRACKED && p !== null && typeof p === "object") tracked[tracked.length] = p;
+    return p;
+  };
+  function Promise(executor) {
+    if (new.target === undefined) throw new TypeErrorCtor("Promise constructor cannot be invoked without 'new'");
+    return track(construct(NativePromise, [executor], new.target === Promise ? NativePromise : new.target));
+  }
+  Promise.prototype = promiseProto;
+  setPrototypeOf(Promise, NativePromise);
+  defineProperty(promiseProto, "constructor", { value: Promise, writable: true, configurable: true });
+  defineProperty(promiseProto, "then", {
+    value: function then(onFulfilled, onRejected) {
+      handled.add(this);
+      return track(apply(nativeThen, this, [onFulfilled, onRejected]));
+    },
+    writable: true,
+    configurable: true,
+  });
+  function watchUnhandled() {
+    let watching = 0;
+    for (let i = 0; i < tracked.length; i++) {
+      const p = tracked[i];
+      if (handled.has(p)) continue;
+      try {
+        apply(nativeThen, p, [undefined, (reason) => { unhandledReasons[unhandledReasons.length] = reason; }]);
+        watching++;
+      } catch (_) {}
+    }
+    return watching;
+  }
+  const firstUnhandled = () => (unhandledReasons.length ? [true, unhandledReasons[0]] : [false, undefined]);
+
   const console = freeze({ log, info: log, warn: log, error: log, debug: log });
   const define = (name, value, writable) => defineProperty(g, name, { value, writable, enumerable: false, configurable: writable });
   define("trigger", parse(triggerJson), true);
@@ -106,7 +160,8 @@ const PRELUDE = `(function (hostLog, hostSkip, triggerJson, appletJson) {
   define("skip", skip, true);
   define("set", set, true);
   define("console", console, true);
-  return { collect: () => stringify(vars), describe };
+  define("Promise", Promise, true);
+  return { collect: () => stringify(vars), describe, watchUnhandled, firstUnhandled };
 })`;
 
 const QuickJS = await newQuickJSWASMModule(RELEASE_SYNC);
@@ -161,6 +216,8 @@ function runFilter(job) {
     timedOut: false,
     phase: "user",
     deadline: started + job.timeoutMs,
+    /** Set when `thrown` is a rejection no code handled rather than a throw. */
+    unhandled: false,
   };
   const runtime = QuickJS.newRuntime();
   runtime.setMemoryLimit(job.memoryBytes);
@@ -218,6 +275,8 @@ function runFilter(job) {
       own(api.value);
       const collect = own(ctx.getProp(api.value, "collect"));
       const describe = own(ctx.getProp(api.value, "describe"));
+      const watchUnhandled = own(ctx.getProp(api.value, "watchUnhandled"));
+      const firstUnhandled = own(ctx.getProp(api.value, "firstUnhandled"));
 
       // The wrapper keeps line numbers (it adds nothing before line 1's code) and lets a filter
       // end early with "return". Global (script) code: import statements are a syntax error and
@@ -245,6 +304,37 @@ function runFilter(job) {
           const settled = ctx.getPromiseState(value);
           if (settled.type === "rejected") thrown = settled.error;
           else if (settled.type === "fulfilled" && settled.value !== value) disposeQuietly(settled.value);
+        }
+        if (!thrown && !state.stop && !state.timedOut) {
+          // A rejection nobody handled (Promise.reject(x) on a line of its own) fails it too.
+          const watched = ctx.callFunction(watchUnhandled, ctx.undefined);
+          let watching = 0;
+          if (watched.error) thrown = watched.error;
+          else {
+            watching = ctx.typeof(watched.value) === "number" ? ctx.getNumber(watched.value) : 0;
+            disposeQuietly(watched.value);
+            while (!thrown && !state.stop && !state.timedOut && runtime.hasPendingJob()) {
+              if (performance.now() > state.deadline) {
+                state.timedOut = true;
+                break;
+              }
+              const jobs = runtime.executePendingJobs(64);
+              if (jobs.error) thrown = jobs.error;
+            }
+          }
+          if (watching > 0 && !thrown && !state.stop && !state.timedOut) {
+            const first = ctx.callFunction(firstUnhandled, ctx.undefined);
+            if (first.error) thrown = first.error;
+            else {
+              const found = ctx.getProp(first.value, 0);
+              if (ctx.dump(found) === true) {
+                thrown = ctx.getProp(first.value, 1);
+                state.unhandled = true;
+              }
+              disposeQuietly(found);
+              disposeQuietly(first.value);
+            }
+          }
         }
       }
 
@@ -314,6 +404,7 @@ function describeFailure(runtime, ctx, state, job, describe, thrown) {
   let error;
   if (state.timedOut) error = `filter: timed out after ${job.timeoutMs} ms${at}`;
   else if (name === "InternalError" && message === "out of memory") error = `filter: out of memory (${limitMb} MB limit)${at}`;
+  else if (state.unhandled) error = `unhandled promise rejection: ${isError ? `${name || "Error"}: ${message}` : parts ? text : "(unreadable)"}${at}`;
   else if (isError) error = `${name || "Error"}: ${message}${at}`;
   else if (parts) error = `filter threw a non-Error value: ${text}${at}`;
   else error = "filter: failed, and the error could not be read";

@@ -113,6 +113,9 @@ export class AppletScheduleStore implements ScheduleAdapter {
   }
 
   async claimDue(id: string, expectedNextRunAt: Date, newNextRunAt: Date): Promise<boolean> {
+    // Halted (lock lost, or the worker stopping) while a listed batch is still being worked through:
+    // claim nothing more; the slots stay due for the next tick.
+    if (this.#halted()) return false;
     const listed = this.#listedText.get(id);
     // A hand-written next_run_at ("…T09:00:00Z") must match as stored, not as re-serialized.
     const expected = listed !== undefined && new Date(listed).getTime() === expectedNextRunAt.getTime() ? listed : expectedNextRunAt.toISOString();

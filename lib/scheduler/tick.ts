@@ -47,9 +47,13 @@ const emptySummary = (): TickSummary => ({ fired: [], skipped: [], errored: [], 
  * One tick under the `scheduler_tick` job lock (TTL 60 s, renewed while running, released after).
  * `now` is the tick's time: tests pass their manual clock's.
  */
-export async function runSchedulerTick(app: TickApp, now: Date = app.clock.now(), opts: { holder?: string } = {}): Promise<SchedulerTickResult> {
+export async function runSchedulerTick(
+  app: TickApp,
+  now: Date = app.clock.now(),
+  opts: { holder?: string; signal?: AbortSignal } = {},
+): Promise<SchedulerTickResult> {
   const result = await withJobLock(app, SCHEDULER_TICK_LOCK, opts.holder ?? newHolderId(), SCHEDULER_TICK_TTL_MS, now, (lock) =>
-    reconcileDue(app, now, { halted: lock.lost }),
+    reconcileDue(app, now, { halted: lock.lost, signal: opts.signal }),
   );
   return result.ran ? { ran: true, ...result.value } : { ran: false, events: 0, ...emptySummary() };
 }
@@ -57,19 +61,29 @@ export async function runSchedulerTick(app: TickApp, now: Date = app.clock.now()
 /**
  * The tick without the job lock: every due slot is still claimed atomically, so two callers on
  * two connections fire each slot once. The lock only spares the second one the work.
+ *
+ * `signal` (the worker stopping) aborts the polls' requests and claims no further slot. An aborted
+ * poll stores nothing: its slot stays pending, so a schedule's fire happens on the next tick, and
+ * a feed's new items stay new until a later poll stores them.
  */
-export async function reconcileDue(app: TickApp, now: Date, opts: { halted?: () => boolean } = {}): Promise<TickSummary & { events: number }> {
+export async function reconcileDue(
+  app: TickApp,
+  now: Date,
+  opts: { halted?: () => boolean; signal?: AbortSignal } = {},
+): Promise<TickSummary & { events: number }> {
   const log = app.log.child("scheduler");
+  const { signal } = opts;
+  const halted = () => (opts.halted?.() ?? false) || (signal?.aborted ?? false);
   adoptUnscheduled(app, now);
-  const recovered = await recoverPendingSlots(app, now);
+  const recovered = await recoverPendingSlots(app, now, signal);
   let events = 0;
   const reconciler = new ScheduleReconciler({
-    adapter: new AppletScheduleStore(app, { halted: opts.halted }),
+    adapter: new AppletScheduleStore(app, { halted }),
     kinds: POLLED_TRIGGERS,
     concurrency: POLL_CONCURRENCY,
     triggerFn: async (schedule) => {
       // Not `events += await …`: that reads `events` before the await and loses concurrent counts.
-      const created = await pollApplet(app, schedule.id, schedule.nextRunAt, now);
+      const created = await pollApplet(app, schedule.id, schedule.nextRunAt, now, signal);
       events += created;
     },
     onError: (err, schedule) => {
@@ -91,7 +105,8 @@ export async function reconcileDue(app: TickApp, now: Date, opts: { halted?: () 
  * Polls one claimed applet and stores the outcome. Plug-in failures (network, parse, bad config)
  * become last_error and never reach the reconciler; only a database failure throws.
  */
-async function pollApplet(app: TickApp, appletId: string, slot: Date, now: Date): Promise<number> {
+async function pollApplet(app: TickApp, appletId: string, slot: Date, now: Date, signal?: AbortSignal): Promise<number> {
+  if (signal?.aborted) return 0;
   const applet = app.repos.applets.get(appletId);
   if (!applet || !applet.enabled || !isPolledType(applet.triggerType)) return 0;
   const def = applet.definition as unknown as Definition;
@@ -107,12 +122,13 @@ async function pollApplet(app: TickApp, appletId: string, slot: Date, now: Date)
   } else {
     // A context per applet: it collects the secrets this poll rendered, and nothing it stores or
     // logs may carry them (a plug-in redacts what it compares; this is the backstop).
-    const ctx: PollContext = pollContext(app);
+    const ctx: PollContext = pollContext(app, { signal });
     try {
       result = ctx.redact(await plugin.poll(parsed.data, before, ctx, slot));
     } catch (err) {
       result = { events: [], state: { lastPolledAt: nowIso, lastError: ctx.redact(errorMessage(err)), errorCount: before.errorCount + 1 } };
     }
+    if (signal?.aborted) return 0;
   }
   const after: TriggerState = { ...before, ...result.state, nextRunAt: before.nextRunAt };
 
@@ -143,13 +159,15 @@ async function pollApplet(app: TickApp, appletId: string, slot: Date, now: Date)
  * to recover (its new items stay new until stored), and a disabled applet does not fire: their
  * marks are cleared.
  */
-async function recoverPendingSlots(app: TickApp, now: Date): Promise<number> {
+async function recoverPendingSlots(app: TickApp, now: Date, signal?: AbortSignal): Promise<number> {
   let created = 0;
   for (const row of app.repos.triggerState.listPending()) {
+    if (signal?.aborted) break;
     const applet = app.repos.applets.get(row.applet_id);
     if (row.trigger_type === "schedule" && applet?.enabled) {
       app.log.child("scheduler").warn("firing a schedule slot whose worker stopped before recording it", { applet_id: row.applet_id, slot: row.pending_slot });
-      created += await pollApplet(app, row.applet_id, new Date(row.pending_slot), now);
+      created += await pollApplet(app, row.applet_id, new Date(row.pending_slot), now, signal);
+      if (signal?.aborted) break;
     }
     app.repos.triggerState.clearPending(row.applet_id, row.pending_slot);
   }

@@ -8,10 +8,13 @@ import type { PollContext } from "./types";
  * `redact` can remove them from whatever the poll stores, logs or returns (a URL carrying
  * `?key={{secrets.X}}` shows up in every network error message).
  */
-export function pollContext(app: Pick<App, "http" | "clock" | "log" | "config" | "secrets">): PollContext {
+export function pollContext(app: Pick<App, "http" | "clock" | "log" | "config" | "secrets">, opts: { signal?: AbortSignal } = {}): PollContext {
   const used = new Set<string>();
+  const { signal } = opts;
   return {
-    http: app.http,
+    // A scheduler tick's signal reaches every request its polls make: a worker told to stop does
+    // not wait for a slow feed.
+    http: signal ? (url, init) => app.http(url, { ...init, signal }) : app.http,
     clock: app.clock,
     log: app.log.child("trigger"),
     config: app.config,

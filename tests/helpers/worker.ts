@@ -1,16 +1,19 @@
 import { actionRegistry } from "@/lib/actions";
 import type { App } from "@/lib/app";
 import type { ExecutorDeps } from "@/lib/executor/run";
-import { startExecutorLoop, type ExecutorLoop } from "@/lib/queue/loop";
+import { startExecutorLoop, type ExecutorLoop, type ExecutorLoopOptions } from "@/lib/queue/loop";
 
 /**
  * The real executor loop in-process against the test database. `drain` waits until no run is
  * queued-and-due or running, polling the database (the loop itself is unchanged).
  */
-export function startWorker(app: App, opts: { concurrency?: number; workerId?: string; deps?: Partial<ExecutorDeps> } = {}) {
+export function startWorker(
+  app: App,
+  opts: { concurrency?: number; workerId?: string; deps?: Partial<ExecutorDeps>; loop?: Partial<ExecutorLoopOptions> } = {},
+) {
   const loop: ExecutorLoop = startExecutorLoop(
     { app, actions: actionRegistry, ...opts.deps },
-    { workerId: opts.workerId ?? "test-worker", concurrency: opts.concurrency ?? 4, idleMs: 5 },
+    { workerId: opts.workerId ?? "test-worker", concurrency: opts.concurrency ?? 4, idleMs: 5, ...opts.loop },
   );
   return {
     loop,
@@ -27,6 +30,9 @@ export function startWorker(app: App, opts: { concurrency?: number; workerId?: s
         await new Promise((r) => setTimeout(r, 5));
       }
     },
-    stop: () => loop.stop(),
+    /** A test that failed half-way may leave a run whose outcome cannot be stored: after 10 s it is let go. */
+    stop: async (): Promise<void> => {
+      await loop.stop({ graceMs: 10_000 });
+    },
   };
 }

@@ -1,7 +1,9 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
+import { loadConfig } from "@/lib/core/config";
 
 /**
  * AC16, the part that can run here: docker-compose 1.29 (the oldest compose this project supports,
@@ -53,6 +55,7 @@ interface ComposeConfig {
       volumes?: string[];
       restart?: string;
       healthcheck?: { test?: string[]; disable?: boolean };
+      stop_grace_period?: string;
     }
   >;
   volumes: Record<string, unknown>;
@@ -114,6 +117,19 @@ describe.skipIf(skipReason !== null)(`compose${skipReason ? ` (skipped: ${skipRe
 
     expect(app!.healthcheck?.test?.join(" ")).toContain("/api/health");
     expect(worker!.healthcheck?.test?.join(" ")).toContain("2525");
+  });
+
+  test("#12.6: the worker's stop_grace_period is set and outlasts its shutdown bound (WORKER_SHUTDOWN_SECONDS) by a margin", () => {
+    const cfg = composeConfig({ WORKER_SHUTDOWN_SECONDS: "12" });
+    const worker = cfg.services.worker!;
+    expect(worker.environment?.WORKER_SHUTDOWN_SECONDS).toBe("12");
+    const grace = /^(\d+)s$/.exec(worker.stop_grace_period ?? "");
+    expect(grace, `stop_grace_period ${worker.stop_grace_period}`).not.toBeNull();
+    // The default bound, plus time to close the receiver, the sandbox and the database.
+    const dataDir = mkdtempSync(path.join(tmpdir(), "whenthen-compose-"));
+    const defaultBoundS = loadConfig({ DATA_DIR: dataDir }).workerShutdownMs / 1000;
+    rmSync(dataDir, { recursive: true, force: true });
+    expect(Number(grace![1])).toBeGreaterThanOrEqual(defaultBoundS + 5);
   });
 
   test("AC16: without a .env every setting falls back to a default, so a fresh clone needs no setup to start", () => {

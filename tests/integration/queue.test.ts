@@ -197,13 +197,16 @@ describe("AC17: crash safety (stale locks)", () => {
     expect(app.repos.applets.get(applet.id)!.runCount).toBe(1);
   });
 
-  test("AC17: a run locked 9 minutes ago is left alone", async () => {
+  // Since #12.3 a run is judged by its worker's lease first: this one's worker is alive (it renewed
+  // its lease a moment ago), so only the 10-minute stuck bound could take it back.
+  test("AC17: a run locked 9 minutes ago by a worker whose lease is fresh is left alone", async () => {
     const app = setup();
     const applet = app.applets.create({ name: "slow", definition: webhookToHttp("https://status.test/status/200") });
     const runId = fire(app, applet.id);
-    app.repos.runs.claim("other-worker/0", app.clock.now());
+    app.repos.runs.claim("other-worker", app.clock.now());
     app.clock.advance(9 * 60_000);
-    expect(app.repos.runs.requeueStale(new Date(app.clock.now().getTime() - 10 * 60_000), app.clock.now())).toBe(0);
+    app.repos.workers.heartbeat({ id: "other-worker", hostname: "elsewhere", pid: 1, now: app.clock.now(), leaseMs: 30_000, fault: null });
+    expect(app.repos.runs.recoverStale({ now: app.clock.now(), stuckBefore: new Date(app.clock.now().getTime() - 10 * 60_000) })).toEqual([]);
     expect(app.repos.runs.get(runId)!.status).toBe("running");
   });
 });

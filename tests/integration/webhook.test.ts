@@ -209,16 +209,19 @@ describe("AC1: webhook trigger", () => {
     }
   });
 
+  // Since #12.2 the answer also says what is wrong (`problems`).
   test("health answers 503 until the worker heartbeat is fresh, then 200 with worker_seen_at", async () => {
     const stale = await fetch(`${base}/api/health`);
     expect(stale.status).toBe(503);
-    expect(await stale.json()).toEqual({ ok: false, worker_seen_at: null });
+    expect(await stale.json()).toEqual({ ok: false, worker_seen_at: null, problems: ["worker: no heartbeat yet; the worker is not running"] });
     app.repos.jobLocks.heartbeat("worker_heartbeat", app.clock.now());
     const fresh = await fetch(`${base}/api/health`);
     expect(fresh.status).toBe(200);
-    expect(await fresh.json()).toEqual({ ok: true, worker_seen_at: app.clock.now().toISOString() });
+    expect(await fresh.json()).toEqual({ ok: true, worker_seen_at: app.clock.now().toISOString(), problems: [] });
     app.clock.advance(61_000);
-    expect((await fetch(`${base}/api/health`)).status).toBe(503);
+    const late = await fetch(`${base}/api/health`);
+    expect(late.status).toBe(503);
+    expect(((await late.json()) as { problems: string[] }).problems).toEqual(["worker: no heartbeat for 61 s; it is not running, or cannot write to the database"]);
   });
 
   test("requests that are not the ingress's are handed on", async () => {

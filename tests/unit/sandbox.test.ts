@@ -97,6 +97,31 @@ describe("errors", () => {
     expect(result.error).toBe("filter threw a non-Error value: plain string");
   });
 
+  it("#12.8: a rejection nobody handles fails the filter: Promise.reject(Symbol()), a rejecting executor, a throwing .then", async () => {
+    expect((await run("Promise.reject(Symbol())")).error).toBe("unhandled promise rejection: Symbol()");
+    expect((await run("set('a', 1);\nnew Promise((_, reject) => reject(new RangeError('no')))")).error).toBe("unhandled promise rejection: RangeError: no (line 2)");
+    expect((await run("Promise.resolve(1).then(() => { throw 'later' })")).error).toBe("unhandled promise rejection: later");
+    expect((await run("Promise.withResolvers().reject(9)")).error).toBe("unhandled promise rejection: 9");
+  });
+
+  it("#12.8: a rejection that is handled, awaited or combined does not fail the filter, and Promise still looks like Promise", async () => {
+    const handled = [
+      "Promise.reject(1).catch(() => set('catch', 1))",
+      "const p = Promise.reject(2);\nPromise.resolve().then(() => p.then(null, () => set('later', 1)))",
+      "(async () => { try { await Promise.reject(3) } catch (e) { set('await', e) } })()",
+      "Promise.allSettled([Promise.reject(4)]).then((r) => set('settled', r[0].status))",
+      "Promise.any([Promise.reject(5), Promise.resolve(6)]).then((v) => set('any', v))",
+      "class Later extends Promise {}\nLater.reject(7).finally(() => set('finally', 1)).catch(() => {})",
+      "const { promise, reject } = Promise.withResolvers();\npromise.catch(() => set('resolvers', 1));\nreject(8)",
+      "set('same', Promise.resolve() instanceof Promise && (async () => {})().constructor === Promise && Promise.name === 'Promise')",
+    ];
+    for (const code of handled) {
+      const result = await run(code);
+      expect(result.error, code).toBeUndefined();
+      expect(Object.keys(result.vars).length, code).toBe(code.includes("set(") ? 1 : 0);
+    }
+  });
+
   it("AC7: an async filter that returns a rejected promise fails the run", async () => {
     const result = await run("return (async () => {\n  throw new RangeError('async failure');\n})()");
     expect(result.error).toBe("RangeError: async failure (line 2)");

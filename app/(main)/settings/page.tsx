@@ -4,14 +4,13 @@ import { ImportApplets } from "@/components/ImportApplets";
 import { LocalTime } from "@/components/LocalTime";
 import { SecretsManager } from "@/components/SecretsManager";
 import { SheetsTest } from "@/components/SheetsTest";
+import { checkHealth, HEARTBEAT_MAX_AGE_MS } from "@/lib/health";
 import { apiOk, services } from "@/lib/ui/services";
 import type { Meta } from "@/lib/ui/types";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Settings · whenthen" };
 
-/** The worker writes its heartbeat every 15 s; older than this and the SMTP receiver is not running. */
-const HEARTBEAT_FRESH_MS = 60_000;
 
 export default async function SettingsPage() {
   const { app } = services();
@@ -20,7 +19,8 @@ export default async function SettingsPage() {
   const secrets = app.secrets.list().map((s) => ({ name: s.name, created_at: s.createdAt, updated_at: s.updatedAt }));
   const beat = app.repos.jobLocks.get("worker_heartbeat")?.last_run_at ?? null;
   const beatAge = beat ? app.clock.now().getTime() - new Date(beat).getTime() : null;
-  const listening = beatAge !== null && beatAge < HEARTBEAT_FRESH_MS;
+  // An older heartbeat and the worker, with its SMTP receiver, is not running.
+  const listening = beatAge !== null && beatAge < HEARTBEAT_MAX_AGE_MS;
   const publicHost = hostOf(cfg.publicUrl);
   // An MX value that is an IP address is invalid (RFC 5321 wants a name with an A/AAAA record).
   const publicHostIsIp = publicHost !== null && isIpLiteral(publicHost);
@@ -29,10 +29,25 @@ export default async function SettingsPage() {
   const mxTarget = publicHostIsIp ? mxName : publicHostIsLocal ? null : publicHost;
   const localDomain = cfg.inboundDomain === "localhost" || cfg.inboundDomain.endsWith(".localhost");
   const outbox = cfg.smtpUrl ? [] : outboxFiles(path.join(cfg.dataDir, "outbox"));
+  // The same report as /api/health: a full disk, a worker that stopped or reports a fault.
+  const health = checkHealth(app);
 
   return (
     <div className="mx-auto flex max-w-4xl flex-col gap-5">
       <h1 className="text-xl font-semibold">Settings</h1>
+
+      {health.problems.length ? (
+        <div role="alert" data-testid="health-problems" className="rounded border border-red-300 bg-red-50 p-3 text-sm text-red-900">
+          <p className="font-medium">Runs may not be executing:</p>
+          <ul className="mt-1 list-disc pl-5">
+            {health.problems.map((p) => (
+              <li key={p} className="break-words">
+                {p}
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
 
       <Section title="Secrets" id="secrets">
         <SecretsManager secrets={secrets} />

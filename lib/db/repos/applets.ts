@@ -1,4 +1,5 @@
 import type { Sqlite } from "../client";
+import { readJson } from "./json";
 
 export interface Applet {
   id: string;
@@ -32,7 +33,7 @@ const toApplet = (r: AppletRowRaw): Applet => ({
   name: r.name,
   enabled: r.enabled === 1,
   triggerType: r.trigger_type,
-  definition: JSON.parse(r.definition) as Record<string, unknown>,
+  definition: readJson<Record<string, unknown>>(r.definition, `the stored definition of applet ${r.id}`),
   webhookToken: r.webhook_token,
   lastFiredAt: r.last_fired_at,
   runCount: r.run_count,

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { newId } from "../../core/ids";
 import type { Sqlite } from "../client";
+import { readJson } from "./json";
 import type { RunStatus, Step } from "../../executor/types";
 
 export interface Run {
@@ -17,12 +18,23 @@ export interface Run {
   finishedAt: string | null;
   error: string | null;
   steps: Step[];
+  /** Set when the stored steps could not be read; `steps` is then empty. */
+  stepsError?: string;
   createdAt: string;
   updatedAt: string;
 }
 
 export interface ClaimedRun extends Run {
   claimToken: string;
+}
+
+/** A running run handed back to the queue because its worker's lease expired or it was stuck. */
+export interface RecoveredRun {
+  id: string;
+  appletId: string;
+  lockedBy: string | null;
+  /** `lease`: its worker stopped renewing (or has no row); `stuck`: locked past the stuck bound. */
+  reason: "lease" | "stuck";
 }
 
 interface RunRowRaw {
@@ -57,10 +69,24 @@ const toRun = (r: RunRowRaw): Run => ({
   startedAt: r.started_at,
   finishedAt: r.finished_at,
   error: r.error,
-  steps: JSON.parse(r.steps) as Step[],
+  ...readSteps(r.steps),
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
+
+/**
+ * A steps column that is not JSON (written by hand, or by a bug) must not make the run unreadable:
+ * the claim has committed by the time the row is read, and a throw here would leave the run
+ * `running` with nobody to settle it. The executor fails such a run with `stepsError`.
+ */
+function readSteps(text: string): { steps: Step[]; stepsError?: string } {
+  try {
+    const steps = readJson<unknown>(text, "the stored steps");
+    return Array.isArray(steps) ? { steps: steps as Step[] } : { steps: [], stepsError: "could not read the stored steps: not a JSON array" };
+  } catch (err) {
+    return { steps: [], stepsError: (err as Error).message };
+  }
+}
 
 export interface IngestInput {
   appletId: string;
@@ -152,8 +178,9 @@ export function createRunsRepo(sqlite: Sqlite) {
   const saveSteps = sqlite.prepare(
     "UPDATE runs SET steps = ?, updated_at = ? WHERE id = ? AND claim_token = ? AND status = 'running'",
   );
+  // A null @steps keeps the stored steps (a run whose steps could not be read is failed as it is).
   const finish = sqlite.prepare(
-    `UPDATE runs SET status = @status, steps = @steps, error = @error, finished_at = @now, updated_at = @now,
+    `UPDATE runs SET status = @status, steps = COALESCE(@steps, steps), error = @error, finished_at = @now, updated_at = @now,
             locked_by = NULL, locked_at = NULL, claim_token = NULL, next_attempt_at = NULL
      WHERE id = @id AND claim_token = @token AND status = 'running'`,
   );
@@ -165,9 +192,36 @@ export function createRunsRepo(sqlite: Sqlite) {
             updated_at = @now, locked_by = NULL, locked_at = NULL, claim_token = NULL
      WHERE id = @id AND claim_token = @token AND status = 'running'`,
   );
-  const stale = sqlite.prepare(
-    `UPDATE runs SET status = 'queued', locked_by = NULL, locked_at = NULL, claim_token = NULL, next_attempt_at = @now, updated_at = @now
-     WHERE status = 'running' AND locked_at < @before`,
+  // Running runs nobody will settle: their worker's lease has expired (or it never had a row, as in
+  // a database restored from a backup), or they have been locked past the stuck bound (a live
+  // worker hung on them). The caller's own runs are judged by the stuck bound only: it knows they
+  // are in flight even when its own lease lapsed while the disk was full.
+  const stale = sqlite.prepare<{ now: string; stuckBefore: string; self: string | null }, { id: string; applet_id: string; claim_token: string | null; locked_by: string | null; stuck: number }>(
+    `SELECT r.id, r.applet_id, r.claim_token, r.locked_by, (r.locked_at IS NULL OR r.locked_at < @stuckBefore) AS stuck
+     FROM runs r LEFT JOIN workers w ON w.id = r.locked_by
+     WHERE r.status = 'running'
+       AND (r.locked_at IS NULL OR r.locked_at < @stuckBefore
+            OR (r.locked_by IS NOT @self AND (w.id IS NULL OR w.lease_until <= @now)))`,
+  );
+  // Back to queued with the same attempt and the same next_attempt_at: the claim orders by it, so
+  // a recovered run keeps its place ahead of the runs queued after it (oldest first). Fenced by the
+  // token seen, so a run settled in between is left alone.
+  const recover = sqlite.prepare(
+    `UPDATE runs SET status = 'queued', locked_by = NULL, locked_at = NULL, claim_token = NULL,
+            next_attempt_at = COALESCE(next_attempt_at, created_at), updated_at = @now
+     WHERE id = @id AND status = 'running' AND claim_token IS @token`,
+  );
+  // The look is a plain read (almost always empty, and it runs every few seconds); only found runs
+  // take the write lock.
+  const recoverStale = (now: string, stuckBefore: string, self: string | null): RecoveredRun[] => {
+    const found = stale.all({ now, stuckBefore, self });
+    if (found.length === 0) return [];
+    return recoverTx.immediate(found, now);
+  };
+  const recoverTx = sqlite.transaction((found: { id: string; applet_id: string; claim_token: string | null; locked_by: string | null; stuck: number }[], now: string) =>
+    found
+      .filter((r) => recover.run({ id: r.id, token: r.claim_token, now }).changes === 1)
+      .map((r): RecoveredRun => ({ id: r.id, appletId: r.applet_id, lockedBy: r.locked_by, reason: r.stuck ? "stuck" : "lease" })),
   );
   const release = sqlite.prepare(
     `UPDATE runs SET status = 'queued', locked_by = NULL, locked_at = NULL, claim_token = NULL, started_at = NULL, updated_at = @now
@@ -194,8 +248,8 @@ export function createRunsRepo(sqlite: Sqlite) {
   );
 
   const finishTx = sqlite.transaction(
-    (id: string, token: string, status: RunStatus, steps: Step[], error: string | null, now: string, appletId: string): boolean => {
-      const ok = finish.run({ id, token, status, steps: JSON.stringify(steps), error, now }).changes === 1;
+    (id: string, token: string, status: RunStatus, steps: Step[] | null, error: string | null, now: string, appletId: string): boolean => {
+      const ok = finish.run({ id, token, status, steps: steps === null ? null : JSON.stringify(steps), error, now }).changes === 1;
       if (ok) bumpApplet.run(now, appletId);
       return ok;
     },
@@ -203,11 +257,15 @@ export function createRunsRepo(sqlite: Sqlite) {
 
   const claimOne = (workerId: string, now: Date): ClaimedRun | null => {
     const token = randomUUID();
-    const row = claim.get({ worker: workerId, now: now.toISOString(), token });
+    // `.all()`, never `.get()`: outside a transaction the UPDATE commits when the statement is
+    // reset, and `.get()` returns the RETURNING row before that and ignores the reset's error. On
+    // a full disk it handed out a claim that was never committed, so the run stayed queued and ran
+    // again and again. `.all()` steps to the end, so a failed commit throws here.
+    const [row] = claim.all({ worker: workerId, now: now.toISOString(), token });
     return row ? { ...toRun(row), claimToken: token } : null;
   };
   const finishAndClaimTx = sqlite.transaction(
-    (run: ClaimedRun, status: Exclude<RunStatus, "queued" | "running">, steps: Step[], error: string | null, now: Date, workerId: string) => {
+    (run: ClaimedRun, status: Exclude<RunStatus, "queued" | "running">, steps: Step[] | null, error: string | null, now: Date, workerId: string) => {
       const ok = finishTx(run.id, run.claimToken, status, steps, error, now.toISOString(), run.appletId);
       return { ok, next: claimOne(workerId, now) };
     },
@@ -236,8 +294,8 @@ export function createRunsRepo(sqlite: Sqlite) {
     saveSteps: (run: ClaimedRun, steps: Step[], now: Date): boolean =>
       saveSteps.run(JSON.stringify(steps), now.toISOString(), run.id, run.claimToken).changes === 1,
 
-    /** Ends the run (succeeded, skipped, failed, dead) and counts it on the applet. */
-    finish: (run: ClaimedRun, status: Exclude<RunStatus, "queued" | "running">, steps: Step[], error: string | null, now: Date): boolean =>
+    /** Ends the run (succeeded, skipped, failed, dead) and counts it on the applet; `steps` null keeps the stored ones. */
+    finish: (run: ClaimedRun, status: Exclude<RunStatus, "queued" | "running">, steps: Step[] | null, error: string | null, now: Date): boolean =>
       finishTx(run.id, run.claimToken, status, steps, error, now.toISOString(), run.appletId),
 
     /**
@@ -248,7 +306,7 @@ export function createRunsRepo(sqlite: Sqlite) {
     finishAndClaim: (
       run: ClaimedRun,
       status: Exclude<RunStatus, "queued" | "running">,
-      steps: Step[],
+      steps: Step[] | null,
       error: string | null,
       now: Date,
       workerId: string,
@@ -265,13 +323,17 @@ export function createRunsRepo(sqlite: Sqlite) {
         now: now.toISOString(),
       }).changes === 1,
 
-    /** Runs whose worker died: back to queued with the same attempt (spec Worker 6). */
-    /** Hands a claimed run back untouched (a worker stopping with a run it has not started). */
+    /** Hands a claimed run back to the queue with the same attempt (a worker stopping, or one that could not start it). */
     release: (run: ClaimedRun, now: Date): boolean =>
       release.run({ id: run.id, token: run.claimToken, now: now.toISOString() }).changes === 1,
 
-    requeueStale: (lockedBefore: Date, now: Date): number =>
-      stale.run({ before: lockedBefore.toISOString(), now: now.toISOString() }).changes,
+    /**
+     * Runs whose worker died go back to queued with the same attempt (spec Worker 6): those of a
+     * worker whose lease expired, and any locked before `stuckBefore`. `self` is the caller's
+     * worker id, whose runs only the stuck bound recovers.
+     */
+    recoverStale: (opts: { now: Date; stuckBefore: Date; self?: string }): RecoveredRun[] =>
+      recoverStale(opts.now.toISOString(), opts.stuckBefore.toISOString(), opts.self ?? null),
 
     get: (id: string): Run | null => {
       const r = byId.get(id);
@@ -281,7 +343,7 @@ export function createRunsRepo(sqlite: Sqlite) {
     event: (eventId: string) => {
       const e = eventOf.get(eventId);
       return e
-        ? { id: e.id, appletId: e.applet_id, source: e.source, dedupeKey: e.dedupe_key, payload: JSON.parse(e.payload) as Record<string, unknown>, receivedAt: e.received_at }
+        ? { id: e.id, appletId: e.applet_id, source: e.source, dedupeKey: e.dedupe_key, payload: readJson<Record<string, unknown>>(e.payload, `the stored payload of event ${e.id}`), receivedAt: e.received_at }
         : null;
     },
 

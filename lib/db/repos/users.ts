@@ -46,6 +46,8 @@ export function createUsersRepo(sqlite: Sqlite) {
   const insert = sqlite.prepare<[string, string, string, string, string]>(
     "INSERT INTO users (id, email, password_hash, session_version, created_at, updated_at) VALUES (?, ?, ?, 1, ?, ?)",
   );
+  // UPDATE … RETURNING is read with `.all()`: `.get()` would return the row even when the commit
+  // fails (lib/db/repos/runs.ts claim), and a session version that was never stored revokes nothing.
   const bump = sqlite.prepare<[string, string], { session_version: number }>(
     "UPDATE users SET session_version = session_version + 1, updated_at = ? WHERE id = ? RETURNING session_version",
   );
@@ -75,8 +77,8 @@ export function createUsersRepo(sqlite: Sqlite) {
     /** Inserts only while the table is empty (first-run setup); false when a user already exists. */
     insertIfNone: (u: NewUser): boolean => insertIfNoneTx.immediate(u),
     /** Revokes every session issued so far; returns the new version (null: no such user). */
-    bumpSessionVersion: (id: string, now: string): number | null => bump.get(now, id)?.session_version ?? null,
+    bumpSessionVersion: (id: string, now: string): number | null => bump.all(now, id)[0]?.session_version ?? null,
     /** A new password also revokes every existing session; returns the new session version. */
-    setPassword: (id: string, passwordHash: string, now: string): number | null => setPassword.get(passwordHash, now, id)?.session_version ?? null,
+    setPassword: (id: string, passwordHash: string, now: string): number | null => setPassword.all(passwordHash, now, id)[0]?.session_version ?? null,
   };
 }

@@ -1,0 +1,78 @@
+import type { Sqlite } from "../client";
+
+export interface WorkerRow {
+  id: string;
+  hostname: string;
+  pid: number;
+  seenAt: string;
+  leaseUntil: string;
+  fault: string | null;
+  createdAt: string;
+}
+
+interface WorkerRowRaw {
+  id: string;
+  hostname: string;
+  pid: number;
+  seen_at: string;
+  lease_until: string;
+  fault: string | null;
+  created_at: string;
+}
+
+export interface Heartbeat {
+  id: string;
+  hostname: string;
+  pid: number;
+  now: Date;
+  leaseMs: number;
+  fault: string | null;
+}
+
+export type WorkersRepo = ReturnType<typeof createWorkersRepo>;
+
+/**
+ * Worker leases (lib/queue/lease). A heartbeat writes the worker's row and the `worker_heartbeat`
+ * job_locks row that /api/health and scripts/restore.sh read, in one transaction.
+ */
+export function createWorkersRepo(sqlite: Sqlite) {
+  const upsert = sqlite.prepare(
+    `INSERT INTO workers (id, hostname, pid, seen_at, lease_until, fault, created_at, updated_at)
+     VALUES (@id, @hostname, @pid, @now, @leaseUntil, @fault, @now, @now)
+     ON CONFLICT(id) DO UPDATE SET seen_at = excluded.seen_at, lease_until = excluded.lease_until,
+       fault = excluded.fault, updated_at = excluded.updated_at`,
+  );
+  const beat = sqlite.prepare("UPDATE job_locks SET last_run_at = ? WHERE name = 'worker_heartbeat'");
+  const remove = sqlite.prepare("DELETE FROM workers WHERE id = ?");
+  const live = sqlite.prepare<[string], WorkerRowRaw>("SELECT * FROM workers WHERE lease_until > ? ORDER BY created_at, id");
+  // Rows of workers long gone, kept a while for the diagnosis of a crash, then dropped. A row that
+  // a running run still names stays: it says whose run it is until the run is recovered.
+  const prune = sqlite.prepare(
+    `DELETE FROM workers WHERE lease_until < ?
+       AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.status = 'running' AND r.locked_by = workers.id)`,
+  );
+  const heartbeatTx = sqlite.transaction((h: Heartbeat) => {
+    const now = h.now.toISOString();
+    upsert.run({ id: h.id, hostname: h.hostname, pid: h.pid, now, leaseUntil: new Date(h.now.getTime() + h.leaseMs).toISOString(), fault: h.fault });
+    beat.run(now);
+  });
+  return {
+    /** Renews (or first registers) the worker's lease; throws when the database cannot be written. */
+    heartbeat: (h: Heartbeat): void => heartbeatTx(h),
+    /** A clean stop: the lease ends now, so nothing waits for it to expire. */
+    remove: (id: string): boolean => remove.run(id).changes === 1,
+    /** Workers whose lease has not expired at `now`, oldest first. */
+    live: (now: Date): WorkerRow[] =>
+      live.all(now.toISOString()).map((r) => ({
+        id: r.id,
+        hostname: r.hostname,
+        pid: r.pid,
+        seenAt: r.seen_at,
+        leaseUntil: r.lease_until,
+        fault: r.fault,
+        createdAt: r.created_at,
+      })),
+    /** Drops the rows of workers whose lease ended before `before` and that no run still names. */
+    prune: (before: Date): number => prune.run(before.toISOString()).changes,
+  };
+}

@@ -1,0 +1,59 @@
+import { hostname } from "node:os";
+import { randomBytes } from "node:crypto";
+import type { App } from "../app";
+import type { FaultTracker } from "../core/faults";
+
+/**
+ * A worker's lease: its row in `workers`, renewed by the heartbeat. Another worker recovers the
+ * runs of a worker whose lease has expired, so a crash stalls an applet for about one lease
+ * (WORKER_LEASE_SECONDS), not for the ten-minute stuck bound.
+ */
+export interface WorkerLease {
+  readonly workerId: string;
+  readonly leaseMs: number;
+  /**
+   * True when the lease is fresh: renewed less than a third of the lease ago, or renewed now. False
+   * when the renewal failed (the fault is recorded): nothing may be claimed then, because another
+   * worker may soon take the claim back.
+   */
+  keep(opts?: { force?: boolean }): boolean;
+  /** A clean stop: the row goes, so no one waits for the lease to expire. */
+  end(): void;
+}
+
+/** host:pid:random. The random part makes every start a new worker: a process restarted with the
+ * same pid (pid 1 in a container) does not pass for its dead predecessor. */
+export const newWorkerId = (): string => `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
+
+export function createWorkerLease(
+  app: Pick<App, "repos" | "clock">,
+  opts: { workerId: string; leaseMs: number; faults: FaultTracker },
+): WorkerLease {
+  let renewedAt = Number.NEGATIVE_INFINITY;
+  const host = hostname();
+  return {
+    workerId: opts.workerId,
+    leaseMs: opts.leaseMs,
+    keep({ force = false } = {}) {
+      const now = app.clock.now();
+      if (!force && now.getTime() - renewedAt < opts.leaseMs / 3) return true;
+      try {
+        app.repos.workers.heartbeat({ id: opts.workerId, hostname: host, pid: process.pid, now, leaseMs: opts.leaseMs, fault: opts.faults.current({ except: "heartbeat" }) });
+      } catch (err) {
+        opts.faults.failed("heartbeat", err);
+        return false;
+      }
+      renewedAt = now.getTime();
+      opts.faults.succeeded("heartbeat");
+      return true;
+    },
+    end() {
+      try {
+        app.repos.workers.remove(opts.workerId);
+      } catch (err) {
+        // The lease then simply expires.
+        opts.faults.failed("heartbeat", err);
+      }
+    },
+  };
+}

@@ -1,0 +1,150 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+
+const ROOT = path.resolve(__dirname, "../..");
+
+export interface WorkerProcess {
+  child: ChildProcess;
+  /** Every line the process wrote (stdout and stderr), in order. */
+  lines: string[];
+  /** Resolves with the first line (already written or still to come) that matches; rejects if the process exits first. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<string>;
+  /** Resolves with the exit code (null when killed by a signal) once the process is gone. */
+  exited: Promise<number | null>;
+  /** SIGKILL unless it has exited (for cleanups). */
+  kill(): void;
+}
+
+/**
+ * The real worker (`worker/index.ts`) as its own node process: one process, so a signal sent to
+ * its pid reaches it (no pnpm or tsx wrapper in between). SMTP on an ephemeral port, no nice.
+ */
+export function spawnWorkerProcess(env: Record<string, string>): WorkerProcess {
+  // Only what the worker needs: no DATABASE_URL, PORT or the like leaking in from the test run.
+  const childEnv: NodeJS.ProcessEnv = {
+    NODE_ENV: "test",
+    PATH: process.env.PATH ?? "",
+    HOME: process.env.HOME ?? "",
+    SMTP_INBOUND_PORT: "0",
+    WORKER_NICE: "0",
+    LOG_LEVEL: "info",
+    ...env,
+  };
+  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "worker/index.ts"], { cwd: ROOT, env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
+  const lines: string[] = [];
+  const listeners = new Set<(line: string) => void>();
+  for (const stream of [child.stdout!, child.stderr!]) {
+    let buffered = "";
+    stream.setEncoding("utf8");
+    stream.on("data", (chunk: string) => {
+      buffered += chunk;
+      let nl: number;
+      while ((nl = buffered.indexOf("\n")) >= 0) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        lines.push(line);
+        for (const l of listeners) l(line);
+      }
+    });
+  }
+  let exitCode: number | null | undefined;
+  const exited = new Promise<number | null>((resolve) =>
+    child.on("exit", (code) => {
+      exitCode = code;
+      resolve(code);
+    }),
+  );
+  return {
+    child,
+    lines,
+    exited,
+    waitFor(pattern, timeoutMs = 30_000) {
+      const found = lines.find((l) => pattern.test(l));
+      if (found) return Promise.resolve(found);
+      return new Promise((resolve, reject) => {
+        const done = (fn: () => void) => {
+          clearTimeout(timer);
+          listeners.delete(onLine);
+          fn();
+        };
+        const onLine = (line: string) => {
+          if (pattern.test(line)) done(() => resolve(line));
+        };
+        const timer = setTimeout(() => done(() => reject(new Error(`worker never logged ${pattern}; last lines:\n${lines.slice(-15).join("\n")}`))), timeoutMs);
+        listeners.add(onLine);
+        void exited.then((code) => done(() => reject(new Error(`worker exited (${code}) before logging ${pattern}; last lines:\n${lines.slice(-15).join("\n")}`))));
+      });
+    },
+    kill() {
+      if (exitCode === undefined) child.kill("SIGKILL");
+    },
+  };
+}
+
+export interface Sink {
+  url: string;
+  /** Parsed JSON bodies, in arrival order. */
+  bodies: Record<string, unknown>[];
+  close(): Promise<void>;
+}
+
+/** A local HTTP endpoint the runs' http action posts to; answers 200 after `delayMs`. */
+export async function startSink(opts: { delayMs?: number } = {}): Promise<Sink> {
+  const bodies: Record<string, unknown>[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      try {
+        bodies.push(JSON.parse(Buffer.concat(chunks).toString("utf8")) as Record<string, unknown>);
+      } catch {
+        bodies.push({ unreadable: Buffer.concat(chunks).toString("utf8") });
+      }
+      setTimeout(() => {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end('{"ok":true}');
+      }, opts.delayMs ?? 0);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    bodies,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+export interface SlowServer {
+  url: string;
+  /** Requests received (never answered). */
+  requests: number;
+  close(): Promise<void>;
+}
+
+/** An HTTP server that takes requests and never answers them: a feed that hangs. */
+export async function startSlowServer(): Promise<SlowServer> {
+  const state = { requests: 0 };
+  const server = http.createServer(() => {
+    state.requests++;
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/feed.xml`,
+    get requests() {
+      return state.requests;
+    },
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}

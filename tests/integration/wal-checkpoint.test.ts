@@ -1,0 +1,167 @@
+import { mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, afterEach, describe, expect, test } from "vitest";
+import { createApp, type App } from "@/lib/app";
+import { createAppletService } from "@/lib/applets/service";
+import { ManualClock } from "@/lib/core/clock";
+import { silentLogger, type Logger } from "@/lib/core/log";
+import { checkpointDue, startWalCheckpointer } from "@/lib/db/checkpoint";
+import { JOURNAL_SIZE_LIMIT_BYTES } from "@/lib/db/client";
+import { createIngress } from "@/lib/http/ingress";
+import { captureLog, createTestApp, testFetch, webhookToHttp } from "../helpers/db";
+import { isSmallDisk, mountSmallDisk } from "../helpers/full-disk";
+import { until } from "../helpers/wait";
+
+/**
+ * Issue #12.7: the web process checkpoints the WAL on a size and a time bound, in a thread of its
+ * own, and the file shrinks back to journal_size_limit. No msw here: the test talks to a real
+ * ingress and nothing outside is called (no worker runs).
+ */
+const disk = mountSmallDisk(8);
+afterAll(() => {
+  if (isSmallDisk(disk)) disk.cleanup();
+});
+const noDisk = isSmallDisk(disk) ? false : disk.unavailable;
+
+const cleanups: (() => void | Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+  if (isSmallDisk(disk)) disk.free();
+});
+let appCount = 0;
+
+/** The lean ingress on an ephemeral port, as server.ts mounts it. */
+async function ingressServer(app: App): Promise<string> {
+  const ingress = createIngress(app);
+  const srv = createServer((req, res) => {
+    if (!ingress(req, res)) {
+      res.writeHead(404);
+      res.end();
+    }
+  });
+  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+  cleanups.push(() => new Promise<void>((r) => srv.close(() => r())));
+  return `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
+}
+
+/** A web-process app (role "web": WAL checkpoints in their own thread) in a fresh temp folder. */
+function webApp(opts: { dataDir?: string; log?: Logger } = {}): App & { dataDir: string; clock: ManualClock } {
+  const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), "whenthen-web-"));
+  const clock = new ManualClock("2026-03-07T12:00:00.000Z");
+  const app = createApp({ env: { DATA_DIR: dataDir }, clock, log: opts.log ?? silentLogger, http: testFetch(), role: "web" });
+  cleanups.push(() => {
+    app.close();
+    if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+  return Object.assign(app, { dataDir, clock });
+}
+
+/** WAL frames already copied back into the database file (a NOOP checkpoint only reads the counters). */
+const backfilled = (app: App): number => (app.db.sqlite.pragma("wal_checkpoint(NOOP)") as { checkpointed: number }[])[0]!.checkpointed;
+
+const walBytes = (app: App) => {
+  try {
+    return statSync(`${app.config.databasePath}-wal`).size;
+  } catch {
+    return 0;
+  }
+};
+
+describe("#12.7: the WAL is checkpointed on a size and time bound", () => {
+  test("#12.7: with the worker down a burst of webhooks keeps being answered, and the WAL is checkpointed and cut back to journal_size_limit", async () => {
+    const app = webApp();
+    const applet = createAppletService(app).create({ name: "burst", definition: webhookToHttp("https://sink.test/hook") });
+    const base = await ingressServer(app);
+    const url = `${base}/api/hooks/${applet.id}/${applet.webhookToken}`;
+    const body = JSON.stringify({ title: "x".repeat(16_000) });
+    const statuses: number[] = [];
+    let maxWal = 0;
+    // 800 webhooks of 16 KB, 8 at a time, with no worker: well past the 8 MB bound, and below the
+    // 10,000-page backstop (40 MB) the web process had before.
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next < 800) {
+          next++;
+          const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body });
+          statuses.push(res.status);
+          await res.arrayBuffer();
+          maxWal = Math.max(maxWal, walBytes(app));
+        }
+      }),
+    );
+    expect(statuses.filter((s) => s !== 202)).toEqual([]);
+    expect(app.db.sqlite.prepare("SELECT COUNT(*) AS n FROM runs WHERE applet_id = ?").get(applet.id)).toEqual({ n: 800 });
+    expect(maxWal).toBeGreaterThan(8 * 1024 * 1024);
+    // Shortly after, the WAL file is back at journal_size_limit: checkpointed by the thread, then
+    // started over (and cut) by the next webhook's commit.
+    const t0 = Date.now();
+    for (;;) {
+      const res = await fetch(url, { method: "POST", body: "{}" });
+      expect(res.status).toBe(202);
+      await res.arrayBuffer();
+      if (walBytes(app) <= JOURNAL_SIZE_LIMIT_BYTES) break;
+      if (Date.now() - t0 > 15_000) throw new Error(`the WAL is still ${walBytes(app)} bytes`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(app.db.sqlite.pragma("journal_size_limit", { simple: true })).toBe(JOURNAL_SIZE_LIMIT_BYTES);
+  }, 60_000);
+
+  test("#12.7: a WAL below the size bound is still checkpointed once the time bound has passed", async () => {
+    const app = createTestApp();
+    cleanups.push(() => app.cleanup());
+    app.db.sqlite.pragma("wal_autocheckpoint = 0");
+    const checkpointer = startWalCheckpointer({ file: app.config.databasePath, log: silentLogger, clock: app.clock, maxWalBytes: 1024 ** 3, maxAgeMs: 30_000, checkEveryMs: 5 });
+    cleanups.push(() => checkpointer.stop());
+    const applet = app.applets.create({ name: "trickle", definition: webhookToHttp("https://sink.test/hook") });
+    for (let n = 0; n < 20; n++) app.applets.test(applet.id, { body: { n } });
+    const framesBefore = (app.db.sqlite.pragma("wal_checkpoint(NOOP)") as { log: number }[])[0]!.log;
+    expect(framesBefore).toBeGreaterThan(0);
+    // Not yet 30 s: nothing copied back.
+    app.clock.advance(29_000);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(backfilled(app)).toBe(0);
+    app.clock.advance(1_000);
+    await until(() => backfilled(app) === framesBefore, "the time-bound checkpoint");
+  });
+
+  test("#12.7: checkpointDue fires past either bound, and not again for an unchanged WAL after a complete checkpoint", () => {
+    const bounds = { maxWalBytes: 8_000_000, maxAgeMs: 30_000 };
+    const s = { walBytes: 1_000, nowMs: 10_000, lastAtMs: 0, walBytesAfterComplete: null };
+    expect(checkpointDue(s, bounds)).toBe(false);
+    expect(checkpointDue({ ...s, nowMs: 30_000 }, bounds)).toBe(true);
+    expect(checkpointDue({ ...s, walBytes: 9_000_000 }, bounds)).toBe(true);
+    expect(checkpointDue({ ...s, walBytes: 9_000_000, walBytesAfterComplete: 9_000_000 }, bounds)).toBe(false);
+    expect(checkpointDue({ ...s, walBytes: 9_500_000, walBytesAfterComplete: 9_000_000 }, bounds)).toBe(true);
+    expect(checkpointDue({ ...s, walBytes: 0, nowMs: 60_000 }, bounds)).toBe(false);
+  });
+
+  test.skipIf(noDisk)("#12.2: a webhook the full disk cannot store is answered 503 with Retry-After; stored again once space is back", async () => {
+    if (!isSmallDisk(disk)) return;
+    const dataDir = path.join(disk.dir, `web-${++appCount}`);
+    mkdirSync(dataDir);
+    const { log, lines } = captureLog();
+    const app = webApp({ dataDir, log });
+    const applet = createAppletService(app).create({ name: "hook", definition: webhookToHttp("https://sink.test/hook") });
+    const url = `${await ingressServer(app)}/api/hooks/${applet.id}/${applet.webhookToken}`;
+    app.db.sqlite.pragma("wal_checkpoint(TRUNCATE)");
+    disk.fill();
+    for (let i = 0; i < 5; i++) {
+      const refused = await fetch(url, { method: "POST", body: JSON.stringify({ big: "y".repeat(60_000) }) });
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get("retry-after")).toBe("30");
+      expect(((await refused.json()) as { error: string }).error).toMatch(/could not be stored/);
+    }
+    // One line for the five (the full disk would get one per webhook otherwise).
+    expect(lines.filter((l) => /ERROR.*storing webhooks failed; answering 503/.test(l))).toHaveLength(1);
+    const health = await fetch(url.replace(/\/api\/hooks\/.*/, "/api/health"));
+    expect(health.status).toBe(503);
+    expect(((await health.json()) as { problems: string[] }).problems.some((p) => p.startsWith("disk: "))).toBe(true);
+    disk.free();
+    expect((await fetch(url, { method: "POST", body: "{}" })).status).toBe(202);
+    expect(lines.some((l) => /storing webhooks works again/.test(l))).toBe(true);
+  });
+});
