@@ -4,6 +4,8 @@ import type { App } from "../app";
 import { LIMITS } from "../core/limits";
 import { maxAttemptsOf, type Definition } from "../definition";
 import { createIngestBatcher } from "../queue/ingest";
+import { readNodeBody } from "./body";
+import { createSecurityHeaders } from "./security-headers";
 import { renderTemplate } from "../template";
 import { searchParamsToObject, verifySignature, webhookPayload, type WebhookConfig } from "../triggers/webhook";
 
@@ -18,8 +20,10 @@ const HEARTBEAT_MAX_AGE_MS = 60_000;
  * The public hot paths, on plain node:http (never Next): webhooks, health, signed files.
  * Returns false for every other request so the caller hands it on.
  */
-export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" | "secrets">, routes: Record<string, LeanRoute> = {}): IngressHandler {
+export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" | "secrets" | "config">, routes: Record<string, LeanRoute> = {}): IngressHandler {
   const log = app.log.child("ingress");
+  // Nothing the ingress answers is a page: the strict set (no framing, no sniffing, nothing runs).
+  const headers = createSecurityHeaders({ publicUrl: app.config.publicUrl, dev: false });
   const ingestBatched = createIngestBatcher(app);
   // What a hook needs from the definition, parsed once per version of it: the row is read on every
   // request (so a disable or an edit applies at once), the JSON is parsed only when it changed.
@@ -38,6 +42,7 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
     const rawUrl = req.url ?? "/";
     if (!rawUrl.startsWith("/api/")) return false;
     if (rawUrl.startsWith("/api/hooks/")) {
+      headers.api(res);
       handleHook(req, res, rawUrl).catch((err) => {
         log.error("webhook failed", { error: err });
         if (!res.headersSent) send(res, 500, { error: "internal error" });
@@ -45,11 +50,13 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
       return true;
     }
     if (rawUrl === "/api/health" || rawUrl.startsWith("/api/health?")) {
+      headers.api(res);
       health(res);
       return true;
     }
     for (const [prefix, route] of Object.entries(routes)) {
       if (rawUrl.startsWith(prefix)) {
+        headers.api(res);
         route(req, res, new URL(rawUrl, "http://localhost"));
         return true;
       }
@@ -81,9 +88,7 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
     const tokenOk = safeEqual(token, row?.webhook_token ?? token.replace(/./g, "\0"));
     if (!row || !tokenOk) return notFound(req, res);
 
-    const declared = Number(req.headers["content-length"] ?? 0);
-    if (declared > LIMITS.webhookBodyBytes) return tooLarge(req, res);
-    const rawBody = await readBody(req, LIMITS.webhookBodyBytes);
+    const rawBody = await readNodeBody(req, LIMITS.webhookBodyBytes);
     if (rawBody === null) return tooLarge(req, res);
 
     if (row.enabled !== 1) return send(res, 200, { queued: false, reason: "disabled" });
@@ -117,30 +122,6 @@ function safeEqual(a: string, b: string): boolean {
   const ba = Buffer.from(a);
   const bb = Buffer.from(b);
   return ba.length === bb.length && timingSafeEqual(ba, bb);
-}
-
-/** The body, or null as soon as it passes `limit` bytes (nothing more is buffered). */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let over = false;
-    req.on("data", (chunk: Buffer) => {
-      if (over) return;
-      size += chunk.length;
-      if (size > limit) {
-        over = true;
-        chunks.length = 0;
-        resolve(null);
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on("end", () => {
-      if (!over) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-    });
-    req.on("error", reject);
-  });
 }
 
 function notFound(req: IncomingMessage, res: ServerResponse) {

@@ -31,6 +31,8 @@ export async function freePort(): Promise<number> {
 export interface RunningApp {
   url: string;
   dataDir: string;
+  /** The web process (server.ts), e.g. to read its memory from /proc. */
+  webPid: number;
   /** Everything both processes printed, for failure messages. */
   output(): string;
   stop(): Promise<void>;
@@ -72,6 +74,7 @@ export async function startApp(extraEnv: Record<string, string> = {}): Promise<R
   const app: RunningApp = {
     url,
     dataDir,
+    webPid: web.pid!,
     output: () => log,
     async stop() {
       await Promise.all([stopChild(web), stopChild(worker)]);
