@@ -1,0 +1,281 @@
+import { createServer, request, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import type { Api } from "@/lib/api/router";
+import { capJson, LIMITS } from "@/lib/core/limits";
+import { createIngress } from "@/lib/http/ingress";
+import { createWebGuard } from "@/lib/http/web-guard";
+import { bootAuth, shutAuth, type BootedAuth } from "../helpers/auth";
+import { createTestApp, webhookToHttp, type TestApp } from "../helpers/db";
+
+/**
+ * Issue #13 ("close what an attacker found from outside"), the parts that need no browser and no
+ * Next: the API and the auth in front of it, the lean ingress, the stored-payload cap. The same
+ * vectors against the spawned server are in tests/e2e/security.test.ts.
+ */
+
+const opened: BootedAuth[] = [];
+afterEach(async () => {
+  for (const b of opened.splice(0)) await shutAuth(b);
+});
+const boot = async (env: Record<string, string> = {}) => {
+  const b = await bootAuth(env);
+  opened.push(b);
+  return b;
+};
+
+const CREDENTIALS = { email: "owner@example.com", password: "correct horse battery" };
+
+function call(api: Api, method: string, path: string, opts: { headers?: Record<string, string>; body?: BodyInit; host?: string } = {}): Promise<Response> {
+  const headers: Record<string, string> = { ...(opts.body !== undefined && typeof opts.body === "string" ? { "content-type": "application/json" } : {}), ...opts.headers };
+  if (opts.host) headers.host = opts.host;
+  return api.handle(new Request(`http://localhost:3000${path}`, { method, headers, body: opts.body, duplex: "half" } as RequestInit));
+}
+
+/** A body stream of `total` bytes that counts how much of it was pulled. */
+function countingBody(total: number) {
+  const chunk = new Uint8Array(64 * 1024).fill(0x61);
+  const pulled = { bytes: 0 };
+  const stream = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (pulled.bytes >= total) return controller.close();
+      pulled.bytes += chunk.length;
+      controller.enqueue(chunk);
+    },
+  }, { highWaterMark: 0 });
+  return { stream, pulled };
+}
+
+describe("#13.1 request bodies are bounded on every route", () => {
+  it("#13.1: a streamed 300 MB login body is refused with 413 after reading no more than the limit; a declared one before reading anything", async () => {
+    const b = await boot();
+    const streamed = countingBody(300 * 1024 * 1024);
+    const res = await call(b.api, "POST", "/api/login", { headers: { "content-type": "application/json" }, body: streamed.stream });
+    expect(res.status).toBe(413);
+    expect(res.headers.get("connection")).toBe("close");
+    expect((await res.json()).error).toBe(`request body larger than ${LIMITS.apiBodyBytes} bytes`);
+    expect(streamed.pulled.bytes).toBeLessThanOrEqual(LIMITS.apiBodyBytes + 64 * 1024);
+
+    const declared = countingBody(300 * 1024 * 1024);
+    const refused = await call(b.api, "POST", "/api/setup", { headers: { "content-type": "application/json", "content-length": String(300 * 1024 * 1024) }, body: declared.stream });
+    expect(refused.status).toBe(413);
+    expect(declared.pulled.bytes).toBe(0);
+    expect(b.app.repos.users.count()).toBe(0);
+  });
+
+  it("#13.1: the import takes up to 10 MB, every other route up to 2 MB, and server.ts refuses a declared body over 10 MB before Next sees it", async () => {
+    const b = await boot();
+    const setup = await call(b.api, "POST", "/api/setup", { body: JSON.stringify(CREDENTIALS) });
+    const cookie = (setup.headers.get("set-cookie") ?? "").split(";")[0]!;
+    const threeMb = JSON.stringify([{ pad: "x".repeat(3 * 1024 * 1024) }]);
+    expect((await call(b.api, "POST", "/api/applets", { headers: { cookie }, body: threeMb })).status).toBe(413);
+    // Over 2 MB and still read: the import answers about the content, not the size.
+    const imported = await call(b.api, "POST", "/api/import", { headers: { cookie }, body: threeMb });
+    expect(imported.status).toBe(400);
+    expect((await imported.json()).error).toMatch(/^import: /);
+
+    const guard = createWebGuard({ publicUrl: "http://localhost:3000", dev: false });
+    const server = createServer((req, res) => {
+      if (guard(req, res)) return;
+      req.resume();
+      req.on("end", () => res.end("next would have read it"));
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = request({ port, host: "127.0.0.1", path: "/anything", method: "POST", headers: { "content-length": String(LIMITS.importBodyBytes + 1) } }, (res) => resolve(res.statusCode ?? 0));
+        req.on("error", reject);
+        req.flushHeaders();
+      });
+      expect(status).toBe(413);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+});
+
+describe("#13.2 security headers", () => {
+  let app: TestApp;
+  let server: Server;
+  let base: string;
+  beforeAll(async () => {
+    app = createTestApp({ env: { PUBLIC_URL: "https://whenthen.example.com" } });
+    const ingress = createIngress(app);
+    const guard = createWebGuard({ publicUrl: app.config.publicUrl, dev: false });
+    server = createServer((req, res) => {
+      if (ingress(req, res) || guard(req, res)) return;
+      res.writeHead(200, { "content-type": "text/html" });
+      res.end(`<p>${String(req.headers["content-security-policy"])}</p>`);
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((r) => server.close(r));
+    app.cleanup();
+  });
+
+  it("#13.2: behind HTTPS every answer (page, API, webhook, health) carries HSTS, nosniff, Referrer-Policy and a CSP that forbids framing; a page's policy has a nonce and no unsafe-eval", async () => {
+    const hook = app.applets.create({ name: "hook", definition: webhookToHttp("https://status.test/status/200") });
+    const answers = {
+      page: await fetch(`${base}/runs`),
+      api: await fetch(`${base}/api/applets`),
+      webhook: await fetch(`${base}/api/hooks/${hook.id}/${hook.webhookToken}`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" }),
+      unknownHook: await fetch(`${base}/api/hooks/nope/nope`, { method: "POST" }),
+      health: await fetch(`${base}/api/health`),
+    };
+    expect(answers.webhook.status).toBe(202);
+    for (const [what, res] of Object.entries(answers)) {
+      expect(res.headers.get("strict-transport-security"), what).toBe("max-age=31536000");
+      expect(res.headers.get("x-content-type-options"), what).toBe("nosniff");
+      expect(res.headers.get("referrer-policy"), what).toBe("same-origin");
+      expect(res.headers.get("content-security-policy"), what).toContain("frame-ancestors 'none'");
+    }
+    const policy = answers.page.headers.get("content-security-policy")!;
+    expect(policy).toMatch(/script-src 'self' 'nonce-[A-Za-z0-9+/=]{24}' 'strict-dynamic'; /);
+    expect(policy).not.toContain("unsafe-eval");
+    // Next reads the nonce from the request's own policy header: the same one is handed on.
+    expect(await answers.page.text()).toBe(`<p>${policy}</p>`);
+  });
+});
+
+describe("#13.3 Host and Origin are checked against PUBLIC_URL", () => {
+  it("#13.3: POST /api/setup with Host: evil.example and a matching Origin (DNS rebinding) is refused and creates no admin", async () => {
+    const b = await boot();
+    const rebound = await call(b.api, "POST", "/api/setup", { host: "evil.example", headers: { origin: "http://evil.example" }, body: JSON.stringify(CREDENTIALS) });
+    expect(rebound.status).toBe(403);
+    expect((await rebound.json()).error).toContain("PUBLIC_URL");
+    expect(b.app.repos.users.count()).toBe(0);
+    // A loopback name is this machine whatever the port: a laptop opening 127.0.0.1 sets up fine.
+    const local = await call(b.api, "POST", "/api/setup", { host: "127.0.0.1:3000", headers: { origin: "http://127.0.0.1:3000" }, body: JSON.stringify(CREDENTIALS) });
+    expect(local.status).toBe(201);
+    const cookie = (local.headers.get("set-cookie") ?? "").split(";")[0]!;
+    // Every session route, reads too: a rebound page cannot even list applets.
+    expect((await call(b.api, "GET", "/api/applets", { host: "evil.example", headers: { cookie } })).status).toBe(403);
+    expect((await call(b.api, "GET", "/api/applets", { headers: { cookie } })).status).toBe(200);
+    expect((await call(b.api, "POST", "/api/login", { host: "evil.example", body: JSON.stringify(CREDENTIALS) })).headers.get("set-cookie")).toBeNull();
+  });
+
+  it("#13.3: with PUBLIC_URL set, only its host and origin are served; the page gate says which variable to set", async () => {
+    const b = await boot({ PUBLIC_URL: "https://whenthen.example.com" });
+    const body = JSON.stringify(CREDENTIALS);
+    expect((await call(b.api, "POST", "/api/setup", { host: "localhost:3000", body })).status).toBe(403);
+    expect((await call(b.api, "POST", "/api/setup", { host: "whenthen.example.com", headers: { origin: "https://evil.example" }, body })).status).toBe(403);
+    expect((await call(b.api, "POST", "/api/setup", { host: "whenthen.example.com", headers: { origin: "https://whenthen.example.com" }, body })).status).toBe(201);
+    const page = await fetch(`${b.base}/`, { redirect: "manual" });
+    expect(page.status).toBe(403);
+    expect(await page.text()).toContain(`reached as &#34;127.0.0.1:${new URL(b.base).port}&#34;`);
+  });
+
+  it("#13.3: pnpm dev opened from the LAN works for the hosts in NEXT_ALLOWED_DEV_ORIGINS, and production ignores that variable", async () => {
+    const lan = { host: "192.168.1.20:3000", headers: { origin: "http://192.168.1.20:3000" }, body: JSON.stringify(CREDENTIALS) };
+    const unset = await boot();
+    const refused = await call(unset.api, "POST", "/api/setup", lan);
+    expect(refused.status).toBe(403);
+    expect((await refused.json()).error).toBe(
+      'request refused: this server answers as http://localhost:3000 (PUBLIC_URL) and was reached as "192.168.1.20:3000"; set PUBLIC_URL to the address you open it at (e.g. PUBLIC_URL=http://192.168.1.20:3000) and restart, or with pnpm dev add the host to NEXT_ALLOWED_DEV_ORIGINS',
+    );
+    const prod = await boot({ NEXT_ALLOWED_DEV_ORIGINS: "192.168.1.20", NODE_ENV: "production" });
+    expect((await call(prod.api, "POST", "/api/setup", lan)).status).toBe(403);
+    const dev = await boot({ NEXT_ALLOWED_DEV_ORIGINS: "192.168.1.20" });
+    expect((await call(dev.api, "POST", "/api/setup", lan)).status).toBe(201);
+  });
+});
+
+describe("beyond the found vectors", () => {
+  it("#13: a state-changing session route reached with a non-JSON content type (a form post from another site) is refused with 415, before the origin check", async () => {
+    const b = await boot();
+    const setup = await call(b.api, "POST", "/api/setup", { body: JSON.stringify(CREDENTIALS) });
+    const cookie = (setup.headers.get("set-cookie") ?? "").split(";")[0]!;
+    for (const type of ["application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "text/plain"]) {
+      const res = await call(b.api, "POST", "/api/secrets", { headers: { cookie, "content-type": type, origin: "https://evil.example" }, body: '{"name":"EVIL","value":"x"}' });
+      expect(res.status, type).toBe(415);
+      expect((await res.json()).error, type).toContain("application/json");
+    }
+    // No content type at all, with a body, is not JSON either (a no-cors fetch of a Blob).
+    expect((await call(b.api, "POST", "/api/login", { headers: { "content-length": "40" }, body: new Blob([JSON.stringify(CREDENTIALS)]) })).status).toBe(415);
+    expect(b.app.secrets.list()).toEqual([]);
+    // A POST that carries nothing (Retry, Sign out) needs no type.
+    expect((await call(b.api, "POST", "/api/logout", { headers: { cookie } })).status).toBe(200);
+  });
+});
+
+describe("#13.5 and #13.6 webhook bodies that cost more than they weigh", () => {
+  let app: TestApp;
+  let server: Server;
+  let base: string;
+  beforeAll(async () => {
+    app = createTestApp();
+    const ingress = createIngress(app);
+    server = createServer((req, res) => void ingress(req, res));
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((r) => server.close(r));
+    app.cleanup();
+  });
+  const hook = () => {
+    const a = app.applets.create({ name: "hook", definition: webhookToHttp("https://status.test/status/200") });
+    return `${base}/api/hooks/${a.id}/${a.webhookToken}`;
+  };
+  const stored = async (res: Response) => app.repos.runs.event(((await res.json()) as { event_id: string }).event_id)!.payload;
+
+  it("#13.5: capping an oversized payload serializes it once, however many keys it has (it was up to nine times)", () => {
+    const payload = { body: Object.fromEntries(Array.from({ length: 9_999 }, (_, i) => [`field${i}`, "v".repeat(90)])) };
+    const text = JSON.stringify(payload);
+    const stringify = vi.spyOn(JSON, "stringify");
+    try {
+      const capped = capJson(payload, LIMITS.storedPayloadBytes, text);
+      expect(capped.truncated).toBe(true);
+      // Once for the capped copy, which is small; never the whole value again.
+      expect(stringify).toHaveBeenCalledTimes(1);
+      expect(Buffer.byteLength(capped.json)).toBeLessThanOrEqual(LIMITS.storedPayloadBytes);
+      const body = (capped.value as { body: Record<string, string> }).body;
+      // Too many keys for their strings to be the problem: strings are cut short, then keys dropped.
+      expect(body.field0).toMatch(/^v{40,}…$/);
+      expect(body["…"]).toMatch(/^\d+ more keys$/);
+    } finally {
+      stringify.mockRestore();
+    }
+  });
+
+  it("#13.5: an 868 KB form with 100,000 fields (or JSON with 1e5 keys) is stored as capped raw text with a parse_error instead of being parsed", async () => {
+    const form = Array.from({ length: 100_000 }, (_, i) => `f${i}=x`).join("&");
+    expect(form.length).toBeGreaterThan(860_000);
+    const formRes = await fetch(hook(), { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: form });
+    expect(formRes.status).toBe(202);
+    const formPayload = await stored(formRes);
+    expect(formPayload.body).toMatchObject({ parse_error: `more than ${LIMITS.payloadKeys} fields` });
+    expect((formPayload.body as { raw: string }).raw.startsWith("f0=x&f1=x")).toBe(true);
+    expect(formPayload.truncated).toBe(true);
+    expect(Buffer.byteLength(JSON.stringify(formPayload))).toBeLessThanOrEqual(LIMITS.storedPayloadBytes);
+
+    const wide = JSON.stringify(Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`k${i}`, i])));
+    const jsonPayload = await stored(await fetch(hook(), { method: "POST", headers: { "content-type": "application/json" }, body: wide.slice(0, 1024 * 1024 - 2) + "}" }));
+    expect(jsonPayload.body).toMatchObject({ parse_error: `more than ${LIMITS.payloadKeys} object keys` });
+    // Repeated fields are collected in linear time too, and still become an array.
+    const repeated = await stored(await fetch(hook(), { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: Array.from({ length: 9_000 }, () => "tag=a").join("&") }));
+    expect((repeated.body as { tag: string[] }).tag).toHaveLength(9_000);
+  });
+
+  it("#13.6: JSON nested 10,000 levels deep gets 202 and is stored as raw text with a parse_error, never a 500", async () => {
+    const deep = "[".repeat(10_000) + "]".repeat(10_000);
+    const res = await fetch(hook(), { method: "POST", headers: { "content-type": "application/json" }, body: deep });
+    expect(res.status).toBe(202);
+    const payload = await stored(res);
+    expect(payload.body).toEqual({ raw: deep, parse_error: `nested deeper than ${LIMITS.jsonDepth} levels` });
+    // Just under the bound parses as usual.
+    const fine = "[".repeat(LIMITS.jsonDepth) + "]".repeat(LIMITS.jsonDepth);
+    expect((await stored(await fetch(hook(), { method: "POST", headers: { "content-type": "application/json" }, body: fine }))).body).toEqual(JSON.parse(fine));
+  });
+
+  it("#13.6: the session API answers deep JSON with 400 naming the bound", async () => {
+    const b = await boot();
+    const res = await call(b.api, "POST", "/api/setup", { body: `{"email":${"[".repeat(10_000)}${"]".repeat(10_000)}}` });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toBe(`request body: nested deeper than ${LIMITS.jsonDepth} levels`);
+  });
+});
