@@ -23,7 +23,8 @@ import type { ActionContext, ActionPlugin } from "./types";
  * - the folder chain is walked from the real path of NOTES_ROOT one segment at a time: missing
  *   folders are created, a symbolic link is followed only when its target stays inside NOTES_ROOT,
  *   and the file itself is opened with O_NOFOLLOW (and O_EXCL in `create` mode), so a planted link
- *   can neither lead the write outside the root nor be written through.
+ *   can neither lead the write outside the root nor be written through. `append` also refuses a
+ *   file with more than one hard link: another name of it may live outside the root.
  *
  * `create` never overwrites: an existing `name.md` gives `name (2).md`, `name (3).md`, … claimed
  * atomically with O_EXCL. `append` adds to the file (creating it when missing), starting on a new
@@ -271,6 +272,11 @@ async function appendTo(dir: string, filename: string, content: string): Promise
   try {
     const st = await handle.stat();
     if (!st.isFile()) throw new ActionError(`note: ${JSON.stringify(target)} is not a regular file`, { retryable: false });
+    // A hard link planted in the notes folder is the same file as one outside it (a shell profile,
+    // a cron file), and O_NOFOLLOW cannot tell: only the link count can.
+    if (st.nlink > 1) {
+      throw new ActionError(`note: ${JSON.stringify(target)} has ${st.nlink} hard links (the same file has another name, maybe outside the notes folder); refusing to write through it`, { retryable: false });
+    }
     let prefix = "";
     if (st.size > 0) {
       const last = Buffer.alloc(1);

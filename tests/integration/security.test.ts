@@ -1,10 +1,18 @@
+import { linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import path from "node:path";
+import nodemailer from "nodemailer";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { noteAction, noteConfigSchema } from "@/lib/actions/note";
 import type { Api } from "@/lib/api/router";
+import type { UserError } from "@/lib/core/errors";
 import { capJson, LIMITS } from "@/lib/core/limits";
 import { createIngress } from "@/lib/http/ingress";
 import { createWebGuard } from "@/lib/http/web-guard";
+import { startReceiver, type Receiver } from "@/lib/mail/receiver";
+import { createSafeFetch, isPublicAddress } from "@/lib/net/safe-fetch";
+import { createActionContext, makeTempDir, removeTempDirs } from "../helpers/action-context";
 import { bootAuth, shutAuth, type BootedAuth } from "../helpers/auth";
 import { createTestApp, webhookToHttp, type TestApp } from "../helpers/db";
 
@@ -277,5 +285,149 @@ describe("#13.5 and #13.6 webhook bodies that cost more than they weigh", () => 
     const res = await call(b.api, "POST", "/api/setup", { body: `{"email":${"[".repeat(10_000)}${"]".repeat(10_000)}}` });
     expect(res.status).toBe(400);
     expect((await res.json()).error).toBe(`request body: nested deeper than ${LIMITS.jsonDepth} levels`);
+  });
+});
+
+describe("#13.7 SMTP: a message that can never be accepted gets a permanent answer", () => {
+  let app: TestApp;
+  let receiver: Receiver;
+  beforeAll(async () => {
+    app = createTestApp({ env: { INBOUND_DOMAIN: "hooks.example" } });
+    app.applets.create({ name: "mail", definition: { version: 1, trigger: { type: "email", config: { to_alias: "in" } }, actions: [{ type: "note", config: { filename: "mail.md", content: "{{trigger.subject}}" } }] } });
+    receiver = await startReceiver(app, { port: 0, host: "127.0.0.1" });
+  });
+  afterAll(async () => {
+    await receiver.close();
+    app.cleanup();
+  });
+  /** Sends a raw message with nodemailer (a real SMTP client); resolves with the reply code. */
+  async function send(raw: string): Promise<{ code: number; response: string }> {
+    const transport = nodemailer.createTransport({ host: "127.0.0.1", port: receiver.port, secure: false, ignoreTLS: true });
+    try {
+      const info = await transport.sendMail({ envelope: { from: "sender@example.com", to: ["in@hooks.example"] }, raw });
+      return { code: 250, response: info.response };
+    } catch (err) {
+      const e = err as { responseCode?: number; response?: string };
+      return { code: e.responseCode ?? 0, response: e.response ?? String(err) };
+    } finally {
+      transport.close();
+    }
+  }
+  const head = "From: sender@example.com\r\nTo: in@hooks.example\r\nSubject: hello\r\n";
+
+  it("#13.7: 50,000 headers get 552 with the reason, not a 451 that makes the sender retry for days", async () => {
+    const headers = Array.from({ length: 50_000 }, (_, i) => `X-H${i}: v${i}`).join("\r\n");
+    const r = await send(`${head}${headers}\r\n\r\nbody\r\n`);
+    expect(r.code).toBe(552);
+    expect(r.response).toMatch(/^552 5\.3\.4 Message refused: a header block is larger than 1 MB/);
+  });
+
+  it("#13.7: 2,000 attachments get 552 with the reason", async () => {
+    const parts = Array.from({ length: 2_000 }, (_, i) => `--b\r\nContent-Type: text/plain\r\nContent-Disposition: attachment; filename="a${i}.txt"\r\n\r\nx\r\n`).join("");
+    const r = await send(`${head}Content-Type: multipart/mixed; boundary="b"\r\n\r\n${parts}--b--\r\n`);
+    expect(r.code).toBe(552);
+    expect(r.response).toMatch(/more than 1000 MIME parts/);
+    // An ordinary message right after is taken: the receiver is fine.
+    expect((await send(`${head}\r\nhi\r\n`)).code).toBe(250);
+  });
+
+  it("#13.7: our own fault (the database gone) is still a temporary 451", async () => {
+    const broken = createTestApp({ env: { INBOUND_DOMAIN: "hooks.example" } });
+    broken.applets.create({ name: "mail", definition: { version: 1, trigger: { type: "email", config: { to_alias: "in" } }, actions: [{ type: "note", config: { filename: "m.md", content: "x" } }] } });
+    const r = await startReceiver(broken, { port: 0, host: "127.0.0.1" });
+    try {
+      broken.db.sqlite.exec("DROP TABLE runs");
+      const transport = nodemailer.createTransport({ host: "127.0.0.1", port: r.port, secure: false, ignoreTLS: true });
+      const err = await transport.sendMail({ envelope: { from: "sender@example.com", to: ["in@hooks.example"] }, raw: `${head}\r\nhi\r\n` }).catch((e: { responseCode?: number }) => e);
+      transport.close();
+      expect((err as { responseCode?: number }).responseCode).toBe(451);
+    } finally {
+      await r.close();
+      broken.cleanup();
+    }
+  });
+});
+
+describe("#13.8 IPv4 addresses inside IPv6", () => {
+  const hidden = ["http://[::127.0.0.1]/", "http://[::7f00:1]:8080/x", "http://[::10.0.0.1]/", "http://[::ffff:0:127.0.0.1]/", "http://[64:ff9b::127.0.0.1]/", "http://[64:ff9b:1::a00:1]/", "http://[2002:7f00:1::]/", "http://[::8.8.8.8]/", "http://[100::1]/"];
+
+  it("#13.8: http://[::127.0.0.1]/ and other embedded-IPv4 forms are refused when an http, poll or RSS applet is saved", () => {
+    const app = createTestApp();
+    try {
+      for (const url of hidden) {
+        for (const definition of [
+          webhookToHttp(url),
+          { version: 1, trigger: { type: "poll", config: { url, path: "price", condition: "changed", interval_min: 5 } }, actions: webhookToHttp("https://status.test/status/200").actions },
+          { version: 1, trigger: { type: "rss", config: { url } }, actions: webhookToHttp("https://status.test/status/200").actions },
+        ]) {
+          expect(() => app.applets.create({ name: "x", definition }), `${definition.trigger.type} ${url}`).toThrow(/refusing private address/);
+        }
+      }
+      // Global unicast IPv6 is still fine.
+      expect(app.applets.create({ name: "v6", definition: webhookToHttp("https://[2606:4700::1111]/") }).id).toBeTruthy();
+    } finally {
+      app.cleanup();
+    }
+  });
+
+  it("#13.8: and at connect time, for a literal and for a DNS answer", async () => {
+    const literal = createSafeFetch({ allowPrivate: false });
+    await expect(literal("http://[::127.0.0.1]:9/")).rejects.toThrow(/refusing to connect to ::7f00:1 \(ipv4Compatible\)/);
+    const resolving = createSafeFetch({ allowPrivate: false, lookup: async () => [{ address: "::ffff:0:7f00:1", family: 6 }] });
+    await expect(resolving("http://rebind.example/")).rejects.toThrow(/refusing to connect to ::ffff:0:7f00:1/);
+    for (const ip of ["::127.0.0.1", "::8.8.8.8", "::ffff:127.0.0.1", "64:ff9b::7f00:1", "fec0::1", "1::"]) expect(isPublicAddress(ip), ip).toBe(false);
+    for (const ip of ["2606:4700::1111", "2001:4860:4860::8888", "::ffff:8.8.8.8", "8.8.8.8"]) expect(isPublicAddress(ip), ip).toBe(true);
+  });
+});
+
+describe("#13.9 import", () => {
+  it("#13.9: a guessable webhook token, an id with /.., a created_at that is not a date and enabled that is not a boolean are all refused at once, each with its path", () => {
+    const app = createTestApp();
+    try {
+      const good = JSON.parse(readFileSync("fixtures/export.json", "utf8")) as Record<string, unknown>[];
+      const items = [
+        { ...good[0], webhook_token: "abcdefgh12345678" },
+        { ...good[1], id: "0192f3a0/../../settings" },
+        { ...good[2], created_at: "yesterday", enabled: "yes" },
+        { ...good[0], id: "0192f3a0-0000-7000-8000-00000000000a", webhook_token: "a".repeat(43), created_at: "2026-02-31T00:00:00Z" },
+      ];
+      let problems: { path: string; message: string }[] = [];
+      try {
+        app.applets.import(items, false);
+      } catch (err) {
+        problems = (err as UserError).details ?? [];
+      }
+      expect(problems.map((p) => p.path)).toEqual(["0.webhook_token", "1.id", "2.created_at", "2.enabled", "3.webhook_token", "3.created_at"]);
+      expect(problems[0]!.message).toMatch(/too weak to guard a public URL; use 43 or more characters/);
+      expect(problems[1]!.message).toMatch(/is not a valid id: use 1 to 64 letters, digits, - and _/);
+      expect(problems[2]!.message).toBe('must be an ISO 8601 date and time such as 2026-03-07T13:00:00.000Z, got "yesterday"');
+      expect(app.repos.applets.list()).toEqual([]);
+      // The export itself (tokens as whenthen makes them) still imports.
+      expect(app.applets.import(good, false).created).toHaveLength(3);
+    } finally {
+      app.cleanup();
+    }
+  });
+});
+
+describe("#13.10 note action", () => {
+  it("#13.10: append refuses a file with a second hard link (planted inside NOTES_ROOT, pointing outside) and keeps refusing symbolic links", async () => {
+    const dataDir = makeTempDir("whenthen-notes-");
+    const notesRoot = path.join(dataDir, "notes");
+    const outside = makeTempDir("whenthen-outside-");
+    mkdirSync(notesRoot);
+    const victim = path.join(outside, "profile.sh");
+    writeFileSync(victim, "# precious\n");
+    linkSync(victim, path.join(notesRoot, "journal.md"));
+    symlinkSync(victim, path.join(notesRoot, "linked.md"));
+    const ctx = createActionContext({ env: { DATA_DIR: dataDir, NOTES_ROOT: notesRoot } });
+    const append = (filename: string) => noteAction.run(noteConfigSchema.parse({ filename, content: "rm -rf ~", mode: "append" }), ctx);
+    await expect(append("journal.md")).rejects.toThrow(/has 2 hard links .* refusing to write through it/);
+    await expect(append("linked.md")).rejects.toThrow(/is a symbolic link; refusing to write through it/);
+    expect(readFileSync(victim, "utf8")).toBe("# precious\n");
+    // A file of its own is appended to as before.
+    const own = await append("own.md");
+    expect(readFileSync((own.output as { path: string }).path, "utf8")).toBe("rm -rf ~");
+    removeTempDirs();
   });
 });
