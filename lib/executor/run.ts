@@ -6,7 +6,8 @@ import { LIMITS, capJson } from "../core/limits";
 import type { ClaimedRun } from "../db/repos/runs";
 import { checkDefinition, timezoneOf, type Definition } from "../definition";
 import type { Sandbox } from "../sandbox";
-import { redact, renderConfig, type TemplateContext } from "../template";
+import { createRedactor, redactingLogger } from "../secrets/redact";
+import { renderConfig, type TemplateContext } from "../template";
 import { backoffMs } from "./backoff";
 import type { Step } from "./types";
 
@@ -42,16 +43,22 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
   const log = app.log.child("executor");
   const prior = new Map(run.steps.map((s) => [stepKey(s), s]));
   const steps: Step[] = [];
+  // Every secret value any template of this run resolved, and the forms filters made of them: all
+  // that is stored (every field of every step, the run's error) and logged goes through it, so a
+  // step that fails before it can report what it used (the transform's provider echoing the
+  // prompt) and a field no one thought of (an action's progress) are redacted too.
+  const redactor = createRedactor();
 
-  const finish = (status: "succeeded" | "skipped" | "failed" | "dead", error: string | null): Outcome => {
+  const finish = (status: "succeeded" | "skipped" | "failed" | "dead", rawError: string | null): Outcome => {
+    const error = rawError === null ? null : redactor.redact(rawError);
     if (opts.claimNextAs) {
-      const r = repos.runs.finishAndClaim(run, status, steps, error, clock.now(), opts.claimNextAs);
+      const r = repos.runs.finishAndClaim(run, status, redactor.redact(steps), error, clock.now(), opts.claimNextAs);
       return r.ok ? { status, error: error ?? undefined, next: r.next } : { status: "lost", next: r.next };
     }
-    const ok = repos.runs.finish(run, status, steps, error, clock.now());
+    const ok = repos.runs.finish(run, status, redactor.redact(steps), error, clock.now());
     return ok ? { status, error: error ?? undefined } : { status: "lost" };
   };
-  const checkpoint = (): boolean => repos.runs.saveSteps(run, steps, clock.now());
+  const checkpoint = (): boolean => repos.runs.saveSteps(run, redactor.redact(steps), clock.now());
 
   const applet = repos.applets.get(run.appletId);
   const event = repos.runs.event(run.eventId);
@@ -72,9 +79,6 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
     return replay ? `${run.eventId}:${index}:${run.id}` : `${run.eventId}:${index}`;
   };
   const now = clock.now();
-  // Every secret value any template of this run resolved: a step that fails before it can report
-  // what it used (the transform's provider echoing the prompt) is still redacted with these.
-  const resolvedSecrets = new Set<string>();
   const ctx: TemplateContext = {
     trigger: event.payload,
     ai: {},
@@ -85,7 +89,7 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
     now: now.toISOString(),
     secrets: (name) => {
       const value = app.secrets.resolve(name);
-      if (value) resolvedSecrets.add(value);
+      if (value) redactor.add([value]);
       return value;
     },
   };
@@ -142,28 +146,28 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
       const started = clock.now();
       try {
         const r = await deps.transform(def.transform, ctx, timezone);
+        redactor.add(r.secretsUsed);
         const step: Step = {
           kind: "transform",
           name: def.transform.model,
           status: r.skipped ? "skipped" : "succeeded",
           attempt: run.attempt,
-          input: redact(r.input, r.secretsUsed),
-          warnings: redact(r.warnings, r.secretsUsed),
+          input: redactor.redact(r.input),
+          warnings: redactor.redact(r.warnings),
           logs: [],
           started_at: started.toISOString(),
           duration_ms: clock.now().getTime() - started.getTime(),
           error: null,
         };
-        setOutput(step, redact({ value: r.value }, r.secretsUsed));
+        setOutput(step, redactor.redact({ value: r.value }));
         withHistory(step, prior.get(key));
         steps.push(step);
         ctx.ai = { [output]: r.value };
         if (!checkpoint()) return { status: "lost" };
       } catch (err) {
         const failed = failedStep({ kind: "transform", name: def.transform.model }, run.attempt, started, clock.now(), err, prior.get(key));
-        failed.error = redact(failed.error, [...resolvedSecrets]);
         steps.push(failed);
-        return settleFailure(err, "transform", [...resolvedSecrets]);
+        return settleFailure(err, "transform");
       }
     }
   }
@@ -181,16 +185,17 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
       return finish("failed", `action ${index + 1} (${action.type}): unknown action type`);
     }
     const rendered = renderConfig(action.config, ctx, { timezone });
-    const secretsUsed = rendered.secretsUsed;
+    redactor.add(rendered.secretsUsed);
     const warnings = [...rendered.warnings];
     const parsed = plugin.configSchema.safeParse(rendered.rendered);
     if (!parsed.success) {
       const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "config"}: ${i.message}`).join("; ");
       const err = new ActionError(`the rendered config is invalid: ${problems}`);
-      const failed = failedStep(base, run.attempt, started, clock.now(), err, previous, undefined, redact(warnings, secretsUsed));
-      setInput(failed, redact(rendered.rendered, secretsUsed));
+      const failed = failedStep(base, run.attempt, started, clock.now(), err, previous, undefined, warnings);
+      // Redacted before it is capped: a cut could split a secret where no pattern finds it.
+      setInput(failed, redactor.redact(rendered.rendered));
       steps.push(failed);
-      return finish("failed", redact(`action ${index + 1} (${action.type}): ${err.message}`, secretsUsed));
+      return finish("failed", `action ${index + 1} (${action.type}): ${err.message}`);
     }
     let progress = previous?.progress;
     const step: Step = {
@@ -204,13 +209,13 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
       error: null,
       progress,
     };
-    setInput(step, redact(rendered.rendered, secretsUsed));
+    setInput(step, redactor.redact(rendered.rendered));
     withHistory(step, previous);
     try {
       const result = await plugin.run(parsed.data, {
         http: app.http,
         clock,
-        log: log.child(action.type),
+        log: redactingLogger(log.child(action.type), redactor),
         config: app.config,
         run: { runId: run.id, appletId: run.appletId, eventId: run.eventId, attempt: run.attempt, actionIndex: index },
         idempotencyKey: idempotencyKey(index),
@@ -219,35 +224,33 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
         saveProgress: (p) => {
           progress = p;
           step.progress = p;
-          repos.runs.saveSteps(run, [...steps, step], clock.now());
+          repos.runs.saveSteps(run, redactor.redact([...steps, step]), clock.now());
         },
       });
       step.status = "succeeded";
-      setOutput(step, redact(result.output, secretsUsed));
-      step.warnings = redact(warnings, secretsUsed);
+      setOutput(step, redactor.redact(result.output));
       step.duration_ms = clock.now().getTime() - started.getTime();
       steps.push(step);
       if (index < def.actions.length - 1 && !checkpoint()) return { status: "lost" };
     } catch (err) {
       step.status = "failed";
-      step.error = redact(errorMessage(err), secretsUsed);
-      if (err instanceof ActionError && err.output !== undefined) setOutput(step, redact(err.output, secretsUsed));
-      step.warnings = redact(warnings, secretsUsed);
+      step.error = redactor.redact(errorMessage(err));
+      if (err instanceof ActionError && err.output !== undefined) setOutput(step, redactor.redact(err.output));
       step.duration_ms = clock.now().getTime() - started.getTime();
       steps.push(step);
       log.info("action failed", { run_id: run.id, action: action.type, error: step.error });
-      return settleFailure(err, `action ${index + 1} (${action.type})`, secretsUsed);
+      return settleFailure(err, `action ${index + 1} (${action.type})`);
     }
   }
   return finish("succeeded", null);
 
-  function settleFailure(err: unknown, where: string, secretsUsed: string[] = []): Outcome {
-    const message = redact(`${where}: ${errorMessage(err)}`, secretsUsed);
+  function settleFailure(err: unknown, where: string): Outcome {
+    const message = redactor.redact(`${where}: ${errorMessage(err)}`);
     const retryable = err instanceof ActionError ? err.retryable : false;
     if (!retryable) return finish("failed", message);
     if (run.attempt >= run.maxAttempts) return finish("dead", message);
     const at = new Date(clock.now().getTime() + backoffMs(run.attempt, err instanceof ActionError ? err.retryAfterMs : undefined));
-    return repos.runs.retryLater(run, steps, message, at, clock.now()) ? { status: "retry", error: message } : { status: "lost" };
+    return repos.runs.retryLater(run, redactor.redact(steps), message, at, clock.now()) ? { status: "retry", error: message } : { status: "lost" };
   }
 }
 
