@@ -71,7 +71,8 @@ export function readNodeBody(req: IncomingMessage, limit: number): Promise<Buffe
 
 /**
  * server.ts, before a request goes on to Next: a declared body over `limit` (the largest any route
- * accepts) is answered 413 at once and the connection closed. Returns true when it answered.
+ * accepts) is answered 413 at once and the connection closed (call `closeWhenUnread` first).
+ * Returns true when it answered.
  */
 export function refuseDeclaredOversize(req: IncomingMessage, res: ServerResponse, limit: number): boolean {
   if (!declaresMoreThan(req.headers["content-length"], limit)) return false;
@@ -83,11 +84,23 @@ export function refuseDeclaredOversize(req: IncomingMessage, res: ServerResponse
 
 /**
  * A response finished while its request body was still arriving (a 413 from `readRequestBody`,
- * any handler that answers without reading): close the connection once the answer is out, so a
- * sender cannot keep the socket (and its unread bytes) for the keep-alive timeout.
+ * any handler that answers without reading): the connection is closed, so a sender cannot keep
+ * the socket and its unread bytes for the keep-alive timeout, but with a lingering close (RFC 9112
+ * §9.6). Node closes a `connection: close` answer as soon as it is written (destroySoon), and with
+ * body bytes still arriving the kernel then resets the connection; the reset can beat the answer
+ * to the client, which then sees ECONNRESET instead of its 413. Here the server stops sending
+ * (FIN), lets the client read the answer, and closes after `lingerMs` whatever the client does.
  */
-export function closeWhenUnread(req: IncomingMessage, res: ServerResponse): void {
+export function closeWhenUnread(req: IncomingMessage, res: ServerResponse, lingerMs = 2000): void {
   res.once("finish", () => {
-    if (!req.complete) req.socket.destroySoon();
+    if (req.complete) return;
+    const socket = req.socket;
+    // Node's own close, registered just before this listener ran; if a later Node registers it
+    // differently this finds nothing, and the connection is simply closed at once as before.
+    socket.removeListener("finish", socket.destroy);
+    socket.end();
+    const timer = setTimeout(() => socket.destroy(), lingerMs);
+    timer.unref();
+    socket.once("close", () => clearTimeout(timer));
   });
 }

@@ -4,7 +4,7 @@ import type { App } from "../app";
 import { LIMITS } from "../core/limits";
 import { maxAttemptsOf, type Definition } from "../definition";
 import { createIngestBatcher } from "../queue/ingest";
-import { readNodeBody } from "./body";
+import { closeWhenUnread, readNodeBody } from "./body";
 import { createSecurityHeaders } from "./security-headers";
 import { renderTemplate } from "../template";
 import { searchParamsToObject, verifySignature, webhookPayload, type WebhookConfig } from "../triggers/webhook";
@@ -132,6 +132,7 @@ function notFound(req: IncomingMessage, res: ServerResponse) {
 
 function tooLarge(req: IncomingMessage, res: ServerResponse) {
   // Stop reading and close: a client still sending 50 MB should not keep the socket busy.
+  closeWhenUnread(req, res);
   res.writeHead(413, { "content-type": "application/json", connection: "close" });
   res.end(JSON.stringify({ error: `body larger than ${LIMITS.webhookBodyBytes} bytes` }));
   req.resume();

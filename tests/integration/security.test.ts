@@ -1,6 +1,7 @@
+import { fork } from "node:child_process";
 import { linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, request, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { connect, type AddressInfo } from "node:net";
 import path from "node:path";
 import nodemailer from "nodemailer";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
@@ -54,7 +55,75 @@ function countingBody(total: number) {
   return { stream, pulled };
 }
 
+/** Resident memory of a process and its high-water mark since the last reset, in MB. */
+function memoryOf(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)![1]) / 1024;
+  return { rss: kb("VmRSS"), peak: kb("VmHWM") };
+}
+
+/**
+ * Streams `total` bytes of body over a raw socket as fast as the server takes them, reading the
+ * answer meanwhile as curl does (it may come, and the server close, long before the body is sent).
+ */
+function streamBody(port: number, pathname: string, total: number, declareLength: boolean): Promise<{ status: number; body: string; sent: number }> {
+  return new Promise((resolve) => {
+    const socket = connect(port, "127.0.0.1");
+    let received = "";
+    let sent = 0;
+    let closed = false;
+    socket.on("data", (c: Buffer) => (received += c.toString("latin1")));
+    socket.on("error", () => {}); // EPIPE/ECONNRESET once the server closes: expected
+    socket.on("close", () => {
+      closed = true;
+      const head = received.indexOf("\r\n\r\n");
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(received)?.[1] ?? 0), body: head < 0 ? "" : received.slice(head + 4), sent });
+    });
+    const chunk = Buffer.alloc(64 * 1024, 0x61);
+    const framed = declareLength ? chunk : Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from("\r\n")]);
+    socket.once("connect", async () => {
+      socket.write(`POST ${pathname} HTTP/1.1\r\nHost: localhost:3000\r\ncontent-type: application/json\r\n${declareLength ? `content-length: ${total}` : "transfer-encoding: chunked"}\r\n\r\n`);
+      while (sent < total && !closed && received === "") {
+        sent += chunk.length;
+        if (!socket.write(framed)) await new Promise((r) => socket.once("drain", r).once("close", r));
+        await new Promise((r) => setImmediate(r));
+      }
+      if (!closed) socket.end(declareLength ? "" : "0\r\n\r\n");
+    });
+  });
+}
+
 describe("#13.1 request bodies are bounded on every route", () => {
+  it("#13.1: a 300 MB body streamed to POST /api/login of a real web process grows its RSS by less than 20 MB and gets 413 (chunked or declared)", async () => {
+    const dataDir = makeTempDir("whenthen-web-");
+    const child = fork(path.resolve("tests/helpers/web-process.ts"), [], {
+      env: { ...process.env, DATA_DIR: dataDir, PUBLIC_URL: "http://localhost:3000", LOG_LEVEL: "error" },
+      execArgv: ["--import", "tsx"],
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
+    try {
+      const port = await new Promise<number>((resolve, reject) => {
+        child.once("message", (m) => resolve((m as { port: number }).port));
+        child.once("exit", (code) => reject(new Error(`web process exited with ${code}`)));
+      });
+      // The first request pays for loading the API's modules: not part of the measurement.
+      await streamBody(port, "/api/login", 4 * 1024 * 1024, false);
+      for (const declareLength of [false, true]) {
+        writeFileSync(`/proc/${child.pid}/clear_refs`, "5"); // resets VmHWM (the peak) to the current RSS
+        const before = memoryOf(child.pid!).rss;
+        const r = await streamBody(port, "/api/login", 300 * 1024 * 1024, declareLength);
+        const growth = memoryOf(child.pid!).peak - before;
+        const how = declareLength ? "with Content-Length" : "chunked";
+        expect(growth, `${how}: the web process grew ${growth.toFixed(1)} MB`).toBeLessThan(20);
+        expect(r.status, how).toBe(413);
+        expect(r.sent, how).toBeLessThan(50 * 1024 * 1024);
+      }
+    } finally {
+      child.kill("SIGTERM");
+      await new Promise((r) => child.once("exit", r));
+    }
+  }, 60_000);
+
   it("#13.1: a streamed 300 MB login body is refused with 413 after reading no more than the limit; a declared one before reading anything", async () => {
     const b = await boot();
     const streamed = countingBody(300 * 1024 * 1024);
