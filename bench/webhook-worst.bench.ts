@@ -9,6 +9,7 @@
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
@@ -19,7 +20,6 @@ import { LIMITS } from "@/lib/core/limits";
 import type { BenchFigure } from "./types";
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
-const PORT = 4821;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const IN_FLIGHT = 5;
 const SAMPLES = 15;
@@ -47,9 +47,11 @@ export default async function bench(): Promise<BenchFigure[]> {
       definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "http", config: { url: "https://example.com/in" } }] },
     });
     app.close();
-    const hook = `http://127.0.0.1:${PORT}/api/hooks/${applet.id}/${applet.webhookToken}`;
+    // A free port, not a fixed one: other benches on this machine use the 48xx ones.
+    const port = await freePort();
+    const hook = `http://127.0.0.1:${port}/api/hooks/${applet.id}/${applet.webhookToken}`;
     server = fork(path.join(root, "bench/servers/ingest.ts"), [], {
-      env: { ...process.env, DATA_DIR: dataDir, PORT: String(PORT), LOG_LEVEL: "warn", NODE_ENV: "production" },
+      env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: "warn", NODE_ENV: "production" },
       execArgv: ["--import", "tsx"],
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
@@ -104,6 +106,14 @@ export default async function bench(): Promise<BenchFigure[]> {
     await new Promise((r) => setTimeout(r, 300));
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
+  const { port } = srv.address() as AddressInfo;
+  await new Promise<void>((resolve) => srv.close(() => resolve()));
+  return port;
 }
 
 async function ordinaryLoad(url: string) {
