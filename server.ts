@@ -10,6 +10,7 @@ import { publishRunUpdates } from "@/lib/bus/poll";
 import { handleFileRequest } from "@/lib/files/serve";
 import { createIngress } from "@/lib/http/ingress";
 import { createPageGate } from "@/lib/http/page-gate";
+import { createWebGuard } from "@/lib/http/web-guard";
 import { createSandbox } from "@/lib/sandbox";
 
 /**
@@ -32,6 +33,7 @@ Object.assign(globalThis, { __whenthen: app, __whenthenApi: api, __whenthenAuth:
 const ingress = createIngress(app, {
   "/api/files/": (req, res, url) => handleFileRequest(app, req, res, url.pathname, url.searchParams),
 });
+const webGuard = createWebGuard({ publicUrl: app.config.publicUrl, dev });
 const pageGate = createPageGate(auth);
 const nextApp = next({ dev, dir: process.cwd(), hostname: app.config.host, port: app.config.port });
 const handle = nextApp.getRequestHandler();
@@ -45,6 +47,7 @@ const server = createServer((req, res) => {
   // The public hot paths first: they need no client address, and a webhook's stored headers are
   // then exactly the ones its sender sent.
   if (ingress(req, res)) return;
+  if (webGuard(req, res)) return;
   // Login rate limiting keys on the connecting address; the API only sees a Web Request.
   stampClientIp(req, app.config.trustProxy);
   if (pageGate(req, res)) return;

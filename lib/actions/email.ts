@@ -50,9 +50,12 @@ export function parseRecipients(value: string): { ok: true; recipients: { name: 
   if (LINE_BREAK.test(value) || hasControl(value)) return { ok: false, problem: 'email: "to" contains a line break or control character' };
   const entries = addressparser(value);
   const recipients: { name: string; address: string }[] = [];
-  for (const e of entries) {
-    if (e.group !== undefined) return { ok: false, problem: `email: "to" contains a group (${quote(e.name, 40)}); list the addresses instead` };
-    if (!isValidAddress(e.address)) return { ok: false, problem: `email: "to" has an invalid address ${quote(e.address || e.name, 80)}` };
+  // addressparser strips quotes and backslashes: its form of an entry is shown only when it is
+  // what was written, so no rewritten copy of a secret in "to" can slip past the redaction.
+  const shown = (text: string, n: number, max: number) => (text !== "" && value.includes(text) ? quote(text, max) : `(entry ${n} of ${entries.length})`);
+  for (const [i, e] of entries.entries()) {
+    if (e.group !== undefined) return { ok: false, problem: `email: "to" contains a group ${shown(e.name, i + 1, 40)}; list the addresses instead` };
+    if (!isValidAddress(e.address)) return { ok: false, problem: `email: "to" has an invalid address ${shown(e.address || e.name, i + 1, 80)}` };
     recipients.push({ name: e.name, address: e.address });
   }
   if (recipients.length === 0) return { ok: false, problem: 'email: "to" has no address' };

@@ -1,3 +1,4 @@
+import { createHmac } from "node:crypto";
 import { constants as fsConstants } from "node:fs";
 import fs, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
@@ -23,7 +24,8 @@ import type { ActionContext, ActionPlugin } from "./types";
  * - the folder chain is walked from the real path of NOTES_ROOT one segment at a time: missing
  *   folders are created, a symbolic link is followed only when its target stays inside NOTES_ROOT,
  *   and the file itself is opened with O_NOFOLLOW (and O_EXCL in `create` mode), so a planted link
- *   can neither lead the write outside the root nor be written through.
+ *   can neither lead the write outside the root nor be written through. `append` also refuses a
+ *   file with more than one hard link: another name of it may live outside the root.
  *
  * `create` never overwrites: an existing `name.md` gives `name (2).md`, `name (3).md`, … claimed
  * atomically with O_EXCL. `append` adds to the file (creating it when missing), starting on a new
@@ -47,8 +49,14 @@ export const noteConfigSchema = z.strictObject({
 
 export type NoteConfig = z.output<typeof noteConfigSchema>;
 
-/** What `saveProgress` stores once the file is written, so a crash-requeued retry does not write it twice. */
-const progressSchema = z.object({ path: z.string() });
+/**
+ * What `saveProgress` stores once the file is written, so a crash-requeued retry does not write it
+ * twice. The path is stored redacted when a secret is part of it, so it cannot be the proof: `key`
+ * is a keyed hash of the real path, and `copy` says which ` (n)` name create mode took, so the
+ * retry can rebuild the path from its config and compare. Records with `path` only (before keys)
+ * are still honoured.
+ */
+const progressSchema = z.object({ path: z.string(), copy: z.number().int().min(1).optional(), key: z.string().optional() });
 
 export const noteAction: ActionPlugin<NoteConfig> = {
   type: "note",
@@ -102,14 +110,14 @@ export const noteAction: ActionPlugin<NoteConfig> = {
     if (filename !== filenameRaw) ctx.log.debug(`note: file name ${JSON.stringify(filenameRaw)} sanitized to ${JSON.stringify(filename)}`);
 
     const realRoot = await notesRoot(ctx);
-    const already = await writtenBefore(ctx, realRoot);
+    const dir = await resolveFolder(realRoot, segments, folderRaw);
+    const already = await writtenBefore(ctx, realRoot, dir, filename);
     if (already) return { output: { path: already, mode, resumed: true } };
 
-    const dir = await resolveFolder(realRoot, segments, folderRaw);
-    const written = mode === "append" ? await appendTo(dir, filename, content) : await createNew(dir, filename, content);
+    const { target: written, copy } = mode === "append" ? { target: await appendTo(dir, filename, content), copy: 1 } : await createNew(dir, filename, content);
     // A folder swapped for a link between our walk and the open would show here.
     await assertInside(realRoot, path.dirname(written), folderRaw);
-    ctx.saveProgress({ path: written });
+    ctx.saveProgress({ path: written, copy, key: pathKey(ctx, written) });
     return { output: { path: written, mode } };
   },
 };
@@ -165,13 +173,18 @@ async function notesRoot(ctx: ActionContext): Promise<string> {
   }
 }
 
-async function writtenBefore(ctx: ActionContext, realRoot: string): Promise<string | null> {
+const pathKey = (ctx: ActionContext, file: string): string => createHmac("sha256", ctx.config.sessionSecret).update(file).digest("base64url");
+
+async function writtenBefore(ctx: ActionContext, realRoot: string, dir: string, filename: string): Promise<string | null> {
   const parsed = progressSchema.safeParse(ctx.progress);
-  if (!parsed.success || !isInside(realRoot, parsed.data.path)) return null;
-  const st = await fs.lstat(parsed.data.path).catch(() => null);
+  if (!parsed.success) return null;
+  const { key, copy } = parsed.data;
+  const file = key === undefined ? parsed.data.path : path.join(dir, (copy ?? 1) === 1 ? filename : numbered(filename, copy!));
+  if ((key !== undefined && pathKey(ctx, file) !== key) || !isInside(realRoot, file)) return null;
+  const st = await fs.lstat(file).catch(() => null);
   if (!st?.isFile()) return null;
-  ctx.warn(`note: an earlier attempt already wrote ${parsed.data.path}; not writing it again`);
-  return parsed.data.path;
+  ctx.warn(`note: an earlier attempt already wrote ${file}; not writing it again`);
+  return file;
 }
 
 const isInside = (root: string, target: string): boolean => {
@@ -224,7 +237,7 @@ async function resolveFolder(realRoot: string, segments: string[], folderRaw: st
 /** O_NOFOLLOW is missing on Windows; there, O_EXCL alone still refuses an existing link in create mode. */
 const NOFOLLOW = fsConstants.O_NOFOLLOW ?? 0;
 
-async function createNew(dir: string, filename: string, content: string): Promise<string> {
+async function createNew(dir: string, filename: string, content: string): Promise<{ target: string; copy: number }> {
   const flags = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | NOFOLLOW;
   for (let n = 1; n <= MAX_COPIES; n++) {
     const target = path.join(dir, n === 1 ? filename : numbered(filename, n));
@@ -243,7 +256,7 @@ async function createNew(dir: string, filename: string, content: string): Promis
     } finally {
       await handle.close();
     }
-    return target;
+    return { target, copy: n };
   }
   throw new ActionError(`note: ${JSON.stringify(filename)} and its ${MAX_COPIES - 1} numbered copies all exist in ${JSON.stringify(dir)}`, {
     retryable: false,
@@ -271,6 +284,11 @@ async function appendTo(dir: string, filename: string, content: string): Promise
   try {
     const st = await handle.stat();
     if (!st.isFile()) throw new ActionError(`note: ${JSON.stringify(target)} is not a regular file`, { retryable: false });
+    // A hard link planted in the notes folder is the same file as one outside it (a shell profile,
+    // a cron file), and O_NOFOLLOW cannot tell: only the link count can.
+    if (st.nlink > 1) {
+      throw new ActionError(`note: ${JSON.stringify(target)} has ${st.nlink} hard links (the same file has another name, maybe outside the notes folder); refusing to write through it`, { retryable: false });
+    }
     let prefix = "";
     if (st.size > 0) {
       const last = Buffer.alloc(1);

@@ -1,4 +1,7 @@
 import { UserError } from "../core/errors";
+import { parseJsonBounded } from "../core/json";
+import { LIMITS } from "../core/limits";
+import { readRequestBody } from "../http/body";
 
 /** Small helpers shared by the API handlers (Web Request/Response, no framework). */
 export const json = (body: unknown, status = 200, headers: Record<string, string> = {}): Response =>
@@ -6,15 +9,13 @@ export const json = (body: unknown, status = 200, headers: Record<string, string
 
 export const notFound = (what = "not found"): Response => json({ error: what }, 404);
 
-export async function readJson(req: Request, maxBytes = 2 * 1024 * 1024): Promise<unknown> {
-  const text = await req.text();
-  if (Buffer.byteLength(text) > maxBytes) throw new UserError(`request body larger than ${maxBytes} bytes`);
+/** The request's JSON body ({} when empty); over `maxBytes` it is refused (413) before more is read. */
+export async function readJson(req: Request, maxBytes: number = LIMITS.apiBodyBytes): Promise<unknown> {
+  const text = (await readRequestBody(req, maxBytes)).toString("utf8");
   if (!text.trim()) return {};
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new UserError(`request body is not valid JSON: ${(err as Error).message}`, [{ path: "", message: "invalid JSON" }], { cause: err });
-  }
+  const parsed = parseJsonBounded(text);
+  if (!parsed.ok) throw new UserError(`request body: ${parsed.reason}`, [{ path: "", message: parsed.reason }]);
+  return parsed.value;
 }
 
 export function asObject(value: unknown, what: string): Record<string, unknown> {

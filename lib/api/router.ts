@@ -3,7 +3,7 @@ import { actionRegistry } from "../actions";
 import { testSpreadsheetAccess } from "../actions/sheets";
 import { serviceAccountEmail } from "../actions/sheets";
 import type { AppletService } from "../applets/service";
-import { UserError, errorMessage } from "../core/errors";
+import { TooLargeError, UserError, errorMessage } from "../core/errors";
 import { LIMITS } from "../core/limits";
 import { checkDefinition, timezoneOf } from "../definition";
 import type { Sandbox } from "../sandbox";
@@ -282,7 +282,7 @@ export function createApi(deps: ApiDeps): Api {
       method: "POST",
       pattern: "/api/import",
       handler: async (req, _p, url) => {
-        const result = applets.import(await readJson(req, 10 * 1024 * 1024), url.searchParams.get("overwrite") === "true");
+        const result = applets.import(await readJson(req, LIMITS.importBodyBytes), url.searchParams.get("overwrite") === "true");
         return json(result, 200);
       },
     },
@@ -331,6 +331,8 @@ export function createApi(deps: ApiDeps): Api {
         const params = Object.fromEntries(route.keys.map((k, i) => [k, decodeURIComponent(m[i + 1]!)]));
         return await route.handler(req, params, url);
       } catch (err) {
+        // The rest of an oversized body is never read: the connection closes after the answer.
+        if (err instanceof TooLargeError) return json({ error: err.message, problems: err.details ?? [] }, 413, { connection: "close" });
         if (err instanceof UserError) return json({ error: err.message, problems: err.details ?? [] }, 400);
         app.log.error("api error", { path: url.pathname, error: err });
         return json({ error: "internal error" }, 500);

@@ -132,12 +132,18 @@ export function createAppletService(app: Services) {
         if (!item || typeof item !== "object") return void problems.push({ path: `${i}`, message: "expected an object" });
         const extra = Object.keys(item).filter((k) => !["id", "name", "enabled", "webhook_token", "definition", "created_at"].includes(k));
         if (extra.length) problems.push({ path: `${i}`, message: `unknown key${extra.length > 1 ? "s" : ""}: ${extra.join(", ")}` });
-        if (typeof item.id !== "string" || !item.id) problems.push({ path: `${i}.id`, message: "required" });
-        else if (seen.has(item.id)) problems.push({ path: `${i}.id`, message: `duplicate id ${item.id}` });
-        else seen.add(item.id);
-        if (typeof item.webhook_token !== "string" || item.webhook_token.length < 16) problems.push({ path: `${i}.webhook_token`, message: "required (at least 16 characters)" });
-        else if (tokens.has(item.webhook_token)) problems.push({ path: `${i}.webhook_token`, message: `same webhook token as applet ${tokens.get(item.webhook_token)} in this file; each applet needs its own` });
-        else tokens.set(item.webhook_token, i);
+        const idProblem = appletIdProblem(item.id);
+        if (idProblem) problems.push({ path: `${i}.id`, message: idProblem });
+        else if (seen.has(item.id!)) problems.push({ path: `${i}.id`, message: `duplicate id ${item.id}` });
+        else seen.add(item.id!);
+        const tokenProblem = webhookTokenProblem(item.webhook_token);
+        if (tokenProblem) problems.push({ path: `${i}.webhook_token`, message: tokenProblem });
+        else if (tokens.has(item.webhook_token!)) problems.push({ path: `${i}.webhook_token`, message: `same webhook token as applet ${tokens.get(item.webhook_token!)} in this file; each applet needs its own` });
+        else tokens.set(item.webhook_token!, i);
+        if (item.created_at !== undefined && !isIsoDateTime(item.created_at)) {
+          problems.push({ path: `${i}.created_at`, message: `must be an ISO 8601 date and time such as 2026-03-07T13:00:00.000Z, got ${JSON.stringify(item.created_at)?.slice(0, 60)}` });
+        }
+        if (item.enabled !== undefined && typeof item.enabled !== "boolean") problems.push({ path: `${i}.enabled`, message: "must be true or false" });
         try {
           const v = validate({ name: item.name ?? "", definition: item.definition });
           if (typeof item.id === "string" && !overwrite && repos.applets.get(item.id)) {
@@ -175,7 +181,8 @@ export function createAppletService(app: Services) {
         for (const { item, definition, name } of valid) {
           const enabled = item.enabled !== false;
           const now = clock.now().toISOString();
-          const row = { id: item.id, name, enabled, triggerType: definition.trigger.type, definition, webhookToken: item.webhook_token, now, createdAt: item.created_at ?? now };
+          const createdAt = item.created_at === undefined ? now : new Date(item.created_at).toISOString();
+          const row = { id: item.id, name, enabled, triggerType: definition.trigger.type, definition, webhookToken: item.webhook_token, now, createdAt };
           if (repos.applets.get(item.id)) {
             repos.applets.update(row);
             replaced.push(item.id);
@@ -192,6 +199,41 @@ export function createAppletService(app: Services) {
 }
 
 export type AppletService = ReturnType<typeof createAppletService>;
+
+/**
+ * What an applet id may be: 1 to 64 letters, digits, `-` and `_`, starting with a letter or a digit
+ * (every id whenthen makes is a UUID). It becomes a path segment of the webhook URL and of the UI,
+ * so a `/`, a `.` or a `%` has no business in it (`x/..` would make URLs that mean another path).
+ */
+const APPLET_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+
+export function appletIdProblem(id: unknown): string | null {
+  if (typeof id !== "string" || id === "") return "required";
+  if (!APPLET_ID.test(id)) return `${JSON.stringify(id.slice(0, 80))} is not a valid id: use 1 to 64 letters, digits, - and _, starting with a letter or digit`;
+  return null;
+}
+
+/**
+ * A webhook token is the only secret in a webhook URL, so an imported one must be as strong as
+ * the ones whenthen makes: 32 random bytes in base64url are 43 characters from a 64-letter
+ * alphabet, and a random 43-character draw has fewer than 16 distinct characters with probability
+ * below 1e-13. Shorter, other characters, or visibly repetitive tokens are refused.
+ */
+export function webhookTokenProblem(token: unknown): string | null {
+  const how = "use 43 or more characters of A-Z, a-z, 0-9, - and _ (32 random bytes in base64url, as whenthen makes them), or export the applet from whenthen";
+  if (typeof token !== "string" || token === "") return `required; ${how}`;
+  if (!/^[A-Za-z0-9_-]{43,128}$/.test(token) || new Set(token).size < 16) return `too weak to guard a public URL; ${how}`;
+  return null;
+}
+
+/** `2026-03-07T13:00:00.000Z` or with an offset; a day that is not in its month (Date.parse rolls 02-31 over) is not a date. */
+function isIsoDateTime(value: unknown): value is string {
+  if (typeof value !== "string") return false;
+  const m = /^(\d{4})-(\d{2})-(\d{2})T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/.exec(value);
+  if (!m || Number.isNaN(Date.parse(value))) return false;
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  return new Date(Date.UTC(year, month - 1, day)).getUTCDate() === day;
+}
 
 /** URLs a trigger polls or an http action calls must be http(s) and not private (checked again at fetch time). */
 function urlProblems(def: Definition, allowPrivate: boolean): { path: string; message: string }[] {

@@ -4,7 +4,7 @@ import type { ApiAuth } from "../api/router";
 import { UserError } from "../core/errors";
 import { newId } from "../core/ids";
 import { clientIpOf } from "./client-ip";
-import { crossOriginRefusal } from "./origin";
+import { createOriginPolicy, sessionRouteRefusal, type OriginPolicy } from "./origin";
 import { hashPassword, hashPasswordSync, verifyPassword } from "./password";
 import { EMAIL_MAX_LENGTH, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "./policy";
 import { FailureLimiter } from "./rate-limit";
@@ -26,6 +26,8 @@ export interface SessionUser {
 export interface Auth extends ApiAuth {
   /** The signed-in user for a `Cookie` request header, or null. */
   sessionFromCookieHeader(cookie: string | null | undefined): SessionUser | null;
+  /** The Host and Origin this app answers to (PUBLIC_URL's); the page gate checks pages with it. */
+  origin: OriginPolicy;
   /** First start: create the admin from ADMIN_EMAIL and ADMIN_PASSWORD when both are set and no user exists. */
   ensureAdminFromEnv(): void;
   hasUser(): boolean;
@@ -48,6 +50,7 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
   const log = app.log.child("auth");
   const users = app.repos.users;
   const cookieOpts = sessionCookieOptions(app.config.publicUrl);
+  const origin = createOriginPolicy(app.config.publicUrl, app.config.devHosts);
   const limits = opts.loginFailures ?? LOGIN_FAILURES_DEFAULT;
   const byEmail = new FailureLimiter(limits);
   const byIp = new FailureLimiter(limits);
@@ -77,11 +80,14 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
   const setCookieFor = (userId: string, version: number): string =>
     sessionSetCookie(signSession(newSessionPayload(userId, version, app.clock.now()), app.config.sessionSecret), cookieOpts);
 
-  /** Public routes still refuse cross-site posts: a forged login or setup would sign the victim in as the attacker. */
+  /**
+   * Public routes still refuse cross-site posts and foreign Hosts: a forged login or setup would
+   * sign the victim in as the attacker, and a rebound name (DNS rebinding) could create the admin.
+   */
   const sameOrigin =
     (handler: Route["handler"]): Route["handler"] =>
     (req, params, url) =>
-      crossOriginRefusal(req, app.config.publicUrl) ?? handler(req, params, url);
+      sessionRouteRefusal(req, origin) ?? handler(req, params, url);
 
   const routes: Route[] = [
     {
@@ -155,10 +161,11 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
 
   return {
     routes,
+    origin,
     hasUser,
     sessionFromCookieHeader,
     check(req) {
-      const refused = crossOriginRefusal(req, app.config.publicUrl);
+      const refused = sessionRouteRefusal(req, origin);
       if (refused) return refused;
       return sessionFromCookieHeader(req.headers.get("cookie")) ? null : json({ error: "sign in required" }, 401);
     },

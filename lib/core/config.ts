@@ -16,6 +16,11 @@ export interface AppConfig {
   /** 32 bytes, AES-256-GCM key for secrets. */
   secretsKey: Buffer;
   publicUrl: string;
+  /**
+   * `pnpm dev` only (NEXT_ALLOWED_DEV_ORIGINS, empty in production): host names besides PUBLIC_URL's
+   * that the UI and its API answer to, for opening the dev server from another machine on the LAN.
+   */
+  devHosts: string[];
   port: number;
   host: string;
   inboundDomain: string;
@@ -75,6 +80,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     sessionSecret: env.SESSION_SECRET || persistedSecret(dataDir, "SESSION_SECRET"),
     secretsKey,
     publicUrl: (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, ""),
+    devHosts: env.NODE_ENV === "production" ? [] : (env.NEXT_ALLOWED_DEV_ORIGINS ?? "").split(",").map((h) => h.trim().toLowerCase()).filter(Boolean),
     port,
     host: env.HOST || "0.0.0.0",
     inboundDomain: (env.INBOUND_DOMAIN || "localhost").toLowerCase(),

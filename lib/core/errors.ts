@@ -1,6 +1,7 @@
 /**
  * The small set of error classes the app uses. Every one carries `cause` when it wraps another.
  * - UserError: the input is wrong; the message says what and where. Never retried.
+ *   TooLargeError is the one kind of it that answers 413: a body over its limit.
  * - TransientError: the outside world failed (network, 5xx, 429); retrying may help.
  * - ActionError: what an action (or trigger fetch) throws; `retryable` decides the queue's answer.
  */
@@ -12,6 +13,14 @@ export class UserError extends Error {
     options?: { cause?: unknown },
   ) {
     super(message, options);
+  }
+}
+
+/** A request body over its limit: refused (413) before more of it is read. */
+export class TooLargeError extends UserError {
+  override name = "TooLargeError";
+  constructor(readonly limitBytes: number) {
+    super(`request body larger than ${limitBytes} bytes`, [{ path: "", message: `at most ${limitBytes} bytes` }]);
   }
 }
 

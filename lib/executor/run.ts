@@ -6,7 +6,8 @@ import { LIMITS, capJson } from "../core/limits";
 import type { ClaimedRun } from "../db/repos/runs";
 import { checkDefinition, timezoneOf, type Definition } from "../definition";
 import type { Sandbox } from "../sandbox";
-import { redact, renderConfig, type TemplateContext } from "../template";
+import { createRedactor, redactingLogger } from "../secrets/redact";
+import { renderConfig, type TemplateContext } from "../template";
 import { backoffMs } from "./backoff";
 import type { Step } from "./types";
 
@@ -58,6 +59,11 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
   const log = app.log.child("executor");
   const prior = new Map(run.steps.map((s) => [stepKey(s), s]));
   const steps: Step[] = [];
+  // Every secret value any template of this run resolved, and the forms filters made of them: all
+  // that is stored (every field of every step, the run's error) and logged goes through it, so a
+  // step that fails before it can report what it used (the transform's provider echoing the
+  // prompt) and a field no one thought of (an action's progress) are redacted too.
+  const redactor = createRedactor();
 
   // Every settle goes through here: a database that refuses it leaves the outcome to be stored
   // again by the caller, never the run to be executed again.
@@ -69,9 +75,10 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
       throw new UnsavedOutcome(store, err);
     }
   };
-  const finish = (status: "succeeded" | "skipped" | "failed" | "dead", error: string | null, keepStoredSteps = false): Outcome =>
+  const finish = (status: "succeeded" | "skipped" | "failed" | "dead", rawError: string | null, keepStoredSteps = false): Outcome =>
     settle(() => {
-      const recorded = keepStoredSteps ? null : steps;
+      const error = rawError === null ? null : redactor.redact(rawError);
+      const recorded = keepStoredSteps ? null : redactor.redact(steps);
       if (opts.claimNextAs) {
         const r = repos.runs.finishAndClaim(run, status, recorded, error, clock.now(), opts.claimNextAs);
         return r.ok ? { status, error: error ?? undefined, next: r.next } : { status: "lost", next: r.next };
@@ -83,7 +90,7 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
   // stored later, see `settle`); it only means a crash now would resume from an earlier step.
   const saveProgress = (current: Step[]): boolean => {
     try {
-      return repos.runs.saveSteps(run, current, clock.now());
+      return repos.runs.saveSteps(run, redactor.redact(current), clock.now());
     } catch (err) {
       if (!isDatabaseError(err)) throw err;
       log.warn("could not record a run's progress; carrying on", { run_id: run.id, error: errorMessage(err) });
@@ -104,7 +111,7 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
     }
     // Anything else outside an action (a row that cannot be read, a bug) ends the run with the
     // reason instead of leaving it running for the stuck bound to requeue forever.
-    log.error("run failed outside its actions", { run_id: run.id, error: errorMessage(err) });
+    log.error("run failed outside its actions", { run_id: run.id, error: redactor.redact(errorMessage(err)) });
     return finish("failed", `executor: ${errorMessage(err)}`, run.stepsError !== undefined);
   }
 
@@ -129,9 +136,6 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
       return replay ? `${run.eventId}:${index}:${run.id}` : `${run.eventId}:${index}`;
     };
     const now = clock.now();
-    // Every secret value any template of this run resolved: a step that fails before it can report
-    // what it used (the transform's provider echoing the prompt) is still redacted with these.
-    const resolvedSecrets = new Set<string>();
     const ctx: TemplateContext = {
       trigger: event.payload,
       ai: {},
@@ -142,7 +146,7 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
       now: now.toISOString(),
       secrets: (name) => {
         const value = app.secrets.resolve(name);
-        if (value) resolvedSecrets.add(value);
+        if (value) redactor.add([value]);
         return value;
       },
     };
@@ -199,28 +203,28 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
         const started = clock.now();
         try {
           const r = await deps.transform(def.transform, ctx, timezone);
+          redactor.add(r.secretsUsed);
           const step: Step = {
             kind: "transform",
             name: def.transform.model,
             status: r.skipped ? "skipped" : "succeeded",
             attempt: run.attempt,
-            input: redact(r.input, r.secretsUsed),
-            warnings: redact(r.warnings, r.secretsUsed),
+            input: redactor.redact(r.input),
+            warnings: redactor.redact(r.warnings),
             logs: [],
             started_at: started.toISOString(),
             duration_ms: clock.now().getTime() - started.getTime(),
             error: null,
           };
-          setOutput(step, redact({ value: r.value }, r.secretsUsed));
+          setOutput(step, redactor.redact({ value: r.value }));
           withHistory(step, prior.get(key));
           steps.push(step);
           ctx.ai = { [output]: r.value };
           if (!checkpoint()) return { status: "lost" };
         } catch (err) {
           const failed = failedStep({ kind: "transform", name: def.transform.model }, run.attempt, started, clock.now(), err, prior.get(key));
-          failed.error = redact(failed.error, [...resolvedSecrets]);
           steps.push(failed);
-          return settleFailure(err, "transform", [...resolvedSecrets]);
+          return settleFailure(err, "transform");
         }
       }
     }
@@ -238,16 +242,17 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
         return finish("failed", `action ${index + 1} (${action.type}): unknown action type`);
       }
       const rendered = renderConfig(action.config, ctx, { timezone, typedKeys: plugin.typedConfig });
-      const secretsUsed = rendered.secretsUsed;
+      redactor.add(rendered.secretsUsed);
       const warnings = [...rendered.warnings];
       const parsed = plugin.configSchema.safeParse(rendered.rendered);
       if (!parsed.success) {
         const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "config"}: ${i.message}`).join("; ");
         const err = new ActionError(`the rendered config is invalid: ${problems}`);
-        const failed = failedStep(base, run.attempt, started, clock.now(), err, previous, undefined, redact(warnings, secretsUsed));
-        setInput(failed, redact(rendered.rendered, secretsUsed));
+        const failed = failedStep(base, run.attempt, started, clock.now(), err, previous, undefined, warnings);
+        // Redacted before it is capped: a cut could split a secret where no pattern finds it.
+        setInput(failed, redactor.redact(rendered.rendered));
         steps.push(failed);
-        return finish("failed", redact(`action ${index + 1} (${action.type}): ${err.message}`, secretsUsed));
+        return finish("failed", `action ${index + 1} (${action.type}): ${err.message}`);
       }
       let progress = previous?.progress;
       const step: Step = {
@@ -261,13 +266,13 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
         error: null,
         progress,
       };
-      setInput(step, redact(rendered.rendered, secretsUsed));
+      setInput(step, redactor.redact(rendered.rendered));
       withHistory(step, previous);
       try {
         const result = await plugin.run(parsed.data, {
           http: app.http,
           clock,
-          log: log.child(action.type),
+          log: redactingLogger(log.child(action.type), redactor),
           config: app.config,
           run: { runId: run.id, appletId: run.appletId, eventId: run.eventId, attempt: run.attempt, actionIndex: index },
           idempotencyKey: idempotencyKey(index),
@@ -280,32 +285,30 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
           },
         });
         step.status = "succeeded";
-        setOutput(step, redact(result.output, secretsUsed));
-        step.warnings = redact(warnings, secretsUsed);
+        setOutput(step, redactor.redact(result.output));
         step.duration_ms = clock.now().getTime() - started.getTime();
         steps.push(step);
         if (index < def.actions.length - 1 && !checkpoint()) return { status: "lost" };
       } catch (err) {
         step.status = "failed";
-        step.error = redact(errorMessage(err), secretsUsed);
-        if (err instanceof ActionError && err.output !== undefined) setOutput(step, redact(err.output, secretsUsed));
-        step.warnings = redact(warnings, secretsUsed);
+        step.error = redactor.redact(errorMessage(err));
+        if (err instanceof ActionError && err.output !== undefined) setOutput(step, redactor.redact(err.output));
         step.duration_ms = clock.now().getTime() - started.getTime();
         steps.push(step);
         log.info("action failed", { run_id: run.id, action: action.type, error: step.error });
-        return settleFailure(err, `action ${index + 1} (${action.type})`, secretsUsed);
+        return settleFailure(err, `action ${index + 1} (${action.type})`);
       }
     }
     return finish("succeeded", null);
   }
 
-  function settleFailure(err: unknown, where: string, secretsUsed: string[] = []): Outcome {
-    const message = redact(`${where}: ${errorMessage(err)}`, secretsUsed);
+  function settleFailure(err: unknown, where: string): Outcome {
+    const message = redactor.redact(`${where}: ${errorMessage(err)}`);
     const retryable = err instanceof ActionError ? err.retryable : false;
     if (!retryable) return finish("failed", message);
     if (run.attempt >= run.maxAttempts) return finish("dead", message);
     const at = new Date(clock.now().getTime() + backoffMs(run.attempt, err instanceof ActionError ? err.retryAfterMs : undefined));
-    return settle(() => (repos.runs.retryLater(run, steps, message, at, clock.now()) ? { status: "retry", error: message } : { status: "lost" }));
+    return settle(() => (repos.runs.retryLater(run, redactor.redact(steps), message, at, clock.now()) ? { status: "retry", error: message } : { status: "lost" }));
   }
 }
 

@@ -53,7 +53,7 @@ async function serve(app: Pick<App, "config" | "clock" | "log">, req: IncomingMe
     "Content-Length": info.size,
     "Content-Disposition": `attachment; filename="${asciiFallback(filename)}"; filename*=UTF-8''${encodeRfc5987(filename)}`,
     "X-Content-Type-Options": "nosniff",
-    "Content-Security-Policy": "default-src 'none'; sandbox",
+    "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'; sandbox",
     "Cache-Control": "private, no-store",
     "Referrer-Policy": "no-referrer",
   });

@@ -7,6 +7,8 @@ import { LIMITS } from "../core/limits";
 import { checkHealth } from "../health";
 import { maxAttemptsOf, type Definition } from "../definition";
 import { createIngestBatcher } from "../queue/ingest";
+import { closeWhenUnread, readNodeBody } from "./body";
+import { createSecurityHeaders } from "./security-headers";
 import { renderTemplate } from "../template";
 import { searchParamsToObject, verifySignature, webhookPayload, type WebhookConfig } from "../triggers/webhook";
 
@@ -23,6 +25,8 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
   const log = app.log.child("ingress");
   // A full disk refuses every webhook: one line when it starts, then one a minute, not one each.
   const faults = createFaultTracker({ clock: app.clock, log, meanwhile: "answering 503 with Retry-After until it works again" });
+  // Nothing the ingress answers is a page: the strict set (no framing, no sniffing, nothing runs).
+  const headers = createSecurityHeaders({ publicUrl: app.config.publicUrl, dev: false });
   const ingestBatched = createIngestBatcher(app);
   // What a hook needs from the definition, parsed once per version of it: the row is read on every
   // request (so a disable or an edit applies at once), the JSON is parsed only when it changed.
@@ -41,6 +45,7 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
     const rawUrl = req.url ?? "/";
     if (!rawUrl.startsWith("/api/")) return false;
     if (rawUrl.startsWith("/api/hooks/")) {
+      headers.api(res);
       handleHook(req, res, rawUrl).catch((err) => {
         // A full disk (or another refusal of the database) is not the sender's fault and passes:
         // 503 with Retry-After asks the sender to deliver again later. Nothing was stored.
@@ -55,11 +60,13 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
       return true;
     }
     if (rawUrl === "/api/health" || rawUrl.startsWith("/api/health?")) {
+      headers.api(res);
       health(res);
       return true;
     }
     for (const [prefix, route] of Object.entries(routes)) {
       if (rawUrl.startsWith(prefix)) {
+        headers.api(res);
         route(req, res, new URL(rawUrl, "http://localhost"));
         return true;
       }
@@ -90,9 +97,7 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
     const tokenOk = safeEqual(token, row?.webhook_token ?? token.replace(/./g, "\0"));
     if (!row || !tokenOk) return notFound(req, res);
 
-    const declared = Number(req.headers["content-length"] ?? 0);
-    if (declared > LIMITS.webhookBodyBytes) return tooLarge(req, res);
-    const rawBody = await readBody(req, LIMITS.webhookBodyBytes);
+    const rawBody = await readNodeBody(req, LIMITS.webhookBodyBytes);
     if (rawBody === null) return tooLarge(req, res);
 
     if (row.enabled !== 1) return send(res, 200, { queued: false, reason: "disabled" });
@@ -129,30 +134,6 @@ function safeEqual(a: string, b: string): boolean {
   return ba.length === bb.length && timingSafeEqual(ba, bb);
 }
 
-/** The body, or null as soon as it passes `limit` bytes (nothing more is buffered). */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let over = false;
-    req.on("data", (chunk: Buffer) => {
-      if (over) return;
-      size += chunk.length;
-      if (size > limit) {
-        over = true;
-        chunks.length = 0;
-        resolve(null);
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on("end", () => {
-      if (!over) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-    });
-    req.on("error", reject);
-  });
-}
-
 function notFound(req: IncomingMessage, res: ServerResponse) {
   req.resume();
   res.writeHead(404, { "content-length": "0" });
@@ -161,6 +142,7 @@ function notFound(req: IncomingMessage, res: ServerResponse) {
 
 function tooLarge(req: IncomingMessage, res: ServerResponse) {
   // Stop reading and close: a client still sending 50 MB should not keep the socket busy.
+  closeWhenUnread(req, res);
   res.writeHead(413, { "content-type": "application/json", connection: "close" });
   res.end(JSON.stringify({ error: `body larger than ${LIMITS.webhookBodyBytes} bytes` }));
   req.resume();

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { domainToASCII } from "node:url";
 import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";
 import type { App } from "../app";
-import { errorMessage } from "../core/errors";
+import { UserError, errorMessage } from "../core/errors";
 import { checkDefinition, maxAttemptsOf } from "../definition";
 import { cleanupTemporaryEventFiles, copyEventFiles, deleteEventFiles, saveEventFiles, selectStorable } from "../files/events";
 import { signedFileUrl } from "../files/signed-url";
@@ -122,6 +122,12 @@ export async function startReceiver(app: App, opts: ReceiverOptions = {}): Promi
         deliver(app, Buffer.concat(chunks), rcpts).then(
           (summary) => done(null, `2.0.0 Message accepted${summary}`),
           (err: unknown) => {
+            if (err instanceof UnacceptableMessage) {
+              // The same bytes will fail the same way every time: a 4xx would make the sender
+              // retry for days. A permanent reply bounces it with the reason instead.
+              log.info("message refused: cannot be parsed", { reason: err.message, session: session.id });
+              return done(smtpError(err.responseCode, `${err.enhancedCode} ${err.message}`));
+            }
             log.error("message processing failed", { err: errorMessage(err), session: session.id });
             // Our failure (disk, database), not the sender's: a temporary error makes them retry.
             done(smtpError(451, "4.3.0 Temporary failure processing the message, try again later"));
@@ -184,6 +190,39 @@ export function recipientProblem(address: string, inboundDomain: string): string
   return null;
 }
 
+/**
+ * A message the parser refuses: its bytes will never parse, so the answer is permanent. 552 for
+ * the parser's size limits (RFC 5321: exceeded storage allocation), 554 for anything else in the
+ * content. Only our own faults (disk, database) stay temporary.
+ */
+export class UnacceptableMessage extends UserError {
+  override name = "UnacceptableMessage";
+  constructor(
+    message: string,
+    readonly responseCode: 552 | 554,
+    readonly enhancedCode: string,
+    cause: unknown,
+  ) {
+    super(message, undefined, { cause });
+  }
+}
+
+/** mailparser's limits (its MIME splitter's EMAXLEN errors), in words a sender's bounce can show. */
+const PARSER_LIMITS: [RegExp, string][] = [
+  [/header size/i, "Message refused: a header block is larger than 1 MB (too many or too long headers)"],
+  [/child nodes/i, "Message refused: more than 1000 MIME parts (attachments)"],
+];
+
+function unacceptable(err: unknown): UnacceptableMessage {
+  // One reply line: nothing from the parser may break the SMTP framing.
+  const message = errorMessage(err).replace(/[^\x20-\x7e]+/g, " ");
+  if ((err as { code?: unknown }).code === "EMAXLEN") {
+    const words = PARSER_LIMITS.find(([re]) => re.test(message))?.[1] ?? `Message refused: ${message}`;
+    return new UnacceptableMessage(words, 552, "5.3.4", err);
+  }
+  return new UnacceptableMessage(`Message refused: it cannot be parsed (${message.slice(0, 200)})`, 554, "5.6.0", err);
+}
+
 const printable = (s: string): string => s.replace(/[^\x21-\x7e]/g, "?").slice(0, 320);
 
 /**
@@ -193,7 +232,13 @@ const printable = (s: string): string => s.replace(/[^\x21-\x7e]/g, "?").slice(0
 export async function deliver(app: App, raw: Buffer, envelopeRcpts: string[]): Promise<string> {
   const log = app.log.child("smtp");
   const receivedAt = app.clock.now();
-  const { email, contents, sentByWhenthen, warnings } = await parseInbound(raw, { receivedAt });
+  let parsed: Awaited<ReturnType<typeof parseInbound>>;
+  try {
+    parsed = await parseInbound(raw, { receivedAt });
+  } catch (err) {
+    throw unacceptable(err);
+  }
+  const { email, contents, sentByWhenthen, warnings } = parsed;
   const context = { message_id: email.message_id, from: email.from, rcpt: envelopeRcpts, subject: email.subject.slice(0, 200) };
   for (const warning of warnings) log.warn(warning, context);
 

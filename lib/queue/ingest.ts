@@ -12,15 +12,21 @@ export interface IngestRequest {
   eventId?: string;
 }
 
+/** Spliced into the capped payload's JSON (always an object) instead of serializing it once more. */
+const TRUNCATED_MARK = ',"truncated":true';
+
 type IngestApp = Pick<App, "repos" | "bus" | "clock" | "log">;
 type Ingested = { eventId: string; runId: string } | null;
 
-/** Serialize once on the hot path; only an oversized payload pays for capping. */
+/**
+ * Serialize once on the hot path; only an oversized payload pays for capping, which is linear in
+ * its size (lib/core/limits capJson) and reuses this serialization.
+ */
 function toInput(app: IngestApp, req: IngestRequest): IngestInput {
   let payloadJson = JSON.stringify(req.payload);
   if (payloadJson.length > LIMITS.storedPayloadBytes / 4 && Buffer.byteLength(payloadJson) > LIMITS.storedPayloadBytes) {
-    const capped = capJson(req.payload);
-    payloadJson = JSON.stringify({ ...(capped.value as Record<string, unknown>), truncated: true });
+    const capped = capJson(req.payload, LIMITS.storedPayloadBytes - TRUNCATED_MARK.length, payloadJson).json;
+    payloadJson = capped === "{}" ? `{${TRUNCATED_MARK.slice(1)}}` : `${capped.slice(0, -1)}${TRUNCATED_MARK}}`;
   }
   return {
     appletId: req.appletId,

@@ -55,8 +55,6 @@ export interface RenderResult {
   secretsUsed: string[];
 }
 
-const REDACTED = "[redacted]";
-
 class Collector implements FilterEnv {
   readonly warnings = new Set<string>();
   readonly secrets = new Set<string>();
@@ -119,15 +117,8 @@ function renderTyped(template: string, ctx: TemplateContext, out: Collector): un
   }
 }
 
-/**
- * Deep copy with every occurrence of every secret value (also inside longer strings; object keys
- * excluded) replaced by "[redacted]". Empty values are ignored; any other length is redacted.
- * Each value is also removed in the forms it takes on its way out (see `secretForms`).
- */
-export function redact<T>(value: T, secretValues: string[]): T {
-  const pattern = redactionPattern(secretValues);
-  return mapStrings(value, pattern ? (s) => s.replace(pattern, REDACTED) : (s) => s) as T;
-}
+// Redaction lives in lib/secrets/redact (one redactor for everything stored or logged).
+export { redact, secretForms } from "../secrets/redact";
 
 /** The distinct `{{path}}` references of a template, as written, in order of first use. */
 export function templatePaths(template: string): string[] {
@@ -255,63 +246,6 @@ function mapStrings(value: unknown, fn: (s: string) => unknown): unknown {
     return copy;
   };
   return walk(value);
-}
-
-/**
- * A secret value and the encodings it can come back in: an error message shows `url.toString()`
- * (the URL parser percent-encodes a space in a path but keeps `|`), a form body or query uses
- * encodeURIComponent or `+` for spaces, a stored JSON text escapes quotes and backslashes. A form
- * shorter than the value (the URL parser dropped dot segments or a tab) is not used: it may be
- * ordinary text. A secret in a host name (lower-cased, punycoded) is not covered.
- */
-export function secretForms(value: string): string[] {
-  const forms = new Set<string>([value]);
-  const add = (make: () => string | undefined) => {
-    try {
-      const form = make();
-      if (form !== undefined && form.length >= value.length) forms.add(form);
-    } catch {
-      // A lone surrogate makes encodeURIComponent throw: that form cannot be produced either.
-    }
-  };
-  add(() => encodeURIComponent(value));
-  add(() => encodeURI(value));
-  add(() => new URLSearchParams({ k: value }).toString().slice(2));
-  add(() => {
-    const u = new URL(`http://h.invalid/${value}`);
-    return u.search === "" && u.hash === "" ? u.pathname.slice(1) : undefined;
-  });
-  add(() => {
-    const u = new URL(`http://h.invalid/?${value}`);
-    return u.hash === "" ? u.search.slice(1) : undefined;
-  });
-  add(() => new URL(`http://h.invalid/#${value}`).hash.slice(1));
-  add(() => {
-    const u = new URL("http://h.invalid/");
-    u.username = value;
-    return u.username;
-  });
-  add(() => {
-    const u = new URL("http://h.invalid/");
-    u.password = value;
-    return u.password;
-  });
-  for (const form of [...forms]) add(() => JSON.stringify(form).slice(1, -1));
-  return [...forms];
-}
-
-// Built per call and not cached: a cache would keep secret values in memory after the run.
-function redactionPattern(secretValues: string[]): RegExp | null {
-  const given = secretValues.filter((s) => typeof s === "string" && s !== "");
-  const values = [...new Set(given.flatMap(secretForms))];
-  if (values.length === 0) return null;
-  // Longest first, so a secret that contains another is removed whole.
-  values.sort((a, b) => b.length - a.length);
-  return new RegExp(values.map(escapeRegExp).join("|"), "g");
-}
-
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 function shorten(s: string): string {

@@ -1,5 +1,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
+import { parseJsonBounded } from "../core/json";
+import { LIMITS } from "../core/limits";
 import type { TriggerPlugin } from "./types";
 
 export const webhookConfigSchema = z.strictObject({
@@ -42,19 +44,39 @@ export function parseBody(raw: Buffer, contentType: string, method: string, quer
   const type = contentType.split(";")[0]!.trim().toLowerCase();
   if (raw.length === 0) return method === "GET" ? { ...query } : {};
   const text = raw.toString("utf8");
+  // Too deep or too many keys to be ingredients: kept as text, never a 500 and never a second of
+  // the web process's time.
+  const tooMany = { raw: rawText(text), parse_error: `more than ${LIMITS.payloadKeys} fields` };
   if (type === "application/json" || type.endsWith("+json")) {
-    try {
-      return JSON.parse(text);
-    } catch {
-      return { raw: text, parse_error: "invalid JSON" };
-    }
+    const parsed = parseJsonBounded(text, { maxKeys: LIMITS.payloadKeys });
+    if (parsed.ok) return parsed.value;
+    return { raw: rawText(text), parse_error: parsed.reason.startsWith("invalid JSON") ? "invalid JSON" : parsed.reason };
   }
-  if (type === "application/x-www-form-urlencoded") return searchParamsToObject(new URLSearchParams(text));
+  if (type === "application/x-www-form-urlencoded") {
+    if (countOf(text, "&") >= LIMITS.payloadKeys) return tooMany;
+    return searchParamsToObject(new URLSearchParams(text));
+  }
   if (type === "multipart/form-data") {
     const boundary = /boundary="?([^";]+)"?/i.exec(contentType)?.[1];
-    if (boundary) return parseMultipartFields(text, boundary);
+    if (boundary) {
+      if (countOf(text, `--${boundary}`) > LIMITS.payloadKeys + 1) return tooMany;
+      return parseMultipartFields(text, boundary);
+    }
   }
-  return { raw: text };
+  return { raw: rawText(text) };
+}
+
+/**
+ * A stored payload holds at most 64 KB, so text past that is cut here, before it is serialized
+ * and capped (escaping a megabyte of quotes costs the web process more than everything else).
+ */
+const rawText = (text: string): string => (text.length > LIMITS.storedPayloadBytes ? text.slice(0, LIMITS.storedPayloadBytes) : text);
+
+/** Occurrences of `needle`, stopping early past the payload key bound. */
+function countOf(text: string, needle: string): number {
+  let n = 0;
+  for (let i = text.indexOf(needle); i >= 0 && n <= LIMITS.payloadKeys + 1; i = text.indexOf(needle, i + needle.length)) n++;
+  return n;
 }
 
 export function searchParamsToObject(params: URLSearchParams): Record<string, string | string[]> {
@@ -62,7 +84,10 @@ export function searchParamsToObject(params: URLSearchParams): Record<string, st
   for (const [k, v] of params) {
     if (k === "__proto__") continue;
     const prev = out[k];
-    out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+    // Pushed, not copied: a form repeating one field 10,000 times stays linear.
+    if (prev === undefined) out[k] = v;
+    else if (Array.isArray(prev)) prev.push(v);
+    else out[k] = [prev, v];
   }
   return out;
 }

@@ -31,6 +31,8 @@ export async function freePort(): Promise<number> {
 export interface RunningApp {
   url: string;
   dataDir: string;
+  /** The web process (server.ts), e.g. to read its memory from /proc. */
+  webPid: number;
   /** Everything both processes printed, for failure messages. */
   output(): string;
   stop(): Promise<void>;
@@ -72,6 +74,7 @@ export async function startApp(extraEnv: Record<string, string> = {}): Promise<R
   const app: RunningApp = {
     url,
     dataDir,
+    webPid: web.pid!,
     output: () => log,
     async stop() {
       await Promise.all([stopChild(web), stopChild(worker)]);
@@ -239,5 +242,7 @@ export const SCREENSHOTS = path.join(HERE, "screenshots");
 export async function screenshot(page: Page, name: string): Promise<void> {
   // The nav is sticky: from the top, a full-page capture shows it where a reader sees it.
   await page.evaluate(() => window.scrollTo(0, 0));
-  await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+  // caret: "initial": hiding the caret means writing an inline style on every input, and on a page
+  // that has not hydrated yet React then reports a hydration mismatch (seen on /runs under load).
+  await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true, caret: "initial" });
 }

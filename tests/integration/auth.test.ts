@@ -253,14 +253,16 @@ describe("the session cookie", () => {
 
     const https = await boot({ PUBLIC_URL: "https://whenthen.example.com" });
     try {
-      expect((await call(https.api, "POST", "/api/setup", { body: { email: EMAIL, password: PASSWORD } })).headers.get("set-cookie")).toMatch(/; Secure$/);
-      const secure = await login(https);
+      // Addressed to PUBLIC_URL's host, as a browser (or Caddy in front) sends it.
+      const host = { host: "whenthen.example.com" };
+      expect((await call(https.api, "POST", "/api/setup", { headers: host, body: { email: EMAIL, password: PASSWORD } })).headers.get("set-cookie")).toMatch(/; Secure$/);
+      const secure = await login(https, host);
       expect(secure.status).toBe(200);
       const secureAttrs = secure.headers.get("set-cookie")!.split(";").map((s) => s.trim());
       expect(secureAttrs).toContain("Secure");
       expect(secureAttrs).toContain("HttpOnly");
       expect(secureAttrs).toContain("SameSite=Lax");
-      expect((await call(https.api, "POST", "/api/logout", { cookie: sessionCookie(secure) })).headers.get("set-cookie")).toMatch(/; Secure$/);
+      expect((await call(https.api, "POST", "/api/logout", { headers: host, cookie: sessionCookie(secure) })).headers.get("set-cookie")).toMatch(/; Secure$/);
     } finally {
       await shut(https);
     }
@@ -294,14 +296,17 @@ describe("cross-origin requests", () => {
     expect((await call(b.api, "POST", "/api/secrets", { cookie, headers: { origin: "null" }, body: { name: "EVIL", value: "x" } })).status).toBe(403);
     expect(b.app.secrets.list()).toEqual([]);
 
-    // Same origin (PUBLIC_URL, or the Host the request was sent to) and non-browser clients go through.
+    // Same origin (PUBLIC_URL's, or a loopback one since PUBLIC_URL is loopback) and non-browser clients go through.
     const same = await call(b.api, "POST", "/api/secrets", { cookie, headers: { origin: ORIGIN, "sec-fetch-site": "same-origin" }, body: { name: "SAME", value: "x" } });
     expect(same.status).toBe(201);
+    const loopback = await call(b.api, "POST", "/api/secrets", { cookie, headers: { origin: "http://127.0.0.1:3000", host: "127.0.0.1:3000" }, body: { name: "LOOPBACK", value: "x" } });
+    expect(loopback.status).toBe(201);
+    // #13.3 changed this: the request's own Host (a LAN address) is no longer trusted; PUBLIC_URL is.
     const lan = await call(b.api, "POST", "/api/secrets", { cookie, headers: { origin: "http://192.168.1.20:3000", host: "192.168.1.20:3000" }, body: { name: "LAN", value: "x" } });
-    expect(lan.status).toBe(201);
+    expect(lan.status).toBe(403);
     const script = await call(b.api, "POST", "/api/secrets", { cookie, body: { name: "SCRIPT", value: "x" } });
     expect(script.status).toBe(201);
-    expect(b.app.secrets.list().map((s) => s.name)).toEqual(["LAN", "SAME", "SCRIPT"]);
+    expect(b.app.secrets.list().map((s) => s.name)).toEqual(["LOOPBACK", "SAME", "SCRIPT"]);
     // Reads are not state-changing; the browser's CORS rules keep their answers from another site.
     expect((await call(b.api, "GET", "/api/applets", { cookie, headers: { "sec-fetch-site": "cross-site" } })).status).toBe(200);
   });
