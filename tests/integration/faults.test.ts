@@ -318,7 +318,7 @@ describe("#12.2: the worker survives a full disk", () => {
     disk.free();
     await worker.waitFor(/heartbeat works again/);
     await until(() => target.bodies.length >= 2 && checkHealth(app).ok, "the worker to catch up and report healthy", 20_000);
-    expect(target.bodies).toEqual([{ n: "1" }, { n: "2" }]);
+    expect(target.bodies).toEqual([{ n: 1 }, { n: 2 }]);
     expect(checkHealth(app)).toMatchObject({ ok: true, problems: [] });
     worker.child.kill("SIGTERM");
     expect(await worker.exited).toBe(0);
