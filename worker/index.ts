@@ -2,7 +2,8 @@ import { hostname, setPriority } from "node:os";
 import { Cron } from "croner";
 import { actionRegistry } from "@/lib/actions";
 import { createApp } from "@/lib/app";
-import { startReceiver } from "@/lib/mail/receiver";
+import { loadEnvFile } from "@/lib/core/env-file";
+import { listenErrorMessage } from "@/lib/core/listen-error";
 import { startExecutorLoop } from "@/lib/queue/loop";
 import { createSandbox } from "@/lib/sandbox";
 import { createTransformRunner } from "@/lib/transform";
@@ -13,6 +14,7 @@ import { runSchedulerTick } from "@/lib/scheduler/tick";
  * Worker composition root: executor loop, scheduler tick, SMTP receiver, retention, heartbeat.
  * Every periodic job takes its job_locks row first, so two workers never double any work.
  */
+loadEnvFile();
 const app = createApp();
 const log = app.log.child("worker");
 // Acknowledging a webhook is the latency-critical path; the worker's backlog can wait a few
@@ -61,9 +63,19 @@ const retentionJob = new Cron("0 * * * *", { protect: true }, () =>
 );
 
 // The inbound SMTP receiver (email trigger): port 2525 on a laptop, host port 25 → 2525 in compose.
-const receiver = await startReceiver(app);
+// INBOUND_EMAIL=false leaves it out, and smtp-server is then never loaded (bench/RESULTS.md: ~14 MB).
+let receiver: { port: number; close(): Promise<void> } | null = null;
+if (app.config.inboundEmail) {
+  const { startReceiver } = await import("@/lib/mail/receiver");
+  try {
+    receiver = await startReceiver(app);
+  } catch (err) {
+    log.error(listenErrorMessage(err, "SMTP_INBOUND_PORT", app.config.smtpInboundPort, app.config.host));
+    process.exit(1);
+  }
+}
 
-log.info("worker started", { worker_id: workerId, concurrency: app.config.workerConcurrency, database: app.config.databasePath, smtp_port: receiver.port });
+log.info("worker started", { worker_id: workerId, concurrency: app.config.workerConcurrency, database: app.config.databasePath, smtp_port: receiver?.port ?? "off (INBOUND_EMAIL=false)" });
 
 let stopping = false;
 async function shutdown(signal: string) {
@@ -75,7 +87,7 @@ async function shutdown(signal: string) {
   retentionJob.stop();
   await Promise.all(periodic);
   // In-flight SMTP messages finish first: they become events the executor may still pick up.
-  await receiver.close();
+  await receiver?.close();
   await executor.stop();
   await sandbox.close();
   app.close();

@@ -19,6 +19,8 @@ export interface AppConfig {
   port: number;
   host: string;
   inboundDomain: string;
+  /** INBOUND_EMAIL: whether the worker runs the SMTP receiver for email triggers (default true). */
+  inboundEmail: boolean;
   smtpInboundPort: number;
   smtpUrl?: string;
   emailFrom: string;
@@ -66,6 +68,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     port,
     host: env.HOST || "0.0.0.0",
     inboundDomain: (env.INBOUND_DOMAIN || "localhost").toLowerCase(),
+    inboundEmail: bool(env, "INBOUND_EMAIL", true),
     smtpInboundPort: int(env, "SMTP_INBOUND_PORT", 2525),
     smtpUrl: env.SMTP_URL || undefined,
     emailFrom: env.EMAIL_FROM || "automations@localhost",
@@ -103,6 +106,14 @@ function int(env: Env, name: string, fallback: number): number {
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 0) throw new Error(`config: ${name} must be a non-negative integer, got "${raw}"`);
   return n;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = (env[name] ?? "").trim().toLowerCase();
+  if (raw === "") return fallback;
+  if (raw === "true" || raw === "1" || raw === "on") return true;
+  if (raw === "false" || raw === "0" || raw === "off") return false;
+  throw new Error(`config: ${name} must be true or false, got "${env[name]}"`);
 }
 
 /**

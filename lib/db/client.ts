@@ -1,15 +1,16 @@
 import Database from "better-sqlite3";
-import { drizzle, type BetterSQLite3Database } from "drizzle-orm/better-sqlite3";
 import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import * as schema from "./schema";
 
 export type Sqlite = Database.Database;
-export type Db = BetterSQLite3Database<typeof schema>;
 
+/**
+ * The open database. The repos use better-sqlite3's prepared statements directly (DESIGN.md: the
+ * hot paths); lib/db/schema.ts is drizzle-kit's source for the migrations, so drizzle-orm is not
+ * loaded at run time (it cost each process ~14 MB of RSS for a handle nothing used).
+ */
 export interface DbHandle {
   sqlite: Sqlite;
-  db: Db;
   close(): void;
 }
 
@@ -46,8 +47,7 @@ export function openDatabase(file: string, opts: OpenOptions = {}): DbHandle {
     sqlite.pragma("foreign_keys = ON");
     migrate(sqlite, opts.migrationsDir ?? defaultMigrationsDir());
   }
-  const db = drizzle(sqlite, { schema });
-  return { sqlite, db, close: () => sqlite.close() };
+  return { sqlite, close: () => sqlite.close() };
 }
 
 export function defaultMigrationsDir(): string {

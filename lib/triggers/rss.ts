@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
 import { nextRunAfter, type ScheduleTiming } from "@whenthen/schedules";
-import Parser from "rss-parser";
 import { z } from "zod";
 import { errorMessage } from "../core/errors";
 import { LIMITS } from "../core/limits";
@@ -69,6 +68,8 @@ export async function parseFeed(xml: string): Promise<ParsedFeed> {
   // A parser per feed: rss-parser reuses one xml2js parser, and after a failed document that
   // parser accepts the next one in a half-reset state (the same billion-laughs feed then
   // "parses", entities left as text). Feeds must not influence each other.
+  // rss-parser (xml2js, sax) is loaded with the first feed, not by every process that imports triggers.
+  const { default: Parser } = await import("rss-parser");
   const feed = await new Parser(PARSER_OPTIONS).parseString(xml);
   return { title: str(feed.title), items: (feed.items ?? []) as unknown as RawItem[] };
 }
