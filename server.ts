@@ -41,7 +41,9 @@ const handle = nextApp.getRequestHandler();
 
 // The worker is another process: a 2 s look at runs changed since the last look feeds the SSE bus.
 const updates = publishRunUpdates(app);
-const updatesJob = new Cron("*/2 * * * * *", { protect: true }, updates);
+const updatesJob = new Cron("*/2 * * * * *", { protect: true }, () =>
+  updates().catch((err: unknown) => log.warn("could not read run changes for the live view", { error: err instanceof Error ? err.message : String(err) })),
+);
 
 // The port is taken before Next is ready, so a taken port fails at once with the variable to change,
 // and webhooks are acknowledged while Next still prepares; pages wait for it.

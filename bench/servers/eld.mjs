@@ -1,0 +1,19 @@
+// Preloaded (`--import`) into every process a bench starts: the event-loop delay histogram and
+// memory, answered over the IPC channel, so the app itself carries no bench code.
+//   { type: "eld-reset" }   starts a new measurement window
+//   { type: "eld" }         → { type: "eld", p50, p99, max (ms), rss, heapUsed (MB) }
+import { monitorEventLoopDelay } from "node:perf_hooks";
+
+if (process.send) {
+  const h = monitorEventLoopDelay({ resolution: 10 });
+  h.enable();
+  process.on("message", (m) => {
+    if (m?.type === "eld-reset") h.reset();
+    if (m?.type === "eld") {
+      const mem = process.memoryUsage();
+      process.send({ type: "eld", p50: h.percentile(50) / 1e6, p99: h.percentile(99) / 1e6, max: h.max / 1e6, rss: mem.rss / 2 ** 20, heapUsed: mem.heapUsed / 2 ** 20 });
+    }
+  });
+  // The IPC channel must not keep a process alive that would otherwise exit.
+  process.channel?.unref();
+}
