@@ -4,6 +4,7 @@ import { createLogger, type Logger } from "./core/log";
 import { openDatabase, type DbHandle } from "./db/client";
 import { createAppletsRepo } from "./db/repos/applets";
 import { createJobLocksRepo } from "./db/repos/job-locks";
+import { createMaintenanceRepo } from "./db/repos/maintenance";
 import { createRunsRepo } from "./db/repos/runs";
 import { createSecretsRepo } from "./db/repos/secrets";
 import { createTriggerStateRepo } from "./db/repos/trigger-state";
@@ -29,6 +30,7 @@ export interface App {
     secrets: ReturnType<typeof createSecretsRepo>;
     jobLocks: ReturnType<typeof createJobLocksRepo>;
     users: ReturnType<typeof createUsersRepo>;
+    maintenance: ReturnType<typeof createMaintenanceRepo>;
   };
   secrets: SecretsService;
   bus: Bus;
@@ -59,6 +61,7 @@ export function createApp(opts: CreateAppOptions = {}): App {
     secrets: createSecretsRepo(db.sqlite),
     jobLocks: createJobLocksRepo(db.sqlite),
     users: createUsersRepo(db.sqlite),
+    maintenance: createMaintenanceRepo(db.sqlite),
   };
   const clock = opts.clock ?? systemClock;
   return {

@@ -41,6 +41,10 @@ export function openDatabase(file: string, opts: OpenOptions = {}): DbHandle {
   const sqlite = new Database(file, { readonly: opts.readonly ?? false });
   sqlite.pragma("busy_timeout = 5000");
   if (!opts.readonly) {
+    // Before the first table exists, so a new database returns the space retention frees
+    // (lib/scheduler/retention.ts runs incremental_vacuum). An existing file keeps its mode until
+    // retention converts it once; a PRAGMA alone cannot change it after tables exist.
+    sqlite.pragma("auto_vacuum = INCREMENTAL");
     sqlite.pragma("journal_mode = WAL");
     sqlite.pragma(`synchronous = ${opts.synchronous ?? "NORMAL"}`);
     if (opts.walAutocheckpoint !== undefined) sqlite.pragma(`wal_autocheckpoint = ${Math.max(0, Math.floor(opts.walAutocheckpoint))}`);
