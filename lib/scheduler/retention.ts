@@ -8,7 +8,7 @@ export const RETENTION_LOCK = "retention";
 export const RETENTION_TTL_MS = 10 * 60_000;
 const DAY_MS = 86_400_000;
 /** Rows per delete transaction: each holds the write lock for milliseconds, so webhooks keep being acknowledged. */
-export const RETENTION_BATCH = 2_000;
+export const RETENTION_BATCH = 500;
 /** Free pages handed back per incremental_vacuum step (4 MB at the default 4 KB page). */
 const VACUUM_STEP_PAGES = 1_024;
 /**
