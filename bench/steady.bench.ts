@@ -39,7 +39,7 @@ export default async function bench(): Promise<BenchFigure[]> {
     const sink = start("bench/servers/sink.ts", { ...env, PORT: String(sinkPort) }, { tsx: true });
     procs.push(sink);
     await new Promise((r) => sink.child.once("message", r));
-    const app = createApp({ env: { DATA_DIR: dataDir }, log: silentLogger });
+    const app = createApp({ env: { DATA_DIR: dataDir, ALLOW_PRIVATE_URLS: "true" }, log: silentLogger });
     const service = createAppletService(app);
     const hooks = Array.from({ length: 10 }, (_, i) => {
       const a = service.create({
