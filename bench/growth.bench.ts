@@ -5,7 +5,7 @@
  * runs, page times; then retention as the worker runs it (batched deletes + incremental vacuum)
  * while webhooks keep arriving at 100/s: file size before and after, webhook latency meanwhile.
  */
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
@@ -102,8 +102,28 @@ export default async function bench(): Promise<BenchFigure[]> {
     // Retention as the worker runs it, while a sender keeps posting at 100 webhooks/s.
     const hook = `/api/hooks/${applets[1]!.id}/${applets[1]!.webhookToken}`;
     const during = autocannon({ url: base, connections: 10, overallRate: 100, duration: 3600, requests: [{ method: "POST", path: hook, headers: { "content-type": "application/json" }, body: '{"n":1}' }] });
+    // The longest single statement of each kind: how long retention holds the write lock at once.
+    const longest: Record<string, { ms: number; calls: number }> = {};
+    const m = app.repos.maintenance as unknown as Record<string, (...a: unknown[]) => unknown>;
+    for (const name of ["deleteRunsBefore", "deleteEventsBefore", "incrementalVacuum", "convertToIncremental"]) {
+      const fn = m[name]!;
+      m[name] = (...args: unknown[]) => {
+        const t = performance.now();
+        try {
+          return fn(...args);
+        } finally {
+          const l = (longest[name] ??= { ms: 0, calls: 0 });
+          l.ms = Math.max(l.ms, performance.now() - t);
+          l.calls++;
+        }
+      };
+    }
+    const walBytes = () => (existsSync(`${app.config.databasePath}-wal`) ? statSync(`${app.config.databasePath}-wal`).size : 0);
+    let walPeak = 0;
+    const walTimer = setInterval(() => (walPeak = Math.max(walPeak, walBytes())), 250);
     const retStart = performance.now();
     const r = await runRetention(app, new Date(), { holder: "bench" });
+    clearInterval(walTimer);
     const retentionSeconds = (performance.now() - retStart) / 1000;
     during.stop();
     const hooks = await during;
@@ -123,6 +143,12 @@ export default async function bench(): Promise<BenchFigure[]> {
       },
       { name: "retention deleting 90 % of the runs: database file after / before", unit: "%", value: (afterBytes / fullBytes) * 100, target: "<= 30", notes: `${r1(mb(fullBytes))} → ${r1(mb(afterBytes))} MB, ${r.deletedEvents.toLocaleString("en-US")} events deleted, ${remaining.toLocaleString("en-US")} runs kept, ${r1(retentionSeconds)} s` },
       { name: "webhooks during that retention run (100/s, 10 connections)", unit: "ms p99", value: hooks.latency.p99, notes: `max ${hooks.latency.max} ms, ${hooks.requests.total} requests, ${hooks.non2xx} not 2xx, ${hooks.errors} errors` },
+      {
+        name: "longest single retention statement (the write lock held at once)",
+        unit: "ms",
+        value: Math.max(...Object.values(longest).map((l) => l.ms)),
+        notes: `${Object.entries(longest).map(([k, l]) => `${k} ${Math.round(l.ms)} ms max over ${l.calls} calls`).join("; ")}; WAL peak ${r1(mb(walPeak))} MB`,
+      },
       { name: "VACUUM speed on this disk (what converting an old data dir costs)", unit: "MB/s", value: vacuumMbPerS, notes: "VACUUM INTO a copy of the full database" },
     ];
   } finally {

@@ -17,7 +17,7 @@ export interface Proc {
   child: ChildProcess;
   pid: number;
   /** Event-loop delay since the last reset, and memory now. */
-  eld(): Promise<{ p50: number; p99: number; max: number; rss: number; heapUsed: number }>;
+  eld(opts?: { gc?: boolean }): Promise<{ p50: number; p99: number; max: number; rss: number; heapUsed: number }>;
   resetEld(): void;
   stop(): Promise<void>;
 }
@@ -36,13 +36,13 @@ export function requireBuild(): void {
 }
 
 /** Starts a script (compiled .mjs with plain node, a bench .ts server with tsx). */
-export function start(script: string, env: NodeJS.ProcessEnv, opts: { tsx?: boolean } = {}): Proc {
-  const execArgv = [...(opts.tsx ? ["--import", "tsx"] : []), "--import", eld, ...profileArgs];
+export function start(script: string, env: NodeJS.ProcessEnv, opts: { tsx?: boolean; exposeGc?: boolean } = {}): Proc {
+  const execArgv = [...(opts.tsx ? ["--import", "tsx"] : []), "--import", eld, ...(opts.exposeGc ? ["--expose-gc"] : []), ...profileArgs];
   const child = fork(path.join(root, script), [], { cwd: root, env, execArgv, stdio: ["ignore", "inherit", "inherit", "ipc"] });
   const proc: Proc = {
     child,
     pid: child.pid!,
-    eld: () =>
+    eld: (o = {}) =>
       new Promise((resolve, reject) => {
         const onMessage = (m: unknown) => {
           if ((m as { type?: string })?.type !== "eld") return;
@@ -50,7 +50,7 @@ export function start(script: string, env: NodeJS.ProcessEnv, opts: { tsx?: bool
           resolve(m as Awaited<ReturnType<Proc["eld"]>>);
         };
         child.on("message", onMessage);
-        if (!child.send({ type: "eld" })) reject(new Error(`bench: ${script} does not answer`));
+        if (!child.send({ type: "eld", gc: o.gc ?? false })) reject(new Error(`bench: ${script} does not answer`));
       }),
     resetEld: () => void child.send({ type: "eld-reset" }),
     stop: () =>

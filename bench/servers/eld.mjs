@@ -2,6 +2,8 @@
 // memory, answered over the IPC channel, so the app itself carries no bench code.
 //   { type: "eld-reset" }   starts a new measurement window
 //   { type: "eld" }         → { type: "eld", p50, p99, max (ms), rss, heapUsed (MB) }
+//   { type: "eld", gc: true } the same after a full garbage collection (needs --expose-gc): what
+//                           the heap really retains, for telling a leak from a heap not yet collected
 import { monitorEventLoopDelay } from "node:perf_hooks";
 
 if (process.send) {
@@ -10,6 +12,7 @@ if (process.send) {
   process.on("message", (m) => {
     if (m?.type === "eld-reset") h.reset();
     if (m?.type === "eld") {
+      if (m.gc && typeof globalThis.gc === "function") globalThis.gc();
       const mem = process.memoryUsage();
       process.send({ type: "eld", p50: h.percentile(50) / 1e6, p99: h.percentile(99) / 1e6, max: h.max / 1e6, rss: mem.rss / 2 ** 20, heapUsed: mem.heapUsed / 2 ** 20 });
     }

@@ -44,7 +44,7 @@ describe("#14: retention returns space to the file system", () => {
     expect(app.repos.maintenance.autoVacuum()).toBe("incremental");
     fill(app, 20_000);
     const before = fileBytes(app);
-    const r = await runRetention(app, app.clock.now(), { holder: "test" });
+    const r = await runRetention(app, app.clock.now(), { holder: "test", pauseMs: 0 });
     expect(r.deletedEvents).toBe(18_000);
     expect(app.db.sqlite.prepare("SELECT COUNT(*) AS n FROM runs").get()).toEqual({ n: 2_000 });
     const after = fileBytes(app);
@@ -67,14 +67,14 @@ describe("#14: retention returns space to the file system", () => {
     apps.push(app, { ...first, cleanup: () => first.cleanup() });
     expect(app.repos.maintenance.autoVacuum()).toBe("none");
     const before = fileBytes(app);
-    await runRetention(app, app.clock.now(), { holder: "test" });
+    await runRetention(app, app.clock.now(), { holder: "test", pauseMs: 0 });
     expect(app.repos.maintenance.autoVacuum()).toBe("incremental");
     expect(fileBytes(app) / before).toBeLessThanOrEqual(0.3);
     // From now on freed pages go back at every retention run.
     app.db.sqlite.prepare("DELETE FROM runs").run();
     app.db.sqlite.prepare("DELETE FROM events").run();
     const beforeSecond = fileBytes(app);
-    await runRetention(app, app.clock.now(), { holder: "test" });
+    await runRetention(app, app.clock.now(), { holder: "test", pauseMs: 0 });
     expect(fileBytes(app)).toBeLessThan(beforeSecond);
   });
 
