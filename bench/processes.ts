@@ -17,7 +17,7 @@ export interface Proc {
   child: ChildProcess;
   pid: number;
   /** Event-loop delay since the last reset, and memory now. */
-  eld(opts?: { gc?: boolean }): Promise<{ p50: number; p99: number; max: number; rss: number; heapUsed: number }>;
+  eld(opts?: { gc?: boolean }): Promise<{ p50: number; p99: number; max: number; rss: number; heapUsed: number; cpuMs: number }>;
   resetEld(): void;
   stop(): Promise<void>;
 }
@@ -38,7 +38,9 @@ export function requireBuild(): void {
 /** Starts a script (compiled .mjs with plain node, a bench .ts server with tsx). */
 export function start(script: string, env: NodeJS.ProcessEnv, opts: { tsx?: boolean; exposeGc?: boolean } = {}): Proc {
   const execArgv = [...(opts.tsx ? ["--import", "tsx"] : []), "--import", eld, ...(opts.exposeGc ? ["--expose-gc"] : []), ...profileArgs];
-  const child = fork(path.join(root, script), [], { cwd: root, env, execArgv, stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  // BENCH_APP_NODE_OPTIONS: NODE_OPTIONS for the app's processes only (e.g. a heap limit to compare).
+  const childEnv = process.env.BENCH_APP_NODE_OPTIONS && !opts.tsx ? { ...env, NODE_OPTIONS: process.env.BENCH_APP_NODE_OPTIONS } : env;
+  const child = fork(path.join(root, script), [], { cwd: root, env: childEnv, execArgv, stdio: ["ignore", "inherit", "inherit", "ipc"] });
   const proc: Proc = {
     child,
     pid: child.pid!,

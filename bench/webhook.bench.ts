@@ -106,6 +106,12 @@ export default async function bench(): Promise<BenchFigure[]> {
       { name: "production: webhook ingest p50", unit: "ms", value: ingest.p50 },
       { name: "production: webhook ingest p99", unit: "ms", value: ingest.p99, target: "<= 25" },
       { name: "production: event-loop delay p99 during the load, web process", unit: "ms", value: webEld.p99, notes: `max ${r1(webEld.max)} ms; worker p99 ${r1(workerEld.p99)} ms, max ${r1(workerEld.max)} ms` },
+      {
+        name: "production: web process CPU per 1,000 webhooks",
+        unit: "ms",
+        value: webEld.cpuMs / (ingest.requests / 1000),
+        notes: `ingress only: ${r1(ingressEld.cpuMs / (ingressOnly.requests / 1000))} ms; baseline: ${r1(baseEld.cpuMs / (baseline.requests / 1000))} ms. CPU time per request barely moves with contention for the cores, unlike req/s`,
+      },
       { name: "production: idle RSS, web + worker", unit: "MB", value: idle.web + idle.worker, target: "<= 300", notes: `web ${r1(idle.web)} MB (Next prepared, one page rendered), worker ${r1(idle.worker)} MB; 3 s after start, before any webhook` },
       { name: "production: idle RSS, worker", unit: "MB", value: idle.worker, target: "<= 100" },
       { name: "production: RSS under load (max of 250 ms samples)", unit: "MB", value: maxMb[0]! + maxMb[1]!, notes: `web ${r1(maxMb[0]!)} MB, worker ${r1(maxMb[1]!)} MB` },
