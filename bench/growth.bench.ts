@@ -13,7 +13,7 @@ import { createApp } from "@/lib/app";
 import { createAppletService } from "@/lib/applets/service";
 import { silentLogger } from "@/lib/core/log";
 import { runRetention } from "@/lib/scheduler/retention";
-import { requireBuild, rssMb, start, waitHealthy, type Proc } from "./processes";
+import { freePorts, requireBuild, rssMb, start, waitHealthy, type Proc } from "./processes";
 import type { BenchFigure } from "./types";
 
 const RUNS = Number(process.env.BENCH_GROWTH_RUNS ?? 1_000_000);
@@ -73,9 +73,9 @@ export default async function bench(): Promise<BenchFigure[]> {
     const vacuumMbPerS = mb(fullBytes) / ((performance.now() - vacStart) / 1000);
     rmSync(copy);
 
-    const port = 4821;
+    const [port, smtpPort] = (await freePorts(2)) as [number, number];
     const base = `http://127.0.0.1:${port}`;
-    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, NODE_ENV: "production", LOG_LEVEL: "warn", NEXT_TELEMETRY_DISABLED: "1", PORT: String(port), HOST: "127.0.0.1", PUBLIC_URL: base, SMTP_INBOUND_PORT: "4822", ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password, WORKER_CONCURRENCY: "4" };
+    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, NODE_ENV: "production", LOG_LEVEL: "warn", NEXT_TELEMETRY_DISABLED: "1", PORT: String(port), HOST: "127.0.0.1", PUBLIC_URL: base, SMTP_INBOUND_PORT: String(smtpPort), ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password, WORKER_CONCURRENCY: "4" };
     const worker = start("dist/worker.mjs", env);
     const web = start("dist/server.mjs", env);
     procs.push(worker, web);

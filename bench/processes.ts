@@ -4,6 +4,7 @@
  * for event-loop delay and memory figures.
  */
 import { fork, type ChildProcess } from "node:child_process";
+import { createServer, type AddressInfo } from "node:net";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -67,6 +68,18 @@ export function start(script: string, env: NodeJS.ProcessEnv, opts: { tsx?: bool
       }),
   };
   return proc;
+}
+
+/**
+ * `n` distinct ports nothing listens on now (all held open until every one is chosen), so benches
+ * of several checkouts can run on one machine at once.
+ */
+export async function freePorts(n: number): Promise<number[]> {
+  const servers = Array.from({ length: n }, () => createServer());
+  await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.listen(0, "127.0.0.1", resolve))));
+  const ports = servers.map((s) => (s.address() as AddressInfo).port);
+  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  return ports;
 }
 
 /** Resident memory now (VmRSS) and its high-water mark (VmHWM) in MB, from the kernel. */

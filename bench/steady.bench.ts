@@ -11,7 +11,7 @@ import autocannon from "autocannon";
 import { createApp } from "@/lib/app";
 import { createAppletService } from "@/lib/applets/service";
 import { silentLogger } from "@/lib/core/log";
-import { requireBuild, rssMb, start, waitHealthy, type Proc } from "./processes";
+import { freePorts, requireBuild, rssMb, start, waitHealthy, type Proc } from "./processes";
 import type { BenchFigure } from "./types";
 
 const MINUTES = Number(process.env.BENCH_STEADY_MINUTES ?? 12);
@@ -33,7 +33,7 @@ export default async function bench(): Promise<BenchFigure[]> {
   requireBuild();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "whenthen-steady-"));
   const procs: Proc[] = [];
-  const [sinkPort, port, smtpPort] = [4831, 4832, 4833];
+  const [sinkPort, port, smtpPort] = (await freePorts(3)) as [number, number, number];
   try {
     const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, NODE_ENV: "production", LOG_LEVEL: "warn", NEXT_TELEMETRY_DISABLED: "1", ALLOW_PRIVATE_URLS: "true" };
     const sink = start("bench/servers/sink.ts", { ...env, PORT: String(sinkPort) }, { tsx: true });

@@ -16,7 +16,7 @@ import autocannon from "autocannon";
 import { createApp } from "@/lib/app";
 import { createAppletService } from "@/lib/applets/service";
 import { silentLogger } from "@/lib/core/log";
-import { maxRssDuring, requireBuild, rssMb, start, until, waitHealthy, type Proc } from "./processes";
+import { freePorts, maxRssDuring, requireBuild, rssMb, start, until, waitHealthy, type Proc } from "./processes";
 import type { BenchFigure } from "./types";
 
 const CONNECTIONS = 50;
@@ -29,7 +29,7 @@ export default async function bench(): Promise<BenchFigure[]> {
   requireBuild();
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "whenthen-bench-"));
   const procs: Proc[] = [];
-  const [sinkPort, basePort, webPort, smtpPort, ingressPort] = [4811, 4812, 4813, 4814, 4815];
+  const [sinkPort, basePort, webPort, smtpPort, ingressPort] = (await freePorts(5)) as [number, number, number, number, number];
   const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, ALLOW_PRIVATE_URLS: "true", LOG_LEVEL: "warn", NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1" };
   const ready = (p: Proc) => new Promise<void>((resolve) => p.child.once("message", () => resolve()));
   try {
