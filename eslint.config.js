@@ -2,7 +2,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "**/node_modules/", ".next/", "data/", "drizzle/", "packages/*/dist/", "next-env.d.ts", "tests/e2e/screenshots/"] },
+  { ignores: ["node_modules/", "**/node_modules/", ".next/", "dist/", "data/", "drizzle/", "packages/*/dist/", "next-env.d.ts", "tests/e2e/screenshots/"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -3,6 +3,8 @@ import next from "next";
 import { Cron } from "croner";
 import { createApi } from "@/lib/api/router";
 import { createApp } from "@/lib/app";
+import { loadEnvFile } from "@/lib/core/env-file";
+import { listenErrorMessage } from "@/lib/core/listen-error";
 import { createAppletService } from "@/lib/applets/service";
 import { createAuth } from "@/lib/auth";
 import { stampClientIp } from "@/lib/auth/client-ip";
@@ -17,6 +19,7 @@ import { createSandbox } from "@/lib/sandbox";
  * Web composition root: one node:http server. Webhooks, health and signed files are answered by
  * the lean ingress and never enter Next.js; everything else goes to Next's request handler.
  */
+loadEnvFile();
 const dev = process.env.NODE_ENV !== "production";
 const app = createApp({ role: "web" });
 const log = app.log.child("web");
@@ -40,9 +43,13 @@ const handle = nextApp.getRequestHandler();
 
 // The worker is another process: a 2 s look at runs changed since the last look feeds the SSE bus.
 const updates = publishRunUpdates(app);
-const updatesJob = new Cron("*/2 * * * * *", { protect: true }, updates);
+const updatesJob = new Cron("*/2 * * * * *", { protect: true }, () =>
+  updates().catch((err: unknown) => log.warn("could not read run changes for the live view", { error: err instanceof Error ? err.message : String(err) })),
+);
 
-await nextApp.prepare();
+// The port is taken before Next is ready, so a taken port fails at once with the variable to change,
+// and webhooks are acknowledged while Next still prepares; pages wait for it.
+const nextReady = nextApp.prepare();
 const server = createServer((req, res) => {
   // The public hot paths first: they need no client address, and a webhook's stored headers are
   // then exactly the ones its sender sent.
@@ -51,12 +58,18 @@ const server = createServer((req, res) => {
   // Login rate limiting keys on the connecting address; the API only sees a Web Request.
   stampClientIp(req, app.config.trustProxy);
   if (pageGate(req, res)) return;
-  void handle(req, res);
+  void nextReady.then(() => handle(req, res));
 });
 server.keepAliveTimeout = 65_000;
+server.once("error", (err) => {
+  log.error(listenErrorMessage(err, "PORT", app.config.port, app.config.host));
+  process.exit(1);
+});
 server.listen(app.config.port, app.config.host, () => {
   log.info(`listening on ${app.config.publicUrl}`, { host: app.config.host, port: app.config.port, dev, data: app.config.dataDir });
 });
+await nextReady;
+log.info("pages ready");
 
 function shutdown() {
   updatesJob.stop();

@@ -11,6 +11,7 @@ declare module "autocannon" {
     connections?: number;
     duration?: number;
     amount?: number;
+    overallRate?: number;
     requests?: Request[];
   }
   interface Histogram {
@@ -18,6 +19,7 @@ declare module "autocannon" {
     total: number;
     p50: number;
     p99: number;
+    max: number;
   }
   interface Result {
     requests: Histogram;
@@ -25,5 +27,6 @@ declare module "autocannon" {
     non2xx: number;
     errors: number;
   }
-  export default function autocannon(opts: Options): Promise<Result>;
+  /** The running instance is also a promise of its result; `stop()` ends it early. */
+  export default function autocannon(opts: Options): Promise<Result> & { stop(): void };
 }

@@ -36,13 +36,15 @@ for (const name of names) {
   console.log(`\n== ${name} ==`);
   const mod = (await import(path.join(dir, `${name}.bench.ts`))) as { default: Bench };
   const started = Date.now();
+  const loadBefore = os.loadavg()[0]!;
   const figures = await mod.default();
+  const load = { before: loadBefore, after: os.loadavg()[0]! };
   for (const f of figures) {
     const verdict = meets(f);
     if (verdict === false) failed = true;
     console.log(`${f.name}: ${format(f.value)} ${f.unit}${f.target ? `  (target ${f.target}: ${verdict ? "met" : "MISSED"})` : ""}${f.notes ? `  — ${f.notes}` : ""}`);
   }
-  writeSection(name, figures, Math.round((Date.now() - started) / 1000));
+  writeSection(name, figures, Math.round((Date.now() - started) / 1000), load);
 }
 console.log(`\nwrote ${path.relative(process.cwd(), resultsFile)}`);
 process.exit(failed ? 1 : 0);
@@ -57,7 +59,13 @@ function format(v: number): string {
   return Math.abs(v) >= 100 ? Math.round(v).toLocaleString("en-US") : String(Math.round(v * 100) / 100);
 }
 
-function writeSection(name: string, figures: BenchFigure[], seconds: number) {
+function writeSection(name: string, figures: BenchFigure[], seconds: number, load: { before: number; after: number }) {
+  // The settings that change what a bench does belong to its command line.
+  const settings = Object.entries(process.env)
+    .filter(([k]) => k.startsWith("BENCH_") && k !== "BENCH_CPU_PROF")
+    .map(([k, v]) => `${k}=${v} `)
+    .join("");
+  const cores = os.cpus().length;
   const begin = `<!-- bench:${name} -->`;
   const end = `<!-- /bench:${name} -->`;
   const rows = figures
@@ -66,7 +74,7 @@ function writeSection(name: string, figures: BenchFigure[], seconds: number) {
   const section = `${begin}
 ## ${name}
 
-Measured ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC at ${commit} with \`pnpm bench ${name}\` (${seconds} s) on ${machine}.
+Measured ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC at ${commit} with \`${settings}pnpm bench ${name}\` (${seconds} s) on ${machine}. Load average (1 min) ${load.before.toFixed(1)} at the start, ${load.after.toFixed(1)} at the end, on ${cores} cores${load.before > cores / 2 || load.after > cores / 2 ? ": other work was running, so timings are noisy; the same-run baseline is what to compare against" : ""}.
 
 | what | value | target | | notes |
 |---|---|---|---|---|

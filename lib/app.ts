@@ -5,6 +5,7 @@ import { startWalCheckpointer } from "./db/checkpoint";
 import { openDatabase, type DbHandle } from "./db/client";
 import { createAppletsRepo } from "./db/repos/applets";
 import { createJobLocksRepo } from "./db/repos/job-locks";
+import { createMaintenanceRepo } from "./db/repos/maintenance";
 import { createRunsRepo } from "./db/repos/runs";
 import { createSecretsRepo } from "./db/repos/secrets";
 import { createTriggerStateRepo } from "./db/repos/trigger-state";
@@ -32,6 +33,7 @@ export interface App {
     jobLocks: ReturnType<typeof createJobLocksRepo>;
     users: ReturnType<typeof createUsersRepo>;
     workers: ReturnType<typeof createWorkersRepo>;
+    maintenance: ReturnType<typeof createMaintenanceRepo>;
   };
   secrets: SecretsService;
   bus: Bus;
@@ -66,6 +68,7 @@ export function createApp(opts: CreateAppOptions = {}): App {
     jobLocks: createJobLocksRepo(db.sqlite),
     users: createUsersRepo(db.sqlite),
     workers: createWorkersRepo(db.sqlite),
+    maintenance: createMaintenanceRepo(db.sqlite),
   };
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLogger("whenthen");

@@ -3,10 +3,11 @@ import { Cron } from "croner";
 import { actionRegistry } from "@/lib/actions";
 import { createApp, type App } from "@/lib/app";
 import { systemClock } from "@/lib/core/clock";
+import { loadEnvFile } from "@/lib/core/env-file";
 import { isDatabaseError } from "@/lib/core/errors";
 import { createFaultTracker } from "@/lib/core/faults";
+import { listenErrorMessage } from "@/lib/core/listen-error";
 import { createLogger } from "@/lib/core/log";
-import { startReceiver } from "@/lib/mail/receiver";
 import { newWorkerId } from "@/lib/queue/lease";
 import { startExecutorLoop } from "@/lib/queue/loop";
 import { createSandbox } from "@/lib/sandbox";
@@ -20,6 +21,7 @@ import { runSchedulerTick } from "@/lib/scheduler/tick";
  * two workers never double any work. A job that fails (a full disk) is a fault: logged, carried
  * by the heartbeat to /api/health when it can be written, and tried again; the process stays up.
  */
+loadEnvFile();
 const log = createLogger("whenthen").child("worker");
 const faults = createFaultTracker({ clock: systemClock, log });
 // A database that cannot be opened (a full disk cannot even grow its -shm file) is waited out
@@ -87,14 +89,24 @@ const retentionJob = new Cron("0 * * * *", { protect: true }, () =>
 );
 
 // The inbound SMTP receiver (email trigger): port 2525 on a laptop, host port 25 → 2525 in compose.
-const receiver = await startReceiver(app);
+// INBOUND_EMAIL=false leaves it out, and smtp-server is then never loaded (bench/RESULTS.md: ~14 MB).
+let receiver: { port: number; close(): Promise<void> } | null = null;
+if (app.config.inboundEmail) {
+  const { startReceiver } = await import("@/lib/mail/receiver");
+  try {
+    receiver = await startReceiver(app);
+  } catch (err) {
+    log.error(listenErrorMessage(err, "SMTP_INBOUND_PORT", app.config.smtpInboundPort, app.config.host));
+    process.exit(1);
+  }
+}
 
 log.info("worker started", {
   worker_id: workerId,
   concurrency: app.config.workerConcurrency,
   lease_s: app.config.workerLeaseMs / 1000,
   database: app.config.databasePath,
-  smtp_port: receiver.port,
+  smtp_port: receiver?.port ?? "off (INBOUND_EMAIL=false)",
 });
 
 let stopping = false;
@@ -111,7 +123,7 @@ async function shutdown(signal: string) {
   // The tick (aborted), in-flight SMTP messages and runs finish side by side within the grace. A
   // message still arriving at its end is cut; its sender retries it later.
   const deadline = new Promise<void>((r) => setTimeout(r, graceMs).unref());
-  await Promise.all([executorStopped, Promise.race([Promise.all(periodic), deadline]), Promise.race([receiver.close(), deadline])]);
+  await Promise.all([executorStopped, Promise.race([Promise.all(periodic), deadline]), Promise.race([receiver?.close(), deadline])]);
   await sandbox.close();
   app.close();
   log.info("worker stopped");

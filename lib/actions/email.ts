@@ -2,7 +2,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { domainToASCII } from "node:url";
 import { Marked } from "marked";
-import nodemailer from "nodemailer";
+import type { createTransport } from "nodemailer";
 import addressparser from "nodemailer/lib/addressparser";
 import { z } from "zod";
 import { ActionError, errorMessage } from "../core/errors";
@@ -173,7 +173,10 @@ export const emailAction: ActionPlugin<EmailActionConfig> = {
   },
 };
 
-type Message = Parameters<ReturnType<typeof nodemailer.createTransport>["sendMail"]>[0] & {
+/** nodemailer costs ~15 MB of RSS: a worker loads it with its first email action. */
+const transportOf = async (options: Parameters<typeof createTransport>[0]) => (await import("nodemailer")).default.createTransport(options);
+
+type Message = Parameters<ReturnType<typeof createTransport>["sendMail"]>[0] & {
   to: { name: string; address: string }[];
   subject: string;
   messageId: string;
@@ -181,7 +184,7 @@ type Message = Parameters<ReturnType<typeof nodemailer.createTransport>["sendMai
 
 async function sendViaRelay(ctx: ActionContext, smtpUrl: string, message: Message) {
   if (!/^smtps?:\/\//i.test(smtpUrl)) throw new ActionError("email: SMTP_URL must start with smtp:// or smtps://", { retryable: false });
-  const transport = nodemailer.createTransport({ url: smtpUrl, ...SMTP_TIMEOUTS, disableFileAccess: true, disableUrlAccess: true });
+  const transport = await transportOf({ url: smtpUrl, ...SMTP_TIMEOUTS, disableFileAccess: true, disableUrlAccess: true });
   try {
     const info = await transport.sendMail(message);
     ctx.log.info("email sent", { to: message.to.map((r) => r.address), subject: message.subject, message_id: message.messageId });
@@ -196,7 +199,7 @@ async function sendViaRelay(ctx: ActionContext, smtpUrl: string, message: Messag
 }
 
 async function writeToOutbox(ctx: ActionContext, message: Message) {
-  const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "crlf", disableFileAccess: true, disableUrlAccess: true });
+  const transport = await transportOf({ streamTransport: true, buffer: true, newline: "crlf", disableFileAccess: true, disableUrlAccess: true });
   const info = await transport.sendMail(message);
   const eml = info.message;
   if (!Buffer.isBuffer(eml)) throw new ActionError("email: the outbox transport did not return the message", { retryable: false });

@@ -34,6 +34,11 @@ export class Bus {
     return msg;
   }
 
+  /** Whether anyone (an open SSE stream) is listening now. */
+  hasSubscribers(): boolean {
+    return this.#emitter.listenerCount("message") > 0;
+  }
+
   subscribe(fn: (msg: BusMessage) => void): () => void {
     this.#emitter.on("message", fn);
     return () => this.#emitter.off("message", fn);

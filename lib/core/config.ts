@@ -24,6 +24,8 @@ export interface AppConfig {
   port: number;
   host: string;
   inboundDomain: string;
+  /** INBOUND_EMAIL: whether the worker runs the SMTP receiver for email triggers (default true). */
+  inboundEmail: boolean;
   smtpInboundPort: number;
   smtpUrl?: string;
   emailFrom: string;
@@ -84,6 +86,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     port,
     host: env.HOST || "0.0.0.0",
     inboundDomain: (env.INBOUND_DOMAIN || "localhost").toLowerCase(),
+    inboundEmail: bool(env, "INBOUND_EMAIL", true),
     smtpInboundPort: int(env, "SMTP_INBOUND_PORT", 2525),
     smtpUrl: env.SMTP_URL || undefined,
     emailFrom: env.EMAIL_FROM || "automations@localhost",
@@ -129,6 +132,14 @@ function atLeast(env: Env, name: string, fallback: number, min: number): number 
   const n = int(env, name, fallback);
   if (n < min) throw new Error(`config: ${name} must be at least ${min}, got "${env[name]}"`);
   return n;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = (env[name] ?? "").trim().toLowerCase();
+  if (raw === "") return fallback;
+  if (raw === "true" || raw === "1" || raw === "on") return true;
+  if (raw === "false" || raw === "0" || raw === "off") return false;
+  throw new Error(`config: ${name} must be true or false, got "${env[name]}"`);
 }
 
 /**

@@ -1,15 +1,16 @@
 import Database from "better-sqlite3";
-import { drizzle, type BetterSQLite3Database } from "drizzle-orm/better-sqlite3";
 import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import * as schema from "./schema";
 
 export type Sqlite = Database.Database;
-export type Db = BetterSQLite3Database<typeof schema>;
 
+/**
+ * The open database. The repos use better-sqlite3's prepared statements directly (DESIGN.md: the
+ * hot paths); lib/db/schema.ts is drizzle-kit's source for the migrations, so drizzle-orm is not
+ * loaded at run time (it cost each process ~14 MB of RSS for a handle nothing used).
+ */
 export interface DbHandle {
   sqlite: Sqlite;
-  db: Db;
   close(): void;
 }
 
@@ -43,6 +44,10 @@ export function openDatabase(file: string, opts: OpenOptions = {}): DbHandle {
   const sqlite = new Database(file, { readonly: opts.readonly ?? false });
   sqlite.pragma("busy_timeout = 5000");
   if (!opts.readonly) {
+    // Before the first table exists, so a new database returns the space retention frees
+    // (lib/scheduler/retention.ts runs incremental_vacuum). An existing file keeps its mode until
+    // retention converts it once; a PRAGMA alone cannot change it after tables exist.
+    sqlite.pragma("auto_vacuum = INCREMENTAL");
     sqlite.pragma("journal_mode = WAL");
     sqlite.pragma(`synchronous = ${opts.synchronous ?? "NORMAL"}`);
     if (opts.walAutocheckpoint !== undefined) sqlite.pragma(`wal_autocheckpoint = ${Math.max(0, Math.floor(opts.walAutocheckpoint))}`);
@@ -52,8 +57,7 @@ export function openDatabase(file: string, opts: OpenOptions = {}): DbHandle {
     sqlite.pragma("foreign_keys = ON");
     migrate(sqlite, opts.migrationsDir ?? defaultMigrationsDir());
   }
-  const db = drizzle(sqlite, { schema });
-  return { sqlite, db, close: () => sqlite.close() };
+  return { sqlite, close: () => sqlite.close() };
 }
 
 export function defaultMigrationsDir(): string {

@@ -1,4 +1,4 @@
-import FeedParser from "feedparser";
+import type FeedParser from "feedparser";
 
 /**
  * Feed text → the fields the RSS trigger needs, for every format in use: RSS 0.9x, 1.0 (RDF, with
@@ -80,9 +80,12 @@ const rawAttr = (v: RawValue, name: string): string | null => {
 // prefix), most wanted first: when the item was published, then when it changed.
 const DATE_FIELDS = ["pubdate", "published", "issued", "date", "created", "updated", "modified"];
 
-function readXmlFeed(source: string, feedUrl: string | undefined): Promise<ParsedFeed> {
+async function readXmlFeed(source: string, feedUrl: string | undefined): Promise<ParsedFeed> {
+  // feedparser (sax, its entity tables) is loaded with the first feed, not by every process that
+  // imports the triggers (the web process and a worker without feeds never need it).
+  const { default: FeedParserClass } = await import("feedparser");
   return new Promise((resolve, reject) => {
-    const parser = new FeedParser({ addmeta: false, ...(feedUrl ? { feedurl: feedUrl } : {}) });
+    const parser = new FeedParserClass({ addmeta: false, ...(feedUrl ? { feedurl: feedUrl } : {}) });
     const items: FeedEntry[] = [];
     let failed = false;
     parser.on("error", (err: Error) => {

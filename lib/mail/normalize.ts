@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import iconv from "iconv-lite";
-import { simpleParser, type AddressObject, type EmailAddress, type ParsedMail } from "mailparser";
+import type { AddressObject, EmailAddress, ParsedMail } from "mailparser";
 import { parseDateText } from "../core/dates";
 import { sanitizeFilename } from "../files/sanitize";
 import { LOOP_HEADER } from "./headers";
@@ -70,6 +70,9 @@ export function generatedMessageId(raw: Buffer): string {
 }
 
 export async function parseInbound(raw: Buffer, opts: { receivedAt: Date }): Promise<ParsedInbound> {
+  // mailparser and its charset tables cost the worker ~25 MB of RSS (bench/RESULTS.md, worker
+  // parts): loaded with the first message, not at start-up.
+  const { simpleParser } = await import("mailparser");
   const parsed = await simpleParser(withUtf8Headers(raw), {
     // textAsHtml and link rewriting are never used; skipping them saves work on big messages.
     skipTextToHtml: true,

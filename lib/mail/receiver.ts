@@ -1,7 +1,7 @@
 import { newId } from "../core/ids";
 import type { AddressInfo } from "node:net";
 import { domainToASCII } from "node:url";
-import { SMTPServer, type SMTPServerAddress, type SMTPServerDataStream, type SMTPServerSession } from "smtp-server";
+import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from "smtp-server";
 import type { App } from "../app";
 import { UserError, errorMessage } from "../core/errors";
 import { checkDefinition, maxAttemptsOf } from "../definition";
@@ -65,6 +65,8 @@ export async function startReceiver(app: App, opts: ReceiverOptions = {}): Promi
   let inFlight = 0;
   let idle: (() => void) | null = null;
 
+  // Imported here so a process that never starts the receiver never loads smtp-server.
+  const { SMTPServer } = await import("smtp-server");
   const server = new SMTPServer({
     name: inboundDomain,
     banner: "whenthen inbound",

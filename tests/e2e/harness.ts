@@ -1,20 +1,22 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { createServer as createNetServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type Page } from "playwright-core";
+import { findChromium } from "./chromium";
 
 /**
  * The real app for browser tests: server.ts and worker/index.ts as child processes on a temporary
  * DATA_DIR and free ports, plus a local stand-in for the outside services the applets call.
  */
 
-export const CHROMIUM = "/usr/bin/chromium";
-export const hasChromium = existsSync(CHROMIUM);
-export const SKIP_REASON = `${CHROMIUM} is missing: install Debian's Chromium with \`apt-get install -y chromium\` to run the browser tests`;
+const chromium_ = findChromium();
+export const CHROMIUM = chromium_.path;
+export const hasChromium = CHROMIUM !== null;
+export const SKIP_REASON = chromium_.reason;
 
 export const ADMIN = { email: "admin@whenthen.test", password: "correct-horse-battery-1" };
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -201,7 +203,7 @@ export class FakeServices {
 
 export async function launchBrowser(): Promise<Browser> {
   return chromium.launch({
-    executablePath: CHROMIUM,
+    executablePath: CHROMIUM ?? undefined,
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
   });
 }

@@ -103,9 +103,10 @@ describe.skipIf(skipReason !== null)(`compose${skipReason ? ` (skipped: ${skipRe
     expect(caddy!.image).toMatch(/^caddy:2/);
     expect(caddy!.volumes?.some((v) => v.endsWith(":/etc/caddy/Caddyfile:ro"))).toBe(true);
 
-    // The same image runs every process; the command picks which.
-    expect(app!.command).toEqual(["node_modules/.bin/tsx", "server.ts"]);
-    expect(worker!.command).toEqual(["node_modules/.bin/tsx", "worker/index.ts"]);
+    // The same image runs every process; the command picks which. Issue 14: node on the compiled
+    // JavaScript of `pnpm build`, no tsx.
+    expect(app!.command).toEqual(["node", "dist/server.mjs"]);
+    expect(worker!.command).toEqual(["node", "dist/worker.mjs"]);
     expect(backup!.command).toEqual(["bash", "scripts/backup.sh", "--daily"]);
     expect(new Set([app!.image, worker!.image, backup!.image]).size).toBe(1);
 
@@ -115,8 +116,10 @@ describe.skipIf(skipReason !== null)(`compose${skipReason ? ` (skipped: ${skipRe
     expect(worker!.environment?.SMTP_INBOUND_PORT).toBe("2525");
     expect(app!.environment?.DATA_DIR).toBe("/data");
 
-    expect(app!.healthcheck?.test?.join(" ")).toContain("/api/health");
-    expect(worker!.healthcheck?.test?.join(" ")).toContain("2525");
+    expect(app!.healthcheck?.test).toEqual(["CMD", "node", "scripts/healthcheck.mjs", "web"]);
+    expect(worker!.healthcheck?.test).toEqual(["CMD", "node", "scripts/healthcheck.mjs", "worker"]);
+    // With INBOUND_EMAIL=false the worker's check asks the app's /api/health.
+    expect(worker!.environment?.HEALTHCHECK_WEB_URL).toBe("http://app:3000");
   });
 
   test("#12.6: the worker's stop_grace_period is set and outlasts its shutdown bound (WORKER_SHUTDOWN_SECONDS) by a margin", () => {
@@ -146,6 +149,26 @@ test("AC16: docker-compose.yml uses no key docker-compose 1.29 rejects (top-leve
   expect(text).not.toMatch(/^(name|include):/m);
   expect(text).not.toMatch(/^\s+required:/m);
   expect(text).not.toMatch(/start_interval/);
+});
+
+test("#14: the image and compose run node on compiled JavaScript: every command and check names a file the build or the repository provides, and nothing runs tsx", () => {
+  const dockerfile = readFileSync(path.join(root, "Dockerfile"), "utf8");
+  const compose = readFileSync(composeFile, "utf8");
+  expect(dockerfile).toMatch(/^CMD \["node", "dist\/server\.mjs"\]$/m);
+  expect(dockerfile).toMatch(/^HEALTHCHECK[\s\S]*CMD \["node", "scripts\/healthcheck\.mjs", "web"\]$/m);
+  expect(dockerfile).toMatch(/^RUN pnpm build/m);
+  for (const text of [dockerfile, compose]) {
+    for (const line of text.split("\n").filter((l) => !l.trim().startsWith("#"))) expect(line).not.toMatch(/tsx/);
+  }
+  // The entries scripts/build-server.mjs writes are the ones the commands start.
+  const build = readFileSync(path.join(root, "scripts/build-server.mjs"), "utf8");
+  expect(build).toMatch(/server: "server\.ts"/);
+  expect(build).toMatch(/worker: "worker\/index\.ts"/);
+  expect(readFileSync(path.join(root, "scripts/healthcheck.mjs"), "utf8")).toContain('role === "worker"');
+  // tsx is a devDependency: the image's `pnpm install --prod` leaves it out.
+  const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+  expect(pkg.dependencies).not.toHaveProperty("tsx");
+  expect(pkg.devDependencies).toHaveProperty("tsx");
 });
 
 test("AC16: the Caddyfile serves PUBLIC_URL and proxies to app:3000 without buffering the SSE stream", () => {

@@ -53,57 +53,104 @@ describe("SSE feeder: run changes from the worker reach the bus once each", () =
     return { app, published, touch, newRun };
   }
 
-  test("a run updated in the same millisecond as the last one seen, but committed after the read, is published", () => {
+  test("a run updated in the same millisecond as the last one seen, but committed after the read, is published", async () => {
     const { app, published, touch, newRun } = setup();
     const a = newRun();
     const b = newRun();
     const feed = publishRunUpdates(app);
     touch(a, "running", "2026-03-07T12:00:01.000Z");
-    feed();
+    await feed();
     expect(published.map((m) => [m.run_id, m.status])).toEqual([[a, "running"]]);
     touch(b, "running", "2026-03-07T12:00:01.000Z");
-    feed();
+    await feed();
     expect(published.map((m) => [m.run_id, m.status])).toEqual([
       [a, "running"],
       [b, "running"],
     ]);
   });
 
-  test("a run stamped slightly earlier (a worker whose clock lags) is published; nothing is published twice", () => {
+  test("a run stamped slightly earlier (a worker whose clock lags) is published; nothing is published twice", async () => {
     const { app, published, touch, newRun } = setup();
     const a = newRun();
     const b = newRun();
     const feed = publishRunUpdates(app);
     touch(a, "succeeded", "2026-03-07T12:00:05.000Z");
-    feed();
+    await feed();
     touch(b, "failed", "2026-03-07T12:00:04.200Z");
-    feed();
-    feed();
+    await feed();
+    await feed();
     expect(published.map((m) => [m.run_id, m.status])).toEqual([
       [a, "succeeded"],
       [b, "failed"],
     ]);
     // A later change of the same run is a new change.
     touch(a, "queued", "2026-03-07T12:00:06.000Z");
-    feed();
+    await feed();
     expect(published.map((m) => [m.run_id, m.status]).slice(2)).toEqual([[a, "queued"]]);
   });
 
-  test("more changes than one page in the overlap window are each published once, and the seen set stays bounded", () => {
+  test("more changes than one page in the overlap window are each published once, and the seen set stays bounded", async () => {
     const { app, published, touch, newRun } = setup();
     const ids = Array.from({ length: 1200 }, () => newRun());
     const feed = publishRunUpdates(app);
     app.db.sqlite.transaction(() => ids.forEach((id) => touch(id, "running", "2026-03-07T12:00:01.000Z")))();
-    feed();
+    await feed();
     expect(published).toHaveLength(1200);
     expect(new Set(published.map((m) => m.run_id)).size).toBe(1200);
-    feed();
+    await feed();
     expect(published).toHaveLength(1200);
     // Once the window has moved past them, the remembered keys are dropped.
     app.clock.set("2026-03-07T12:01:00.000Z");
     touch(ids[0]!, "succeeded", "2026-03-07T12:01:00.000Z");
-    feed();
+    await feed();
     expect(published).toHaveLength(1201);
     expect(feed.remembered()).toBeLessThanOrEqual(1);
+  });
+
+  test("#14: the live-view feed yields to the event loop between pages, so webhooks are answered while it reads a burst", async () => {
+    const { app, published, touch, newRun } = setup();
+    const ids = Array.from({ length: 1600 }, () => newRun());
+    const feed = publishRunUpdates(app);
+    app.db.sqlite.transaction(() => ids.forEach((id) => touch(id, "running", "2026-03-07T12:00:01.000Z")))();
+    // What another request on this event loop would see if it ran in the middle of the look.
+    const seenMidway: number[] = [];
+    const probe = () => {
+      seenMidway.push(published.length);
+      if (published.length < 1600 && seenMidway.length < 100) setImmediate(probe);
+    };
+    setImmediate(probe);
+    await feed();
+    expect(published).toHaveLength(1600);
+    // The probe ran while some, but not all, pages were published: the look did not hold the loop.
+    expect(seenMidway.some((n) => n > 0 && n < 1600)).toBe(true);
+  });
+
+  test("#14: with no SSE stream open the feed reads nothing; a stream opened later gets the changes from then on", async () => {
+    const app = createTestApp({ start: "2026-03-07T12:00:00.000Z" });
+    apps.push(app);
+    const applet = app.applets.create({ name: "unwatched", definition: webhookToHttp("https://status.test/status/200") });
+    const touch = (runId: string, status: string, updatedAt: string) =>
+      app.db.sqlite.prepare("UPDATE runs SET status = ?, updated_at = ? WHERE id = ?").run(status, updatedAt, runId);
+    const a = app.applets.test(applet.id, { body: {} }).runId;
+    const feed = publishRunUpdates(app);
+    let reads = 0;
+    const changedAfter = app.repos.runs.changedAfter;
+    app.repos.runs.changedAfter = (...args) => {
+      reads++;
+      return changedAfter(...args);
+    };
+    touch(a, "running", "2026-03-07T12:00:01.000Z");
+    app.clock.set("2026-03-07T12:00:02.000Z");
+    await feed();
+    expect(reads).toBe(0);
+    expect(feed.remembered()).toBe(0);
+
+    const published: BusMessage[] = [];
+    app.bus.subscribe((m) => published.push(m));
+    app.clock.set("2026-03-07T12:00:10.000Z");
+    touch(a, "succeeded", "2026-03-07T12:00:10.000Z");
+    await feed();
+    expect(reads).toBeGreaterThan(0);
+    expect(published.map((m) => [m.run_id, m.status])).toEqual([[a, "succeeded"]]);
   });
 });

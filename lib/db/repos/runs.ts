@@ -410,19 +410,6 @@ export function createRunsRepo(sqlite: Sqlite) {
            FROM applets a`,
         )
         .all(since),
-
-    /** Retention: events (and with them their runs) received before `before`; returns the deleted event ids. */
-    deleteOlderThan: (before: string): string[] => {
-      const ids = sqlite.prepare<[string], { id: string }>("SELECT id FROM events WHERE received_at < ?").all(before).map((r) => r.id);
-      sqlite.transaction(() => {
-        sqlite.prepare("DELETE FROM runs WHERE created_at < ? AND status NOT IN ('queued', 'running')").run(before);
-        sqlite
-          .prepare("DELETE FROM events WHERE received_at < ? AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.event_id = events.id)")
-          .run(before);
-      })();
-      const still = sqlite.prepare<[string], { id: string }>("SELECT id FROM events WHERE id = ?");
-      return ids.filter((id) => !still.get(id));
-    },
   };
 }
 

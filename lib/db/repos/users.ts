@@ -43,6 +43,7 @@ export function createUsersRepo(sqlite: Sqlite) {
   const count = sqlite.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM users");
   const byEmail = sqlite.prepare<[string], UserRowRaw>("SELECT * FROM users WHERE email = ?");
   const byId = sqlite.prepare<[string], UserRowRaw>("SELECT * FROM users WHERE id = ?");
+  const first = sqlite.prepare<[], UserRowRaw>("SELECT * FROM users ORDER BY created_at LIMIT 1");
   const insert = sqlite.prepare<[string, string, string, string, string]>(
     "INSERT INTO users (id, email, password_hash, session_version, created_at, updated_at) VALUES (?, ?, ?, 1, ?, ?)",
   );
@@ -71,6 +72,11 @@ export function createUsersRepo(sqlite: Sqlite) {
     },
     byId: (id: string): User | null => {
       const r = byId.get(id);
+      return r ? toUser(r) : null;
+    },
+    /** The first user created (the admin), or null. */
+    first: (): User | null => {
+      const r = first.get();
       return r ? toUser(r) : null;
     },
     insert: insertRow,

@@ -1,0 +1,83 @@
+#!/usr/bin/env node
+// The second half of `pnpm build` (after `next build`): bundles the two composition roots and the
+// server-side scripts into plain JavaScript under dist/, so production runs `node dist/server.mjs`
+// and `node dist/worker.mjs` with no TypeScript loader in memory (tsx cost ~40 MB per process and
+// a wrapper process each, measured in bench/RESULTS.md).
+//
+// What is bundled: our own code (`@/…`, relative imports) and the workspace packages, whose
+// package.json exports point at TypeScript sources. What stays outside: every installed package
+// (next, better-sqlite3, smtp-server, …), loaded from node_modules as usual. Code splitting keeps a
+// module that the worker imports only when it needs it (the SMTP receiver, the Sheets client, the
+// sandbox) in its own chunk, so its packages are loaded only then.
+import { build } from "esbuild";
+import { copyFileSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const outdir = path.join(root, "dist");
+const workspace = /^@(whenthen|vibedout)\//;
+// Pure ESM packages that tree-shake: bundled, so only the functions we call are loaded. date-fns-tz
+// imports the whole date-fns index for one helper; from node_modules that cost the worker 28 MB
+// of RSS, bundled it costs ~1 MB (bench/RESULTS.md, worker parts).
+const bundled = /^(date-fns|date-fns-tz)(\/|$)/;
+
+// lib/sandbox/index.ts starts its threads from `new URL("./worker.mjs", import.meta.url)`; in the
+// bundle import.meta.url is a file in dist/, where worker.mjs is the worker process. The thread's
+// file is copied as sandbox-thread.mjs and the URL is pointed at it.
+const SANDBOX_URL = 'new URL("./worker.mjs", import.meta.url)';
+const sandboxThread = {
+  name: "sandbox-thread",
+  setup(b) {
+    b.onLoad({ filter: /lib[\\/]sandbox[\\/]index\.ts$/ }, (args) => {
+      const source = readFileSync(args.path, "utf8");
+      if (!source.includes(SANDBOX_URL)) throw new Error(`build: ${args.path} no longer contains ${SANDBOX_URL}; update scripts/build-server.mjs`);
+      return { contents: source.replace(SANDBOX_URL, 'new URL("./sandbox-thread.mjs", import.meta.url)'), loader: "ts" };
+    });
+  },
+};
+
+const externals = {
+  name: "node-modules-external",
+  setup(b) {
+    // Bare specifiers other than the path alias and the workspace packages stay imports.
+    b.onResolve({ filter: /^[^./]/ }, (args) => {
+      if (args.path.startsWith("@/") || workspace.test(args.path) || bundled.test(args.path)) return undefined;
+      return { path: args.path, external: true };
+    });
+  },
+};
+
+rmSync(outdir, { recursive: true, force: true });
+mkdirSync(outdir, { recursive: true });
+const started = Date.now();
+const result = await build({
+  absWorkingDir: root,
+  entryPoints: {
+    server: "server.ts",
+    worker: "worker/index.ts",
+    "reset-password": "scripts/reset-password.ts",
+  },
+  outdir,
+  outExtension: { ".js": ".mjs" },
+  // Chunks beside the entries: the sandbox resolves its thread file relative to its own module.
+  chunkNames: "[name]-[hash]",
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  tsconfig: path.join(root, "tsconfig.json"),
+  sourcemap: "linked",
+  // Readable stack traces and log lines: no minifying, names kept.
+  keepNames: true,
+  legalComments: "none",
+  metafile: true,
+  logLevel: "warning",
+  plugins: [sandboxThread, externals],
+});
+copyFileSync(path.join(root, "lib/sandbox/worker.mjs"), path.join(outdir, "sandbox-thread.mjs"));
+
+const outputs = Object.entries(result.metafile.outputs).filter(([f]) => f.endsWith(".mjs"));
+const kb = outputs.reduce((n, [, o]) => n + o.bytes, 0) / 1024;
+console.log(`build: dist/ (${outputs.length} files, ${Math.round(kb)} KB of JavaScript) in ${Date.now() - started} ms`);
