@@ -46,8 +46,9 @@ export function openDatabase(file: string, opts: OpenOptions = {}): DbHandle {
   if (!opts.readonly) {
     // Before the first table exists, so a new database returns the space retention frees
     // (lib/scheduler/retention.ts runs incremental_vacuum). An existing file keeps its mode until
-    // retention converts it once; a PRAGMA alone cannot change it after tables exist.
-    sqlite.pragma("auto_vacuum = INCREMENTAL");
+    // retention converts it once; a PRAGMA alone cannot change it after tables exist. Only a new
+    // file is asked: on an existing one the PRAGMA writes, and a full disk then refuses the open.
+    if (sqlite.prepare("SELECT 1 FROM sqlite_master LIMIT 1").get() === undefined) sqlite.pragma("auto_vacuum = INCREMENTAL");
     sqlite.pragma("journal_mode = WAL");
     sqlite.pragma(`synchronous = ${opts.synchronous ?? "NORMAL"}`);
     if (opts.walAutocheckpoint !== undefined) sqlite.pragma(`wal_autocheckpoint = ${Math.max(0, Math.floor(opts.walAutocheckpoint))}`);
