@@ -7,7 +7,11 @@ import type { SafeFetch } from "./net/types";
  * What triggers and actions share: UI metadata for the editor's generated forms. A plug-in never
  * touches the database; it gets everything through its context and returns what the engine stores.
  */
-export type FieldKind = "text" | "textarea" | "select" | "secret" | "json" | "number" | "boolean" | "list";
+/**
+ * How the editor shows a field. `cron` and `timezone` are text with their own widgets (the cron
+ * preview, the zone picker): the kind says so, never the field's name.
+ */
+export type FieldKind = "text" | "textarea" | "select" | "secret" | "json" | "number" | "boolean" | "list" | "cron" | "timezone";
 
 export interface FieldMeta {
   name: string;

@@ -88,10 +88,10 @@ function FieldControl({ field: f, id, value, onChange, cfg, invalid, groups, hel
       {control}
     </>
   );
-  if (f.name === "cron") {
+  if (f.kind === "cron") {
     return labelled(<CronField id={id} value={s} onChange={onChange} timezone={typeof cfg.timezone === "string" ? cfg.timezone : "UTC"} invalid={invalid} />);
   }
-  if (f.name === "timezone" && (f.kind === "text" || f.kind === "select")) {
+  if (f.kind === "timezone") {
     return labelled(<TimezoneSelect id={id} value={s} onChange={onChange} allowEmpty={!f.required} />);
   }
   switch (f.kind) {

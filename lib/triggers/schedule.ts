@@ -92,8 +92,8 @@ export const scheduleTrigger: TriggerPlugin<ScheduleConfig> = {
   description: "Fires on a cron schedule in your time zone (for example every weekday at 09:00).",
   configSchema: scheduleConfigSchema,
   fields: [
-    { name: "cron", label: "Cron expression", kind: "text", required: true, placeholder: "0 9 * * 1-5", help: "Five fields: minute hour day-of-month month day-of-week (0 9 * * 1-5 is 09:00 on weekdays), or @hourly, @daily, @weekly, @monthly, @yearly." },
-    { name: "timezone", label: "Time zone", kind: "text", required: true, placeholder: "Europe/Berlin", help: "IANA name. Daylight saving: a time skipped by the spring change fires right after the gap; a time repeated in autumn fires once." },
+    { name: "cron", label: "Cron expression", kind: "cron", required: true, placeholder: "0 9 * * 1-5", help: "Five fields: minute hour day-of-month month day-of-week (0 9 * * 1-5 is 09:00 on weekdays), or @hourly, @daily, @weekly, @monthly, @yearly." },
+    { name: "timezone", label: "Time zone", kind: "timezone", required: true, placeholder: "Europe/Berlin", help: "IANA name. Daylight saving: a time skipped by the spring change fires right after the gap; a time repeated in autumn fires once." },
   ],
   ingredients: [
     { name: "fired_at", description: "The scheduled time (ISO UTC)" },
