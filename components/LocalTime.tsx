@@ -6,6 +6,32 @@ const subscribe = () => () => {};
 /** True in the browser after hydration; false while rendering on the server. */
 export const useIsClient = () => useSyncExternalStore(subscribe, () => true, () => false);
 
+// "Now" for relative times ("in 2 min") as a store the browser ticks: a render that read the clock
+// itself would show whatever time it happened to run at, and never move on while the page stays open.
+const NOW_TICK_MS = 15_000;
+let now = Date.now();
+let ticking: ReturnType<typeof setInterval> | undefined;
+const nowListeners = new Set<() => void>();
+function subscribeNow(onChange: () => void): () => void {
+  nowListeners.add(onChange);
+  if (!ticking) {
+    // React reads the snapshot again after subscribing, so a stale `now` is replaced at once.
+    now = Date.now();
+    ticking = setInterval(() => {
+      now = Date.now();
+      for (const l of nowListeners) l();
+    }, NOW_TICK_MS);
+  }
+  return () => {
+    nowListeners.delete(onChange);
+    if (nowListeners.size === 0) {
+      clearInterval(ticking);
+      ticking = undefined;
+    }
+  };
+}
+const useNow = () => useSyncExternalStore(subscribeNow, () => now, () => 0);
+
 /**
  * A timestamp in the reader's own time zone. The server does not know that zone, so it renders UTC
  * and the browser swaps in local time after hydration (no hydration mismatch). `compact` drops the
@@ -13,13 +39,14 @@ export const useIsClient = () => useSyncExternalStore(subscribe, () => true, () 
  */
 export function LocalTime({ iso, relative = false, compact = false, className }: { iso: string | null | undefined; relative?: boolean; compact?: boolean; className?: string }) {
   const client = useIsClient();
+  const current = useNow();
   if (!iso) return <span className={className ?? "text-slate-400"}>–</span>;
   const d = new Date(iso);
   const text = client ? (compact ? compactTime(d, new Date()) : d.toLocaleString(undefined, { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit" })) : `${iso.slice(0, 19).replace("T", " ")} UTC`;
   return (
     <time dateTime={iso} title={iso} className={className}>
       {text}
-      {relative && client ? <span className="ml-1 text-slate-500">({relativeTime(iso, Date.now())})</span> : null}
+      {relative && client ? <span className="ml-1 text-slate-500">({relativeTime(iso, current)})</span> : null}
     </time>
   );
 }

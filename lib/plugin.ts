@@ -26,7 +26,18 @@ export interface FieldMeta {
   showWhen?: { field: string; equals: string[] };
   /** Whether the field is a template the "Insert ingredient" dropdown may write into. */
   template?: boolean;
+  /**
+   * A panel the editor shows below the plug-in's form about what this field makes of the config:
+   * `notePath` the file a note is written to for the sample event (on the file name), `inboundAddress`
+   * the address mail must be sent to (on the alias), `webhookUrl` where the URL that receives the
+   * requests appears (on a webhook's signature header).
+   */
+  preview?: FieldPreview;
+  /** For `list`: what one row is called ("Add column", "Remove column 2") and how rows are numbered ("Column A" or "#1"). */
+  item?: { noun: string; numbering?: "letters" | "numbers" };
 }
+
+export type FieldPreview = "notePath" | "inboundAddress" | "webhookUrl";
 
 /** The services every plug-in may use. Tests pass their own (a manual clock, msw behind safeFetch). */
 export interface PluginContext {

@@ -8,7 +8,8 @@ import { visible, type FormConfig, type FormValue } from "./fields";
 
 /**
  * A plug-in's config form, generated from its `fields` metadata: a new trigger or action shows up
- * here without UI changes. Fields named `cron` and `timezone` get the schedule widgets.
+ * here without UI changes. Widgets follow the field's kind (`cron` gets presets and its next fire
+ * times, `timezone` the zone picker), never its name.
  */
 export function ConfigForm(props: {
   idPrefix: string;
@@ -20,6 +21,9 @@ export function ConfigForm(props: {
 }) {
   const set = (name: string, v: FormValue) => props.onChange({ ...props.cfg, [name]: v });
   const shown = props.fields.filter((f) => visible(f, props.cfg));
+  // A cron field's fire times are shown in the zone its form picks.
+  const zoneField = props.fields.find((f) => f.kind === "timezone");
+  const zone = zoneField ? props.cfg[zoneField.name] : undefined;
   if (!shown.length) return <p className="text-sm text-slate-600">Nothing to configure.</p>;
   return (
     <div className="flex flex-col gap-4">
@@ -41,7 +45,7 @@ export function ConfigForm(props: {
                 id={id}
                 value={props.cfg[f.name]}
                 onChange={(v) => set(f.name, v)}
-                cfg={props.cfg}
+                zone={typeof zone === "string" ? zone : "UTC"}
                 invalid={errs.length > 0}
                 groups={f.template ? props.groups : null}
                 helpId={helpId}
@@ -70,13 +74,14 @@ export function ConfigForm(props: {
   );
 }
 
-function FieldControl({ field: f, id, value, onChange, cfg, invalid, groups, helpId, label }: {
+function FieldControl({ field: f, id, value, onChange, zone, invalid, groups, helpId, label }: {
   label: React.ReactNode;
   field: FieldMeta;
   id: string;
   value: FormValue | undefined;
   onChange(v: FormValue): void;
-  cfg: FormConfig;
+  /** The form's time zone, for a cron field's fire times. */
+  zone: string;
   invalid: boolean;
   groups: IngredientGroup[] | null;
   helpId?: string;
@@ -89,7 +94,7 @@ function FieldControl({ field: f, id, value, onChange, cfg, invalid, groups, hel
     </>
   );
   if (f.kind === "cron") {
-    return labelled(<CronField id={id} value={s} onChange={onChange} timezone={typeof cfg.timezone === "string" ? cfg.timezone : "UTC"} invalid={invalid} />);
+    return labelled(<CronField id={id} value={s} onChange={onChange} timezone={zone} invalid={invalid} />);
   }
   if (f.kind === "timezone") {
     return labelled(<TimezoneSelect id={id} value={s} onChange={onChange} allowEmpty={!f.required} />);
@@ -120,15 +125,19 @@ function FieldControl({ field: f, id, value, onChange, cfg, invalid, groups, hel
   }
 }
 
-/** A `list` field (sheets columns): one template per row, "Add column" appends one. */
+/**
+ * A `list` field: one template per row; "Add …" appends one. The field's `item` names a row and
+ * numbers it: `{ noun: "column", numbering: "letters" }` gives "Column A" and "Add column".
+ */
 function ListField({ field, id, items, onChange, groups, invalid }: { field: FieldMeta; id: string; items: string[]; onChange(v: string[]): void; groups: IngredientGroup[] | null; invalid: boolean }) {
-  const noun = field.name === "columns" ? "column" : "item";
+  const noun = field.item?.noun ?? "item";
+  const rowLabel = (i: number) => (field.item?.numbering === "letters" ? `${noun.charAt(0).toUpperCase()}${noun.slice(1)} ${columnName(i)}` : `#${i + 1}`);
   return (
     <div className="flex flex-col gap-2" role="group" aria-label={field.label}>
       {items.map((item, i) => (
         <div key={i} className="flex items-start gap-2">
           <span className="mt-1.5 w-16 shrink-0 text-xs text-slate-500">
-            {noun === "column" ? `Column ${columnName(i)}` : `#${i + 1}`}
+            {rowLabel(i)}
           </span>
           <div className="min-w-0 flex-1">
             <TemplateInput
@@ -154,7 +163,7 @@ function ListField({ field, id, items, onChange, groups, invalid }: { field: Fie
   );
 }
 
-/** 0 → A, 25 → Z, 26 → AA: the letters a spreadsheet shows. */
+/** 0 → A, 25 → Z, 26 → AA: the letters a spreadsheet numbers its columns with. */
 function columnName(i: number): string {
   let n = i + 1;
   let s = "";

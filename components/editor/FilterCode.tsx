@@ -1,15 +1,9 @@
 "use client";
 import { useRef, useState } from "react";
 import { pretty } from "@/lib/ui/format";
+import { testFilter, type FilterTestResult } from "./api";
 
-export interface FilterTestResult {
-  vars: Record<string, unknown>;
-  logs: string[];
-  skipped: boolean;
-  reason: string | null;
-  error: string | null;
-  duration_ms?: number;
-}
+export type { FilterTestResult };
 
 /**
  * The filter code editor: a monospace textarea where Tab indents (Esc, then Tab, moves focus on, so
@@ -42,17 +36,15 @@ export function FilterCode(props: { code: string; onChange(code: string): void; 
   async function test() {
     setBusy(true);
     setFailure(null);
-    const res = await fetch("/api/applets/filter-test", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ code: props.code, sample: props.sample }) }).catch(() => null);
+    const answer = await testFilter(props.code, props.sample);
     setBusy(false);
-    const body = res ? ((await res.json().catch(() => ({}))) as Partial<FilterTestResult> & { error?: string | null }) : null;
-    if (!res || !res.ok || !body || !Array.isArray(body.logs)) {
+    if (!answer.ok) {
       setResult(null);
       props.onResult(null);
-      return setFailure(body?.error ?? (res ? `failed (${res.status})` : "network error"));
+      return setFailure(answer.error);
     }
-    const r = body as FilterTestResult;
-    setResult(r);
-    props.onResult(r);
+    setResult(answer.value);
+    props.onResult(answer.value);
   }
 
   return (

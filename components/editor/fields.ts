@@ -34,7 +34,9 @@ export function toForm(fields: FieldMeta[], config: Record<string, unknown>): Fo
     if (f.kind === "boolean") cfg[f.name] = v === true || v === "true";
     else if (f.kind === "list") cfg[f.name] = Array.isArray(v) ? v.map((x) => (typeof x === "string" ? x : JSON.stringify(x))) : [String(v)];
     else if (f.kind === "json") cfg[f.name] = typeof v === "string" ? v : JSON.stringify(v, null, 2);
-    else cfg[f.name] = typeof v === "string" ? v : String(v);
+    // A text field holding JSON (an imported http body object, a poll target of 100) shows it as
+    // JSON, and fromForm reads it back as JSON: it keeps its type instead of becoming "[object Object]".
+    else cfg[f.name] = typeof v === "string" ? v : typeof v === "object" ? JSON.stringify(v, null, 2) : String(v);
   }
   return cfg;
 }
@@ -51,7 +53,9 @@ export function fromForm(fields: FieldMeta[], cfg: FormConfig, original: Record<
       continue;
     }
     if (f.kind === "list") {
-      out[f.name] = Array.isArray(v) ? v : [];
+      // A row still as toForm showed a stored non-text cell (a number) keeps that cell as it was.
+      const stored = Array.isArray(original[f.name]) ? (original[f.name] as unknown[]) : [];
+      out[f.name] = Array.isArray(v) ? v.map((x, i) => (typeof stored[i] !== "string" && stored[i] !== undefined && JSON.stringify(stored[i]) === x ? stored[i] : x)) : [];
       continue;
     }
     const s = typeof v === "string" ? v : "";
@@ -70,11 +74,23 @@ export function fromForm(fields: FieldMeta[], cfg: FormConfig, original: Record<
         // Not JSON yet (a template such as {{vars.blocks | json}}): the schema decides.
         out[f.name] = s;
       }
+    } else if (f.name in original && typeof original[f.name] !== "string") {
+      out[f.name] = parsedOr(s);
     } else {
       out[f.name] = s;
     }
   }
   return out;
+}
+
+/** The JSON value a text holds, if it holds one that is not a string; else the text itself. */
+function parsedOr(s: string): unknown {
+  try {
+    const v = JSON.parse(s) as unknown;
+    return typeof v === "string" ? s : v;
+  } catch {
+    return s;
+  }
 }
 
 export function browserTimeZone(): string {

@@ -79,6 +79,7 @@ export const noteAction: ActionPlugin<NoteConfig> = {
       required: true,
       template: true,
       placeholder: "{{trigger.title | slug}}.md",
+      preview: "notePath",
       help: "Letters, digits, dot, dash, underscore and space are kept; anything else becomes _.",
     },
     { name: "content", label: "Content", kind: "textarea", required: true, template: true },

@@ -186,6 +186,7 @@ export function createSheetsAction(opts: { clientFactory?: SheetsClientFactory }
         name: "columns",
         label: "Columns",
         kind: "list",
+        item: { noun: "column", numbering: "letters" },
         required: true,
         template: true,
         help: "One template per cell, left to right. A cell that is exactly one {{…}} keeps its value's type (a number is a number cell); text is parsed as if typed: dates become dates, and text starting with = becomes a formula.",

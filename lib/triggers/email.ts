@@ -129,7 +129,7 @@ export const emailTrigger: TriggerPlugin<EmailConfig> = {
   description: "Mail sent to an address at your inbound domain (INBOUND_DOMAIN). Sender, subject, body and attachments become ingredients.",
   configSchema: emailConfigSchema,
   fields: [
-    { name: "to_alias", label: "To alias", kind: "text", placeholder: "invoices", help: "Optional. The part before @: mail delivered to invoices@<INBOUND_DOMAIN> (or invoices+anything@) fires this applet. Empty: any address at the inbound domain." },
+    { name: "to_alias", label: "To alias", kind: "text", preview: "inboundAddress", placeholder: "invoices", help: "Optional. The part before @: mail delivered to invoices@<INBOUND_DOMAIN> (or invoices+anything@) fires this applet. Empty: any address at the inbound domain." },
     { name: "from_contains", label: "From contains", kind: "text", placeholder: "@example.com", help: "Optional. Case-insensitive text the sender's name or address must contain." },
     { name: "subject_regex", label: "Subject matches", kind: "text", placeholder: "^Invoice ", help: "Optional. A case-insensitive regular expression searched in the subject (at most 200 characters, no nested quantifiers like (a+)+)." },
   ],

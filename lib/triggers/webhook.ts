@@ -124,7 +124,7 @@ export const webhookTrigger: TriggerPlugin<WebhookConfig> = {
   description: "A URL you POST (or GET) to from anywhere. The body becomes ingredients.",
   configSchema: webhookConfigSchema,
   fields: [
-    { name: "secret_header", label: "Signature header", kind: "text", placeholder: "X-Hub-Signature-256", help: "Optional. With a secret, requests must carry an HMAC-SHA256 of the raw body in this header (hex, optionally prefixed sha256=)." },
+    { name: "secret_header", label: "Signature header", kind: "text", preview: "webhookUrl", placeholder: "X-Hub-Signature-256", help: "Optional. With a secret, requests must carry an HMAC-SHA256 of the raw body in this header (hex, optionally prefixed sha256=)." },
     { name: "hmac_secret", label: "HMAC secret", kind: "secret", placeholder: "{{secrets.WEBHOOK_SECRET}}", help: "Optional. Use a secret reference so the value is not stored in the applet." },
   ],
   ingredients: [

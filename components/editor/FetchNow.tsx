@@ -1,31 +1,7 @@
 "use client";
 import { useState } from "react";
 import { pretty } from "@/lib/ui/format";
-import type { Meta } from "@/lib/ui/types";
-import type { FormConfig } from "./fields";
-
-/** The email trigger's full inbound address, and on a laptop the command that delivers a test mail. */
-export function EmailAddressHint({ meta, cfg }: { meta: Meta; cfg: FormConfig }) {
-  const alias = typeof cfg.to_alias === "string" && cfg.to_alias.trim() ? cfg.to_alias.trim().toLowerCase() : null;
-  const domain = meta.inbound_domain;
-  const address = `${alias ?? "anything"}@${domain}`;
-  const local = domain === "localhost" || domain.endsWith(".localhost") || domain.endsWith(".local");
-  return (
-    <div className="rounded-md bg-slate-50 p-3 text-sm ring-1 ring-slate-200" data-testid="email-address">
-      <p>
-        Mail to <span className="code">{alias ? address : `*@${domain}`}</span> {alias ? `(or ${alias}+anything@${domain})` : "(no alias: every address at the domain)"} fires this applet.
-      </p>
-      {local ? (
-        <p className="mt-2 text-xs text-slate-600">
-          On this machine, send a test mail with{" "}
-          <span className="code select-all">
-            swaks --server localhost:{meta.smtp_inbound_port} --to {alias ?? "test"}@{domain} --header &quot;Subject: Hello&quot;
-          </span>
-        </p>
-      ) : null}
-    </div>
-  );
-}
+import { fetchTrigger } from "./api";
 
 interface FetchState {
   busy: boolean;
@@ -38,12 +14,8 @@ export function FetchNow({ type, config }: { type: string; config: Record<string
   const [state, setState] = useState<FetchState>({ busy: false });
   async function run() {
     setState({ busy: true });
-    const res = await fetch("/api/triggers/fetch", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ type, config }) }).catch(() => null);
-    if (!res) return setState({ busy: false, error: "network error" });
-    const body = (await res.json().catch(() => ({}))) as { ok?: boolean; result?: unknown; error?: string; problems?: { path: string; message: string }[] };
-    if (res.status === 400) return setState({ busy: false, error: (body.problems ?? []).map((p) => `${p.path.replace(/^config\./, "")}: ${p.message}`).join("; ") || body.error || "invalid config" });
-    if (!res.ok || body.ok === false) return setState({ busy: false, error: body.error ?? `failed (${res.status})` });
-    setState({ busy: false, result: body.result });
+    const answer = await fetchTrigger(type, config);
+    setState(answer.ok ? { busy: false, result: answer.value } : { busy: false, error: answer.error });
   }
   return (
     <div className="flex flex-col gap-2">

@@ -1,0 +1,349 @@
+import type { DefinitionJson, FieldMeta, Meta, MetaAction, MetaTrigger, Problem } from "@/lib/ui/types";
+import { defaultsFor, fromForm, toForm, type FormConfig } from "./fields";
+
+/**
+ * The applet editor's state as plain data, and every change to it as a reducer action: no React,
+ * no browser, so it is tested on its own (tests/unit/editor-draft.test.ts). The editor renders a
+ * draft; a save sends `buildDefinition(draft)`.
+ */
+
+/** The plug-ins the forms are generated from: GET /api/meta's lists. */
+export type Catalog = Pick<Meta, "triggers" | "actions">;
+
+/** One plug-in's form values, and the stored config, so keys the form does not know survive an edit. */
+export interface PluginDraft {
+  cfg: FormConfig;
+  original: Record<string, unknown>;
+}
+
+export interface TriggerDraft extends PluginDraft {
+  /** null while the trigger is being picked. */
+  type: string | null;
+}
+
+export interface ActionSlot extends PluginDraft {
+  /** Stable across removals, for React keys and for addressing a slot in actions. */
+  key: number;
+  /** null while this slot's action is being picked: such a slot is not part of the definition. */
+  type: string | null;
+  /** What each type held when "Change" left it: picking that type again brings it back. */
+  stash: Record<string, PluginDraft>;
+  /** The type "Change" left, offered as "Keep …" while picking. */
+  previousType: string | null;
+}
+
+export interface TransformDraft {
+  model: string;
+  prompt: string;
+  output: string;
+  json: boolean;
+}
+
+export interface Draft {
+  name: string;
+  /** Until the name is typed in, it follows the trigger and actions ("Webhook → Slack"). */
+  nameTouched: boolean;
+  trigger: TriggerDraft;
+  /** What "Change" on the trigger left behind, by type. */
+  triggerStash: Record<string, PluginDraft>;
+  /** The type "Change" left, offered as "Keep …" while picking. */
+  previousTrigger: string | null;
+  actions: ActionSlot[];
+  nextKey: number;
+  /** null: no filter step. */
+  filterCode: string | null;
+  /** null: no AI transform step. */
+  transform: TransformDraft | null;
+  /** As typed; empty means the default. */
+  maxAttempts: string;
+  /** Empty means the default (the schedule's zone, else UTC). */
+  timezone: string;
+}
+
+export const NEW_TRANSFORM: TransformDraft = { model: "openai/gpt-4o-mini", prompt: "", output: "summary", json: false };
+
+export const triggerOf = (catalog: Catalog, type: string | null | undefined): MetaTrigger | undefined => catalog.triggers.find((t) => t.type === type);
+export const actionOf = (catalog: Catalog, type: string | null | undefined): MetaAction | undefined => catalog.actions.find((a) => a.type === type);
+
+const emptySlot = (key: number): ActionSlot => ({ key, type: null, cfg: {}, original: {}, stash: {}, previousType: null });
+
+/** A stored applet (or nothing, for a new one) as a draft: the inverse of `buildDefinition`. */
+export function draftFromDefinition(catalog: Catalog, applet?: { name: string; definition: DefinitionJson }): Draft {
+  const def = applet?.definition;
+  const actions = def ? def.actions.map((a, i): ActionSlot => ({ ...emptySlot(i), type: a.type, cfg: toForm(actionOf(catalog, a.type)?.fields ?? [], a.config), original: a.config })) : [emptySlot(0)];
+  return {
+    name: applet?.name ?? "",
+    nameTouched: Boolean(applet),
+    trigger: def ? { type: def.trigger.type, cfg: toForm(triggerOf(catalog, def.trigger.type)?.fields ?? [], def.trigger.config), original: def.trigger.config } : { type: null, cfg: {}, original: {} },
+    triggerStash: {},
+    previousTrigger: null,
+    actions,
+    nextKey: actions.length,
+    filterCode: def?.filter?.code ?? null,
+    transform: def?.transform ? { ...def.transform } : null,
+    maxAttempts: def?.retry ? String(def.retry.max_attempts) : "",
+    timezone: def?.timezone ?? "",
+  };
+}
+
+export type DraftAction =
+  /** `timeZone` is the reader's own: a new schedule starts in it. */
+  | { kind: "pickTrigger"; trigger: MetaTrigger; timeZone: string }
+  | { kind: "changeTrigger" }
+  | { kind: "setTriggerConfig"; cfg: FormConfig }
+  | { kind: "pickAction"; key: number; action: MetaAction }
+  | { kind: "changeAction"; key: number }
+  | { kind: "setActionConfig"; key: number; cfg: FormConfig }
+  | { kind: "addAction" }
+  | { kind: "removeAction"; key: number }
+  /** `code: null` removes the filter step; "" adds an empty one. */
+  | { kind: "setFilterCode"; code: string | null }
+  | { kind: "addTransform" }
+  | { kind: "setTransform"; transform: TransformDraft | null }
+  | { kind: "setMaxAttempts"; value: string }
+  | { kind: "setTimezone"; value: string }
+  | { kind: "setName"; value: string };
+
+export function draftReducer(draft: Draft, action: DraftAction): Draft {
+  switch (action.kind) {
+    case "pickTrigger": {
+      const t = action.trigger;
+      // Back to a type left with "Change": its settings come back as they were.
+      const kept = draft.triggerStash[t.type] ?? { cfg: startingConfig(t.fields, action.timeZone), original: {} };
+      return { ...draft, trigger: { type: t.type, ...kept }, previousTrigger: null };
+    }
+    case "changeTrigger": {
+      const { type, cfg, original } = draft.trigger;
+      if (!type) return draft;
+      // Kept, so picking the same type again loses nothing.
+      return { ...draft, trigger: { ...draft.trigger, type: null }, triggerStash: { ...draft.triggerStash, [type]: { cfg, original } }, previousTrigger: type };
+    }
+    case "setTriggerConfig":
+      return { ...draft, trigger: { ...draft.trigger, cfg: action.cfg } };
+    case "pickAction":
+      return updateSlot(draft, action.key, (slot) => {
+        const kept = slot.stash[action.action.type];
+        return { ...slot, type: action.action.type, cfg: kept?.cfg ?? defaultsFor(action.action.fields), original: kept?.original ?? {}, previousType: null };
+      });
+    case "changeAction":
+      return updateSlot(draft, action.key, (slot) => (slot.type ? { ...slot, type: null, previousType: slot.type, stash: { ...slot.stash, [slot.type]: { cfg: slot.cfg, original: slot.original } } } : slot));
+    case "setActionConfig":
+      return updateSlot(draft, action.key, (slot) => ({ ...slot, cfg: action.cfg }));
+    case "addAction":
+      return { ...draft, actions: [...draft.actions, emptySlot(draft.nextKey)], nextKey: draft.nextKey + 1 };
+    case "removeAction":
+      // The last slot stays: an applet always has a place to pick its action.
+      return draft.actions.length > 1 ? { ...draft, actions: draft.actions.filter((a) => a.key !== action.key) } : draft;
+    case "setFilterCode":
+      return { ...draft, filterCode: action.code };
+    case "addTransform":
+      return draft.transform ? draft : { ...draft, transform: { ...NEW_TRANSFORM } };
+    case "setTransform":
+      return { ...draft, transform: action.transform };
+    case "setMaxAttempts":
+      return { ...draft, maxAttempts: action.value };
+    case "setTimezone":
+      return { ...draft, timezone: action.value };
+    case "setName":
+      return { ...draft, name: action.value, nameTouched: true };
+  }
+}
+
+/** A freshly picked trigger's form: the fields' defaults, with zone fields in the reader's zone. */
+function startingConfig(fields: FieldMeta[], timeZone: string): FormConfig {
+  const cfg = defaultsFor(fields);
+  for (const f of fields) if (f.kind === "timezone") cfg[f.name] = timeZone;
+  return cfg;
+}
+
+function updateSlot(draft: Draft, key: number, change: (slot: ActionSlot) => ActionSlot): Draft {
+  return { ...draft, actions: draft.actions.map((a) => (a.key === key ? change(a) : a)) };
+}
+
+export type PickedSlot = ActionSlot & { type: string };
+export const isPicked = (slot: ActionSlot): slot is PickedSlot => slot.type !== null;
+
+/** The slots that are part of the definition, in order: a slot still being picked is not. */
+export const typedSlots = (draft: Draft): PickedSlot[] => draft.actions.filter(isPicked);
+
+/** What a save sends as the definition; null until a trigger is picked. */
+export function buildDefinition(catalog: Catalog, draft: Draft): DefinitionJson | null {
+  const { type, cfg, original } = draft.trigger;
+  if (type === null) return null;
+  const d: DefinitionJson = {
+    version: 1,
+    trigger: { type, config: fromForm(triggerOf(catalog, type)?.fields ?? [], cfg, original) },
+    actions: typedSlots(draft).map((a) => ({ type: a.type, config: fromForm(actionOf(catalog, a.type)?.fields ?? [], a.cfg, a.original) })),
+  };
+  if (draft.filterCode !== null) d.filter = { code: draft.filterCode };
+  if (draft.transform) d.transform = { ...draft.transform, output: draft.transform.output || "output" };
+  if (draft.maxAttempts.trim()) d.retry = { max_attempts: Number(draft.maxAttempts) };
+  if (draft.timezone) d.timezone = draft.timezone;
+  return d;
+}
+
+/** The name shown and saved: the typed one, or one made from the trigger and actions. */
+export function shownName(catalog: Catalog, draft: Draft): string {
+  if (draft.nameTouched) return draft.name;
+  const trigger = triggerOf(catalog, draft.trigger.type);
+  if (!trigger) return "";
+  return `${trigger.label} → ${typedSlots(draft).map((a) => actionOf(catalog, a.type)?.label ?? a.type).join(", ") || "…"}`;
+}
+
+/** Everything a save sends, as one string: equal snapshots mean nothing changed. */
+export function snapshotOf(catalog: Catalog, draft: Draft): string {
+  return JSON.stringify({ name: shownName(catalog, draft).trim(), definition: JSON.stringify(buildDefinition(catalog, draft)) });
+}
+
+// ---- problems from a save --------------------------------------------------------------------
+
+/** Where a problem's path (`definition.actions.0.config.url`) points in the draft. */
+type ProblemPlace =
+  | { part: "name" }
+  /**
+   * `field`: a path under `definition.trigger.config.<field>`; `whole`: the trigger itself or its
+   * type (`definition.trigger`, `definition.trigger.type`).
+   */
+  | { part: "trigger"; field?: string; whole: boolean }
+  | { part: "actions" }
+  /**
+   * `index` counts the definition's actions (slots still being picked are skipped); `whole`: the
+   * action, its type or its config as a whole.
+   */
+  | { part: "action"; index: number; field?: string; whole: boolean }
+  | { part: "transform"; field?: string }
+  | { part: "filter" | "retry" | "timezone" | "applet" };
+
+function placeOf(path: string): ProblemPlace {
+  if (path === "name") return { part: "name" };
+  const [root, part, ...rest] = path.split(".");
+  if (root !== "definition") return { part: "applet" };
+  switch (part) {
+    case "trigger":
+      return { part: "trigger", field: rest[0] === "config" ? rest[1] : undefined, whole: rest.length === 0 || (rest.length === 1 && rest[0] === "type") };
+    case "actions": {
+      if (rest.length === 0) return { part: "actions" };
+      const index = Number(rest[0]);
+      if (!Number.isInteger(index) || index < 0) return { part: "actions" };
+      const [, sub, field] = rest;
+      return { part: "action", index, field: sub === "config" ? field : undefined, whole: sub === undefined || (rest.length === 2 && (sub === "config" || sub === "type")) };
+    }
+    case "transform":
+      return { part: "transform", field: rest[0] };
+    case "filter":
+    case "retry":
+    case "timezone":
+      return { part };
+    default:
+      return { part: "applet" };
+  }
+}
+
+/**
+ * What the part of the draft a problem is about holds now. A problem stays shown while this is
+ * what it was when the server reported it: editing that field (or adding the missing action)
+ * clears it without another save.
+ */
+export function problemState(catalog: Catalog, draft: Draft, path: string): string {
+  const place = placeOf(path);
+  switch (place.part) {
+    case "name":
+      return shownName(catalog, draft).trim();
+    case "trigger":
+      return JSON.stringify([draft.trigger.type, place.field ? draft.trigger.cfg[place.field] : draft.trigger.cfg]);
+    case "actions":
+      return JSON.stringify(typedSlots(draft).map((a) => a.type));
+    case "action": {
+      const slot = typedSlots(draft)[place.index];
+      return JSON.stringify(slot ? [slot.type, place.field ? slot.cfg[place.field] : slot.cfg] : null);
+    }
+    case "transform":
+      return JSON.stringify(place.field && draft.transform ? draft.transform[place.field as keyof TransformDraft] : draft.transform);
+    case "filter":
+      return JSON.stringify(draft.filterCode);
+    case "retry":
+      return draft.maxAttempts;
+    case "timezone":
+      return draft.timezone;
+    case "applet":
+      return snapshotOf(catalog, draft);
+  }
+}
+
+/** A save's problem and what its part of the draft held when the server reported it. */
+export interface ReportedProblem extends Problem {
+  at: string;
+}
+
+export function reportProblems(catalog: Catalog, draft: Draft, problems: Problem[]): ReportedProblem[] {
+  return problems.map((p) => ({ ...p, at: problemState(catalog, draft, p.path) }));
+}
+
+/** The reported problems that still hold: their part of the draft is unchanged since the save. */
+export function openProblems(catalog: Catalog, draft: Draft, reported: ReportedProblem[]): Problem[] {
+  return reported.filter((p) => problemState(catalog, draft, p.path) === p.at).map(({ path, message }) => ({ path, message }));
+}
+
+/** Messages by field name, for ConfigForm and the transform form. */
+export type FieldErrors = Map<string, string[]>;
+
+export interface SlotProblems {
+  /** Under the action's config, by field. */
+  fields: FieldErrors;
+  /** About the action as a whole: its type, or its config as a whole (unknown keys). */
+  own: string[];
+}
+
+/** Problems sorted to the place in the editor that shows them. */
+export interface PlacedProblems {
+  all: Problem[];
+  name: string[];
+  triggerType: string[];
+  trigger: FieldErrors;
+  actions: string[];
+  /** By slot key. */
+  slots: Map<number, SlotProblems>;
+  filter: string[];
+  transform: FieldErrors;
+}
+
+export function placeProblems(draft: Draft, problems: Problem[]): PlacedProblems {
+  const out: PlacedProblems = { all: problems, name: [], triggerType: [], trigger: new Map(), actions: [], slots: new Map(), filter: [], transform: new Map() };
+  const slots = typedSlots(draft);
+  const add = (map: FieldErrors, key: string, message: string) => map.set(key, [...(map.get(key) ?? []), message]);
+  for (const p of problems) {
+    const place = placeOf(p.path);
+    switch (place.part) {
+      case "name":
+        out.name.push(p.message);
+        break;
+      case "trigger":
+        if (place.field !== undefined) add(out.trigger, place.field, p.message);
+        else if (place.whole) out.triggerType.push(p.message);
+        // Anything else (the config as a whole: unknown keys) is listed in the summary only.
+        break;
+      case "actions":
+        out.actions.push(p.message);
+        break;
+      case "action": {
+        const slot = slots[place.index];
+        if (!slot) break;
+        const placed: SlotProblems = out.slots.get(slot.key) ?? { fields: new Map(), own: [] };
+        if (place.field !== undefined) add(placed.fields, place.field, p.message);
+        else if (place.whole) placed.own.push(p.message);
+        out.slots.set(slot.key, placed);
+        break;
+      }
+      case "transform":
+        if (place.field !== undefined) add(out.transform, place.field, p.message);
+        break;
+      case "filter":
+        out.filter.push(p.message);
+        break;
+      default:
+        // Retry, time zone and the applet as a whole: listed in the summary only.
+        break;
+    }
+  }
+  return out;
+}
