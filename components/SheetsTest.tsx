@@ -1,7 +1,8 @@
 "use client";
 import { useState } from "react";
+import { api, type InferResponseType } from "@/lib/ui/api-client";
 
-type Result = { ok: true; title: string; spreadsheet_id: string } | { ok: false; error: string };
+type Result = InferResponseType<(typeof api.api.settings)["sheets-test"]["$post"], 200>;
 
 /** Settings → Google Sheets: reads a sheet's title with the service account, before an applet needs it. */
 export function SheetsTest() {
@@ -13,12 +14,8 @@ export function SheetsTest() {
     e.preventDefault();
     setBusy(true);
     setResult(null);
-    const res = await fetch("/api/settings/sheets-test", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ spreadsheet: sheet }),
-    }).catch(() => null);
-    setResult(res?.ok ? ((await res.json()) as Result) : { ok: false, error: `the request failed${res ? ` (${res.status})` : ""}` });
+    const res = await api.api.settings["sheets-test"].$post({ json: { spreadsheet: sheet } }).catch(() => null);
+    setResult(res?.ok ? await res.json() : { ok: false, error: `the request failed${res ? ` (${res.status})` : ""}` });
     setBusy(false);
   }
 

@@ -1,4 +1,4 @@
-import type { FieldMeta } from "@/lib/ui/types";
+import type { FieldMeta } from "@/lib/plugin";
 
 /**
  * Form state ⇄ stored config. The form keeps strings (text, select, json, number), booleans and

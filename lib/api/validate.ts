@@ -18,7 +18,8 @@ import type { ApiEnv } from "./env";
 export function jsonBody<S extends z.ZodType>(what: string, schema: S, maxBytes: number = LIMITS.apiBodyBytes) {
   return createMiddleware<ApiEnv, string, { in: { json: z.input<S> }; out: { json: z.output<S> } }>(async (c, next) => {
     const raw = await readJson(c.req.raw, maxBytes);
-    if (!raw || typeof raw !== "object" || Array.isArray(raw)) {
+    const wantsObject = schema._zod.def.type === "object" || schema._zod.def.type === "record";
+    if (wantsObject && (!raw || typeof raw !== "object" || Array.isArray(raw))) {
       throw new UserError(`${what} must be a JSON object`, [{ path: "", message: "expected an object" }]);
     }
     const parsed = schema.safeParse(raw);
@@ -43,3 +44,16 @@ export function problemsOf(error: z.ZodError): Problem[] {
 
 /** "name: must be text" unless the message already names its field ("email is required"). */
 const sentence = (p: Problem): string => (!p.path || p.message.startsWith(p.path.split(".").at(-1)!) ? p.message : `${p.path}: ${p.message}`);
+
+/** A route's query string, checked against a zod schema of string fields; typed for `c.req.valid("query")` and the client. */
+export function queryParams<S extends z.ZodType<Record<string, unknown>, Record<string, string | undefined>>>(what: string, schema: S) {
+  return createMiddleware<ApiEnv, string, { in: { query: z.input<S> }; out: { query: z.output<S> } }>(async (c, next) => {
+    const parsed = schema.safeParse(c.req.query());
+    if (!parsed.success) {
+      const problems = problemsOf(parsed.error);
+      throw new UserError(`${what}: ${problems.map(sentence).join("; ")}`, problems);
+    }
+    c.req.addValidatedData("query", parsed.data);
+    await next();
+  });
+}

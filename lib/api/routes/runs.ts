@@ -1,20 +1,23 @@
 import { Hono } from "hono";
+import { z } from "zod";
 import { UserError } from "../../core/errors";
 import { LIMITS } from "../../core/limits";
 import type { ApiDeps, ApiEnv } from "../env";
 import { runDetail, runsPage } from "../queries";
 import { streamRuns } from "../stream";
+import { queryParams } from "../validate";
+
+// An empty field of the runs page's filter form is no filter. Bounds are ISO date-times.
+const optional = z.string().optional().transform((v) => v || undefined);
+const runsQuery = z.object({ applet_id: optional, status: optional, from: optional, to: optional, cursor: optional });
 
 /** The run log: a page of runs, one run, retry, replay, and the live stream of run changes. */
 export function runRoutes({ app, auth, streamPingMs }: ApiDeps) {
   const notFound = { error: "no such run" } as const;
   return new Hono<ApiEnv>()
-    .get("/api/runs", async (c) => {
-      const q = (name: string) => c.req.query(name) || undefined;
-      return c.json(
-        await runsPage(app, { appletId: q("applet_id"), status: q("status"), from: q("from"), to: q("to"), cursor: q("cursor"), limit: LIMITS.runsPageSize }),
-        200,
-      );
+    .get("/api/runs", queryParams("runs", runsQuery), async (c) => {
+      const q = c.req.valid("query");
+      return c.json(await runsPage(app, { appletId: q.applet_id, status: q.status, from: q.from, to: q.to, cursor: q.cursor, limit: LIMITS.runsPageSize }), 200);
     })
     .get("/api/runs/:id", async (c) => {
       const detail = await runDetail(app, c.req.param("id"));
