@@ -53,6 +53,8 @@ export interface Api {
 }
 
 export function createApi(deps: ApiDeps): Api {
+  // The type requires it; this is for callers the type does not reach (plain JS, a cast).
+  if (!deps.auth) throw new Error("createApi: auth is required; tests that are not about sign-in pass testIdentity() from tests/helpers/auth.ts");
   const hono = build(deps);
   return {
     handle: async (req) => hono.fetch(req),
