@@ -94,6 +94,15 @@ describe("#15: request bodies are validated with an error that names the field",
     expect(t.repos.applets.list()).toEqual([]);
   });
 
+  it("#15: an update may send only the fields it changes (a rename keeps the definition)", async () => {
+    const definition = { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "http", config: { url: "https://example.com/in", method: "POST" } }] };
+    const created = (await (await call(api, "POST", "/api/applets", { body: { name: "before", definition } })).json()) as { applet: { id: string } };
+    const renamed = await call(api, "PUT", `/api/applets/${created.applet.id}`, { body: { name: "after" } });
+    expect(renamed.status).toBe(200);
+    expect(await renamed.json()).toMatchObject({ applet: { name: "after", definition } });
+    expect((await call(api, "DELETE", `/api/applets/${created.applet.id}`)).status).toBe(200);
+  });
+
   it("#15: a body that is not an object, and an import that is not an array, say what was expected", async () => {
     const list = await call(api, "POST", "/api/secrets", { body: ["TOKEN"] });
     expect(list.status).toBe(400);

@@ -20,11 +20,11 @@ const record = (field: string) => z.record(z.string(), z.unknown(), { error: `${
 const appletBody = z.strictObject({
   name: z.string({ error: "name must be text" }).optional(),
   enabled: z.boolean({ error: "enabled must be true or false" }).optional(),
-  definition: z.unknown(),
+  definition: z.unknown().optional(),
 });
 
 const previewBody = z.strictObject({
-  definition: z.unknown(),
+  definition: z.unknown().optional(),
   sample: record("sample").optional(),
   vars: record("vars").optional(),
   ai: record("ai").optional(),
