@@ -25,8 +25,7 @@ import { createSeedRepo, type SeedRunState } from "../lib/db/repos/seed";
 import { checkDefinition, timezoneOf, type Definition } from "../lib/definition";
 import type { RunStatus, Step } from "../lib/executor/types";
 import { renderConfig } from "../lib/template";
-
-type TriggerType = "webhook" | "schedule" | "rss" | "email" | "poll";
+import type { TriggerType } from "../lib/triggers";
 
 interface Fixture {
   id: string;

@@ -5,6 +5,7 @@ import { Marked } from "marked";
 import type { createTransport } from "nodemailer";
 import addressparser from "nodemailer/lib/addressparser";
 import { z } from "zod";
+import { field } from "../plugin";
 import { ActionError, errorMessage } from "../core/errors";
 import { LOOP_HEADER } from "../mail/headers";
 import { hasTemplate, quote, requireRendered, requiredText } from "./common";
@@ -64,14 +65,14 @@ export function parseRecipients(value: string): { ok: true; recipients: { name: 
 }
 
 export const emailActionConfigSchema = z.strictObject({
-  to: requiredText("email", "to").superRefine((v, ctx) => {
+  to: field(requiredText("email", "to").superRefine((v, ctx) => {
     // A template is checked once rendered.
     if (hasTemplate(v)) return;
     const r = parseRecipients(v);
     if (!r.ok) ctx.addIssue({ code: "custom", message: r.problem });
-  }),
-  subject: requiredText("email", "subject").refine((v) => !LINE_BREAK.test(v), { error: 'email: "subject" contains a line break' }),
-  body_markdown: z.string().max(200_000, 'email: "body_markdown" is longer than 200,000 characters').default(""),
+  }), { label: "To", kind: "text", required: true, template: true, placeholder: "me@example.com", help: `Comma-separated addresses, at most ${MAX_RECIPIENTS}.` }),
+  subject: field(requiredText("email", "subject").refine((v) => !LINE_BREAK.test(v), { error: 'email: "subject" contains a line break' }), { label: "Subject", kind: "text", required: true, template: true }),
+  body_markdown: field(z.string().max(200_000, 'email: "body_markdown" is longer than 200,000 characters').default(""), { label: "Body (Markdown)", kind: "textarea", template: true, help: "Sent as HTML and as plain text. Raw HTML is shown as text." }),
 });
 export type EmailActionConfig = z.output<typeof emailActionConfigSchema>;
 
@@ -133,11 +134,7 @@ export const emailAction: ActionPlugin<EmailActionConfig> = {
   label: "Send email",
   description: "Send an email from EMAIL_FROM through SMTP_URL (or to the local outbox when it is unset).",
   configSchema: emailActionConfigSchema,
-  fields: [
-    { name: "to", label: "To", kind: "text", required: true, template: true, placeholder: "me@example.com", help: `Comma-separated addresses, at most ${MAX_RECIPIENTS}.` },
-    { name: "subject", label: "Subject", kind: "text", required: true, template: true },
-    { name: "body_markdown", label: "Body (Markdown)", kind: "textarea", template: true, help: "Sent as HTML and as plain text. Raw HTML is shown as text." },
-  ],
+  exampleConfig: { to: "me@example.com", subject: "New order: {{trigger.body.title}}", body_markdown: "**{{trigger.body.customer.name}}** paid." },
 
   async run(config, ctx) {
     const rendered = parseRecipients(requireRendered("email", "to", config.to));

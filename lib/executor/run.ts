@@ -283,6 +283,10 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
             step.progress = p;
             saveProgress([...steps, step]);
           },
+          // A value the action knows is secret (a token from the environment, one it puts in a
+          // URL path) joins the run's secrets: everything recorded from here on is redacted.
+          secret: (value) => redactor.add([value]),
+          redact: (value) => redactor.redact(value),
         });
         step.status = "succeeded";
         setOutput(step, redactor.redact(result.output));

@@ -151,6 +151,8 @@ function actionContext(overrides: Partial<App["config"]> = {}, eventId = "0b8f5a
     warn: () => {},
     progress: undefined,
     saveProgress: () => {},
+    secret: () => {},
+    redact: (value) => value,
   };
 }
 
