@@ -6,6 +6,7 @@ import { noteAction } from "./note";
 import { pushAction } from "./push";
 import { sheetsAction } from "./sheets";
 import { slackAction } from "./slack";
+import { telegramAction } from "./telegram";
 import type { ActionPlugin } from "./types";
 
 /**
@@ -13,7 +14,7 @@ import type { ActionPlugin } from "./types";
  * Add a plug-in by importing it and appending it to `plugins`.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each plug-in has its own config type
-const plugins: ActionPlugin<any>[] = [httpAction, emailAction, slackAction, discordAction, sheetsAction, noteAction, pushAction];
+const plugins: ActionPlugin<any>[] = [httpAction, emailAction, slackAction, discordAction, sheetsAction, noteAction, pushAction, telegramAction];
 
 /** A registered action: the plug-in with its editor fields generated from its config schema. */
 export type RegisteredAction = ActionPlugin & { fields: FieldMeta[] };
