@@ -14,7 +14,7 @@ import type { ActionPlugin } from "./types";
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each plug-in has its own config type
 const plugins: ActionPlugin<any>[] = [httpAction, emailAction, slackAction, discordAction, sheetsAction, noteAction, pushAction];
 
-export const actionRegistry: ReadonlyMap<string, ActionPlugin> = buildRegistry(plugins);
+export const actionRegistry: ReadonlyMap<string, ActionPlugin> = buildRegistry(plugins as ActionPlugin[]);
 
 function buildRegistry(list: ActionPlugin[]): Map<string, ActionPlugin> {
   const map = new Map<string, ActionPlugin>();

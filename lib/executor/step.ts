@@ -26,7 +26,7 @@ export interface StepHandle {
   /** Records what the step got: redacted first (a cut could split a secret where no pattern finds it), then capped. */
   setInput(input: unknown): void;
   /** Records how far a step that sends in parts got, and stores it with the steps so far at once. */
-  saveProgress(progress: unknown): void;
+  saveProgress: (progress: unknown) => void;
 }
 
 export type StepOutcome<T> =

@@ -35,7 +35,7 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
     let s = settings.get(id);
     if (s?.raw !== raw) {
       const definition = JSON.parse(raw) as Definition;
-      s = { raw, config: (definition.trigger?.config ?? {}) as WebhookConfig, maxAttempts: maxAttemptsOf(definition) };
+      s = { raw, config: (definition.trigger?.config ?? {}), maxAttempts: maxAttemptsOf(definition) };
       if (settings.size >= 10_000) settings.clear();
       settings.set(id, s);
     }
@@ -113,7 +113,7 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
 
     const receivedAt = app.clock.now().toISOString();
     const payload = webhookPayload({
-      method: req.method!,
+      method: req.method,
       headers: req.headers,
       query: searchParamsToObject(url.searchParams),
       rawBody,

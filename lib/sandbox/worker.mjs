@@ -394,8 +394,9 @@ function runFilter(job) {
           disposeQuietly(collected.value);
           // "__proto__" keys are dropped so that a consumer merging vars into another object
           // cannot have its prototype replaced by filter output.
-          const parsed = JSON.parse(json, (key, v) => (key === "__proto__" ? undefined : v));
-          vars = parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) ? parsed : {};
+          /** @type {unknown} */
+          const parsed = JSON.parse(json, (key, /** @type {unknown} */ v) => (key === "__proto__" ? undefined : v));
+          vars = parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) ? /** @type {Record<string, unknown>} */ (parsed) : {};
         }
       }
 
@@ -405,9 +406,13 @@ function runFilter(job) {
     }
     if (!state.skipped && thrown) {
       // Only reached when the prelude itself failed (trigger too large): describe without helpers.
+      /** @type {unknown} */
       const details = ctx.dump(thrown);
-      const oom = details && details.message === "out of memory";
-      return finish(started, state, vars, oom ? `filter: out of memory (${job.memoryBytes / 1048576} MB limit) while loading the trigger` : `filter: could not load the trigger: ${String(details && details.message)}`);
+      // `details && details.message`, read without trusting its shape.
+      /** @type {unknown} */
+      const message = details !== null && typeof details === "object" ? /** @type {{ message?: unknown }} */ (details).message : details ? undefined : details;
+      const oom = message === "out of memory";
+      return finish(started, state, vars, oom ? `filter: out of memory (${job.memoryBytes / 1048576} MB limit) while loading the trigger` : `filter: could not load the trigger: ${String(message)}`);
     }
     return finish(started, state, vars, undefined);
   } finally {

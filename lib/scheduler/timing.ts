@@ -1,4 +1,5 @@
 import type { ScheduleTiming } from "@whenthen/schedules";
+import { toText } from "../core/text";
 import { POLLED_TRIGGERS } from "../triggers";
 import { POLL_DEFAULT_INTERVAL_MIN, pollConfigSchema, pollTiming, type PollConfig } from "../triggers/poll";
 import { RSS_DEFAULT_INTERVAL_MIN, rssConfigSchema, rssTiming, type RssConfig } from "../triggers/rss";
@@ -40,11 +41,11 @@ export function timingOf(type: PolledTriggerType, rawConfig: unknown, state: Pic
     }
     case "rss": {
       const parsed = rssConfigSchema.safeParse(raw);
-      return parsed.success ? rssTiming(parsed.data, state) : { interval: `${String(raw.interval_min ?? RSS_DEFAULT_INTERVAL_MIN)}m` };
+      return parsed.success ? rssTiming(parsed.data, state) : { interval: `${toText(raw.interval_min ?? RSS_DEFAULT_INTERVAL_MIN)}m` };
     }
     case "poll": {
       const parsed = pollConfigSchema.safeParse(raw);
-      return parsed.success ? pollTiming(parsed.data) : { interval: `${String(raw.interval_min ?? POLL_DEFAULT_INTERVAL_MIN)}m` };
+      return parsed.success ? pollTiming(parsed.data) : { interval: `${toText(raw.interval_min ?? POLL_DEFAULT_INTERVAL_MIN)}m` };
     }
   }
 }

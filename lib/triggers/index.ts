@@ -2,7 +2,7 @@ import { emailTrigger } from "./email";
 import { pollTrigger } from "./poll";
 import { rssTrigger } from "./rss";
 import { scheduleTrigger } from "./schedule";
-import type { TriggerPlugin, TriggerType } from "./types";
+import type { TriggerPlugin } from "./types";
 import { webhookTrigger } from "./webhook";
 
 /**
@@ -12,7 +12,7 @@ import { webhookTrigger } from "./webhook";
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each plug-in has its own config type
 const plugins: TriggerPlugin<any>[] = [webhookTrigger, scheduleTrigger, rssTrigger, emailTrigger, pollTrigger];
 
-export const triggerRegistry: ReadonlyMap<string, TriggerPlugin> = buildRegistry(plugins);
+export const triggerRegistry: ReadonlyMap<string, TriggerPlugin> = buildRegistry(plugins as TriggerPlugin[]);
 
 function buildRegistry(list: TriggerPlugin[]): Map<string, TriggerPlugin> {
   const map = new Map<string, TriggerPlugin>();
@@ -23,7 +23,7 @@ function buildRegistry(list: TriggerPlugin[]): Map<string, TriggerPlugin> {
   return map;
 }
 
-export function getTrigger(type: TriggerType | string): TriggerPlugin {
+export function getTrigger(type: string): TriggerPlugin {
   const p = triggerRegistry.get(type);
   if (!p) throw new Error(`triggers: unknown trigger type "${type}"`);
   return p;

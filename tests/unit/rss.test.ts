@@ -95,7 +95,7 @@ describe("AC4: parsing feeds", () => {
     expect(atom.every((i) => i.key.startsWith("tag:releases.example.org,"))).toBe(true);
     expect(noGuid.map((i) => i.key)).toEqual(["https://council.example.net/notices/mill-lane-closure", "https://council.example.net/notices/library-hours", "https://council.example.net/notices/recycling"]);
     for (const items of [rss, atom, noGuid]) {
-      const days = new Set(items.map((i) => i.payload.published_at!.toString().slice(0, 10)));
+      const days = new Set(items.map((i) => (i.payload.published_at as string).slice(0, 10)));
       expect(days.size).toBe(3);
     }
   });
