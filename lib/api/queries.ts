@@ -32,7 +32,7 @@ export async function meta(app: Pick<App, "config">) {
       fields: t.fields,
       ingredients: t.ingredients,
       sample: t.sample,
-      can_fetch: Boolean(t.preview),
+      can_fetch: t.preview !== undefined,
     })),
     actions: [...actionRegistry.values()].map((a) => ({
       type: a.type,
