@@ -10,7 +10,9 @@ import { createIngestBatcher } from "../queue/ingest";
 import { closeWhenUnread, readNodeBody } from "./body";
 import { createSecurityHeaders } from "./security-headers";
 import { renderTemplate } from "../template";
-import { searchParamsToObject, verifySignature, webhookPayload, type WebhookConfig } from "../triggers/webhook";
+import { dedupeSourceOf, presetOf, searchParamsToObject, webhookPayload, type WebhookConfig } from "../triggers/webhook";
+import { dedupeKeyOf, type DedupeSource } from "../webhooks/dedupe";
+import { verifyRequest, type VerifyPreset } from "../webhooks/verify";
 
 export type IngressHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
 
@@ -28,14 +30,16 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
   // Nothing the ingress answers is a page: the strict set (no framing, no sniffing, nothing runs).
   const headers = createSecurityHeaders({ publicUrl: app.config.publicUrl, dev: false });
   const ingestBatched = createIngestBatcher(app);
+  const refusals = createRefusalLog(app, log);
   // What a hook needs from the definition, parsed once per version of it: the row is read on every
   // request (so a disable or an edit applies at once), the JSON is parsed only when it changed.
-  const settings = new Map<string, { raw: string; config: WebhookConfig; maxAttempts: number }>();
+  const settings = new Map<string, { raw: string; config: WebhookConfig; preset: VerifyPreset; dedupe: DedupeSource | null; maxAttempts: number }>();
   const hookSettings = (id: string, raw: string) => {
     let s = settings.get(id);
     if (s?.raw !== raw) {
       const definition = JSON.parse(raw) as Definition;
-      s = { raw, config: (definition.trigger?.config ?? {}) as WebhookConfig, maxAttempts: maxAttemptsOf(definition) };
+      const config = (definition.trigger?.config ?? {}) as WebhookConfig;
+      s = { raw, config, preset: presetOf(config), dedupe: dedupeSourceOf(config), maxAttempts: maxAttemptsOf(definition) };
       if (settings.size >= 10_000) settings.clear();
       settings.set(id, s);
     }
@@ -102,12 +106,18 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
 
     if (row.enabled !== 1) return send(res, 200, { queued: false, reason: "disabled" });
 
-    const { config, maxAttempts } = hookSettings(row.id, row.definition);
-    if (config.secret_header && config.hmac_secret) {
-      const secret = renderTemplate(config.hmac_secret, { trigger: {}, secrets: (n) => app.secrets.resolve(n) }).value;
-      const given = req.headers[config.secret_header.toLowerCase()];
-      if (!secret || !verifySignature(rawBody, secret, Array.isArray(given) ? given[0] : given)) {
-        return send(res, 401, { error: "signature mismatch" });
+    const { config, preset, dedupe, maxAttempts } = hookSettings(row.id, row.definition);
+    if (preset !== "none") {
+      const secret = config.hmac_secret ? renderTemplate(config.hmac_secret, { trigger: {}, secrets: (n) => app.secrets.resolve(n) }).value : "";
+      const verdict = secret
+        ? verifyRequest(preset, { rawBody, headers: req.headers, secret, header: config.secret_header, toleranceSeconds: config.tolerance_seconds, nowMs: app.clock.now().getTime() })
+        : { ok: false as const, reason: "its secret is empty (a deleted secret?)" };
+      if (!verdict.ok) {
+        refusals.note(row.id, preset, verdict.reason);
+        // Nothing for the sender to learn from: no body, nothing stored.
+        res.writeHead(401, { "content-length": "0" });
+        res.end();
+        return;
       }
     }
 
@@ -120,9 +130,14 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
       contentType: String(req.headers["content-type"] ?? ""),
       receivedAt,
     });
-    const result = await ingestBatched({ appletId, source: "webhook", dedupeKey: null, payload, maxAttempts, receivedAt });
+    const dedupeKey = dedupe ? dedupeKeyOf(dedupe, req.headers, payload.body) : null;
+    const result = await ingestBatched({ appletId, source: "webhook", dedupeKey, payload, maxAttempts, receivedAt });
     faults.succeeded("storing webhooks");
-    if (!result) return send(res, 200, { queued: false, reason: "duplicate" });
+    if (!result) {
+      // A redelivery: the sender gets the first delivery's ids, and nothing new is stored.
+      const first = dedupeKey === null ? null : app.repos.runs.firstOfDedupeKey(appletId, dedupeKey);
+      return send(res, 200, { queued: false, duplicate: true, reason: "duplicate", run_id: first?.runId ?? null, event_id: first?.eventId ?? null });
+    }
     send(res, 202, { run_id: result.runId, event_id: result.eventId });
   }
 }
@@ -152,4 +167,25 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
   const text = JSON.stringify(body);
   res.writeHead(status, { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(text) });
   res.end(text);
+}
+
+/**
+ * Why a signed request was refused, for the person setting the sender up: one warning per applet
+ * a minute (a flood of forged requests must not flood the log), with how many were refused since.
+ */
+function createRefusalLog(app: Pick<App, "clock">, log: App["log"]) {
+  const last = new Map<string, { at: number; since: number }>();
+  return {
+    note(appletId: string, preset: VerifyPreset, reason: string) {
+      const now = app.clock.now().getTime();
+      const seen = last.get(appletId);
+      if (seen && now - seen.at < 60_000) {
+        seen.since++;
+        return;
+      }
+      if (last.size >= 10_000) last.clear();
+      last.set(appletId, { at: now, since: 0 });
+      log.warn("webhook refused: the request's signature or credentials do not check out", { applet_id: appletId, check: preset, reason, refused_since_last_warning: seen?.since ?? 0 });
+    },
+  };
 }

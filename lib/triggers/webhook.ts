@@ -1,15 +1,42 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
 import { parseJsonBounded } from "../core/json";
 import { LIMITS } from "../core/limits";
+import { dedupePathProblem, type DedupeSource } from "../webhooks/dedupe";
+import { PRESETS, VERIFY_PRESETS, type VerifyPreset } from "../webhooks/verify";
 import type { TriggerPlugin } from "./types";
 
-export const webhookConfigSchema = z.strictObject({
-  /** Header carrying the signature, e.g. X-Hub-Signature-256. */
-  secret_header: z.string().trim().min(1).max(100).optional(),
-  /** Shared secret for HMAC-SHA256 of the raw body. May be `{{secrets.NAME}}`. */
-  hmac_secret: z.string().min(1).max(500).optional(),
-});
+export const webhookConfigSchema = z
+  .strictObject({
+    /**
+     * Who may call the hook: a sender's signature scheme, a bearer token, basic auth, or a generic
+     * HMAC header. Unset keeps the first version's rule: `hmac` when a header and a secret are set.
+     */
+    verify: z.enum(VERIFY_PRESETS).optional(),
+    /** Header carrying the signature, e.g. X-Hub-Signature-256 (generic `hmac` only). */
+    secret_header: z.string().trim().min(1).max(100).optional(),
+    /** The signing secret, bearer token, or user:password. May be `{{secrets.NAME}}`. */
+    hmac_secret: z.string().min(1).max(500).optional(),
+    /** How far a signed timestamp may be from now (Stripe, Slack, Standard Webhooks). */
+    tolerance_seconds: z.number().int().min(1).max(86_400).optional(),
+    /** A header whose value a redelivery repeats (Idempotency-Key, X-GitHub-Delivery). */
+    dedupe_header: z.string().trim().min(1).max(100).regex(/^[A-Za-z0-9-]+$/, "is not a header name (letters, digits and -)").optional(),
+    /** A path in the body whose value a redelivery repeats (`id` of a Stripe event). */
+    dedupe_path: z
+      .string()
+      .trim()
+      .max(200)
+      .superRefine((path, ctx) => {
+        const problem = dedupePathProblem(path);
+        if (problem) ctx.addIssue({ code: "custom", message: problem });
+      })
+      .optional(),
+  })
+  .superRefine((c, ctx) => {
+    const preset = presetOf(c);
+    if (preset !== "none" && !c.hmac_secret) ctx.addIssue({ code: "custom", path: ["hmac_secret"], message: `${PRESETS[preset].label} needs a secret` });
+    if (preset === "hmac" && !c.secret_header) ctx.addIssue({ code: "custom", path: ["secret_header"], message: "the HMAC check needs the header that carries the signature" });
+    if (c.dedupe_header && c.dedupe_path) ctx.addIssue({ code: "custom", path: ["dedupe_path"], message: "name a dedupe header or a body path, not both" });
+  });
 export type WebhookConfig = z.infer<typeof webhookConfigSchema>;
 
 /** Headers never stored in an event: they carry credentials. */
@@ -108,14 +135,17 @@ function parseMultipartFields(text: string, boundary: string): Record<string, un
   return out;
 }
 
-/** HMAC-SHA256 of the raw body, hex, accepted with or without a `sha256=` prefix. Constant time. */
-export function verifySignature(rawBody: Buffer, secret: string, header: string | undefined): boolean {
-  if (!header) return false;
-  const given = header.trim().replace(/^sha256=/i, "");
-  const expected = createHmac("sha256", secret).update(rawBody).digest("hex");
-  const a = Buffer.from(given.toLowerCase());
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
+/** The check a config asks for; without `verify`, the first version's rule (header + secret = HMAC). */
+export function presetOf(c: Pick<WebhookConfig, "verify" | "secret_header" | "hmac_secret">): VerifyPreset {
+  if (c.verify) return c.verify;
+  return c.secret_header && c.hmac_secret ? "hmac" : "none";
+}
+
+/** Where a redelivery's key is read: the config's header or path, else the preset's default. */
+export function dedupeSourceOf(c: WebhookConfig): DedupeSource | null {
+  if (c.dedupe_header) return { header: c.dedupe_header };
+  if (c.dedupe_path) return { path: c.dedupe_path };
+  return PRESETS[presetOf(c)].dedupe ?? null;
 }
 
 export const webhookTrigger: TriggerPlugin<WebhookConfig> = {
@@ -124,8 +154,19 @@ export const webhookTrigger: TriggerPlugin<WebhookConfig> = {
   description: "A URL you POST (or GET) to from anywhere. The body becomes ingredients.",
   configSchema: webhookConfigSchema,
   fields: [
-    { name: "secret_header", label: "Signature header", kind: "text", preview: "webhookUrl", placeholder: "X-Hub-Signature-256", help: "Optional. With a secret, requests must carry an HMAC-SHA256 of the raw body in this header (hex, optionally prefixed sha256=)." },
-    { name: "hmac_secret", label: "HMAC secret", kind: "secret", placeholder: "{{secrets.WEBHOOK_SECRET}}", help: "Optional. Use a secret reference so the value is not stored in the applet." },
+    {
+      name: "verify",
+      label: "Who may call it",
+      kind: "select",
+      preview: "webhookUrl",
+      options: VERIFY_PRESETS.filter((p) => p !== "none").map((p) => ({ value: p, label: PRESETS[p].label })),
+      help: "(default) checks nothing beyond the URL's secret token, or the HMAC header below if you set one. A sender's scheme checks every request on its raw body; anything else gets 401 and stores nothing. " + VERIFY_PRESETS.filter((p) => p !== "none").map((p) => `${PRESETS[p].label}: ${PRESETS[p].help}`).join(" "),
+    },
+    { name: "secret_header", label: "Signature header", kind: "text", placeholder: "X-Signature", showWhen: { field: "verify", equals: ["hmac", ""] }, help: "For the HMAC check: the header that carries the HMAC-SHA256 of the raw body (hex, optionally prefixed sha256=)." },
+    { name: "hmac_secret", label: "Secret", kind: "secret", placeholder: "{{secrets.WEBHOOK_SECRET}}", help: "The signing secret (Stripe and Standard Webhooks: the whsec_ key), the bearer token, or user:password for basic auth. Use a secret reference so the value is not stored in the applet." },
+    { name: "tolerance_seconds", label: "Replay window (seconds)", kind: "number", placeholder: "300", showWhen: { field: "verify", equals: ["stripe", "slack", "standard"] }, help: "A signed timestamp further than this from now is refused as a replay. Default 300." },
+    { name: "dedupe_header", label: "Dedupe header", kind: "text", placeholder: "Idempotency-Key", help: "Optional. Senders retry: a request repeating this header's value is answered with the first run and stores nothing. GitHub, Shopify and Standard Webhooks presets set it for you." },
+    { name: "dedupe_path", label: "Dedupe body path", kind: "text", placeholder: "id", help: "Optional, instead of a header: a path in the JSON body (data.object.id). The Stripe preset uses id." },
   ],
   ingredients: [
     { name: "body", description: "The parsed request body (JSON, form fields, or { raw } text)" },
