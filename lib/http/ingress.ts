@@ -12,6 +12,7 @@ import { createSecurityHeaders } from "./security-headers";
 import { renderTemplate } from "../template";
 import { dedupeSourceOf, presetOf, searchParamsToObject, webhookPayload, type WebhookConfig } from "../triggers/webhook";
 import { dedupeKeyOf, type DedupeSource } from "../webhooks/dedupe";
+import { createRunWaiter, renderWebhookResponse } from "../webhooks/respond";
 import { verifyRequest, type VerifyPreset } from "../webhooks/verify";
 
 export type IngressHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
@@ -31,6 +32,7 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
   const headers = createSecurityHeaders({ publicUrl: app.config.publicUrl, dev: false });
   const ingestBatched = createIngestBatcher(app);
   const refusals = createRefusalLog(app, log);
+  const waiter = createRunWaiter(app);
   // What a hook needs from the definition, parsed once per version of it: the row is read on every
   // request (so a disable or an edit applies at once), the JSON is parsed only when it changed.
   const settings = new Map<string, { raw: string; config: WebhookConfig; preset: VerifyPreset; dedupe: DedupeSource | null; maxAttempts: number }>();
@@ -137,6 +139,17 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
       // A redelivery: the sender gets the first delivery's ids, and nothing new is stored.
       const first = dedupeKey === null ? null : app.repos.runs.firstOfDedupeKey(appletId, dedupeKey);
       return send(res, 200, { queued: false, duplicate: true, reason: "duplicate", run_id: first?.runId ?? null, event_id: first?.eventId ?? null });
+    }
+    if (config.respond_wait_seconds) {
+      // Respond with data: the sender's socket waits (nothing else does); a run that is not done in
+      // time gets the same 202 as without the option, and runs on.
+      const run = await waiter.wait(result.runId, config.respond_wait_seconds * 1000);
+      if (run && !res.destroyed) {
+        const answer = renderWebhookResponse(config, run, payload);
+        res.writeHead(answer.status, { "content-type": answer.contentType, "content-length": Buffer.byteLength(answer.body), "x-run-id": run.id });
+        res.end(answer.body);
+        return;
+      }
     }
     send(res, 202, { run_id: result.runId, event_id: result.eventId });
   }

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { parseJsonBounded } from "../core/json";
 import { LIMITS } from "../core/limits";
 import { dedupePathProblem, type DedupeSource } from "../webhooks/dedupe";
+import { MAX_RESPOND_WAIT_SECONDS } from "../webhooks/respond";
 import { PRESETS, VERIFY_PRESETS, type VerifyPreset } from "../webhooks/verify";
 import type { TriggerPlugin } from "./types";
 
@@ -29,6 +30,17 @@ export const webhookConfigSchema = z
         const problem = dedupePathProblem(path);
         if (problem) ctx.addIssue({ code: "custom", message: problem });
       })
+      .optional(),
+    /** Wait up to this long for the run and answer with its data (else the durable 202 at once). */
+    respond_wait_seconds: z.number().min(0.1).max(MAX_RESPOND_WAIT_SECONDS).optional(),
+    respond_status: z.number().int().min(200).max(599).optional(),
+    /** A template over trigger, steps[i].output, vars, ai and run. */
+    respond_body: z.string().max(10_000).optional(),
+    respond_content_type: z
+      .string()
+      .trim()
+      .max(100)
+      .regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, "is not a media type (application/json, text/plain; charset=utf-8)")
       .optional(),
   })
   .superRefine((c, ctx) => {
@@ -167,6 +179,10 @@ export const webhookTrigger: TriggerPlugin<WebhookConfig> = {
     { name: "tolerance_seconds", label: "Replay window (seconds)", kind: "number", placeholder: "300", showWhen: { field: "verify", equals: ["stripe", "slack", "standard"] }, help: "A signed timestamp further than this from now is refused as a replay. Default 300." },
     { name: "dedupe_header", label: "Dedupe header", kind: "text", placeholder: "Idempotency-Key", help: "Optional. Senders retry: a request repeating this header's value is answered with the first run and stores nothing. GitHub, Shopify and Standard Webhooks presets set it for you." },
     { name: "dedupe_path", label: "Dedupe body path", kind: "text", placeholder: "id", help: "Optional, instead of a header: a path in the JSON body (data.object.id). The Stripe preset uses id." },
+    { name: "respond_wait_seconds", label: "Wait for the run (seconds)", kind: "number", placeholder: "off", help: `Optional, at most ${MAX_RESPOND_WAIT_SECONDS}. Answer with the run's data when it finishes within this time, else 202 with the run id as usual. Leave empty for the immediate 202.` },
+    { name: "respond_status", label: "Response status", kind: "number", placeholder: "200", help: "The status of that answer when the run succeeded or was skipped (a failed run answers 502 with its id)." },
+    { name: "respond_body", label: "Response body", kind: "textarea", template: true, placeholder: '{"reply": "{{steps[0].output.body}}"}', help: "A template over trigger, steps[0].output, vars, ai and run (id, status). Default: the run id and status as JSON." },
+    { name: "respond_content_type", label: "Response content type", kind: "text", placeholder: "application/json" },
   ],
   ingredients: [
     { name: "body", description: "The parsed request body (JSON, form fields, or { raw } text)" },

@@ -1,9 +1,11 @@
 /**
- * Issue 19: a signature check must not cost the ingest. Production processes (`node
+ * Issue 19: what real senders need must not cost the ingest. First, a signature check must not cost the ingest. Production processes (`node
  * dist/server.mjs` + `node dist/worker.mjs`, the worker draining), two sets of applets: unsigned,
  * and the GitHub preset (HMAC-SHA256 of the raw body checked, a unique X-GitHub-Delivery per request
  * as its dedupe key). The loads alternate, unsigned/signed twice, so drift in the machine's load
  * falls on both; the figure is the signed rate against the unsigned one of the same run.
+ * Then "respond with data": the same unsigned load while 100 other senders each wait for their
+ * run's answer (applets with respond_wait_seconds), against the unsigned load alone.
  */
 import { createHmac } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -20,6 +22,7 @@ const CONNECTIONS = 50;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const APPLETS = 20;
 const SECRET = "bench-signing-secret";
+const WAITERS = 100;
 const BODY = JSON.stringify({ title: "Order #1042 paid", amount: 59.9, n: 1 });
 
 export default async function bench(): Promise<BenchFigure[]> {
@@ -45,6 +48,7 @@ export default async function bench(): Promise<BenchFigure[]> {
       });
     const unsigned = make({});
     const signed = make({ verify: "github", hmac_secret: SECRET });
+    const responding = make({ respond_wait_seconds: 10, respond_body: '{"got":"{{steps[0].output.status}}"}' });
     app.close();
 
     const appEnv = { ...env, PORT: String(webPort), HOST: "127.0.0.1", SMTP_INBOUND_PORT: String(smtpPort), PUBLIC_URL: `http://127.0.0.1:${webPort}` };
@@ -58,12 +62,15 @@ export default async function bench(): Promise<BenchFigure[]> {
     const signature = `sha256=${createHmac("sha256", SECRET).update(BODY).digest("hex")}`;
     const rounds: { unsigned: Load; signed: Load }[] = [];
     for (let i = 0; i < 2; i++) rounds.push({ unsigned: await load(base, unsigned, {}), signed: await load(base, signed, { "x-hub-signature-256": signature }, true) });
+    const waitersAlone = await load(base, unsigned, {});
+    const [withWaiters, waiters] = await Promise.all([load(base, unsigned, {}), load(base, responding, {}, false, WAITERS)]);
     const sum = (k: "unsigned" | "signed") => rounds.reduce((s, r) => s + r[k].rps, 0) / rounds.length;
     const bad = rounds.reduce((s, r) => s + r.signed.non2xx, 0);
     return [
       { name: "unsigned webhook ingest, 50 connections, worker draining (mean of 2 rounds)", unit: "req/s", value: sum("unsigned"), notes: rounds.map((r) => `p99 ${r.unsigned.p99} ms`).join(", ") },
       { name: "GitHub preset (HMAC check + X-GitHub-Delivery dedupe key), same run", unit: "req/s", value: sum("signed"), notes: `${rounds.map((r) => `p99 ${r.signed.p99} ms`).join(", ")}; ${bad} answers not 202` },
       { name: "signed vs unsigned ingest", unit: "%", value: (sum("signed") / sum("unsigned")) * 100, target: ">= 90" },
+      { name: `unsigned ingest while ${WAITERS} senders wait for their run's answer`, unit: "req/s", value: withWaiters.rps, notes: `alone just before: ${Math.round(waitersAlone.rps)} req/s (${Math.round((withWaiters.rps / waitersAlone.rps) * 100)} %); p99 ${withWaiters.p99} ms vs ${waitersAlone.p99} ms; the waiting senders got ${Math.round(waiters.rps)} answers/s, p99 ${waiters.p99} ms, ${waiters.non2xx} not 2xx` },
     ];
   } finally {
     await Promise.all(procs.map((p) => p.stop()));
@@ -73,11 +80,11 @@ export default async function bench(): Promise<BenchFigure[]> {
 
 type Load = { rps: number; p99: number; non2xx: number };
 
-async function load(base: string, paths: string[], headers: Record<string, string>, delivery = false): Promise<Load> {
+async function load(base: string, paths: string[], headers: Record<string, string>, delivery = false, connections = CONNECTIONS): Promise<Load> {
   let n = 0;
   const result = await autocannon({
     url: base,
-    connections: CONNECTIONS,
+    connections,
     duration: SECONDS,
     requests: paths.map((p) => ({
       method: "POST" as const,
