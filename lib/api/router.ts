@@ -13,6 +13,10 @@ import { pollContext } from "../triggers/context";
 import { actionTypesOf, runRow } from "./serialize";
 import { asObject, compile, json, notFound, readJson, type CompiledRoute, type Route } from "./http";
 import { streamRuns } from "./stream";
+import { createApiTokens } from "../auth/tokens";
+import type { ApiTokenRow } from "../db/repos/api-tokens";
+
+const tokenRow = (t: ApiTokenRow) => ({ id: t.id, name: t.name, prefix: t.prefix, read_only: t.readOnly, last_used_at: t.lastUsedAt, created_at: t.createdAt });
 
 export interface ApiAuth {
   /** null: the request may go on; a Response: answer with it (401, 403). */
@@ -40,6 +44,7 @@ export interface Api {
  */
 export function createApi(deps: ApiDeps): Api {
   const { app, applets } = deps;
+  const tokens = createApiTokens(app);
   const webhookUrl = (a: { id: string; webhookToken: string }) => `${app.config.publicUrl}/api/hooks/${a.id}/${a.webhookToken}`;
 
   const routes: Route[] = [
@@ -257,6 +262,17 @@ export function createApi(deps: ApiDeps): Api {
         return json(await testSpreadsheetAccess(app.config, String(body.spreadsheet ?? "")));
       },
     },
+    { method: "GET", pattern: "/api/tokens", handler: () => json({ tokens: tokens.list().map(tokenRow) }) },
+    {
+      method: "POST",
+      pattern: "/api/tokens",
+      handler: async (req) => {
+        const made = tokens.create(asObject(await readJson(req), "token"));
+        // The only time the value is shown: it is not stored.
+        return json({ ...tokenRow(made.row), token: made.token }, 201);
+      },
+    },
+    { method: "DELETE", pattern: "/api/tokens/:id", handler: (_req, p) => (tokens.revoke(p.id!) ? json({ revoked: true }) : notFound("no such token")) },
     { method: "GET", pattern: "/api/secrets", handler: () => json({ secrets: app.secrets.list().map((s) => ({ name: s.name, created_at: s.createdAt, updated_at: s.updatedAt })) }) },
     {
       method: "POST",

@@ -8,6 +8,7 @@ import { createOriginPolicy, sessionRouteRefusal, type OriginPolicy } from "./or
 import { hashPassword, hashPasswordSync, verifyPassword } from "./password";
 import { EMAIL_MAX_LENGTH, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "./policy";
 import { FailureLimiter } from "./rate-limit";
+import { bearerToken, createApiTokens, type ApiTokens } from "./tokens";
 import {
   clearSessionCookie,
   cookieFromHeader,
@@ -36,6 +37,7 @@ export interface Auth extends ApiAuth {
 export interface AuthOptions {
   /** Failed logins allowed per email and per client address in `windowMs` before 429. */
   loginFailures?: { max: number; windowMs: number };
+  tokens?: ApiTokens;
 }
 
 export const LOGIN_FAILURES_DEFAULT = { max: 10, windowMs: 15 * 60 * 1000 };
@@ -54,12 +56,35 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
   const limits = opts.loginFailures ?? LOGIN_FAILURES_DEFAULT;
   const byEmail = new FailureLimiter(limits);
   const byIp = new FailureLimiter(limits);
+  const tokens = opts.tokens ?? createApiTokens(app);
   // Users are never deleted: once one exists, the answer stays yes without asking the database.
   let userExists = false;
   // A login for an unknown email verifies against this, so a miss costs what a wrong password
   // costs and the response time does not tell which emails exist. Made up front so the first miss
   // does not pay for it.
   const decoyHash = hashPassword(`decoy-${newId()}`);
+
+  /**
+   * A request with `Authorization: Bearer`: the token decides, never a cookie beside it. Failures
+   * count against the client address with failed sign-ins (the same limit). A read-only token may
+   * only read; tokens are managed from a signed-in session, not with a token.
+   */
+  function tokenRefusal(req: Request, token: string): Response | null {
+    const now = app.clock.now().getTime();
+    const ipKey = clientIpOf(req);
+    const waitMs = byIp.retryAfterMs(ipKey, now);
+    if (waitMs > 0) return json({ error: "too many failed attempts from this address; try again later" }, 429, { "retry-after": String(Math.ceil(waitMs / 1000)) });
+    const identity = tokens.verify(token);
+    if (!identity) {
+      byIp.fail(ipKey, now);
+      log.warn("refused an API token", { ip: ipKey });
+      return json({ error: "that API token is not valid: it was revoked, mistyped, or made by another install" }, 401);
+    }
+    const path = new URL(req.url).pathname;
+    if (path === "/api/tokens" || path.startsWith("/api/tokens/")) return json({ error: "API tokens are managed in Settings while signed in, not with a token" }, 403);
+    if (identity.readOnly && req.method !== "GET" && req.method !== "HEAD") return json({ error: `the token “${identity.name}” is read-only; a ${req.method} needs a token that may write` }, 403);
+    return null;
+  }
 
   const hasUser = (): boolean => (userExists ||= users.count() > 0);
 
@@ -167,6 +192,8 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
     check(req) {
       const refused = sessionRouteRefusal(req, origin);
       if (refused) return refused;
+      const bearer = bearerToken(req);
+      if (bearer !== null) return tokenRefusal(req, bearer);
       return sessionFromCookieHeader(req.headers.get("cookie")) ? null : json({ error: "sign in required" }, 401);
     },
     ensureAdminFromEnv() {
