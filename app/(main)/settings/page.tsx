@@ -1,5 +1,6 @@
 import { readdirSync, statSync } from "node:fs";
 import path from "node:path";
+import { ApiTokens } from "@/components/ApiTokens";
 import { ImportApplets } from "@/components/ImportApplets";
 import { LocalTime } from "@/components/LocalTime";
 import { SecretsManager } from "@/components/SecretsManager";
@@ -17,6 +18,7 @@ export default async function SettingsPage() {
   const meta = await apiOk<Meta>("/api/meta");
   const cfg = app.config;
   const secrets = app.secrets.list().map((s) => ({ name: s.name, created_at: s.createdAt, updated_at: s.updatedAt }));
+  const tokens = app.repos.apiTokens.list().map((t) => ({ id: t.id, name: t.name, prefix: t.prefix, read_only: t.readOnly, last_used_at: t.lastUsedAt, created_at: t.createdAt }));
   const beat = app.repos.jobLocks.get("worker_heartbeat")?.last_run_at ?? null;
   const beatAge = beat ? app.clock.now().getTime() - new Date(beat).getTime() : null;
   // An older heartbeat and the worker, with its SMTP receiver, is not running.
@@ -51,6 +53,10 @@ export default async function SettingsPage() {
 
       <Section title="Secrets" id="secrets">
         <SecretsManager secrets={secrets} />
+      </Section>
+
+      <Section title="API tokens" id="tokens">
+        <ApiTokens tokens={tokens} publicUrl={cfg.publicUrl} />
       </Section>
 
       <Section title="Inbound mail" id="inbound">
