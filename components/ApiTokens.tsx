@@ -88,7 +88,7 @@ export function ApiTokens({ tokens, publicUrl }: { tokens: TokenRow[]; publicUrl
                 </td>
                 <td className="td hidden text-slate-600 sm:table-cell">{t.last_used_at ? <LocalTime iso={t.last_used_at} /> : "never"}</td>
                 <td className="td pr-0 text-right">
-                  <button type="button" className="btn-danger" onClick={() => revoke(t)}>
+                  <button type="button" className="btn-danger" onClick={() => void revoke(t)}>
                     Revoke
                   </button>
                 </td>
@@ -99,7 +99,7 @@ export function ApiTokens({ tokens, publicUrl }: { tokens: TokenRow[]; publicUrl
       ) : (
         <p className="text-sm text-slate-600">No API tokens. A token lets a script or the CLI use the API without signing in.</p>
       )}
-      <form onSubmit={create} className="flex flex-wrap items-end gap-2">
+      <form onSubmit={(e) => void create(e)} className="flex flex-wrap items-end gap-2">
         <label className="flex min-w-0 flex-1 basis-56 flex-col gap-1 text-sm">
           <span className="text-slate-700">New token&rsquo;s name</span>
           <input value={name} onChange={(e) => setName(e.target.value)} placeholder="CLI on my laptop" maxLength={80} className="input" />

@@ -10,10 +10,10 @@ import { createIngestBatcher } from "../queue/ingest";
 import { closeWhenUnread, readNodeBody } from "./body";
 import { createSecurityHeaders } from "./security-headers";
 import { renderTemplate } from "../template";
-import { dedupeSourceOf, presetOf, searchParamsToObject, webhookPayload, type WebhookConfig } from "../triggers/webhook";
-import { dedupeKeyOf, type DedupeSource } from "../webhooks/dedupe";
+import { triggerRegistry, type RegisteredRequest } from "../triggers";
+import type { HookContext } from "../triggers/types";
+import { searchParamsToObject } from "../triggers/webhook";
 import { createRunWaiter, renderWebhookResponse } from "../webhooks/respond";
-import { verifyRequest, type VerifyPreset } from "../webhooks/verify";
 
 export type IngressHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
 
@@ -31,22 +31,31 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
   // Nothing the ingress answers is a page: the strict set (no framing, no sniffing, nothing runs).
   const headers = createSecurityHeaders({ publicUrl: app.config.publicUrl, dev: false });
   const ingestBatched = createIngestBatcher(app);
-  const refusals = createRefusalLog(app, log);
-  const waiter = createRunWaiter(app);
   // What a hook needs from the definition, parsed once per version of it: the row is read on every
   // request (so a disable or an edit applies at once), the JSON is parsed only when it changed.
-  const settings = new Map<string, { raw: string; config: WebhookConfig; preset: VerifyPreset; dedupe: DedupeSource | null; maxAttempts: number }>();
-  const hookSettings = (id: string, raw: string) => {
+  // The trigger plug-in fed by requests (`feed: "http"`) decides what a request becomes.
+  type HookSettings = { raw: string; plugin: RegisteredRequest | null; config: unknown; problem: string | null; maxAttempts: number };
+  const settings = new Map<string, HookSettings>();
+  const hookSettings = (id: string, raw: string): HookSettings => {
     let s = settings.get(id);
     if (s?.raw !== raw) {
       const definition = JSON.parse(raw) as Definition;
-      const config = (definition.trigger?.config ?? {}) as WebhookConfig;
-      s = { raw, config, preset: presetOf(config), dedupe: dedupeSourceOf(config), maxAttempts: maxAttemptsOf(definition) };
+      const found = triggerRegistry.get(String(definition.trigger?.type));
+      const plugin = found?.feed === "http" ? found : null;
+      const parsed = plugin?.configSchema.safeParse(definition.trigger?.config ?? {});
+      const problem = !plugin || parsed?.success ? null : "the stored trigger config is invalid";
+      s = { raw, plugin, config: parsed?.success ? parsed.data : null, problem, maxAttempts: maxAttemptsOf(definition) };
       if (settings.size >= 10_000) settings.clear();
       settings.set(id, s);
     }
     return s;
   };
+  const hookContext: HookContext = {
+    render: (template) => renderTemplate(template, { trigger: {}, secrets: (n) => app.secrets.resolve(n) }).value,
+    nowMs: () => app.clock.now().getTime(),
+  };
+  const refusals = createRefusalLog(app, log);
+  const waiter = createRunWaiter(app);
   return (req, res) => {
     const rawUrl = req.url ?? "/";
     if (!rawUrl.startsWith("/api/")) return false;
@@ -102,50 +111,47 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
     // Compared whether or not the applet exists, so a missing applet and a wrong token take as long.
     const tokenOk = safeEqual(token, row?.webhook_token ?? token.replace(/./g, "\0"));
     if (!row || !tokenOk) return notFound(req, res);
+    // An applet whose trigger is not fed by requests (a schedule) answers like an unknown hook.
+    const { plugin, config, problem, maxAttempts } = hookSettings(row.id, row.definition);
+    if (!plugin) return notFound(req, res);
 
     const rawBody = await readNodeBody(req, LIMITS.webhookBodyBytes);
     if (rawBody === null) return tooLarge(req, res);
 
     if (row.enabled !== 1) return send(res, 200, { queued: false, reason: "disabled" });
-
-    const { config, preset, dedupe, maxAttempts } = hookSettings(row.id, row.definition);
-    if (preset !== "none") {
-      const secret = config.hmac_secret ? renderTemplate(config.hmac_secret, { trigger: {}, secrets: (n) => app.secrets.resolve(n) }).value : "";
-      const verdict = secret
-        ? verifyRequest(preset, { rawBody, headers: req.headers, secret, header: config.secret_header, toleranceSeconds: config.tolerance_seconds, nowMs: app.clock.now().getTime() })
-        : { ok: false as const, reason: "its secret is empty (a deleted secret?)" };
-      if (!verdict.ok) {
-        refusals.note(row.id, preset, verdict.reason);
-        // Nothing for the sender to learn from: no body, nothing stored.
-        res.writeHead(401, { "content-length": "0" });
-        res.end();
-        return;
-      }
+    if (problem) {
+      log.warn("webhook refused: the applet cannot take requests", { applet_id: row.id, reason: problem });
+      return send(res, 409, { error: `this applet cannot take requests: ${problem}` });
     }
 
     const receivedAt = app.clock.now().toISOString();
-    const payload = webhookPayload({
-      method: req.method!,
-      headers: req.headers,
-      query: searchParamsToObject(url.searchParams),
-      rawBody,
-      contentType: String(req.headers["content-type"] ?? ""),
-      receivedAt,
-    });
-    const dedupeKey = dedupe ? dedupeKeyOf(dedupe, req.headers, payload.body) : null;
-    const result = await ingestBatched({ appletId, source: "webhook", dedupeKey, payload, maxAttempts, receivedAt });
+    const outcome = plugin.handleRequest(
+      config,
+      { method: req.method, headers: req.headers, query: searchParamsToObject(url.searchParams), rawBody, contentType: String(req.headers["content-type"] ?? ""), receivedAt },
+      hookContext,
+    );
+    if (!outcome.accept) {
+      if (outcome.reason) refusals.note(row.id, outcome.reason);
+      if (outcome.error) return send(res, outcome.status, { error: outcome.error });
+      res.writeHead(outcome.status, { "content-length": "0" });
+      res.end();
+      return;
+    }
+    const dedupeKey = outcome.event.dedupeKey;
+    const result = await ingestBatched({ appletId, source: plugin.type, dedupeKey, payload: outcome.event.payload, maxAttempts, receivedAt });
     faults.succeeded("storing webhooks");
     if (!result) {
       // A redelivery: the sender gets the first delivery's ids, and nothing new is stored.
       const first = dedupeKey === null ? null : app.repos.runs.firstOfDedupeKey(appletId, dedupeKey);
       return send(res, 200, { queued: false, duplicate: true, reason: "duplicate", run_id: first?.runId ?? null, event_id: first?.eventId ?? null });
     }
-    if (config.respond_wait_seconds) {
+    const respond = outcome.respond;
+    if (respond?.respond_wait_seconds) {
       // Respond with data: the sender's socket waits (nothing else does); a run that is not done in
       // time gets the same 202 as without the option, and runs on.
-      const run = await waiter.wait(result.runId, config.respond_wait_seconds * 1000);
+      const run = await waiter.wait(result.runId, respond.respond_wait_seconds * 1000);
       if (run && !res.destroyed) {
-        const answer = renderWebhookResponse(config, run, payload);
+        const answer = renderWebhookResponse(respond, run, outcome.event.payload);
         res.writeHead(answer.status, { "content-type": answer.contentType, "content-length": Buffer.byteLength(answer.body), "x-run-id": run.id });
         res.end(answer.body);
         return;
@@ -183,13 +189,13 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
 }
 
 /**
- * Why a signed request was refused, for the person setting the sender up: one warning per applet
- * a minute (a flood of forged requests must not flood the log), with how many were refused since.
+ * Why a request was refused, for the person setting the sender up: one warning per applet a
+ * minute (a flood of forged requests must not flood the log), with how many were refused since.
  */
 function createRefusalLog(app: Pick<App, "clock">, log: App["log"]) {
   const last = new Map<string, { at: number; since: number }>();
   return {
-    note(appletId: string, preset: VerifyPreset, reason: string) {
+    note(appletId: string, reason: string) {
       const now = app.clock.now().getTime();
       const seen = last.get(appletId);
       if (seen && now - seen.at < 60_000) {
@@ -198,7 +204,7 @@ function createRefusalLog(app: Pick<App, "clock">, log: App["log"]) {
       }
       if (last.size >= 10_000) last.clear();
       last.set(appletId, { at: now, since: 0 });
-      log.warn("webhook refused: the request's signature or credentials do not check out", { applet_id: appletId, check: preset, reason, refused_since_last_warning: seen?.since ?? 0 });
+      log.warn("webhook refused: the request's signature or credentials do not check out", { applet_id: appletId, reason, refused_since_last_warning: seen?.since ?? 0 });
     },
   };
 }

@@ -147,7 +147,7 @@ describe("keys the form does not know", () => {
   });
 
   test("an action or trigger type this install does not have is kept whole", () => {
-    const definition: DefinitionJson = { version: 1, trigger: { type: "mqtt", config: { topic: "home/door", qos: 1 } }, actions: [{ type: "telegram", config: { chat_id: 42, text: "{{trigger.payload}}" } }, slack("x")] };
+    const definition: DefinitionJson = { version: 1, trigger: { type: "mqtt", config: { topic: "home/door", qos: 1 } }, actions: [{ type: "matrix", config: { room_id: 42, text: "{{trigger.payload}}" } }, slack("x")] };
     expect(roundTrip(definition)).toEqual(definition);
   });
 
@@ -176,7 +176,7 @@ const reducerCases: { [K in DraftAction["kind"]]: () => void } = {
     expect(changed.previousTrigger).toBe("rss");
     // Another type starts afresh; coming back to RSS brings its settings back.
     const other = apply(changed, { kind: "pickTrigger", trigger: triggerMeta("webhook"), timeZone: "UTC" });
-    expect(other.trigger.cfg).toEqual({ verify: "", secret_header: "", hmac_secret: "", tolerance_seconds: "", dedupe_header: "", dedupe_path: "" });
+    expect(other.trigger.cfg).toEqual({ verify: "", secret_header: "", hmac_secret: "", tolerance_seconds: "", dedupe_header: "", dedupe_path: "", respond_wait_seconds: "", respond_status: "", respond_body: "", respond_content_type: "" });
     const back = apply(other, { kind: "changeTrigger" }, { kind: "pickTrigger", trigger: triggerMeta("rss"), timeZone: "UTC" });
     expect(back.trigger.cfg.url).toBe("https://example.com/feed.xml");
     expect(back.previousTrigger).toBeNull();

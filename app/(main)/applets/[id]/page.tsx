@@ -11,6 +11,7 @@ import { TestEventForm } from "@/components/TestEventForm";
 import { AppletEditor } from "@/components/editor/AppletEditor";
 import { apiJson, apiOk, services } from "@/lib/ui/services";
 import { runRow } from "@/lib/api/serialize";
+import { triggerRegistry } from "@/lib/triggers";
 import type { AppletDetail, Meta } from "@/lib/ui/types";
 
 export const dynamic = "force-dynamic";
@@ -27,6 +28,8 @@ export default async function AppletPage({ params }: { params: Promise<{ id: str
   const secrets = app.secrets.list().map((s) => s.name);
   const runs = app.repos.runs.list({ appletId: a.id, limit: 50 }).runs.map((r) => runRow(r, a.name));
   const trigger = meta.triggers.find((t) => t.type === a.trigger_type);
+  // How the trigger is fed decides what the page shows: a URL for a request-fed one, the next check for a polled one.
+  const feed = triggerRegistry.get(a.trigger_type)?.feed;
   const state = a.trigger_state;
   const curl = `curl -X POST '${a.webhook_url}' -H 'content-type: application/json' -d '${JSON.stringify((trigger?.sample.body as object | undefined) ?? { hello: "world" }).replace(/'/g, "'\\''")}'`;
 
@@ -56,7 +59,7 @@ export default async function AppletPage({ params }: { params: Promise<{ id: str
       </header>
 
       <section className="card mb-4 flex flex-col gap-3 text-sm">
-        {a.trigger_type === "webhook" ? (
+        {feed === "http" ? (
           <div>
             <p className="field-label mb-1">Webhook URL</p>
             <div className="flex items-center gap-2">
@@ -81,7 +84,7 @@ export default async function AppletPage({ params }: { params: Promise<{ id: str
             <dt className="text-xs text-slate-500">Runs finished</dt>
             <dd className="tabular-nums">{a.run_count}</dd>
           </div>
-          {state?.next_run_at !== undefined && (a.trigger_type === "schedule" || a.trigger_type === "rss" || a.trigger_type === "poll") ? (
+          {state?.next_run_at !== undefined && feed === "polled" ? (
             <div>
               <dt className="text-xs text-slate-500">Next check</dt>
               <dd>{a.enabled ? <LocalTime iso={state?.next_run_at} relative /> : "disabled"}</dd>
