@@ -19,8 +19,7 @@ const plugins: ActionPlugin<any>[] = [httpAction, emailAction, slackAction, disc
 /** A registered action: the plug-in with its editor fields generated from its config schema. */
 export type RegisteredAction = ActionPlugin & { fields: FieldMeta[] };
 
-// eslint-disable-next-line @typescript-eslint/no-unsafe-argument -- each plug-in has its own config type (see above); the registry erases it
-export const actionRegistry: ReadonlyMap<string, RegisteredAction> = buildRegistry(plugins);
+export const actionRegistry: ReadonlyMap<string, RegisteredAction> = buildRegistry(plugins as ActionPlugin[]);
 
 function buildRegistry(list: ActionPlugin[]): Map<string, RegisteredAction> {
   const map = new Map<string, RegisteredAction>();

@@ -7,6 +7,7 @@ import { runRoutes } from "./routes/runs";
 import { secretRoutes } from "./routes/secrets";
 import { sessionRoutes } from "./routes/session";
 import { settingsRoutes } from "./routes/settings";
+import { tokenRoutes } from "./routes/tokens";
 import { transferRoutes } from "./routes/transfer";
 
 export type { ApiDeps } from "./env";
@@ -33,6 +34,7 @@ function build(deps: ApiDeps) {
     .route("/", appletRoutes(deps))
     .route("/", runRoutes(deps))
     .route("/", secretRoutes(deps))
+    .route("/", tokenRoutes(deps))
     .route("/", transferRoutes(deps));
 }
 

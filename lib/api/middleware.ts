@@ -14,7 +14,8 @@ import { publicRoute, type ApiEnv } from "./env";
  *   cross-site request (403), see sessionRouteRefusal; setup, login and logout included, since a
  *   forged login or setup would sign the victim in as the attacker;
  * - every route not marked `publicRoute` answers 401 without a session, and finds the user in
- *   `c.get("user")` with one.
+ *   `c.get("user")` with one; `Authorization: Bearer <API token>` stands for the session (lib/auth
+ *   tokenAccess: read-only tokens only read, tokens never manage tokens, failures rate limited).
  */
 export function sessionGuard(auth: Auth): MiddlewareHandler<ApiEnv> {
   return async (c, next) => {
@@ -26,7 +27,10 @@ export function sessionGuard(auth: Auth): MiddlewareHandler<ApiEnv> {
       c.set("user", null);
       return next();
     }
-    const user = auth.sessionOf(c.req.raw);
+    // A bearer token decides alone (never a cookie beside it); without one, the session.
+    const viaToken = auth.tokenAccess(c.req.raw);
+    if (viaToken instanceof Response) return viaToken;
+    const user = viaToken ?? auth.sessionOf(c.req.raw);
     if (!user) return c.json({ error: "sign in required" }, 401);
     c.set("user", user);
     return next();

@@ -1,3 +1,4 @@
+import type { ApiTokenRow } from "../db/repos/api-tokens";
 import type { App } from "../app";
 import { actionRegistry } from "../actions";
 import { serviceAccountEmail } from "../actions/sheets";
@@ -116,6 +117,13 @@ export async function secretList(app: Pick<App, "secrets">) {
   return app.secrets.list().map((s) => ({ name: s.name, created_at: s.createdAt, updated_at: s.updatedAt }));
 }
 
+/** API tokens as lists show them: name, prefix, last use; never the value or its hash. */
+export async function tokenList(app: Pick<App, "repos">) {
+  return app.repos.apiTokens.list().map(tokenRow);
+}
+
+export const tokenRow = (t: ApiTokenRow) => ({ id: t.id, name: t.name, prefix: t.prefix, read_only: t.readOnly, last_used_at: t.lastUsedAt, created_at: t.createdAt });
+
 export type Meta = Awaited<ReturnType<typeof meta>>;
 export type MetaTrigger = Meta["triggers"][number];
 export type MetaAction = Meta["actions"][number];
@@ -123,3 +131,4 @@ export type AppletListItem = Awaited<ReturnType<typeof appletList>>[number];
 export type AppletDetail = ReturnType<typeof appletDetailOf>;
 export type RunRow = Awaited<ReturnType<typeof runsPage>>["runs"][number];
 export type RunDetail = NonNullable<Awaited<ReturnType<typeof runDetail>>>;
+export type TokenRow = ReturnType<typeof tokenRow>;

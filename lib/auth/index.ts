@@ -1,9 +1,11 @@
 import type { App } from "../app";
 import { newId } from "../core/ids";
+import { clientIpOf } from "./client-ip";
 import { createOriginPolicy, type OriginPolicy } from "./origin";
 import { hashPassword, hashPasswordSync, verifyPassword } from "./password";
 import { credentialsSchema } from "./policy";
 import { FailureLimiter } from "./rate-limit";
+import { bearerToken, createApiTokens, type ApiTokens } from "./tokens";
 import {
   clearSessionCookie,
   cookieFromHeader,
@@ -31,6 +33,12 @@ export type LoginResult = { ok: true; email: string; setCookie: string } | { ok:
 export interface Auth {
   /** The signed-in user a request carries (its session cookie), or null. The API's session guard asks this. */
   sessionOf(req: Request): SessionUser | null;
+  /**
+   * For a request with `Authorization: Bearer`: the admin it acts for, or the refusal to answer
+   * with (401 bad token, 403 read-only or a token route, 429 too many failures). null without the
+   * header: the session decides.
+   */
+  tokenAccess(req: Request): SessionUser | Response | null;
   /** First-run setup: creates the admin and signs it in; null when an admin already exists. */
   setup(creds: Credentials): Promise<{ email: string; setCookie: string } | null>;
   /** Checks the password with per-email and per-address failure limits. */
@@ -49,6 +57,7 @@ export interface Auth {
 export interface AuthOptions {
   /** Failed logins allowed per email and per client address in `windowMs` before 429. */
   loginFailures?: { max: number; windowMs: number };
+  tokens?: ApiTokens;
 }
 
 export const LOGIN_FAILURES_DEFAULT = { max: 10, windowMs: 15 * 60 * 1000 };
@@ -67,12 +76,38 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
   const limits = opts.loginFailures ?? LOGIN_FAILURES_DEFAULT;
   const byEmail = new FailureLimiter(limits);
   const byIp = new FailureLimiter(limits);
+  const tokens = opts.tokens ?? createApiTokens(app);
   // Users are never deleted: once one exists, the answer stays yes without asking the database.
   let userExists = false;
   // A login for an unknown email verifies against this, so a miss costs what a wrong password
   // costs and the response time does not tell which emails exist. Made up front so the first miss
   // does not pay for it.
   const decoyHash = hashPassword(`decoy-${newId()}`);
+
+  /**
+   * A request with `Authorization: Bearer`: the token decides, never a cookie beside it. Failures
+   * count against the client address with failed sign-ins (the same limit). A read-only token may
+   * only read; tokens are managed from a signed-in session, not with a token.
+   */
+  function tokenAccess(req: Request): SessionUser | Response | null {
+    const token = bearerToken(req);
+    if (token === null) return null;
+    const now = app.clock.now().getTime();
+    const ipKey = clientIpOf(req);
+    const waitMs = byIp.retryAfterMs(ipKey, now);
+    if (waitMs > 0) return refuse(429, "too many failed attempts from this address; try again later", { "retry-after": String(Math.ceil(waitMs / 1000)) });
+    const identity = tokens.verify(token);
+    const admin = identity ? users.first() : null;
+    if (!identity || !admin) {
+      byIp.fail(ipKey, now);
+      log.warn("refused an API token", { ip: ipKey });
+      return refuse(401, "that API token is not valid: it was revoked, mistyped, or made by another install");
+    }
+    const path = new URL(req.url).pathname;
+    if (path === "/api/tokens" || path.startsWith("/api/tokens/")) return refuse(403, "API tokens are managed in Settings while signed in, not with a token");
+    if (identity.readOnly && req.method !== "GET" && req.method !== "HEAD") return refuse(403, `the token “${identity.name}” is read-only; a ${req.method} needs a token that may write`);
+    return { userId: admin.id, email: admin.email };
+  }
 
   const hasUser = (): boolean => (userExists ||= users.count() > 0);
 
@@ -141,6 +176,7 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
     setup,
     login,
     logout,
+    tokenAccess,
     ensureAdminFromEnv() {
       const { adminEmail, adminPassword } = app.config;
       if (!adminEmail && !adminPassword) return;
@@ -164,3 +200,5 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
     },
   };
 }
+
+const refuse = (status: number, error: string, headers: Record<string, string> = {}): Response => Response.json({ error }, { status, headers: { "cache-control": "no-store", ...headers } });

@@ -14,5 +14,5 @@ export type { ApiError, InferResponseType };
 /** The body of a refused request (the API's error shape), whatever the status; {} when there is none. */
 export async function errorBody(res: Response): Promise<Partial<ApiError>> {
   const body: unknown = await res.json().catch(() => null);
-  return body && typeof body === "object" ? body : {};
+  return body && typeof body === "object" ? (body) : {};
 }

@@ -178,7 +178,7 @@ const reducerCases: { [K in DraftAction["kind"]]: () => void } = {
     expect(changed.previousTrigger).toBe("rss");
     // Another type starts afresh; coming back to RSS brings its settings back.
     const other = apply(changed, { kind: "pickTrigger", trigger: triggerMeta("webhook"), timeZone: "UTC" });
-    expect(other.trigger.cfg).toEqual({ secret_header: "", hmac_secret: "" });
+    expect(other.trigger.cfg).toEqual({ verify: "", secret_header: "", hmac_secret: "", tolerance_seconds: "", dedupe_header: "", dedupe_path: "", respond_wait_seconds: "", respond_status: "", respond_body: "", respond_content_type: "" });
     const back = apply(other, { kind: "changeTrigger" }, { kind: "pickTrigger", trigger: triggerMeta("rss"), timeZone: "UTC" });
     expect(back.trigger.cfg.url).toBe("https://example.com/feed.xml");
     expect(back.previousTrigger).toBeNull();

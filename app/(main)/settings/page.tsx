@@ -1,11 +1,12 @@
 import { readdirSync, statSync } from "node:fs";
 import path from "node:path";
+import { ApiTokens } from "@/components/ApiTokens";
 import { ImportApplets } from "@/components/ImportApplets";
 import { LocalTime } from "@/components/LocalTime";
 import { SecretsManager } from "@/components/SecretsManager";
 import { SheetsTest } from "@/components/SheetsTest";
 import { checkHealth, HEARTBEAT_MAX_AGE_MS } from "@/lib/health";
-import { meta as readMeta, secretList } from "@/lib/api/queries";
+import { meta as readMeta, secretList, tokenList } from "@/lib/api/queries";
 import { services } from "@/lib/services";
 
 export const dynamic = "force-dynamic";
@@ -17,6 +18,7 @@ export default async function SettingsPage() {
   const meta = await readMeta(app);
   const cfg = app.config;
   const secrets = await secretList(app);
+  const tokens = await tokenList(app);
   const beat = app.repos.jobLocks.get("worker_heartbeat")?.last_run_at ?? null;
   const beatAge = beat ? app.clock.now().getTime() - new Date(beat).getTime() : null;
   // An older heartbeat and the worker, with its SMTP receiver, is not running.
@@ -51,6 +53,10 @@ export default async function SettingsPage() {
 
       <Section title="Secrets" id="secrets">
         <SecretsManager secrets={secrets} />
+      </Section>
+
+      <Section title="API tokens" id="tokens">
+        <ApiTokens tokens={tokens} publicUrl={cfg.publicUrl} />
       </Section>
 
       <Section title="Inbound mail" id="inbound">

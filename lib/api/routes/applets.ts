@@ -98,7 +98,7 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
       const ctx = pollContext(app);
       try {
         const result: unknown = await plugin.preview(parsed.data, ctx);
-        return c.json({ ok: true as const, result: ctx.redact(result) }, 200);
+        return c.json({ ok: true as const, result: ctx.redact<unknown>(result) }, 200);
       } catch (err) {
         return c.json({ ok: false as const, error: ctx.redact(errorMessage(err)) }, 200);
       }
