@@ -19,7 +19,7 @@ const plugins: ActionPlugin<any>[] = [httpAction, emailAction, slackAction, disc
 /** A registered action: the plug-in with its editor fields generated from its config schema. */
 export type RegisteredAction = ActionPlugin & { fields: FieldMeta[] };
 
-export const actionRegistry: ReadonlyMap<string, RegisteredAction> = buildRegistry(plugins);
+export const actionRegistry: ReadonlyMap<string, RegisteredAction> = buildRegistry(plugins as ActionPlugin[]);
 
 function buildRegistry(list: ActionPlugin[]): Map<string, RegisteredAction> {
   const map = new Map<string, RegisteredAction>();
