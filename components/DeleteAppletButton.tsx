@@ -14,7 +14,7 @@ export function DeleteAppletButton({ id, name }: { id: string; name: string }) {
   }
   return (
     <>
-      <button type="button" className="btn-danger" onClick={remove}>
+      <button type="button" className="btn-danger" onClick={() => void remove()}>
         Delete
       </button>
       {error ? <span className="text-sm text-red-700">{error}</span> : null}

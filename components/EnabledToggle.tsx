@@ -33,7 +33,7 @@ export function EnabledToggle({ id, enabled, name }: { id: string; enabled: bool
         aria-busy={busy}
         aria-label={`${on ? "Disable" : "Enable"} ${name}`}
         disabled={busy}
-        onClick={toggle}
+        onClick={() => void toggle()}
         className={`relative inline-flex h-5 w-9 shrink-0 items-center rounded-full transition-colors disabled:opacity-60 ${on ? "bg-green-600" : "bg-slate-300"}`}
       >
         <span className={`inline-block h-4 w-4 rounded-full bg-white shadow transition-transform ${on ? "translate-x-4" : "translate-x-0.5"}`} />

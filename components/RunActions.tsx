@@ -22,11 +22,11 @@ export function RunActions({ runId, canRetry }: { runId: string; canRetry: boole
   return (
     <div className="flex flex-wrap items-center gap-2">
       {canRetry ? (
-        <button type="button" className="btn-primary" onClick={() => call("retry")} disabled={busy !== null} title="Queue this run again with attempt + 1; steps that already succeeded are not repeated">
+        <button type="button" className="btn-primary" onClick={() => void call("retry")} disabled={busy !== null} title="Queue this run again with attempt + 1; steps that already succeeded are not repeated">
           {busy === "retry" ? "Retrying…" : "Retry"}
         </button>
       ) : null}
-      <button type="button" className="btn-secondary" onClick={() => call("replay")} disabled={busy !== null} title="Start a new run from the same event, from the first step">
+      <button type="button" className="btn-secondary" onClick={() => void call("replay")} disabled={busy !== null} title="Start a new run from the same event, from the first step">
         {busy === "replay" ? "Replaying…" : "Replay"}
       </button>
       {error ? <span className="text-sm text-red-700">{error}</span> : null}

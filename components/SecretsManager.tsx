@@ -96,7 +96,7 @@ export function SecretsManager({ secrets }: { secrets: SecretRow[] }) {
                         }} aria-expanded={rotating === s.name}>
                         Rotate
                       </button>
-                      <button type="button" className="btn-danger" onClick={() => remove(s.name)}>
+                      <button type="button" className="btn-danger" onClick={() => void remove(s.name)}>
                         Delete
                       </button>
                     </span>
@@ -107,12 +107,13 @@ export function SecretsManager({ secrets }: { secrets: SecretRow[] }) {
                     <td colSpan={4} className="td px-0">
                       <form
                         className="flex flex-wrap items-center gap-2"
-                        onSubmit={async (e) => {
+                        onSubmit={(e) => {
                           e.preventDefault();
-                          if (await put(s.name, rotateValue)) {
+                          void put(s.name, rotateValue).then((saved) => {
+                            if (!saved) return;
                             setRotating(null);
                             setRotateValue("");
-                          }
+                          });
                         }}
                       >
                         <label htmlFor={`rotate-${s.name}`} className="text-sm text-slate-700">
@@ -138,7 +139,7 @@ export function SecretsManager({ secrets }: { secrets: SecretRow[] }) {
       ) : (
         <p className="text-sm text-slate-600">No secrets yet. Store webhook URLs and API tokens here and use them in any field as {"{{secrets.NAME}}"}.</p>
       )}
-      <form onSubmit={add} className="flex flex-wrap items-end gap-2 border-t border-slate-100 pt-3">
+      <form onSubmit={(e) => void add(e)} className="flex flex-wrap items-end gap-2 border-t border-slate-100 pt-3">
         <div className="w-full sm:w-56">
           <label htmlFor="secret-name" className="field-label mb-1">
             Name

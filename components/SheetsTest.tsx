@@ -18,12 +18,14 @@ export function SheetsTest() {
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ spreadsheet: sheet }),
     }).catch(() => null);
-    setResult(res?.ok ? ((await res.json()) as Result) : { ok: false, error: `the request failed${res ? ` (${res.status})` : ""}` });
+    // An answer that is not JSON (a proxy's error page) must not leave the form busy for good.
+    const body = res?.ok ? ((await res.json().catch(() => null)) as Result | null) : null;
+    setResult(body ?? { ok: false, error: res?.ok ? "the answer was not JSON" : `the request failed${res ? ` (${res.status})` : ""}` });
     setBusy(false);
   }
 
   return (
-    <form onSubmit={test} className="mt-3 space-y-2">
+    <form onSubmit={(e) => void test(e)} className="mt-3 space-y-2">
       <label className="block text-sm text-slate-700" htmlFor="sheets-test-id">
         Test access to a spreadsheet (id or URL)
       </label>

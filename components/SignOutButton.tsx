@@ -6,7 +6,7 @@ export function SignOutButton() {
     window.location.href = "/login";
   }
   return (
-    <button type="button" onClick={signOut} className="w-full rounded px-3 py-2 text-left text-sm text-slate-300 hover:bg-slate-800 hover:text-white">
+    <button type="button" onClick={() => void signOut()} className="w-full rounded px-3 py-2 text-left text-sm text-slate-300 hover:bg-slate-800 hover:text-white">
       Sign out
     </button>
   );

@@ -34,7 +34,7 @@ export function TestEventForm({ appletId, sample }: { appletId: string; sample: 
       </label>
       <textarea id="test-payload" value={text} onChange={(e) => setText(e.target.value)} rows={10} spellCheck={false} className="input font-mono text-xs" />
       <div className="flex flex-wrap items-center gap-3">
-        <button type="button" className="btn-primary" onClick={send} disabled={busy}>
+        <button type="button" className="btn-primary" onClick={() => void send()} disabled={busy}>
           {busy ? "Sending…" : "Send test event"}
         </button>
         {runId ? (

@@ -58,7 +58,7 @@ export function field<T extends z.ZodType>(schema: T, spec: FieldSpec): T {
 export function objectShape(schema: z.ZodType): Record<string, z.ZodType> {
   let s: unknown = schema;
   for (let i = 0; i < 10 && s; i++) {
-    if (s instanceof z.ZodObject) return s.shape as Record<string, z.ZodType>;
+    if (s instanceof z.ZodObject) return s.shape;
     const def = (s as { _zod?: { def?: { in?: unknown; innerType?: unknown; schema?: unknown } } })._zod?.def;
     s = def?.in ?? def?.innerType ?? def?.schema;
   }

@@ -65,7 +65,7 @@ export function CredentialsForm({ endpoint, submitLabel, next, passwordAutoCompl
     // method="post" with no action: a submit before hydration (slow network, JS off) posts back to
     // this same page, which renders the form again. The default GET would put the password in
     // the URL, the history and every log on the way.
-    <form method="post" onSubmit={submit} noValidate className="space-y-4">
+    <form method="post" onSubmit={(e) => void submit(e)} noValidate className="space-y-4">
       <div>
         <label htmlFor="email" className="block text-sm font-medium text-slate-700">
           Email

@@ -140,7 +140,7 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
             </button>
           </div>
 
-          <SaveSection draft={draft} name={name} dispatch={dispatch} nameErrors={problems.name} problems={problems.all} saveError={saveError} saving={saving} status={status} isNew={!applet} onSave={save} />
+          <SaveSection draft={draft} name={name} dispatch={dispatch} nameErrors={problems.name} problems={problems.all} saveError={saveError} saving={saving} status={status} isNew={!applet} onSave={() => void save()} />
         </>
       ) : null}
     </div>

@@ -18,9 +18,9 @@ export interface Preview {
   /** Whether the preview follows every edit: once asked for, or while `auto` holds. */
   following: boolean;
   /** "Preview": render now, and follow every edit from then on. */
-  run(): void;
+  run: () => void;
   /** Forget what is shown (another trigger: another sample). */
-  reset(): void;
+  reset: () => void;
 }
 
 /** How long typing must pause before the preview follows it. */

@@ -2,7 +2,10 @@ import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { domainToASCII } from "node:url";
 import { Marked } from "marked";
-import type { createTransport } from "nodemailer";
+import type { Transporter } from "nodemailer";
+import type Mail from "nodemailer/lib/mailer";
+import type SMTPTransport from "nodemailer/lib/smtp-transport";
+import type StreamTransport from "nodemailer/lib/stream-transport";
 import addressparser from "nodemailer/lib/addressparser";
 import { z } from "zod";
 import { field } from "../plugin";
@@ -170,10 +173,13 @@ export const emailAction: ActionPlugin<EmailActionConfig> = {
   },
 };
 
-/** nodemailer costs ~15 MB of RSS: a worker loads it with its first email action. */
-const transportOf = async (options: Parameters<typeof createTransport>[0]) => (await import("nodemailer")).default.createTransport(options);
+/** nodemailer costs ~15 MB of RSS: a worker loads it with its first email action. Typed per
+ * transport, so what sendMail answers is typed too. */
+const nodemailer = async () => (await import("nodemailer")).default;
+const smtpTransport = async (options: SMTPTransport.Options): Promise<Transporter<SMTPTransport.SentMessageInfo>> => (await nodemailer()).createTransport(options);
+const streamTransport = async (options: StreamTransport.Options): Promise<Transporter<StreamTransport.SentMessageInfo>> => (await nodemailer()).createTransport(options);
 
-type Message = Parameters<ReturnType<typeof createTransport>["sendMail"]>[0] & {
+type Message = Mail.Options & {
   to: { name: string; address: string }[];
   subject: string;
   messageId: string;
@@ -181,7 +187,7 @@ type Message = Parameters<ReturnType<typeof createTransport>["sendMail"]>[0] & {
 
 async function sendViaRelay(ctx: ActionContext, smtpUrl: string, message: Message) {
   if (!/^smtps?:\/\//i.test(smtpUrl)) throw new ActionError("email: SMTP_URL must start with smtp:// or smtps://", { retryable: false });
-  const transport = await transportOf({ url: smtpUrl, ...SMTP_TIMEOUTS, disableFileAccess: true, disableUrlAccess: true });
+  const transport = await smtpTransport({ url: smtpUrl, ...SMTP_TIMEOUTS, disableFileAccess: true, disableUrlAccess: true });
   try {
     const info = await transport.sendMail(message);
     ctx.log.info("email sent", { to: message.to.map((r) => r.address), subject: message.subject, message_id: message.messageId });
@@ -196,7 +202,7 @@ async function sendViaRelay(ctx: ActionContext, smtpUrl: string, message: Messag
 }
 
 async function writeToOutbox(ctx: ActionContext, message: Message) {
-  const transport = await transportOf({ streamTransport: true, buffer: true, newline: "crlf", disableFileAccess: true, disableUrlAccess: true });
+  const transport = await streamTransport({ streamTransport: true, buffer: true, newline: "crlf", disableFileAccess: true, disableUrlAccess: true });
   const info = await transport.sendMail(message);
   const eml = info.message;
   if (!Buffer.isBuffer(eml)) throw new ActionError("email: the outbox transport did not return the message", { retryable: false });

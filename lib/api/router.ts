@@ -13,6 +13,7 @@ import { pollContext } from "../triggers/context";
 import { actionTypesOf, runRow } from "./serialize";
 import { asObject, compile, json, notFound, readJson, type CompiledRoute, type Route } from "./http";
 import { streamRuns } from "./stream";
+import { toText } from "../core/text";
 
 export interface ApiAuth {
   /** null: the request may go on; a Response: answer with it (401, 403). */
@@ -56,7 +57,7 @@ export function createApi(deps: ApiDeps): Api {
           notes_root: app.config.notesRoot,
           google_service_account_email: serviceAccountEmail(app.config),
           ai_configured: Boolean(app.config.openrouterApiKey),
-          triggers: [...triggerRegistry.values()].map((t) => ({ type: t.type, label: t.label, description: t.description, fields: t.fields, ingredients: t.ingredients, sample: t.sample, can_fetch: Boolean(t.preview) })),
+          triggers: [...triggerRegistry.values()].map((t) => ({ type: t.type, label: t.label, description: t.description, fields: t.fields, ingredients: t.ingredients, sample: t.sample, can_fetch: t.preview !== undefined })),
           actions: [...actionRegistry.values()].map((a) => ({ type: a.type, label: a.label, description: a.description, fields: a.fields, available: a.available ? a.available(app) : true })),
         }),
     },
@@ -254,7 +255,7 @@ export function createApi(deps: ApiDeps): Api {
       pattern: "/api/settings/sheets-test",
       handler: async (req) => {
         const body = asObject(await readJson(req), "sheets test");
-        return json(await testSpreadsheetAccess(app.config, String(body.spreadsheet ?? "")));
+        return json(await testSpreadsheetAccess(app.config, toText(body.spreadsheet ?? "")));
       },
     },
     { method: "GET", pattern: "/api/secrets", handler: () => json({ secrets: app.secrets.list().map((s) => ({ name: s.name, created_at: s.createdAt, updated_at: s.updatedAt })) }) },
@@ -263,7 +264,7 @@ export function createApi(deps: ApiDeps): Api {
       pattern: "/api/secrets",
       handler: async (req) => {
         const body = asObject(await readJson(req), "secret");
-        app.secrets.set(String(body.name ?? ""), body.value as string);
+        app.secrets.set(toText(body.name ?? ""), body.value as string);
         return json({ name: body.name }, 201);
       },
     },

@@ -1,5 +1,6 @@
 import type { Applet } from "@/lib/db/repos/applets";
 import type { Run } from "@/lib/db/repos/runs";
+import { toText } from "../core/text";
 import type { RunRow } from "../ui/types";
 
 /** Repo rows in the API's JSON shape: the API and the server-rendered pages share it, so the browser sees one shape. */
@@ -23,5 +24,5 @@ export function runRow(r: Run, appletName: string | null): RunRow {
 
 export function actionTypesOf(a: Applet): string[] {
   const actions = (a.definition as { actions?: { type?: unknown }[] }).actions ?? [];
-  return actions.map((x) => String(x?.type ?? "?"));
+  return actions.map((x) => toText(x?.type ?? "?"));
 }

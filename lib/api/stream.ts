@@ -23,7 +23,7 @@ export function streamRuns(bus: Bus, req: Request, opts: { stillAllowed?: () => 
       const unsubscribe = bus.subscribe(send);
       // A comment every 15 s keeps proxies from closing an idle stream; the session is checked again
       // then too, so a stream opened before a logout ends within one interval.
-      const ping = setInterval(async () => {
+      const ping = async () => {
         try {
           if (opts.stillAllowed && !(await opts.stillAllowed())) {
             cleanup();
@@ -34,9 +34,11 @@ export function streamRuns(bus: Bus, req: Request, opts: { stillAllowed?: () => 
         } catch {
           cleanup();
         }
-      }, opts.pingMs ?? 15_000);
+      };
+      // ping() catches everything itself: nothing to await.
+      const pinger = setInterval(() => void ping(), opts.pingMs ?? 15_000);
       cleanup = () => {
-        clearInterval(ping);
+        clearInterval(pinger);
         unsubscribe();
       };
       req.signal.addEventListener("abort", () => {

@@ -121,7 +121,7 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
     const receivedAt = app.clock.now().toISOString();
     const outcome = plugin.handleRequest(
       config,
-      { method: req.method!, headers: req.headers, query: searchParamsToObject(url.searchParams), rawBody, contentType: String(req.headers["content-type"] ?? ""), receivedAt },
+      { method: req.method, headers: req.headers, query: searchParamsToObject(url.searchParams), rawBody, contentType: String(req.headers["content-type"] ?? ""), receivedAt },
       hookContext,
     );
     if (!outcome.accept) return send(res, outcome.status, { error: outcome.error });

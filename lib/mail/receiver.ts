@@ -327,7 +327,7 @@ const routeCaches = new WeakMap<object, Map<string, { version: string; route: Ma
 
 function mailRoutes(app: App) {
   let cache = routeCaches.get(app.repos);
-  if (!cache) routeCaches.set(app.repos, (cache = new Map()));
+  if (!cache) routeCaches.set(app.repos, (cache = new Map<string, { version: string; route: MailRoute | null }>()));
   const routes = cache;
   return {
     get(applet: Applet, log: App["log"]): MailRoute | null {

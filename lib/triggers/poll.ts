@@ -1,3 +1,4 @@
+import { toText } from "../core/text";
 import { isDeepStrictEqual } from "node:util";
 import type { ScheduleTiming } from "@whenthen/schedules";
 import { z } from "zod";
@@ -247,7 +248,7 @@ export const pollTrigger: PolledTrigger<PollConfig, "poll"> = {
   },
 
   timing: pollTiming,
-  timingOfInvalid: (raw) => ({ interval: `${String(raw.interval_min ?? POLL_DEFAULT_INTERVAL_MIN)}m` }),
+  timingOfInvalid: (raw) => ({ interval: `${toText(raw.interval_min ?? POLL_DEFAULT_INTERVAL_MIN)}m` }),
   // Looked at right away; a lost slot is not polled again (the next poll sees the change anyway).
   firstRun: "now",
   refireLostSlot: false,

@@ -1,3 +1,4 @@
+import { toText } from "../core/text";
 import { createHash } from "node:crypto";
 import type { ScheduleTiming } from "@whenthen/schedules";
 import { z } from "zod";
@@ -237,7 +238,7 @@ export const rssTrigger: PolledTrigger<RssConfig, "rss"> = {
   },
 
   timing: rssTiming,
-  timingOfInvalid: (raw) => ({ interval: `${String(raw.interval_min ?? RSS_DEFAULT_INTERVAL_MIN)}m` }),
+  timingOfInvalid: (raw) => ({ interval: `${toText(raw.interval_min ?? RSS_DEFAULT_INTERVAL_MIN)}m` }),
   // A feed is looked at right away; a lost slot is not polled again (its new items stay new).
   firstRun: "now",
   refireLostSlot: false,

@@ -593,7 +593,7 @@ describe("email action (AC19)", () => {
       { to: "   " },
     ];
     for (const a of attempts) {
-      const err = await emailAction.run({ ...config, ...a } as EmailActionConfig, ctx).then(
+      const err = await emailAction.run({ ...config, ...a }, ctx).then(
         () => null,
         (e: unknown) => e,
       );

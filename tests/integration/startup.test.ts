@@ -74,8 +74,8 @@ function startProcess(script: string, env: NodeJS.ProcessEnv, cwd = ROOT): Start
   const child = spawn(process.execPath, ["--import", TSX, path.join(ROOT, script)], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
   children.push(child);
   let out = "";
-  child.stdout!.on("data", (c: Buffer) => (out += c.toString()));
-  child.stderr!.on("data", (c: Buffer) => (out += c.toString()));
+  child.stdout.on("data", (c: Buffer) => (out += c.toString()));
+  child.stderr.on("data", (c: Buffer) => (out += c.toString()));
   const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
   const waitFor = (pattern: RegExp, timeoutMs = 60_000) =>
     new Promise<string>((resolve, reject) => {
@@ -86,8 +86,8 @@ function startProcess(script: string, env: NodeJS.ProcessEnv, cwd = ROOT): Start
           resolve(out);
         }
       };
-      child.stdout!.on("data", check);
-      child.stderr!.on("data", check);
+      child.stdout.on("data", check);
+      child.stderr.on("data", check);
       void exited.then((code) => {
         clearTimeout(timer);
         if (pattern.test(out)) resolve(out);

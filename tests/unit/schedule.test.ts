@@ -168,7 +168,7 @@ describe("schedule: poll", () => {
 
   test("AC3: one event keyed by the slot, with every ingredient formatted in the applet's zone", async () => {
     const slot = new Date("2026-03-09T13:00:00.000Z");
-    const r = await scheduleTrigger.poll!({ cron: "0 9 * * *", timezone: "America/New_York" }, emptyTriggerState(), ctx(), slot);
+    const r = await scheduleTrigger.poll({ cron: "0 9 * * *", timezone: "America/New_York" }, emptyTriggerState(), ctx(), slot);
     expect(r.events).toEqual([
       {
         dedupeKey: "2026-03-09T13:00:00.000Z",
