@@ -1,6 +1,7 @@
 "use client";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
+import { api } from "@/lib/ui/api-client";
 
 /** The applets table's switch: POST enable/disable, shown at once, undone if the server refuses. */
 export function EnabledToggle({ id, enabled, name }: { id: string; enabled: boolean; name: string }) {
@@ -14,7 +15,8 @@ export function EnabledToggle({ id, enabled, name }: { id: string; enabled: bool
     setOn(next);
     setBusy(true);
     setError(null);
-    const res = await fetch(`/api/applets/${id}/${next ? "enable" : "disable"}`, { method: "POST" }).catch(() => null);
+    const route = api.api.applets[":id"][next ? "enable" : "disable"];
+    const res = await route.$post({ param: { id } }).catch(() => null);
     setBusy(false);
     if (!res?.ok) {
       setOn(!next);

@@ -1,6 +1,7 @@
 "use client";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
+import { api, errorBody } from "@/lib/ui/api-client";
 
 /** Retry (failed or dead runs: the same run, attempt + 1) and Replay (a new run from the same event). */
 export function RunActions({ runId, canRetry }: { runId: string; canRetry: boolean }) {
@@ -11,11 +12,12 @@ export function RunActions({ runId, canRetry }: { runId: string; canRetry: boole
   async function call(kind: "retry" | "replay") {
     setBusy(kind);
     setError(null);
-    const res = await fetch(`/api/runs/${runId}/${kind}`, { method: "POST" }).catch(() => null);
-    const body = res ? ((await res.json().catch(() => ({}))) as { run_id?: string; error?: string }) : null;
+    const route = api.api.runs[":id"][kind];
+    const res = await route.$post({ param: { id: runId } }).catch(() => null);
     setBusy(null);
-    if (!res?.ok) return setError(body?.error ?? (res ? `failed (${res.status})` : "network error"));
-    if (kind === "replay" && body?.run_id) router.push(`/runs/${body.run_id}`);
+    if (!res?.ok) return setError((res && (await errorBody(res)).error) ?? (res ? `failed (${res.status})` : "network error"));
+    // Replay is a new run: open it. Retry is this run again.
+    if (kind === "replay") router.push(`/runs/${(await res.json()).run_id}`);
     else router.refresh();
   }
 

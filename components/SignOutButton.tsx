@@ -1,8 +1,9 @@
 "use client";
+import { api } from "@/lib/ui/api-client";
 
 export function SignOutButton() {
   async function signOut() {
-    await fetch("/api/logout", { method: "POST" }).catch(() => null);
+    await api.api.logout.$post().catch(() => null);
     window.location.href = "/login";
   }
   return (

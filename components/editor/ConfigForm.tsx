@@ -1,6 +1,6 @@
 "use client";
 import type { IngredientGroup } from "@/lib/ui/format";
-import type { FieldMeta } from "@/lib/ui/types";
+import type { FieldMeta } from "@/lib/plugin";
 import { CronField } from "./CronField";
 import { TemplateInput } from "./TemplateInput";
 import { TimezoneSelect } from "./TimezoneSelect";

@@ -1,6 +1,6 @@
 "use client";
 import type { Dispatch } from "react";
-import type { Problem } from "@/lib/ui/types";
+import type { Problem } from "@/lib/definition";
 import type { Draft, DraftAction } from "./draft";
 import { Alerts } from "./PluginCards";
 import { TimezoneSelect } from "./TimezoneSelect";

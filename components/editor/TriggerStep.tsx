@@ -1,7 +1,7 @@
 "use client";
 import type { Dispatch } from "react";
 import { PluginIcon } from "@/components/PluginIcon";
-import type { Meta, MetaTrigger } from "@/lib/ui/types";
+import type { Meta, MetaTrigger } from "@/lib/api/queries";
 import { ConfigForm } from "./ConfigForm";
 import { triggerOf, type Draft, type DraftAction, type PlacedProblems } from "./draft";
 import { FetchNow } from "./FetchNow";

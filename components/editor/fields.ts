@@ -1,5 +1,5 @@
 import { toText } from "@/lib/core/text";
-import type { FieldMeta } from "@/lib/ui/types";
+import type { FieldMeta } from "@/lib/plugin";
 
 /**
  * Form state ⇄ stored config. The form keeps strings (text, select, json, number), booleans and

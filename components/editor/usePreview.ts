@@ -1,6 +1,6 @@
 "use client";
 import { useEffect, useState } from "react";
-import type { Problem } from "@/lib/ui/types";
+import type { Problem } from "@/lib/definition";
 import { previewApplet, type PreviewAction, type PreviewRequest } from "./api";
 import { createPreviewRunner } from "./previewRunner";
 

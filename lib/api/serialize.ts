@@ -1,10 +1,9 @@
 import type { Applet } from "@/lib/db/repos/applets";
 import type { Run } from "@/lib/db/repos/runs";
 import { toText } from "../core/text";
-import type { RunRow } from "../ui/types";
 
 /** Repo rows in the API's JSON shape: the API and the server-rendered pages share it, so the browser sees one shape. */
-export function runRow(r: Run, appletName: string | null): RunRow {
+export function runRow(r: Run, appletName: string | null) {
   return {
     id: r.id,
     applet_id: r.appletId,

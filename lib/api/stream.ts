@@ -1,5 +1,8 @@
 import type { Bus, BusMessage } from "../bus";
 
+/** The `data:` of one GET /api/stream message (events run.queued and run.updated). */
+export type StreamMessage = Pick<BusMessage, "run_id" | "applet_id" | "status">;
+
 /**
  * GET /api/stream: server-sent events of run changes. A client that reconnects with
  * Last-Event-ID first gets what it missed (while the bus still holds it), then live messages.
@@ -11,7 +14,8 @@ export function streamRuns(bus: Bus, req: Request, opts: { stillAllowed?: () => 
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
       const send = (m: BusMessage) => {
-        const data = JSON.stringify({ run_id: m.run_id, applet_id: m.applet_id, status: m.status });
+        const message: StreamMessage = { run_id: m.run_id, applet_id: m.applet_id, status: m.status };
+        const data = JSON.stringify(message);
         try {
           controller.enqueue(encoder.encode(`id: ${m.seq}\nevent: ${m.type}\ndata: ${data}\n\n`));
         } catch {

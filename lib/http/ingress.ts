@@ -13,6 +13,7 @@ import { renderTemplate } from "../template";
 import { triggerRegistry, type RegisteredRequest } from "../triggers";
 import type { HookContext } from "../triggers/types";
 import { searchParamsToObject } from "../triggers/webhook";
+import { createRunWaiter, renderWebhookResponse } from "../webhooks/respond";
 
 export type IngressHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
 
@@ -49,7 +50,12 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
     }
     return s;
   };
-  const hookContext: HookContext = { render: (template) => renderTemplate(template, { trigger: {}, secrets: (n) => app.secrets.resolve(n) }).value };
+  const hookContext: HookContext = {
+    render: (template) => renderTemplate(template, { trigger: {}, secrets: (n) => app.secrets.resolve(n) }).value,
+    nowMs: () => app.clock.now().getTime(),
+  };
+  const refusals = createRefusalLog(app, log);
+  const waiter = createRunWaiter(app);
   return (req, res) => {
     const rawUrl = req.url ?? "/";
     if (!rawUrl.startsWith("/api/")) return false;
@@ -124,10 +130,33 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
       { method: req.method, headers: req.headers, query: searchParamsToObject(url.searchParams), rawBody, contentType: String(req.headers["content-type"] ?? ""), receivedAt },
       hookContext,
     );
-    if (!outcome.accept) return send(res, outcome.status, { error: outcome.error });
-    const result = await ingestBatched({ appletId, source: plugin.type, dedupeKey: outcome.event.dedupeKey, payload: outcome.event.payload, maxAttempts, receivedAt });
+    if (!outcome.accept) {
+      if (outcome.reason) refusals.note(row.id, outcome.reason);
+      if (outcome.error) return send(res, outcome.status, { error: outcome.error });
+      res.writeHead(outcome.status, { "content-length": "0" });
+      res.end();
+      return;
+    }
+    const dedupeKey = outcome.event.dedupeKey;
+    const result = await ingestBatched({ appletId, source: plugin.type, dedupeKey, payload: outcome.event.payload, maxAttempts, receivedAt });
     faults.succeeded("storing webhooks");
-    if (!result) return send(res, 200, { queued: false, reason: "duplicate" });
+    if (!result) {
+      // A redelivery: the sender gets the first delivery's ids, and nothing new is stored.
+      const first = dedupeKey === null ? null : app.repos.runs.firstOfDedupeKey(appletId, dedupeKey);
+      return send(res, 200, { queued: false, duplicate: true, reason: "duplicate", run_id: first?.runId ?? null, event_id: first?.eventId ?? null });
+    }
+    const respond = outcome.respond;
+    if (respond?.respond_wait_seconds) {
+      // Respond with data: the sender's socket waits (nothing else does); a run that is not done in
+      // time gets the same 202 as without the option, and runs on.
+      const run = await waiter.wait(result.runId, respond.respond_wait_seconds * 1000);
+      if (run && !res.destroyed) {
+        const answer = renderWebhookResponse(respond, run, outcome.event.payload);
+        res.writeHead(answer.status, { "content-type": answer.contentType, "content-length": Buffer.byteLength(answer.body), "x-run-id": run.id });
+        res.end(answer.body);
+        return;
+      }
+    }
     send(res, 202, { run_id: result.runId, event_id: result.eventId });
   }
 }
@@ -157,4 +186,25 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
   const text = JSON.stringify(body);
   res.writeHead(status, { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(text) });
   res.end(text);
+}
+
+/**
+ * Why a request was refused, for the person setting the sender up: one warning per applet a
+ * minute (a flood of forged requests must not flood the log), with how many were refused since.
+ */
+function createRefusalLog(app: Pick<App, "clock">, log: App["log"]) {
+  const last = new Map<string, { at: number; since: number }>();
+  return {
+    note(appletId: string, reason: string) {
+      const now = app.clock.now().getTime();
+      const seen = last.get(appletId);
+      if (seen && now - seen.at < 60_000) {
+        seen.since++;
+        return;
+      }
+      if (last.size >= 10_000) last.clear();
+      last.set(appletId, { at: now, since: 0 });
+      log.warn("webhook refused: the request's signature or credentials do not check out", { applet_id: appletId, reason, refused_since_last_warning: seen?.since ?? 0 });
+    },
+  };
 }

@@ -1,3 +1,4 @@
+import type { RespondConfig } from "../webhooks/respond";
 import type { ScheduleTiming } from "@whenthen/schedules";
 import type { z } from "zod";
 import type { NormalizedEmail } from "../mail/normalize";
@@ -75,6 +76,8 @@ interface TriggerBase<C, T extends string> {
 }
 
 /** One request to `/api/hooks/<appletId>/<token>`, after the ingress checked the token and the size. */
+export type { RespondConfig };
+
 export interface HookRequest {
   method: string;
   headers: Record<string, string | string[] | undefined>;
@@ -87,10 +90,18 @@ export interface HookRequest {
 /** What a request-fed trigger may use: a renderer for `{{secrets.NAME}}` in its config. Synchronous: this is the hot path. */
 export interface HookContext {
   render(template: string): string;
+  /** The time, for signatures with a replay window. */
+  nowMs(): number;
 }
 
-/** An event to store (the ingress answers 202), or a refusal with its status and reason. */
-export type HookOutcome = { accept: true; event: NewEvent } | { accept: false; status: number; error: string };
+/**
+ * An event to store (the ingress answers 202, or waits for the run when `respond` says so), or a
+ * refusal: its status, the body's `error` (empty: an empty body, nothing for a forger to learn) and
+ * `reason`, which only the owner's log sees.
+ */
+export type HookOutcome =
+  | { accept: true; event: NewEvent; respond?: RespondConfig }
+  | { accept: false; status: number; error: string; reason?: string };
 
 /** Fed by an HTTP request to the applet's webhook URL (lib/http/ingress). */
 export interface RequestTrigger<C, T extends string> extends TriggerBase<C, T> {

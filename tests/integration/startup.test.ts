@@ -5,6 +5,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, test } from "vitest";
+import { createApi } from "@/lib/api";
+import { createAppletService } from "@/lib/applets/service";
 import { createApp } from "@/lib/app";
 import { createAuth } from "@/lib/auth";
 import { loadEnvFile } from "@/lib/core/env-file";
@@ -173,8 +175,8 @@ describe("#22.5: pnpm reset-password", () => {
     const env = { DATA_DIR: dir };
     const app = createApp({ env, log: silentLogger });
     const auth = createAuth(app);
-    const post = (p: string, body: unknown) =>
-      auth.routes.find((r) => r.pattern === p)!.handler(new Request(`http://localhost:3000${p}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }), {}, new URL(`http://localhost:3000${p}`));
+    const api = createApi({ app, applets: createAppletService(app), auth });
+    const post = (p: string, body: unknown) => api.handle(new Request(`http://localhost:3000${p}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }));
     const created = await post("/api/setup", { email: "owner@example.com", password: "first password 1" });
     const cookie = (created.headers.get("set-cookie") ?? "").split(";")[0]!;
     expect(auth.sessionFromCookieHeader(cookie)).not.toBeNull();

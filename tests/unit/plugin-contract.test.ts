@@ -95,7 +95,7 @@ describe.each([...triggerRegistry.values()].map((p) => [p.type, p] as const))("#
       const outcome = plugin.handleRequest(
         config,
         { method: "POST", headers: {}, query: {}, rawBody: Buffer.from("{}"), contentType: "application/json", receivedAt: "2026-03-07T12:00:00.000Z" },
-        { render: () => "" },
+        { render: () => "", nowMs: () => Date.parse("2026-03-07T12:00:00.000Z") },
       );
       expect(typeof outcome.accept).toBe("boolean");
     }

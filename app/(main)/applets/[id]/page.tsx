@@ -9,24 +9,21 @@ import { PluginIcon } from "@/components/PluginIcon";
 import { RunsTable } from "@/components/RunsTable";
 import { TestEventForm } from "@/components/TestEventForm";
 import { AppletEditor } from "@/components/editor/AppletEditor";
-import { apiJson, apiOk, services } from "@/lib/ui/services";
-import { runRow } from "@/lib/api/serialize";
+import { appletDetail, meta as readMeta, runsPage, secretList } from "@/lib/api/queries";
+import { services } from "@/lib/services";
 import { triggerRegistry } from "@/lib/triggers";
-import type { AppletDetail, Meta } from "@/lib/ui/types";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Applet · whenthen" };
 
 export default async function AppletPage({ params }: { params: Promise<{ id: string }> }) {
   const { id } = await params;
-  const res = await apiJson<{ applet?: AppletDetail; error?: string }>(`/api/applets/${encodeURIComponent(id)}`);
-  if (res.status === 404) notFound();
-  const a = res.body.applet;
-  if (!a) throw new Error(`whenthen: applet ${id}: ${res.body.error ?? res.status}`);
-  const meta = await apiOk<Meta>("/api/meta");
   const { app } = services();
-  const secrets = app.secrets.list().map((s) => s.name);
-  const runs = app.repos.runs.list({ appletId: a.id, limit: 50 }).runs.map((r) => runRow(r, a.name));
+  const a = await appletDetail(app, id);
+  if (!a) notFound();
+  const meta = await readMeta(app);
+  const secrets = (await secretList(app)).map((s) => s.name);
+  const { runs } = await runsPage(app, { appletId: a.id, limit: 50 });
   const trigger = meta.triggers.find((t) => t.type === a.trigger_type);
   // How the trigger is fed decides what the page shows: a URL for a request-fed one, the next check for a polled one.
   const feed = triggerRegistry.get(a.trigger_type)?.feed;
