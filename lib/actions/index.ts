@@ -19,7 +19,7 @@ const plugins: ActionPlugin<any>[] = [httpAction, emailAction, slackAction, disc
 /** A registered action: the plug-in with its editor fields generated from its config schema. */
 export type RegisteredAction = ActionPlugin & { fields: FieldMeta[] };
 
-export const actionRegistry: ReadonlyMap<string, RegisteredAction> = buildRegistry(plugins as ActionPlugin[]);
+export const actionRegistry: ReadonlyMap<string, RegisteredAction> = buildRegistry(plugins);
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see `plugins`
 function buildRegistry(list: readonly ActionPlugin<any>[]): Map<string, RegisteredAction> {
