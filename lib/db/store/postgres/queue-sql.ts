@@ -42,6 +42,26 @@ export const INGEST = `WITH e AS (
   SELECT $7, $2, e.id, 'queued', 1, $8, $6, '[]', $6, $6 FROM e
   RETURNING id`;
 
+/**
+ * Group commit: a batch of ingests in one statement (arrays, one element per webhook). Duplicates
+ * of a dedupe key (stored or within the batch) insert nothing; returns the event id of each row
+ * that got its run. A row whose applet is gone fails the statement (23503): the store then redoes
+ * the batch row by row.
+ */
+export const INGEST_MANY = `WITH input AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[])
+      AS t(event_id, applet_id, source, dedupe_key, payload, received_at, run_id, max_attempts)
+  ),
+  e AS (
+    INSERT INTO events (id, applet_id, source, dedupe_key, payload, received_at, created_at, updated_at)
+    SELECT event_id, applet_id, source, dedupe_key, payload::json, received_at, received_at, received_at FROM input
+    ON CONFLICT DO NOTHING RETURNING id
+  )
+  INSERT INTO runs (id, applet_id, event_id, status, attempt, max_attempts, next_attempt_at, steps, created_at, updated_at)
+  SELECT i.run_id, i.applet_id, i.event_id, 'queued', 1, i.max_attempts, i.received_at, '[]', i.received_at, i.received_at
+  FROM input i JOIN e ON e.id = i.event_id
+  RETURNING event_id`;
+
 /** $1 worker id, $2 now, $3 claim token. Returns the claimed row or nothing. */
 export const CLAIM = `WITH RECURSIVE queued_applets(applet_id) AS (
     SELECT (SELECT applet_id FROM runs WHERE status = 'queued' ORDER BY applet_id LIMIT 1)
@@ -114,5 +134,7 @@ export const RECOVER = `UPDATE runs SET status = 'queued', locked_by = NULL, loc
          next_attempt_at = COALESCE(next_attempt_at, created_at), updated_at = $3
   WHERE id = $1 AND status = 'running' AND claim_token IS NOT DISTINCT FROM $2::text`;
 
-/** The channel every run change is announced on (payload-free: listeners read what changed). */
+/** Every run insert and status change, with {id, applet_id, status, updated_at} (drizzle-pg/0001). */
 export const RUNS_CHANNEL = "whenthen_runs";
+/** A run became claimable (no payload). */
+export const QUEUED_CHANNEL = "whenthen_queued";
