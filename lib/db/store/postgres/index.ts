@@ -56,6 +56,7 @@ export interface PostgresStore extends Store {
   ready(): Promise<void>;
   /** The pool, for `@whenthen/schedules`' PostgresScheduleStore (one driver, one pool per process). */
   readonly pool: pg.Pool;
+  notifications: NonNullable<Store["notifications"]>;
 }
 
 /**
