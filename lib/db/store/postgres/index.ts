@@ -48,6 +48,8 @@ export interface PostgresStoreOptions {
   migrationsDir?: string;
   /** Checked against the fingerprints the database was initialised with (never stored themselves). */
   keys?: InstanceKeys;
+  /** Tests: create `schema` if missing before migrating, and drop it (with everything in it) on close. */
+  ownSchema?: boolean;
   log?: Logger;
 }
 
@@ -75,6 +77,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
   const init = (async () => {
     const client = await pool.connect();
     try {
+      if (opts.schema && opts.ownSchema) await client.query(`CREATE SCHEMA IF NOT EXISTS ${opts.schema}`);
       await migratePostgres(
         { exec: async (t) => (await client.query(t)).rows ?? [], query: async (t, p) => (await client.query(t, p)).rows },
         opts.migrationsDir ?? defaultPgMigrationsDir(),
@@ -122,6 +125,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
     close: async () => {
       await init.catch(() => undefined);
       await listener?.close();
+      if (opts.schema && opts.ownSchema) await pool.query(`DROP SCHEMA IF EXISTS ${opts.schema} CASCADE`).catch(() => undefined);
       await pool.end();
     },
   };
