@@ -27,7 +27,7 @@ const log = app.log.child("web");
 const sandbox = createSandbox({ threads: 1 });
 // First start with ADMIN_EMAIL/ADMIN_PASSWORD set: the admin exists before the first request.
 const auth = createAuth(app);
-auth.ensureAdminFromEnv();
+await auth.ensureAdminFromEnv();
 const api = createApi({ app, applets: createAppletService(app), sandbox, auth });
 // Next's route handlers and pages run in this process but in their own module graph: they reach
 // the services through these globals instead of opening a second database.
@@ -57,8 +57,16 @@ const server = createServer((req, res) => {
   if (webGuard(req, res)) return;
   // Login rate limiting keys on the connecting address; the API only sees a Web Request.
   stampClientIp(req, app.config.trustProxy);
-  if (pageGate(req, res)) return;
-  void nextReady.then(() => handle(req, res));
+  pageGate(req, res).then(
+    (answered) => {
+      if (!answered) void nextReady.then(() => handle(req, res));
+    },
+    (err: unknown) => {
+      log.error("page gate failed", { error: err instanceof Error ? err.message : String(err) });
+      if (!res.headersSent) res.writeHead(500, { "content-type": "text/plain" });
+      res.end("internal error");
+    },
+  );
 });
 server.keepAliveTimeout = 65_000;
 server.once("error", (err) => {
@@ -75,8 +83,7 @@ function shutdown() {
   updatesJob.stop();
   server.close(() => {
     void sandbox.close();
-    app.close();
-    process.exit(0);
+    void app.close().then(() => process.exit(0));
   });
   setTimeout(() => process.exit(0), 5000).unref();
 }

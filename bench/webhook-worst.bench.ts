@@ -42,7 +42,7 @@ export default async function bench(): Promise<BenchFigure[]> {
   let server: ChildProcess | undefined;
   try {
     const app = createApp({ env: { DATA_DIR: dataDir }, log: silentLogger });
-    const applet = createAppletService(app).create({
+    const applet = await createAppletService(app).create({
       name: "worst case",
       definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "http", config: { url: "https://example.com/in" } }] },
     });

@@ -125,7 +125,7 @@ async function shutdown(signal: string) {
   const deadline = new Promise<void>((r) => setTimeout(r, graceMs).unref());
   await Promise.all([executorStopped, Promise.race([Promise.all(periodic), deadline]), Promise.race([receiver?.close(), deadline])]);
   await sandbox.close();
-  app.close();
+  await app.close();
   log.info("worker stopped");
   process.exit(0);
 }

@@ -9,11 +9,11 @@ import { actionTypesOf } from "@/lib/api/serialize";
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Applets · whenthen" };
 
-export default function AppletsPage() {
+export default async function AppletsPage() {
   const { app } = services();
-  const applets = app.repos.applets.list();
+  const applets = await app.store.applets.list();
   const since = new Date(app.clock.now().getTime() - 86_400_000).toISOString();
-  const stats = new Map(app.repos.runs.statsByApplet(since).map((s) => [s.applet_id, s]));
+  const stats = new Map((await app.store.runs.statsByApplet(since)).map((s) => [s.applet_id, s]));
 
   return (
     <div className="mx-auto max-w-6xl">

@@ -25,7 +25,7 @@ export interface ActionContext extends PluginContext {
    */
   progress: unknown;
   /** Persists progress at once (before the next part is sent), so a crash cannot lose it. */
-  saveProgress(progress: unknown): void;
+  saveProgress(progress: unknown): Promise<void>;
 }
 
 export interface ActionResult {

@@ -3,6 +3,7 @@ import { actionRegistry } from "../actions";
 import { testSpreadsheetAccess } from "../actions/sheets";
 import { serviceAccountEmail } from "../actions/sheets";
 import type { AppletService } from "../applets/service";
+import type { Applet } from "../db/store";
 import { TooLargeError, UserError, errorMessage } from "../core/errors";
 import { LIMITS } from "../core/limits";
 import { checkDefinition, timezoneOf } from "../definition";
@@ -63,10 +64,10 @@ export function createApi(deps: ApiDeps): Api {
     {
       method: "GET",
       pattern: "/api/applets",
-      handler: () => {
-        const stats = new Map(app.repos.runs.statsByApplet(new Date(app.clock.now().getTime() - 86_400_000).toISOString()).map((s) => [s.applet_id, s]));
+      handler: async () => {
+        const stats = new Map((await app.store.runs.statsByApplet(new Date(app.clock.now().getTime() - 86_400_000).toISOString())).map((s) => [s.applet_id, s]));
         return json({
-          applets: app.repos.applets.list().map((a) => ({
+          applets: (await app.store.applets.list()).map((a) => ({
             ...summary(a),
             runs_24h: stats.get(a.id)?.runs_24h ?? 0,
             last_run_status: stats.get(a.id)?.last_status ?? null,
@@ -80,8 +81,8 @@ export function createApi(deps: ApiDeps): Api {
       pattern: "/api/applets",
       handler: async (req) => {
         const body = asObject(await readJson(req), "applet");
-        const a = applets.create({ name: body.name as string, enabled: body.enabled as boolean | undefined, definition: body.definition });
-        return json({ applet: detail(a) }, 201);
+        const a = await applets.create({ name: body.name as string, enabled: body.enabled as boolean | undefined, definition: body.definition });
+        return json({ applet: await detail(a) }, 201);
       },
     },
     {
@@ -92,7 +93,7 @@ export function createApi(deps: ApiDeps): Api {
         const checked = checkDefinition(body.definition);
         const def = checked.ok ? checked.definition : (body.definition as { actions?: { type: string; config: unknown }[]; timezone?: string; trigger?: { config?: Record<string, unknown> } });
         const sample = body.sample ?? {};
-        const known = new Set(app.secrets.list().map((s) => s.name));
+        const known = new Set((await app.secrets.list()).map((s) => s.name));
         const ctx = {
           trigger: sample,
           ai: body.ai ?? {},
@@ -146,9 +147,9 @@ export function createApi(deps: ApiDeps): Api {
     {
       method: "GET",
       pattern: "/api/applets/:id",
-      handler: (_req, p) => {
-        const a = app.repos.applets.get(p.id!);
-        return a ? json({ applet: detail(a) }) : notFound("no such applet");
+      handler: async (_req, p) => {
+        const a = await app.store.applets.get(p.id!);
+        return a ? json({ applet: await detail(a) }) : notFound("no such applet");
       },
     },
     {
@@ -156,8 +157,8 @@ export function createApi(deps: ApiDeps): Api {
       pattern: "/api/applets/:id",
       handler: async (req, p) => {
         const body = asObject(await readJson(req), "applet");
-        const a = applets.update(p.id!, { name: body.name as string | undefined, enabled: body.enabled as boolean | undefined, definition: body.definition });
-        return a ? json({ applet: detail(a) }) : notFound("no such applet");
+        const a = await applets.update(p.id!, { name: body.name as string | undefined, enabled: body.enabled as boolean | undefined, definition: body.definition });
+        return a ? json({ applet: await detail(a) }) : notFound("no such applet");
       },
     },
     {
@@ -169,9 +170,9 @@ export function createApi(deps: ApiDeps): Api {
       (verb): Route => ({
         method: "POST",
         pattern: `/api/applets/:id/${verb}`,
-        handler: (_req, p) => {
-          const a = applets.setEnabled(p.id!, verb === "enable");
-          return a ? json({ applet: detail(a) }) : notFound("no such applet");
+        handler: async (_req, p) => {
+          const a = await applets.setEnabled(p.id!, verb === "enable");
+          return a ? json({ applet: await detail(a) }) : notFound("no such applet");
         },
       }),
     ),
@@ -179,17 +180,17 @@ export function createApi(deps: ApiDeps): Api {
       method: "POST",
       pattern: "/api/applets/:id/test",
       handler: async (req, p) => {
-        if (!app.repos.applets.get(p.id!)) return notFound("no such applet");
-        const r = applets.test(p.id!, await readJson(req));
+        if (!(await app.store.applets.get(p.id!))) return notFound("no such applet");
+        const r = await applets.test(p.id!, await readJson(req));
         return json({ run_id: r.runId, event_id: r.eventId }, 202);
       },
     },
     {
       method: "GET",
       pattern: "/api/runs",
-      handler: (_req, _p, url) => {
+      handler: async (_req, _p, url) => {
         const q = url.searchParams;
-        const page = app.repos.runs.list({
+        const page = await app.store.runs.list({
           appletId: q.get("applet_id") || undefined,
           status: q.get("status") || undefined,
           from: q.get("from") || undefined,
@@ -197,18 +198,17 @@ export function createApi(deps: ApiDeps): Api {
           cursor: q.get("cursor") || undefined,
           limit: LIMITS.runsPageSize,
         });
-        const names = new Map(app.repos.applets.list().map((a) => [a.id, a.name]));
+        const names = new Map((await app.store.applets.list()).map((a) => [a.id, a.name]));
         return json({ runs: page.runs.map((r) => runRow(r, names.get(r.appletId) ?? null)), next_cursor: page.nextCursor });
       },
     },
     {
       method: "GET",
       pattern: "/api/runs/:id",
-      handler: (_req, p) => {
-        const run = app.repos.runs.get(p.id!);
+      handler: async (_req, p) => {
+        const run = await app.store.runs.get(p.id!);
         if (!run) return notFound("no such run");
-        const event = app.repos.runs.event(run.eventId);
-        const applet = app.repos.applets.get(run.appletId);
+        const [event, applet] = await Promise.all([app.store.runs.event(run.eventId), app.store.applets.get(run.appletId)]);
         return json({
           run: { ...runRow(run, applet?.name ?? null), steps: run.steps },
           event: event && { id: event.id, applet_id: event.appletId, source: event.source, dedupe_key: event.dedupeKey, payload: event.payload, received_at: event.receivedAt },
@@ -219,10 +219,10 @@ export function createApi(deps: ApiDeps): Api {
     {
       method: "POST",
       pattern: "/api/runs/:id/retry",
-      handler: (_req, p) => {
-        const run = app.repos.runs.get(p.id!);
+      handler: async (_req, p) => {
+        const run = await app.store.runs.get(p.id!);
         if (!run) return notFound("no such run");
-        if (!app.repos.runs.retry(run.id, app.clock.now())) {
+        if (!(await app.store.runs.retry(run.id, app.clock.now()))) {
           throw new UserError(`retry: only failed or dead runs can be retried; this one is ${run.status}`, [{ path: "status", message: run.status }]);
         }
         app.bus.publish({ type: "run.updated", run_id: run.id, applet_id: run.appletId, status: "queued" });
@@ -232,10 +232,10 @@ export function createApi(deps: ApiDeps): Api {
     {
       method: "POST",
       pattern: "/api/runs/:id/replay",
-      handler: (_req, p) => {
-        const run = app.repos.runs.get(p.id!);
+      handler: async (_req, p) => {
+        const run = await app.store.runs.get(p.id!);
         if (!run) return notFound("no such run");
-        const id = app.repos.runs.replay(run.id, app.clock.now())!;
+        const id = (await app.store.runs.replay(run.id, app.clock.now()))!;
         app.bus.publish({ type: "run.queued", run_id: id, applet_id: run.appletId, status: "queued" });
         return json({ run_id: id }, 202);
       },
@@ -257,23 +257,23 @@ export function createApi(deps: ApiDeps): Api {
         return json(await testSpreadsheetAccess(app.config, String(body.spreadsheet ?? "")));
       },
     },
-    { method: "GET", pattern: "/api/secrets", handler: () => json({ secrets: app.secrets.list().map((s) => ({ name: s.name, created_at: s.createdAt, updated_at: s.updatedAt })) }) },
+    { method: "GET", pattern: "/api/secrets", handler: async () => json({ secrets: (await app.secrets.list()).map((s) => ({ name: s.name, created_at: s.createdAt, updated_at: s.updatedAt })) }) },
     {
       method: "POST",
       pattern: "/api/secrets",
       handler: async (req) => {
         const body = asObject(await readJson(req), "secret");
-        app.secrets.set(String(body.name ?? ""), body.value as string);
+        await app.secrets.set(String(body.name ?? ""), body.value as string);
         return json({ name: body.name }, 201);
       },
     },
-    { method: "DELETE", pattern: "/api/secrets/:name", handler: (_req, p) => (app.secrets.delete(p.name!) ? json({ deleted: true }) : notFound("no such secret")) },
+    { method: "DELETE", pattern: "/api/secrets/:name", handler: async (_req, p) => ((await app.secrets.delete(p.name!)) ? json({ deleted: true }) : notFound("no such secret")) },
     {
       method: "GET",
       pattern: "/api/export",
-      handler: (_req, _p, url) => {
+      handler: async (_req, _p, url) => {
         const id = url.searchParams.get("applet_id");
-        const body = id ? [applets.exportOne(id)].filter(Boolean) : applets.exportAll();
+        const body = id ? [await applets.exportOne(id)].filter(Boolean) : await applets.exportAll();
         const name = id ? `whenthen-applet-${id}.json` : `whenthen-applets-${app.clock.now().toISOString().slice(0, 10)}.json`;
         return json(body, 200, { "content-disposition": `attachment; filename="${name}"` });
       },
@@ -282,14 +282,14 @@ export function createApi(deps: ApiDeps): Api {
       method: "POST",
       pattern: "/api/import",
       handler: async (req, _p, url) => {
-        const result = applets.import(await readJson(req, LIMITS.importBodyBytes), url.searchParams.get("overwrite") === "true");
+        const result = await applets.import(await readJson(req, LIMITS.importBodyBytes), url.searchParams.get("overwrite") === "true");
         return json(result, 200);
       },
     },
   ];
   const compiled: CompiledRoute[] = routes.map(compile);
 
-  function summary(a: NonNullable<ReturnType<App["repos"]["applets"]["get"]>>) {
+  function summary(a: Applet) {
     return {
       id: a.id,
       name: a.name,
@@ -302,8 +302,8 @@ export function createApi(deps: ApiDeps): Api {
       updated_at: a.updatedAt,
     };
   }
-  function detail(a: NonNullable<ReturnType<App["repos"]["applets"]["get"]>>) {
-    const state = app.repos.triggerState.get(a.id);
+  async function detail(a: Applet) {
+    const state = await app.store.triggerState.get(a.id);
     return {
       ...summary(a),
       definition: a.definition,

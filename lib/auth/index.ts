@@ -15,6 +15,7 @@ import {
   sessionCookieOptions,
   sessionSetCookie,
   signSession,
+  readSession,
   verifySession,
 } from "./session";
 
@@ -25,12 +26,12 @@ export interface SessionUser {
 
 export interface Auth extends ApiAuth {
   /** The signed-in user for a `Cookie` request header, or null. */
-  sessionFromCookieHeader(cookie: string | null | undefined): SessionUser | null;
+  sessionFromCookieHeader(cookie: string | null | undefined): Promise<SessionUser | null>;
   /** The Host and Origin this app answers to (PUBLIC_URL's); the page gate checks pages with it. */
   origin: OriginPolicy;
   /** First start: create the admin from ADMIN_EMAIL and ADMIN_PASSWORD when both are set and no user exists. */
-  ensureAdminFromEnv(): void;
-  hasUser(): boolean;
+  ensureAdminFromEnv(): Promise<void>;
+  hasUser(): Promise<boolean>;
 }
 
 export interface AuthOptions {
@@ -40,7 +41,7 @@ export interface AuthOptions {
 
 export const LOGIN_FAILURES_DEFAULT = { max: 10, windowMs: 15 * 60 * 1000 };
 
-type Services = Pick<App, "repos" | "config" | "clock" | "log">;
+type Services = Pick<App, "store" | "config" | "clock" | "log">;
 
 /**
  * Single-admin authentication: first-run setup, login with argon2id, a signed session cookie that
@@ -48,7 +49,7 @@ type Services = Pick<App, "repos" | "config" | "clock" | "log">;
  */
 export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
   const log = app.log.child("auth");
-  const users = app.repos.users;
+  const users = app.store.users;
   const cookieOpts = sessionCookieOptions(app.config.publicUrl);
   const origin = createOriginPolicy(app.config.publicUrl, app.config.devHosts);
   const limits = opts.loginFailures ?? LOGIN_FAILURES_DEFAULT;
@@ -61,20 +62,22 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
   // does not pay for it.
   const decoyHash = hashPassword(`decoy-${newId()}`);
 
-  const hasUser = (): boolean => (userExists ||= users.count() > 0);
+  const hasUser = async (): Promise<boolean> => (userExists ||= (await users.count()) > 0);
 
-  function sessionFromCookieHeader(cookie: string | null | undefined): SessionUser | null {
-    let email = "";
-    const payload = verifySession(cookieFromHeader(cookie), {
+  async function sessionFromCookieHeader(cookie: string | null | undefined): Promise<SessionUser | null> {
+    const value = cookieFromHeader(cookie);
+    const now = app.clock.now();
+    // The signature and expiry first (no database for a forged or stale cookie), then the
+    // signer's current session version.
+    const unverified = readSession(value, app.config.sessionSecret, now);
+    if (!unverified) return null;
+    const user = await users.byId(unverified.uid);
+    const payload = verifySession(value, {
       secret: app.config.sessionSecret,
-      now: app.clock.now(),
-      currentVersion: (uid) => {
-        const user = users.byId(uid);
-        email = user?.email ?? "";
-        return user ? user.sessionVersion : null;
-      },
+      now,
+      currentVersion: (uid) => (user && user.id === uid ? user.sessionVersion : null),
     });
-    return payload ? { userId: payload.uid, email } : null;
+    return payload && user ? { userId: payload.uid, email: user.email } : null;
   }
 
   const setCookieFor = (userId: string, version: number): string =>
@@ -96,12 +99,12 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
       public: true,
       handler: sameOrigin(async (req) => {
         // The setup page stops existing once the admin does.
-        if (hasUser()) return notFound();
+        if (await hasUser()) return notFound();
         const { email, password } = credentials(await readJson(req), "setup", true);
         const passwordHash = await hashPassword(password);
         const now = app.clock.now().toISOString();
         const id = newId();
-        if (!users.insertIfNone({ id, email, passwordHash, now })) return notFound();
+        if (!(await users.insertIfNone({ id, email, passwordHash, now }))) return notFound();
         userExists = true;
         log.info("admin created through the setup page", { email });
         return json({ email }, 201, { "set-cookie": setCookieFor(id, 1) });
@@ -121,7 +124,7 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
           const seconds = Math.ceil(waitMs / 1000);
           return json({ error: `too many failed sign-ins; try again in ${Math.ceil(seconds / 60)} minute(s)` }, 429, { "retry-after": String(seconds) });
         }
-        const user = users.byEmail(email);
+        const user = await users.byEmail(email);
         let ok = false;
         if (user) ok = await verifyPassword(user.passwordHash, password);
         else await verifyPassword(await decoyHash, password);
@@ -140,11 +143,11 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
       method: "POST",
       pattern: "/api/logout",
       public: true,
-      handler: sameOrigin((req) => {
-        const session = sessionFromCookieHeader(req.headers.get("cookie"));
+      handler: sameOrigin(async (req) => {
+        const session = await sessionFromCookieHeader(req.headers.get("cookie"));
         // Bumping the version signs out every browser, not just this one: the cookie that was just
         // cleared here may have been copied elsewhere.
-        if (session) users.bumpSessionVersion(session.userId, app.clock.now().toISOString());
+        if (session) await users.bumpSessionVersion(session.userId, app.clock.now().toISOString());
         return json({ signed_out: true }, 200, { "set-cookie": clearSessionCookie(cookieOpts) });
       }),
     },
@@ -152,8 +155,8 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
       method: "GET",
       pattern: "/api/session",
       // Not public: check() has already answered 401 when there is no session.
-      handler: (req) => {
-        const session = sessionFromCookieHeader(req.headers.get("cookie"));
+      handler: async (req) => {
+        const session = await sessionFromCookieHeader(req.headers.get("cookie"));
         return session ? json({ email: session.email }) : json({ error: "sign in required" }, 401);
       },
     },
@@ -164,19 +167,19 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
     origin,
     hasUser,
     sessionFromCookieHeader,
-    check(req) {
+    async check(req) {
       const refused = sessionRouteRefusal(req, origin);
       if (refused) return refused;
-      return sessionFromCookieHeader(req.headers.get("cookie")) ? null : json({ error: "sign in required" }, 401);
+      return (await sessionFromCookieHeader(req.headers.get("cookie"))) ? null : json({ error: "sign in required" }, 401);
     },
-    ensureAdminFromEnv() {
+    async ensureAdminFromEnv() {
       const { adminEmail, adminPassword } = app.config;
       if (!adminEmail && !adminPassword) return;
       if (!adminEmail || !adminPassword) {
         log.warn("ADMIN_EMAIL and ADMIN_PASSWORD must both be set to create the admin; the setup page will ask instead");
         return;
       }
-      if (hasUser()) return;
+      if (await hasUser()) return;
       const problems = credentialProblems(adminEmail, adminPassword, true);
       if (problems.length) {
         // Starting anyway would show a setup page the operator did not expect; say what to fix.
@@ -184,7 +187,7 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
       }
       const email = normaliseEmail(adminEmail);
       const now = app.clock.now().toISOString();
-      if (users.insertIfNone({ id: newId(), email, passwordHash: hashPasswordSync(adminPassword), now })) {
+      if (await users.insertIfNone({ id: newId(), email, passwordHash: hashPasswordSync(adminPassword), now })) {
         log.info("admin created from ADMIN_EMAIL", { email });
       }
       userExists = true;

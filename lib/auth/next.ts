@@ -16,5 +16,5 @@ export function authFromGlobal(): Auth {
 export async function getSessionFromCookies(): Promise<SessionUser | null> {
   const value = (await cookies()).get(SESSION_COOKIE)?.value;
   if (!value) return null;
-  return authFromGlobal().sessionFromCookieHeader(`${SESSION_COOKIE}=${value}`);
+  return await authFromGlobal().sessionFromCookieHeader(`${SESSION_COOKIE}=${value}`);
 }

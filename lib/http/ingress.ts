@@ -21,7 +21,7 @@ export type LeanRoute = (req: IncomingMessage, res: ServerResponse, url: URL) =>
  * The public hot paths, on plain node:http (never Next): webhooks, health, signed files.
  * Returns false for every other request so the caller hands it on.
  */
-export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" | "secrets" | "config">, routes: Record<string, LeanRoute> = {}): IngressHandler {
+export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" | "secrets" | "config">, routes: Record<string, LeanRoute> = {}): IngressHandler {
   const log = app.log.child("ingress");
   // A full disk refuses every webhook: one line when it starts, then one a minute, not one each.
   const faults = createFaultTracker({ clock: app.clock, log, meanwhile: "answering 503 with Retry-After until it works again" });
@@ -61,7 +61,10 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
     }
     if (rawUrl === "/api/health" || rawUrl.startsWith("/api/health?")) {
       headers.api(res);
-      health(res);
+      health(res).catch((err) => {
+        log.error("health check failed", { error: err });
+        if (!res.headersSent) send(res, 500, { error: "internal error" });
+      });
       return true;
     }
     for (const [prefix, route] of Object.entries(routes)) {
@@ -74,8 +77,8 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
     return false;
   };
 
-  function health(res: ServerResponse) {
-    const report = checkHealth(app);
+  async function health(res: ServerResponse) {
+    const report = await checkHealth(app);
     send(res, report.ok ? 200 : 503, report);
   }
 
@@ -92,19 +95,20 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
     } catch {
       return notFound(req, res);
     }
-    const row = app.repos.applets.forHook(appletId);
+    const row = await app.store.applets.forHook(appletId);
     // Compared whether or not the applet exists, so a missing applet and a wrong token take as long.
-    const tokenOk = safeEqual(token, row?.webhook_token ?? token.replace(/./g, "\0"));
+    const tokenOk = safeEqual(token, row?.webhookToken ?? token.replace(/./g, "\0"));
     if (!row || !tokenOk) return notFound(req, res);
 
     const rawBody = await readNodeBody(req, LIMITS.webhookBodyBytes);
     if (rawBody === null) return tooLarge(req, res);
 
-    if (row.enabled !== 1) return send(res, 200, { queued: false, reason: "disabled" });
+    if (!row.enabled) return send(res, 200, { queued: false, reason: "disabled" });
 
     const { config, maxAttempts } = hookSettings(row.id, row.definition);
     if (config.secret_header && config.hmac_secret) {
-      const secret = renderTemplate(config.hmac_secret, { trigger: {}, secrets: (n) => app.secrets.resolve(n) }).value;
+      const secrets = await app.secrets.lookup();
+      const secret = renderTemplate(config.hmac_secret, { trigger: {}, secrets }).value;
       const given = req.headers[config.secret_header.toLowerCase()];
       if (!secret || !verifySignature(rawBody, secret, Array.isArray(given) ? given[0] : given)) {
         return send(res, 401, { error: "signature mismatch" });

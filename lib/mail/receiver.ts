@@ -7,6 +7,7 @@ import { UserError, errorMessage } from "../core/errors";
 import { checkDefinition, maxAttemptsOf } from "../definition";
 import { cleanupTemporaryEventFiles, copyEventFiles, deleteEventFiles, saveEventFiles, selectStorable } from "../files/events";
 import { signedFileUrl } from "../files/signed-url";
+import type { Ingested } from "../db/store";
 import { ingest } from "../queue/ingest";
 import { emailConfigSchema, matchesEmail } from "../triggers/email";
 import { parseInbound, type NormalizedEmail } from "./normalize";
@@ -251,7 +252,7 @@ export async function deliver(app: App, raw: Buffer, envelopeRcpts: string[]): P
     return "";
   }
 
-  const matched = app.repos.applets.listByTriggerType("email").flatMap((applet) => {
+  const matched = (await app.store.applets.listByTriggerType("email")).flatMap((applet) => {
     const def = checkDefinition(applet.definition);
     if (!def.ok) {
       log.warn("email applet skipped: stored definition is invalid", { applet_id: applet.id, problems: def.problems.slice(0, 3) });
@@ -289,9 +290,9 @@ export async function deliver(app: App, raw: Buffer, envelopeRcpts: string[]): P
         ...email,
         attachments: email.attachments.map((a, i) => ({ ...a, url: keep[i] ? signedFileUrl(app.config, eventId, a.filename, receivedAt) : null })),
       };
-      let result: ReturnType<typeof ingest> = null;
+      let result: Ingested = null;
       try {
-        result = ingest(app, {
+        result = await ingest(app, {
           appletId: applet.id,
           source: "email",
           dedupeKey: email.message_id,

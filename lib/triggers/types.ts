@@ -62,3 +62,15 @@ export interface TriggerPlugin<C = Record<string, unknown>> {
   /** "Fetch now" in the editor: fetch without saving and describe what a poll would see. */
   preview?(config: C, ctx: PollContext): Promise<unknown>;
 }
+
+/** The state of an applet that has never been polled. */
+export const emptyTriggerState = (): TriggerState => ({
+  nextRunAt: null,
+  lastPolledAt: null,
+  seenKeys: [],
+  lastValue: null,
+  etag: null,
+  lastModified: null,
+  lastError: null,
+  errorCount: 0,
+});

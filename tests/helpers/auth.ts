@@ -27,13 +27,15 @@ export async function bootAuth(env: Record<string, string> = {}, dir = mkdtempSy
   const clock = new ManualClock("2026-03-01T12:00:00.000Z");
   const app = createApp({ env: { DATA_DIR: dir, ...env }, clock, log: silentLogger });
   const auth = createAuth(app);
-  auth.ensureAdminFromEnv();
+  await auth.ensureAdminFromEnv();
   const api = createApi({ app, applets: createAppletService(app), auth });
   const gate = createPageGate(auth);
   const server = createServer((req, res) => {
-    if (gate(req, res)) return;
-    res.writeHead(200, { "content-type": "text/plain" });
-    res.end(`next: ${req.url}`);
+    void gate(req, res).then((answered) => {
+      if (answered) return;
+      res.writeHead(200, { "content-type": "text/plain" });
+      res.end(`next: ${req.url}`);
+    });
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   return { dir, app, auth, api, clock, server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };

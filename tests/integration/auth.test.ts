@@ -111,8 +111,8 @@ describe("sessions guard the API and the pages", () => {
       expect(await res.json(), `${method} ${p}`).toEqual({ error: "sign in required" });
     }
     // Nothing got through: no applet, no secret was written by the unauthenticated calls.
-    expect(b.app.repos.applets.list()).toEqual([]);
-    expect(b.app.secrets.list()).toEqual([]);
+    expect(await b.app.store.applets.list()).toEqual([]);
+    expect(await b.app.secrets.list()).toEqual([]);
   });
 
   it("with the cookie the same routes are served", async () => {
@@ -183,7 +183,7 @@ describe("the session cookie", () => {
   });
 
   it("a cookie signed with another secret is refused; the same payload signed with ours is accepted", async () => {
-    const user = b.app.repos.users.byEmail(EMAIL)!;
+    const user = (await b.app.store.users.byEmail(EMAIL))!;
     const payload = { uid: user.id, v: user.sessionVersion, exp: Math.floor(b.clock.now().getTime() / 1000) + 3600 };
     const forged = signSession(payload, "not-the-session-secret");
     expect((await call(b.api, "GET", "/api/applets", { cookie: `whenthen_session=${forged}` })).status).toBe(401);
@@ -294,7 +294,7 @@ describe("cross-origin requests", () => {
       expect((await call(b.api, method, "/api/applets/a1", { cookie, headers: { origin: "https://evil.example" } })).status, method).toBe(403);
     }
     expect((await call(b.api, "POST", "/api/secrets", { cookie, headers: { origin: "null" }, body: { name: "EVIL", value: "x" } })).status).toBe(403);
-    expect(b.app.secrets.list()).toEqual([]);
+    expect(await b.app.secrets.list()).toEqual([]);
 
     // Same origin (PUBLIC_URL's, or a loopback one since PUBLIC_URL is loopback) and non-browser clients go through.
     const same = await call(b.api, "POST", "/api/secrets", { cookie, headers: { origin: ORIGIN, "sec-fetch-site": "same-origin" }, body: { name: "SAME", value: "x" } });
@@ -306,7 +306,7 @@ describe("cross-origin requests", () => {
     expect(lan.status).toBe(403);
     const script = await call(b.api, "POST", "/api/secrets", { cookie, body: { name: "SCRIPT", value: "x" } });
     expect(script.status).toBe(201);
-    expect(b.app.secrets.list().map((s) => s.name)).toEqual(["LOOPBACK", "SAME", "SCRIPT"]);
+    expect((await b.app.secrets.list()).map((s) => s.name)).toEqual(["LOOPBACK", "SAME", "SCRIPT"]);
     // Reads are not state-changing; the browser's CORS rules keep their answers from another site.
     expect((await call(b.api, "GET", "/api/applets", { cookie, headers: { "sec-fetch-site": "cross-site" } })).status).toBe(200);
   });

@@ -17,6 +17,7 @@ import { deleteEventFiles } from "../../lib/files/events";
 import { handleFileRequest } from "../../lib/files/serve";
 import { LOOP_HEADER } from "../../lib/mail/headers";
 import { MAX_MESSAGE_BYTES, startReceiver, type Receiver } from "../../lib/mail/receiver";
+import { sqliteOf } from "@/lib/db/store/sqlite";
 
 const FIXTURES = path.join(__dirname, "../../fixtures/inbound");
 const fixture = (name: string) => readFileSync(path.join(FIXTURES, name));
@@ -31,8 +32,8 @@ let fileBase: string;
 
 const APPLETS = { invoices: "a-invoices", receipts: "a-receipts", billing: "a-billing" } as const;
 
-function addApplet(id: string, trigger: Record<string, unknown>, enabled = true) {
-  app.repos.applets.insert({
+async function addApplet(id: string, trigger: Record<string, unknown>, enabled = true) {
+  await app.store.applets.insert({
     id,
     name: id,
     enabled,
@@ -50,20 +51,20 @@ function addApplet(id: string, trigger: Record<string, unknown>, enabled = true)
 
 const count = (table: "events" | "runs", appletId?: string): number =>
   (appletId
-    ? app.db.sqlite.prepare<[string], { n: number }>(`SELECT COUNT(*) AS n FROM ${table} WHERE applet_id = ?`).get(appletId)!
-    : app.db.sqlite.prepare<[], { n: number }>(`SELECT COUNT(*) AS n FROM ${table}`).get()!
+    ? sqliteOf(app.store).prepare<[string], { n: number }>(`SELECT COUNT(*) AS n FROM ${table} WHERE applet_id = ?`).get(appletId)!
+    : sqliteOf(app.store).prepare<[], { n: number }>(`SELECT COUNT(*) AS n FROM ${table}`).get()!
   ).n;
 
 const eventsOf = (appletId: string) =>
-  app.db.sqlite
+  sqliteOf(app.store)
     .prepare<[string], { id: string; dedupe_key: string; payload: string; source: string }>("SELECT id, dedupe_key, payload, source FROM events WHERE applet_id = ? ORDER BY created_at")
     .all(appletId)
     .map((e) => ({ ...e, payload: JSON.parse(e.payload) as Record<string, unknown> }));
 
 function clearEvents() {
-  for (const { id } of app.db.sqlite.prepare<[], { id: string }>("SELECT id FROM events").all()) rmSync(path.join(dataDir, "files/events", id), { recursive: true, force: true });
-  app.db.sqlite.prepare("DELETE FROM runs").run();
-  app.db.sqlite.prepare("DELETE FROM events").run();
+  for (const { id } of sqliteOf(app.store).prepare<[], { id: string }>("SELECT id FROM events").all()) rmSync(path.join(dataDir, "files/events", id), { recursive: true, force: true });
+  sqliteOf(app.store).prepare("DELETE FROM runs").run();
+  sqliteOf(app.store).prepare("DELETE FROM events").run();
 }
 
 function client(port = receiver.port) {
@@ -150,7 +151,7 @@ function actionContext(overrides: Partial<App["config"]> = {}, eventId = "0b8f5a
     idempotencyKey: `${eventId}:${actionIndex}`,
     warn: () => {},
     progress: undefined,
-    saveProgress: () => {},
+    saveProgress: async () => {},
   };
 }
 
@@ -184,9 +185,9 @@ beforeAll(async () => {
   dataDir = mkdtempSync(path.join(os.tmpdir(), "whenthen-email-"));
   clock = new ManualClock(START);
   app = createApp({ env: { DATA_DIR: dataDir, INBOUND_DOMAIN: "hooks.example", PUBLIC_URL: "https://auto.example.com" }, clock, log: silentLogger });
-  addApplet(APPLETS.invoices, { to_alias: "invoices" });
-  addApplet(APPLETS.receipts, { to_alias: "receipts", from_contains: "example.com", subject_regex: "^receipt" });
-  addApplet("a-disabled", {}, false);
+  await addApplet(APPLETS.invoices, { to_alias: "invoices" });
+  await addApplet(APPLETS.receipts, { to_alias: "receipts", from_contains: "example.com", subject_regex: "^receipt" });
+  await addApplet("a-disabled", {}, false);
   receiver = await startReceiver(app, { port: 0, host: "127.0.0.1" });
   fileServer = http.createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://localhost");
@@ -224,7 +225,7 @@ describe("inbound email (AC6)", () => {
       text_first_line: "Hi,",
     });
     expect(event!.payload.text).toContain("Your invoice INV-2026-0042 for March is ready.");
-    const run = app.repos.runs.list({ appletId: APPLETS.invoices }).runs[0]!;
+    const run = (await app.store.runs.list({ appletId: APPLETS.invoices })).runs[0]!;
     expect(run).toMatchObject({ status: "queued", eventId: event!.id, maxAttempts: 3 });
   });
 
@@ -385,7 +386,7 @@ describe("inbound email (AC6)", () => {
   });
 
   test("AC6: one message matching two applets gives each event its own copy of the attachments; a redelivery leaves no stray folder", async () => {
-    addApplet(APPLETS.billing, { from_contains: "ada@" });
+    await addApplet(APPLETS.billing, { from_contains: "ada@" });
     try {
       await deliver(fixture("with-attachment.eml"), ["invoices@hooks.example"]);
       await deliver(fixture("with-attachment.eml"), ["invoices@hooks.example"]);
@@ -395,7 +396,7 @@ describe("inbound email (AC6)", () => {
       await deleteEventFiles(dataDir, ids[0]!);
       expect(readFileSync(path.join(dataDir, "files/events", ids[1]!, "INV-2026-0042.pdf")).length).toBe(596);
     } finally {
-      app.repos.applets.delete(APPLETS.billing);
+      await app.store.applets.delete(APPLETS.billing);
     }
   });
 

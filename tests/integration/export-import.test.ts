@@ -28,11 +28,11 @@ describe("AC13: export and import", () => {
     expect(exported.map((a) => a.id)).toEqual(fixture.map((a) => a.id));
 
     const target = fresh();
-    expect(target.app.repos.applets.list()).toHaveLength(0);
+    expect(await target.app.store.applets.list()).toHaveLength(0);
     const res = await target.api.handle(post("/api/import", exported));
     expect(await res.json()).toEqual({ created: fixture.map((a) => a.id), replaced: [] });
     for (const original of exported) {
-      const a = target.app.repos.applets.get(original.id)!;
+      const a = (await target.app.store.applets.get(original.id))!;
       expect(a.webhookToken).toBe(original.webhook_token);
       expect(a.definition).toEqual(original.definition);
       expect(a.enabled).toBe(original.enabled);
@@ -40,8 +40,8 @@ describe("AC13: export and import", () => {
     // The webhook URL survives the move; a schedule gets its next fire time; a paused feed stays unscheduled.
     const detail = (await (await target.api.handle(new Request(`http://localhost/api/applets/${fixture[0]!.id}`))).json()) as { applet: { webhook_url: string } };
     expect(detail.applet.webhook_url).toMatch(new RegExp(`/api/hooks/${fixture[0]!.id}/${fixture[0]!.webhook_token}$`));
-    expect(target.app.repos.triggerState.get(fixture[1]!.id)?.nextRunAt).toBeTruthy();
-    expect(target.app.repos.triggerState.get(fixture[2]!.id)?.nextRunAt ?? null).toBeNull();
+    expect((await target.app.store.triggerState.get(fixture[1]!.id))?.nextRunAt).toBeTruthy();
+    expect((await target.app.store.triggerState.get(fixture[2]!.id))?.nextRunAt ?? null).toBeNull();
   });
 
   test("AC13: an existing id is refused unless overwrite=true, and a bad file imports nothing", async () => {
@@ -55,7 +55,7 @@ describe("AC13: export and import", () => {
     const renamed = fixture.map((a, i) => (i === 0 ? { ...a, name: "Renamed on import" } : a));
     const over = await api.handle(post("/api/import?overwrite=true", renamed));
     expect(await over.json()).toEqual({ created: [], replaced: fixture.map((a) => a.id) });
-    expect(app.repos.applets.get(fixture[0]!.id)!.name).toBe("Renamed on import");
+    expect((await app.store.applets.get(fixture[0]!.id))!.name).toBe("Renamed on import");
 
     const other = fresh();
     const broken = [
@@ -71,22 +71,22 @@ describe("AC13: export and import", () => {
         expect.objectContaining({ path: "1.definition.actions" }),
       ]),
     );
-    expect(other.app.repos.applets.list()).toHaveLength(0);
+    expect(await other.app.store.applets.list()).toHaveLength(0);
   });
 
   test("AC13: an applet whose webhook token another applet already uses is refused with 400 naming that applet, and nothing is imported", async () => {
     const { app, api } = fresh();
-    const holder = app.applets.create({ name: "Shop orders", definition: fixture[0]!.definition, webhookToken: fixture[0]!.webhook_token });
+    const holder = await app.applets.create({ name: "Shop orders", definition: fixture[0]!.definition, webhookToken: fixture[0]!.webhook_token });
     const res = await api.handle(post("/api/import", fixture));
     expect(res.status).toBe(400);
     const body = (await res.json()) as { error: string; problems: { path: string; message: string }[] };
     expect(body.problems).toEqual([{ path: "0.webhook_token", message: expect.stringContaining(`already used by applet "Shop orders" (${holder.id})`) }]);
-    expect(app.repos.applets.list().map((a) => a.id)).toEqual([holder.id]);
+    expect((await app.store.applets.list()).map((a) => a.id)).toEqual([holder.id]);
 
     // The same with overwrite: the holder is not one of the applets being replaced.
     const over = await api.handle(post("/api/import?overwrite=true", fixture));
     expect(over.status).toBe(400);
-    expect(app.repos.applets.list().map((a) => a.id)).toEqual([holder.id]);
+    expect((await app.store.applets.list()).map((a) => a.id)).toEqual([holder.id]);
   });
 
   test("AC13: two applets in one file with the same webhook token are refused, and nothing is imported", async () => {
@@ -96,7 +96,7 @@ describe("AC13: export and import", () => {
     expect(res.status).toBe(400);
     const body = (await res.json()) as { problems: { path: string; message: string }[] };
     expect(body.problems).toEqual([{ path: "1.webhook_token", message: expect.stringMatching(/same webhook token as applet 0/) }]);
-    expect(app.repos.applets.list()).toHaveLength(0);
+    expect(await app.store.applets.list()).toHaveLength(0);
   });
 
   test("AC13: with overwrite, applets replaced by the same import may swap their webhook tokens", async () => {
@@ -106,7 +106,7 @@ describe("AC13: export and import", () => {
     const swapped = fixture.map((a, i) => (i === 0 ? { ...a, webhook_token: fixture[1]!.webhook_token } : i === 1 ? { ...a, webhook_token: fixture[0]!.webhook_token } : a));
     const res = await api.handle(post("/api/import?overwrite=true", swapped));
     expect(res.status).toBe(200);
-    expect(app.repos.applets.get(fixture[0]!.id)!.webhookToken).toBe(fixture[1]!.webhook_token);
-    expect(app.repos.applets.get(fixture[1]!.id)!.webhookToken).toBe(fixture[0]!.webhook_token);
+    expect((await app.store.applets.get(fixture[0]!.id))!.webhookToken).toBe(fixture[1]!.webhook_token);
+    expect((await app.store.applets.get(fixture[1]!.id))!.webhookToken).toBe(fixture[0]!.webhook_token);
   });
 });

@@ -7,6 +7,7 @@ import { runRetention } from "@/lib/scheduler/retention";
 import { reconcileDue, runSchedulerTick } from "@/lib/scheduler/tick";
 import { captureLog, createTestApp, type TestApp } from "../helpers/db";
 import { server, useHttpMocks } from "../helpers/http";
+import { sqliteOf } from "@/lib/db/store/sqlite";
 
 useHttpMocks();
 
@@ -40,8 +41,8 @@ const definition = (trigger: { type: string; config: Record<string, unknown> }) 
   actions: [{ type: "http", config: { url: HOOK, method: "POST", body: { item: "{{trigger.title}}" } } }],
 });
 
-const createApplet = (a: TestApp, name: string, trigger: { type: string; config: Record<string, unknown> }) =>
-  a.applets.create({ name, definition: definition(trigger) });
+const createApplet = async (a: TestApp, name: string, trigger: { type: string; config: Record<string, unknown> }) =>
+  (await a.applets.create({ name, definition: definition(trigger) }));
 
 interface EventRow {
   id: string;
@@ -53,7 +54,7 @@ interface EventRow {
 
 /** Events of an applet in insertion order, with their payloads parsed. */
 function eventsOf(a: TestApp, appletId: string) {
-  return a.db.sqlite
+  return sqliteOf(a.store)
     .prepare<[string], EventRow>("SELECT id, applet_id, dedupe_key, payload, source FROM events WHERE applet_id = ? ORDER BY rowid")
     .all(appletId)
     .map((e) => ({ ...e, payload: JSON.parse(e.payload) as Record<string, unknown> }));
@@ -61,19 +62,19 @@ function eventsOf(a: TestApp, appletId: string) {
 
 /** Runs of an applet in insertion order. */
 function runsOf(a: TestApp, appletId: string) {
-  return a.db.sqlite
+  return sqliteOf(a.store)
     .prepare<[string], { id: string; event_id: string; status: string }>("SELECT id, event_id, status FROM runs WHERE applet_id = ? ORDER BY rowid")
     .all(appletId);
 }
 
-const stateOf = (a: TestApp, appletId: string) => a.repos.triggerState.get(appletId)!;
+const stateOf = async (a: TestApp, appletId: string) => (await a.store.triggerState.get(appletId))!;
 
 const tick = (a: TestApp = app) => runSchedulerTick(a, a.clock.now(), { holder: "test-worker" });
 
 describe("AC3: schedule applets", () => {
   test("AC3: after 3 hours of downtime spanning one fire time, the tick creates exactly one event, a second tick none, and next_run_at moves to the next day", async () => {
-    const applet = createApplet(app, "Morning report", { type: "schedule", config: { cron: "0 9 * * *", timezone: "America/New_York" } });
-    expect(stateOf(app, applet.id).nextRunAt).toBe("2026-03-07T14:00:00.000Z");
+    const applet = await createApplet(app, "Morning report", { type: "schedule", config: { cron: "0 9 * * *", timezone: "America/New_York" } });
+    expect((await stateOf(app, applet.id)).nextRunAt).toBe("2026-03-07T14:00:00.000Z");
 
     app.clock.set("2026-03-07T17:00:00.000Z");
     const first = await tick();
@@ -87,7 +88,7 @@ describe("AC3: schedule applets", () => {
     });
     expect(runsOf(app, applet.id)).toEqual([expect.objectContaining({ event_id: events[0]!.id, status: "queued" })]);
     // Computed from now, not from the missed slot: the next 09:00, which is EDT after the change.
-    expect(stateOf(app, applet.id).nextRunAt).toBe("2026-03-08T13:00:00.000Z");
+    expect((await stateOf(app, applet.id)).nextRunAt).toBe("2026-03-08T13:00:00.000Z");
 
     const second = await tick();
     expect(second).toMatchObject({ ran: true, events: 0, fired: [] });
@@ -96,16 +97,16 @@ describe("AC3: schedule applets", () => {
   });
 
   test("AC3: downtime spanning many slots gives one catch-up fire, not a backlog", async () => {
-    const applet = createApplet(app, "Hourly", { type: "schedule", config: { cron: "0 * * * *", timezone: "UTC" } });
-    expect(stateOf(app, applet.id).nextRunAt).toBe("2026-03-07T13:00:00.000Z");
+    const applet = await createApplet(app, "Hourly", { type: "schedule", config: { cron: "0 * * * *", timezone: "UTC" } });
+    expect((await stateOf(app, applet.id)).nextRunAt).toBe("2026-03-07T13:00:00.000Z");
     app.clock.set("2026-03-07T18:20:00.000Z"); // slots 13:00 … 18:00 missed
     await tick();
     expect(eventsOf(app, applet.id).map((e) => e.dedupe_key)).toEqual(["2026-03-07T13:00:00.000Z"]);
-    expect(stateOf(app, applet.id).nextRunAt).toBe("2026-03-07T19:00:00.000Z");
+    expect((await stateOf(app, applet.id)).nextRunAt).toBe("2026-03-07T19:00:00.000Z");
   });
 
   test("AC3: on time across the DST change: 09:00 New York fires at 14:00Z on 2026-03-07 and 13:00Z on 2026-03-09", async () => {
-    const applet = createApplet(app, "Daily", { type: "schedule", config: { cron: "0 9 * * *", timezone: "America/New_York" } });
+    const applet = await createApplet(app, "Daily", { type: "schedule", config: { cron: "0 9 * * *", timezone: "America/New_York" } });
     for (const t of ["2026-03-07T14:00:00.000Z", "2026-03-08T13:00:00.000Z", "2026-03-09T13:00:00.000Z"]) {
       app.clock.set(t);
       await tick();
@@ -118,22 +119,22 @@ describe("AC3: schedule applets", () => {
   });
 
   test("AC3: a tick before the fire time does nothing; disabled applets are not polled", async () => {
-    const applet = createApplet(app, "Later", { type: "schedule", config: { cron: "0 9 * * *", timezone: "America/New_York" } });
+    const applet = await createApplet(app, "Later", { type: "schedule", config: { cron: "0 9 * * *", timezone: "America/New_York" } });
     app.clock.set("2026-03-07T13:59:59.999Z");
     expect(await tick()).toMatchObject({ events: 0, fired: [] });
-    app.applets.setEnabled(applet.id, false);
-    expect(stateOf(app, applet.id).nextRunAt).toBeNull();
+    await app.applets.setEnabled(applet.id, false);
+    expect((await stateOf(app, applet.id)).nextRunAt).toBeNull();
     app.clock.set("2026-03-07T15:00:00.000Z");
     expect(await tick()).toMatchObject({ events: 0, fired: [] });
     expect(eventsOf(app, applet.id)).toHaveLength(0);
   });
 
   test("AC3: an enabled applet whose next_run_at is null gets scheduled by the tick (a schedule at its next slot, not now)", async () => {
-    const applet = createApplet(app, "Hand-edited", { type: "schedule", config: { cron: "0 9 * * *", timezone: "America/New_York" } });
-    app.db.sqlite.prepare("UPDATE trigger_state SET next_run_at = NULL WHERE applet_id = ?").run(applet.id);
+    const applet = await createApplet(app, "Hand-edited", { type: "schedule", config: { cron: "0 9 * * *", timezone: "America/New_York" } });
+    sqliteOf(app.store).prepare("UPDATE trigger_state SET next_run_at = NULL WHERE applet_id = ?").run(applet.id);
     await tick();
     expect(eventsOf(app, applet.id)).toHaveLength(0);
-    expect(stateOf(app, applet.id).nextRunAt).toBe("2026-03-07T14:00:00.000Z");
+    expect((await stateOf(app, applet.id)).nextRunAt).toBe("2026-03-07T14:00:00.000Z");
   });
 });
 
@@ -156,12 +157,12 @@ describe("AC4: RSS applets", () => {
   test("AC4: first poll creates no runs; two new items create two runs oldest first; the same feed again none; a 304 none and last_polled_at moves", async () => {
     const url = "https://feeds.example/field-notes.xml";
     const feed = feedServer(url, withoutNewest(readFeed("rss.xml"), 2));
-    const applet = createApplet(app, "Blog", { type: "rss", config: { url, interval_min: 15 } });
+    const applet = await createApplet(app, "Blog", { type: "rss", config: { url, interval_min: 15 } });
 
     expect(await tick()).toMatchObject({ events: 0, fired: [applet.id] });
     expect(runsOf(app, applet.id)).toHaveLength(0);
-    expect(stateOf(app, applet.id)).toMatchObject({ seenKeys: ["field-notes-0001", "field-notes-0002", "field-notes-0003"], etag: '"v1"', lastError: null });
-    expect(stateOf(app, applet.id).nextRunAt).toBe("2026-03-07T12:15:00.000Z");
+    expect(await stateOf(app, applet.id)).toMatchObject({ seenKeys: ["field-notes-0001", "field-notes-0002", "field-notes-0003"], etag: '"v1"', lastError: null });
+    expect((await stateOf(app, applet.id)).nextRunAt).toBe("2026-03-07T12:15:00.000Z");
 
     feed.body = readFeed("rss.xml");
     feed.etag = '"v2"';
@@ -184,7 +185,7 @@ describe("AC4: RSS applets", () => {
     expect(events[1]!.payload.content).toContain("<strong>six winters</strong>");
     expect(events[1]!.payload.summary).toMatch(/^The old controller died after six winters\. This time/);
     // The interval grid stays on the slot, not on the tick's lateness.
-    expect(stateOf(app, applet.id).nextRunAt).toBe("2026-03-07T12:30:00.000Z");
+    expect((await stateOf(app, applet.id)).nextRunAt).toBe("2026-03-07T12:30:00.000Z");
 
     feed.conditional = false;
     app.clock.set("2026-03-07T12:30:00.000Z");
@@ -196,7 +197,7 @@ describe("AC4: RSS applets", () => {
     expect(await tick()).toMatchObject({ events: 0, fired: [applet.id] });
     expect(feed.requests.at(-1)?.ifNoneMatch).toBe('"v2"');
     expect(runsOf(app, applet.id)).toHaveLength(2);
-    expect(stateOf(app, applet.id)).toMatchObject({ lastPolledAt: "2026-03-07T12:45:00.000Z", etag: '"v2"' });
+    expect(await stateOf(app, applet.id)).toMatchObject({ lastPolledAt: "2026-03-07T12:45:00.000Z", etag: '"v2"' });
   });
 
   test("AC4: a feed with no GUIDs dedupes on link", async () => {
@@ -204,9 +205,9 @@ describe("AC4: RSS applets", () => {
     const full = readFeed("rss-no-guid.xml");
     const feed = feedServer(url, full);
     feed.conditional = false;
-    const applet = createApplet(app, "Council", { type: "rss", config: { url } });
+    const applet = await createApplet(app, "Council", { type: "rss", config: { url } });
     await tick();
-    expect(stateOf(app, applet.id).seenKeys).toEqual([
+    expect((await stateOf(app, applet.id)).seenKeys).toEqual([
       "https://council.example.net/notices/recycling",
       "https://council.example.net/notices/library-hours",
       "https://council.example.net/notices/mill-lane-closure",
@@ -226,7 +227,7 @@ describe("AC4: RSS applets", () => {
   test("AC4: an Atom feed (id, no guid) with fire_on_first_poll fires every item, oldest first, keyed by id", async () => {
     const url = "https://feeds.example/releases.atom";
     feedServer(url, readFeed("atom.xml"));
-    const applet = createApplet(app, "Releases", { type: "rss", config: { url, fire_on_first_poll: true } });
+    const applet = await createApplet(app, "Releases", { type: "rss", config: { url, fire_on_first_poll: true } });
     await tick();
     const events = eventsOf(app, applet.id);
     expect(events.map((e) => e.payload.title)).toEqual(["pnpm 12.4.2", "caddy 2.11.0", "croner 11.0.1", "node 20.21.0", "sqlite 3.52.1"]);
@@ -237,42 +238,42 @@ describe("AC4: RSS applets", () => {
   test("AC4: max_items_per_poll caps one poll to the newest items, still oldest first", async () => {
     const url = "https://feeds.example/flood.xml";
     feedServer(url, readFeed("rss.xml"));
-    const applet = createApplet(app, "Flood", { type: "rss", config: { url, fire_on_first_poll: true, max_items_per_poll: 2 } });
+    const applet = await createApplet(app, "Flood", { type: "rss", config: { url, fire_on_first_poll: true, max_items_per_poll: 2 } });
     await tick();
     expect(eventsOf(app, applet.id).map((e) => e.dedupe_key)).toEqual(["field-notes-0004", "field-notes-0005"]);
-    expect(stateOf(app, applet.id).seenKeys).toHaveLength(5);
+    expect((await stateOf(app, applet.id)).seenKeys).toHaveLength(5);
   });
 
   test("AC4: errors set last_error and create no run; after 3 in a row the feed is polled hourly until one succeeds", async () => {
     const url = "https://feeds.example/flaky.xml";
     const feed = feedServer(url, readFeed("rss.xml"));
-    const applet = createApplet(app, "Flaky", { type: "rss", config: { url, interval_min: 15 } });
+    const applet = await createApplet(app, "Flaky", { type: "rss", config: { url, interval_min: 15 } });
     await tick(); // first poll: remembers the five items
     feed.status = 500;
     const nextAfter: string[] = [];
     for (let i = 0; i < 4; i++) {
-      app.clock.set(stateOf(app, applet.id).nextRunAt!);
+      app.clock.set((await stateOf(app, applet.id)).nextRunAt!);
       await tick();
-      nextAfter.push(stateOf(app, applet.id).nextRunAt!);
+      nextAfter.push((await stateOf(app, applet.id)).nextRunAt!);
     }
-    expect(stateOf(app, applet.id)).toMatchObject({ errorCount: 4, lastError: `rss: ${url} answered HTTP 500` });
+    expect(await stateOf(app, applet.id)).toMatchObject({ errorCount: 4, lastError: `rss: ${url} answered HTTP 500` });
     expect(nextAfter).toEqual(["2026-03-07T12:30:00.000Z", "2026-03-07T12:45:00.000Z", "2026-03-07T13:45:00.000Z", "2026-03-07T14:45:00.000Z"]);
     expect(runsOf(app, applet.id)).toHaveLength(0);
 
     feed.status = 200;
     app.clock.set("2026-03-07T14:45:00.000Z");
     await tick();
-    expect(stateOf(app, applet.id)).toMatchObject({ errorCount: 0, lastError: null, nextRunAt: "2026-03-07T15:00:00.000Z" });
+    expect(await stateOf(app, applet.id)).toMatchObject({ errorCount: 0, lastError: null, nextRunAt: "2026-03-07T15:00:00.000Z" });
   });
 
   test("AC4: a feed over 5 MB is refused as an error, never parsed in part", async () => {
     const url = "https://feeds.example/huge.xml";
     const huge = readFeed("rss.xml").replace("<description>Notes", `<description>${"x".repeat(5 * 1024 * 1024)} Notes`);
     feedServer(url, huge);
-    const applet = createApplet(app, "Huge", { type: "rss", config: { url, fire_on_first_poll: true } });
+    const applet = await createApplet(app, "Huge", { type: "rss", config: { url, fire_on_first_poll: true } });
     await tick();
     expect(eventsOf(app, applet.id)).toHaveLength(0);
-    expect(stateOf(app, applet.id).lastError).toMatch(/larger than 5 MB/);
+    expect((await stateOf(app, applet.id)).lastError).toMatch(/larger than 5 MB/);
   });
 });
 
@@ -294,7 +295,7 @@ describe("AC5: poll applets", () => {
   async function pollSequence(applet: { id: string }, api: { index: number }, steps: number) {
     for (let i = 0; i < steps; i++) {
       api.index = i;
-      app.clock.set(stateOf(app, applet.id).nextRunAt!);
+      app.clock.set((await stateOf(app, applet.id)).nextRunAt!);
       await tick();
     }
   }
@@ -302,11 +303,11 @@ describe("AC5: poll applets", () => {
   test("AC5: condition changed fires only on a differing value, with value and previous_value", async () => {
     const url = "https://api.example.test/widget/price";
     const api = priceServer(url);
-    const applet = createApplet(app, "Price watch", { type: "poll", config: { url, path: "data.price", condition: "changed", interval_min: 5 } });
+    const applet = await createApplet(app, "Price watch", { type: "poll", config: { url, path: "data.price", condition: "changed", interval_min: 5 } });
     api.index = 0;
     await tick(); // first poll: remembers 120
     expect(eventsOf(app, applet.id)).toHaveLength(0);
-    expect(stateOf(app, applet.id).nextRunAt).toBe("2026-03-07T12:05:00.000Z");
+    expect((await stateOf(app, applet.id)).nextRunAt).toBe("2026-03-07T12:05:00.000Z");
     app.clock.set("2026-03-07T12:05:00.000Z");
     await tick(); // 120 again
     expect(eventsOf(app, applet.id)).toHaveLength(0);
@@ -322,7 +323,7 @@ describe("AC5: poll applets", () => {
   test("AC5: condition lt 100 over 120, 90, 80, 110, 70 fires exactly twice, at 90 and at 70", async () => {
     const url = "https://api.example.test/widget/price";
     const api = priceServer(url);
-    const applet = createApplet(app, "Below 100", { type: "poll", config: { url, path: "data.price", condition: "lt", target: 100 } });
+    const applet = await createApplet(app, "Below 100", { type: "poll", config: { url, path: "data.price", condition: "lt", target: 100 } });
     await pollSequence(applet, api, 5);
     expect(api.requests).toHaveLength(5);
     expect(eventsOf(app, applet.id).map((e) => [e.payload.value, e.payload.previous_value])).toEqual([
@@ -333,10 +334,10 @@ describe("AC5: poll applets", () => {
   });
 
   test("AC5: header templates resolve secrets at poll time; non-2xx and non-JSON answers set last_error and fire nothing", async () => {
-    app.secrets.set("PRICE_API_TOKEN", "tok-3f9a");
+    await app.secrets.set("PRICE_API_TOKEN", "tok-3f9a");
     const url = "https://api.example.test/widget/price";
     const api = priceServer(url);
-    const applet = createApplet(app, "Authed", { type: "poll", config: { url, path: "data.price", headers: { Authorization: "Bearer {{secrets.PRICE_API_TOKEN}}" } } });
+    const applet = await createApplet(app, "Authed", { type: "poll", config: { url, path: "data.price", headers: { Authorization: "Bearer {{secrets.PRICE_API_TOKEN}}" } } });
     await tick();
     expect(api.requests[0]!.authorization).toBe("Bearer tok-3f9a");
 
@@ -344,27 +345,27 @@ describe("AC5: poll applets", () => {
     api.index = 1;
     app.clock.advance(5 * MIN);
     await tick();
-    expect(stateOf(app, applet.id)).toMatchObject({ lastError: `poll: ${url} answered HTTP 503`, errorCount: 1 });
+    expect(await stateOf(app, applet.id)).toMatchObject({ lastError: `poll: ${url} answered HTTP 503`, errorCount: 1 });
 
     api.status = 200;
     api.body = "<html>maintenance</html>";
     app.clock.advance(5 * MIN);
     await tick();
-    expect(stateOf(app, applet.id).lastError).toMatch(/did not answer JSON/);
+    expect((await stateOf(app, applet.id)).lastError).toMatch(/did not answer JSON/);
     expect(eventsOf(app, applet.id)).toHaveLength(0);
     // The stored value is still the last good one: the next good answer is compared with 120.
-    expect(stateOf(app, applet.id).lastValue).toMatchObject({ value: 120 });
+    expect((await stateOf(app, applet.id)).lastValue).toMatchObject({ value: 120 });
   });
 });
 
 describe("AC12: secrets used while polling never reach last_error, the log or Fetch now", () => {
   const SECRET = "sk_poll_9a8b7c6d";
 
-  function secretApp() {
+  async function secretApp() {
     const captured = captureLog();
     const a = createTestApp({ start: "2026-03-07T12:00:00.000Z", log: captured.log });
     extraApps.push(a);
-    a.secrets.set("API_KEY", SECRET);
+    await a.secrets.set("API_KEY", SECRET);
     return { a, lines: captured.lines, api: createApi({ app: a, applets: a.applets }) };
   }
   const fetchNow = async (api: ReturnType<typeof createApi>, config: Record<string, unknown>) =>
@@ -375,15 +376,15 @@ describe("AC12: secrets used while polling never reach last_error, the log or Fe
     };
 
   test("AC12: a network error on a URL carrying {{secrets.X}} is stored, logged and returned with the secret [redacted]", async () => {
-    const { a, lines, api } = secretApp();
+    const { a, lines, api } = await secretApp();
     server.use(http.get("https://api.example.test/price", () => HttpResponse.error()));
     const config = { url: "https://api.example.test/price?key={{secrets.API_KEY}}", path: "data.price" };
-    const applet = createApplet(a, "Secret URL", { type: "poll", config });
+    const applet = await createApplet(a, "Secret URL", { type: "poll", config });
     await tick(a);
-    const lastError = stateOf(a, applet.id).lastError!;
+    const lastError = (await stateOf(a, applet.id)).lastError!;
     expect(lastError).toMatch(/api\.example\.test\/price\?key=\[redacted\]/);
     expect(lastError).not.toContain(SECRET);
-    const stored = a.db.sqlite.prepare("SELECT * FROM trigger_state WHERE applet_id = ?").get(applet.id);
+    const stored = sqliteOf(a.store).prepare("SELECT * FROM trigger_state WHERE applet_id = ?").get(applet.id);
     expect(JSON.stringify(stored)).not.toContain(SECRET);
     expect(lines.some((l) => l.includes("poll failed"))).toBe(true);
     expect(lines.join("\n")).not.toContain(SECRET);
@@ -395,7 +396,7 @@ describe("AC12: secrets used while polling never reach last_error, the log or Fe
   });
 
   test("AC12: a response that echoes the secret is redacted in the event, the stored value and Fetch now", async () => {
-    const { a, api } = secretApp();
+    const { a, api } = await secretApp();
     let price = 120;
     server.use(
       http.get("https://api.example.test/echo", ({ request }) =>
@@ -403,18 +404,18 @@ describe("AC12: secrets used while polling never reach last_error, the log or Fe
       ),
     );
     const config = { url: "https://api.example.test/echo?key={{secrets.API_KEY}}", path: "data" };
-    const applet = createApplet(a, "Echo", { type: "poll", config });
+    const applet = await createApplet(a, "Echo", { type: "poll", config });
     await tick(a); // first poll: remembers
     price = 90;
-    a.clock.set(stateOf(a, applet.id).nextRunAt!);
+    a.clock.set((await stateOf(a, applet.id)).nextRunAt!);
     await tick(a); // changed: fires
     const events = eventsOf(a, applet.id);
     expect(events).toHaveLength(1);
     expect(events[0]!.payload).toMatchObject({ value: { price: 90, note: "you sent [redacted]" }, previous_value: { price: 120, note: "you sent [redacted]" } });
-    a.clock.set(stateOf(a, applet.id).nextRunAt!);
+    a.clock.set((await stateOf(a, applet.id)).nextRunAt!);
     await tick(a); // the same answer again: the redacted values compare equal, nothing fires
     expect(eventsOf(a, applet.id)).toHaveLength(1);
-    const raw = a.db.sqlite.prepare("SELECT (SELECT group_concat(payload) FROM events WHERE applet_id = ?) || (SELECT last_value FROM trigger_state WHERE applet_id = ?) AS t").get(applet.id, applet.id) as { t: string };
+    const raw = sqliteOf(a.store).prepare("SELECT (SELECT group_concat(payload) FROM events WHERE applet_id = ?) || (SELECT last_value FROM trigger_state WHERE applet_id = ?) AS t").get(applet.id, applet.id) as { t: string };
     expect(raw.t).not.toContain(SECRET);
 
     const fetched = await fetchNow(api, config);
@@ -426,7 +427,7 @@ describe("AC12: secrets used while polling never reach last_error, the log or Fe
 
 describe("AC17: job lock and exactly-once across workers", () => {
   test("AC17: two worker instances (two connections) ticking at a fire time create exactly one event and one run", async () => {
-    const applet = createApplet(app, "Shared", { type: "schedule", config: { cron: "0 9 * * *", timezone: "America/New_York" } });
+    const applet = await createApplet(app, "Shared", { type: "schedule", config: { cron: "0 9 * * *", timezone: "America/New_York" } });
     const other = createTestApp({ dataDir: app.dataDir, start: "2026-03-07T14:00:00.000Z" });
     extraApps.push(other);
     app.clock.set("2026-03-07T14:00:00.000Z");
@@ -437,7 +438,8 @@ describe("AC17: job lock and exactly-once across workers", () => {
   });
 
   test("AC17: without the lock, the slot claim alone fires each of 50 due applets once across two connections", async () => {
-    const ids = Array.from({ length: 50 }, (_, i) => createApplet(app, `S${i}`, { type: "schedule", config: { cron: "*/5 * * * *", timezone: "Europe/Berlin" } }).id);
+    const ids: string[] = [];
+    for (let i = 0; i < 50; i++) ids.push((await createApplet(app, `S${i}`, { type: "schedule", config: { cron: "*/5 * * * *", timezone: "Europe/Berlin" } })).id);
     const other = createTestApp({ dataDir: app.dataDir, start: "2026-03-07T12:05:00.000Z" });
     extraApps.push(other);
     app.clock.set("2026-03-07T12:05:00.000Z");
@@ -446,19 +448,19 @@ describe("AC17: job lock and exactly-once across workers", () => {
     expect(a.events + b.events).toBe(50);
     // Both reached the same due rows: the losers of each claim are what the claim prevented.
     expect(a.lost.length + b.lost.length).toBeGreaterThan(0);
-    const counts = app.db.sqlite.prepare<[], { applet_id: string; n: number }>("SELECT applet_id, COUNT(*) AS n FROM events GROUP BY applet_id").all();
+    const counts = sqliteOf(app.store).prepare<[], { applet_id: string; n: number }>("SELECT applet_id, COUNT(*) AS n FROM events GROUP BY applet_id").all();
     expect(counts).toHaveLength(50);
     expect(counts.every((c) => c.n === 1)).toBe(true);
-    expect(app.db.sqlite.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM runs").get()!.n).toBe(50);
+    expect(sqliteOf(app.store).prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM runs").get()!.n).toBe(50);
   });
 
   test("AC17: a worker killed between claiming a slot and storing its event does not lose the fire", async () => {
-    const applet = createApplet(app, "Crashy", { type: "schedule", config: { cron: "0 9 * * *", timezone: "America/New_York" } });
-    const slot = stateOf(app, applet.id).nextRunAt!;
+    const applet = await createApplet(app, "Crashy", { type: "schedule", config: { cron: "0 9 * * *", timezone: "America/New_York" } });
+    const slot = (await stateOf(app, applet.id)).nextRunAt!;
     expect(slot).toBe("2026-03-07T14:00:00.000Z");
     app.clock.set("2026-03-07T14:00:00.000Z");
     // What the reconciler does first, and then the process dies: the slot is claimed, nothing stored.
-    expect(app.repos.triggerState.claimDue(applet.id, slot, "2026-03-08T13:00:00.000Z", app.clock.now().toISOString())).toBe(true);
+    expect(await app.store.triggerState.claimDue(applet.id, slot, "2026-03-08T13:00:00.000Z", app.clock.now().toISOString())).toBe(true);
     expect(eventsOf(app, applet.id)).toHaveLength(0);
 
     app.clock.advance(15_000);
@@ -467,34 +469,34 @@ describe("AC17: job lock and exactly-once across workers", () => {
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ dedupe_key: slot });
     expect((events[0]!.payload as { fired_at: string }).fired_at).toBe(slot);
-    expect(stateOf(app, applet.id).nextRunAt).toBe("2026-03-08T13:00:00.000Z");
+    expect((await stateOf(app, applet.id)).nextRunAt).toBe("2026-03-08T13:00:00.000Z");
     // Recovered once: later ticks fire nothing more for that slot.
     app.clock.advance(15_000);
     expect(await tick()).toMatchObject({ events: 0 });
-    expect(app.repos.triggerState.listPending()).toEqual([]);
+    expect(await app.store.triggerState.listPending()).toEqual([]);
   });
 
   test("AC17: a pending mark whose event was stored, or whose applet is disabled, fires nothing and is cleared", async () => {
-    const stored = createApplet(app, "Stored", { type: "schedule", config: { cron: "0 9 * * *", timezone: "America/New_York" } });
-    const paused = createApplet(app, "Paused", { type: "schedule", config: { cron: "0 9 * * *", timezone: "America/New_York" } });
+    const stored = await createApplet(app, "Stored", { type: "schedule", config: { cron: "0 9 * * *", timezone: "America/New_York" } });
+    const paused = await createApplet(app, "Paused", { type: "schedule", config: { cron: "0 9 * * *", timezone: "America/New_York" } });
     app.clock.set("2026-03-07T14:00:00.000Z");
     expect(await tick()).toMatchObject({ events: 2 });
     // The worker stored the event but died before clearing the mark (as if): put the mark back.
-    app.repos.triggerState.claimDue(stored.id, stateOf(app, stored.id).nextRunAt!, "2026-03-09T13:00:00.000Z", app.clock.now().toISOString());
-    app.db.sqlite.prepare("UPDATE trigger_state SET pending_slot = '2026-03-07T14:00:00.000Z' WHERE applet_id = ?").run(stored.id);
-    app.repos.triggerState.claimDue(paused.id, stateOf(app, paused.id).nextRunAt!, "2026-03-09T13:00:00.000Z", app.clock.now().toISOString());
-    app.applets.setEnabled(paused.id, false);
+    (await app.store.triggerState.claimDue(stored.id, (await stateOf(app, stored.id)).nextRunAt!, "2026-03-09T13:00:00.000Z", app.clock.now().toISOString()));
+    sqliteOf(app.store).prepare("UPDATE trigger_state SET pending_slot = '2026-03-07T14:00:00.000Z' WHERE applet_id = ?").run(stored.id);
+    await app.store.triggerState.claimDue(paused.id, (await stateOf(app, paused.id)).nextRunAt!, "2026-03-09T13:00:00.000Z", app.clock.now().toISOString());
+    await app.applets.setEnabled(paused.id, false);
     app.clock.advance(15_000);
     expect(await tick()).toMatchObject({ events: 0 });
     expect(eventsOf(app, stored.id)).toHaveLength(1);
     expect(eventsOf(app, paused.id)).toHaveLength(1);
-    expect(app.repos.triggerState.listPending()).toEqual([]);
+    expect(await app.store.triggerState.listPending()).toEqual([]);
   });
 
   test("AC17: a job_locks row whose expires_at is in the past is taken over by the next tick; a live one is respected", async () => {
-    const applet = createApplet(app, "Takeover", { type: "schedule", config: { cron: "0 9 * * *", timezone: "America/New_York" } });
+    const applet = await createApplet(app, "Takeover", { type: "schedule", config: { cron: "0 9 * * *", timezone: "America/New_York" } });
     // A worker killed while holding the lock: taken at 13:00 with a 60 s TTL, never released.
-    expect(app.repos.jobLocks.take("scheduler_tick", "killed-worker", new Date("2026-03-07T14:00:00.000Z"), 60_000)).toBe(true);
+    expect(await app.store.jobLocks.take("scheduler_tick", "killed-worker", new Date("2026-03-07T14:00:00.000Z"), 60_000)).toBe(true);
 
     app.clock.set("2026-03-07T14:00:30.000Z"); // still live
     expect(await tick()).toMatchObject({ ran: false, events: 0 });
@@ -502,7 +504,7 @@ describe("AC17: job lock and exactly-once across workers", () => {
 
     app.clock.set("2026-03-07T14:01:00.001Z"); // expired
     expect(await tick()).toMatchObject({ ran: true, events: 1 });
-    expect(app.repos.jobLocks.get("scheduler_tick")).toMatchObject({ locked_by: null, expires_at: null, last_run_at: "2026-03-07T14:01:00.001Z" });
+    expect(await app.store.jobLocks.get("scheduler_tick")).toMatchObject({ lockedBy: null, expiresAt: null, lastRunAt: "2026-03-07T14:01:00.001Z" });
   });
 });
 
@@ -512,38 +514,38 @@ describe("Worker: one applet's error never stops the loop", () => {
       http.get("https://api.example.test/broken", () => HttpResponse.json({ error: "boom" }, { status: 500 })),
       http.get("https://api.example.test/unreachable", () => HttpResponse.error()),
     );
-    const failing = createApplet(app, "500", { type: "poll", config: { url: "https://api.example.test/broken", path: "x" } });
-    const unreachable = createApplet(app, "Network", { type: "poll", config: { url: "https://api.example.test/unreachable", path: "x" } });
-    const brokenConfig = createApplet(app, "Broken config", { type: "rss", config: { url: "https://feeds.example/x.xml" } });
-    const badCron = createApplet(app, "Bad cron", { type: "schedule", config: { cron: "0 9 * * *", timezone: "UTC" } });
-    const good = createApplet(app, "Good", { type: "schedule", config: { cron: "0 13 * * *", timezone: "UTC" } });
+    const failing = await createApplet(app, "500", { type: "poll", config: { url: "https://api.example.test/broken", path: "x" } });
+    const unreachable = await createApplet(app, "Network", { type: "poll", config: { url: "https://api.example.test/unreachable", path: "x" } });
+    const brokenConfig = await createApplet(app, "Broken config", { type: "rss", config: { url: "https://feeds.example/x.xml" } });
+    const badCron = await createApplet(app, "Bad cron", { type: "schedule", config: { cron: "0 9 * * *", timezone: "UTC" } });
+    const good = await createApplet(app, "Good", { type: "schedule", config: { cron: "0 13 * * *", timezone: "UTC" } });
     // Definitions edited behind the API's back: the tick must survive them.
     const setConfig = (id: string, config: unknown) =>
-      app.db.sqlite.prepare("UPDATE applets SET definition = json_set(definition, '$.trigger.config', json(?)) WHERE id = ?").run(JSON.stringify(config), id);
+      sqliteOf(app.store).prepare("UPDATE applets SET definition = json_set(definition, '$.trigger.config', json(?)) WHERE id = ?").run(JSON.stringify(config), id);
     setConfig(brokenConfig.id, { url: "ftp://nope", interval_min: 15 });
     setConfig(badCron.id, { cron: "0 9 * *", timezone: "UTC" });
-    app.db.sqlite.prepare("UPDATE trigger_state SET next_run_at = ? WHERE applet_id = ?").run("2026-03-07T12:30:00.000Z", badCron.id);
+    sqliteOf(app.store).prepare("UPDATE trigger_state SET next_run_at = ? WHERE applet_id = ?").run("2026-03-07T12:30:00.000Z", badCron.id);
 
     app.clock.set("2026-03-07T13:00:00.000Z");
     const result = await tick();
     expect(result.fired).toEqual(expect.arrayContaining([good.id, failing.id, unreachable.id, brokenConfig.id]));
     expect(result.errored).toEqual([badCron.id]);
     expect(eventsOf(app, good.id)).toHaveLength(1);
-    expect(stateOf(app, failing.id).lastError).toBe("poll: https://api.example.test/broken answered HTTP 500");
-    expect(stateOf(app, unreachable.id).lastError).toMatch(/api\.example\.test/);
-    expect(stateOf(app, brokenConfig.id).lastError).toMatch(/invalid rss config: url/);
-    expect(stateOf(app, badCron.id).lastError).toMatch(/invalid cron/);
+    expect((await stateOf(app, failing.id)).lastError).toBe("poll: https://api.example.test/broken answered HTTP 500");
+    expect((await stateOf(app, unreachable.id)).lastError).toMatch(/api\.example\.test/);
+    expect((await stateOf(app, brokenConfig.id)).lastError).toMatch(/invalid rss config: url/);
+    expect((await stateOf(app, badCron.id)).lastError).toMatch(/invalid cron/);
     // An unusable timing would fail on every tick: the applet is switched off instead.
-    expect(app.repos.applets.get(badCron.id)!.enabled).toBe(false);
+    expect((await app.store.applets.get(badCron.id))!.enabled).toBe(false);
     // The failing ones were still advanced: no busy loop on the next tick.
-    expect(stateOf(app, failing.id).nextRunAt).toBe("2026-03-07T13:05:00.000Z");
+    expect((await stateOf(app, failing.id)).nextRunAt).toBe("2026-03-07T13:05:00.000Z");
     expect((await tick()).fired).toEqual([]);
   });
 });
 
 describe("Worker: retention", () => {
   test("Worker: runs and events older than RUN_RETENTION_DAYS are deleted with their attachment folders, under the retention lock", async () => {
-    const applet = createApplet(app, "Old", { type: "schedule", config: { cron: "0 * * * *", timezone: "UTC" } });
+    const applet = await createApplet(app, "Old", { type: "schedule", config: { cron: "0 * * * *", timezone: "UTC" } });
     app.clock.set("2026-03-07T13:00:00.000Z");
     await tick();
     const [old] = eventsOf(app, applet.id);
@@ -551,16 +553,16 @@ describe("Worker: retention", () => {
     mkdirSync(folder, { recursive: true });
     writeFileSync(path.join(folder, "receipt.pdf"), "%PDF-1.4");
     // The run finished (retention keeps queued and running runs).
-    app.db.sqlite.prepare("UPDATE runs SET status = 'succeeded' WHERE event_id = ?").run(old!.id);
+    sqliteOf(app.store).prepare("UPDATE runs SET status = 'succeeded' WHERE event_id = ?").run(old!.id);
 
     app.clock.set("2026-04-05T13:00:00.000Z"); // 29 days later: kept
     await tick();
     expect((await runRetention(app, app.clock.now(), { holder: "test" })).deletedEvents).toBe(0);
 
     app.clock.set("2026-04-06T14:00:00.000Z"); // 30 days and an hour: gone
-    expect(app.repos.jobLocks.take("retention", "other-worker", app.clock.now(), 10 * MIN)).toBe(true);
+    expect(await app.store.jobLocks.take("retention", "other-worker", app.clock.now(), 10 * MIN)).toBe(true);
     expect(await runRetention(app, app.clock.now(), { holder: "test" })).toMatchObject({ ran: false });
-    expect(app.repos.jobLocks.release("retention", "other-worker", app.clock.now())).toBe(true);
+    expect(await app.store.jobLocks.release("retention", "other-worker", app.clock.now())).toBe(true);
 
     const r = await runRetention(app, app.clock.now(), { holder: "test" });
     expect(r).toMatchObject({ ran: true, deletedEvents: 1 });

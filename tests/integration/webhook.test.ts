@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createIngress } from "@/lib/http/ingress";
 import { createTestApp, webhookToHttp, type TestApp } from "../helpers/db";
+import { sqliteOf } from "@/lib/db/store/sqlite";
 
 let app: TestApp;
 let server: Server;
@@ -26,14 +27,14 @@ afterAll(async () => {
   app.cleanup();
 });
 
-const count = (table: "events" | "runs") => (app.db.sqlite.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+const count = (table: "events" | "runs") => (sqliteOf(app.store).prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
 const hookUrl = (a: { id: string; webhookToken: string }) => `${base}/api/hooks/${a.id}/${a.webhookToken}`;
-const newApplet = (config: Record<string, unknown> = {}, name = "hook") =>
-  app.applets.create({ name, definition: { ...webhookToHttp("https://status.test/status/200"), trigger: { type: "webhook", config } } });
+const newApplet = async (config: Record<string, unknown> = {}, name = "hook") =>
+  (await app.applets.create({ name, definition: { ...webhookToHttp("https://status.test/status/200"), trigger: { type: "webhook", config } } }));
 
 describe("AC1: webhook trigger", () => {
   test("AC1: POST with a JSON body returns 202 with a run id, and the event payload has body, headers and query", async () => {
-    const applet = newApplet();
+    const applet = await newApplet();
     const res = await fetch(`${hookUrl(applet)}?source=shop&tag=a&tag=b`, {
       method: "POST",
       headers: { "content-type": "application/json", "X-Custom-Header": "Yes", authorization: "Bearer secret", cookie: "sid=1" },
@@ -42,9 +43,9 @@ describe("AC1: webhook trigger", () => {
     expect(res.status).toBe(202);
     const body = (await res.json()) as { run_id: string; event_id: string };
     expect(body.run_id).toMatch(/^[0-9a-f-]{36}$/);
-    const run = app.repos.runs.get(body.run_id)!;
+    const run = (await app.store.runs.get(body.run_id))!;
     expect(run.status).toBe("queued");
-    const event = app.repos.runs.event(body.event_id)!;
+    const event = (await app.store.runs.event(body.event_id))!;
     expect(event.source).toBe("webhook");
     expect(event.payload.body).toEqual({ title: "Order paid", amount: 12.5 });
     expect(event.payload.query).toEqual({ source: "shop", tag: ["a", "b"] });
@@ -56,7 +57,7 @@ describe("AC1: webhook trigger", () => {
   });
 
   test("AC1: a wrong token or an unknown applet returns 404 with an empty body and inserts nothing", async () => {
-    const applet = newApplet();
+    const applet = await newApplet();
     const before = [count("events"), count("runs")];
     for (const url of [
       `${base}/api/hooks/${applet.id}/wrong-token`,
@@ -72,18 +73,18 @@ describe("AC1: webhook trigger", () => {
   });
 
   test("AC1: the token of an applet whose trigger is not a webhook is answered like an unknown hook: 404, empty body, nothing stored", async () => {
-    const schedule = app.applets.create({
+    const schedule = await app.applets.create({
       name: "nightly",
       definition: { ...webhookToHttp("https://status.test/status/200"), trigger: { type: "schedule", config: { cron: "0 9 * * *", timezone: "UTC" } } },
     });
-    const pausedSchedule = app.applets.create({
+    const pausedSchedule = await app.applets.create({
       name: "paused nightly",
       enabled: false,
       definition: { ...webhookToHttp("https://status.test/status/200"), trigger: { type: "schedule", config: { cron: "0 9 * * *", timezone: "UTC" } } },
     });
     // Was a webhook, then edited into a schedule: its old URL stops working.
-    const converted = newApplet();
-    app.applets.update(converted.id, { definition: { ...webhookToHttp("https://status.test/status/200"), trigger: { type: "schedule", config: { cron: "0 9 * * *", timezone: "UTC" } } } });
+    const converted = await newApplet();
+    await app.applets.update(converted.id, { definition: { ...webhookToHttp("https://status.test/status/200"), trigger: { type: "schedule", config: { cron: "0 9 * * *", timezone: "UTC" } } } });
     const before = [count("events"), count("runs")];
     for (const a of [schedule, pausedSchedule, converted]) {
       for (const method of ["POST", "GET"]) {
@@ -96,8 +97,8 @@ describe("AC1: webhook trigger", () => {
   });
 
   test("AC1: a disabled applet returns 200 with queued: false and creates nothing", async () => {
-    const applet = newApplet();
-    app.applets.setEnabled(applet.id, false);
+    const applet = await newApplet();
+    await app.applets.setEnabled(applet.id, false);
     const before = count("runs");
     const res = await fetch(hookUrl(applet), { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
     expect(res.status).toBe(200);
@@ -106,11 +107,11 @@ describe("AC1: webhook trigger", () => {
   });
 
   test("AC1: GET with query parameters fires the applet with the query as its body", async () => {
-    const applet = newApplet();
+    const applet = await newApplet();
     const res = await fetch(`${hookUrl(applet)}?title=from+a+GET`);
     expect(res.status).toBe(202);
     const { event_id } = (await res.json()) as { event_id: string };
-    const event = app.repos.runs.event(event_id)!;
+    const event = (await app.store.runs.event(event_id))!;
     expect(event.payload.body).toEqual({ title: "from a GET" });
     expect(event.payload.method).toBe("GET");
   });
@@ -125,16 +126,16 @@ describe("AC1: webhook trigger", () => {
       { title: "A title", file: { filename: "a.txt", size: 3 } },
     ],
   ])("AC1: body of type %s is parsed and nothing is lost", async (contentType, raw, expected) => {
-    const applet = newApplet();
+    const applet = await newApplet();
     const res = await fetch(hookUrl(applet), { method: "POST", headers: { "content-type": contentType }, body: raw });
     expect(res.status).toBe(202);
     const { event_id } = (await res.json()) as { event_id: string };
-    expect(app.repos.runs.event(event_id)!.payload.body).toEqual(expected);
+    expect((await app.store.runs.event(event_id))!.payload.body).toEqual(expected);
   });
 
   test("AC1: with secret_header and hmac_secret, a correct HMAC-SHA256 is accepted and a wrong one gets 401", async () => {
-    app.secrets.set("HOOK_SECRET", "s3cr3t-value");
-    const applet = newApplet({ secret_header: "X-Hub-Signature-256", hmac_secret: "{{secrets.HOOK_SECRET}}" });
+    await app.secrets.set("HOOK_SECRET", "s3cr3t-value");
+    const applet = await newApplet({ secret_header: "X-Hub-Signature-256", hmac_secret: "{{secrets.HOOK_SECRET}}" });
     const raw = JSON.stringify({ title: "signed" });
     const sig = "sha256=" + createHmac("sha256", "s3cr3t-value").update(raw).digest("hex");
     const ok = await fetch(hookUrl(applet), { method: "POST", headers: { "content-type": "application/json", "x-hub-signature-256": sig }, body: raw });
@@ -148,7 +149,7 @@ describe("AC1: webhook trigger", () => {
   });
 
   test("AC1: a body over 1 MB is refused with 413 before parsing, by Content-Length or by counting a chunked stream", async () => {
-    const applet = newApplet();
+    const applet = await newApplet();
     const before = count("runs");
     const big = "x".repeat(1024 * 1024 + 1);
     const res = await fetch(hookUrl(applet), { method: "POST", headers: { "content-type": "text/plain" }, body: big });
@@ -169,17 +170,17 @@ describe("AC1: webhook trigger", () => {
   });
 
   test("AC1: a payload over 64 KB is stored cut, with truncated: true", async () => {
-    const applet = newApplet();
+    const applet = await newApplet();
     const res = await fetch(hookUrl(applet), { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ title: "big", text: "a".repeat(200_000) }) });
     const { event_id } = (await res.json()) as { event_id: string };
-    const event = app.repos.runs.event(event_id)!;
+    const event = (await app.store.runs.event(event_id))!;
     expect(event.payload.truncated).toBe(true);
     expect(Buffer.byteLength(JSON.stringify(event.payload))).toBeLessThanOrEqual(64 * 1024 + 32);
     expect((event.payload.body as { title: string }).title).toBe("big");
   });
 
   test("AC1: concurrent webhooks are committed together and each gets its own run", async () => {
-    const applet = newApplet();
+    const applet = await newApplet();
     const before = count("runs");
     const responses = await Promise.all(
       Array.from({ length: 200 }, (_, i) =>
@@ -190,11 +191,11 @@ describe("AC1: webhook trigger", () => {
     expect(new Set(responses.map((r) => r.body.run_id)).size).toBe(200);
     expect(count("runs")).toBe(before + 200);
     // Every acknowledged run is in the database.
-    for (const r of responses) expect(app.repos.runs.get(r.body.run_id)?.status).toBe("queued");
+    for (const r of responses) expect((await app.store.runs.get(r.body.run_id))?.status).toBe("queued");
   });
 
   test("group commit: a row that fails (its applet was just deleted) fails alone", async () => {
-    const keep = newApplet({}, "kept");
+    const keep = await newApplet({}, "kept");
     const { createIngestBatcher } = await import("@/lib/queue/ingest");
     const batched = createIngestBatcher(app);
     const ok = batched({ appletId: keep.id, source: "webhook", dedupeKey: null, payload: { body: {} }, maxAttempts: 5 });
@@ -202,10 +203,10 @@ describe("AC1: webhook trigger", () => {
     const [a, b] = await Promise.allSettled([ok, gone]);
     expect(a.status).toBe("fulfilled");
     expect(b.status).toBe("rejected");
-    expect(app.repos.runs.get((a as PromiseFulfilledResult<{ runId: string }>).value.runId)?.status).toBe("queued");
+    expect((await app.store.runs.get((a as PromiseFulfilledResult<{ runId: string }>).value.runId))?.status).toBe("queued");
     // The batch was redone row by row after the failure: the kept row is stored once, not twice.
     for (const table of ["events", "runs"]) {
-      expect(app.db.sqlite.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE applet_id = ?`).get(keep.id)).toEqual({ n: 1 });
+      expect(sqliteOf(app.store).prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE applet_id = ?`).get(keep.id)).toEqual({ n: 1 });
     }
   });
 
@@ -214,7 +215,7 @@ describe("AC1: webhook trigger", () => {
     const stale = await fetch(`${base}/api/health`);
     expect(stale.status).toBe(503);
     expect(await stale.json()).toEqual({ ok: false, worker_seen_at: null, problems: ["worker: no heartbeat yet; the worker is not running"] });
-    app.repos.jobLocks.heartbeat("worker_heartbeat", app.clock.now());
+    await app.store.jobLocks.heartbeat("worker_heartbeat", app.clock.now());
     const fresh = await fetch(`${base}/api/health`);
     expect(fresh.status).toBe(200);
     expect(await fresh.json()).toEqual({ ok: true, worker_seen_at: app.clock.now().toISOString(), problems: [] });

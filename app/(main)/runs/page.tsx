@@ -21,10 +21,10 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
     cursor: one(sp.cursor),
   };
   const { app } = services();
-  const applets = app.repos.applets.list();
+  const applets = await app.store.applets.list();
   const names = new Map(applets.map((a) => [a.id, a.name]));
   // Dates are whole UTC days; `to` includes its day.
-  const page = app.repos.runs.list({
+  const page = await app.store.runs.list({
     appletId: query.applet_id,
     status: query.status,
     from: query.from ? `${query.from}T00:00:00.000Z` : undefined,

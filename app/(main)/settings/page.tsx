@@ -16,8 +16,8 @@ export default async function SettingsPage() {
   const { app } = services();
   const meta = await apiOk<Meta>("/api/meta");
   const cfg = app.config;
-  const secrets = app.secrets.list().map((s) => ({ name: s.name, created_at: s.createdAt, updated_at: s.updatedAt }));
-  const beat = app.repos.jobLocks.get("worker_heartbeat")?.last_run_at ?? null;
+  const secrets = (await app.secrets.list()).map((s) => ({ name: s.name, created_at: s.createdAt, updated_at: s.updatedAt }));
+  const beat = (await app.store.jobLocks.get("worker_heartbeat"))?.lastRunAt ?? null;
   const beatAge = beat ? app.clock.now().getTime() - new Date(beat).getTime() : null;
   // An older heartbeat and the worker, with its SMTP receiver, is not running.
   const listening = beatAge !== null && beatAge < HEARTBEAT_MAX_AGE_MS;
@@ -30,7 +30,7 @@ export default async function SettingsPage() {
   const localDomain = cfg.inboundDomain === "localhost" || cfg.inboundDomain.endsWith(".localhost");
   const outbox = cfg.smtpUrl ? [] : outboxFiles(path.join(cfg.dataDir, "outbox"));
   // The same report as /api/health: a full disk, a worker that stopped or reports a fault.
-  const health = checkHealth(app);
+  const health = await checkHealth(app);
 
   return (
     <div className="mx-auto flex max-w-4xl flex-col gap-5">

@@ -24,8 +24,8 @@ export default async function AppletPage({ params }: { params: Promise<{ id: str
   if (!a) throw new Error(`whenthen: applet ${id}: ${res.body.error ?? res.status}`);
   const meta = await apiOk<Meta>("/api/meta");
   const { app } = services();
-  const secrets = app.secrets.list().map((s) => s.name);
-  const runs = app.repos.runs.list({ appletId: a.id, limit: 50 }).runs.map((r) => runRow(r, a.name));
+  const secrets = (await app.secrets.list()).map((s) => s.name);
+  const runs = (await app.store.runs.list({ appletId: a.id, limit: 50 })).runs.map((r) => runRow(r, a.name));
   const trigger = meta.triggers.find((t) => t.type === a.trigger_type);
   const state = a.trigger_state;
   const curl = `curl -X POST '${a.webhook_url}' -H 'content-type: application/json' -d '${JSON.stringify((trigger?.sample.body as object | undefined) ?? { hello: "world" }).replace(/'/g, "'\\''")}'`;

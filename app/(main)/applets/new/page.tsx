@@ -8,7 +8,7 @@ export const metadata = { title: "New applet · whenthen" };
 
 export default async function NewAppletPage() {
   const meta = await apiOk<Meta>("/api/meta");
-  const secrets = services().app.secrets.list().map((s) => s.name);
+  const secrets = (await services().app.secrets.list()).map((s) => s.name);
   return (
     <div className="mx-auto max-w-4xl">
       <Breadcrumb href="/" label="Applets" />
