@@ -514,6 +514,13 @@ export interface Store extends StoreAggregates {
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
   /** Resolves when every call in flight has settled and the connection(s) are closed. */
   close(): Promise<void>;
+  /**
+   * Where opening needs I/O the synchronous `openStore` cannot do (PostgreSQL: migrations under an
+   * advisory lock, the key check), it happens in the background; this resolves when it is done and
+   * rejects with the reason the process must not start. Composition roots await it before serving.
+   * Absent (SQLite): the store is ready when `openStore` returns.
+   */
+  ready?(): Promise<void>;
 }
 
 /** What a composition root asks for; lib/db/store/index.ts picks the implementation from `url`. */
