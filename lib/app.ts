@@ -43,7 +43,18 @@ export function createApp(opts: CreateAppOptions = {}): App {
   const config = opts.config ?? loadConfig(opts.env ?? process.env);
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLogger("whenthen");
-  const store = opts.store ?? openStore({ url: config.databasePath, sqliteSynchronous: config.sqliteSynchronous, role: opts.role, log, clock });
+  const store =
+    opts.store ??
+    openStore({
+      url: config.postgres?.url ?? config.databasePath,
+      sqliteSynchronous: config.sqliteSynchronous,
+      role: opts.role,
+      log,
+      clock,
+      poolSize: config.postgres?.poolSize,
+      listenUrl: config.postgres?.listenUrl,
+      keys: { secretsKey: config.secretsKey, sessionSecret: config.sessionSecret },
+    });
   return {
     config,
     clock,

@@ -50,7 +50,7 @@ describe.skipIf(skip)(`pnpm backup on PostgreSQL${skip ? ` (${skip})` : ""}`, ()
     await store.secrets.put("s1", "API_KEY", "v1:cipher", t);
     await store.close();
 
-    const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", DATA_DIR: dataDir, DATABASE_URL: url };
+    const env: NodeJS.ProcessEnv = { NODE_ENV: "test", PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", DATA_DIR: dataDir, DATABASE_URL: url };
     const r = spawnSync("bash", ["scripts/backup.sh"], { cwd: ROOT, env, encoding: "utf8" });
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
