@@ -372,7 +372,7 @@ describe("#12.6: SIGTERM", () => {
     const after = (await app.store.triggerState.get(applet.id))!;
     expect(after).toMatchObject({ lastError: before.lastError, errorCount: before.errorCount, lastPolledAt: before.lastPolledAt });
     // The lock is released for the next worker.
-    expect(await app.store.jobLocks.get("scheduler_tick")).toMatchObject({ locked_by: null });
+    expect(await app.store.jobLocks.get("scheduler_tick")).toMatchObject({ lockedBy: null });
   });
 
   test("#12.6: on SIGTERM the worker stops claiming at once while its tick waits on a slow feed, and exits within its bound", async () => {

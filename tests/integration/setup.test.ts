@@ -37,7 +37,7 @@ describe("AC15: fresh start", () => {
   it("AC15: fresh start with an empty env and DATA_DIR: / goes to /setup, setup creates the one user with a session, a second setup is 404, both secrets are on disk", async () => {
     const b = await boot();
     expect(await b.app.store.users.count()).toBe(0);
-    expect(b.auth.hasUser()).toBe(false);
+    expect(await b.auth.hasUser()).toBe(false);
 
     const root = await page(b, "/");
     expect(root.status).toBe(302);
@@ -142,7 +142,7 @@ describe("AC15: fresh start", () => {
     // A later start with other values changes nothing: the env only seeds the first start.
     const again = createApp({ env: { DATA_DIR: b.dir, ADMIN_EMAIL: "other@example.com", ADMIN_PASSWORD: "a different password" }, log: silentLogger });
     try {
-      createAuth(again).ensureAdminFromEnv();
+      await createAuth(again).ensureAdminFromEnv();
       expect(await again.store.users.count()).toBe(1);
       expect((await again.store.users.byEmail("admin@example.com"))?.passwordHash).toBe(admin!.passwordHash);
     } finally {
@@ -154,7 +154,7 @@ describe("AC15: fresh start", () => {
     const dir = mkdtempSync(path.join(tmpdir(), "whenthen-setup-"));
     const app = createApp({ env: { DATA_DIR: dir, ADMIN_EMAIL: "admin@example.com", ADMIN_PASSWORD: "short" }, log: silentLogger });
     try {
-      expect(() => createAuth(app).ensureAdminFromEnv()).toThrow(/ADMIN_PASSWORD password must be at least 10 characters/);
+      await expect(createAuth(app).ensureAdminFromEnv()).rejects.toThrow(/ADMIN_PASSWORD password must be at least 10 characters/);
       expect(await app.store.users.count()).toBe(0);
     } finally {
       app.close();
