@@ -94,8 +94,16 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
   // Every call on the store waits for init: a pool wrapper whose query does.
   const readyPool = new Proxy(pool, {
     get(target, prop, receiver) {
-      if (prop === "query") return async (...args: unknown[]) => (await init, (target.query as (...a: unknown[]) => unknown)(...args));
-      if (prop === "connect") return async () => (await init, target.connect());
+      if (prop === "query")
+        return async (...args: unknown[]) => {
+          await init;
+          return (target.query as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      if (prop === "connect")
+        return async () => {
+          await init;
+          return target.connect();
+        };
       return Reflect.get(target, prop, receiver);
     },
   }) as pg.Pool;
