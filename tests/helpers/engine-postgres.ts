@@ -13,5 +13,8 @@ export function postgresEngine(): TestEngine {
     open: () => {
       throw new Error("tests: the PostgreSQL engine is not available in this build");
     },
+    peer: () => {
+      throw new Error("tests: the PostgreSQL engine is not available in this build");
+    },
   };
 }
