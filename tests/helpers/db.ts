@@ -34,8 +34,19 @@ export const testFetch = (allowPrivate = false) => createSafeFetch({ allowPrivat
  * store of `engine`), a manual clock, and the real safe fetch (msw intercepts its requests at the
  * boundary). One per test file or per test.
  */
-export function createTestApp(opts: { env?: Record<string, string>; start?: string; dataDir?: string; log?: Logger; engine?: TestEngine } = {}): TestApp {
-  const engine = opts.engine ?? sqliteEngine;
+export function createTestApp(
+  opts: {
+    env?: Record<string, string>;
+    start?: string;
+    dataDir?: string;
+    log?: Logger;
+    engine?: TestEngine;
+    /** A second app on the same database (another worker): its own connection, the same DATA_DIR. */
+    peerOf?: TestApp;
+  } = {},
+): TestApp {
+  const engine = opts.peerOf?.engine ?? opts.engine ?? sqliteEngine;
+  if (opts.peerOf) opts = { ...opts, dataDir: opts.peerOf.dataDir };
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), "whenthen-test-"));
   const clock = new ManualClock(opts.start ?? "2026-03-07T12:00:00.000Z");
   const app = createApp({
@@ -44,7 +55,7 @@ export function createTestApp(opts: { env?: Record<string, string>; start?: stri
     log: opts.log ?? silentLogger,
     http: testFetch(opts.env?.ALLOW_PRIVATE_URLS === "true"),
     // The default engine opens what the config names (DATA_DIR/app.db, or DATABASE_URL in env).
-    store: opts.engine ? engine.open(dataDir) : undefined,
+    store: opts.peerOf ? engine.peer(opts.peerOf.store) : opts.engine ? engine.open(dataDir) : undefined,
   });
   return {
     ...app,

@@ -28,6 +28,9 @@ export function postgresEngine(): TestEngine {
       });
       return store;
     },
+    peer: () => {
+      throw new Error("tests: the PostgreSQL engine is not available in this build");
+    },
   };
 }
 

@@ -11,7 +11,8 @@ import { postgresEngine } from "./engine-postgres";
  * An engine opens a fresh, empty, migrated store for one test app (SQLite: a file in the test's
  * DATA_DIR; PostgreSQL: a schema of its own), and gives raw SQL for the few assertions no store
  * method answers (`testSql`). That SQL is written once in the subset both dialects share, with `?`
- * placeholders; an engine translates what it must.
+ * placeholders; an engine translates what it must. Rows come back as the driver gives them: tests
+ * compare counts with Number() and parse JSON columns only when they are text.
  */
 export interface TestEngine {
   /** "sqlite" | "postgres": in every test name the suite runs under it. */
@@ -24,6 +25,8 @@ export interface TestEngine {
    * first use inside the store.
    */
   open(dataDir: string): Store;
+  /** A second, independent connection to the database of `store` (a second worker process's). */
+  peer(store: Store): Store;
 }
 
 /** Raw SQL on a test store, for assertions and for putting rows in states no store method makes. */
@@ -57,6 +60,7 @@ export const sqliteEngine: TestEngine = {
   name: "sqlite",
   skip: null,
   open: (dataDir) => openSqliteStore({ file: path.join(dataDir, "app.db") }),
+  peer: (store) => openSqliteStore({ file: sqliteOf(store).name }),
 };
 
 /** SQLite, then PostgreSQL (skipped with its reason when it cannot run here). */
