@@ -159,3 +159,18 @@ export const instance = pgTable("instance", {
   value: text("value").notNull(),
   createdAt: text("created_at").notNull(),
 });
+
+/**
+ * API tokens (issue 19 on main: lib/db/schema.ts apiTokens), here ahead of the merge so the
+ * PostgreSQL migrations already hold the table; same columns and types as SQLite's.
+ */
+export const apiTokens = pgTable("api_tokens", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  tokenHash: text("token_hash").notNull().unique(),
+  prefix: text("prefix").notNull(),
+  /** 1: GET requests only. */
+  readOnly: integer("read_only").notNull().default(0),
+  lastUsedAt: text("last_used_at"),
+  ...timestamps,
+});

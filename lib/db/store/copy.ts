@@ -9,7 +9,7 @@ import { inTransaction, queryDynamic } from "./postgres/pool";
  * tests/unit/pg-schema.test.ts), so each table is copied column for column; JSON text becomes
  * json. One transaction: a copy that fails leaves the target as it was.
  */
-export const COPIED_TABLES = ["users", "applets", "trigger_state", "events", "runs", "secrets", "job_locks", "workers"] as const;
+export const COPIED_TABLES = ["users", "applets", "trigger_state", "events", "runs", "secrets", "job_locks", "workers", "api_tokens"] as const;
 export type CopiedTable = (typeof COPIED_TABLES)[number];
 
 const BATCH = 500;
@@ -27,6 +27,11 @@ export async function copySqliteToPostgres(opts: { from: string; pool: pg.Pool; 
       // A row trigger would announce every copied run; the listeners hear one wake-up at the end.
       await c.query("ALTER TABLE runs DISABLE TRIGGER runs_notify");
       for (const table of COPIED_TABLES) {
+        // A table an older install never had (api_tokens before issue 19) has nothing to copy.
+        if (!sqlite.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table)) {
+          counts[table] = 0;
+          continue;
+        }
         const columns = sqlite.prepare<[], { name: string }>(`SELECT name FROM pragma_table_info('${table}')`).all().map((r) => r.name);
         const quoted = columns.map((c) => `"${c}"`).join(", ");
         // The migrations seed the named job locks; the copied rows replace them.
