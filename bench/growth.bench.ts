@@ -133,7 +133,7 @@ export default async function bench(): Promise<BenchFigure[]> {
     sqliteOf(app.store).pragma("wal_checkpoint(TRUNCATE)");
     const afterBytes = fileBytes();
     const remaining = (sqliteOf(app.store).prepare("SELECT COUNT(*) AS n FROM runs").get() as { n: number }).n;
-    app.close();
+    void app.close();
 
     return [
       { name: `filled: ${APPLETS} applets, ${RUNS.toLocaleString("en-US")} runs stored`, unit: "MB", value: mb(fullBytes), notes: `database file; ${r1(mb(fullBytes) / (RUNS / 1000))} MB per 1,000 runs; filled in ${r1(fillSeconds)} s` },

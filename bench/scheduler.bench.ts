@@ -56,7 +56,7 @@ async function tickOver(stored: number): Promise<{ ms: number; events: number }>
     if (again.fired.length !== 0 || again.events !== 0) throw new Error(`bench: a second tick fired ${again.fired.length}`);
     return { ms, events: perApplet.n };
   } finally {
-    app.close();
+    void app.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -81,7 +81,7 @@ export default async function bench(): Promise<BenchFigure[]> {
     clearTimeout(firstHeap);
     clearTimeout(lastHeap);
     const stored = (sqliteOf(app.store).prepare("SELECT COUNT(*) AS n FROM runs").get() as { n: number }).n;
-    app.close();
+    void app.close();
 
     const measured = samples.filter((s) => s.t >= WARM_UP_MINUTES);
     const measuredHeaps = heaps;

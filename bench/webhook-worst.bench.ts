@@ -46,7 +46,7 @@ export default async function bench(): Promise<BenchFigure[]> {
       name: "worst case",
       definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "http", config: { url: "https://example.com/in" } }] },
     });
-    app.close();
+    void app.close();
     // A free port, not a fixed one: other benches on this machine use the 48xx ones.
     const port = await freePort();
     const hook = `http://127.0.0.1:${port}/api/hooks/${applet.id}/${applet.webhookToken}`;

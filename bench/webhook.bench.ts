@@ -98,7 +98,7 @@ export default async function bench(): Promise<BenchFigure[]> {
     const ingressEld = await ingress.eld();
     sink.child.send("count");
     const sunk = await new Promise<number>((r) => sink.child.once("message", (m) => r((m as { count: number }).count)));
-    app.close();
+    void app.close();
 
     const ratio = ingest.rps / baseline.rps;
     return [

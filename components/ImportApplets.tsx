@@ -1,13 +1,9 @@
 "use client";
+import { api, errorBody, type ApiError, type InferResponseType } from "@/lib/ui/api-client";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
 
-interface ImportAnswer {
-  created?: string[];
-  replaced?: string[];
-  error?: string;
-  problems?: { path: string; message: string }[];
-}
+type ImportAnswer = Partial<InferResponseType<typeof api.api.import.$post, 200> & ApiError>;
 
 /**
  * Imports an export file (POST /api/import). Ids and webhook tokens are kept; when the server says
@@ -18,22 +14,33 @@ export function ImportApplets() {
   const [result, setResult] = useState<{ ok: boolean; text: string; problems?: ImportAnswer["problems"] } | null>(null);
   const [busy, setBusy] = useState(false);
 
-  async function send(text: string, overwrite: boolean): Promise<{ status: number; body: ImportAnswer } | null> {
-    const res = await fetch(`/api/import${overwrite ? "?overwrite=true" : ""}`, { method: "POST", headers: { "content-type": "application/json" }, body: text }).catch(() => null);
-    return res ? { status: res.status, body: (await res.json().catch(() => ({}))) as ImportAnswer } : null;
+  async function send(items: unknown[], overwrite: boolean): Promise<{ status: number; body: ImportAnswer } | null> {
+    const res = await api.api.import.$post({ json: items, query: overwrite ? { overwrite: "true" } : {} }).catch(() => null);
+    if (!res) return null;
+    return { status: res.status, body: res.ok ? await res.json() : await errorBody(res) };
   }
 
   async function onFile(file: File) {
     setBusy(true);
     setResult(null);
-    const text = await file.text();
-    let r = await send(text, false);
+    let items: unknown;
+    try {
+      items = JSON.parse(await file.text()) as unknown;
+    } catch (err) {
+      setBusy(false);
+      return setResult({ ok: false, text: `${file.name} is not a JSON file: ${(err as Error).message}` });
+    }
+    if (!Array.isArray(items)) {
+      setBusy(false);
+      return setResult({ ok: false, text: `${file.name} is not an export file: it should hold a JSON array of applets, as Export JSON writes it.` });
+    }
+    let r = await send(items, false);
     const exists = r?.status === 400 && (r.body.problems ?? []).some((p) => /exists/.test(p.message));
     const others = (r?.body.problems ?? []).filter((p) => !/exists/.test(p.message));
     if (r && exists && others.length === 0) {
       const ids = (r.body.problems ?? []).filter((p) => /exists/.test(p.message)).length;
       if (window.confirm(`${ids} applet${ids === 1 ? "" : "s"} in this file already exist${ids === 1 ? "s" : ""} here. Replace ${ids === 1 ? "it" : "them"} with the file's version?`)) {
-        r = await send(text, true);
+        r = await send(items, true);
       } else {
         setBusy(false);
         return setResult({ ok: false, text: "Nothing was imported." });

@@ -1,6 +1,7 @@
 "use client";
 import Link from "next/link";
 import { useState } from "react";
+import { api, errorBody } from "@/lib/ui/api-client";
 
 /** "Send test event": a manual event with this payload and a queued run (POST /api/applets/:id/test). */
 export function TestEventForm({ appletId, sample }: { appletId: string; sample: Record<string, unknown> }) {
@@ -14,17 +15,16 @@ export function TestEventForm({ appletId, sample }: { appletId: string; sample: 
     setRunId(null);
     let payload: unknown;
     try {
-      payload = JSON.parse(text);
+      payload = JSON.parse(text) as unknown;
     } catch (err) {
       return setError(`Not valid JSON: ${(err as Error).message}`);
     }
     if (!payload || typeof payload !== "object" || Array.isArray(payload)) return setError("The payload must be a JSON object.");
     setBusy(true);
-    const res = await fetch(`/api/applets/${appletId}/test`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(payload) }).catch(() => null);
+    const res = await api.api.applets[":id"].test.$post({ param: { id: appletId }, json: { ...payload } }).catch(() => null);
     setBusy(false);
-    const body = res ? ((await res.json().catch(() => ({}))) as { run_id?: string; error?: string }) : null;
-    if (!res?.ok || !body?.run_id) return setError(body?.error ?? (res ? `failed (${res.status})` : "network error"));
-    setRunId(body.run_id);
+    if (!res?.ok) return setError((res && (await errorBody(res)).error) ?? (res ? `failed (${res.status})` : "network error"));
+    setRunId((await res.json()).run_id);
   }
 
   return (
@@ -34,7 +34,7 @@ export function TestEventForm({ appletId, sample }: { appletId: string; sample: 
       </label>
       <textarea id="test-payload" value={text} onChange={(e) => setText(e.target.value)} rows={10} spellCheck={false} className="input font-mono text-xs" />
       <div className="flex flex-wrap items-center gap-3">
-        <button type="button" className="btn-primary" onClick={send} disabled={busy}>
+        <button type="button" className="btn-primary" onClick={() => void send()} disabled={busy}>
           {busy ? "Sending…" : "Send test event"}
         </button>
         {runId ? (

@@ -3,17 +3,15 @@ import { EnabledToggle } from "@/components/EnabledToggle";
 import { LocalTime } from "@/components/LocalTime";
 import { PluginIcon } from "@/components/PluginIcon";
 import { StatusBadge } from "@/components/StatusBadge";
-import { services } from "@/lib/ui/services";
-import { actionTypesOf } from "@/lib/api/serialize";
+import { appletList } from "@/lib/api/queries";
+import { services } from "@/lib/services";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Applets · whenthen" };
 
 export default async function AppletsPage() {
-  const { app } = services();
-  const applets = await app.store.applets.list();
-  const since = new Date(app.clock.now().getTime() - 86_400_000).toISOString();
-  const stats = new Map((await app.store.runs.statsByApplet(since)).map((s) => [s.applet_id, s]));
+  // The same list GET /api/applets answers.
+  const applets = await appletList(services().app);
 
   return (
     <div className="mx-auto max-w-6xl">
@@ -46,7 +44,6 @@ export default async function AppletsPage() {
             </thead>
             <tbody className="divide-y divide-slate-100">
               {applets.map((a) => {
-                const s = stats.get(a.id);
                 return (
                   <tr key={a.id} className="hover:bg-slate-50">
                     <td className="td max-w-[12rem] sm:max-w-xs">
@@ -56,11 +53,11 @@ export default async function AppletsPage() {
                     </td>
                     <td className="td">
                       <span className="inline-flex items-center gap-1.5">
-                        <PluginIcon kind="trigger" type={a.triggerType} />
+                        <PluginIcon kind="trigger" type={a.trigger_type} />
                         <span className="text-slate-400" aria-hidden="true">
                           →
                         </span>
-                        {actionTypesOf(a).map((t, i) => (
+                        {a.action_types.map((t, i) => (
                           <PluginIcon key={i} kind="action" type={t} />
                         ))}
                       </span>
@@ -69,16 +66,16 @@ export default async function AppletsPage() {
                       <EnabledToggle id={a.id} enabled={a.enabled} name={a.name} />
                     </td>
                     <td className="td whitespace-nowrap">
-                      {s?.last_status ? (
+                      {a.last_run_status ? (
                         <span className="inline-flex items-center gap-2">
-                          <StatusBadge status={s.last_status} />
-                          <LocalTime iso={s.last_at} className="text-slate-600" />
+                          <StatusBadge status={a.last_run_status} />
+                          <LocalTime iso={a.last_run_at} className="text-slate-600" />
                         </span>
                       ) : (
                         <span className="text-slate-400">never run</span>
                       )}
                     </td>
-                    <td className="td text-right tabular-nums">{s?.runs_24h ?? 0}</td>
+                    <td className="td text-right tabular-nums">{a.runs_24h}</td>
                   </tr>
                 );
               })}

@@ -2,7 +2,8 @@
 import { useRouter } from "next/navigation";
 import { useMemo, useReducer, useState } from "react";
 import { ingredientGroups } from "@/lib/ui/format";
-import type { DefinitionJson, Meta, MetaTrigger } from "@/lib/ui/types";
+import type { Meta, MetaTrigger } from "@/lib/api/queries";
+import type { Definition } from "@/lib/definition";
 import { ActionsStep } from "./ActionsStep";
 import { saveApplet, type FilterTestResult, type PreviewRequest } from "./api";
 import { actionOf, buildDefinition, draftFromDefinition, draftReducer, openProblems, placeProblems, reportProblems, shownName, snapshotOf, triggerOf, typedSlots, type ReportedProblem } from "./draft";
@@ -18,7 +19,7 @@ import { useUnsavedGuard } from "./useUnsavedGuard";
 export interface EditorApplet {
   id: string;
   name: string;
-  definition: DefinitionJson;
+  definition: Definition;
 }
 
 /**
@@ -140,7 +141,7 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
             </button>
           </div>
 
-          <SaveSection draft={draft} name={name} dispatch={dispatch} nameErrors={problems.name} problems={problems.all} saveError={saveError} saving={saving} status={status} isNew={!applet} onSave={save} />
+          <SaveSection draft={draft} name={name} dispatch={dispatch} nameErrors={problems.name} problems={problems.all} saveError={saveError} saving={saving} status={status} isNew={!applet} onSave={() => void save()} />
         </>
       ) : null}
     </div>

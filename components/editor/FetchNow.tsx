@@ -20,7 +20,7 @@ export function FetchNow({ type, config }: { type: string; config: Record<string
   return (
     <div className="flex flex-col gap-2">
       <div>
-        <button type="button" className="btn-secondary" onClick={run} disabled={state.busy}>
+        <button type="button" className="btn-secondary" onClick={() => void run()} disabled={state.busy}>
           {state.busy ? "Fetching…" : "Fetch now"}
         </button>
       </div>

@@ -1,6 +1,6 @@
 "use client";
 import type { Dispatch } from "react";
-import type { Problem } from "@/lib/ui/types";
+import type { Problem } from "@/lib/definition";
 import type { Draft, DraftAction } from "./draft";
 import { Alerts } from "./PluginCards";
 import { TimezoneSelect } from "./TimezoneSelect";
@@ -19,7 +19,7 @@ export function SaveSection({ draft, name, dispatch, nameErrors, problems, saveE
   saving: boolean;
   status: SaveStatus;
   isNew: boolean;
-  onSave(): void;
+  onSave: () => void;
 }) {
   return (
     <section className="card" aria-labelledby="save-heading">

@@ -1,7 +1,8 @@
 "use client";
 import { Fragment, type ReactNode } from "react";
 import { sanitizeFilename } from "@/lib/files/sanitize";
-import type { FieldMeta, Meta } from "@/lib/ui/types";
+import type { Meta } from "@/lib/api/queries";
+import type { FieldMeta } from "@/lib/plugin";
 import type { FormConfig } from "./fields";
 
 /**

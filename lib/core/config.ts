@@ -94,7 +94,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
   // moved over (pnpm db:copy keeps the secrets encrypted with it). lib/db/store/postgres/instance.ts
   // then checks it against the fingerprint the database was initialised with.
   const secret = (name: "SECRETS_KEY" | "SESSION_SECRET"): string => {
-    if (env[name]) return env[name]!;
+    if (env[name]) return env[name];
     if (onPostgres && !existsSync(path.join(dataDir, name))) {
       throw new Error(
         `config: on PostgreSQL ${name} must be set (the same value on every host): it is not set and ${path.join(dataDir, name)} does not exist, ` +

@@ -10,7 +10,9 @@ import { createIngestBatcher } from "../queue/ingest";
 import { closeWhenUnread, readNodeBody } from "./body";
 import { createSecurityHeaders } from "./security-headers";
 import { renderTemplate } from "../template";
-import { searchParamsToObject, verifySignature, webhookPayload, type WebhookConfig } from "../triggers/webhook";
+import { triggerRegistry, type RegisteredRequest } from "../triggers";
+import type { HookContext } from "../triggers/types";
+import { searchParamsToObject } from "../triggers/webhook";
 
 export type IngressHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
 
@@ -30,16 +32,36 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
   const ingestBatched = createIngestBatcher(app);
   // What a hook needs from the definition, parsed once per version of it: the row is read on every
   // request (so a disable or an edit applies at once), the JSON is parsed only when it changed.
-  const settings = new Map<string, { raw: string; config: WebhookConfig; maxAttempts: number }>();
-  const hookSettings = (id: string, raw: string) => {
+  // The trigger plug-in fed by requests (`feed: "http"`) decides what a request becomes.
+  type HookSettings = { raw: string; plugin: RegisteredRequest | null; config: unknown; problem: string | null; maxAttempts: number };
+  const settings = new Map<string, HookSettings>();
+  const hookSettings = (id: string, raw: string): HookSettings => {
     let s = settings.get(id);
     if (s?.raw !== raw) {
       const definition = JSON.parse(raw) as Definition;
-      s = { raw, config: (definition.trigger?.config ?? {}) as WebhookConfig, maxAttempts: maxAttemptsOf(definition) };
+      const found = triggerRegistry.get(String(definition.trigger?.type));
+      const plugin = found?.feed === "http" ? found : null;
+      const parsed = plugin?.configSchema.safeParse(definition.trigger?.config ?? {});
+      const problem = !plugin || parsed?.success ? null : "the stored trigger config is invalid";
+      s = { raw, plugin, config: parsed?.success ? parsed.data : null, problem, maxAttempts: maxAttemptsOf(definition) };
       if (settings.size >= 10_000) settings.clear();
       settings.set(id, s);
     }
     return s;
+  };
+  // A plug-in renders synchronously (the hot path); secrets are read, once per request, only for a
+  // config that names one (a signed webhook's hmac_secret).
+  const namesSecrets = new WeakMap<object, boolean>();
+  const usesSecrets = (config: unknown): boolean => {
+    if (typeof config !== "object" || config === null) return false;
+    let uses = namesSecrets.get(config);
+    if (uses === undefined) namesSecrets.set(config, (uses = JSON.stringify(config).includes("secrets.")));
+    return uses;
+  };
+  const noSecrets = () => undefined;
+  const hookContextFor = async (config: unknown): Promise<HookContext> => {
+    const secrets = usesSecrets(config) ? await app.secrets.lookup() : noSecrets;
+    return { render: (template) => renderTemplate(template, { trigger: {}, secrets }).value };
   };
   return (req, res) => {
     const rawUrl = req.url ?? "/";
@@ -99,32 +121,27 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
     // Compared whether or not the applet exists, so a missing applet and a wrong token take as long.
     const tokenOk = safeEqual(token, row?.webhookToken ?? token.replace(/./g, "\0"));
     if (!row || !tokenOk) return notFound(req, res);
+    // An applet whose trigger is not fed by requests (a schedule) answers like an unknown hook.
+    const { plugin, config, problem, maxAttempts } = hookSettings(row.id, row.definition);
+    if (!plugin) return notFound(req, res);
 
     const rawBody = await readNodeBody(req, LIMITS.webhookBodyBytes);
     if (rawBody === null) return tooLarge(req, res);
 
     if (!row.enabled) return send(res, 200, { queued: false, reason: "disabled" });
-
-    const { config, maxAttempts } = hookSettings(row.id, row.definition);
-    if (config.secret_header && config.hmac_secret) {
-      const secrets = await app.secrets.lookup();
-      const secret = renderTemplate(config.hmac_secret, { trigger: {}, secrets }).value;
-      const given = req.headers[config.secret_header.toLowerCase()];
-      if (!secret || !verifySignature(rawBody, secret, Array.isArray(given) ? given[0] : given)) {
-        return send(res, 401, { error: "signature mismatch" });
-      }
+    if (problem) {
+      log.warn("webhook refused: the applet cannot take requests", { applet_id: row.id, reason: problem });
+      return send(res, 409, { error: `this applet cannot take requests: ${problem}` });
     }
 
     const receivedAt = app.clock.now().toISOString();
-    const payload = webhookPayload({
-      method: req.method!,
-      headers: req.headers,
-      query: searchParamsToObject(url.searchParams),
-      rawBody,
-      contentType: String(req.headers["content-type"] ?? ""),
-      receivedAt,
-    });
-    const result = await ingestBatched({ appletId, source: "webhook", dedupeKey: null, payload, maxAttempts, receivedAt });
+    const outcome = plugin.handleRequest(
+      config,
+      { method: req.method, headers: req.headers, query: searchParamsToObject(url.searchParams), rawBody, contentType: String(req.headers["content-type"] ?? ""), receivedAt },
+      await hookContextFor(config),
+    );
+    if (!outcome.accept) return send(res, outcome.status, { error: outcome.error });
+    const result = await ingestBatched({ appletId, source: plugin.type, dedupeKey: outcome.event.dedupeKey, payload: outcome.event.payload, maxAttempts, receivedAt });
     faults.succeeded("storing webhooks");
     if (!result) return send(res, 200, { queued: false, reason: "duplicate" });
     send(res, 202, { run_id: result.runId, event_id: result.eventId });

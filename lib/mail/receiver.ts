@@ -9,7 +9,8 @@ import { cleanupTemporaryEventFiles, copyEventFiles, deleteEventFiles, saveEvent
 import { signedFileUrl } from "../files/signed-url";
 import type { Ingested } from "../db/store";
 import { ingest } from "../queue/ingest";
-import { emailConfigSchema, matchesEmail } from "../triggers/email";
+import type { Applet } from "../db/store";
+import { MAIL_TRIGGERS, triggerRegistry, type RegisteredMail } from "../triggers";
 import { parseInbound, type NormalizedEmail } from "./normalize";
 
 /**
@@ -252,18 +253,11 @@ export async function deliver(app: App, raw: Buffer, envelopeRcpts: string[]): P
     return "";
   }
 
-  const matched = (await app.store.applets.listByTriggerType("email")).flatMap((applet) => {
-    const def = checkDefinition(applet.definition);
-    if (!def.ok) {
-      log.warn("email applet skipped: stored definition is invalid", { applet_id: applet.id, problems: def.problems.slice(0, 3) });
-      return [];
-    }
-    const config = emailConfigSchema.safeParse(def.definition.trigger.config);
-    if (!config.success) {
-      log.warn("email applet skipped: invalid trigger config", { applet_id: applet.id });
-      return [];
-    }
-    return matchesEmail(config.data, email, envelopeRcpts) ? [{ applet, maxAttempts: maxAttemptsOf(def.definition) }] : [];
+  const routes = mailRoutes(app);
+  const matched = (await Promise.all(MAIL_TRIGGERS.map((type) => app.store.applets.listByTriggerType(type)))).flat().flatMap((applet) => {
+    const route = routes.get(applet, log);
+    if (!route) return [];
+    return route.plugin.match(route.config, { email, envelopeRcpts }) ? [{ applet, triggerType: route.plugin.type, maxAttempts: route.maxAttempts }] : [];
   });
 
   if (matched.length === 0) {
@@ -279,7 +273,7 @@ export async function deliver(app: App, raw: Buffer, envelopeRcpts: string[]): P
   const discard: string[] = [];
   let queued = 0;
   try {
-    for (const { applet, maxAttempts } of matched) {
+    for (const { applet, triggerType, maxAttempts } of matched) {
       const eventId = newId();
       if (storable.length > 0) {
         if (source) await copyEventFiles(app.config.dataDir, source, eventId);
@@ -294,7 +288,7 @@ export async function deliver(app: App, raw: Buffer, envelopeRcpts: string[]): P
       try {
         result = await ingest(app, {
           appletId: applet.id,
-          source: "email",
+          source: triggerType,
           dedupeKey: email.message_id,
           payload: { ...payload },
           maxAttempts,
@@ -316,4 +310,51 @@ export async function deliver(app: App, raw: Buffer, envelopeRcpts: string[]): P
     await Promise.all(discard.map((id) => deleteEventFiles(app.config.dataDir, id)));
   }
   return queued > 0 ? ` (${queued} event${queued === 1 ? "" : "s"})` : " (duplicate)";
+}
+
+interface MailRoute {
+  plugin: RegisteredMail;
+  config: unknown;
+  maxAttempts: number;
+}
+
+/**
+ * What routing a message needs from each mail applet (its plug-in, its parsed trigger config, its
+ * retry limit), validated once per version of the applet instead of once per message: keyed by
+ * the applet's updated_at and its definition, so an edit applies to the next message. An invalid
+ * stored definition is logged once per version and skipped. One cache per app (per database).
+ */
+const routeCaches = new WeakMap<object, Map<string, { version: string; route: MailRoute | null }>>();
+
+function mailRoutes(app: App) {
+  let cache = routeCaches.get(app.store);
+  if (!cache) routeCaches.set(app.store, (cache = new Map<string, { version: string; route: MailRoute | null }>()));
+  const routes = cache;
+  return {
+    get(applet: Applet, log: App["log"]): MailRoute | null {
+      const version = `${applet.updatedAt}\0${JSON.stringify(applet.definition)}`;
+      const hit = routes.get(applet.id);
+      if (hit?.version === version) return hit.route;
+      const route = parseRoute(applet, log);
+      if (routes.size >= 10_000) routes.clear();
+      routes.set(applet.id, { version, route });
+      return route;
+    },
+  };
+}
+
+function parseRoute(applet: Applet, log: App["log"]): MailRoute | null {
+  const def = checkDefinition(applet.definition);
+  if (!def.ok) {
+    log.warn("email applet skipped: stored definition is invalid", { applet_id: applet.id, problems: def.problems.slice(0, 3) });
+    return null;
+  }
+  const plugin = triggerRegistry.get(def.definition.trigger.type);
+  if (plugin?.feed !== "mail") return null;
+  const config = plugin.configSchema.safeParse(def.definition.trigger.config);
+  if (!config.success) {
+    log.warn("email applet skipped: invalid trigger config", { applet_id: applet.id });
+    return null;
+  }
+  return { plugin, config: config.data, maxAttempts: maxAttemptsOf(def.definition) };
 }

@@ -4,11 +4,11 @@ import { pollContext } from "../triggers/context";
 import { errorMessage } from "../core/errors";
 import { maxAttemptsOf, type Definition } from "../definition";
 import { ingest } from "../queue/ingest";
-import { getTrigger, POLLED_TRIGGERS } from "../triggers";
+import { firstRunOf, nextRunOf, POLLED_TRIGGERS, polledTrigger } from "../triggers";
 import { emptyTriggerState, type PollContext, type PollResult, type TriggerState } from "../triggers/types";
 import { newHolderId, withJobLock } from "./locks";
 import { AppletScheduleStore } from "./store";
-import { isPolledType, timingOfParsed, type PolledTriggerType } from "./timing";
+import { timingOfParsed } from "./timing";
 
 /**
  * The scheduler tick (spec "Worker: Scheduler tick"), on @whenthen/schedules' reconciler over the
@@ -105,16 +105,16 @@ export async function reconcileDue(
 async function pollApplet(app: TickApp, appletId: string, slot: Date, now: Date, signal?: AbortSignal): Promise<number> {
   if (signal?.aborted) return 0;
   const applet = await app.store.applets.get(appletId);
-  if (!applet || !applet.enabled || !isPolledType(applet.triggerType)) return 0;
+  if (!applet || !applet.enabled || !polledTrigger(applet.triggerType)) return 0;
   const def = applet.definition as unknown as Definition;
-  const plugin = getTrigger(def.trigger.type);
+  const plugin = polledTrigger(def.trigger.type);
   const before: TriggerState = (await app.store.triggerState.get(appletId)) ?? emptyTriggerState();
   const nowIso = now.toISOString();
-  const parsed = plugin.configSchema.safeParse(def.trigger.config);
+  const parsed = plugin ? plugin.configSchema.safeParse(def.trigger.config) : null;
 
   let result: PollResult;
-  if (!parsed.success || !plugin.poll || !plugin.nextRunAt) {
-    const why = parsed.success ? `trigger "${def.trigger.type}" cannot be polled` : parsed.error.issues.map((i) => `${i.path.join(".") || "config"}: ${i.message}`).join("; ");
+  if (!plugin || !parsed?.success) {
+    const why = !plugin || !parsed || parsed.success ? `trigger "${def.trigger.type}" cannot be polled` : parsed.error.issues.map((i) => `${i.path.join(".") || "config"}: ${i.message}`).join("; ");
     result = { events: [], state: { lastPolledAt: nowIso, lastError: `scheduler: invalid ${def.trigger.type} config: ${why}`, errorCount: before.errorCount + 1 } };
   } else {
     // A context per applet: it collects the secrets this poll rendered, and nothing it stores or
@@ -134,16 +134,16 @@ async function pollApplet(app: TickApp, appletId: string, slot: Date, now: Date,
   // pending (recoverPendingSlots), never events without the state that says they were seen.
   await app.store.transaction(async (tx) => {
     for (const e of result.events) {
-      const r = await ingest(app, { appletId: appletId, source: applet.triggerType as "schedule" | "rss" | "poll", dedupeKey: e.dedupeKey, payload: e.payload, maxAttempts: maxAttemptsOf(def), receivedAt: nowIso }, tx);
+      const r = await ingest(app, { appletId: appletId, source: plugin!.type, dedupeKey: e.dedupeKey, payload: e.payload, maxAttempts: maxAttemptsOf(def), receivedAt: nowIso }, tx);
       if (r) created++;
     }
     await tx.triggerState.savePolled(appletId, after, nowIso, slot.toISOString());
     // The claim chose the next slot from the state before the poll; when the poll changed what the
     // timing depends on (an RSS feed entering or leaving its back-off), move it, but only if it is
     // still the slot the claim wrote (a save in the meantime wins).
-    if (parsed.success && plugin.nextRunAt && timingChanged(applet.triggerType as PolledTriggerType, parsed.data, before, after)) {
-      const claimed = plugin.nextRunAt(parsed.data, now, { ...before, nextRunAt: slot.toISOString() }).toISOString();
-      const wanted = plugin.nextRunAt(parsed.data, now, { ...after, nextRunAt: slot.toISOString() }).toISOString();
+    if (plugin && parsed?.success && timingChanged(plugin.type, parsed.data, before, after)) {
+      const claimed = nextRunOf(plugin, parsed.data, now, { ...before, nextRunAt: slot.toISOString() }).toISOString();
+      const wanted = nextRunOf(plugin, parsed.data, now, { ...after, nextRunAt: slot.toISOString() }).toISOString();
       if (wanted !== claimed) await tx.triggerState.claimSlot(appletId, claimed, wanted, nowIso);
     }
   });
@@ -163,7 +163,7 @@ async function recoverPendingSlots(app: TickApp, now: Date, signal?: AbortSignal
   for (const row of await app.store.triggerState.listPending()) {
     if (signal?.aborted) break;
     const applet = await app.store.applets.get(row.applet_id);
-    if (row.trigger_type === "schedule" && applet?.enabled) {
+    if (polledTrigger(row.trigger_type)?.refireLostSlot && applet?.enabled) {
       app.log.child("scheduler").warn("firing a schedule slot whose worker stopped before recording it", { applet_id: row.applet_id, slot: row.pending_slot });
       created += await pollApplet(app, row.applet_id, new Date(row.pending_slot), now, signal);
       if (signal?.aborted) break;
@@ -173,7 +173,7 @@ async function recoverPendingSlots(app: TickApp, now: Date, signal?: AbortSignal
   return created;
 }
 
-const timingChanged = (type: PolledTriggerType, config: unknown, before: TriggerState, after: TriggerState): boolean =>
+const timingChanged = (type: string, config: unknown, before: TriggerState, after: TriggerState): boolean =>
   JSON.stringify(timingOfParsed(type, config, before)) !== JSON.stringify(timingOfParsed(type, config, after));
 
 /**
@@ -185,11 +185,13 @@ const timingChanged = (type: PolledTriggerType, config: unknown, before: Trigger
 async function adoptUnscheduled(app: TickApp, now: Date): Promise<void> {
   for (const row of await app.store.triggerState.listUnscheduled(POLLED_TRIGGERS)) {
     try {
-      const plugin = getTrigger(row.trigger_type);
+      const plugin = polledTrigger(row.trigger_type);
+      if (!plugin) throw new Error(`unknown polled trigger type "${row.trigger_type}"`);
       const config = (JSON.parse(row.definition) as Definition).trigger.config;
       const parsed = plugin.configSchema.safeParse(config);
       const state = (await app.store.triggerState.get(row.applet_id)) ?? emptyTriggerState();
-      const first = row.trigger_type === "schedule" && parsed.success && plugin.nextRunAt ? plugin.nextRunAt(parsed.data, now, state) : now;
+      // The plug-in's first-run rule; a config that does not parse is looked at now (its poll reports why).
+      const first = parsed.success ? firstRunOf(plugin, parsed.data, now, state) : now;
       await app.store.triggerState.claimSlot(row.applet_id, null, first.toISOString(), now.toISOString());
     } catch (err) {
       await app.store.triggerState.setLastError(row.applet_id, `scheduler: cannot schedule: ${errorMessage(err)}`, now.toISOString());

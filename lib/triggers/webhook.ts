@@ -2,27 +2,32 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
 import { parseJsonBounded } from "../core/json";
 import { LIMITS } from "../core/limits";
-import type { TriggerPlugin } from "./types";
+import { field } from "../plugin";
+import type { HookRequest, RequestTrigger } from "./types";
 
 export const webhookConfigSchema = z.strictObject({
   /** Header carrying the signature, e.g. X-Hub-Signature-256. */
-  secret_header: z.string().trim().min(1).max(100).optional(),
+  secret_header: field(z.string().trim().min(1).max(100).optional(), {
+    label: "Signature header",
+    kind: "text",
+    preview: "webhookUrl",
+    placeholder: "X-Hub-Signature-256",
+    help: "Optional. With a secret, requests must carry an HMAC-SHA256 of the raw body in this header (hex, optionally prefixed sha256=).",
+  }),
   /** Shared secret for HMAC-SHA256 of the raw body. May be `{{secrets.NAME}}`. */
-  hmac_secret: z.string().min(1).max(500).optional(),
+  hmac_secret: field(z.string().min(1).max(500).optional(), {
+    label: "HMAC secret",
+    kind: "secret",
+    placeholder: "{{secrets.WEBHOOK_SECRET}}",
+    help: "Optional. Use a secret reference so the value is not stored in the applet.",
+  }),
 });
 export type WebhookConfig = z.infer<typeof webhookConfigSchema>;
 
 /** Headers never stored in an event: they carry credentials. */
 const DROPPED_HEADERS = new Set(["authorization", "cookie", "proxy-authorization"]);
 
-export interface WebhookRequest {
-  method: string;
-  headers: Record<string, string | string[] | undefined>;
-  query: Record<string, string | string[]>;
-  rawBody: Buffer;
-  contentType: string;
-  receivedAt: string;
-}
+export type WebhookRequest = HookRequest;
 
 /** Builds the event payload (spec ingredients: body, headers, query, method, received_at). Pure. */
 export function webhookPayload(req: WebhookRequest): Record<string, unknown> {
@@ -118,15 +123,13 @@ export function verifySignature(rawBody: Buffer, secret: string, header: string 
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-export const webhookTrigger: TriggerPlugin<WebhookConfig> = {
+export const webhookTrigger: RequestTrigger<WebhookConfig, "webhook"> = {
   type: "webhook",
+  feed: "http",
   label: "Webhook",
   description: "A URL you POST (or GET) to from anywhere. The body becomes ingredients.",
   configSchema: webhookConfigSchema,
-  fields: [
-    { name: "secret_header", label: "Signature header", kind: "text", preview: "webhookUrl", placeholder: "X-Hub-Signature-256", help: "Optional. With a secret, requests must carry an HMAC-SHA256 of the raw body in this header (hex, optionally prefixed sha256=)." },
-    { name: "hmac_secret", label: "HMAC secret", kind: "secret", placeholder: "{{secrets.WEBHOOK_SECRET}}", help: "Optional. Use a secret reference so the value is not stored in the applet." },
-  ],
+  exampleConfig: { secret_header: "X-Hub-Signature-256", hmac_secret: "{{secrets.WEBHOOK_SECRET}}" },
   ingredients: [
     { name: "body", description: "The parsed request body (JSON, form fields, or { raw } text)" },
     { name: "headers", description: "Request headers, lowercased (authorization and cookie dropped)" },
@@ -140,5 +143,18 @@ export const webhookTrigger: TriggerPlugin<WebhookConfig> = {
     query: {},
     method: "POST",
     received_at: "2026-03-07T13:00:00.000Z",
+  },
+
+  // With a signature header and a secret, a request must carry the body's HMAC; a webhook's
+  // events are never deduped (each request is one event).
+  handleRequest(config, req, ctx) {
+    if (config.secret_header && config.hmac_secret) {
+      const secret = ctx.render(config.hmac_secret);
+      const given = req.headers[config.secret_header.toLowerCase()];
+      if (!secret || !verifySignature(req.rawBody, secret, Array.isArray(given) ? given[0] : given)) {
+        return { accept: false, status: 401, error: "signature mismatch" };
+      }
+    }
+    return { accept: true, event: { dedupeKey: null, payload: webhookPayload(req) } };
   },
 };

@@ -94,7 +94,7 @@ describe.each(tools)("backup with $tool", ({ tool, skip }) => {
     // A standalone file: nothing of it lives in a -wal beside it.
     expect(existsSync(`${backupFile}-wal`)).toBe(false);
 
-    app.close();
+    void app.close();
     removeDatabase(app.config.databasePath);
     expect(existsSync(app.config.databasePath)).toBe(false);
     copyFileSync(backupFile, app.config.databasePath);
@@ -241,7 +241,7 @@ test.skipIf(!hasSqlite3)("AC18: scripts/restore.sh refuses while the worker's he
   expect(refused.status).toBe(1);
   expect(refused.stderr).toMatch(/open by pid|heartbeat/);
 
-  app.close();
+  void app.close();
   const ok = runScript(restoreScript, [backupFile, "--force"], env);
   expect(ok.status, ok.stderr).toBe(0);
   expect(counts(app.config.databasePath)).toEqual(before);

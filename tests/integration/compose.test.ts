@@ -83,7 +83,7 @@ describe.skipIf(skipReason !== null)(`compose${skipReason ? ` (skipped: ${skipRe
     // docker-compose 1.29's `config` lists the services of every profile; the default deployment
     // is the ones without a profile.
     expect(Object.keys(cfg.services).filter((name) => !cfg.services[name]!.profiles?.length).sort()).toEqual(["app", "backup", "caddy", "worker"]);
-    const { app, worker, caddy, backup } = cfg.services as Record<string, ComposeConfig["services"][string]>;
+    const { app, worker, caddy, backup } = cfg.services;
 
     // One named volume at /data, shared by every process that touches the database.
     expect(cfg.volumes).toHaveProperty("data");
@@ -151,7 +151,7 @@ describe.skipIf(skipReason !== null)(`compose, profile postgres${skipReason ? ` 
   test("#16: the postgres profile adds PostgreSQL with a volume and a health check, and scalable workers without the SMTP receiver; DATABASE_URL points every process at it", () => {
     const url = "postgres://whenthen:pw@postgres:5432/whenthen";
     const cfg = composeConfig({ DATABASE_URL: url, POSTGRES_PASSWORD: "pw", DATABASE_POOL_SIZE: "5", SECRETS_KEY: "k", SESSION_SECRET: "s" });
-    const { postgres, executor, worker, app, backup } = cfg.services as Record<string, ComposeConfig["services"][string]>;
+    const { postgres, executor, worker, app, backup } = cfg.services;
     expect(postgres!.profiles).toEqual(["postgres"]);
     expect(postgres!.image).toBe("postgres:15");
     expect(postgres!.volumes?.some((v) => /^pgdata:\/var\/lib\/postgresql\/data(:rw)?$/.test(v))).toBe(true);

@@ -154,6 +154,8 @@ forEachEngine((engine) => {
       warn: () => {},
       progress: undefined,
       saveProgress: async () => {},
+      secret: () => {},
+      redact: (value) => value,
     };
   }
 
@@ -202,7 +204,7 @@ forEachEngine((engine) => {
   afterAll(async () => {
     await receiver?.close();
     await new Promise<void>((resolve) => (fileServer ? fileServer.close(() => resolve()) : resolve()));
-    app?.close();
+    void app?.close();
     rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -594,7 +596,7 @@ forEachEngine((engine) => {
         { to: "   " },
       ];
       for (const a of attempts) {
-        const err = await emailAction.run({ ...config, ...a } as EmailActionConfig, ctx).then(
+        const err = await emailAction.run({ ...config, ...a }, ctx).then(
           () => null,
           (e: unknown) => e,
         );

@@ -77,7 +77,7 @@ function countCalls<T extends object, K extends keyof T>(obj: T, key: K): { n: n
 
 describe("#12.1: nothing executes without a committed claim", () => {
   test.skipIf(noDisk)("#12.1: on a full disk the claim throws and the run stays queued, with nothing claimed", async () => {
-    const app = await setup({ onDisk: true });
+    const app = setup({ onDisk: true });
     const applet = await app.applets.create({ name: "full", definition: webhookToHttp("https://sink.test/hook") });
     const runId = (await app.applets.test(applet.id, { body: {} })).runId;
     const user = app.store.users;
@@ -97,7 +97,7 @@ describe("#12.1: nothing executes without a committed claim", () => {
   });
 
   test.skipIf(noDisk)("#12.1: a worker on a full disk executes no run; when space is back each run executes exactly once", async () => {
-    const app = await setup({ onDisk: true });
+    const app = setup({ onDisk: true });
     const keys = sink();
     const applet = await app.applets.create({ name: "burst", definition: webhookToHttp("https://sink.test/hook") });
     const runIds = (await Promise.all([1, 2, 3].map(async (n) => (await app.applets.test(applet.id, { body: { n } })).runId)));
@@ -128,7 +128,7 @@ describe("#12.1: nothing executes without a committed claim", () => {
   });
 
   test("#12.1: a claim whose commit is refused executes nothing (commit failure injected at the statement layer)", async () => {
-    const app = await setup();
+    const app = setup();
     const keys = sink();
     const applet = await app.applets.create({ name: "refused", definition: webhookToHttp("https://sink.test/hook") });
     const runIds = (await Promise.all([1, 2].map(async (n) => (await app.applets.test(applet.id, { body: { n } })).runId)));
@@ -171,7 +171,7 @@ const orderedApplet = { ...webhookToHttp("https://sink.test/ordered"), actions: 
 
 describe("#12.3: worker leases", () => {
   test("#12.3: a run left running by a worker whose lease expired is taken back after the lease, not after 10 minutes", async () => {
-    const app = await setup();
+    const app = setup();
     const keys = sink();
     const applet = await app.applets.create({ name: "crashed", definition: webhookToHttp("https://sink.test/hook") });
     const runId = (await app.applets.test(applet.id, { body: {} })).runId;
@@ -191,11 +191,11 @@ describe("#12.3: worker leases", () => {
     await until(async () => (await app.store.runs.get(runId))!.status === "succeeded", "the recovered run to run");
     expect(await app.store.runs.get(runId)).toMatchObject({ status: "succeeded", attempt: 1, lockedBy: null });
     expect(keys).toHaveLength(1);
-    expect(app.lines.some(async (l) => /requeued runs whose worker's lease expired/.test(l) && l.includes("crashed-host:7:aaaaaa"))).toBe(true);
+    expect(app.lines.some((l) => /requeued runs whose worker's lease expired/.test(l) && l.includes("crashed-host:7:aaaaaa"))).toBe(true);
   });
 
   test("#12.3: a restored database's running runs are recovered on the first start", async () => {
-    const app = await setup();
+    const app = setup();
     const seen = orderSink();
     // A backup taken mid-burst: four applets each had a run in flight (their workers' rows are not
     // in it, or belong to processes long gone), with more runs queued behind each.
@@ -215,7 +215,7 @@ describe("#12.3: worker leases", () => {
   });
 
   test("#12.3: a live worker's run is only taken back at the 10-minute stuck bound; a stopped worker's lease ends with it", async () => {
-    const app = await setup();
+    const app = setup();
     sink();
     const applet = await app.applets.create({ name: "stuck", definition: webhookToHttp("https://sink.test/hook") });
     const runId = (await app.applets.test(applet.id, { body: {} })).runId;
@@ -241,7 +241,7 @@ describe("#12.3: worker leases", () => {
 
 describe("#12.4: recovered runs keep their order", () => {
   test("#12.4: a recovered run runs before the runs of its applet queued after it (oldest first)", async () => {
-    const app = await setup();
+    const app = setup();
     const seen = orderSink();
     const applet = await app.applets.create({ name: "ordered", definition: orderedApplet });
     await app.applets.test(applet.id, { body: { n: 1 } });
@@ -262,7 +262,7 @@ describe("#12.4: recovered runs keep their order", () => {
 
 describe("#12.5: a row the executor cannot read ends its run", () => {
   test("#12.5: an unreadable payload, definition or steps fails the run with the reason, and the applet moves on", async () => {
-    const app = await setup();
+    const app = setup();
     const seen = orderSink();
     const sql = sqliteOf(app.store);
     const a = await app.applets.create({ name: "bad payload", definition: orderedApplet });
@@ -296,7 +296,7 @@ describe("#12.5: a row the executor cannot read ends its run", () => {
 
 describe("#12.2: the worker survives a full disk", () => {
   test.skipIf(noDisk)("#12.2: a worker started on a full disk stays up, reports the fault, and resumes by itself when space is freed", async () => {
-    const app = await setup({ onDisk: true, env: { ALLOW_PRIVATE_URLS: "true" } });
+    const app = setup({ onDisk: true, env: { ALLOW_PRIVATE_URLS: "true" } });
     const target = await startSink();
     cleanups.push(() => target.close());
     const applet = await app.applets.create({ name: "disk", definition: { ...orderedApplet, actions: [{ type: "http", config: { url: target.url, method: "POST", body: { n: "{{trigger.body.n}}" } } }] } });
@@ -329,7 +329,7 @@ describe("#12.2: the worker survives a full disk", () => {
 
 describe("#12.6: SIGTERM", () => {
   test("#12.6: stop() claims nothing more at once and hands the runs still in flight back to the queue after the grace", async () => {
-    const app = await setup();
+    const app = setup();
     let release: () => void = () => {};
     const held = new Promise<void>((r) => (release = r));
     server.use(
@@ -355,7 +355,7 @@ describe("#12.6: SIGTERM", () => {
   });
 
   test("#12.6: aborting a scheduler tick aborts its feed requests at once and stores nothing for them", async () => {
-    const app = await setup({ env: { ALLOW_PRIVATE_URLS: "true" } });
+    const app = setup({ env: { ALLOW_PRIVATE_URLS: "true" } });
     const feed = await startSlowServer();
     cleanups.push(() => feed.close());
     const applet = await app.applets.create({
@@ -376,7 +376,7 @@ describe("#12.6: SIGTERM", () => {
   });
 
   test("#12.6: on SIGTERM the worker stops claiming at once while its tick waits on a slow feed, and exits within its bound", async () => {
-    const app = await setup({ env: { ALLOW_PRIVATE_URLS: "true" } });
+    const app = setup({ env: { ALLOW_PRIVATE_URLS: "true" } });
     const feed = await startSlowServer();
     cleanups.push(() => feed.close());
     const target = await startSink({ delayMs: 300 });
@@ -416,7 +416,7 @@ describe("#12.6: SIGTERM", () => {
 
 describe("#12.8: minor", () => {
   test("#12.8: a filter's unhandled Promise.reject(Symbol()) fails the run instead of letting it succeed", async () => {
-    const app = await setup();
+    const app = setup();
     const keys = sink();
     const sandbox = createSandbox({ threads: 1 });
     cleanups.push(() => sandbox.close());
@@ -430,7 +430,7 @@ describe("#12.8: minor", () => {
   });
 
   test("#12.8: an applet deleted while its run is in flight is logged as deleted, not as taken over by another worker", async () => {
-    const app = await setup();
+    const app = setup();
     let release: () => void = () => {};
     const held = new Promise<void>((r) => (release = r));
     server.use(

@@ -1,6 +1,7 @@
 import { http, HttpResponse } from "msw";
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
-import { createApi } from "@/lib/api/router";
+import { createApi } from "@/lib/api";
+import { testIdentity } from "../helpers/auth";
 import { createSandbox, type Sandbox } from "@/lib/sandbox";
 import { createTransformRunner } from "@/lib/transform";
 import { createTestApp, type TestApp } from "../helpers/db";
@@ -36,7 +37,7 @@ const slackApplet = async (app: TestApp, extra: Record<string, unknown>, text = 
 
 describe("AC7: filter code in the executor", () => {
   test("AC7: skip('x') ends the run as skipped with no action step", async () => {
-    const { app, worker } = await setup();
+    const { app, worker } = setup();
     const a = await slackApplet(app, { filter: { code: "if (trigger.body.title.includes('draft')) skip('x')" } });
     const skipped = (await app.applets.test(a.id, { body: { title: "a draft post" } })).runId;
     const kept = (await app.applets.test(a.id, { body: { title: "a real post" } })).runId;
@@ -50,7 +51,7 @@ describe("AC7: filter code in the executor", () => {
   });
 
   test("AC7: filter code that throws marks the run failed with the message and line, with no retry", async () => {
-    const { app, worker } = await setup();
+    const { app, worker } = setup();
     const a = await slackApplet(app, { filter: { code: "const x = 1;\nthrow new Error('no title here');" } });
     const runId = (await app.applets.test(a.id, { body: {} })).runId;
     await worker.drain();
@@ -63,7 +64,7 @@ describe("AC7: filter code in the executor", () => {
   });
 
   test("AC7: while (true) {} fails within 2 seconds while a run of another applet completes", async () => {
-    const { app, worker } = await setup();
+    const { app, worker } = setup();
     const looping = await slackApplet(app, { filter: { code: "while (true) {}" } });
     const fine = await slackApplet(app, {});
     const loopRun = (await app.applets.test(looping.id, { body: { title: "loop" } })).runId;
@@ -78,7 +79,7 @@ describe("AC7: filter code in the executor", () => {
   });
 
   test("AC7: fetch and require are undefined inside the sandbox, and set('k', 1) shows up as {{vars.k}} in the action", async () => {
-    const { app, worker } = await setup();
+    const { app, worker } = setup();
     const a = await slackApplet(app, { filter: { code: "set('k', 1); set('kinds', typeof fetch + '/' + typeof require)" } }, "k={{vars.k}} {{vars.kinds}}");
     const runId = (await app.applets.test(a.id, { body: {} })).runId;
     await worker.drain();
@@ -87,7 +88,7 @@ describe("AC7: filter code in the executor", () => {
   });
 
   test("a retry after a failed action reuses the filter's vars instead of running it again", async () => {
-    const { app, worker } = await setup();
+    const { app, worker } = setup();
     let fail = true;
     server.use(http.post(SLACK_WEBHOOK, () => (fail ? new HttpResponse("down", { status: 503 }) : new HttpResponse("ok"))));
     const a = await slackApplet(app, { filter: { code: "console.log('filter ran'); set('n', 7)" } }, "n={{vars.n}}");
@@ -105,7 +106,7 @@ describe("AC7: filter code in the executor", () => {
 
 describe("AC12: secrets", () => {
   test("AC12: {{secrets.SLACK_WEBHOOK}} resolves to the real value in the outbound request and is [redacted] in the stored step", async () => {
-    const { app, worker } = await setup();
+    const { app, worker } = setup();
     await app.secrets.set("SLACK_WEBHOOK", SLACK_WEBHOOK);
     await app.secrets.set("API_TOKEN", "tok_live_9f8e7d6c5b");
     const a = await app.applets.create({
@@ -130,7 +131,7 @@ describe("AC12: secrets", () => {
   });
 
   test("a secret echoed back in a failed response or the error is redacted there too", async () => {
-    const { app, worker } = await setup();
+    const { app, worker } = setup();
     await app.secrets.set("API_TOKEN", "tok_echo_123456");
     server.use(http.post("https://echo.test/hook", async ({ request }) => new HttpResponse(`bad token ${request.headers.get("authorization")}`, { status: 401 })));
     const a = await app.applets.create({
@@ -150,7 +151,7 @@ describe("AC12: secrets", () => {
   });
 
   test("AC12: a secret in an http action URL is redacted in the error also in the form the URL parser re-encoded", async () => {
-    const { app, worker } = await setup();
+    const { app, worker } = setup();
     const SECRET = "ab cd|ef-77x";
     await app.secrets.set("PATH_TOKEN", SECRET);
     server.use(http.post("https://api.example.test/hooks/:token", () => HttpResponse.error()));
@@ -168,7 +169,7 @@ describe("AC12: secrets", () => {
   });
 
   test("secrets are stored encrypted, bound to their name, and listed without values", async () => {
-    const { app } = await setup();
+    const { app } = setup();
     await app.secrets.set("MY_KEY", "value-1");
     const row = sqliteOf(app.store).prepare("SELECT value_encrypted FROM secrets WHERE name = 'MY_KEY'").get() as { value_encrypted: string };
     expect(row.value_encrypted).not.toContain("value-1");
@@ -186,7 +187,7 @@ describe("AI transform", () => {
   const completions = "https://openrouter.ai/api/v1/chat/completions";
 
   test("the model's answer lands in {{ai.<output>}}, with temperature 0 and the rendered prompt", async () => {
-    const { app, worker } = await setup({ OPENROUTER_API_KEY: "or-key" });
+    const { app, worker } = setup({ OPENROUTER_API_KEY: "or-key" });
     let request: Record<string, unknown> = {};
     server.use(
       http.post(completions, async ({ request: r }) => {
@@ -203,7 +204,7 @@ describe("AI transform", () => {
   });
 
   test("JSON mode parses the answer; an answer that is not JSON is kept as text with a warning", async () => {
-    const { app, worker } = await setup({ OPENROUTER_API_KEY: "or-key" });
+    const { app, worker } = setup({ OPENROUTER_API_KEY: "or-key" });
     let answer = '```json\n{"label": "invoice"}\n```';
     server.use(http.post(completions, () => HttpResponse.json({ choices: [{ message: { content: answer } }] })));
     const a = await slackApplet(app, { transform: { model: "m", prompt: "Classify {{trigger.body.title}}", output: "c", json: true } }, "label={{ai.c.label}}");
@@ -220,7 +221,7 @@ describe("AI transform", () => {
   });
 
   test("a 500 is retried once before the run's own retry; without a key the step is skipped with a warning", async () => {
-    const { app, worker } = await setup({ OPENROUTER_API_KEY: "or-key" });
+    const { app, worker } = setup({ OPENROUTER_API_KEY: "or-key" });
     let calls = 0;
     server.use(http.post(completions, () => (++calls === 1 ? new HttpResponse("busy", { status: 502 }) : HttpResponse.json({ choices: [{ message: { content: "ok" } }] }))));
     const a = await slackApplet(app, { transform: { model: "m", prompt: "p", output: "o" } }, "{{ai.o}}");
@@ -229,7 +230,7 @@ describe("AI transform", () => {
     expect(calls).toBe(2);
     expect((await app.store.runs.get(runId))!.status).toBe("succeeded");
 
-    const noKey = await setup();
+    const noKey = setup();
     const b = await slackApplet(noKey.app, { transform: { model: "m", prompt: "p", output: "o" } }, "plain text");
     const r2 = (await noKey.app.applets.test(b.id, { body: {} })).runId;
     await noKey.worker.drain();
@@ -241,7 +242,7 @@ describe("AI transform", () => {
 
 describe("AC12: a secret in the transform prompt", () => {
   test("AC12: a provider error that echoes the prompt is stored with the secret [redacted]", async () => {
-    const { app, worker } = await setup({ OPENROUTER_API_KEY: "or-key" });
+    const { app, worker } = setup({ OPENROUTER_API_KEY: "or-key" });
     await app.secrets.set("CRM_TOKEN", "crm_live_55aa77bb");
     server.use(
       http.post("https://openrouter.ai/api/v1/chat/completions", async ({ request }) => {
@@ -262,15 +263,15 @@ describe("AC12: a secret in the transform prompt", () => {
 
 describe("run-debugging endpoints", () => {
   test("preview renders every action against a sample with unresolved paths, and saves nothing", async () => {
-    const { app } = await setup();
+    const { app } = setup();
     await app.secrets.set("SLACK_WEBHOOK", SLACK_WEBHOOK);
-    const api = createApi({ app, applets: app.applets, sandbox });
+    const api = createApi({ app, applets: app.applets, sandbox, auth: testIdentity(app) });
     const definition = {
       version: 1,
       trigger: { type: "webhook", config: {} },
       actions: [{ type: "slack", config: { webhook_url: "{{secrets.SLACK_WEBHOOK}}", text: "{{trigger.body.title | upper}} by {{trigger.body.author}}" } }],
     };
-    const res = await api.handle(new Request("http://localhost/api/applets/preview", { method: "POST", body: JSON.stringify({ definition, sample: { body: { title: "hello" } } }) }));
+    const res = await api.handle(new Request("http://localhost/api/applets/preview", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ definition, sample: { body: { title: "hello" } } }) }));
     expect(res.status).toBe(200);
     const body = (await res.json()) as { actions: { rendered: { text: string; webhook_url: string }; unresolved: string[] }[] };
     expect(body.actions[0]!.rendered.text).toBe("HELLO by ");
@@ -280,9 +281,9 @@ describe("run-debugging endpoints", () => {
   });
 
   test("filter-test runs the sandbox against a sample; retry requeues the same run; replay makes a new one", async () => {
-    const { app, worker } = await setup();
-    const api = createApi({ app, applets: app.applets, sandbox });
-    const ft = await api.handle(new Request("http://localhost/api/applets/filter-test", { method: "POST", body: JSON.stringify({ code: "console.log(trigger.title); if (trigger.title === 'draft') skip('drafts wait')", sample: { title: "draft" } }) }));
+    const { app, worker } = setup();
+    const api = createApi({ app, applets: app.applets, sandbox, auth: testIdentity(app) });
+    const ft = await api.handle(new Request("http://localhost/api/applets/filter-test", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ code: "console.log(trigger.title); if (trigger.title === 'draft') skip('drafts wait')", sample: { title: "draft" } }) }));
     expect(await ft.json()).toMatchObject({ logs: ["draft"], skipped: true, reason: "drafts wait", error: null });
 
     server.use(http.post(SLACK_WEBHOOK, () => new HttpResponse("invalid_token", { status: 403 })));

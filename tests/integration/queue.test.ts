@@ -31,7 +31,7 @@ forEachEngine((engine) => {
 
   describe("AC8: http action retries", () => {
     test("AC8: a 500 is retried with next_attempt_at offsets of 30s, 2m, 10m, 1h and the run is dead after attempt 5 fails", async () => {
-      const app = await setup();
+      const app = setup();
       const applet = await app.applets.create({ name: "flaky", definition: webhookToHttp("https://status.test/status/500") });
       const runId = await fire(app, applet.id);
       const worker = startWorker(app);
@@ -61,7 +61,7 @@ forEachEngine((engine) => {
     });
 
     test("AC8: a 400 fails the run on attempt 1 with no next_attempt_at and no retry", async () => {
-      const app = await setup();
+      const app = setup();
       const applet = await app.applets.create({ name: "bad request", definition: webhookToHttp("https://status.test/status/400") });
       const runId = await fire(app, applet.id);
       const worker = startWorker(app);
@@ -77,7 +77,7 @@ forEachEngine((engine) => {
     });
 
     test("a 429 with Retry-After waits at least as long as the provider asked", async () => {
-      const app = await setup();
+      const app = setup();
       const applet = await app.applets.create({ name: "rate limited", definition: webhookToHttp("https://status.test/status/429?retry_after=300") });
       const runId = await fire(app, applet.id);
       const worker = startWorker(app);
@@ -89,7 +89,7 @@ forEachEngine((engine) => {
     });
 
     test("a retry does not repeat an action that already succeeded in an earlier attempt", async () => {
-      const app = await setup();
+      const app = setup();
       let failSecond = true;
       server.use(
         http.post("https://b.test/second", () => (failSecond ? new HttpResponse("down", { status: 503 }) : HttpResponse.json({ ok: true }))),
@@ -124,7 +124,7 @@ forEachEngine((engine) => {
 
   describe("template context in the executor", () => {
     test("now, now_local (in the applet's zone), applet, run and event ids are available to actions", async () => {
-      const app = await setup();
+      const app = setup();
       const applet = await app.applets.create({
         name: "clock",
         definition: {
@@ -149,7 +149,7 @@ forEachEngine((engine) => {
       const dir = mkdtempSync(path.join(os.tmpdir(), "whenthen-ac9-"));
       const app = createApp({ env: { DATA_DIR: dir }, log: silentLogger, http: testFetch(), store: engine.open(dir) });
       cleanups.push(() => {
-        app.close();
+        void app.close();
         rmSync(dir, { recursive: true, force: true });
       });
       server.use(
@@ -179,7 +179,7 @@ forEachEngine((engine) => {
 
   describe("AC17: crash safety (stale locks)", () => {
     test("AC17: a run left running with locked_at 11 minutes old is requeued with the same attempt and completes once", async () => {
-      const app = await setup();
+      const app = setup();
       const applet = await app.applets.create({ name: "crashy", definition: webhookToHttp("https://status.test/status/200") });
       const runId = await fire(app, applet.id);
       // A worker claims the run and dies mid-step.
@@ -202,7 +202,7 @@ forEachEngine((engine) => {
     // Since #12.3 a run is judged by its worker's lease first: this one's worker is alive (it renewed
     // its lease a moment ago), so only the 10-minute stuck bound could take it back.
     test("AC17: a run locked 9 minutes ago by a worker whose lease is fresh is left alone", async () => {
-      const app = await setup();
+      const app = setup();
       const applet = await app.applets.create({ name: "slow", definition: webhookToHttp("https://status.test/status/200") });
       const runId = await fire(app, applet.id);
       await app.store.runs.claim("other-worker", app.clock.now());
@@ -215,7 +215,7 @@ forEachEngine((engine) => {
 
   describe("run counters and manual retry/replay", () => {
     test("a finished run updates run_count and last_fired_at; Retry requeues a failed run with attempt + 1; Replay makes a fresh run", async () => {
-      const app = await setup();
+      const app = setup();
       const applet = await app.applets.create({ name: "counted", definition: webhookToHttp("https://status.test/status/404") });
       const runId = await fire(app, applet.id);
       const worker = startWorker(app);
@@ -236,7 +236,7 @@ forEachEngine((engine) => {
     });
 
     test("Replay sends new idempotency keys and Message-IDs; the original run's retries and a replay's own retries keep theirs", async () => {
-      const app = await setup();
+      const app = setup();
       let fail = true;
       const keys: string[] = [];
       server.use(
@@ -292,7 +292,7 @@ forEachEngine((engine) => {
 
   describe("limits on what a run stores", () => {
     test("an action's output over 64 KB is stored cut with truncated: true, and the run still succeeds", async () => {
-      const app = await setup();
+      const app = setup();
       server.use(http.post("https://big.test/out", () => HttpResponse.json({ items: Array.from({ length: 4000 }, (_, i) => ({ i, text: "x".repeat(40) })) })));
       const applet = await app.applets.create({ name: "big answer", definition: webhookToHttp("https://big.test/out") });
       const runId = await fire(app, applet.id);
@@ -305,7 +305,7 @@ forEachEngine((engine) => {
       expect(Buffer.byteLength(JSON.stringify(run.steps[0]!.output))).toBeLessThanOrEqual(64 * 1024);
     });
     test("an action's input over 64 KB is stored cut with truncated: true; the request itself is sent whole", async () => {
-      const app = await setup();
+      const app = setup();
       let received = 0;
       server.use(
         http.post("https://small.test/in", async ({ request }) => {
@@ -330,7 +330,7 @@ forEachEngine((engine) => {
     });
 
     test("an invalid rendered config over 64 KB is stored cut with truncated: true on the failed step", async () => {
-      const app = await setup();
+      const app = setup();
       const applet = await app.applets.create({
         name: "big invalid",
         definition: { ...webhookToHttp("https://small.test/in"), actions: [{ type: "http", config: { url: "https://small.test/{{trigger.body.big}}{{trigger.body.big}}" } }] },
@@ -350,7 +350,7 @@ forEachEngine((engine) => {
 
   describe("worker shutdown", () => {
     test("a run claimed together with the last finish is handed back when the worker stops, not left running", async () => {
-      const app = await setup();
+      const app = setup();
       let release: () => void = () => {};
       const held = new Promise<void>((r) => (release = r));
       server.use(

@@ -12,7 +12,7 @@ import { sqliteOf } from "@/lib/db/store/sqlite";
  */
 const apps: TestApp[] = [];
 afterEach(() => {
-  for (const a of apps.splice(0)) a.cleanup();
+  for (const a of apps.splice(0)) void a.cleanup();
 });
 
 const DAY = 86_400_000;
@@ -61,7 +61,7 @@ describe("#14: retention returns space to the file system", () => {
     expect(await first.store.maintenance.spaceMode()).toBe("none");
     await fill(first, 10_000);
     const dataDir = first.dataDir;
-    first.close();
+    void first.close();
 
     // Reopened by the new code: opening alone cannot change the mode of a file that has tables.
     const app = createTestApp({ start: "2026-03-07T12:00:00.000Z", dataDir });
@@ -84,6 +84,6 @@ describe("#14: retention returns space to the file system", () => {
     apps.push(app);
     const again = createApp({ env: { DATA_DIR: app.dataDir }, log: silentLogger });
     expect(await again.store.maintenance.spaceMode()).toBe("incremental");
-    again.close();
+    void again.close();
   });
 });

@@ -6,7 +6,7 @@ import path from "node:path";
 import nodemailer from "nodemailer";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { noteAction, noteConfigSchema } from "@/lib/actions/note";
-import type { Api } from "@/lib/api/router";
+import type { Api } from "@/lib/api";
 import type { UserError } from "@/lib/core/errors";
 import { capJson, LIMITS } from "@/lib/core/limits";
 import { createIngress } from "@/lib/http/ingress";
@@ -192,7 +192,7 @@ describe("#13.2 security headers", () => {
   });
   afterAll(async () => {
     await new Promise((r) => server.close(r));
-    app.cleanup();
+    void app.cleanup();
   });
 
   it("#13.2: behind HTTPS every answer (page, API, webhook, health) carries HSTS, nosniff, Referrer-Policy and a CSP that forbids framing; a page's policy has a nonce and no unsafe-eval", async () => {
@@ -293,7 +293,7 @@ describe("#13.5 and #13.6 webhook bodies that cost more than they weigh", () => 
   });
   afterAll(async () => {
     await new Promise((r) => server.close(r));
-    app.cleanup();
+    void app.cleanup();
   });
   const hook = async () => {
     const a = await app.applets.create({ name: "hook", definition: webhookToHttp("https://status.test/status/200") });
@@ -368,7 +368,7 @@ describe("#13.7 SMTP: a message that can never be accepted gets a permanent answ
   });
   afterAll(async () => {
     await receiver.close();
-    app.cleanup();
+    void app.cleanup();
   });
   /** Sends a raw message with nodemailer (a real SMTP client); resolves with the reply code. */
   async function send(raw: string): Promise<{ code: number; response: string }> {
@@ -413,7 +413,7 @@ describe("#13.7 SMTP: a message that can never be accepted gets a permanent answ
       expect((err as { responseCode?: number }).responseCode).toBe(451);
     } finally {
       await r.close();
-      broken.cleanup();
+      void broken.cleanup();
     }
   });
 });
@@ -436,7 +436,7 @@ describe("#13.8 IPv4 addresses inside IPv6", () => {
       // Global unicast IPv6 is still fine.
       expect((await app.applets.create({ name: "v6", definition: webhookToHttp("https://[2606:4700::1111]/") })).id).toBeTruthy();
     } finally {
-      app.cleanup();
+      void app.cleanup();
     }
   });
 
@@ -475,7 +475,7 @@ describe("#13.9 import", () => {
       // The export itself (tokens as whenthen makes them) still imports.
       expect((await app.applets.import(good, false)).created).toHaveLength(3);
     } finally {
-      app.cleanup();
+      void app.cleanup();
     }
   });
 });

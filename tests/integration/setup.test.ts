@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createApi, type Api } from "@/lib/api/router";
+import { createApi, type Api } from "@/lib/api";
 import { createAppletService } from "@/lib/applets/service";
 import { createAuth } from "@/lib/auth";
 import { createApp } from "@/lib/app";
@@ -120,7 +120,7 @@ describe("AC15: fresh start", () => {
       expect(raced.map((r) => r.status).sort()).toEqual([201, 404]);
       expect(await one.app.store.users.count()).toBe(1);
     } finally {
-      twoApp.close();
+      void twoApp.close();
     }
   });
 
@@ -146,7 +146,7 @@ describe("AC15: fresh start", () => {
       expect(await again.store.users.count()).toBe(1);
       expect((await again.store.users.byEmail("admin@example.com"))?.passwordHash).toBe(admin!.passwordHash);
     } finally {
-      again.close();
+      void again.close();
     }
   });
 
@@ -157,7 +157,7 @@ describe("AC15: fresh start", () => {
       await expect(createAuth(app).ensureAdminFromEnv()).rejects.toThrow(/ADMIN_PASSWORD password must be at least 10 characters/);
       expect(await app.store.users.count()).toBe(0);
     } finally {
-      app.close();
+      void app.close();
       rmSync(dir, { recursive: true, force: true });
     }
 

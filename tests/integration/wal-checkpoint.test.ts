@@ -54,7 +54,7 @@ function webApp(opts: { dataDir?: string; log?: Logger } = {}): App & { dataDir:
   const clock = new ManualClock("2026-03-07T12:00:00.000Z");
   const app = createApp({ env: { DATA_DIR: dataDir }, clock, log: opts.log ?? silentLogger, http: testFetch(), role: "web" });
   cleanups.push(() => {
-    app.close();
+    void app.close();
     if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
   return Object.assign(app, { dataDir, clock });

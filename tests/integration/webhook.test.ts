@@ -25,7 +25,7 @@ forEachEngine((engine) => {
   });
   afterAll(async () => {
     await new Promise((r) => server.close(r));
-    app.cleanup();
+    void app.cleanup();
   });
 
   const count = async (table: "events" | "runs") => Number((await app.sql.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`))!.n);

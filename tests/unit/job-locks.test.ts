@@ -10,8 +10,8 @@ beforeEach(() => {
   other = createTestApp({ dataDir: app.dataDir });
 });
 afterEach(() => {
-  other.cleanup();
-  app.cleanup();
+  void other.cleanup();
+  void app.cleanup();
 });
 
 const T = (iso: string) => new Date(iso);

@@ -1,8 +1,8 @@
 import Link from "next/link";
 import { RunsTable, type RunsQuery } from "@/components/RunsTable";
-import { services } from "@/lib/ui/services";
-import { runRow } from "@/lib/api/serialize";
-import { RUN_STATUSES } from "@/lib/ui/types";
+import { appletList, runsPage } from "@/lib/api/queries";
+import { services } from "@/lib/services";
+import { RUN_STATUSES } from "@/lib/ui/run-status";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Runs · whenthen" };
@@ -21,10 +21,9 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
     cursor: one(sp.cursor),
   };
   const { app } = services();
-  const applets = await app.store.applets.list();
-  const names = new Map(applets.map((a) => [a.id, a.name]));
-  // Dates are whole UTC days; `to` includes its day.
-  const page = await app.store.runs.list({
+  const applets = await appletList(app);
+  // Dates are whole UTC days; `to` includes its day. The same page GET /api/runs answers.
+  const page = await runsPage(app, {
     appletId: query.applet_id,
     status: query.status,
     from: query.from ? `${query.from}T00:00:00.000Z` : undefined,
@@ -32,7 +31,6 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
     cursor: query.cursor,
     limit: 50,
   });
-  const rows = page.runs.map((r) => runRow(r, names.get(r.appletId) ?? null));
   // The API takes ISO bounds; the client table reloads through it with the same meaning.
   const apiQuery: RunsQuery = { ...query, from: query.from && `${query.from}T00:00:00.000Z`, to: query.to && `${query.to}T23:59:59.999Z` };
   const keep = (extra: Record<string, string | undefined>) =>
@@ -118,7 +116,7 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
         </ul>
       ) : null}
 
-      <RunsTable key={JSON.stringify(apiQuery)} initial={rows} query={apiQuery} />
+      <RunsTable key={JSON.stringify(apiQuery)} initial={page.runs} query={apiQuery} />
 
       <div className="mt-3 flex justify-between text-sm">
         {query.cursor ? (
@@ -128,8 +126,8 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
         ) : (
           <span />
         )}
-        {page.nextCursor ? (
-          <Link href={keep({ cursor: page.nextCursor })} className="btn-secondary">
+        {page.next_cursor ? (
+          <Link href={keep({ cursor: page.next_cursor })} className="btn-secondary">
             Older →
           </Link>
         ) : null}

@@ -5,8 +5,8 @@ import { LocalTime } from "@/components/LocalTime";
 import { SecretsManager } from "@/components/SecretsManager";
 import { SheetsTest } from "@/components/SheetsTest";
 import { checkHealth, HEARTBEAT_MAX_AGE_MS } from "@/lib/health";
-import { apiOk, services } from "@/lib/ui/services";
-import type { Meta } from "@/lib/ui/types";
+import { meta as readMeta, secretList } from "@/lib/api/queries";
+import { services } from "@/lib/services";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Settings · whenthen" };
@@ -14,9 +14,9 @@ export const metadata = { title: "Settings · whenthen" };
 
 export default async function SettingsPage() {
   const { app } = services();
-  const meta = await apiOk<Meta>("/api/meta");
+  const meta = await readMeta(app);
   const cfg = app.config;
-  const secrets = (await app.secrets.list()).map((s) => ({ name: s.name, created_at: s.createdAt, updated_at: s.updatedAt }));
+  const secrets = await secretList(app);
   const beat = (await app.store.jobLocks.get("worker_heartbeat"))?.lastRunAt ?? null;
   const beatAge = beat ? app.clock.now().getTime() - new Date(beat).getTime() : null;
   // An older heartbeat and the worker, with its SMTP receiver, is not running.

@@ -79,7 +79,10 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
     try {
       if (opts.schema && opts.ownSchema) await client.query(`CREATE SCHEMA IF NOT EXISTS ${opts.schema}`);
       await migratePostgres(
-        { exec: async (t) => (await client.query(t)).rows ?? [], query: async (t, p) => (await client.query(t, p)).rows },
+        {
+          exec: async (t) => (await client.query<Record<string, unknown>>(t)).rows ?? [],
+          query: async (t, p) => (await client.query<Record<string, unknown>>(t, p)).rows,
+        },
         opts.migrationsDir ?? defaultPgMigrationsDir(),
         { jobNames: JOB_NAMES },
       );
@@ -104,9 +107,9 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
           await init;
           return target.connect();
         };
-      return Reflect.get(target, prop, receiver);
+      return Reflect.get(target, prop, receiver) as unknown;
     },
-  }) as pg.Pool;
+  });
 
   let listener: Listener | null = null;
   const listen = () => (listener ??= createListener({ url: opts.listenUrl ?? opts.url, schema: opts.schema, log: opts.log }));

@@ -20,7 +20,7 @@ export class ConnectionGate {
       try {
         return Promise.resolve(fn());
       } catch (err) {
-        return Promise.reject(err as Error);
+        return Promise.reject(asError(err));
       }
     }
     return new Promise<T>((resolve, reject) => {
@@ -28,7 +28,7 @@ export class ConnectionGate {
         try {
           resolve(fn());
         } catch (err) {
-          reject(err as Error);
+          reject(asError(err));
         } finally {
           this.#release();
         }
@@ -61,3 +61,6 @@ export class ConnectionGate {
     else this.#held = false;
   }
 }
+
+/** What a synchronous statement threw, as the Error a promise rejects with. */
+export const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));

@@ -17,7 +17,7 @@ import type {
 import { createAppletsRepo } from "./applets";
 import { startWalCheckpointer } from "./checkpoint";
 import { openDatabase, type DbHandle, type Sqlite } from "./client";
-import { ConnectionGate } from "./gate";
+import { asError, ConnectionGate } from "./gate";
 import { createJobLocksRepo } from "./job-locks";
 import { createMaintenanceRepo } from "./maintenance";
 import { createRunsRepo } from "./runs";
@@ -139,7 +139,7 @@ export function openSqliteStore(opts: SqliteStoreOptions): SqliteStore {
       try {
         return Promise.resolve(f());
       } catch (err) {
-        return Promise.reject(err as Error);
+        return Promise.reject(asError(err));
       }
     };
     try {
