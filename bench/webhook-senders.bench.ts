@@ -42,17 +42,17 @@ export default async function bench(): Promise<BenchFigure[]> {
     const app = createApp({ env: { DATA_DIR: dataDir, ALLOW_PRIVATE_URLS: "true" }, log: silentLogger });
     const service = createAppletService(app);
     const make = (config: Record<string, unknown>) =>
-      Array.from({ length: APPLETS }, (_, i) => {
-        const a = service.create({
+      Promise.all(Array.from({ length: APPLETS }, async (_, i) => {
+        const a = await service.create({
           name: `bench ${JSON.stringify(config)} ${i}`,
           definition: { version: 1, trigger: { type: "webhook", config }, actions: [{ type: "http", config: { url: `http://127.0.0.1:${sinkPort}/in`, method: "POST", body: { title: "{{trigger.body.title}}" } } }] },
         });
         return `/api/hooks/${a.id}/${a.webhookToken}`;
-      });
-    const unsigned = make({});
-    const signed = make({ verify: "github", hmac_secret: SECRET });
-    const responding = make({ respond_wait_seconds: 10, respond_body: '{"got":"{{steps[0].output.status}}"}' });
-    app.close();
+      }));
+    const unsigned = await make({});
+    const signed = await make({ verify: "github", hmac_secret: SECRET });
+    const responding = await make({ respond_wait_seconds: 10, respond_body: '{"got":"{{steps[0].output.status}}"}' });
+    await app.close();
 
     const appEnv = { ...env, PORT: String(webPort), HOST: "127.0.0.1", SMTP_INBOUND_PORT: String(smtpPort), PUBLIC_URL: `http://127.0.0.1:${webPort}` };
     const worker = start("dist/worker.mjs", appEnv);
