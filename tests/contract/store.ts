@@ -119,7 +119,7 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect(await store.applets.byWebhookToken("fresh-token-value")).toEqual({ id: "b", name: "Applet b" });
       });
 
-      test("forHook answers only for webhook applets; listByTriggerType only enabled ones", async () => {
+      test("forHook reads the hook columns of any applet by id; listByTriggerType only enabled ones", async () => {
         const store = await fresh();
         await addApplet(store, "hook");
         await addApplet(store, "mail", { triggerType: "email" });
@@ -127,7 +127,7 @@ export function runStoreContract(options: StoreContractOptions): void {
         const hook = (await store.applets.forHook("hook"))!;
         expect(hook).toMatchObject({ id: "hook", enabled: true });
         expect(JSON.parse(hook.definition)).toEqual(definition);
-        expect(await store.applets.forHook("mail")).toBeNull();
+        expect(await store.applets.forHook("mail")).toMatchObject({ id: "mail", enabled: true });
         expect(await store.applets.forHook("missing")).toBeNull();
         expect((await store.applets.listByTriggerType("email")).map((a) => a.id)).toEqual(["mail"]);
       });

@@ -241,8 +241,9 @@ export interface AppletsStore {
   /** Deletes the applet with its events, runs and trigger state (cascade); false: no such applet. */
   delete(id: string): Promise<boolean>;
   /**
-   * The webhook hot path: the applet with this id if its trigger type is `webhook`, else null (any
-   * other type reads as no applet: a 404 like an unknown hook). One primary-key read.
+   * The webhook hot path: the four columns of the applet with this id, whatever its trigger type
+   * (the ingress asks the trigger registry whether requests feed it; any other answers 404 like an
+   * unknown hook); null when there is none. One primary-key read.
    */
   forHook(id: string): Promise<HookApplet | null>;
   /** Ids of the applet's events (their attachment folders are deleted with it). */

@@ -73,7 +73,7 @@ export function createAppletsRepo(sqlite: Sqlite) {
     setWebhookToken: (id: string, token: string): boolean => setToken.run(token, id).changes > 0,
     /** Events, runs and trigger state go with it (ON DELETE CASCADE). */
     delete: (id: string): boolean => remove.run(id).changes > 0,
-    /** The webhook applet with this id; undefined when there is none (or its trigger is not a webhook). */
+    /** The hook columns of the applet with this id; null when there is none. */
     forHook: (id: string): HookApplet | null => {
       const r = forHook.get(id);
       return r ? { id: r.id, enabled: r.enabled === 1, webhookToken: r.webhook_token, definition: r.definition } : null;
