@@ -170,6 +170,23 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect((await store.applets.eventIds("a")).length).toBe(3);
       });
 
+      test("firstOfDedupeKey names the event a key was stored with and its first run; statuses reads many runs at once", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        await addApplet(store, "b");
+        const first = (await store.runs.ingest(input("a", { dedupeKey: "delivery-1" })))!;
+        expect(await store.runs.firstOfDedupeKey("a", "delivery-1")).toEqual({ eventId: first.eventId, runId: first.runId });
+        expect(await store.runs.firstOfDedupeKey("b", "delivery-1")).toBeNull();
+        expect(await store.runs.firstOfDedupeKey("a", "delivery-2")).toBeNull();
+        const other = (await store.runs.ingest(input("b")))!;
+        const claimed = (await store.runs.claim("w1", at(1000)))!;
+        const statuses = await store.runs.statuses([first.runId, other.runId, "no-such-run"]);
+        expect(statuses.size).toBe(2);
+        expect(statuses.get(claimed.id)).toBe("running");
+        expect([...statuses.values()].sort()).toEqual(["queued", "running"]);
+        expect((await store.runs.statuses([])).size).toBe(0);
+      });
+
       test("ingestMany: one result per item in order, a duplicate is null, a row whose applet is gone fails alone", async () => {
         const store = await fresh();
         await addApplet(store, "a");
@@ -512,6 +529,28 @@ export function runStoreContract(options: StoreContractOptions): void {
         ]);
         expect(await store.secrets.delete("A_KEY")).toBe(true);
         expect(await store.secrets.delete("A_KEY")).toBe(false);
+      });
+    });
+
+    describe("API tokens", () => {
+      test("insert, byHash, list oldest first, nameTaken, touch, delete; a hash is unique", async () => {
+        const store = await fresh();
+        await store.apiTokens.insert({ id: "t1", name: "cli", hash: "h1", prefix: "wt_aaaaaa", readOnly: false, now: iso(1) });
+        await store.apiTokens.insert({ id: "t2", name: "dashboard", hash: "h2", prefix: "wt_bbbbbb", readOnly: true, now: iso(2) });
+        await expect(store.apiTokens.insert({ id: "t3", name: "again", hash: "h1", prefix: "wt_cccccc", readOnly: false, now: iso(3) })).rejects.toThrow();
+        expect(await store.apiTokens.list()).toEqual([
+          { id: "t1", name: "cli", prefix: "wt_aaaaaa", readOnly: false, lastUsedAt: null, createdAt: iso(1) },
+          { id: "t2", name: "dashboard", prefix: "wt_bbbbbb", readOnly: true, lastUsedAt: null, createdAt: iso(2) },
+        ]);
+        expect((await store.apiTokens.byHash("h2"))?.id).toBe("t2");
+        expect(await store.apiTokens.byHash("nope")).toBeNull();
+        expect(await store.apiTokens.nameTaken("cli")).toBe(true);
+        expect(await store.apiTokens.nameTaken("other")).toBe(false);
+        await store.apiTokens.touch("t1", iso(5));
+        expect((await store.apiTokens.byHash("h1"))?.lastUsedAt).toBe(iso(5));
+        expect(await store.apiTokens.delete("t1")).toBe(true);
+        expect(await store.apiTokens.delete("t1")).toBe(false);
+        expect(await store.apiTokens.byHash("h1")).toBeNull();
       });
     });
 

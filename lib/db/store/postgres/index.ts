@@ -226,7 +226,7 @@ function appletsStore(q: Queryable): AppletsStore {
       const r = (
         await query<{ id: string; enabled: number; webhook_token: string; definition: string }>(
           q,
-          "SELECT id, enabled, webhook_token, definition::text AS definition FROM applets WHERE id = $1 AND trigger_type = 'webhook'",
+          "SELECT id, enabled, webhook_token, definition::text AS definition FROM applets WHERE id = $1",
           [id],
         )
       ).rows[0];
