@@ -61,6 +61,16 @@ export async function ingest(app: IngestApp, req: IngestRequest, tx?: StoreTx): 
 }
 
 /**
+ * An event whose run is not to execute (an overlap policy said skip): stored with a run that is
+ * already skipped, with `reason`, so the run log shows what was not run and why.
+ */
+export async function ingestSkipped(app: IngestApp, req: IngestRequest, reason: string, tx?: StoreTx): Promise<Ingested> {
+  const result = await (tx ?? app.store).runs.ingestSkipped(toInput(app, req), reason);
+  if (result) app.bus.publish({ type: "run.updated", run_id: result.runId, applet_id: req.appletId, status: "skipped" });
+  return result;
+}
+
+/**
  * The same, for the webhook hot path: requests that arrive in the same turn of the event loop are
  * committed together (group commit), and each promise resolves only after that commit. Under load
  * this turns one commit per webhook into one per batch; alone, a request waits one turn at most.

@@ -3,7 +3,7 @@ import type { App } from "../app";
 import { pollContext } from "../triggers/context";
 import { errorMessage } from "../core/errors";
 import { maxAttemptsOf, type Definition } from "../definition";
-import { ingest } from "../queue/ingest";
+import { ingest, ingestSkipped } from "../queue/ingest";
 import { firstRunOf, nextRunOf, POLLED_TRIGGERS, polledTrigger } from "../triggers";
 import { emptyTriggerState, type PollContext, type PollResult, type TriggerState } from "../triggers/types";
 import { newHolderId, withJobLock } from "./locks";
@@ -133,9 +133,22 @@ async function pollApplet(app: TickApp, appletId: string, slot: Date, now: Date,
   // The poll's events and its state commit together: a worker killed in between leaves the slot
   // pending (recoverPendingSlots), never events without the state that says they were seen.
   await app.store.transaction(async (tx) => {
+    // The overlap policy asks what of the applet is still waiting or running, in this transaction.
+    const overlap = result.overlap ?? "queue";
+    const active = overlap === "queue" || result.events.length === 0 ? null : await tx.runs.activeOf(appletId);
     for (const e of result.events) {
-      const r = await ingest(app, { appletId: appletId, source: plugin!.type, dedupeKey: e.dedupeKey, payload: e.payload, maxAttempts: maxAttemptsOf(def), receivedAt: nowIso }, tx);
-      if (r) created++;
+      const req = { appletId: appletId, source: plugin!.type, dedupeKey: e.dedupeKey, payload: e.payload, maxAttempts: maxAttemptsOf(def), receivedAt: nowIso };
+      const blocked = active !== null && (overlap === "skip" ? active.queued + active.running > 0 : active.queued > 0);
+      if (blocked) {
+        const why = overlap === "skip" ? (active.running > 0 ? "the previous run was still running" : "the previous run was still waiting") : "a run was already waiting";
+        await ingestSkipped(app, req, `skipped: overlap (${why})`, tx);
+        continue;
+      }
+      const r = await ingest(app, req, tx);
+      if (r) {
+        created++;
+        if (active) active.queued++;
+      }
     }
     await tx.triggerState.savePolled(appletId, after, nowIso, slot.toISOString());
     // The claim chose the next slot from the state before the poll; when the poll changed what the

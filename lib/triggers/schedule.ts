@@ -38,6 +38,14 @@ export function cronProblem(cron: string): string | null {
   }
 }
 
+/**
+ * A slot fired later than this after its time was missed (the worker was down or stopped): the
+ * tick runs every 15 s and a dead holder's lock lapses after 60 s, so a live worker is never this late.
+ */
+export const MISSED_AFTER_MS = 2 * 60_000;
+export const CATCH_UP_LIMIT_DEFAULT = 10;
+export const CATCH_UP_WINDOW_HOURS_DEFAULT = 24;
+
 export const scheduleConfigSchema = z.strictObject({
   cron: field(
     z
@@ -61,8 +69,62 @@ export const scheduleConfigSchema = z.strictObject({
       }),
     { label: "Time zone", kind: "timezone", required: true, placeholder: "Europe/Berlin", help: "IANA name. Daylight saving: a time skipped by the spring change fires right after the gap; a time repeated in autumn fires once." },
   ),
+  catch_up: field(z.enum(["skip", "once", "all"]).optional(), {
+    label: "After downtime",
+    kind: "select",
+    options: [
+      { value: "once", label: "Fire once for what was missed" },
+      { value: "skip", label: "Skip what was missed" },
+      { value: "all", label: "Fire every missed time" },
+    ],
+    help: "When the worker was down at fire times (a fire more than 2 minutes late): fire once (the default), fire nothing until the next time, or fire each missed time once, oldest first, up to a limit within a window.",
+  }),
+  catch_up_limit: field(z.number().int().min(1).max(100).optional(), {
+    label: "At most this many missed fires",
+    kind: "number",
+    placeholder: String(CATCH_UP_LIMIT_DEFAULT),
+    showWhen: { field: "catch_up", equals: ["all"] },
+    help: `With "every missed time": the oldest this many (default ${CATCH_UP_LIMIT_DEFAULT}, at most 100).`,
+  }),
+  catch_up_window_hours: field(z.number().min(1).max(24 * 31).optional(), {
+    label: "Only missed times of the last (hours)",
+    kind: "number",
+    placeholder: String(CATCH_UP_WINDOW_HOURS_DEFAULT),
+    showWhen: { field: "catch_up", equals: ["all"] },
+    help: `With "every missed time": older ones are dropped (default ${CATCH_UP_WINDOW_HOURS_DEFAULT} h).`,
+  }),
+  overlap: field(z.enum(["queue", "skip", "buffer_one"]).optional(), {
+    label: "If the last run is not done",
+    kind: "select",
+    options: [
+      { value: "queue", label: "Queue this one behind it" },
+      { value: "skip", label: "Skip this one" },
+      { value: "buffer_one", label: "Queue one, skip the rest" },
+    ],
+    help: "When a fire comes while the previous run is still waiting or running: queue it (the default), skip it (it shows in the run log as skipped: overlap), or keep at most one waiting.",
+  }),
 });
 export type ScheduleConfig = z.infer<typeof scheduleConfigSchema>;
+
+
+/**
+ * The slots to fire for the claimed `slot` at `now`, oldest first (pure). On time: the slot. Missed:
+ * `skip` fires none, `once` the claimed one (the first version's rule), `all` every slot from the
+ * claimed one up to now, at most `limit`, none older than `windowHours`.
+ */
+export function slotsToFire(config: Pick<ScheduleConfig, "cron" | "timezone" | "catch_up" | "catch_up_limit" | "catch_up_window_hours">, slot: Date, now: Date): { slots: Date[]; missed: number } {
+  if (now.getTime() - slot.getTime() <= MISSED_AFTER_MS) return { slots: [slot], missed: 0 };
+  const policy = config.catch_up ?? "once";
+  const all: Date[] = [];
+  // Counted up to a bound: a minutely cron after a month down is 43,200 slots; past the window and
+  // the limit nothing more is needed.
+  for (let s = slot; s.getTime() <= now.getTime() && all.length < 10_000; s = nextFireTime(config.cron, config.timezone, s)) all.push(s);
+  if (policy === "skip") return { slots: [], missed: all.length };
+  if (policy === "once") return { slots: [slot], missed: all.length };
+  const since = now.getTime() - (config.catch_up_window_hours ?? CATCH_UP_WINDOW_HOURS_DEFAULT) * 3_600_000;
+  const inWindow = all.filter((s) => s.getTime() >= since);
+  return { slots: inWindow.slice(0, config.catch_up_limit ?? CATCH_UP_LIMIT_DEFAULT), missed: all.length };
+}
 
 /** What decides the fire times; shared with the scheduler's adapter so both compute the same slot. */
 export const scheduleTiming = (config: ScheduleConfig): ScheduleTiming => ({ cron: config.cron, timezone: config.timezone });
@@ -81,10 +143,14 @@ export function nextFireTimes(cron: string, timezone: string, from: Date, n: num
   return out;
 }
 
-/** The ingredients of one fire at `slot`, every local field formatted by date-fns-tz in `timezone`. */
-export function schedulePayload(slot: Date, timezone: string): Record<string, unknown> {
+/**
+ * The ingredients of one fire at `slot`, every local field formatted by date-fns-tz in `timezone`;
+ * `late_by_seconds` is how long after its slot it fired (`firedAt` − slot).
+ */
+export function schedulePayload(slot: Date, timezone: string, firedAt: Date = slot): Record<string, unknown> {
   return {
     fired_at: slot.toISOString(),
+    late_by_seconds: Math.max(0, Math.round((firedAt.getTime() - slot.getTime()) / 1000)),
     fired_at_local: formatInTimeZone(slot, timezone, "yyyy-MM-dd'T'HH:mm:ssxxx"),
     date: formatInTimeZone(slot, timezone, "yyyy-MM-dd"),
     time: formatInTimeZone(slot, timezone, "HH:mm"),
@@ -107,6 +173,7 @@ export const scheduleTrigger: PolledTrigger<ScheduleConfig, "schedule"> = {
     { name: "time", description: "Local time, HH:mm" },
     { name: "weekday", description: "Local day of the week, e.g. Monday" },
     { name: "timezone", description: "The schedule's IANA time zone" },
+    { name: "late_by_seconds", description: "How long after its scheduled time this fire happened (s)" },
   ],
   sample: schedulePayload(new Date("2026-03-09T13:00:00.000Z"), "America/New_York"),
 
@@ -119,8 +186,16 @@ export const scheduleTrigger: PolledTrigger<ScheduleConfig, "schedule"> = {
 
   // The slot is the next_run_at the scheduler claimed: it is the dedupe key, so a second tick (or
   // a second worker) that reached the same slot inserts nothing.
-  poll: async (config, _state, ctx, slot) => ({
-    events: [{ dedupeKey: slot.toISOString(), payload: schedulePayload(slot, config.timezone) }],
-    state: { lastPolledAt: ctx.clock.now().toISOString(), lastError: null, errorCount: 0 },
-  }),
+  // After downtime the catch-up policy decides which missed slots fire (each keyed by its slot, so
+  // each fires once); the overlap policy goes to the tick, which knows the applet's runs.
+  poll: async (config, _state, ctx, slot) => {
+    const now = ctx.clock.now();
+    const { slots, missed } = slotsToFire(config, slot, now);
+    if (missed > slots.length) ctx.log.info("schedule: missed fire times after downtime", { missed, firing: slots.length, catch_up: config.catch_up ?? "once" });
+    return {
+      events: slots.map((s) => ({ dedupeKey: s.toISOString(), payload: schedulePayload(s, config.timezone, now) })),
+      overlap: config.overlap ?? "queue",
+      state: { lastPolledAt: now.toISOString(), lastError: null, errorCount: 0 },
+    };
+  },
 };

@@ -32,9 +32,18 @@ export interface NewEvent {
   payload: Record<string, unknown>;
 }
 
+/**
+ * What a polled event does when the applet's previous run is still queued or running: `queue` it
+ * behind (the default), `skip` it (stored as a skipped run with reason overlap, visible in the run
+ * log), or `buffer_one`: queue it unless one is already waiting, else skip it.
+ */
+export type OverlapPolicy = "queue" | "skip" | "buffer_one";
+
 export interface PollResult {
   /** In firing order (oldest first). */
   events: NewEvent[];
+  /** How these events meet a run of the applet still in progress; default `queue`. */
+  overlap?: OverlapPolicy;
   /** Fields of trigger_state to write (nextRunAt is decided by the scheduler from `timing`). */
   state: Partial<Omit<TriggerState, "nextRunAt">>;
 }

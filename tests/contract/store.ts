@@ -187,6 +187,25 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect((await store.runs.statuses([])).size).toBe(0);
       });
 
+      test("ingestSkipped stores the event with a run that is already skipped (never claimed); activeOf counts queued and running runs", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        expect(await store.runs.activeOf("a")).toEqual({ queued: 0, running: 0 });
+        await store.runs.ingest(input("a"));
+        await store.runs.ingest(input("a"));
+        expect(await store.runs.activeOf("a")).toEqual({ queued: 2, running: 0 });
+        await store.runs.claim("w1", at(1000));
+        expect(await store.runs.activeOf("a")).toEqual({ queued: 1, running: 1 });
+        const skipped = (await store.runs.ingestSkipped(input("a", { dedupeKey: "slot-1" }), "skipped: overlap"))!;
+        const run = (await store.runs.get(skipped.runId))!;
+        expect(run).toMatchObject({ status: "skipped", error: "skipped: overlap", finishedAt: iso(), eventId: skipped.eventId });
+        expect(await store.runs.ingestSkipped(input("a", { dedupeKey: "slot-1" }), "skipped: overlap")).toBeNull();
+        expect(await store.runs.activeOf("a")).toEqual({ queued: 1, running: 1 });
+        // Never claimed: only the queued one is left to claim after the running one.
+        const next = await store.runs.claim("w2", at(2000));
+        expect(next).toBeNull();
+      });
+
       test("ingestMany: one result per item in order, a duplicate is null, a row whose applet is gone fails alone", async () => {
         const store = await fresh();
         await addApplet(store, "a");

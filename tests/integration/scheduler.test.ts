@@ -139,6 +139,88 @@ forEachEngine((engine) => {
     });
   });
 
+  describe("#19: schedule policies", () => {
+    const hourly = (extra: Record<string, unknown>) => createApplet(app, "Hourly", { type: "schedule", config: { cron: "0 * * * *", timezone: "UTC", ...extra } });
+    const keys = async (id: string) => (await eventsOf(app, id)).map((e) => e.dedupe_key);
+
+    test("#19: catch_up skip fires nothing for the slots missed in downtime, and the next slot on time", async () => {
+      const applet = await hourly({ catch_up: "skip" });
+      app.clock.set("2026-03-07T18:20:00.000Z"); // 13:00 … 18:00 missed
+      await tick();
+      expect(await keys(applet.id)).toEqual([]);
+      expect((await stateOf(app, applet.id)).nextRunAt).toBe("2026-03-07T19:00:00.000Z");
+      app.clock.set("2026-03-07T19:00:10.000Z");
+      await tick();
+      const events = await eventsOf(app, applet.id);
+      expect(events.map((e) => e.dedupe_key)).toEqual(["2026-03-07T19:00:00.000Z"]);
+      expect(events[0]!.payload.late_by_seconds).toBe(10);
+    });
+
+    test("#19: catch_up all fires each missed slot once, oldest first, within the limit and the window", async () => {
+      const all = await hourly({ catch_up: "all" });
+      const limited = await hourly({ catch_up: "all", catch_up_limit: 3 });
+      const windowed = await hourly({ catch_up: "all", catch_up_window_hours: 2 });
+      app.clock.set("2026-03-07T18:20:00.000Z");
+      await tick();
+      expect(await keys(all.id)).toEqual(["13", "14", "15", "16", "17", "18"].map((h) => `2026-03-07T${h}:00:00.000Z`));
+      expect(await keys(limited.id)).toEqual(["13", "14", "15"].map((h) => `2026-03-07T${h}:00:00.000Z`));
+      expect(await keys(windowed.id)).toEqual(["17", "18"].map((h) => `2026-03-07T${h}:00:00.000Z`));
+      // Keyed by slot: a second tick adds none of them again.
+      await tick();
+      expect(await keys(all.id)).toHaveLength(6);
+      expect((await eventsOf(app, all.id))[0]!.payload.late_by_seconds).toBe(5 * 3600 + 20 * 60);
+    });
+
+    test("#19: catch_up once (the default) keeps the first version's single catch-up fire, with its lateness", async () => {
+      const applet = await hourly({ catch_up: "once" });
+      app.clock.set("2026-03-07T18:20:00.000Z");
+      await tick();
+      const events = await eventsOf(app, applet.id);
+      expect(events.map((e) => e.dedupe_key)).toEqual(["2026-03-07T13:00:00.000Z"]);
+      expect(events[0]!.payload.late_by_seconds).toBe(5 * 3600 + 20 * 60);
+    });
+
+    const minutely = (overlap: string) => createApplet(app, `Every minute ${overlap}`, { type: "schedule", config: { cron: "* * * * *", timezone: "UTC", overlap } });
+    const fireAt = async (iso: string) => {
+      app.clock.set(iso);
+      await tick();
+    };
+
+    test("#19: overlap skip stores a fire that meets an unfinished run as a skipped run that says why", async () => {
+      const applet = await minutely("skip");
+      await fireAt("2026-03-07T12:01:05.000Z");
+      await fireAt("2026-03-07T12:02:05.000Z");
+      const runs = await runsOf(app, applet.id);
+      expect(runs.map((r) => r.status)).toEqual(["queued", "skipped"]);
+      const skipped = (await app.store.runs.get(runs[1]!.id))!;
+      expect(skipped.error).toBe("skipped: overlap (the previous run was still waiting)");
+      // Once the first is done, the next fire runs again.
+      const claimed = (await app.store.runs.claim("w1", app.clock.now()))!;
+      await app.store.runs.finish(claimed, "succeeded", [], null, app.clock.now());
+      await fireAt("2026-03-07T12:03:05.000Z");
+      expect((await runsOf(app, applet.id)).map((r) => r.status)).toEqual(["succeeded", "skipped", "queued"]);
+    });
+
+    test("#19: overlap buffer_one keeps one fire waiting behind a running one and skips the rest; queue (the default) queues all", async () => {
+      const buffered = await minutely("buffer_one");
+      const queued = await minutely("queue");
+      await fireAt("2026-03-07T12:01:05.000Z");
+      // The first run of each applet starts.
+      await app.store.runs.claim("w1", app.clock.now());
+      await app.store.runs.claim("w2", app.clock.now());
+      await fireAt("2026-03-07T12:02:05.000Z");
+      await fireAt("2026-03-07T12:03:05.000Z");
+      expect((await runsOf(app, buffered.id)).map((r) => r.status)).toEqual(["running", "queued", "skipped"]);
+      expect((await runsOf(app, queued.id)).map((r) => r.status)).toEqual(["running", "queued", "queued"]);
+    });
+
+    test("#19: an unknown policy or a limit out of range is refused on save with the field named", async () => {
+      await expect(hourly({ catch_up: "sometimes" })).rejects.toThrow(/catch_up/);
+      await expect(hourly({ catch_up: "all", catch_up_limit: 500 })).rejects.toThrow(/catch_up_limit/);
+      await expect(hourly({ overlap: "parallel" })).rejects.toThrow(/overlap/);
+    });
+  });
+
   describe("AC4: RSS applets", () => {
     /** A feed server: the current body and ETag, conditional GET honoured when `conditional`. */
     function feedServer(url: string, initial: string) {

@@ -166,7 +166,7 @@ const reducerCases: { [K in DraftAction["kind"]]: () => void } = {
     const d = apply(fresh(), { kind: "pickTrigger", trigger: triggerMeta("schedule"), timeZone: "Asia/Tokyo" });
     expect(d.trigger.type).toBe("schedule");
     // A new schedule starts in the reader's zone: the field's kind says so, not its name.
-    expect(d.trigger.cfg).toEqual({ cron: "", timezone: "Asia/Tokyo" });
+    expect(d.trigger.cfg).toEqual({ cron: "", timezone: "Asia/Tokyo", catch_up: "", catch_up_limit: "", catch_up_window_hours: "", overlap: "" });
     expect(d.previousTrigger).toBeNull();
     const rss = apply(fresh(), { kind: "pickTrigger", trigger: triggerMeta("rss"), timeZone: "Asia/Tokyo" });
     expect(rss.trigger.cfg).toEqual({ url: "", interval_min: "", fire_on_first_poll: false, max_items_per_poll: "" });

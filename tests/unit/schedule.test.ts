@@ -179,6 +179,7 @@ describe("schedule: poll", () => {
           time: "09:00",
           weekday: "Monday",
           timezone: "America/New_York",
+          late_by_seconds: 7,
         },
       },
     ]);

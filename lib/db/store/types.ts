@@ -310,6 +310,13 @@ export interface TriggerStateStore {
 export interface RunsStore {
   /** One event and its queued run in one transaction; null (nothing written) when the dedupe key exists. Throws when the applet does not exist. */
   ingest(i: IngestInput): Promise<Ingested>;
+  /**
+   * An event whose run is not to execute (a schedule's overlap policy): the event and a run that is
+   * already `skipped` with `reason` as its error, in one transaction; deduped like `ingest`.
+   */
+  ingestSkipped(i: IngestInput, reason: string): Promise<Ingested>;
+  /** How many runs of the applet wait (queued, also for a retry) and run now: an overlap policy's question. */
+  activeOf(appletId: string): Promise<{ queued: number; running: number }>;
   /** The event a dedupe key was first stored with and its first run (what a sender's redelivery is told); null when the key is unknown. One index seek. */
   firstOfDedupeKey(appletId: string, dedupeKey: string): Promise<{ eventId: string; runId: string | null } | null>;
   /** The status of each of these runs that exists (one query serves every webhook waiting on its run). */

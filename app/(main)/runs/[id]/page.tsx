@@ -63,6 +63,11 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
         <Meta label="Dedupe key">
           <span className="break-all">{event?.dedupe_key ?? "–"}</span>
         </Meta>
+        {typeof event?.payload.late_by_seconds === "number" ? (
+          <Meta label="Fired after its time">
+            <span data-testid="schedule-lateness">{event.payload.late_by_seconds < 1 ? "on time" : formatDuration(event.payload.late_by_seconds * 1000)}</span>
+          </Meta>
+        ) : null}
       </dl>
 
       <RunOutcome status={run.status} error={run.error} />

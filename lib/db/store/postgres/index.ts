@@ -468,6 +468,34 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
   return {
     ingest: (i) => ingestOne(q, i),
 
+    ingestSkipped: async (i, reason) => {
+      const eventId = i.eventId ?? newId();
+      const runId = newId();
+      const r = await query(
+        q,
+        `WITH e AS (
+           INSERT INTO events (id, applet_id, source, dedupe_key, payload, received_at, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5::json, $6, $6, $6) ON CONFLICT DO NOTHING RETURNING id
+         )
+         INSERT INTO runs (id, applet_id, event_id, status, attempt, max_attempts, next_attempt_at, steps, error, finished_at, created_at, updated_at)
+         SELECT $7, $2, e.id, 'skipped', 1, $8, NULL, '[]', $9, $6, $6, $6 FROM e
+         RETURNING id`,
+        [eventId, i.appletId, i.source, i.dedupeKey, i.payloadJson, i.receivedAt, runId, i.maxAttempts, reason],
+      );
+      return r.rowCount === 1 ? { eventId, runId } : null;
+    },
+
+    activeOf: async (appletId) => {
+      const r = (
+        await query<{ queued: string; running: string }>(
+          q,
+          "SELECT COUNT(*) FILTER (WHERE status = 'queued') AS queued, COUNT(*) FILTER (WHERE status = 'running') AS running FROM runs WHERE applet_id = $1 AND status IN ('queued', 'running')",
+          [appletId],
+        )
+      ).rows[0];
+      return { queued: Number(r?.queued ?? 0), running: Number(r?.running ?? 0) };
+    },
+
     firstOfDedupeKey: async (appletId, dedupeKey) => {
       const row = (
         await query<{ event_id: string; run_id: string | null }>(

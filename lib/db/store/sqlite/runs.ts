@@ -67,6 +67,21 @@ export function createRunsRepo(sqlite: Sqlite) {
     return { eventId, runId };
   };
   const ingestTx = sqlite.transaction(ingestRow);
+  const insertSkippedRun = sqlite.prepare(
+    `INSERT INTO runs (id, applet_id, event_id, status, attempt, max_attempts, next_attempt_at, steps, error, finished_at, created_at, updated_at)
+     VALUES (?, ?, ?, 'skipped', 1, ?, NULL, '[]', ?, ?, ?, ?)`,
+  );
+  const ingestSkippedTx = sqlite.transaction((i: IngestInput, reason: string): Ingested => {
+    const eventId = i.eventId ?? newId();
+    if (insertEvent.run(eventId, i.appletId, i.source, i.dedupeKey, i.payloadJson, i.receivedAt, i.receivedAt, i.receivedAt).changes === 0) return null;
+    const runId = newId();
+    insertSkippedRun.run(runId, i.appletId, eventId, i.maxAttempts, reason, i.receivedAt, i.receivedAt, i.receivedAt);
+    return { eventId, runId };
+  });
+  const activeOfStmt = sqlite.prepare<[string], { queued: number; running: number }>(
+    `SELECT COALESCE(SUM(status = 'queued'), 0) AS queued, COALESCE(SUM(status = 'running'), 0) AS running
+     FROM runs WHERE applet_id = ? AND status IN ('queued', 'running')`,
+  );
   // Group commit. The fast path inserts the whole batch in one transaction; a row can only fail
   // when its applet was deleted a moment ago, and then the batch is redone with a savepoint per
   // row so that row fails alone. (A savepoint per row always would cost a third of the insert.)
@@ -208,6 +223,11 @@ export function createRunsRepo(sqlite: Sqlite) {
   );
 
   return {
+    ingestSkipped: (i: IngestInput, reason: string): Ingested => ingestSkippedTx(i, reason),
+    activeOf: (appletId: string): { queued: number; running: number } => {
+      const r = activeOfStmt.all(appletId)[0];
+      return { queued: Number(r?.queued ?? 0), running: Number(r?.running ?? 0) };
+    },
     /** The status of each of these runs (one query for every webhook waiting on its run). */
     statuses(ids: string[]): Map<string, RunStatus> {
       return new Map(statusesOf.all(JSON.stringify(ids)).map((r) => [r.id, r.status]));
