@@ -516,7 +516,11 @@ forEachEngine((engine) => {
       extraApps.push(other);
       app.clock.set("2026-03-07T14:00:00.000Z");
       const results = await Promise.all([runSchedulerTick(app, app.clock.now(), { holder: "worker-a" }), runSchedulerTick(other, other.clock.now(), { holder: "worker-b" })]);
-      expect(results.map((r) => r.ran).sort()).toEqual([false, true]);
+      // Whether the second tick found the lock held or ran after the first released it depends on
+      // timing (on PostgreSQL the two connections do not wait on each other): what must hold is
+      // that one fire happened, once. The lock's exclusivity is its own test (a live lock is respected).
+      expect(results.some((r) => r.ran)).toBe(true);
+      expect(results.reduce((n, r) => n + r.events, 0)).toBe(1);
       expect(await eventsOf(app, applet.id)).toHaveLength(1);
       expect(await runsOf(app, applet.id)).toHaveLength(1);
     });
