@@ -237,6 +237,9 @@ function lineOf(stack, code) {
   return Math.min(line, last);
 }
 
+/** Set-up time a run may take on top of its deadline; below the main thread's backstop grace (500 ms). */
+const SETUP_GRACE_MS = 400;
+
 /**
  * One filter run. Throws only on a host-side defect (for example the WASM module itself failing);
  * every outcome of the filter code is a returned result.
@@ -254,7 +257,10 @@ function runFilter(job) {
     stop: false,
     timedOut: false,
     phase: "user",
-    deadline: started + job.timeoutMs,
+    // Setting up the VM (the prelude, loading the trigger) is not the filter's time: on a thread
+    // just started on a busy machine it can take longer than a short deadline. It gets the grace the
+    // main thread's backstop allows; the filter's own deadline starts when its code does (below).
+    deadline: started + job.timeoutMs + SETUP_GRACE_MS,
     /** Set when `thrown` is a rejection no code handled rather than a throw. */
     unhandled: false,
   };
@@ -325,6 +331,7 @@ function runFilter(job) {
       // end early with "return". Global (script) code: import statements are a syntax error and
       // no module loader is installed, so import() rejects.
       const wrapped = `(function () {${job.code}\n})()`;
+      state.deadline = performance.now() + job.timeoutMs;
       const evaluated = ctx.evalCode(wrapped, "filter.js", { type: "global" });
       if (evaluated.error) {
         thrown = evaluated.error;

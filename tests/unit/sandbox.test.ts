@@ -327,6 +327,23 @@ describe("pool", () => {
     }
   });
 
+  it("the deadline is the filter's own time: loading a large trigger into the VM does not count against it", async () => {
+    // Setting up the VM and loading 200,000 items takes far longer than 5 ms; before, the interrupt
+    // fired during that set-up and the run failed as "sandbox failure: interrupted" (seen on a busy
+    // machine with a thread just replaced, where set-up of even a small trigger is slow).
+    const quick = createSandbox({ timeoutMs: 5, memoryMb: 256, threads: 1 });
+    try {
+      const big = { items: Array.from({ length: 200_000 }, (_, i) => `item ${i}`) };
+      const result = await quick.run({ code: "set('n', trigger.items.length)", trigger: big, applet });
+      expect(result.error).toBeUndefined();
+      expect(result.vars).toEqual({ n: 200_000 });
+      const slow = await quick.run({ code: "const t = Date.now(); while (Date.now() - t < 50) {}", trigger: big, applet });
+      expect(slow.error).toMatch(/^filter: timed out after 5 ms/);
+    } finally {
+      await quick.close();
+    }
+  });
+
   it("AC7: a trigger too large for the memory limit fails the run with an out-of-memory error", async () => {
     const small = createSandbox({ memoryMb: 2, threads: 1 });
     try {
