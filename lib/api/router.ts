@@ -12,6 +12,7 @@ import { triggerRegistry } from "../triggers";
 import { pollContext } from "../triggers/context";
 import { actionTypesOf, runRow } from "./serialize";
 import { asObject, compile, json, notFound, readJson, type CompiledRoute, type Route } from "./http";
+import { saveWarnings } from "./warnings";
 import { streamRuns } from "./stream";
 
 export interface ApiAuth {
@@ -81,7 +82,7 @@ export function createApi(deps: ApiDeps): Api {
       handler: async (req) => {
         const body = asObject(await readJson(req), "applet");
         const a = applets.create({ name: body.name as string, enabled: body.enabled as boolean | undefined, definition: body.definition });
-        return json({ applet: detail(a) }, 201);
+        return json({ applet: detail(a), warnings: saveWarnings(app, a.definition) }, 201);
       },
     },
     {
@@ -157,7 +158,7 @@ export function createApi(deps: ApiDeps): Api {
       handler: async (req, p) => {
         const body = asObject(await readJson(req), "applet");
         const a = applets.update(p.id!, { name: body.name as string | undefined, enabled: body.enabled as boolean | undefined, definition: body.definition });
-        return a ? json({ applet: detail(a) }) : notFound("no such applet");
+        return a ? json({ applet: detail(a), warnings: saveWarnings(app, a.definition) }) : notFound("no such applet");
       },
     },
     {

@@ -7,6 +7,7 @@ import type { ClaimedRun } from "../db/repos/runs";
 import { checkDefinition, timezoneOf, type Definition } from "../definition";
 import type { Sandbox } from "../sandbox";
 import { createRedactor, redactingLogger } from "../secrets/redact";
+import { missingSecretsCause } from "../template/secret-refs";
 import { renderConfig, type TemplateContext } from "../template";
 import { backoffMs } from "./backoff";
 import type { Step } from "./types";
@@ -185,7 +186,8 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
         setOutput(step, { vars: result.vars, skipped: result.skipped, reason: result.reason ?? null });
         withHistory(step, prior.get("filter:"));
         steps.push(step);
-        if (result.error) return finish("failed", `filter: ${result.error}`);
+        // The sandbox names itself in some messages ("filter: timed out …"): said once, not twice.
+        if (result.error) return finish("failed", result.error.startsWith("filter: ") ? result.error : `filter: ${result.error}`);
         if (result.skipped) return finish("skipped", result.reason ? `skipped: ${result.reason}` : "skipped by filter");
         ctx.vars = result.vars;
         if (!checkpoint()) return { status: "lost" };
@@ -247,7 +249,8 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
       const parsed = plugin.configSchema.safeParse(rendered.rendered);
       if (!parsed.success) {
         const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "config"}: ${i.message}`).join("; ");
-        const err = new ActionError(`the rendered config is invalid: ${problems}`);
+        const cause = missingSecretsCause(warnings);
+        const err = new ActionError(`${cause ? `${cause}: ` : ""}the rendered config is invalid: ${problems}`);
         const failed = failedStep(base, run.attempt, started, clock.now(), err, previous, undefined, warnings);
         // Redacted before it is capped: a cut could split a secret where no pattern finds it.
         setInput(failed, redactor.redact(rendered.rendered));
@@ -296,7 +299,10 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
         step.duration_ms = clock.now().getTime() - started.getTime();
         steps.push(step);
         log.info("action failed", { run_id: run.id, action: action.type, error: step.error });
-        return settleFailure(err, `action ${index + 1} (${action.type})`);
+        // A secret that does not exist renders empty and the action then fails on the empty value:
+        // the error names the secret, the real cause, not only its effect.
+        const cause = missingSecretsCause(warnings);
+        return settleFailure(err, `action ${index + 1} (${action.type})${cause ? `: ${cause}` : ""}`);
       }
     }
     return finish("succeeded", null);
