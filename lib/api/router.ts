@@ -5,6 +5,7 @@ import { serviceAccountEmail } from "../actions/sheets";
 import type { AppletService } from "../applets/service";
 import { TooLargeError, UserError, errorMessage } from "../core/errors";
 import { LIMITS } from "../core/limits";
+import { localIso } from "../core/local-iso";
 import { checkDefinition, timezoneOf } from "../definition";
 import type { Sandbox } from "../sandbox";
 import { renderConfig } from "../template";
@@ -94,17 +95,22 @@ export function createApi(deps: ApiDeps): Api {
         const def = checked.ok ? checked.definition : (body.definition as { actions?: { type: string; config: unknown }[]; timezone?: string; trigger?: { config?: Record<string, unknown> } });
         const sample = body.sample ?? {};
         const known = new Set(app.secrets.list().map((s) => s.name));
+        const timezone = checked.ok ? timezoneOf(checked.definition) : "UTC";
+        const now = app.clock.now();
         const ctx = {
           trigger: sample,
           ai: body.ai ?? {},
           vars: body.vars ?? {},
           applet: { id: "preview", name: "Preview" },
           run: { id: "preview", attempt: 1 },
-          now: app.clock.now().toISOString(),
+          event: { id: "preview", source: "manual", received_at: now.toISOString() },
+          now: now.toISOString(),
+          // What a run renders too (lib/executor/run.ts): a preview that left it out marked it unresolved.
+          now_local: localIso(now, timezone),
           // The browser never sees a secret value, only that it would resolve.
           secrets: (name: string) => (known.has(name) ? `[secret ${name}]` : undefined),
         };
-        const timezone = checked.ok ? timezoneOf(checked.definition) : "UTC";
+
         const actions = (def.actions ?? []).map((a, index) => {
           const r = renderConfig(a?.config ?? {}, ctx, { timezone, typedKeys: actionRegistry.get(String(a?.type))?.typedConfig });
           return { index, type: a?.type, rendered: r.rendered, warnings: r.warnings, unresolved: r.warnings.filter((w) => w.startsWith("unresolved: ")).map((w) => w.slice("unresolved: ".length)) };

@@ -1,6 +1,6 @@
-import { formatInTimeZone } from "date-fns-tz";
 import type { App } from "../app";
 import type { ActionPlugin } from "../actions/types";
+import { localIso } from "../core/local-iso";
 import { ActionError, errorMessage, isDatabaseError } from "../core/errors";
 import { LIMITS, capJson } from "../core/limits";
 import type { ClaimedRun } from "../db/repos/runs";
@@ -334,8 +334,6 @@ function checkedDefinition(applet: { id: string; updatedAt: string; definition: 
   return checked;
 }
 
-const localIso = (d: Date, timezone: string): string =>
-  timezone === "UTC" ? d.toISOString() : formatInTimeZone(d, timezone, "yyyy-MM-dd'T'HH:mm:ss.SSSXXX");
 
 const stepKey = (s: Pick<Step, "kind" | "index">): string => `${s.kind}:${s.kind === "action" ? s.index : ""}`;
 

@@ -84,7 +84,8 @@ export function ingredientGroups(opts: {
     options: [
       { value: "{{applet.name}}", label: "applet.name" },
       { value: "{{run.id}}", label: "run.id" },
-      { value: "{{now}}", label: "now" },
+      { value: "{{now}}", label: "now", description: "the run's start, UTC" },
+      { value: "{{now_local}}", label: "now_local", description: "the run's start in the applet's time zone" },
     ],
   });
   return groups;

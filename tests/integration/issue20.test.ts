@@ -77,3 +77,19 @@ describe("#20: run errors say what went wrong", () => {
     expect(((await again.json()) as { warnings: unknown[] }).warnings).toEqual([]);
   });
 });
+
+describe("#20: the preview renders what a run renders", () => {
+  test("#20.3: {{now_local}} resolves in the preview, in the applet's zone, and the picker offers it", async () => {
+    const { app } = setup();
+    const api = createApi({ app, applets: app.applets });
+    const definition = { ...slack(SLACK_WEBHOOK), timezone: "Europe/Berlin", actions: [{ type: "slack", config: { webhook_url: SLACK_WEBHOOK, text: "at {{now_local}}" } }] };
+    const res = await api.handle(new Request("http://x/api/applets/preview", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ definition, sample: {} }) }));
+    const body = (await res.json()) as { actions: { rendered: { text: string }; unresolved: string[] }[] };
+    expect(body.actions[0]!.unresolved).toEqual([]);
+    // The test clock starts at 2026-03-07T12:00Z: 13:00 in Berlin.
+    expect(body.actions[0]!.rendered.text).toBe("at 2026-03-07T13:00:00.000+01:00");
+    const { ingredientGroups } = await import("@/lib/ui/format");
+    const run = ingredientGroups({ trigger: undefined, secrets: [] }).find((g) => g.label === "Run")!;
+    expect(run.options.map((o) => o.value)).toContain("{{now_local}}");
+  });
+});
