@@ -1,6 +1,7 @@
 "use client";
 import Link from "next/link";
 import { useState } from "react";
+import { freshTestPayload, parseSample } from "@/lib/ui/sample";
 
 /** "Send test event": a manual event with this payload and a queued run (POST /api/applets/:id/test). */
 export function TestEventForm({ appletId, sample }: { appletId: string; sample: Record<string, unknown> }) {
@@ -12,13 +13,9 @@ export function TestEventForm({ appletId, sample }: { appletId: string; sample: 
   async function send() {
     setError(null);
     setRunId(null);
-    let payload: unknown;
-    try {
-      payload = JSON.parse(text);
-    } catch (err) {
-      return setError(`Not valid JSON: ${(err as Error).message}`);
-    }
-    if (!payload || typeof payload !== "object" || Array.isArray(payload)) return setError("The payload must be a JSON object.");
+    const parsed = parseSample(text);
+    if (!parsed.ok) return setError(parsed.error);
+    const payload = freshTestPayload(parsed.value, sample, new Date());
     setBusy(true);
     const res = await fetch(`/api/applets/${appletId}/test`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(payload) }).catch(() => null);
     setBusy(false);
