@@ -2,7 +2,7 @@ import type { App } from "../app";
 import { actionRegistry } from "../actions";
 import { testSpreadsheetAccess } from "../actions/sheets";
 import { serviceAccountEmail } from "../actions/sheets";
-import type { AppletService } from "../applets/service";
+import { importModeOf, type AppletService } from "../applets/service";
 import { TooLargeError, UserError, errorMessage } from "../core/errors";
 import { LIMITS } from "../core/limits";
 import { localIso } from "../core/local-iso";
@@ -289,7 +289,9 @@ export function createApi(deps: ApiDeps): Api {
       method: "POST",
       pattern: "/api/import",
       handler: async (req, _p, url) => {
-        const result = applets.import(await readJson(req, LIMITS.importBodyBytes), url.searchParams.get("overwrite") === "true");
+        const q = url.searchParams;
+        const mode = importModeOf(q.get("existing")) ?? (q.get("overwrite") === "true" ? "replace" : "refuse");
+        const result = applets.import(await readJson(req, LIMITS.importBodyBytes), mode, (q.get("replace") ?? "").split(",").filter(Boolean));
         return json(result, 200);
       },
     },
