@@ -60,6 +60,15 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
   const log = app.log.child("executor");
   const prior = new Map(run.steps.map((s) => [stepKey(s), s]));
   const steps: Step[] = [];
+  // Steps recorded in this same attempt mean it was cut off (the worker stopped, or the database
+  // failed) and resumes: the first step it runs now was in flight then, and may run twice.
+  const resumed = run.steps.some((s) => s.attempt === run.attempt);
+  const priorSteps = new Set(run.steps);
+  const marked = (list: Step[]): Step[] => {
+    if (!resumed) return list;
+    const i = list.findIndex((s) => !priorSteps.has(s));
+    return i < 0 ? list : list.map((s, j) => (j === i ? { ...s, rerun: true as const } : s));
+  };
   // Every secret value any template of this run resolved, and the forms filters made of them: all
   // that is stored (every field of every step, the run's error) and logged goes through it, so a
   // step that fails before it can report what it used (the transform's provider echoing the
@@ -79,7 +88,7 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
   const finish = (status: "succeeded" | "skipped" | "failed" | "dead", rawError: string | null, keepStoredSteps = false): Outcome =>
     settle(() => {
       const error = rawError === null ? null : redactor.redact(rawError);
-      const recorded = keepStoredSteps ? null : redactor.redact(steps);
+      const recorded = keepStoredSteps ? null : redactor.redact(marked(steps));
       if (opts.claimNextAs) {
         const r = repos.runs.finishAndClaim(run, status, recorded, error, clock.now(), opts.claimNextAs);
         return r.ok ? { status, error: error ?? undefined, next: r.next } : { status: "lost", next: r.next };
@@ -91,7 +100,7 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
   // stored later, see `settle`); it only means a crash now would resume from an earlier step.
   const saveProgress = (current: Step[]): boolean => {
     try {
-      return repos.runs.saveSteps(run, redactor.redact(current), clock.now());
+      return repos.runs.saveSteps(run, redactor.redact(marked(current)), clock.now());
     } catch (err) {
       if (!isDatabaseError(err)) throw err;
       log.warn("could not record a run's progress; carrying on", { run_id: run.id, error: errorMessage(err) });
@@ -314,7 +323,7 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
     if (!retryable) return finish("failed", message);
     if (run.attempt >= run.maxAttempts) return finish("dead", message);
     const at = new Date(clock.now().getTime() + backoffMs(run.attempt, err instanceof ActionError ? err.retryAfterMs : undefined));
-    return settle(() => (repos.runs.retryLater(run, redactor.redact(steps), message, at, clock.now()) ? { status: "retry", error: message } : { status: "lost" }));
+    return settle(() => (repos.runs.retryLater(run, redactor.redact(marked(steps)), message, at, clock.now()) ? { status: "retry", error: message } : { status: "lost" }));
   }
 }
 

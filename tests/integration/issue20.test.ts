@@ -93,3 +93,30 @@ describe("#20: the preview renders what a run renders", () => {
     expect(run.options.map((o) => o.value)).toContain("{{now_local}}");
   });
 });
+
+describe("#20.10: a crash re-run is told apart from a clean retry", () => {
+  test("#20.10: only a run that resumed the same attempt marks the step that ran again", async () => {
+    const { app, worker } = setup();
+    const two = { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "slack", config: { webhook_url: SLACK_WEBHOOK, text: "one" } }, { type: "slack", config: { webhook_url: SLACK_WEBHOOK, text: "two" } }] };
+    const a = app.applets.create({ name: "two steps", definition: two });
+    // As a worker leaves a run it was killed in: action 1 recorded at attempt 1, action 2 in flight,
+    // and the run handed back to the queue by the lease rule (same attempt).
+    const crashed = app.applets.test(a.id, { body: {} }).runId;
+    const kept = { kind: "action", name: "slack", index: 0, status: "succeeded", attempt: 1, input: {}, output: { response: "ok" }, warnings: [], logs: [], started_at: "2026-03-07T11:59:00.000Z", duration_ms: 5 };
+    app.db.sqlite.prepare("UPDATE runs SET steps = ? WHERE id = ?").run(JSON.stringify([kept]), crashed);
+    // A run that failed for real and was retried by hand: attempt 2, nothing ran twice.
+    const failing = app.applets.create({ name: "fails", definition: slack(SLACK_WEBHOOK, { actions: [{ type: "slack", config: { webhook_url: SLACK_WEBHOOK, text: "{{trigger.body.missing}}" } }] }) });
+    const retried = app.applets.test(failing.id, { body: {} }).runId;
+    await worker.drain();
+    expect(app.repos.runs.get(retried)!.status).toBe("failed");
+    expect(app.repos.runs.retry(retried, app.clock.now())).toBe(true);
+    await worker.drain();
+
+    const c = app.repos.runs.get(crashed)!;
+    expect(c.status).toBe("succeeded");
+    expect(c.steps.map((s) => s.rerun ?? false)).toEqual([false, true]);
+    const r = app.repos.runs.get(retried)!;
+    expect(r.attempt).toBe(2);
+    expect(r.steps.some((s) => s.rerun)).toBe(false);
+  });
+});

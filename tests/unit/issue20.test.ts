@@ -30,3 +30,42 @@ describe("#20: test events and samples", () => {
     expect(parseSample("{title: 1}")).toMatchObject({ ok: false, error: expect.stringMatching(/^Not valid JSON/) });
   });
 });
+
+describe("#20: how runs read", () => {
+  it("#20.9: a run waiting for its next attempt reads 'retrying at 10:14 (attempt 3 of 5)', not 'queued'", async () => {
+    const { retryLabel } = await import("@/lib/ui/run-timing");
+    const waiting = { status: "queued" as const, attempt: 3, max_attempts: 5, next_attempt_at: "2026-12-01T09:14:00.000Z" };
+    expect(retryLabel(waiting, (iso) => new Date(iso).toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit", timeZone: "Europe/Berlin" }))).toBe("retrying at 10:14 (attempt 3 of 5)");
+    // A fresh run in line is just queued.
+    expect(retryLabel({ ...waiting, attempt: 1 }, () => "x")).toBeNull();
+  });
+
+  it("#20.10: a dead run's start and duration span all its attempts, not the last one", async () => {
+    const { runSpan } = await import("@/lib/ui/run-timing");
+    const run = {
+      attempt: 5,
+      created_at: "2026-12-01T08:00:00.000Z",
+      started_at: "2026-12-01T11:00:00.000Z",
+      finished_at: "2026-12-01T11:00:02.000Z",
+      steps: [{ started_at: "2026-12-01T11:00:00.500Z", previous_errors: [{ attempt: 1, error: "500", at: "2026-12-01T08:00:01.000Z" }, { attempt: 4, error: "500", at: "2026-12-01T10:00:00.000Z" }] }],
+    };
+    const span = runSpan(run);
+    expect(span.lastAttemptMs).toBe(2000);
+    expect(span.firstStart).toBe("2026-12-01T08:00:01.000Z");
+    expect(span.totalMs).toBe(3 * 3_600_000 + 1000);
+    // With no step history, the first attempt began when the run was made.
+    expect(runSpan({ ...run, steps: [] }).firstStart).toBe("2026-12-01T08:00:00.000Z");
+  });
+
+  it("#20.10: the 'may have run twice' banner is for crash re-runs only", async () => {
+    const { reranAfterCrash } = await import("@/lib/ui/run-timing");
+    expect(reranAfterCrash([{}, {}])).toBe(false);
+    expect(reranAfterCrash([{}, { rerun: true }])).toBe(true);
+  });
+
+  it("#20.11: the runs filter's days are the reader's days", async () => {
+    const { dayBounds } = await import("@/lib/ui/run-timing");
+    expect(dayBounds("2026-12-01", "2026-12-01", "Europe/Berlin")).toEqual({ from: "2026-11-30T23:00:00.000Z", to: "2026-12-01T22:59:59.999Z" });
+    expect(dayBounds("2026-12-01", undefined, "Not/AZone")).toEqual({ from: "2026-12-01T00:00:00.000Z", to: undefined });
+  });
+});
