@@ -1,6 +1,6 @@
 "use client";
 import { useState } from "react";
-import { pretty } from "@/lib/ui/format";
+import { fetchedItemsSummary, pretty } from "@/lib/ui/format";
 import { fetchTrigger } from "./api";
 
 interface FetchState {
@@ -38,8 +38,7 @@ function FetchResult({ result }: { result: unknown }) {
       <div className="rounded-md bg-slate-50 p-3 text-sm ring-1 ring-slate-200" data-testid="fetch-result">
         <p className="mb-2 text-xs text-slate-600">
           {typeof r.feed_title === "string" ? `${r.feed_title}: ` : ""}
-          {typeof r.item_count === "number" ? r.item_count : r.items.length} item{(typeof r.item_count === "number" ? r.item_count : r.items.length) === 1 ? "" : "s"} in the feed
-          {items.length ? "; the first three:" : "."}
+          {fetchedItemsSummary(typeof r.item_count === "number" ? r.item_count : r.items.length, items.length)}
         </p>
         <ol className="flex list-decimal flex-col gap-2 pl-5">
           {items.map((it, i) => (

@@ -1,6 +1,6 @@
 "use client";
 import { useRef, useState } from "react";
-import { pretty } from "@/lib/ui/format";
+import { filterPlaceholder, pretty } from "@/lib/ui/format";
 import { testFilter, type FilterTestResult } from "./api";
 
 export type { FilterTestResult };
@@ -70,7 +70,7 @@ export function FilterCode(props: { code: string; onChange(code: string): void; 
         onKeyDown={onKeyDown}
         spellCheck={false}
         rows={8}
-        placeholder={"if (!trigger.body.title) skip('no title');\nset('upper', trigger.body.title.toUpperCase());"}
+        placeholder={filterPlaceholder(props.sample)}
         className={`input font-mono text-[13px] leading-relaxed ${props.errors.length ? "ring-red-500" : ""}`}
       />
       {props.errors.map((e) => (

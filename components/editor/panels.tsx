@@ -72,7 +72,7 @@ function NotePath({ meta, rendered, filenameField }: { meta: Meta; rendered: Rec
 }
 
 /** The full inbound address an alias makes, and on a laptop the command that delivers a test mail. */
-function InboundAddress({ meta, alias: value }: { meta: Meta; alias: FormConfig[string] | undefined }) {
+export function InboundAddress({ meta, alias: value }: { meta: Meta; alias: FormConfig[string] | undefined }) {
   const alias = typeof value === "string" && value.trim() ? value.trim().toLowerCase() : null;
   const domain = meta.inbound_domain;
   const address = `${alias ?? "anything"}@${domain}`;

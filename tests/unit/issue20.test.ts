@@ -69,3 +69,28 @@ describe("#20: how runs read", () => {
     expect(dayBounds("2026-12-01", undefined, "Not/AZone")).toEqual({ from: "2026-12-01T00:00:00.000Z", to: undefined });
   });
 });
+
+describe("#20.12: small things a new user trips on", () => {
+  it("#20.12: the filter code placeholder uses the trigger's own fields", async () => {
+    const { filterPlaceholder } = await import("@/lib/ui/format");
+    expect(filterPlaceholder(getTrigger("webhook").sample as Record<string, unknown>)).toContain("trigger.body.title");
+    expect(filterPlaceholder(getTrigger("rss").sample as Record<string, unknown>)).toContain("trigger.title");
+    expect(filterPlaceholder(getTrigger("email").sample as Record<string, unknown>)).toContain("trigger.subject");
+    const poll = filterPlaceholder(getTrigger("poll").sample as Record<string, unknown>);
+    expect(poll).not.toContain("trigger.body");
+    expect(poll).toContain("trigger.value");
+  });
+
+  it("#20.12: 'Fetch now' says how many it lists, not 'the first three' of two", async () => {
+    const { fetchedItemsSummary } = await import("@/lib/ui/format");
+    expect(fetchedItemsSummary(2, 2)).toBe("2 items in the feed:");
+    expect(fetchedItemsSummary(10, 3)).toBe("10 items in the feed; the first 3:");
+    expect(fetchedItemsSummary(0, 0)).toBe("0 items in the feed.");
+  });
+
+  it("#20.12: a secret's name breaks only after _ or ., never mid-word", async () => {
+    const { tokenBreaks } = await import("@/lib/ui/format");
+    expect(tokenBreaks("SLACK_WEBHOOK_OPS")).toEqual(["SLACK_", "WEBHOOK_", "OPS"]);
+    expect(tokenBreaks("{{secrets.TEMP_TOKEN}}").join("")).toBe("{{secrets.TEMP_TOKEN}}");
+  });
+});

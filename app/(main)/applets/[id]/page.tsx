@@ -9,6 +9,7 @@ import { PluginIcon } from "@/components/PluginIcon";
 import { RunsTable } from "@/components/RunsTable";
 import { TestEventForm } from "@/components/TestEventForm";
 import { AppletEditor } from "@/components/editor/AppletEditor";
+import { InboundAddress } from "@/components/editor/panels";
 import { apiJson, apiOk, services } from "@/lib/ui/services";
 import { runRow } from "@/lib/api/serialize";
 import type { AppletDetail, Meta } from "@/lib/ui/types";
@@ -29,6 +30,10 @@ export default async function AppletPage({ params }: { params: Promise<{ id: str
   const trigger = meta.triggers.find((t) => t.type === a.trigger_type);
   const state = a.trigger_state;
   const curl = `curl -X POST '${a.webhook_url}' -H 'content-type: application/json' -d '${JSON.stringify((trigger?.sample.body as object | undefined) ?? { hello: "world" }).replace(/'/g, "'\\''")}'`;
+
+  const aliasValue = a.definition.trigger.config.to_alias;
+  const alias = typeof aliasValue === "string" && aliasValue.trim() ? aliasValue.trim().toLowerCase() : "";
+  const inbound = alias ? `${alias}@${meta.inbound_domain}` : `*@${meta.inbound_domain}`;
 
   return (
     <div className="mx-auto max-w-5xl">
@@ -67,6 +72,19 @@ export default async function AppletPage({ params }: { params: Promise<{ id: str
             <div className="mt-2 flex items-center gap-2">
               <code className="block min-w-0 flex-1 overflow-x-auto rounded bg-slate-900 px-3 py-2 font-mono text-xs whitespace-nowrap text-slate-100">{curl}</code>
               <CopyButton text={curl} label="Copy curl" />
+            </div>
+          </div>
+        ) : null}
+        {a.trigger_type === "email" ? (
+          // Where to send mail, at the top as a webhook's URL is: the thing a user needs first.
+          <div data-testid="inbound-address">
+            <p className="field-label mb-1">Inbound address</p>
+            <div className="flex items-center gap-2">
+              <input readOnly value={inbound} aria-label="Inbound address" className="input font-mono text-xs" />
+              <CopyButton text={inbound} />
+            </div>
+            <div className="mt-2">
+              <InboundAddress meta={meta} alias={alias} />
             </div>
           </div>
         ) : null}
