@@ -1,6 +1,7 @@
 import { Breadcrumb } from "@/components/Breadcrumb";
 import Link from "next/link";
 import { notFound } from "next/navigation";
+import { AppletCounters } from "@/components/AppletCounters";
 import { CopyButton } from "@/components/CopyButton";
 import { DeleteAppletButton } from "@/components/DeleteAppletButton";
 import { EnabledToggle } from "@/components/EnabledToggle";
@@ -89,16 +90,7 @@ export default async function AppletPage({ params }: { params: Promise<{ id: str
           </div>
         ) : null}
         <dl className="grid grid-cols-2 gap-x-6 gap-y-2 md:grid-cols-4">
-          <div>
-            <dt className="text-xs text-slate-500">Last fired</dt>
-            <dd>
-              <LocalTime iso={a.last_fired_at} />
-            </dd>
-          </div>
-          <div>
-            <dt className="text-xs text-slate-500">Runs finished</dt>
-            <dd className="tabular-nums">{a.run_count}</dd>
-          </div>
+          <AppletCounters appletId={a.id} initial={{ last_fired_at: a.last_fired_at, run_count: a.run_count }} />
           {state?.next_run_at !== undefined && (a.trigger_type === "schedule" || a.trigger_type === "rss" || a.trigger_type === "poll") ? (
             <div>
               <dt className="text-xs text-slate-500">Next check</dt>
