@@ -8,6 +8,8 @@ import { saveApplet, type FilterTestResult, type PreviewRequest } from "./api";
 import { actionOf, buildDefinition, draftFromDefinition, draftReducer, openProblems, placeProblems, reportProblems, shownName, snapshotOf, triggerOf, typedSlots, type ReportedProblem } from "./draft";
 import { browserTimeZone } from "./fields";
 import { FilterCode } from "./FilterCode";
+import { wordProblems } from "./problems";
+import { missingSecretRefs, secretMissingMessage } from "@/lib/template/secret-refs";
 import { needsRenderedPreview } from "./panels";
 import { SaveSection, type SaveStatus } from "./SaveSection";
 import { TransformForm } from "./TransformForm";
@@ -48,7 +50,10 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
   useUnsavedGuard(dirty);
   const status: SaveStatus = savedSnapshot !== null && savedSnapshot === snapshot ? "saved" : dirty ? "unsaved" : null;
 
-  const problems = placeProblems(draft, openProblems(meta, draft, reported));
+  const worded = wordProblems(meta, draft, openProblems(meta, draft, reported));
+  const problems = placeProblems(draft, worded);
+  // Not refused on save, but said at the field before it: a template naming a secret that does not exist.
+  const warnings = placeProblems(draft, missingSecretRefs(definition, secrets).map((r) => ({ path: r.path, message: secretMissingMessage(r.name) })));
 
   const transformOutput = draft.transform ? draft.transform.output || "output" : null;
   const groups = useMemo(() => ingredientGroups({ trigger, transformOutput, filterCode: draft.filterCode, secrets }), [trigger, transformOutput, draft.filterCode, secrets]);
@@ -88,7 +93,12 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
     if (!answer.ok) {
       if ("error" in answer) return setSaveError(answer.error);
       setReported(reportProblems(meta, draft, answer.problems));
-      requestAnimationFrame(() => document.querySelector('[aria-invalid="true"], [role="alert"]')?.scrollIntoView({ block: "center", behavior: "smooth" }));
+      // The first field in error gets the focus (and is scrolled to), so a keyboard user lands on it.
+      requestAnimationFrame(() => {
+        const first = document.querySelector<HTMLElement>('[aria-invalid="true"], [role="alert"]');
+        first?.scrollIntoView({ block: "center", behavior: "smooth" });
+        if (first?.matches("input, textarea, select")) first.focus({ preventScroll: true });
+      });
       return;
     }
     setReported([]);
@@ -107,7 +117,7 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
       <TriggerStep meta={meta} draft={draft} dispatch={dispatch} onPick={pickTrigger} problems={problems} isNew={!applet} />
       {trigger ? (
         <>
-          <ActionsStep meta={meta} trigger={trigger} draft={draft} dispatch={dispatch} problems={problems} groups={groups} preview={preview} isNew={!applet} />
+          <ActionsStep meta={meta} trigger={trigger} draft={draft} dispatch={dispatch} problems={problems} warnings={warnings} groups={groups} preview={preview} isNew={!applet} />
 
           {/* ---- optional steps ---- */}
           {draft.filterCode !== null ? (
@@ -140,7 +150,7 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
             </button>
           </div>
 
-          <SaveSection draft={draft} name={name} dispatch={dispatch} nameErrors={problems.name} problems={problems.all} saveError={saveError} saving={saving} status={status} isNew={!applet} onSave={save} />
+          <SaveSection draft={draft} name={name} dispatch={dispatch} nameErrors={problems.name} problems={worded} saveError={saveError} saving={saving} status={status} isNew={!applet} onSave={save} />
         </>
       ) : null}
     </div>

@@ -94,3 +94,21 @@ describe("#20.12: small things a new user trips on", () => {
     expect(tokenBreaks("{{secrets.TEMP_TOKEN}}").join("")).toBe("{{secrets.TEMP_TOKEN}}");
   });
 });
+
+describe("#20.2: save problems in the form's words", () => {
+  it("#20.2: a Slack webhook URL left empty reads “Action 1 (Slack message) › Webhook URL: Webhook URL is empty…”, not a config path", async () => {
+    const { wordProblem } = await import("@/components/editor/problems");
+    const { draftFromDefinition } = await import("@/components/editor/draft");
+    const { actionRegistry } = await import("@/lib/actions");
+    const { triggerRegistry } = await import("@/lib/triggers");
+    const catalog = {
+      triggers: [...triggerRegistry.values()].map((t) => ({ type: t.type, label: t.label, description: t.description, fields: t.fields, ingredients: t.ingredients, sample: t.sample as Record<string, unknown>, can_fetch: false })),
+      actions: [...actionRegistry.values()].map((a) => ({ type: a.type, label: a.label, description: a.description, fields: a.fields, available: true })),
+    };
+    const draft = draftFromDefinition(catalog, { name: "x", definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "slack", config: { webhook_url: "", text: "hi" } }] } });
+    const worded = wordProblem(catalog, draft, { path: "definition.actions.0.config.webhook_url", message: 'slack: "webhook_url" is empty; it is required' });
+    expect(worded.where).toBe("Action 1 (Slack message) › Webhook URL");
+    expect(worded.message).toBe("Webhook URL is empty; it is required");
+    expect(wordProblem(catalog, draft, { path: "name", message: "required" }).where).toBe("Name");
+  });
+});
