@@ -4,7 +4,9 @@ import { useMemo, useReducer, useState } from "react";
 import { ingredientGroups } from "@/lib/ui/format";
 import type { DefinitionJson, Meta, MetaTrigger } from "@/lib/ui/types";
 import { ActionsStep } from "./ActionsStep";
-import { saveApplet, type FilterTestResult, type PreviewRequest } from "./api";
+import { saveApplet, saveDraft, type FilterTestResult, type PreviewRequest } from "./api";
+import { SamplePicker, builtinChoice, type SampleChoice } from "./SamplePicker";
+import { parseSample } from "@/lib/ui/sample";
 import { actionOf, buildDefinition, draftFromDefinition, draftReducer, openProblems, placeProblems, reportProblems, shownName, snapshotOf, triggerOf, typedSlots, type ReportedProblem } from "./draft";
 import { browserTimeZone } from "./fields";
 import { FilterCode } from "./FilterCode";
@@ -40,6 +42,11 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
   const [filterResult, setFilterResult] = useState<FilterTestResult | null>(null);
 
   const trigger = triggerOf(meta, draft.trigger.type);
+  // ---- the sample everything is tested against: built-in, fetched, a past event, or typed ----
+  const [fetched, setFetched] = useState<Record<string, unknown>[]>([]);
+  const [sampleChoice, setSampleChoice] = useState<SampleChoice>(() => builtinChoice(trigger?.sample ?? {}));
+  const typedSample = parseSample(sampleChoice.text);
+  const sample = typedSample.ok ? typedSample.value : (trigger?.sample ?? {});
   const definition = buildDefinition(meta, draft);
   const name = shownName(meta, draft);
 
@@ -63,7 +70,7 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
     trigger && definition
       ? {
           definition,
-          sample: trigger.sample,
+          sample,
           vars: filterResult?.vars ?? {},
           // The model is not called in a preview; a marked stand-in shows where its answer goes.
           ai: transformOutput ? { [transformOutput]: "[AI output: not generated in preview]" } : {},
@@ -79,8 +86,24 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
     if (t.type !== draft.previousTrigger) {
       preview.reset();
       setFilterResult(null);
+      setFetched([]);
+      setSampleChoice(builtinChoice(t.sample));
     }
     dispatch({ kind: "pickTrigger", trigger: t, timeZone: browserTimeZone() });
+  }
+
+  /** A new applet saved disabled, to get its id and webhook URL before it is finished. */
+  async function saveAsDraft() {
+    setSaving(true);
+    setSaveError(null);
+    const answer = await saveDraft({ name: name.trim(), definition });
+    setSaving(false);
+    if (!answer.ok) {
+      if ("error" in answer) return setSaveError(answer.error);
+      return setReported(reportProblems(meta, draft, answer.problems));
+    }
+    setBaseline(snapshot);
+    router.push(`/applets/${answer.id}`);
   }
 
   async function save() {
@@ -114,9 +137,16 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
 
   return (
     <div className="flex flex-col gap-5">
-      <TriggerStep meta={meta} draft={draft} dispatch={dispatch} onPick={pickTrigger} problems={problems} isNew={!applet} />
+      <TriggerStep meta={meta} draft={draft} dispatch={dispatch} onPick={pickTrigger} problems={problems} isNew={!applet} onFetched={(items) => {
+        setFetched(items);
+        // The first fetched item is what the feed really holds: test against it from now on.
+        if (items[0] && sampleChoice.source === "builtin") setSampleChoice({ source: "fetched:0", text: JSON.stringify(items[0], null, 2) });
+      }} onSaveDraft={saveAsDraft} />
       {trigger ? (
         <>
+          <section className="card" aria-label="Sample to test with">
+            <SamplePicker appletId={applet?.id} builtin={trigger.sample} fetched={fetched} value={sampleChoice} onChange={setSampleChoice} />
+          </section>
           <ActionsStep meta={meta} trigger={trigger} draft={draft} dispatch={dispatch} problems={problems} warnings={warnings} groups={groups} preview={preview} isNew={!applet} />
 
           {/* ---- optional steps ---- */}
@@ -124,7 +154,7 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
             <FilterCode
               code={draft.filterCode}
               onChange={(code) => dispatch({ kind: "setFilterCode", code })}
-              sample={trigger.sample}
+              sample={sample}
               errors={problems.filter}
               onResult={setFilterResult}
               onRemove={() => {

@@ -10,12 +10,14 @@ interface FetchState {
 }
 
 /** "Fetch now" for RSS and poll: runs the trigger's fetch without saving, to check the URL and path. */
-export function FetchNow({ type, config }: { type: string; config: Record<string, unknown> }) {
+export function FetchNow({ type, config, onItems }: { type: string; config: Record<string, unknown>; onItems?(items: Record<string, unknown>[]): void }) {
   const [state, setState] = useState<FetchState>({ busy: false });
   async function run() {
     setState({ busy: true });
     const answer = await fetchTrigger(type, config);
     setState(answer.ok ? { busy: false, result: answer.value } : { busy: false, error: answer.error });
+    // A feed's items become samples to test with: the item as an event would carry it.
+    if (answer.ok) onItems?.(fetchedSamples(answer.value));
   }
   return (
     <div className="flex flex-col gap-2">
@@ -64,4 +66,11 @@ function FetchResult({ result }: { result: unknown }) {
     );
   }
   return <pre className="pre" data-testid="fetch-result">{pretty(result)}</pre>;
+}
+
+/** The items of a "Fetch now" answer as event payloads (without the dedupe key the fetch adds). */
+export function fetchedSamples(result: unknown): Record<string, unknown>[] {
+  const items = result && typeof result === "object" ? (result as { items?: unknown }).items : undefined;
+  if (!Array.isArray(items)) return [];
+  return items.filter((i): i is Record<string, unknown> => Boolean(i) && typeof i === "object").map(({ key: _key, ...payload }) => payload);
 }

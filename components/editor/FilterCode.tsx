@@ -82,7 +82,7 @@ export function FilterCode(props: { code: string; onChange(code: string): void; 
         <button type="button" className="btn-secondary" onClick={test} disabled={busy || !props.code.trim()}>
           {busy ? "Testing…" : "Test filter"}
         </button>
-        <span className="text-xs text-slate-500">Runs against the trigger&apos;s sample event.</span>
+        <span className="text-xs text-slate-500">Runs against the sample picked above.</span>
       </div>
       {failure ? <p className="mt-2 rounded-md bg-red-50 p-2 text-sm text-red-800 ring-1 ring-red-200">{failure}</p> : null}
       {result ? (

@@ -101,3 +101,35 @@ export async function fetchTrigger(type: string, config: Record<string, unknown>
   if (!res.ok || json.ok === false) return { ok: false, error: errorOf(json) ?? `failed (${res.status})` };
   return { ok: true, value: json.result };
 }
+
+// ---- samples -------------------------------------------------------------------------------------
+
+export interface PastEvent {
+  id: string;
+  source: string;
+  received_at: string;
+  payload: Record<string, unknown>;
+}
+
+/** GET /api/applets/:id/events: the applet's last 20 events, for the sample picker. */
+export async function pastEvents(appletId: string): Promise<Answer<PastEvent[]>> {
+  const res = await fetch(`/api/applets/${encodeURIComponent(appletId)}/events`).catch(() => null);
+  if (!res) return { ok: false, error: "network error" };
+  const json = ((await res.json().catch(() => null)) ?? {}) as Record<string, unknown>;
+  if (!res.ok || !Array.isArray(json.events)) return { ok: false, error: errorOf(json) ?? `failed (${res.status})` };
+  return { ok: true, value: json.events as PastEvent[] };
+}
+
+/** A new applet saved disabled, so a webhook has its URL before anything can fire it. */
+export async function saveDraft(body: { name: string; definition: DefinitionJson | null }): Promise<SaveAnswer> {
+  const answer = await post("/api/applets", { ...body, enabled: false });
+  if (!answer) return { ok: false, error: "network error: nothing was saved" };
+  const { res, json } = answer;
+  if (res.status === 400) {
+    const problems = Array.isArray(json.problems) ? (json.problems as Problem[]) : [];
+    return { ok: false, problems: problems.length ? problems : [{ path: "", message: errorOf(json) ?? "invalid applet" }] };
+  }
+  const applet = json.applet as { id?: unknown } | undefined;
+  if (!res.ok || typeof applet?.id !== "string") return { ok: false, error: errorOf(json) ?? `save failed (${res.status})` };
+  return { ok: true, id: applet.id };
+}

@@ -13,6 +13,7 @@ import { triggerRegistry } from "../triggers";
 import { pollContext } from "../triggers/context";
 import { actionTypesOf, runRow } from "./serialize";
 import { asObject, compile, json, notFound, readJson, type CompiledRoute, type Route } from "./http";
+import { recentEvents } from "./samples";
 import { saveWarnings } from "./warnings";
 import { streamRuns } from "./stream";
 
@@ -190,6 +191,11 @@ export function createApi(deps: ApiDeps): Api {
         const r = applets.test(p.id!, await readJson(req));
         return json({ run_id: r.runId, event_id: r.eventId }, 202);
       },
+    },
+    {
+      method: "GET",
+      pattern: "/api/applets/:id/events",
+      handler: (_req, p) => (app.repos.applets.get(p.id!) ? json({ events: recentEvents(app, p.id!) }) : notFound("no such applet")),
     },
     {
       method: "GET",
