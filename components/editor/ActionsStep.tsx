@@ -60,7 +60,7 @@ export function ActionsStep({ meta, trigger, draft, dispatch, problems, warnings
           <button type="button" className="btn-secondary" onClick={preview.run} disabled={!typed.length || preview.busy}>
             {preview.busy ? "Rendering…" : "Preview"}
           </button>
-          <span className="text-xs text-slate-500">Renders every field against the trigger&apos;s sample event; nothing is sent.</span>
+          <span className="text-xs text-slate-500">Renders every field against the sample picked above; nothing is sent.</span>
         </div>
         {preview.error ? <p className="rounded-md bg-red-50 p-2 text-sm text-red-800 ring-1 ring-red-200">{preview.error}</p> : null}
         {preview.preview && preview.following ? <SampleDetails sample={trigger.sample} /> : null}

@@ -144,7 +144,7 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
       }} onSaveDraft={saveAsDraft} />
       {trigger ? (
         <>
-          <section className="card" aria-label="Sample to test with">
+          <section className="card" aria-label="Sample">
             <SamplePicker appletId={applet?.id} builtin={trigger.sample} fetched={fetched} value={sampleChoice} onChange={setSampleChoice} />
           </section>
           <ActionsStep meta={meta} trigger={trigger} draft={draft} dispatch={dispatch} problems={problems} warnings={warnings} groups={groups} preview={preview} isNew={!applet} />
