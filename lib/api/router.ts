@@ -185,6 +185,14 @@ export function createApi(deps: ApiDeps): Api {
     ),
     {
       method: "POST",
+      pattern: "/api/applets/:id/duplicate",
+      handler: (_req, p) => {
+        const a = applets.duplicate(p.id!);
+        return a ? json({ applet: detail(a) }, 201) : notFound("no such applet");
+      },
+    },
+    {
+      method: "POST",
       pattern: "/api/applets/:id/test",
       handler: async (req, p) => {
         if (!app.repos.applets.get(p.id!)) return notFound("no such applet");

@@ -101,6 +101,17 @@ export function createAppletService(app: Services) {
       return ok;
     },
 
+    /**
+     * "Duplicate": a copy named "<name> (copy)", disabled (two applets firing on one trigger is
+     * rarely meant), with its own id and webhook token and no events, runs or trigger state.
+     */
+    duplicate(id: string): Applet | null {
+      const current = repos.applets.get(id);
+      if (!current) return null;
+      const name = `${current.name} (copy)`.slice(0, 200);
+      return this.create({ name, enabled: false, definition: current.definition });
+    },
+
     /** "Send test event": a manual event with the given payload and a queued run. */
     test(id: string, payload: unknown): { eventId: string; runId: string } {
       const applet = repos.applets.get(id);

@@ -49,7 +49,7 @@ describe.skipIf(!hasChromium)("#20: the editor and the run log with real data", 
     await page.getByTestId("preview-0-text").filter({ hasText: "New post: Why our backups were silently empty for a week" }).waitFor();
 
     await page.getByRole("button", { name: "Add filter code" }).click();
-    await page.getByLabel("Filter code").fill("if (trigger.title.startsWith('Draft')) skip('a draft');");
+    await page.getByRole("textbox", { name: "Filter code" }).fill("if (trigger.title.startsWith('Draft')) skip('a draft');");
     await page.getByRole("button", { name: "Test filter" }).click();
     await page.getByTestId("filter-result").filter({ hasText: "Passes" }).waitFor();
 

@@ -120,3 +120,17 @@ describe("#20.10: a crash re-run is told apart from a clean retry", () => {
     expect(r.steps.some((s) => s.rerun)).toBe(false);
   });
 });
+
+describe("#20: duplicate", () => {
+  test("#20: duplicating an applet makes a disabled copy with its own id and webhook token", async () => {
+    const { app } = setup();
+    const api = createApi({ app, applets: app.applets });
+    const a = app.applets.create({ name: "Orders", definition: slack(SLACK_WEBHOOK) });
+    const res = await api.handle(new Request(`http://x/api/applets/${a.id}/duplicate`, { method: "POST" }));
+    expect(res.status).toBe(201);
+    const { applet } = (await res.json()) as { applet: { id: string; name: string; enabled: boolean; webhook_token: string; definition: unknown } };
+    expect(applet).toMatchObject({ name: "Orders (copy)", enabled: false, definition: a.definition });
+    expect(applet.id).not.toBe(a.id);
+    expect(applet.webhook_token).not.toBe(a.webhookToken);
+  });
+});

@@ -112,3 +112,30 @@ describe("#20.2: save problems in the form's words", () => {
     expect(wordProblem(catalog, draft, { path: "name", message: "required" }).where).toBe("Name");
   });
 });
+
+describe("#20: managing many applets", () => {
+  const applet = (i: number, extra: Partial<import("@/lib/ui/applet-list").ListedApplet> = {}) => ({
+    id: `a${String(i).padStart(4, "0")}`,
+    name: `Applet ${String(i).padStart(4, "0")}`,
+    enabled: i % 2 === 0,
+    triggerType: i % 3 === 0 ? "rss" : "webhook",
+    createdAt: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString(),
+    lastStatus: null,
+    lastAt: null,
+    triggerError: null,
+    ...extra,
+  });
+
+  it("#20: 1,000 applets are searched by name, filtered by trigger, status and 'needs attention', sorted and paged 50 at a time", async () => {
+    const { listApplets, APPLETS_PAGE_SIZE } = await import("@/lib/ui/applet-list");
+    const all = Array.from({ length: 1000 }, (_, i) => applet(i, i === 7 ? { lastStatus: "dead" } : i === 9 ? { triggerError: "rss: HTTP 404" } : {}));
+    const first = listApplets(all, {});
+    expect(first.items).toHaveLength(APPLETS_PAGE_SIZE);
+    expect(first.pages).toBe(20);
+    expect(listApplets(all, { q: "applet 0042" }).items.map((a) => a.id)).toEqual(["a0042"]);
+    expect(listApplets(all, { trigger: "rss", status: "enabled" }).total).toBe(all.filter((a) => a.triggerType === "rss" && a.enabled).length);
+    expect(listApplets(all, { status: "attention" }).items.map((a) => a.id)).toEqual(["a0007", "a0009"]);
+    expect(listApplets(all, { sort: "created" }).items[0]!.id).toBe("a0999");
+    expect(listApplets(all, { page: 99 }).page).toBe(20);
+  });
+});

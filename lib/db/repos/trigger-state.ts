@@ -144,6 +144,9 @@ export function createTriggerStateRepo(sqlite: Sqlite) {
       savePolled.run({ ...stateParams(appletId, s, now), slot }).changes === 1,
     /** Claimed slots whose outcome was never stored: the worker that claimed them stopped in between. */
     listPending: () => pending.all(),
+    /** Applets whose trigger's last check failed, for the applets list's "needs attention". */
+    lastErrors: (): { appletId: string; lastError: string }[] =>
+      sqlite.prepare<[], { appletId: string; lastError: string }>("SELECT applet_id AS appletId, last_error AS lastError FROM trigger_state WHERE last_error IS NOT NULL").all(),
     clearPending: (appletId: string, slot: string): void => void clearPending.run(appletId, slot),
     setLastError: (appletId: string, error: string, now: string): void => void setError.run(error, now, appletId),
     /** Polled applets of `types` with a next_run_at; `dueAt`: only those with next_run_at <= it. */

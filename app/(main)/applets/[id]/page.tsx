@@ -4,6 +4,7 @@ import { notFound } from "next/navigation";
 import { AppletCounters } from "@/components/AppletCounters";
 import { CopyButton } from "@/components/CopyButton";
 import { DeleteAppletButton } from "@/components/DeleteAppletButton";
+import { DuplicateAppletButton } from "@/components/DuplicateAppletButton";
 import { EnabledToggle } from "@/components/EnabledToggle";
 import { LocalTime } from "@/components/LocalTime";
 import { PluginIcon } from "@/components/PluginIcon";
@@ -57,6 +58,7 @@ export default async function AppletPage({ params }: { params: Promise<{ id: str
           <a href={`/api/export?applet_id=${encodeURIComponent(a.id)}`} className="btn-secondary" download>
             Export JSON
           </a>
+          <DuplicateAppletButton id={a.id} />
           <DeleteAppletButton id={a.id} name={a.name} />
         </div>
       </header>
