@@ -1,7 +1,7 @@
 import { createServer } from "node:http";
 import next from "next";
 import { Cron } from "croner";
-import { createApi } from "@/lib/api/router";
+import { createApi } from "@/lib/api";
 import { createApp } from "@/lib/app";
 import { loadEnvFile } from "@/lib/core/env-file";
 import { listenErrorMessage } from "@/lib/core/listen-error";
@@ -14,6 +14,7 @@ import { createIngress } from "@/lib/http/ingress";
 import { createPageGate } from "@/lib/http/page-gate";
 import { createWebGuard } from "@/lib/http/web-guard";
 import { createSandbox } from "@/lib/sandbox";
+import { publishServices } from "@/lib/services";
 
 /**
  * Web composition root: one node:http server. Webhooks, health and signed files are answered by
@@ -30,8 +31,8 @@ const auth = createAuth(app);
 auth.ensureAdminFromEnv();
 const api = createApi({ app, applets: createAppletService(app), sandbox, auth });
 // Next's route handlers and pages run in this process but in their own module graph: they reach
-// the services through these globals instead of opening a second database.
-Object.assign(globalThis, { __whenthen: app, __whenthenApi: api, __whenthenAuth: auth });
+// the services through lib/services.ts instead of opening a second database.
+publishServices({ app, auth, api });
 
 const ingress = createIngress(app, {
   "/api/files/": (req, res, url) => handleFileRequest(app, req, res, url.pathname, url.searchParams),

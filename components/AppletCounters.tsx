@@ -1,10 +1,14 @@
 "use client";
 import { useState } from "react";
 import { useRunStream } from "@/lib/ui/stream";
-import { TERMINAL_STATUSES, type AppletDetail } from "@/lib/ui/types";
+import { api } from "@/lib/ui/api-client";
+import { TERMINAL_STATUSES } from "@/lib/ui/run-status";
 import { LocalTime } from "./LocalTime";
 
-type Counters = Pick<AppletDetail, "last_fired_at" | "run_count">;
+interface Counters {
+  last_fired_at: string | null;
+  run_count: number;
+}
 
 /**
  * The applet header's "Last fired" and "Runs finished", kept current: a run of this applet that
@@ -14,14 +18,14 @@ type Counters = Pick<AppletDetail, "last_fired_at" | "run_count">;
 export function AppletCounters({ appletId, initial }: { appletId: string; initial: Counters }) {
   const [counters, setCounters] = useState(initial);
   async function reload() {
-    const res = await fetch(`/api/applets/${encodeURIComponent(appletId)}`).catch(() => null);
+    const res = await api.api.applets[":id"].$get({ param: { id: appletId } }).catch(() => null);
     if (!res?.ok) return;
-    const body = (await res.json().catch(() => null)) as { applet?: AppletDetail } | null;
-    if (body?.applet) setCounters({ last_fired_at: body.applet.last_fired_at, run_count: body.applet.run_count });
+    const { applet } = await res.json();
+    setCounters({ last_fired_at: applet.last_fired_at, run_count: applet.run_count });
   }
   useRunStream({
     onMessage(m) {
-      if (m.applet_id === appletId && TERMINAL_STATUSES.includes(m.status)) void reload();
+      if (m.applet_id === appletId && (TERMINAL_STATUSES as readonly string[]).includes(m.status)) void reload();
     },
     onOpen: () => void reload(),
     onFallback: () => void reload(),

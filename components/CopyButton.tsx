@@ -19,7 +19,7 @@ export function CopyButton({ text, label = "Copy" }: { text: string; label?: str
     setTimeout(() => setCopied(false), 1500);
   }
   return (
-    <button type="button" onClick={copy} className="btn-secondary shrink-0">
+    <button type="button" onClick={() => void copy()} className="btn-secondary shrink-0">
       {copied ? "Copied" : label}
     </button>
   );

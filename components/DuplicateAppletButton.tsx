@@ -1,4 +1,5 @@
 "use client";
+import { api, errorBody } from "@/lib/ui/api-client";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
 
@@ -9,15 +10,14 @@ export function DuplicateAppletButton({ id }: { id: string }) {
   const [error, setError] = useState<string | null>(null);
   async function duplicate() {
     setBusy(true);
-    const res = await fetch(`/api/applets/${encodeURIComponent(id)}/duplicate`, { method: "POST" }).catch(() => null);
-    const body = res ? ((await res.json().catch(() => ({}))) as { applet?: { id: string }; error?: string }) : null;
+    const res = await api.api.applets[":id"].duplicate.$post({ param: { id } }).catch(() => null);
     setBusy(false);
-    if (!res?.ok || !body?.applet) return setError(body?.error ?? (res ? `failed (${res.status})` : "network error"));
-    router.push(`/applets/${body.applet.id}`);
+    if (!res?.ok) return setError((res && (await errorBody(res)).error) ?? (res ? `failed (${res.status})` : "network error"));
+    router.push(`/applets/${(await res.json()).applet.id}`);
   }
   return (
     <>
-      <button type="button" className="btn-secondary" onClick={duplicate} disabled={busy}>
+      <button type="button" className="btn-secondary" onClick={() => void duplicate()} disabled={busy}>
         {busy ? "Duplicating…" : "Duplicate"}
       </button>
       {error ? <span className="text-sm text-red-700">{error}</span> : null}

@@ -1,6 +1,7 @@
 "use client";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
+import { api } from "@/lib/ui/api-client";
 
 /** The applets table's switch: POST enable/disable, shown at once, undone if the server refuses. */
 export function EnabledToggle({ id, enabled, name }: { id: string; enabled: boolean; name: string }) {
@@ -14,7 +15,8 @@ export function EnabledToggle({ id, enabled, name }: { id: string; enabled: bool
     setOn(next);
     setBusy(true);
     setError(null);
-    const res = await fetch(`/api/applets/${id}/${next ? "enable" : "disable"}`, { method: "POST" }).catch(() => null);
+    const route = api.api.applets[":id"][next ? "enable" : "disable"];
+    const res = await route.$post({ param: { id } }).catch(() => null);
     setBusy(false);
     if (!res?.ok) {
       setOn(!next);
@@ -33,7 +35,7 @@ export function EnabledToggle({ id, enabled, name }: { id: string; enabled: bool
         aria-busy={busy}
         aria-label={`${on ? "Disable" : "Enable"} ${name}`}
         disabled={busy}
-        onClick={toggle}
+        onClick={() => void toggle()}
         className={`relative inline-flex h-5 w-9 shrink-0 items-center rounded-full transition-colors disabled:opacity-60 ${on ? "bg-green-600" : "bg-slate-300"}`}
       >
         <span className={`inline-block h-4 w-4 rounded-full bg-white shadow transition-transform ${on ? "translate-x-4" : "translate-x-0.5"}`} />

@@ -1,14 +1,9 @@
 "use client";
+import { api, errorBody, type ApiError, type InferResponseType } from "@/lib/ui/api-client";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
 
-interface ImportAnswer {
-  created?: string[];
-  replaced?: string[];
-  skipped?: string[];
-  error?: string;
-  problems?: { path: string; message: string }[];
-}
+type ImportAnswer = Partial<InferResponseType<typeof api.api.import.$post, 200> & ApiError>;
 
 /** An applet in the file whose id exists here: the user decides, one by one, whether it replaces. */
 interface Conflict {
@@ -28,11 +23,12 @@ export function ImportApplets() {
   const router = useRouter();
   const [result, setResult] = useState<{ ok: boolean; text: string; problems?: ImportAnswer["problems"] } | null>(null);
   const [busy, setBusy] = useState(false);
-  const [pending, setPending] = useState<{ text: string; conflicts: Conflict[]; total: number } | null>(null);
+  const [pending, setPending] = useState<{ items: unknown[]; conflicts: Conflict[] } | null>(null);
 
-  async function send(text: string, query: string): Promise<{ status: number; body: ImportAnswer } | null> {
-    const res = await fetch(`/api/import${query}`, { method: "POST", headers: { "content-type": "application/json" }, body: text }).catch(() => null);
-    return res ? { status: res.status, body: (await res.json().catch(() => ({}))) as ImportAnswer } : null;
+  async function send(items: unknown[], query: { existing?: "skip"; replace?: string }): Promise<{ status: number; body: ImportAnswer } | null> {
+    const res = await api.api.import.$post({ json: items, query }).catch(() => null);
+    if (!res) return null;
+    return { status: res.status, body: res.ok ? await res.json() : await errorBody(res) };
   }
 
   function report(r: { status: number; body: ImportAnswer } | null) {
@@ -47,23 +43,29 @@ export function ImportApplets() {
     setBusy(true);
     setResult(null);
     setPending(null);
-    const text = await file.text();
-    const r = await send(text, "");
+    let items: unknown;
+    try {
+      items = JSON.parse(await file.text()) as unknown;
+    } catch (err) {
+      setBusy(false);
+      return setResult({ ok: false, text: `${file.name} is not a JSON file: ${(err as Error).message}` });
+    }
+    if (!Array.isArray(items)) {
+      setBusy(false);
+      return setResult({ ok: false, text: `${file.name} is not an export file: it should hold a JSON array of applets, as Export JSON writes it.` });
+    }
+    const list: unknown[] = items;
+    const r = await send(list, {});
     setBusy(false);
     const problems = r?.body.problems ?? [];
     const existing = problems.filter((p) => EXISTS.test(p.message));
     if (r?.status === 400 && existing.length && existing.length === problems.length) {
-      let items: { id?: unknown; name?: unknown }[] = [];
-      try {
-        items = JSON.parse(text) as typeof items;
-      } catch {
-        // The server read it: it is JSON.
-      }
       const conflicts = existing.map((p): Conflict => {
-        const item = items[Number(p.path.split(".")[0])] ?? {};
-        return { id: String(item.id ?? ""), name: typeof item.name === "string" ? item.name : String(item.id ?? ""), replace: false };
+        const item = (list[Number(p.path.split(".")[0])] ?? {}) as { id?: unknown; name?: unknown };
+        const id = typeof item.id === "string" ? item.id : "";
+        return { id, name: typeof item.name === "string" ? item.name : id, replace: false };
       });
-      return setPending({ text, conflicts, total: Array.isArray(items) ? items.length : conflicts.length });
+      return setPending({ items: list, conflicts });
     }
     report(r);
   }
@@ -72,13 +74,13 @@ export function ImportApplets() {
     if (!pending) return;
     setBusy(true);
     const replace = pending.conflicts.filter((c) => c.replace).map((c) => c.id);
-    const r = await send(pending.text, `?existing=skip${replace.length ? `&replace=${encodeURIComponent(replace.join(","))}` : ""}`);
+    const r = await send(pending.items, replace.length ? { existing: "skip", replace: replace.join(",") } : { existing: "skip" });
     setBusy(false);
     setPending(null);
     report(r);
   }
 
-  const fresh = pending ? pending.total - pending.conflicts.length : 0;
+  const fresh = pending ? pending.items.length - pending.conflicts.length : 0;
   return (
     <div className="flex flex-col gap-2">
       <label className="btn-secondary w-fit cursor-pointer">
@@ -116,7 +118,7 @@ export function ImportApplets() {
             ))}
           </ul>
           <div className="mt-3 flex flex-wrap gap-2">
-            <button type="button" className="btn-primary" onClick={confirm} disabled={busy}>
+            <button type="button" className="btn-primary" onClick={() => void confirm()} disabled={busy}>
               Import {fresh} new{pending.conflicts.some((c) => c.replace) ? `, replace ${pending.conflicts.filter((c) => c.replace).length}` : ""}
             </button>
             <button type="button" className="btn-secondary" onClick={() => (setPending(null), setResult({ ok: false, text: "Nothing was imported." }))}>

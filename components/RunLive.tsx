@@ -2,8 +2,8 @@
 import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { useRunStream } from "@/lib/ui/stream";
-import type { RunStatus } from "@/lib/ui/types";
-import { TERMINAL_STATUSES } from "@/lib/ui/types";
+import type { RunStatus } from "@/lib/ui/run-status";
+import { TERMINAL_STATUSES } from "@/lib/ui/run-status";
 
 /**
  * Keeps a server-rendered run page current: a stream message about this run re-renders the page

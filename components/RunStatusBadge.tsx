@@ -1,6 +1,6 @@
 "use client";
 import { retryLabel } from "@/lib/ui/run-timing";
-import type { RunRow } from "@/lib/ui/types";
+import type { RunStatus } from "@/lib/ui/run-status";
 import { useIsClient } from "./LocalTime";
 import { StatusBadge } from "./StatusBadge";
 
@@ -17,7 +17,7 @@ export function shortTime(iso: string, client: boolean): string {
  * A run's status; a run that failed and waits for its next attempt reads "retrying at 10:14
  * (attempt 3 of 5)" instead of "queued", which would say it is simply next in line.
  */
-export function RunStatusBadge({ run, testId }: { run: Pick<RunRow, "status" | "attempt" | "max_attempts" | "next_attempt_at">; testId?: string }) {
+export function RunStatusBadge({ run, testId }: { run: { status: RunStatus; attempt: number; max_attempts: number; next_attempt_at: string | null }; testId?: string }) {
   const client = useIsClient();
   const label = retryLabel(run, (iso) => shortTime(iso, client));
   if (!label) return <StatusBadge status={run.status} testId={testId} />;

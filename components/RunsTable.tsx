@@ -4,7 +4,8 @@ import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { formatDuration, shortId } from "@/lib/ui/format";
 import { useRunStream } from "@/lib/ui/stream";
-import type { RunDetail, RunRow } from "@/lib/ui/types";
+import type { RunRow } from "@/lib/api/queries";
+import { api } from "@/lib/ui/api-client";
 import { LocalTime } from "./LocalTime";
 import { RunStatusBadge, ZoneName } from "./RunStatusBadge";
 
@@ -16,7 +17,6 @@ export interface RunsQuery {
   cursor?: string;
 }
 
-const toSearch = (q: RunsQuery) => new URLSearchParams(Object.entries(q).filter((e): e is [string, string] => Boolean(e[1]))).toString();
 
 /**
  * A page of runs that stays current: every run.queued / run.updated message from /api/stream
@@ -30,16 +30,15 @@ export function RunsTable({ initial, query, showApplet = true, emptyText }: { in
   const router = useRouter();
 
   async function reloadPage() {
-    const res = await fetch(`/api/runs?${toSearch(query)}`).catch(() => null);
+    const res = await api.api.runs.$get({ query }).catch(() => null);
     if (!res?.ok) return;
-    const body = (await res.json()) as { runs: RunRow[] };
-    setRows(body.runs);
+    setRows((await res.json()).runs);
   }
 
   async function refreshRow(id: string) {
-    const res = await fetch(`/api/runs/${id}`).catch(() => null);
+    const res = await api.api.runs[":id"].$get({ param: { id } }).catch(() => null);
     if (!res?.ok) return;
-    const d = (await res.json()) as RunDetail;
+    const d = await res.json();
     const { steps: _steps, ...run } = d.run;
     // A filtered page drops a row whose new status no longer matches.
     if (query.status && run.status !== query.status) return setRows((rs) => rs.filter((r) => r.id !== id));

@@ -3,12 +3,9 @@ import { useRouter } from "next/navigation";
 import { Fragment, useState } from "react";
 import { tokenBreaks } from "@/lib/ui/format";
 import { LocalTime } from "./LocalTime";
+import { api, errorBody, type InferResponseType } from "@/lib/ui/api-client";
 
-interface SecretRow {
-  name: string;
-  created_at: string;
-  updated_at: string;
-}
+type SecretRow = InferResponseType<typeof api.api.secrets.$get, 200>["secrets"][number];
 
 /** Add, rotate and delete secrets. Values go to the server once and are never shown again. */
 export function SecretsManager({ secrets }: { secrets: SecretRow[] }) {
@@ -23,10 +20,10 @@ export function SecretsManager({ secrets }: { secrets: SecretRow[] }) {
   async function put(n: string, v: string): Promise<boolean> {
     setBusy(true);
     setError(null);
-    const res = await fetch("/api/secrets", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: n, value: v }) }).catch(() => null);
+    const res = await api.api.secrets.$post({ json: { name: n, value: v } }).catch(() => null);
     setBusy(false);
     if (!res?.ok) {
-      const body = res ? ((await res.json().catch(() => ({}))) as { error?: string; problems?: { message: string }[] }) : null;
+      const body = res ? await errorBody(res) : null;
       setError(body?.problems?.map((p) => p.message).join("; ") || body?.error || "network error");
       return false;
     }
@@ -50,7 +47,7 @@ export function SecretsManager({ secrets }: { secrets: SecretRow[] }) {
 
   async function remove(n: string) {
     if (!window.confirm(`Delete the secret ${n}? Applets that use {{secrets.${n}}} will render it as empty.`)) return;
-    const res = await fetch(`/api/secrets/${encodeURIComponent(n)}`, { method: "DELETE" }).catch(() => null);
+    const res = await api.api.secrets[":name"].$delete({ param: { name: n } }).catch(() => null);
     if (!res?.ok) return setError(res ? `delete failed (${res.status})` : "network error");
     router.refresh();
   }
@@ -101,7 +98,7 @@ export function SecretsManager({ secrets }: { secrets: SecretRow[] }) {
                         }} aria-expanded={rotating === s.name}>
                         Rotate
                       </button>
-                      <button type="button" className="btn-danger" onClick={() => remove(s.name)}>
+                      <button type="button" className="btn-danger" onClick={() => void remove(s.name)}>
                         Delete
                       </button>
                     </span>
@@ -112,12 +109,13 @@ export function SecretsManager({ secrets }: { secrets: SecretRow[] }) {
                     <td colSpan={4} className="td px-0">
                       <form
                         className="flex flex-wrap items-center gap-2"
-                        onSubmit={async (e) => {
+                        onSubmit={(e) => {
                           e.preventDefault();
-                          if (await put(s.name, rotateValue)) {
+                          void put(s.name, rotateValue).then((saved) => {
+                            if (!saved) return;
                             setRotating(null);
                             setRotateValue("");
-                          }
+                          });
                         }}
                       >
                         <label htmlFor={`rotate-${s.name}`} className="text-sm text-slate-700">
@@ -143,7 +141,7 @@ export function SecretsManager({ secrets }: { secrets: SecretRow[] }) {
       ) : (
         <p className="text-sm text-slate-600">No secrets yet. Store webhook URLs and API tokens here and use them in any field as {"{{secrets.NAME}}"}.</p>
       )}
-      <form onSubmit={add} className="flex flex-wrap items-end gap-2 border-t border-slate-100 pt-3">
+      <form onSubmit={(e) => void add(e)} className="flex flex-wrap items-end gap-2 border-t border-slate-100 pt-3">
         <div className="w-full sm:w-56">
           <label htmlFor="secret-name" className="field-label mb-1">
             Name

@@ -1,7 +1,8 @@
 "use client";
 import { useState } from "react";
+import { api, type InferResponseType } from "@/lib/ui/api-client";
 
-type Result = { ok: true; title: string; spreadsheet_id: string } | { ok: false; error: string };
+type Result = InferResponseType<(typeof api.api.settings)["sheets-test"]["$post"], 200>;
 
 /** Settings → Google Sheets: reads a sheet's title with the service account, before an applet needs it. */
 export function SheetsTest() {
@@ -13,17 +14,15 @@ export function SheetsTest() {
     e.preventDefault();
     setBusy(true);
     setResult(null);
-    const res = await fetch("/api/settings/sheets-test", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ spreadsheet: sheet }),
-    }).catch(() => null);
-    setResult(res?.ok ? ((await res.json()) as Result) : { ok: false, error: `the request failed${res ? ` (${res.status})` : ""}` });
+    const res = await api.api.settings["sheets-test"].$post({ json: { spreadsheet: sheet } }).catch(() => null);
+    // An answer that is not JSON (a proxy's error page) must not leave the form busy for good.
+    const body = res?.ok ? await res.json().catch(() => null) : null;
+    setResult(body ?? { ok: false, error: res?.ok ? "the answer was not JSON" : `the request failed${res ? ` (${res.status})` : ""}` });
     setBusy(false);
   }
 
   return (
-    <form onSubmit={test} className="mt-3 space-y-2">
+    <form onSubmit={(e) => void test(e)} className="mt-3 space-y-2">
       <label className="block text-sm text-slate-700" htmlFor="sheets-test-id">
         Test access to a spreadsheet (id or URL)
       </label>

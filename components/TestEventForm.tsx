@@ -1,6 +1,7 @@
 "use client";
 import Link from "next/link";
 import { useState } from "react";
+import { api, errorBody } from "@/lib/ui/api-client";
 import { freshTestPayload, parseSample } from "@/lib/ui/sample";
 import { SamplePicker, builtinChoice, type SampleChoice } from "./editor/SamplePicker";
 
@@ -19,11 +20,10 @@ export function TestEventForm({ appletId, sample }: { appletId: string; sample: 
     if (!parsed.ok) return setError(parsed.error);
     const payload = freshTestPayload(parsed.value, sample, new Date());
     setBusy(true);
-    const res = await fetch(`/api/applets/${appletId}/test`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(payload) }).catch(() => null);
+    const res = await api.api.applets[":id"].test.$post({ param: { id: appletId }, json: { ...payload } }).catch(() => null);
     setBusy(false);
-    const body = res ? ((await res.json().catch(() => ({}))) as { run_id?: string; error?: string }) : null;
-    if (!res?.ok || !body?.run_id) return setError(body?.error ?? (res ? `failed (${res.status})` : "network error"));
-    setRunId(body.run_id);
+    if (!res?.ok) return setError((res && (await errorBody(res)).error) ?? (res ? `failed (${res.status})` : "network error"));
+    setRunId((await res.json()).run_id);
   }
 
   return (
@@ -31,7 +31,7 @@ export function TestEventForm({ appletId, sample }: { appletId: string; sample: 
       <SamplePicker appletId={appletId} builtin={sample} fetched={[]} value={choice} onChange={setChoice} idPrefix="test-payload" textLabel="Test event payload (JSON)" />
       <p className="text-xs text-slate-500">The built-in sample&apos;s received_at and user-agent are set to this send&apos;s.</p>
       <div className="flex flex-wrap items-center gap-3">
-        <button type="button" className="btn-primary" onClick={send} disabled={busy}>
+        <button type="button" className="btn-primary" onClick={() => void send()} disabled={busy}>
           {busy ? "Sending…" : "Send test event"}
         </button>
         {runId ? (

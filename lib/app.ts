@@ -3,6 +3,7 @@ import { systemClock, type Clock } from "./core/clock";
 import { createLogger, type Logger } from "./core/log";
 import { startWalCheckpointer } from "./db/checkpoint";
 import { openDatabase, type DbHandle } from "./db/client";
+import { createApiTokensRepo } from "./db/repos/api-tokens";
 import { createAppletsRepo } from "./db/repos/applets";
 import { createJobLocksRepo } from "./db/repos/job-locks";
 import { createMaintenanceRepo } from "./db/repos/maintenance";
@@ -34,6 +35,7 @@ export interface App {
     users: ReturnType<typeof createUsersRepo>;
     workers: ReturnType<typeof createWorkersRepo>;
     maintenance: ReturnType<typeof createMaintenanceRepo>;
+    apiTokens: ReturnType<typeof createApiTokensRepo>;
   };
   secrets: SecretsService;
   bus: Bus;
@@ -69,6 +71,7 @@ export function createApp(opts: CreateAppOptions = {}): App {
     users: createUsersRepo(db.sqlite),
     workers: createWorkersRepo(db.sqlite),
     maintenance: createMaintenanceRepo(db.sqlite),
+    apiTokens: createApiTokensRepo(db.sqlite),
   };
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLogger("whenthen");

@@ -1,7 +1,6 @@
 import { isValidTimeZone } from "@whenthen/schedules";
 import { z } from "zod";
 import { actionRegistry } from "./actions";
-import { UserError } from "./core/errors";
 import { triggerRegistry } from "./triggers";
 
 /**
@@ -64,14 +63,6 @@ export function checkDefinition(input: unknown): { ok: true; definition: Definit
   const parsed = definitionSchema.safeParse(input);
   if (parsed.success) return { ok: true, definition: parsed.data as Definition };
   return { ok: false, problems: parsed.error.issues.map(issueToProblem) };
-}
-
-export function parseDefinition(input: unknown): Definition {
-  const r = checkDefinition(input);
-  if (!r.ok) {
-    throw new UserError(`definition: ${r.problems.length} problem(s): ${r.problems.map((p) => `${p.path || "(root)"}: ${p.message}`).join("; ")}`, r.problems);
-  }
-  return r.definition;
 }
 
 function issueToProblem(issue: z.core.$ZodIssue): Problem {

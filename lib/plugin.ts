@@ -1,3 +1,4 @@
+import { z } from "zod";
 import type { AppConfig } from "./core/config";
 import type { Clock } from "./core/clock";
 import type { Logger } from "./core/log";
@@ -38,6 +39,44 @@ export interface FieldMeta {
 }
 
 export type FieldPreview = "notePath" | "inboundAddress" | "webhookUrl";
+
+/** A field as its schema describes it: everything but the name, which is the schema key. */
+export type FieldSpec = Omit<FieldMeta, "name">;
+
+const SPEC_KEYS = ["label", "kind", "help", "required", "placeholder", "options", "showWhen", "template", "preview", "item"] as const satisfies readonly (keyof FieldSpec)[];
+
+/**
+ * Describes a config field once, on its schema (zod 4 `.meta()`): the editor's form is generated
+ * from the config schema's keys that carry one (`fieldsOf`). Put it on the outermost schema of the
+ * key (after `.optional()`), where the object's shape holds it.
+ */
+export function field<T extends z.ZodType>(schema: T, spec: FieldSpec): T {
+  return schema.meta(spec as z.core.$replace<z.core.GlobalMeta, T>);
+}
+
+/** The object schema under refinements and pipes: the one whose keys are the config's. */
+export function objectShape(schema: z.ZodType): Record<string, z.ZodType> {
+  let s: unknown = schema;
+  for (let i = 0; i < 10 && s; i++) {
+    if (s instanceof z.ZodObject) return s.shape;
+    const def = (s as { _zod?: { def?: { in?: unknown; innerType?: unknown; schema?: unknown } } })._zod?.def;
+    s = def?.in ?? def?.innerType ?? def?.schema;
+  }
+  throw new Error("plugin: a config schema must be an object schema (z.strictObject)");
+}
+
+/** The editor's fields, in the schema's key order: every key described with `field(…)`. */
+export function fieldsOf(schema: z.ZodType): FieldMeta[] {
+  const out: FieldMeta[] = [];
+  for (const [name, keySchema] of Object.entries(objectShape(schema))) {
+    const meta = keySchema.meta() as Partial<FieldSpec> | undefined;
+    if (!meta?.kind || !meta.label) continue;
+    const f: FieldMeta = { name, label: meta.label, kind: meta.kind };
+    for (const k of SPEC_KEYS) if (meta[k] !== undefined) (f as unknown as Record<string, unknown>)[k] = meta[k];
+    out.push(f);
+  }
+  return out;
+}
 
 /** The services every plug-in may use. Tests pass their own (a manual clock, msw behind safeFetch). */
 export interface PluginContext {

@@ -10,7 +10,7 @@
 // module that the worker imports only when it needs it (the SMTP receiver, the Sheets client, the
 // sandbox) in its own chunk, so its packages are loaded only then.
 import { build } from "esbuild";
-import { copyFileSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -57,6 +57,7 @@ const result = await build({
     server: "server.ts",
     worker: "worker/index.ts",
     "reset-password": "scripts/reset-password.ts",
+    cli: "cli/index.ts",
   },
   outdir,
   outExtension: { ".js": ".mjs" },
@@ -77,6 +78,10 @@ const result = await build({
   plugins: [sandboxThread, externals],
 });
 copyFileSync(path.join(root, "lib/sandbox/worker.mjs"), path.join(outdir, "sandbox-thread.mjs"));
+// The package's `bin`: runnable as `whenthen` once linked (npm link, pnpm add -g .).
+const cli = path.join(outdir, "cli.mjs");
+writeFileSync(cli, `#!/usr/bin/env node\n${readFileSync(cli, "utf8")}`);
+chmodSync(cli, 0o755);
 
 const outputs = Object.entries(result.metafile.outputs).filter(([f]) => f.endsWith(".mjs"));
 const kb = outputs.reduce((n, [, o]) => n + o.bytes, 0) / 1024;

@@ -24,9 +24,9 @@ import { createAppletService } from "../lib/applets/service";
 import { createSeedRepo, type SeedRunState } from "../lib/db/repos/seed";
 import { checkDefinition, timezoneOf, type Definition } from "../lib/definition";
 import type { RunStatus, Step } from "../lib/executor/types";
+import { toText } from "../lib/core/text";
 import { renderConfig } from "../lib/template";
-
-type TriggerType = "webhook" | "schedule" | "rss" | "email" | "poll";
+import type { TriggerType } from "../lib/triggers";
 
 interface Fixture {
   id: string;
@@ -323,7 +323,7 @@ function outputFor(type: string, rendered: Record<string, unknown>, app: App, ev
     case "email":
       return { path: path.join(app.config.dataDir, "outbox", `${iso(at).replace(/[:.]/g, "-")}-${eventId.slice(0, 8)}.eml`), message_id: `<${eventId}.${index}@whenthen>` };
     case "note":
-      return { path: path.join(app.config.notesRoot, String(rendered.folder ?? ""), String(rendered.filename ?? "note.md")) };
+      return { path: path.join(app.config.notesRoot, toText(rendered.folder ?? ""), toText(rendered.filename ?? "note.md")) };
     case "http":
       return { status: 201, headers: { "content-type": "application/json" }, body: { id: `rcpt_${hex(6)}`, ok: true } };
     default:
@@ -401,7 +401,7 @@ function buildSteps(app: App, f: Fixture, definition: Definition, plan: RunPlan,
         }));
       }
     } else if (!running) {
-      step.output = outputFor(action.type, rendered as Record<string, unknown>, app, ids.eventId, index, started);
+      step.output = outputFor(action.type, rendered, app, ids.eventId, index, started);
     }
     steps.push(step);
     clock += duration + 5;

@@ -3,9 +3,9 @@ import { EnabledToggle } from "@/components/EnabledToggle";
 import { LocalTime } from "@/components/LocalTime";
 import { PluginIcon } from "@/components/PluginIcon";
 import { StatusBadge } from "@/components/StatusBadge";
-import { services } from "@/lib/ui/services";
+import { appletList } from "@/lib/api/queries";
+import { services } from "@/lib/services";
 import { listApplets, needsAttention, type AppletListQuery } from "@/lib/ui/applet-list";
-import { actionTypesOf } from "@/lib/api/serialize";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Applets · whenthen" };
@@ -15,9 +15,8 @@ const one = (v: string | string[] | undefined): string | undefined => (Array.isA
 export default async function AppletsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const sp = await searchParams;
   const { app } = services();
-  const all = app.repos.applets.list();
-  const since = new Date(app.clock.now().getTime() - 86_400_000).toISOString();
-  const stats = new Map(app.repos.runs.statsByApplet(since).map((s) => [s.applet_id, s]));
+  // The same list GET /api/applets answers, searched, filtered, sorted and paged here.
+  const all = await appletList(app);
   const triggerErrors = new Map(app.repos.triggerState.lastErrors().map((e) => [e.appletId, e.lastError]));
   const query: AppletListQuery = {
     q: one(sp.q),
@@ -27,14 +26,14 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
     page: Number(one(sp.page) ?? 1) || 1,
   };
   const listed = listApplets(
-    all.map((a) => ({ ...a, lastStatus: stats.get(a.id)?.last_status ?? null, lastAt: stats.get(a.id)?.last_at ?? null, triggerError: triggerErrors.get(a.id) ?? null })),
+    all.map((a) => ({ ...a, triggerType: a.trigger_type, createdAt: a.created_at, lastStatus: a.last_run_status, lastAt: a.last_run_at, triggerError: triggerErrors.get(a.id) ?? null })),
     query,
   );
   const applets = listed.items;
   const filtered = Boolean(query.q || query.trigger || query.status);
   const link = (extra: Record<string, string | undefined>) =>
     "/?" + new URLSearchParams(Object.entries({ q: query.q, trigger: query.trigger, status: query.status, sort: query.sort, ...extra }).filter((e): e is [string, string] => Boolean(e[1]))).toString();
-  const triggerTypes = [...new Set(all.map((a) => a.triggerType))].sort();
+  const triggerTypes = [...new Set(all.map((a) => a.trigger_type))].sort();
 
   return (
     <div className="mx-auto max-w-6xl">
@@ -126,7 +125,6 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
             </thead>
             <tbody className="divide-y divide-slate-100">
               {applets.map((a) => {
-                const s = stats.get(a.id);
                 return (
                   <tr key={a.id} className="hover:bg-slate-50">
                     <td className="td max-w-[12rem] sm:max-w-xs">
@@ -141,11 +139,11 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
                     </td>
                     <td className="td">
                       <span className="inline-flex items-center gap-1.5">
-                        <PluginIcon kind="trigger" type={a.triggerType} />
+                        <PluginIcon kind="trigger" type={a.trigger_type} />
                         <span className="text-slate-400" aria-hidden="true">
                           →
                         </span>
-                        {actionTypesOf(a).map((t, i) => (
+                        {a.action_types.map((t, i) => (
                           <PluginIcon key={i} kind="action" type={t} />
                         ))}
                       </span>
@@ -154,16 +152,16 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
                       <EnabledToggle id={a.id} enabled={a.enabled} name={a.name} />
                     </td>
                     <td className="td whitespace-nowrap">
-                      {s?.last_status ? (
+                      {a.last_run_status ? (
                         <span className="inline-flex items-center gap-2">
-                          <StatusBadge status={s.last_status} />
-                          <LocalTime iso={s.last_at} className="text-slate-600" />
+                          <StatusBadge status={a.last_run_status} />
+                          <LocalTime iso={a.last_run_at} className="text-slate-600" />
                         </span>
                       ) : (
                         <span className="text-slate-400">never run</span>
                       )}
                     </td>
-                    <td className="td text-right tabular-nums">{s?.runs_24h ?? 0}</td>
+                    <td className="td text-right tabular-nums">{a.runs_24h}</td>
                   </tr>
                 );
               })}

@@ -2,11 +2,8 @@
 
 import { useState, type FormEvent } from "react";
 import { safeNext } from "@/lib/auth/safe-next";
-
-interface Problem {
-  path: string;
-  message: string;
-}
+import type { Problem } from "@/lib/definition";
+import { api, errorBody } from "@/lib/ui/api-client";
 
 export interface CredentialsFormProps {
   endpoint: "/api/setup" | "/api/login";
@@ -32,16 +29,13 @@ export function CredentialsForm({ endpoint, submitLabel, next, passwordAutoCompl
     setError(null);
     setProblems([]);
     try {
-      const res = await fetch(endpoint, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ email, password }),
-      });
+      const route = endpoint === "/api/setup" ? api.api.setup : api.api.login;
+      const res = await route.$post({ json: { email, password } });
       if (res.ok) {
         location.href = safeNext(next);
         return;
       }
-      const body = (await res.json().catch(() => ({}))) as { error?: string; problems?: Problem[] };
+      const body = await errorBody(res);
       const fieldProblems = (body.problems ?? []).filter((p) => p.path === "email" || p.path === "password");
       setProblems(fieldProblems);
       if (res.status === 404 && endpoint === "/api/setup") {
@@ -65,7 +59,7 @@ export function CredentialsForm({ endpoint, submitLabel, next, passwordAutoCompl
     // method="post" with no action: a submit before hydration (slow network, JS off) posts back to
     // this same page, which renders the form again. The default GET would put the password in
     // the URL, the history and every log on the way.
-    <form method="post" onSubmit={submit} noValidate className="space-y-4">
+    <form method="post" onSubmit={(e) => void submit(e)} noValidate className="space-y-4">
       <div>
         <label htmlFor="email" className="block text-sm font-medium text-slate-700">
           Email

@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import { redirect } from "next/navigation";
-import { authFromGlobal } from "@/lib/auth/next";
+import { services } from "@/lib/services";
 import { PASSWORD_MIN_LENGTH } from "@/lib/auth/policy";
 import { CredentialsForm } from "../login/credentials-form";
 
@@ -10,7 +10,7 @@ export const dynamic = "force-dynamic";
 
 /** First run only: creates the one admin. server.ts's page gate already hides it once a user exists; this is the same rule where the page renders. */
 export default function SetupPage() {
-  if (authFromGlobal().hasUser()) redirect("/login");
+  if (services().auth.hasUser()) redirect("/login");
   return (
     <main className="flex min-h-screen items-center justify-center px-4">
       <div className="w-full max-w-sm rounded-lg border border-slate-200 bg-white p-6 shadow-sm">

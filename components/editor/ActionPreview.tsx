@@ -1,6 +1,6 @@
 "use client";
 import { pretty, templateSegments } from "@/lib/ui/format";
-import type { MetaAction } from "@/lib/ui/types";
+import type { MetaAction } from "@/lib/api/queries";
 import type { PreviewAction } from "./api";
 
 /** One action's fields rendered against the sample, with expressions that rendered empty marked. */

@@ -2,7 +2,7 @@
 import type { Dispatch } from "react";
 import { PluginIcon } from "@/components/PluginIcon";
 import { pretty, type IngredientGroup } from "@/lib/ui/format";
-import type { Meta, MetaAction, MetaTrigger } from "@/lib/ui/types";
+import type { Meta, MetaAction, MetaTrigger } from "@/lib/api/queries";
 import { ActionPreview, SampleDetails } from "./ActionPreview";
 import { ConfigForm } from "./ConfigForm";
 import { actionOf, isPicked, typedSlots, type ActionSlot, type PickedSlot, type Draft, type DraftAction, type PlacedProblems } from "./draft";

@@ -2,7 +2,8 @@
 import { useRouter } from "next/navigation";
 import { useMemo, useReducer, useState } from "react";
 import { ingredientGroups } from "@/lib/ui/format";
-import type { DefinitionJson, Meta, MetaTrigger } from "@/lib/ui/types";
+import type { Meta, MetaTrigger } from "@/lib/api/queries";
+import type { Definition } from "@/lib/definition";
 import { ActionsStep } from "./ActionsStep";
 import { saveApplet, saveDraft, type FilterTestResult, type PreviewRequest } from "./api";
 import { SamplePicker, builtinChoice, type SampleChoice } from "./SamplePicker";
@@ -22,7 +23,7 @@ import { useUnsavedGuard } from "./useUnsavedGuard";
 export interface EditorApplet {
   id: string;
   name: string;
-  definition: DefinitionJson;
+  definition: Definition;
 }
 
 /**
@@ -141,7 +142,7 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
         setFetched(items);
         // The first fetched item is what the feed really holds: test against it from now on.
         if (items[0] && sampleChoice.source === "builtin") setSampleChoice({ source: "fetched:0", text: JSON.stringify(items[0], null, 2) });
-      }} onSaveDraft={saveAsDraft} />
+      }} onSaveDraft={() => void saveAsDraft()} />
       {trigger ? (
         <>
           <section className="card" aria-label="Sample">
@@ -180,7 +181,7 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
             </button>
           </div>
 
-          <SaveSection draft={draft} name={name} dispatch={dispatch} nameErrors={problems.name} problems={worded} saveError={saveError} saving={saving} status={status} isNew={!applet} onSave={save} />
+          <SaveSection draft={draft} name={name} dispatch={dispatch} nameErrors={problems.name} problems={worded} saveError={saveError} saving={saving} status={status} isNew={!applet} onSave={() => void save()} />
         </>
       ) : null}
     </div>

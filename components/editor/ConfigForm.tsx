@@ -1,6 +1,6 @@
 "use client";
 import type { IngredientGroup } from "@/lib/ui/format";
-import type { FieldMeta } from "@/lib/ui/types";
+import type { FieldMeta } from "@/lib/plugin";
 import { CronField } from "./CronField";
 import { TemplateInput } from "./TemplateInput";
 import { TimezoneSelect } from "./TimezoneSelect";
@@ -15,7 +15,7 @@ export function ConfigForm(props: {
   idPrefix: string;
   fields: FieldMeta[];
   cfg: FormConfig;
-  onChange(cfg: FormConfig): void;
+  onChange: (cfg: FormConfig) => void;
   errors: Map<string, string[]>;
   /** Said at the field but not refused on save (a secret that does not exist). */
   warnings?: Map<string, string[]>;
@@ -92,7 +92,7 @@ function FieldControl({ field: f, id, value, onChange, zone, invalid, groups, he
   field: FieldMeta;
   id: string;
   value: FormValue | undefined;
-  onChange(v: FormValue): void;
+  onChange: (v: FormValue) => void;
   /** The form's time zone, for a cron field's fire times. */
   zone: string;
   invalid: boolean;
@@ -142,7 +142,7 @@ function FieldControl({ field: f, id, value, onChange, zone, invalid, groups, he
  * A `list` field: one template per row; "Add …" appends one. The field's `item` names a row and
  * numbers it: `{ noun: "column", numbering: "letters" }` gives "Column A" and "Add column".
  */
-function ListField({ field, id, items, onChange, groups, invalid }: { field: FieldMeta; id: string; items: string[]; onChange(v: string[]): void; groups: IngredientGroup[] | null; invalid: boolean }) {
+function ListField({ field, id, items, onChange, groups, invalid }: { field: FieldMeta; id: string; items: string[]; onChange: (v: string[]) => void; groups: IngredientGroup[] | null; invalid: boolean }) {
   const noun = field.item?.noun ?? "item";
   const rowLabel = (i: number) => (field.item?.numbering === "letters" ? `${noun.charAt(0).toUpperCase()}${noun.slice(1)} ${columnName(i)}` : `#${i + 1}`);
   return (

@@ -4,7 +4,7 @@ import { useIsClient } from "@/components/LocalTime";
 import { CRON_PRESETS } from "@/lib/ui/format";
 
 /** The schedule's cron expression: presets, and the next three fire times in the chosen zone. */
-export function CronField({ id, value, onChange, timezone, invalid }: { id: string; value: string; onChange(v: string): void; timezone: string; invalid?: boolean }) {
+export function CronField({ id, value, onChange, timezone, invalid }: { id: string; value: string; onChange: (v: string) => void; timezone: string; invalid?: boolean }) {
   const client = useIsClient();
   const preset = CRON_PRESETS.find((p) => p.cron === value.trim());
   return (

@@ -10,7 +10,7 @@ interface FetchState {
 }
 
 /** "Fetch now" for RSS and poll: runs the trigger's fetch without saving, to check the URL and path. */
-export function FetchNow({ type, config, onItems }: { type: string; config: Record<string, unknown>; onItems?(items: Record<string, unknown>[]): void }) {
+export function FetchNow({ type, config, onItems }: { type: string; config: Record<string, unknown>; onItems?: (items: Record<string, unknown>[]) => void }) {
   const [state, setState] = useState<FetchState>({ busy: false });
   async function run() {
     setState({ busy: true });
@@ -22,7 +22,7 @@ export function FetchNow({ type, config, onItems }: { type: string; config: Reco
   return (
     <div className="flex flex-col gap-2">
       <div>
-        <button type="button" className="btn-secondary" onClick={run} disabled={state.busy}>
+        <button type="button" className="btn-secondary" onClick={() => void run()} disabled={state.busy}>
           {state.busy ? "Fetching…" : "Fetch now"}
         </button>
       </div>

@@ -9,7 +9,7 @@ export type { FilterTestResult };
  * The filter code editor: a monospace textarea where Tab indents (Esc, then Tab, moves focus on, so
  * keyboard users are not trapped), and "Test filter" runs the code in the sandbox against the sample.
  */
-export function FilterCode(props: { code: string; onChange(code: string): void; sample: Record<string, unknown>; errors: string[]; onResult(r: FilterTestResult | null): void; onRemove(): void }) {
+export function FilterCode(props: { code: string; onChange: (code: string) => void; sample: Record<string, unknown>; errors: string[]; onResult: (r: FilterTestResult | null) => void; onRemove: () => void }) {
   const ref = useRef<HTMLTextAreaElement>(null);
   const escaped = useRef(false);
   const [busy, setBusy] = useState(false);
@@ -79,7 +79,7 @@ export function FilterCode(props: { code: string; onChange(code: string): void; 
         </p>
       ))}
       <div className="mt-2 flex items-center gap-3">
-        <button type="button" className="btn-secondary" onClick={test} disabled={busy || !props.code.trim()}>
+        <button type="button" className="btn-secondary" onClick={() => void test()} disabled={busy || !props.code.trim()}>
           {busy ? "Testing…" : "Test filter"}
         </button>
         <span className="text-xs text-slate-500">Runs against the sample picked above.</span>

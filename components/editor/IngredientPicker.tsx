@@ -2,7 +2,7 @@
 import type { IngredientGroup } from "@/lib/ui/format";
 
 /** "Insert ingredient": a plain select that hands the chosen `{{…}}` to `onPick` and resets itself. */
-export function IngredientPicker({ groups, onPick, fieldLabel }: { groups: IngredientGroup[]; onPick(value: string): void; fieldLabel: string }) {
+export function IngredientPicker({ groups, onPick, fieldLabel }: { groups: IngredientGroup[]; onPick: (value: string) => void; fieldLabel: string }) {
   return (
     <select
       aria-label={`Insert ingredient into ${fieldLabel}`}

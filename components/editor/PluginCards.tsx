@@ -13,7 +13,7 @@ const CARD_TONE = {
 } as const;
 
 /** The cards a trigger or an action is picked from: icon, label, description. */
-export function PluginCards<P extends PickablePlugin>({ kind, plugins, onPick }: { kind: "trigger" | "action"; plugins: P[]; onPick(plugin: P): void }) {
+export function PluginCards<P extends PickablePlugin>({ kind, plugins, onPick }: { kind: "trigger" | "action"; plugins: P[]; onPick: (plugin: P) => void }) {
   return (
     <div className="grid gap-3 sm:grid-cols-2 lg:grid-cols-3">
       {plugins.map((p) => (

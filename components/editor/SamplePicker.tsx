@@ -23,7 +23,7 @@ export function SamplePicker({ appletId, builtin, fetched, value, onChange, idPr
   /** Items "Fetch now" returned (a feed's entries), newest first. */
   fetched: Record<string, unknown>[];
   value: SampleChoice;
-  onChange(choice: SampleChoice): void;
+  onChange: (choice: SampleChoice) => void;
   idPrefix?: string;
   /** The JSON box's label (two pickers on one page need two). */
   textLabel?: string;

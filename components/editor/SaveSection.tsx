@@ -19,7 +19,7 @@ export function SaveSection({ draft, name, dispatch, nameErrors, problems, saveE
   saving: boolean;
   status: SaveStatus;
   isNew: boolean;
-  onSave(): void;
+  onSave: () => void;
 }) {
   return (
     <section className="card" aria-labelledby="save-heading">

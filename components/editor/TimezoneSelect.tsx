@@ -5,7 +5,7 @@ import { useIsClient } from "@/components/LocalTime";
  * IANA zones from the browser. The server renders only the current value: Node's and the
  * browser's zone lists can differ, which would break hydration.
  */
-export function TimezoneSelect({ id, value, onChange, allowEmpty, emptyLabel }: { id: string; value: string; onChange(v: string): void; allowEmpty?: boolean; emptyLabel?: string }) {
+export function TimezoneSelect({ id, value, onChange, allowEmpty, emptyLabel }: { id: string; value: string; onChange: (v: string) => void; allowEmpty?: boolean; emptyLabel?: string }) {
   const client = useIsClient();
   let zones: string[] = [];
   if (client) {

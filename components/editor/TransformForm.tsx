@@ -4,7 +4,7 @@ import type { TransformDraft } from "./draft";
 import { TemplateInput } from "./TemplateInput";
 
 /** The optional AI transform step: model, prompt, where the answer goes. */
-export function TransformForm({ value, onChange, errors, groups, aiConfigured }: { value: TransformDraft; onChange(v: TransformDraft | null): void; errors: Map<string, string[]>; groups: IngredientGroup[]; aiConfigured: boolean }) {
+export function TransformForm({ value, onChange, errors, groups, aiConfigured }: { value: TransformDraft; onChange: (v: TransformDraft | null) => void; errors: Map<string, string[]>; groups: IngredientGroup[]; aiConfigured: boolean }) {
   const err = (k: string) =>
     (errors.get(k) ?? []).map((e) => (
       <p key={e} className="mt-1 text-xs font-medium text-red-700" role="alert">

@@ -1,7 +1,7 @@
 "use client";
 import type { Dispatch } from "react";
 import { PluginIcon } from "@/components/PluginIcon";
-import type { Meta, MetaTrigger } from "@/lib/ui/types";
+import type { Meta, MetaTrigger } from "@/lib/api/queries";
 import { ConfigForm } from "./ConfigForm";
 import { triggerOf, type Draft, type DraftAction, type PlacedProblems } from "./draft";
 import { FetchNow } from "./FetchNow";
@@ -10,7 +10,7 @@ import { FieldPanels } from "./panels";
 import { Alerts, PluginCards, StepHeading } from "./PluginCards";
 
 /** Step 1, "When this happens": the trigger cards, or the picked trigger's card and form. */
-export function TriggerStep({ meta, draft, dispatch, onPick, problems, isNew, onFetched, onSaveDraft }: { meta: Meta; draft: Draft; dispatch: Dispatch<DraftAction>; onPick(t: MetaTrigger): void; problems: PlacedProblems; isNew: boolean; onFetched?(items: Record<string, unknown>[]): void; onSaveDraft?(): void }) {
+export function TriggerStep({ meta, draft, dispatch, onPick, problems, isNew, onFetched, onSaveDraft }: { meta: Meta; draft: Draft; dispatch: Dispatch<DraftAction>; onPick: (t: MetaTrigger) => void; problems: PlacedProblems; isNew: boolean; onFetched?: (items: Record<string, unknown>[]) => void; onSaveDraft?: () => void }) {
   const trigger = triggerOf(meta, draft.trigger.type);
   return (
     <section className="card" aria-labelledby="step1">
@@ -22,7 +22,7 @@ export function TriggerStep({ meta, draft, dispatch, onPick, problems, isNew, on
   );
 }
 
-function TriggerPicker({ meta, draft, onPick, problems }: { meta: Meta; draft: Draft; onPick(t: MetaTrigger): void; problems: PlacedProblems }) {
+function TriggerPicker({ meta, draft, onPick, problems }: { meta: Meta; draft: Draft; onPick: (t: MetaTrigger) => void; problems: PlacedProblems }) {
   const previous = triggerOf(meta, draft.previousTrigger);
   return (
     <>
@@ -41,7 +41,7 @@ function TriggerPicker({ meta, draft, onPick, problems }: { meta: Meta; draft: D
   );
 }
 
-function PickedTrigger({ meta, trigger, draft, dispatch, problems, isNew, onFetched, onSaveDraft }: { meta: Meta; trigger: MetaTrigger; draft: Draft; dispatch: Dispatch<DraftAction>; problems: PlacedProblems; isNew: boolean; onFetched?(items: Record<string, unknown>[]): void; onSaveDraft?(): void }) {
+function PickedTrigger({ meta, trigger, draft, dispatch, problems, isNew, onFetched, onSaveDraft }: { meta: Meta; trigger: MetaTrigger; draft: Draft; dispatch: Dispatch<DraftAction>; problems: PlacedProblems; isNew: boolean; onFetched?: (items: Record<string, unknown>[]) => void; onSaveDraft?: () => void }) {
   const { cfg, original } = draft.trigger;
   return (
     <div className="flex flex-col gap-4">

@@ -1,135 +1,109 @@
-import type { DefinitionJson, Problem } from "@/lib/ui/types";
+import type { Definition, Problem } from "@/lib/definition";
+import { api, errorBody, type InferResponseType } from "@/lib/ui/api-client";
 
 /**
  * Every request the editor makes, in one place: the components call these and never `fetch`.
- * Each answers in the editor's terms (ok with the body, or an error said for the user) and
+ * Requests and answers are typed from the routes (lib/api/routes/applets.ts) through the typed
+ * client. Each answers in the editor's terms (ok with the body, or an error said for the user) and
  * never throws, so a dropped connection is a message, not an unhandled rejection.
  */
 
 type Answer<T> = { ok: true; value: T } | { ok: false; error: string };
 
-async function post(path: string, body: unknown, init?: { method?: string; signal?: AbortSignal }): Promise<{ res: Response; json: Record<string, unknown> } | null> {
-  const res = await fetch(path, { method: init?.method ?? "POST", headers: { "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body), signal: init?.signal }).catch(() => null);
-  if (!res) return null;
-  const json = ((await res.json().catch(() => null)) ?? {}) as Record<string, unknown>;
-  return { res, json };
-}
+/** A request that could not be sent (offline, aborted) is null, not an exception. */
+const sent = <T>(request: Promise<T>): Promise<T | null> => request.catch(() => null);
 
-const errorOf = (json: Record<string, unknown>): string | undefined => (typeof json.error === "string" ? json.error : undefined);
+/** The status as a number: the typed client knows the statuses a route answers, not the 400/413 its validation throws. */
+const statusOf = (res: { status: number }): number => res.status;
 
 // ---- save ----------------------------------------------------------------------------------------
 
 export type SaveAnswer = { ok: true; id: string } | { ok: false; problems: Problem[] } | { ok: false; error: string };
 
 /** POST /api/applets for a new applet, PUT /api/applets/:id for an existing one. */
-export async function saveApplet(id: string | undefined, body: { name: string; definition: DefinitionJson | null }): Promise<SaveAnswer> {
-  const answer = await post(id ? `/api/applets/${id}` : "/api/applets", body, { method: id ? "PUT" : "POST" });
-  if (!answer) return { ok: false, error: "network error: nothing was saved" };
-  const { res, json } = answer;
-  if (res.status === 400) {
-    const problems = Array.isArray(json.problems) ? (json.problems as Problem[]) : [];
-    return { ok: false, problems: problems.length ? problems : [{ path: "", message: errorOf(json) ?? "invalid applet" }] };
+export async function saveApplet(id: string | undefined, body: { name: string; definition: Definition | null }): Promise<SaveAnswer> {
+  const res = id ? await sent(api.api.applets[":id"].$put({ param: { id }, json: body })) : await sent(api.api.applets.$post({ json: body }));
+  if (!res) return { ok: false, error: "network error: nothing was saved" };
+  if (res.ok) return { ok: true, id: (await res.json()).applet.id };
+  const refused = await errorBody(res);
+  if (statusOf(res) === 400) {
+    const problems = refused.problems ?? [];
+    return { ok: false, problems: problems.length ? problems : [{ path: "", message: refused.error ?? "invalid applet" }] };
   }
-  const applet = json.applet as { id?: unknown } | undefined;
-  if (!res.ok || typeof applet?.id !== "string") return { ok: false, error: errorOf(json) ?? `save failed (${res.status})` };
-  return { ok: true, id: applet.id };
+  return { ok: false, error: refused.error ?? `save failed (${res.status})` };
 }
 
 // ---- preview -------------------------------------------------------------------------------------
 
 export interface PreviewRequest {
-  definition: DefinitionJson;
+  definition: Definition;
   sample: Record<string, unknown>;
   vars: Record<string, unknown>;
   ai: Record<string, string>;
 }
 
-export interface PreviewAction {
-  index: number;
-  type: string;
-  rendered: Record<string, unknown>;
-  warnings: string[];
-  unresolved: string[];
-}
+export type PreviewAnswerBody = InferResponseType<(typeof api.api.applets.preview)["$post"], 200>;
+export type PreviewAction = PreviewAnswerBody["actions"][number];
 
-export interface PreviewAnswerBody {
-  actions: PreviewAction[];
-  problems: Problem[];
-}
-
-/** POST /api/applets/preview with the request already serialized; `null` when it was aborted. */
+/** POST /api/applets/preview with the request already serialized (the debounce compares the text); `null` when it was aborted. */
 export async function previewApplet(body: string, signal: AbortSignal): Promise<Answer<PreviewAnswerBody> | null> {
-  const answer = await post("/api/applets/preview", body, { signal });
+  const res = await sent(api.api.applets.preview.$post({ json: JSON.parse(body) as PreviewRequest }, { init: { signal } }));
   if (signal.aborted) return null;
-  if (!answer) return { ok: false, error: "network error" };
-  const { res, json } = answer;
-  if (!res.ok || !Array.isArray(json.actions)) return { ok: false, error: errorOf(json) ?? `preview failed (${res.status})` };
-  return { ok: true, value: { actions: json.actions as PreviewAction[], problems: Array.isArray(json.problems) ? (json.problems as Problem[]) : [] } };
+  if (!res) return { ok: false, error: "network error" };
+  if (res.ok) return { ok: true, value: await res.json() };
+  return { ok: false, error: (await errorBody(res)).error ?? `preview failed (${res.status})` };
 }
 
 // ---- filter test ---------------------------------------------------------------------------------
 
-export interface FilterTestResult {
-  vars: Record<string, unknown>;
-  logs: string[];
-  skipped: boolean;
-  reason: string | null;
-  error: string | null;
-  duration_ms?: number;
-}
+export type FilterTestResult = InferResponseType<(typeof api.api.applets)["filter-test"]["$post"], 200>;
 
 /** POST /api/applets/filter-test: the filter code in the sandbox against the sample event. */
 export async function testFilter(code: string, sample: Record<string, unknown>): Promise<Answer<FilterTestResult>> {
-  const answer = await post("/api/applets/filter-test", { code, sample });
-  if (!answer) return { ok: false, error: "network error" };
-  const { res, json } = answer;
-  if (!res.ok || !Array.isArray(json.logs)) return { ok: false, error: errorOf(json) ?? `failed (${res.status})` };
-  return { ok: true, value: json as unknown as FilterTestResult };
+  const res = await sent(api.api.applets["filter-test"].$post({ json: { code, sample } }));
+  if (!res) return { ok: false, error: "network error" };
+  if (res.ok) return { ok: true, value: await res.json() };
+  return { ok: false, error: (await errorBody(res)).error ?? `failed (${res.status})` };
 }
 
 // ---- fetch now -----------------------------------------------------------------------------------
 
 /** POST /api/triggers/fetch: the trigger's fetch (RSS, poll) without saving, to check its config. */
 export async function fetchTrigger(type: string, config: Record<string, unknown>): Promise<Answer<unknown>> {
-  const answer = await post("/api/triggers/fetch", { type, config });
-  if (!answer) return { ok: false, error: "network error" };
-  const { res, json } = answer;
-  if (res.status === 400) {
-    const problems = Array.isArray(json.problems) ? (json.problems as Problem[]) : [];
-    return { ok: false, error: problems.map((p) => `${p.path.replace(/^config\./, "")}: ${p.message}`).join("; ") || errorOf(json) || "invalid config" };
+  const res = await sent(api.api.triggers.fetch.$post({ json: { type, config } }));
+  if (!res) return { ok: false, error: "network error" };
+  if (res.ok) {
+    const answer = await res.json();
+    return answer.ok ? { ok: true, value: answer.result } : { ok: false, error: answer.error };
   }
-  if (!res.ok || json.ok === false) return { ok: false, error: errorOf(json) ?? `failed (${res.status})` };
-  return { ok: true, value: json.result };
+  const refused = await errorBody(res);
+  if (statusOf(res) === 400) {
+    return { ok: false, error: (refused.problems ?? []).map((p) => `${p.path.replace(/^config\./, "")}: ${p.message}`).join("; ") || refused.error || "invalid config" };
+  }
+  return { ok: false, error: refused.error ?? `failed (${res.status})` };
 }
 
 // ---- samples -------------------------------------------------------------------------------------
 
-export interface PastEvent {
-  id: string;
-  source: string;
-  received_at: string;
-  payload: Record<string, unknown>;
-}
+export type PastEvent = InferResponseType<(typeof api.api.applets)[":id"]["events"]["$get"], 200>["events"][number];
 
 /** GET /api/applets/:id/events: the applet's last 20 events, for the sample picker. */
 export async function pastEvents(appletId: string): Promise<Answer<PastEvent[]>> {
-  const res = await fetch(`/api/applets/${encodeURIComponent(appletId)}/events`).catch(() => null);
+  const res = await sent(api.api.applets[":id"].events.$get({ param: { id: appletId } }));
   if (!res) return { ok: false, error: "network error" };
-  const json = ((await res.json().catch(() => null)) ?? {}) as Record<string, unknown>;
-  if (!res.ok || !Array.isArray(json.events)) return { ok: false, error: errorOf(json) ?? `failed (${res.status})` };
-  return { ok: true, value: json.events as PastEvent[] };
+  if (!res.ok) return { ok: false, error: (await errorBody(res)).error ?? `failed (${statusOf(res)})` };
+  return { ok: true, value: (await res.json()).events };
 }
 
 /** A new applet saved disabled, so a webhook has its URL before anything can fire it. */
-export async function saveDraft(body: { name: string; definition: DefinitionJson | null }): Promise<SaveAnswer> {
-  const answer = await post("/api/applets", { ...body, enabled: false });
-  if (!answer) return { ok: false, error: "network error: nothing was saved" };
-  const { res, json } = answer;
-  if (res.status === 400) {
-    const problems = Array.isArray(json.problems) ? (json.problems as Problem[]) : [];
-    return { ok: false, problems: problems.length ? problems : [{ path: "", message: errorOf(json) ?? "invalid applet" }] };
+export async function saveDraft(body: { name: string; definition: Definition | null }): Promise<SaveAnswer> {
+  const res = await sent(api.api.applets.$post({ json: { ...body, enabled: false } }));
+  if (!res) return { ok: false, error: "network error: nothing was saved" };
+  if (res.ok) return { ok: true, id: (await res.json()).applet.id };
+  const refused = await errorBody(res);
+  if (statusOf(res) === 400) {
+    const problems = refused.problems ?? [];
+    return { ok: false, problems: problems.length ? problems : [{ path: "", message: refused.error ?? "invalid applet" }] };
   }
-  const applet = json.applet as { id?: unknown } | undefined;
-  if (!res.ok || typeof applet?.id !== "string") return { ok: false, error: errorOf(json) ?? `save failed (${res.status})` };
-  return { ok: true, id: applet.id };
+  return { ok: false, error: refused.error ?? `save failed (${statusOf(res)})` };
 }

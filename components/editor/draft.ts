@@ -1,4 +1,6 @@
-import type { DefinitionJson, FieldMeta, Meta, MetaAction, MetaTrigger, Problem } from "@/lib/ui/types";
+import type { Meta, MetaAction, MetaTrigger } from "@/lib/api/queries";
+import type { FieldMeta } from "@/lib/plugin";
+import type { Definition, Problem } from "@/lib/definition";
 import { defaultsFor, fromForm, toForm, type FormConfig } from "./fields";
 
 /**
@@ -68,7 +70,7 @@ export const actionOf = (catalog: Catalog, type: string | null | undefined): Met
 const emptySlot = (key: number): ActionSlot => ({ key, type: null, cfg: {}, original: {}, stash: {}, previousType: null });
 
 /** A stored applet (or nothing, for a new one) as a draft: the inverse of `buildDefinition`. */
-export function draftFromDefinition(catalog: Catalog, applet?: { name: string; definition: DefinitionJson }): Draft {
+export function draftFromDefinition(catalog: Catalog, applet?: { name: string; definition: Definition }): Draft {
   const def = applet?.definition;
   const actions = def ? def.actions.map((a, i): ActionSlot => ({ ...emptySlot(i), type: a.type, cfg: toForm(actionOf(catalog, a.type)?.fields ?? [], a.config), original: a.config })) : [emptySlot(0)];
   return {
@@ -167,10 +169,10 @@ export const isPicked = (slot: ActionSlot): slot is PickedSlot => slot.type !== 
 export const typedSlots = (draft: Draft): PickedSlot[] => draft.actions.filter(isPicked);
 
 /** What a save sends as the definition; null until a trigger is picked. */
-export function buildDefinition(catalog: Catalog, draft: Draft): DefinitionJson | null {
+export function buildDefinition(catalog: Catalog, draft: Draft): Definition | null {
   const { type, cfg, original } = draft.trigger;
   if (type === null) return null;
-  const d: DefinitionJson = {
+  const d: Definition = {
     version: 1,
     trigger: { type, config: fromForm(triggerOf(catalog, type)?.fields ?? [], cfg, original) },
     actions: typedSlots(draft).map((a) => ({ type: a.type, config: fromForm(actionOf(catalog, a.type)?.fields ?? [], a.cfg, a.original) })),

@@ -1,4 +1,5 @@
-import type { FieldMeta } from "@/lib/ui/types";
+import { toText } from "@/lib/core/text";
+import type { FieldMeta } from "@/lib/plugin";
 
 /**
  * Form state ⇄ stored config. The form keeps strings (text, select, json, number), booleans and
@@ -32,11 +33,11 @@ export function toForm(fields: FieldMeta[], config: Record<string, unknown>): Fo
     const v = config[f.name];
     if (v === undefined || v === null) continue;
     if (f.kind === "boolean") cfg[f.name] = v === true || v === "true";
-    else if (f.kind === "list") cfg[f.name] = Array.isArray(v) ? v.map((x) => (typeof x === "string" ? x : JSON.stringify(x))) : [String(v)];
+    else if (f.kind === "list") cfg[f.name] = Array.isArray(v) ? v.map((x) => (typeof x === "string" ? x : JSON.stringify(x))) : [toText(v)];
     else if (f.kind === "json") cfg[f.name] = typeof v === "string" ? v : JSON.stringify(v, null, 2);
     // A text field holding JSON (an imported http body object, a poll target of 100) shows it as
     // JSON, and fromForm reads it back as JSON: it keeps its type instead of becoming "[object Object]".
-    else cfg[f.name] = typeof v === "string" ? v : typeof v === "object" ? JSON.stringify(v, null, 2) : String(v);
+    else cfg[f.name] = typeof v === "string" ? v : typeof v === "object" ? JSON.stringify(v, null, 2) : toText(v);
   }
   return cfg;
 }

@@ -1,7 +1,8 @@
 "use client";
 import { Fragment, type ReactNode } from "react";
 import { sanitizeFilename } from "@/lib/files/sanitize";
-import type { FieldMeta, Meta } from "@/lib/ui/types";
+import type { Meta } from "@/lib/api/queries";
+import type { FieldMeta } from "@/lib/plugin";
 import type { FormConfig } from "./fields";
 
 /**
@@ -20,7 +21,7 @@ export interface PanelContext {
   /** The applet has not been saved yet. */
   isNew: boolean;
   /** Saves the new applet disabled, so it has an id (and a webhook its URL) before it is finished. */
-  onSaveDraft?(): void;
+  onSaveDraft?: () => void;
 }
 
 interface Panel {

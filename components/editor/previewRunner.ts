@@ -6,13 +6,13 @@
  */
 export interface PreviewRunner {
   /** The request changed: send it once `delayMs` pass without another change. */
-  schedule(body: string): void;
+  schedule: (body: string) => void;
   /** Send now ("Preview"). */
-  now(body: string): void;
+  now: (body: string) => void;
   /** Drop the pending send, if any (the request changed again, or stopped being followed). */
-  unschedule(): void;
+  unschedule: () => void;
   /** Abandon everything: the pending send and the request in flight. */
-  cancel(): void;
+  cancel: () => void;
 }
 
 export interface PreviewRunnerOptions<A> {
@@ -20,9 +20,9 @@ export interface PreviewRunnerOptions<A> {
   /** Sends the request; resolves null when it was aborted. */
   request(body: string, signal: AbortSignal): Promise<A | null>;
   /** A request went out. */
-  onStart(): void;
+  onStart: () => void;
   /** The latest request answered (answers of requests replaced by newer ones never come here). */
-  onAnswer(body: string, answer: A): void;
+  onAnswer: (body: string, answer: A) => void;
 }
 
 export function createPreviewRunner<A>(opts: PreviewRunnerOptions<A>): PreviewRunner {

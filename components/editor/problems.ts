@@ -1,4 +1,5 @@
-import type { FieldMeta, Problem } from "@/lib/ui/types";
+import type { Problem } from "@/lib/definition";
+import type { FieldMeta } from "@/lib/plugin";
 import { actionOf, triggerOf, typedSlots, type Catalog, type Draft } from "./draft";
 
 /**

@@ -1,6 +1,6 @@
 "use client";
 import { useEffect, useState } from "react";
-import type { Problem } from "@/lib/ui/types";
+import type { Problem } from "@/lib/definition";
 import { previewApplet, type PreviewAction, type PreviewRequest } from "./api";
 import { createPreviewRunner } from "./previewRunner";
 
@@ -18,9 +18,9 @@ export interface Preview {
   /** Whether the preview follows every edit: once asked for, or while `auto` holds. */
   following: boolean;
   /** "Preview": render now, and follow every edit from then on. */
-  run(): void;
+  run: () => void;
   /** Forget what is shown (another trigger: another sample). */
-  reset(): void;
+  reset: () => void;
 }
 
 /** How long typing must pause before the preview follows it. */

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { field } from "../plugin";
 import { ActionError } from "../core/errors";
 import type { SafeResponse } from "../net/types";
 import { chunkMessage } from "./chunk";
@@ -18,9 +19,27 @@ export const DISCORD_CONTENT_LIMIT = 2000;
 const USERNAME_LIMIT = 80;
 
 export const discordConfigSchema = z.strictObject({
-  webhook_url: urlField("discord", "webhook_url"),
-  content: requiredText("discord", "content"),
-  username: z.string().optional(),
+  webhook_url: field(urlField("discord", "webhook_url"), {
+      label: "Webhook URL",
+      kind: "secret",
+      required: true,
+      template: true,
+      placeholder: "{{secrets.DISCORD_WEBHOOK}}",
+      help: "Channel settings → Integrations → Webhooks → Copy Webhook URL. Store it as a secret.",
+    }),
+  content: field(requiredText("discord", "content"), {
+      label: "Message",
+      kind: "textarea",
+      required: true,
+      template: true,
+      help: "Discord markdown. Over 2,000 characters it is sent as several messages, split at line breaks, one second apart.",
+    }),
+  username: field(z.string().optional(), {
+      label: "Username",
+      kind: "text",
+      template: true,
+      help: "Optional: overrides the webhook's display name (at most 80 characters).",
+    }),
 });
 
 export type DiscordConfig = z.output<typeof discordConfigSchema>;
@@ -34,32 +53,7 @@ export const discordAction: ActionPlugin<DiscordConfig> = {
   label: "Discord message",
   description: "Post a message to a Discord channel through a webhook; long messages are split into parts.",
   configSchema: discordConfigSchema,
-  fields: [
-    {
-      name: "webhook_url",
-      label: "Webhook URL",
-      kind: "secret",
-      required: true,
-      template: true,
-      placeholder: "{{secrets.DISCORD_WEBHOOK}}",
-      help: "Channel settings → Integrations → Webhooks → Copy Webhook URL. Store it as a secret.",
-    },
-    {
-      name: "content",
-      label: "Message",
-      kind: "textarea",
-      required: true,
-      template: true,
-      help: "Discord markdown. Over 2,000 characters it is sent as several messages, split at line breaks, one second apart.",
-    },
-    {
-      name: "username",
-      label: "Username",
-      kind: "text",
-      template: true,
-      help: "Optional: overrides the webhook's display name (at most 80 characters).",
-    },
-  ],
+  exampleConfig: { webhook_url: "https://discord.com/api/webhooks/000000000000000000/example-token", content: "New order: {{trigger.body.title}}" },
 
   async run(config, ctx) {
     const url = new URL(requireHttpUrl("discord", "webhook_url", config.webhook_url));

@@ -2,9 +2,13 @@ import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { domainToASCII } from "node:url";
 import { Marked } from "marked";
-import type { createTransport } from "nodemailer";
+import type { Transporter } from "nodemailer";
+import type Mail from "nodemailer/lib/mailer";
+import type SMTPTransport from "nodemailer/lib/smtp-transport";
+import type StreamTransport from "nodemailer/lib/stream-transport";
 import addressparser from "nodemailer/lib/addressparser";
 import { z } from "zod";
+import { field } from "../plugin";
 import { ActionError, errorMessage } from "../core/errors";
 import { LOOP_HEADER } from "../mail/headers";
 import { hasTemplate, quote, requireRendered, requiredText } from "./common";
@@ -64,14 +68,14 @@ export function parseRecipients(value: string): { ok: true; recipients: { name: 
 }
 
 export const emailActionConfigSchema = z.strictObject({
-  to: requiredText("email", "to").superRefine((v, ctx) => {
+  to: field(requiredText("email", "to").superRefine((v, ctx) => {
     // A template is checked once rendered.
     if (hasTemplate(v)) return;
     const r = parseRecipients(v);
     if (!r.ok) ctx.addIssue({ code: "custom", message: r.problem });
-  }),
-  subject: requiredText("email", "subject").refine((v) => !LINE_BREAK.test(v), { error: 'email: "subject" contains a line break' }),
-  body_markdown: z.string().max(200_000, 'email: "body_markdown" is longer than 200,000 characters').default(""),
+  }), { label: "To", kind: "text", required: true, template: true, placeholder: "me@example.com", help: `Comma-separated addresses, at most ${MAX_RECIPIENTS}.` }),
+  subject: field(requiredText("email", "subject").refine((v) => !LINE_BREAK.test(v), { error: 'email: "subject" contains a line break' }), { label: "Subject", kind: "text", required: true, template: true }),
+  body_markdown: field(z.string().max(200_000, 'email: "body_markdown" is longer than 200,000 characters').default(""), { label: "Body (Markdown)", kind: "textarea", template: true, help: "Sent as HTML and as plain text. Raw HTML is shown as text." }),
 });
 export type EmailActionConfig = z.output<typeof emailActionConfigSchema>;
 
@@ -133,11 +137,7 @@ export const emailAction: ActionPlugin<EmailActionConfig> = {
   label: "Send email",
   description: "Send an email from EMAIL_FROM through SMTP_URL (or to the local outbox when it is unset).",
   configSchema: emailActionConfigSchema,
-  fields: [
-    { name: "to", label: "To", kind: "text", required: true, template: true, placeholder: "me@example.com", help: `Comma-separated addresses, at most ${MAX_RECIPIENTS}.` },
-    { name: "subject", label: "Subject", kind: "text", required: true, template: true },
-    { name: "body_markdown", label: "Body (Markdown)", kind: "textarea", template: true, help: "Sent as HTML and as plain text. Raw HTML is shown as text." },
-  ],
+  exampleConfig: { to: "me@example.com", subject: "New order: {{trigger.body.title}}", body_markdown: "**{{trigger.body.customer.name}}** paid." },
 
   async run(config, ctx) {
     const rendered = parseRecipients(requireRendered("email", "to", config.to));
@@ -173,10 +173,13 @@ export const emailAction: ActionPlugin<EmailActionConfig> = {
   },
 };
 
-/** nodemailer costs ~15 MB of RSS: a worker loads it with its first email action. */
-const transportOf = async (options: Parameters<typeof createTransport>[0]) => (await import("nodemailer")).default.createTransport(options);
+/** nodemailer costs ~15 MB of RSS: a worker loads it with its first email action. Typed per
+ * transport, so what sendMail answers is typed too. */
+const nodemailer = async () => (await import("nodemailer")).default;
+const smtpTransport = async (options: SMTPTransport.Options): Promise<Transporter<SMTPTransport.SentMessageInfo>> => (await nodemailer()).createTransport(options);
+const streamTransport = async (options: StreamTransport.Options): Promise<Transporter<StreamTransport.SentMessageInfo>> => (await nodemailer()).createTransport(options);
 
-type Message = Parameters<ReturnType<typeof createTransport>["sendMail"]>[0] & {
+type Message = Mail.Options & {
   to: { name: string; address: string }[];
   subject: string;
   messageId: string;
@@ -184,7 +187,7 @@ type Message = Parameters<ReturnType<typeof createTransport>["sendMail"]>[0] & {
 
 async function sendViaRelay(ctx: ActionContext, smtpUrl: string, message: Message) {
   if (!/^smtps?:\/\//i.test(smtpUrl)) throw new ActionError("email: SMTP_URL must start with smtp:// or smtps://", { retryable: false });
-  const transport = await transportOf({ url: smtpUrl, ...SMTP_TIMEOUTS, disableFileAccess: true, disableUrlAccess: true });
+  const transport = await smtpTransport({ url: smtpUrl, ...SMTP_TIMEOUTS, disableFileAccess: true, disableUrlAccess: true });
   try {
     const info = await transport.sendMail(message);
     ctx.log.info("email sent", { to: message.to.map((r) => r.address), subject: message.subject, message_id: message.messageId });
@@ -199,7 +202,7 @@ async function sendViaRelay(ctx: ActionContext, smtpUrl: string, message: Messag
 }
 
 async function writeToOutbox(ctx: ActionContext, message: Message) {
-  const transport = await transportOf({ streamTransport: true, buffer: true, newline: "crlf", disableFileAccess: true, disableUrlAccess: true });
+  const transport = await streamTransport({ streamTransport: true, buffer: true, newline: "crlf", disableFileAccess: true, disableUrlAccess: true });
   const info = await transport.sendMail(message);
   const eml = info.message;
   if (!Buffer.isBuffer(eml)) throw new ActionError("email: the outbox transport did not return the message", { retryable: false });

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { field } from "../plugin";
 import { ActionError } from "../core/errors";
 import { isRetryableStatus, parseRetryAfter } from "./common";
 import type { ActionPlugin } from "./types";
@@ -6,16 +7,16 @@ import type { ActionPlugin } from "./types";
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"] as const;
 
 export const httpConfigSchema = z.strictObject({
-  url: z.string().trim().min(1, "url rendered to an empty string").max(4096),
-  method: z
+  url: field(z.string().trim().min(1, "url rendered to an empty string").max(4096), { label: "URL", kind: "text", required: true, template: true, placeholder: "https://example.com/hook" }),
+  method: field(z
     .string()
     .transform((m) => m.trim().toUpperCase())
     .pipe(z.enum(METHODS))
-    .default("POST"),
-  headers: z.record(z.string(), z.string()).default({}),
+    .default("POST"), { label: "Method", kind: "select", options: METHODS.map((m) => ({ value: m, label: m })) }),
+  headers: field(z.record(z.string(), z.string()).default({}), { label: "Headers", kind: "json", template: true, help: 'A JSON object, e.g. {"Authorization": "Bearer {{secrets.API_TOKEN}}"}' }),
   /** A string (a template) or a JSON value whose string leaves are templates. */
-  body: z.unknown().optional(),
-  content_type: z.string().trim().min(1).default("application/json"),
+  body: field(z.unknown().optional(), { label: "Body", kind: "textarea", template: true, help: "Sent as is when it is text; a JSON value is serialized, and in it a string that is exactly one {{…}} keeps its type (a number stays a number)." }),
+  content_type: field(z.string().trim().min(1).default("application/json"), { label: "Content type", kind: "text", placeholder: "application/json" }),
 });
 export type HttpConfig = z.infer<typeof httpConfigSchema>;
 
@@ -26,14 +27,9 @@ export const httpAction: ActionPlugin<HttpConfig> = {
   label: "HTTP request",
   description: "Call any URL. 5xx, 429 and network errors are retried; other 4xx fail at once.",
   configSchema: httpConfigSchema,
+  exampleConfig: { url: "https://api.example.com/orders", method: "POST", headers: { "x-source": "whenthen" }, body: { title: "{{trigger.body.title}}" }, content_type: "application/json" },
+  urlFields: ["url"],
   typedConfig: ["body"],
-  fields: [
-    { name: "url", label: "URL", kind: "text", required: true, template: true, placeholder: "https://example.com/hook" },
-    { name: "method", label: "Method", kind: "select", options: METHODS.map((m) => ({ value: m, label: m })) },
-    { name: "headers", label: "Headers", kind: "json", template: true, help: 'A JSON object, e.g. {"Authorization": "Bearer {{secrets.API_TOKEN}}"}' },
-    { name: "body", label: "Body", kind: "textarea", template: true, help: "Sent as is when it is text; a JSON value is serialized, and in it a string that is exactly one {{…}} keeps its type (a number stays a number)." },
-    { name: "content_type", label: "Content type", kind: "text", placeholder: "application/json" },
-  ],
   async run(config, ctx) {
     let url: URL;
     try {

@@ -1,3 +1,4 @@
+import { fieldsOf, type FieldMeta } from "../plugin";
 import { emailAction } from "./email";
 import { discordAction } from "./discord";
 import { httpAction } from "./http";
@@ -5,6 +6,7 @@ import { noteAction } from "./note";
 import { pushAction } from "./push";
 import { sheetsAction } from "./sheets";
 import { slackAction } from "./slack";
+import { telegramAction } from "./telegram";
 import type { ActionPlugin } from "./types";
 
 /**
@@ -12,21 +14,18 @@ import type { ActionPlugin } from "./types";
  * Add a plug-in by importing it and appending it to `plugins`.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each plug-in has its own config type
-const plugins: ActionPlugin<any>[] = [httpAction, emailAction, slackAction, discordAction, sheetsAction, noteAction, pushAction];
+const plugins: ActionPlugin<any>[] = [httpAction, emailAction, slackAction, discordAction, sheetsAction, noteAction, pushAction, telegramAction];
 
-export const actionRegistry: ReadonlyMap<string, ActionPlugin> = buildRegistry(plugins);
+/** A registered action: the plug-in with its editor fields generated from its config schema. */
+export type RegisteredAction = ActionPlugin & { fields: FieldMeta[] };
 
-function buildRegistry(list: ActionPlugin[]): Map<string, ActionPlugin> {
-  const map = new Map<string, ActionPlugin>();
+export const actionRegistry: ReadonlyMap<string, RegisteredAction> = buildRegistry(plugins as ActionPlugin[]);
+
+function buildRegistry(list: ActionPlugin[]): Map<string, RegisteredAction> {
+  const map = new Map<string, RegisteredAction>();
   for (const p of list) {
     if (map.has(p.type)) throw new Error(`actions: duplicate action type "${p.type}"`);
-    map.set(p.type, p);
+    map.set(p.type, { ...p, fields: fieldsOf(p.configSchema) });
   }
   return map;
-}
-
-export function getAction(type: string): ActionPlugin {
-  const p = actionRegistry.get(type);
-  if (!p) throw new Error(`actions: unknown action type "${type}"`);
-  return p;
 }

@@ -3,6 +3,7 @@ import { constants as fsConstants } from "node:fs";
 import fs, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
+import { field } from "../plugin";
 import { ActionError } from "../core/errors";
 import { sanitizeFilename } from "../files/sanitize";
 import { requireRendered, requiredText } from "./common";
@@ -41,10 +42,32 @@ const modeSchema = z
   .transform((v): "create" | "append" => v || "create");
 
 export const noteConfigSchema = z.strictObject({
-  folder: z.string().optional(),
-  filename: requiredText("note", "filename"),
-  content: requiredText("note", "content"),
-  mode: modeSchema,
+  folder: field(z.string().optional(), {
+      label: "Folder",
+      kind: "text",
+      template: true,
+      placeholder: "journal/2026",
+      help: "Inside the notes folder (NOTES_ROOT); separate sub-folders with /. Empty: the notes folder itself. Created when missing.",
+    }),
+  filename: field(requiredText("note", "filename"), {
+      label: "File name",
+      kind: "text",
+      required: true,
+      template: true,
+      placeholder: "{{trigger.title | slug}}.md",
+      preview: "notePath",
+      help: "Letters, digits, dot, dash, underscore and space are kept; anything else becomes _.",
+    }),
+  content: field(requiredText("note", "content"), { label: "Content", kind: "textarea", required: true, template: true }),
+  mode: field(modeSchema, {
+      label: "If the file exists",
+      kind: "select",
+      options: [
+        { value: "create", label: "Create a new file: name (2).md, name (3).md, …" },
+        { value: "append", label: "Append to it" },
+      ],
+      help: "Default: create a new file.",
+    }),
 });
 
 export type NoteConfig = z.output<typeof noteConfigSchema>;
@@ -63,37 +86,7 @@ export const noteAction: ActionPlugin<NoteConfig> = {
   label: "Save a note",
   description: "Write or append a text file (Markdown, a journal) in the notes folder on this server.",
   configSchema: noteConfigSchema,
-  fields: [
-    {
-      name: "folder",
-      label: "Folder",
-      kind: "text",
-      template: true,
-      placeholder: "journal/2026",
-      help: "Inside the notes folder (NOTES_ROOT); separate sub-folders with /. Empty: the notes folder itself. Created when missing.",
-    },
-    {
-      name: "filename",
-      label: "File name",
-      kind: "text",
-      required: true,
-      template: true,
-      placeholder: "{{trigger.title | slug}}.md",
-      preview: "notePath",
-      help: "Letters, digits, dot, dash, underscore and space are kept; anything else becomes _.",
-    },
-    { name: "content", label: "Content", kind: "textarea", required: true, template: true },
-    {
-      name: "mode",
-      label: "If the file exists",
-      kind: "select",
-      options: [
-        { value: "create", label: "Create a new file: name (2).md, name (3).md, …" },
-        { value: "append", label: "Append to it" },
-      ],
-      help: "Default: create a new file.",
-    },
-  ],
+  exampleConfig: { folder: "journal", filename: "{{trigger.title | slug}}.md", content: "{{trigger.content}}", mode: "create" },
 
   async run(config, ctx) {
     const filenameRaw = requireRendered("note", "filename", config.filename).trim();

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { field } from "../plugin";
 import { ActionError } from "../core/errors";
 import type { SafeResponse } from "../net/types";
 import {
@@ -35,22 +36,80 @@ const PUSHOVER_EMERGENCY = { retry: "60", expire: "3600" };
 
 const PRIORITY_RANGE = { ntfy: [1, 5], pushover: [-2, 2] } as const;
 
+const ntfyOnly = { field: "provider", equals: ["ntfy"] };
+const pushoverOnly = { field: "provider", equals: ["pushover"] };
+
+/** Keys in the order the editor shows them: the provider, its own fields, then the message. */
 export const pushConfigSchema = z
   .strictObject({
-    provider: z.enum(["ntfy", "pushover"], { error: 'push: "provider" must be "ntfy" or "pushover"' }),
-    title: z.string().optional(),
-    message: requiredText("push", "message"),
-    priority: templatableInt("push", "priority", Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY),
+    provider: field(z.enum(["ntfy", "pushover"], { error: 'push: "provider" must be "ntfy" or "pushover"' }), {
+      label: "Provider",
+      kind: "select",
+      required: true,
+      options: [
+        { value: "ntfy", label: "ntfy" },
+        { value: "pushover", label: "Pushover" },
+      ],
+    }),
     // ntfy
-    server: urlField("push", "server", { optional: true }),
-    topic: z.string().optional(),
-    click: urlField("push", "click", { optional: true }),
-    tags: z.union([z.string(), z.array(z.string())]).optional(),
-    token: z.string().optional(),
+    server: field(urlField("push", "server", { optional: true }), {
+      label: "ntfy server",
+      kind: "text",
+      template: true,
+      showWhen: ntfyOnly,
+      placeholder: "https://ntfy.sh",
+      help: "Empty: NTFY_SERVER (default https://ntfy.sh). Your own server works too.",
+    }),
+    topic: field(z.string().optional(), {
+      label: "Topic",
+      kind: "text",
+      required: true,
+      template: true,
+      showWhen: ntfyOnly,
+      help: "Letters, digits, - and _. On ntfy.sh anyone who knows the topic can read it: pick something hard to guess.",
+    }),
+    token: field(z.string().optional(), {
+      label: "Access token",
+      kind: "secret",
+      template: true,
+      showWhen: ntfyOnly,
+      help: "Optional. Empty: NTFY_TOKEN, which is only sent to the NTFY_SERVER server.",
+    }),
     // Pushover
-    user_key: z.string().optional(),
-    app_token: z.string().optional(),
-    url: urlField("push", "url", { optional: true }),
+    user_key: field(z.string().optional(), {
+      label: "User key",
+      kind: "secret",
+      template: true,
+      showWhen: pushoverOnly,
+      help: "Empty: PUSHOVER_USER_KEY.",
+    }),
+    app_token: field(z.string().optional(), {
+      label: "Application token",
+      kind: "secret",
+      template: true,
+      showWhen: pushoverOnly,
+      help: "Empty: PUSHOVER_APP_TOKEN.",
+    }),
+    // both providers
+    title: field(z.string().optional(), { label: "Title", kind: "text", template: true, help: "Optional; at most 250 characters." }),
+    message: field(requiredText("push", "message"), {
+      label: "Message",
+      kind: "textarea",
+      required: true,
+      template: true,
+      help: "Cut to the provider's limit (ntfy 4,096 bytes, Pushover 1,024 characters), with a warning on the run.",
+    }),
+    priority: field(templatableInt("push", "priority", Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY), {
+      label: "Priority",
+      kind: "text",
+      template: true,
+      help: "ntfy: 1 (min) to 5 (urgent), default 3. Pushover: -2 (silent) to 2 (emergency: repeats every minute for up to an hour until acknowledged), default 0.",
+    }),
+    // ntfy
+    click: field(urlField("push", "click", { optional: true }), { label: "Click URL", kind: "text", template: true, showWhen: ntfyOnly, help: "Opened when the notification is tapped." }),
+    tags: field(z.union([z.string(), z.array(z.string())]).optional(), { label: "Tags", kind: "text", template: true, showWhen: ntfyOnly, help: "Comma separated; emoji short codes such as warning or tada show as icons." }),
+    // Pushover
+    url: field(urlField("push", "url", { optional: true }), { label: "URL", kind: "text", template: true, showWhen: pushoverOnly, help: "A link shown under the message." }),
   })
   .superRefine((c, ctx) => {
     const [min, max] = PRIORITY_RANGE[c.provider];
@@ -75,88 +134,14 @@ export type PushConfig = z.output<typeof pushConfigSchema>;
 const topicMessage = (topic: string) =>
   `push: ntfy "topic" may use only letters, digits, - and _ (at most 64), got ${JSON.stringify(topic.slice(0, 80))}`;
 
-const ntfyOnly = { field: "provider", equals: ["ntfy"] };
-const pushoverOnly = { field: "provider", equals: ["pushover"] };
 
 export const pushAction: ActionPlugin<PushConfig> = {
   type: "push",
   label: "Push notification",
   description: "Send a notification to your phone with ntfy (no account needed) or Pushover.",
   configSchema: pushConfigSchema,
+  exampleConfig: { provider: "ntfy", server: "https://ntfy.sh", topic: "whenthen-example-topic", message: "New order: {{trigger.body.title}}" },
   typedConfig: ["tags", "priority"],
-  fields: [
-    {
-      name: "provider",
-      label: "Provider",
-      kind: "select",
-      required: true,
-      options: [
-        { value: "ntfy", label: "ntfy" },
-        { value: "pushover", label: "Pushover" },
-      ],
-    },
-    {
-      name: "server",
-      label: "ntfy server",
-      kind: "text",
-      template: true,
-      showWhen: ntfyOnly,
-      placeholder: "https://ntfy.sh",
-      help: "Empty: NTFY_SERVER (default https://ntfy.sh). Your own server works too.",
-    },
-    {
-      name: "topic",
-      label: "Topic",
-      kind: "text",
-      required: true,
-      template: true,
-      showWhen: ntfyOnly,
-      help: "Letters, digits, - and _. On ntfy.sh anyone who knows the topic can read it: pick something hard to guess.",
-    },
-    {
-      name: "token",
-      label: "Access token",
-      kind: "secret",
-      template: true,
-      showWhen: ntfyOnly,
-      help: "Optional. Empty: NTFY_TOKEN, which is only sent to the NTFY_SERVER server.",
-    },
-    {
-      name: "user_key",
-      label: "User key",
-      kind: "secret",
-      template: true,
-      showWhen: pushoverOnly,
-      help: "Empty: PUSHOVER_USER_KEY.",
-    },
-    {
-      name: "app_token",
-      label: "Application token",
-      kind: "secret",
-      template: true,
-      showWhen: pushoverOnly,
-      help: "Empty: PUSHOVER_APP_TOKEN.",
-    },
-    { name: "title", label: "Title", kind: "text", template: true, help: "Optional; at most 250 characters." },
-    {
-      name: "message",
-      label: "Message",
-      kind: "textarea",
-      required: true,
-      template: true,
-      help: "Cut to the provider's limit (ntfy 4,096 bytes, Pushover 1,024 characters), with a warning on the run.",
-    },
-    {
-      name: "priority",
-      label: "Priority",
-      kind: "text",
-      template: true,
-      help: "ntfy: 1 (min) to 5 (urgent), default 3. Pushover: -2 (silent) to 2 (emergency: repeats every minute for up to an hour until acknowledged), default 0.",
-    },
-    { name: "click", label: "Click URL", kind: "text", template: true, showWhen: ntfyOnly, help: "Opened when the notification is tapped." },
-    { name: "tags", label: "Tags", kind: "text", template: true, showWhen: ntfyOnly, help: "Comma separated; emoji short codes such as warning or tada show as icons." },
-    { name: "url", label: "URL", kind: "text", template: true, showWhen: pushoverOnly, help: "A link shown under the message." },
-  ],
 
   async run(config, ctx) {
     return config.provider === "pushover" ? sendPushover(config, ctx) : sendNtfy(config, ctx);

@@ -1,6 +1,7 @@
 import { createPrivateKey } from "node:crypto";
 import type { sheets_v4 } from "@googleapis/sheets";
 import { z } from "zod";
+import { field } from "../plugin";
 import type { AppConfig } from "../core/config";
 import { ActionError, errorMessage } from "../core/errors";
 import { clampRetryAfter, requireRendered, requiredText } from "./common";
@@ -115,11 +116,24 @@ export function serviceAccountEmail(config: Pick<AppConfig, "googleServiceAccoun
 }
 
 export const sheetsConfigSchema = z.strictObject({
-  spreadsheet_id: requiredText("sheets", "spreadsheet_id"),
-  sheet_name: requiredText("sheets", "sheet_name"),
+  spreadsheet_id: field(requiredText("sheets", "spreadsheet_id"), {
+        label: "Spreadsheet",
+        kind: "text",
+        required: true,
+        template: true,
+        help: "The id from the sheet's URL (docs.google.com/spreadsheets/d/<id>/edit), or the whole URL. Share the sheet with the service account email shown in Settings, as Editor.",
+      }),
+  sheet_name: field(requiredText("sheets", "sheet_name"), { label: "Sheet (tab) name", kind: "text", required: true, template: true, placeholder: "Sheet1" }),
   // Stored: templates (strings). Rendered: a cell that was exactly one {{…}} keeps its value's
   // JSON type, so a number is a number cell whatever the sheet's locale (see `cellValue`).
-  columns: z.array(z.unknown()).min(1, { error: 'sheets: "columns" needs at least one column' }),
+  columns: field(z.array(z.unknown()).min(1, { error: 'sheets: "columns" needs at least one column' }), {
+        label: "Columns",
+        kind: "list",
+        item: { noun: "column", numbering: "letters" },
+        required: true,
+        template: true,
+        help: "One template per cell, left to right. A cell that is exactly one {{…}} keeps its value's type (a number is a number cell); text is parsed as if typed: dates become dates, and text starting with = becomes a formula.",
+      }),
 });
 
 /**
@@ -171,27 +185,8 @@ export function createSheetsAction(opts: { clientFactory?: SheetsClientFactory }
     label: "Google Sheets row",
     description: "Append a row to a Google Sheet (needs a Google service account).",
     configSchema: sheetsConfigSchema,
+    exampleConfig: { spreadsheet_id: "1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgvE2upms", sheet_name: "Sheet1", columns: ["{{trigger.body.title}}", "{{trigger.body.amount}}"] },
     typedConfig: ["columns"],
-    fields: [
-      {
-        name: "spreadsheet_id",
-        label: "Spreadsheet",
-        kind: "text",
-        required: true,
-        template: true,
-        help: "The id from the sheet's URL (docs.google.com/spreadsheets/d/<id>/edit), or the whole URL. Share the sheet with the service account email shown in Settings, as Editor.",
-      },
-      { name: "sheet_name", label: "Sheet (tab) name", kind: "text", required: true, template: true, placeholder: "Sheet1" },
-      {
-        name: "columns",
-        label: "Columns",
-        kind: "list",
-        item: { noun: "column", numbering: "letters" },
-        required: true,
-        template: true,
-        help: "One template per cell, left to right. A cell that is exactly one {{…}} keeps its value's type (a number is a number cell); text is parsed as if typed: dates become dates, and text starting with = becomes a formula.",
-      },
-    ],
     available: ({ config }) => Boolean(config.googleServiceAccountJson),
 
     async run(config, ctx) {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { field } from "../plugin";
 import { ActionError } from "../core/errors";
 import { failureOutput, hasTemplate, requireHttpUrl, requireRendered, requiredText, statusError, urlField } from "./common";
 import type { ActionPlugin } from "./types";
@@ -42,9 +43,27 @@ function parseBlocks(s: string): unknown[] | null {
 }
 
 export const slackConfigSchema = z.strictObject({
-  webhook_url: urlField("slack", "webhook_url"),
-  text: requiredText("slack", "text"),
-  blocks: blocksSchema,
+  webhook_url: field(urlField("slack", "webhook_url"), {
+      label: "Webhook URL",
+      kind: "secret",
+      required: true,
+      template: true,
+      placeholder: "{{secrets.SLACK_WEBHOOK}}",
+      help: "The incoming webhook URL from your Slack app (https://hooks.slack.com/services/…). Store it as a secret.",
+    }),
+  text: field(requiredText("slack", "text"), {
+      label: "Text",
+      kind: "textarea",
+      required: true,
+      template: true,
+      help: "The message, in Slack mrkdwn. With blocks, this is the notification fallback text.",
+    }),
+  blocks: field(blocksSchema, {
+      label: "Blocks (JSON)",
+      kind: "json",
+      template: true,
+      help: "Optional Block Kit JSON array, e.g. [{\"type\":\"section\",\"text\":{\"type\":\"mrkdwn\",\"text\":\"*Hi*\"}}].",
+    }),
 });
 
 export type SlackConfig = z.output<typeof slackConfigSchema>;
@@ -54,33 +73,8 @@ export const slackAction: ActionPlugin<SlackConfig> = {
   label: "Slack message",
   description: "Post a message to a Slack channel through an incoming webhook.",
   configSchema: slackConfigSchema,
+  exampleConfig: { webhook_url: "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX", text: "New order: {{trigger.body.title}}" },
   typedConfig: ["blocks"],
-  fields: [
-    {
-      name: "webhook_url",
-      label: "Webhook URL",
-      kind: "secret",
-      required: true,
-      template: true,
-      placeholder: "{{secrets.SLACK_WEBHOOK}}",
-      help: "The incoming webhook URL from your Slack app (https://hooks.slack.com/services/…). Store it as a secret.",
-    },
-    {
-      name: "text",
-      label: "Text",
-      kind: "textarea",
-      required: true,
-      template: true,
-      help: "The message, in Slack mrkdwn. With blocks, this is the notification fallback text.",
-    },
-    {
-      name: "blocks",
-      label: "Blocks (JSON)",
-      kind: "json",
-      template: true,
-      help: "Optional Block Kit JSON array, e.g. [{\"type\":\"section\",\"text\":{\"type\":\"mrkdwn\",\"text\":\"*Hi*\"}}].",
-    },
-  ],
 
   async run(config, ctx) {
     const url = requireHttpUrl("slack", "webhook_url", config.webhook_url);

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { FieldMeta, PluginContext } from "../plugin";
+import type { PluginContext } from "../plugin";
 
 export interface ActionRunInfo {
   runId: string;
@@ -26,6 +26,15 @@ export interface ActionContext extends PluginContext {
   progress: unknown;
   /** Persists progress at once (before the next part is sent), so a crash cannot lose it. */
   saveProgress(progress: unknown): void;
+  /**
+   * Registers a value as secret for the rest of this run: from now on it is replaced by
+   * "[redacted]" (in every form the run's redactor knows) in the step's error, output, progress,
+   * warnings and logs, like a `{{secrets.NAME}}` value. For a token the action takes from an env
+   * var, or one it puts in a URL path (a Telegram bot token).
+   */
+  secret(value: string): void;
+  /** A copy of `value` with every secret of this run replaced by "[redacted]". */
+  redact<T>(value: T): T;
 }
 
 export interface ActionResult {
@@ -36,9 +45,18 @@ export interface ActionPlugin<C = Record<string, unknown>> {
   type: string;
   label: string;
   description: string;
-  /** Validates the stored (unrendered) config on save and the rendered config before `run`. */
+  /**
+   * Validates the stored (unrendered) config on save and the rendered config before `run`. Its
+   * keys described with `field(…)` (lib/plugin) are the editor's form.
+   */
   configSchema: z.ZodType<C>;
-  fields: FieldMeta[];
+  /** A config that parses and that `run` can send (to a mocked provider), for the plug-in contract test and as documentation. */
+  exampleConfig: Record<string, unknown>;
+  /**
+   * Config keys holding a URL the action calls that is checked on save (http or https, not a
+   * private address unless ALLOW_PRIVATE_URLS); a templated value is checked once rendered.
+   */
+  urlFields?: readonly string[];
   /**
    * Top-level config keys that carry JSON values (a request body, spreadsheet cells, Block Kit
    * blocks): a string there that is exactly one `{{…}}` keeps its value's type (lib/template).

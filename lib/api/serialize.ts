@@ -1,9 +1,9 @@
 import type { Applet } from "@/lib/db/repos/applets";
 import type { Run } from "@/lib/db/repos/runs";
-import type { RunRow } from "../ui/types";
+import { toText } from "../core/text";
 
 /** Repo rows in the API's JSON shape: the API and the server-rendered pages share it, so the browser sees one shape. */
-export function runRow(r: Run, appletName: string | null): RunRow {
+export function runRow(r: Run, appletName: string | null) {
   return {
     id: r.id,
     applet_id: r.appletId,
@@ -23,5 +23,5 @@ export function runRow(r: Run, appletName: string | null): RunRow {
 
 export function actionTypesOf(a: Applet): string[] {
   const actions = (a.definition as { actions?: { type?: unknown }[] }).actions ?? [];
-  return actions.map((x) => String(x?.type ?? "?"));
+  return actions.map((x) => toText(x?.type ?? "?"));
 }

@@ -1,5 +1,8 @@
 import type { Bus, BusMessage } from "../bus";
 
+/** The `data:` of one GET /api/stream message (events run.queued and run.updated). */
+export type StreamMessage = Pick<BusMessage, "run_id" | "applet_id" | "status">;
+
 /**
  * GET /api/stream: server-sent events of run changes. A client that reconnects with
  * Last-Event-ID first gets what it missed (while the bus still holds it), then live messages.
@@ -11,7 +14,8 @@ export function streamRuns(bus: Bus, req: Request, opts: { stillAllowed?: () => 
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
       const send = (m: BusMessage) => {
-        const data = JSON.stringify({ run_id: m.run_id, applet_id: m.applet_id, status: m.status });
+        const message: StreamMessage = { run_id: m.run_id, applet_id: m.applet_id, status: m.status };
+        const data = JSON.stringify(message);
         try {
           controller.enqueue(encoder.encode(`id: ${m.seq}\nevent: ${m.type}\ndata: ${data}\n\n`));
         } catch {
@@ -23,7 +27,7 @@ export function streamRuns(bus: Bus, req: Request, opts: { stillAllowed?: () => 
       const unsubscribe = bus.subscribe(send);
       // A comment every 15 s keeps proxies from closing an idle stream; the session is checked again
       // then too, so a stream opened before a logout ends within one interval.
-      const ping = setInterval(async () => {
+      const ping = async () => {
         try {
           if (opts.stillAllowed && !(await opts.stillAllowed())) {
             cleanup();
@@ -34,9 +38,11 @@ export function streamRuns(bus: Bus, req: Request, opts: { stillAllowed?: () => 
         } catch {
           cleanup();
         }
-      }, opts.pingMs ?? 15_000);
+      };
+      // ping() catches everything itself: nothing to await.
+      const pinger = setInterval(() => void ping(), opts.pingMs ?? 15_000);
       cleanup = () => {
-        clearInterval(ping);
+        clearInterval(pinger);
         unsubscribe();
       };
       req.signal.addEventListener("abort", () => {

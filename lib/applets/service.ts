@@ -5,7 +5,8 @@ import type { Applet } from "../db/repos/applets";
 import { checkDefinition, maxAttemptsOf, type Definition } from "../definition";
 import { checkUrlForSave } from "../net/safe-fetch";
 import { ingest } from "../queue/ingest";
-import { getTrigger } from "../triggers";
+import { actionRegistry } from "../actions";
+import { firstRunOf, getTrigger, polledTrigger } from "../triggers";
 import { emptyTriggerState } from "../db/repos/trigger-state";
 import { deleteEventFiles } from "../files/events";
 
@@ -48,12 +49,12 @@ export function createAppletService(app: Services) {
   /** next_run_at has one source: this, on save and on enable. */
   function schedule(applet: { id: string; enabled: boolean; definition: Definition }): void {
     const now = clock.now();
-    const plugin = getTrigger(applet.definition.trigger.type);
-    if (!plugin.nextRunAt) return;
+    const plugin = polledTrigger(applet.definition.trigger.type);
+    if (!plugin) return;
     if (!applet.enabled) return repos.triggerState.setNextRunAt(applet.id, null, now.toISOString());
     const state = repos.triggerState.get(applet.id) ?? emptyTriggerState();
-    // A schedule waits for its next slot; a feed or a poll is looked at right away.
-    const next = applet.definition.trigger.type === "schedule" ? plugin.nextRunAt(applet.definition.trigger.config, now, state) : now;
+    // The plug-in's first-run rule: a schedule waits for its next slot; a feed or a poll is looked at right away.
+    const next = firstRunOf(plugin, applet.definition.trigger.config, now, state);
     repos.triggerState.setNextRunAt(applet.id, next.toISOString(), now.toISOString());
   }
 
@@ -262,7 +263,7 @@ function isIsoDateTime(value: unknown): value is string {
   return new Date(Date.UTC(year, month - 1, day)).getUTCDate() === day;
 }
 
-/** URLs a trigger polls or an http action calls must be http(s) and not private (checked again at fetch time). */
+/** URLs a trigger polls or an action calls must be http(s) and not private (checked again at fetch time). */
 function urlProblems(def: Definition, allowPrivate: boolean): { path: string; message: string }[] {
   const out: { path: string; message: string }[] = [];
   const check = (value: unknown, where: string) => {
@@ -271,9 +272,10 @@ function urlProblems(def: Definition, allowPrivate: boolean): { path: string; me
     const problem = checkUrlForSave(value, allowPrivate);
     if (problem) out.push({ path: where, message: problem });
   };
-  if (def.trigger.type === "rss" || def.trigger.type === "poll") check(def.trigger.config.url, "definition.trigger.config.url");
+  // Each plug-in names its URL fields (an RSS feed's url, the http action's url).
+  for (const key of getTrigger(def.trigger.type).urlFields ?? []) check(def.trigger.config[key], `definition.trigger.config.${key}`);
   def.actions.forEach((a, i) => {
-    if (a.type === "http") check(a.config.url, `definition.actions.${i}.config.url`);
+    for (const key of actionRegistry.get(a.type)?.urlFields ?? []) check(a.config[key], `definition.actions.${i}.config.${key}`);
   });
   return out;
 }

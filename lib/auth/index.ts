@@ -1,13 +1,11 @@
 import type { App } from "../app";
-import { asObject, json, notFound, readJson, type Route } from "../api/http";
-import type { ApiAuth } from "../api/router";
-import { UserError } from "../core/errors";
 import { newId } from "../core/ids";
 import { clientIpOf } from "./client-ip";
-import { createOriginPolicy, sessionRouteRefusal, type OriginPolicy } from "./origin";
+import { createOriginPolicy, type OriginPolicy } from "./origin";
 import { hashPassword, hashPasswordSync, verifyPassword } from "./password";
-import { EMAIL_MAX_LENGTH, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "./policy";
+import { credentialsSchema } from "./policy";
 import { FailureLimiter } from "./rate-limit";
+import { bearerToken, createApiTokens, type ApiTokens } from "./tokens";
 import {
   clearSessionCookie,
   cookieFromHeader,
@@ -23,7 +21,30 @@ export interface SessionUser {
   email: string;
 }
 
-export interface Auth extends ApiAuth {
+export interface Credentials {
+  /** Already normalised (trimmed, lower case). */
+  email: string;
+  password: string;
+}
+
+/** A refused login: retryAfterSeconds 0 for a wrong email or password, more when rate-limited (429). */
+export type LoginResult = { ok: true; email: string; setCookie: string } | { ok: false; retryAfterSeconds: number };
+
+export interface Auth {
+  /** The signed-in user a request carries (its session cookie), or null. The API's session guard asks this. */
+  sessionOf(req: Request): SessionUser | null;
+  /**
+   * For a request with `Authorization: Bearer`: the admin it acts for, or the refusal to answer
+   * with (401 bad token, 403 read-only or a token route, 429 too many failures). null without the
+   * header: the session decides.
+   */
+  tokenAccess(req: Request): SessionUser | Response | null;
+  /** First-run setup: creates the admin and signs it in; null when an admin already exists. */
+  setup(creds: Credentials): Promise<{ email: string; setCookie: string } | null>;
+  /** Checks the password with per-email and per-address failure limits. */
+  login(creds: Credentials, ip: string): Promise<LoginResult>;
+  /** Revokes every session of the cookie's user; the Set-Cookie that clears it. */
+  logout(cookie: string | null | undefined): string;
   /** The signed-in user for a `Cookie` request header, or null. */
   sessionFromCookieHeader(cookie: string | null | undefined): SessionUser | null;
   /** The Host and Origin this app answers to (PUBLIC_URL's); the page gate checks pages with it. */
@@ -36,6 +57,7 @@ export interface Auth extends ApiAuth {
 export interface AuthOptions {
   /** Failed logins allowed per email and per client address in `windowMs` before 429. */
   loginFailures?: { max: number; windowMs: number };
+  tokens?: ApiTokens;
 }
 
 export const LOGIN_FAILURES_DEFAULT = { max: 10, windowMs: 15 * 60 * 1000 };
@@ -44,7 +66,7 @@ type Services = Pick<App, "repos" | "config" | "clock" | "log">;
 
 /**
  * Single-admin authentication: first-run setup, login with argon2id, a signed session cookie that
- * logout revokes, the API's session and same-origin check, and the admin from the environment.
+ * logout revokes, and the admin from the environment. The HTTP side is lib/api/routes/session.ts.
  */
 export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
   const log = app.log.child("auth");
@@ -54,12 +76,38 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
   const limits = opts.loginFailures ?? LOGIN_FAILURES_DEFAULT;
   const byEmail = new FailureLimiter(limits);
   const byIp = new FailureLimiter(limits);
+  const tokens = opts.tokens ?? createApiTokens(app);
   // Users are never deleted: once one exists, the answer stays yes without asking the database.
   let userExists = false;
   // A login for an unknown email verifies against this, so a miss costs what a wrong password
   // costs and the response time does not tell which emails exist. Made up front so the first miss
   // does not pay for it.
   const decoyHash = hashPassword(`decoy-${newId()}`);
+
+  /**
+   * A request with `Authorization: Bearer`: the token decides, never a cookie beside it. Failures
+   * count against the client address with failed sign-ins (the same limit). A read-only token may
+   * only read; tokens are managed from a signed-in session, not with a token.
+   */
+  function tokenAccess(req: Request): SessionUser | Response | null {
+    const token = bearerToken(req);
+    if (token === null) return null;
+    const now = app.clock.now().getTime();
+    const ipKey = clientIpOf(req);
+    const waitMs = byIp.retryAfterMs(ipKey, now);
+    if (waitMs > 0) return refuse(429, "too many failed attempts from this address; try again later", { "retry-after": String(Math.ceil(waitMs / 1000)) });
+    const identity = tokens.verify(token);
+    const admin = identity ? users.first() : null;
+    if (!identity || !admin) {
+      byIp.fail(ipKey, now);
+      log.warn("refused an API token", { ip: ipKey });
+      return refuse(401, "that API token is not valid: it was revoked, mistyped, or made by another install");
+    }
+    const path = new URL(req.url).pathname;
+    if (path === "/api/tokens" || path.startsWith("/api/tokens/")) return refuse(403, "API tokens are managed in Settings while signed in, not with a token");
+    if (identity.readOnly && req.method !== "GET" && req.method !== "HEAD") return refuse(403, `the token “${identity.name}” is read-only; a ${req.method} needs a token that may write`);
+    return { userId: admin.id, email: admin.email };
+  }
 
   const hasUser = (): boolean => (userExists ||= users.count() > 0);
 
@@ -80,95 +128,55 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
   const setCookieFor = (userId: string, version: number): string =>
     sessionSetCookie(signSession(newSessionPayload(userId, version, app.clock.now()), app.config.sessionSecret), cookieOpts);
 
-  /**
-   * Public routes still refuse cross-site posts and foreign Hosts: a forged login or setup would
-   * sign the victim in as the attacker, and a rebound name (DNS rebinding) could create the admin.
-   */
-  const sameOrigin =
-    (handler: Route["handler"]): Route["handler"] =>
-    (req, params, url) =>
-      sessionRouteRefusal(req, origin) ?? handler(req, params, url);
+  /** First-run setup: the admin, signed in; null once an admin exists (the page stops existing). */
+  async function setup(creds: Credentials): Promise<{ email: string; setCookie: string } | null> {
+    if (hasUser()) return null;
+    const passwordHash = await hashPassword(creds.password);
+    const now = app.clock.now().toISOString();
+    const id = newId();
+    if (!users.insertIfNone({ id, email: creds.email, passwordHash, now })) return null;
+    userExists = true;
+    log.info("admin created through the setup page", { email: creds.email });
+    return { email: creds.email, setCookie: setCookieFor(id, 1) };
+  }
 
-  const routes: Route[] = [
-    {
-      method: "POST",
-      pattern: "/api/setup",
-      public: true,
-      handler: sameOrigin(async (req) => {
-        // The setup page stops existing once the admin does.
-        if (hasUser()) return notFound();
-        const { email, password } = credentials(await readJson(req), "setup", true);
-        const passwordHash = await hashPassword(password);
-        const now = app.clock.now().toISOString();
-        const id = newId();
-        if (!users.insertIfNone({ id, email, passwordHash, now })) return notFound();
-        userExists = true;
-        log.info("admin created through the setup page", { email });
-        return json({ email }, 201, { "set-cookie": setCookieFor(id, 1) });
-      }),
-    },
-    {
-      method: "POST",
-      pattern: "/api/login",
-      public: true,
-      handler: sameOrigin(async (req) => {
-        const { email, password } = credentials(await readJson(req), "login", false);
-        const now = app.clock.now().getTime();
-        const emailKey = email;
-        const ipKey = clientIpOf(req);
-        const waitMs = Math.max(byEmail.retryAfterMs(emailKey, now), byIp.retryAfterMs(ipKey, now));
-        if (waitMs > 0) {
-          const seconds = Math.ceil(waitMs / 1000);
-          return json({ error: `too many failed sign-ins; try again in ${Math.ceil(seconds / 60)} minute(s)` }, 429, { "retry-after": String(seconds) });
-        }
-        const user = users.byEmail(email);
-        let ok = false;
-        if (user) ok = await verifyPassword(user.passwordHash, password);
-        else await verifyPassword(await decoyHash, password);
-        if (!user || !ok) {
-          byEmail.fail(emailKey, now);
-          byIp.fail(ipKey, now);
-          log.warn("failed sign-in", { email, ip: ipKey });
-          return json({ error: "wrong email or password" }, 401);
-        }
-        byEmail.reset(emailKey);
-        byIp.reset(ipKey);
-        return json({ email: user.email }, 200, { "set-cookie": setCookieFor(user.id, user.sessionVersion) });
-      }),
-    },
-    {
-      method: "POST",
-      pattern: "/api/logout",
-      public: true,
-      handler: sameOrigin((req) => {
-        const session = sessionFromCookieHeader(req.headers.get("cookie"));
-        // Bumping the version signs out every browser, not just this one: the cookie that was just
-        // cleared here may have been copied elsewhere.
-        if (session) users.bumpSessionVersion(session.userId, app.clock.now().toISOString());
-        return json({ signed_out: true }, 200, { "set-cookie": clearSessionCookie(cookieOpts) });
-      }),
-    },
-    {
-      method: "GET",
-      pattern: "/api/session",
-      // Not public: check() has already answered 401 when there is no session.
-      handler: (req) => {
-        const session = sessionFromCookieHeader(req.headers.get("cookie"));
-        return session ? json({ email: session.email }) : json({ error: "sign in required" }, 401);
-      },
-    },
-  ];
+  async function login(creds: Credentials, ip: string): Promise<LoginResult> {
+    const { email, password } = creds;
+    const now = app.clock.now().getTime();
+    const waitMs = Math.max(byEmail.retryAfterMs(email, now), byIp.retryAfterMs(ip, now));
+    if (waitMs > 0) return { ok: false, retryAfterSeconds: Math.ceil(waitMs / 1000) };
+    const user = users.byEmail(email);
+    let ok = false;
+    if (user) ok = await verifyPassword(user.passwordHash, password);
+    else await verifyPassword(await decoyHash, password);
+    if (!user || !ok) {
+      byEmail.fail(email, now);
+      byIp.fail(ip, now);
+      log.warn("failed sign-in", { email, ip });
+      return { ok: false, retryAfterSeconds: 0 };
+    }
+    byEmail.reset(email);
+    byIp.reset(ip);
+    return { ok: true, email: user.email, setCookie: setCookieFor(user.id, user.sessionVersion) };
+  }
+
+  function logout(cookie: string | null | undefined): string {
+    const session = sessionFromCookieHeader(cookie);
+    // Bumping the version signs out every browser, not just this one: the cookie that was just
+    // cleared here may have been copied elsewhere.
+    if (session) users.bumpSessionVersion(session.userId, app.clock.now().toISOString());
+    return clearSessionCookie(cookieOpts);
+  }
 
   return {
-    routes,
     origin,
     hasUser,
     sessionFromCookieHeader,
-    check(req) {
-      const refused = sessionRouteRefusal(req, origin);
-      if (refused) return refused;
-      return sessionFromCookieHeader(req.headers.get("cookie")) ? null : json({ error: "sign in required" }, 401);
-    },
+    sessionOf: (req) => sessionFromCookieHeader(req.headers.get("cookie")),
+    setup,
+    login,
+    logout,
+    tokenAccess,
     ensureAdminFromEnv() {
       const { adminEmail, adminPassword } = app.config;
       if (!adminEmail && !adminPassword) return;
@@ -177,12 +185,13 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
         return;
       }
       if (hasUser()) return;
-      const problems = credentialProblems(adminEmail, adminPassword, true);
-      if (problems.length) {
+      const checked = credentialsSchema(true).safeParse({ email: adminEmail, password: adminPassword });
+      if (!checked.success) {
         // Starting anyway would show a setup page the operator did not expect; say what to fix.
-        throw new Error(`auth: cannot create the admin from the environment: ${problems.map((p) => `${p.path === "email" ? "ADMIN_EMAIL" : "ADMIN_PASSWORD"} ${p.message}`).join("; ")}`);
+        const problems = checked.error.issues.map((i) => `${i.path[0] === "email" ? "ADMIN_EMAIL" : "ADMIN_PASSWORD"} ${i.message}`);
+        throw new Error(`auth: cannot create the admin from the environment: ${problems.join("; ")}`);
       }
-      const email = normaliseEmail(adminEmail);
+      const { email } = checked.data;
       const now = app.clock.now().toISOString();
       if (users.insertIfNone({ id: newId(), email, passwordHash: hashPasswordSync(adminPassword), now })) {
         log.info("admin created from ADMIN_EMAIL", { email });
@@ -192,24 +201,4 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
   };
 }
 
-const normaliseEmail = (email: string): string => email.trim().toLowerCase();
-
-/** Every problem at once, each with its field. Setup also enforces the password policy; login only its presence. */
-function credentialProblems(email: unknown, password: unknown, setup: boolean): { path: string; message: string }[] {
-  const problems: { path: string; message: string }[] = [];
-  if (typeof email !== "string" || !email.trim()) problems.push({ path: "email", message: "email is required" });
-  else if (email.trim().length > EMAIL_MAX_LENGTH || !/^[^\s@]+@[^\s@]+$/.test(email.trim())) {
-    problems.push({ path: "email", message: "enter an email address like you@example.com" });
-  }
-  if (typeof password !== "string" || !password) problems.push({ path: "password", message: "password is required" });
-  else if (password.length > PASSWORD_MAX_LENGTH) problems.push({ path: "password", message: `password must be at most ${PASSWORD_MAX_LENGTH} characters` });
-  else if (setup && password.length < PASSWORD_MIN_LENGTH) problems.push({ path: "password", message: `password must be at least ${PASSWORD_MIN_LENGTH} characters` });
-  return problems;
-}
-
-function credentials(body: unknown, what: "setup" | "login", setup: boolean): { email: string; password: string } {
-  const o = asObject(body, what);
-  const problems = credentialProblems(o.email, o.password, setup);
-  if (problems.length) throw new UserError(`${what}: ${problems.map((p) => p.message).join("; ")}`, problems);
-  return { email: normaliseEmail(o.email as string), password: o.password as string };
-}
+const refuse = (status: number, error: string, headers: Record<string, string> = {}): Response => Response.json({ error }, { status, headers: { "cache-control": "no-store", ...headers } });

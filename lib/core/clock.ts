@@ -39,4 +39,3 @@ export class ManualClock implements Clock {
   }
 }
 
-export const isoNow = (clock: Clock): string => clock.now().toISOString();

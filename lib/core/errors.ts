@@ -2,8 +2,8 @@
  * The small set of error classes the app uses. Every one carries `cause` when it wraps another.
  * - UserError: the input is wrong; the message says what and where. Never retried.
  *   TooLargeError is the one kind of it that answers 413: a body over its limit.
- * - TransientError: the outside world failed (network, 5xx, 429); retrying may help.
- * - ActionError: what an action (or trigger fetch) throws; `retryable` decides the queue's answer.
+ * - ActionError: what an action (or trigger fetch) throws; `retryable` decides the queue's answer
+ *   (the outside world failed: network, 5xx, 429 are retryable).
  */
 export class UserError extends Error {
   override name = "UserError";
@@ -22,10 +22,6 @@ export class TooLargeError extends UserError {
   constructor(readonly limitBytes: number) {
     super(`request body larger than ${limitBytes} bytes`, [{ path: "", message: `at most ${limitBytes} bytes` }]);
   }
-}
-
-export class TransientError extends Error {
-  override name = "TransientError";
 }
 
 export interface ActionErrorOptions {

@@ -1,3 +1,5 @@
+import { toText } from "./text";
+
 /** The spec's bounds, in one place. */
 export const LIMITS = {
   webhookBodyBytes: 1024 * 1024,
@@ -155,6 +157,7 @@ function capValue(value: unknown, limit: number, budget: { left: number }): unkn
     }
     return out;
   }
-  budget.left -= value === undefined ? 0 : String(value).length;
+  // Objects and arrays returned above: what is left is a primitive (or a function, which JSON drops).
+  budget.left -= value === undefined ? 0 : toText(value).length;
   return value;
 }

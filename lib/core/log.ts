@@ -45,7 +45,7 @@ function defaultSink(line: string) {
 
 function safeJson(v: unknown): string {
   try {
-    return JSON.stringify(v, (_k, val) => (val instanceof Error ? { name: val.name, message: val.message } : val));
+    return JSON.stringify(v, (_k, val: unknown) => (val instanceof Error ? { name: val.name, message: val.message } : val));
   } catch {
     return "[unserializable]";
   }

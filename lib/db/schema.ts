@@ -162,3 +162,18 @@ export type AppletRow = typeof applets.$inferSelect;
 export type RunRow = typeof runs.$inferSelect;
 export type EventRow = typeof events.$inferSelect;
 export type TriggerStateRow = typeof triggerState.$inferSelect;
+
+/**
+ * API tokens for scripts and the CLI (`Authorization: Bearer wt_…`). Only a SHA-256 of the token is
+ * kept (a token is 256 random bits, so a plain hash is enough); `prefix` is what lists show.
+ */
+export const apiTokens = sqliteTable("api_tokens", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  tokenHash: text("token_hash").notNull().unique(),
+  prefix: text("prefix").notNull(),
+  /** 1: GET requests only. */
+  readOnly: integer("read_only").notNull().default(0),
+  lastUsedAt: text("last_used_at"),
+  ...timestamps,
+});

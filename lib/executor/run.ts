@@ -1,8 +1,7 @@
+import { localIso } from "../core/local-iso";
 import type { App } from "../app";
 import type { ActionPlugin } from "../actions/types";
-import { localIso } from "../core/local-iso";
 import { ActionError, errorMessage, isDatabaseError } from "../core/errors";
-import { LIMITS, capJson } from "../core/limits";
 import type { ClaimedRun } from "../db/repos/runs";
 import { checkDefinition, timezoneOf, type Definition } from "../definition";
 import type { Sandbox } from "../sandbox";
@@ -10,6 +9,7 @@ import { createRedactor, redactingLogger } from "../secrets/redact";
 import { missingSecretsCause } from "../template/secret-refs";
 import { renderConfig, type TemplateContext } from "../template";
 import { backoffMs } from "./backoff";
+import { createStepRunner } from "./step";
 import type { Step } from "./types";
 
 /** Runs the optional AI transform (lib/transform.ts); returns the value to put under `ai.<output>`. */
@@ -58,10 +58,13 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
   const { app } = deps;
   const { repos, clock } = app;
   const log = app.log.child("executor");
-  const prior = new Map(run.steps.map((s) => [stepKey(s), s]));
-  const steps: Step[] = [];
+  // Every secret value any template of this run resolved, and the forms filters made of them: all
+  // that is stored (every field of every step, the run's error) and logged goes through it, so a
+  // step that fails before it can report what it used (the transform's provider echoing the
+  // prompt) and a field no one thought of (an action's progress) are redacted too.
+  const redactor = createRedactor();
   // Steps recorded in this same attempt mean it was cut off (the worker stopped, or the database
-  // failed) and resumes: the first step it runs now was in flight then, and may run twice.
+  // failed) and resumes: the first step it runs now was in flight then, and may have run twice.
   const resumed = run.steps.some((s) => s.attempt === run.attempt);
   const priorSteps = new Set(run.steps);
   const marked = (list: Step[]): Step[] => {
@@ -69,11 +72,6 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
     const i = list.findIndex((s) => !priorSteps.has(s));
     return i < 0 ? list : list.map((s, j) => (j === i ? { ...s, rerun: true as const } : s));
   };
-  // Every secret value any template of this run resolved, and the forms filters made of them: all
-  // that is stored (every field of every step, the run's error) and logged goes through it, so a
-  // step that fails before it can report what it used (the transform's provider echoing the
-  // prompt) and a field no one thought of (an action's progress) are redacted too.
-  const redactor = createRedactor();
 
   // Every settle goes through here: a database that refuses it leaves the outcome to be stored
   // again by the caller, never the run to be executed again.
@@ -107,7 +105,8 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
       return true;
     }
   };
-  const checkpoint = (): boolean => saveProgress(steps);
+  const runner = createStepRunner({ attempt: run.attempt, earlier: run.steps, clock, redactor, save: saveProgress });
+  const { steps } = runner;
 
   try {
     return await executeSteps();
@@ -115,7 +114,7 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
     if (err instanceof UnsavedOutcome) throw err;
     if (isDatabaseError(err)) {
       // A read failed mid-run: hand the run back to be claimed again. What it did so far is in the
-      // steps of its last checkpoint (one after every step), which the release keeps.
+      // steps of its last checkpoint (stored before each next step), which the release keeps.
       const message = `executor: the database failed: ${errorMessage(err)}`;
       return settle(() => (repos.runs.release(run, clock.now()) ? { status: "released", error: message } : { status: "lost" }));
     }
@@ -166,121 +165,64 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
 
     // Filter
     if (def.filter) {
-      const done = reuse(prior.get("filter:"), steps);
-      if (done) {
-        ctx.vars = (done.output as { vars?: Record<string, unknown> } | undefined)?.vars ?? {};
-      } else {
-        const started = clock.now();
-        if (!deps.sandbox) return finish("failed", "executor: filter code present but no sandbox is configured");
-        let result;
-        try {
-          result = await deps.sandbox.run({ code: def.filter.code, trigger: event.payload, applet: { id: applet.id, name: applet.name } });
-        } catch (err) {
-          // The sandbox itself could not run the code (closing, a payload that is not JSON): not the filter's fault, retry.
-          steps.push(failedStep({ kind: "filter", name: "filter" }, run.attempt, started, clock.now(), err, prior.get("filter:")));
-          return settleFailure(new ActionError(`sandbox unavailable: ${errorMessage(err)}`, { retryable: true }), "filter");
-        }
-        const step: Step = {
-          kind: "filter",
-          name: "filter",
+      if (!deps.sandbox && !runner.succeededBefore({ kind: "filter" })) return finish("failed", "executor: filter code present but no sandbox is configured");
+      const { sandbox } = deps;
+      const code = def.filter.code;
+      const r = await runner.run({ kind: "filter", name: "filter" }, async (step) => {
+        // Only reached without a sandbox when an earlier attempt's filter is reused (checked above).
+        const result = await sandbox!.run({ code, trigger: event.payload, applet: { id: applet.id, name: applet.name } });
+        step.setInput({ code });
+        return {
           status: result.error ? "failed" : result.skipped ? "skipped" : "succeeded",
-          attempt: run.attempt,
-          input: { code: def.filter.code },
-          warnings: [],
-          logs: result.logs,
-          started_at: started.toISOString(),
-          duration_ms: result.duration_ms,
+          output: { vars: result.vars, skipped: result.skipped, reason: result.reason ?? null },
           error: result.error ?? null,
+          logs: result.logs,
+          durationMs: result.duration_ms,
+          value: result,
         };
-        setOutput(step, { vars: result.vars, skipped: result.skipped, reason: result.reason ?? null });
-        withHistory(step, prior.get("filter:"));
-        steps.push(step);
-        // The sandbox names itself in some messages ("filter: timed out …"): said once, not twice.
-        if (result.error) return finish("failed", result.error.startsWith("filter: ") ? result.error : `filter: ${result.error}`);
-        if (result.skipped) return finish("skipped", result.reason ? `skipped: ${result.reason}` : "skipped by filter");
-        ctx.vars = result.vars;
-        if (!checkpoint()) return { status: "lost" };
-      }
+      });
+      if (r.state === "lost") return { status: "lost" };
+      // The sandbox itself could not run the code (closing, a payload that is not JSON): not the filter's fault, retry.
+      if (r.state === "failed") return settleFailure(new ActionError(`sandbox unavailable: ${errorMessage(r.error)}`, { retryable: true }), "filter");
+      if (r.state === "reused") ctx.vars = (r.step.output as { vars?: Record<string, unknown> } | undefined)?.vars ?? {};
+      // The sandbox names itself in some messages ("filter: timed out …"): said once, not twice.
+      else if (r.value.error) return finish("failed", r.value.error.startsWith("filter: ") ? r.value.error : `filter: ${r.value.error}`);
+      else if (r.value.skipped) return finish("skipped", r.value.reason ? `skipped: ${r.value.reason}` : "skipped by filter");
+      else ctx.vars = r.value.vars;
     }
 
     // AI transform
-    if (def.transform) {
-      const key = "transform:";
-      const done = reuse(prior.get(key), steps);
-      const output = def.transform.output;
-      if (done) {
-        ctx.ai = { [output]: (done.output as { value?: unknown } | undefined)?.value };
-      } else if (deps.transform) {
-        const started = clock.now();
-        try {
-          const r = await deps.transform(def.transform, ctx, timezone);
-          redactor.add(r.secretsUsed);
-          const step: Step = {
-            kind: "transform",
-            name: def.transform.model,
-            status: r.skipped ? "skipped" : "succeeded",
-            attempt: run.attempt,
-            input: redactor.redact(r.input),
-            warnings: redactor.redact(r.warnings),
-            logs: [],
-            started_at: started.toISOString(),
-            duration_ms: clock.now().getTime() - started.getTime(),
-            error: null,
-          };
-          setOutput(step, redactor.redact({ value: r.value }));
-          withHistory(step, prior.get(key));
-          steps.push(step);
-          ctx.ai = { [output]: r.value };
-          if (!checkpoint()) return { status: "lost" };
-        } catch (err) {
-          const failed = failedStep({ kind: "transform", name: def.transform.model }, run.attempt, started, clock.now(), err, prior.get(key));
-          steps.push(failed);
-          return settleFailure(err, "transform");
-        }
-      }
+    const { transform } = deps;
+    if (def.transform && (transform || runner.succeededBefore({ kind: "transform" }))) {
+      const spec = def.transform;
+      const r = await runner.run({ kind: "transform", name: spec.model }, async (step) => {
+        // Only reached without a runner when an earlier attempt's transform is reused (checked above).
+        const t = await transform!(spec, ctx, timezone);
+        redactor.add(t.secretsUsed);
+        step.setInput(t.input);
+        step.record.warnings.push(...t.warnings);
+        return { status: t.skipped ? "skipped" : "succeeded", output: { value: t.value }, value: t.value };
+      });
+      if (r.state === "lost") return { status: "lost" };
+      if (r.state === "failed") return settleFailure(r.error, "transform");
+      ctx.ai = { [spec.output]: r.state === "reused" ? (r.step.output as { value?: unknown } | undefined)?.value : r.value };
     }
 
     // Actions, in order
     for (const [index, action] of def.actions.entries()) {
-      const key = `action:${index}`;
-      const previous = prior.get(key);
-      if (reuse(previous, steps)) continue;
       const plugin = deps.actions.get(action.type);
-      const started = clock.now();
-      const base = { kind: "action" as const, name: action.type, index };
-      if (!plugin) {
-        steps.push(failedStep(base, run.attempt, started, clock.now(), new ActionError(`executor: unknown action type "${action.type}"`), previous));
-        return finish("failed", `action ${index + 1} (${action.type}): unknown action type`);
-      }
-      const rendered = renderConfig(action.config, ctx, { timezone, typedKeys: plugin.typedConfig });
-      redactor.add(rendered.secretsUsed);
-      const warnings = [...rendered.warnings];
-      const parsed = plugin.configSchema.safeParse(rendered.rendered);
-      if (!parsed.success) {
-        const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "config"}: ${i.message}`).join("; ");
-        const cause = missingSecretsCause(warnings);
-        const err = new ActionError(`${cause ? `${cause}: ` : ""}the rendered config is invalid: ${problems}`);
-        const failed = failedStep(base, run.attempt, started, clock.now(), err, previous, undefined, warnings);
-        // Redacted before it is capped: a cut could split a secret where no pattern finds it.
-        setInput(failed, redactor.redact(rendered.rendered));
-        steps.push(failed);
-        return finish("failed", `action ${index + 1} (${action.type}): ${err.message}`);
-      }
-      let progress = previous?.progress;
-      const step: Step = {
-        ...base,
-        status: "running",
-        attempt: run.attempt,
-        warnings,
-        logs: [],
-        started_at: started.toISOString(),
-        duration_ms: 0,
-        error: null,
-        progress,
-      };
-      setInput(step, redactor.redact(rendered.rendered));
-      withHistory(step, previous);
-      try {
+      const where = `action ${index + 1} (${action.type})`;
+      const r = await runner.run({ kind: "action", name: action.type, index }, async (step) => {
+        if (!plugin) throw new ActionError(`executor: unknown action type "${action.type}"`);
+        const rendered = renderConfig(action.config, ctx, { timezone, typedKeys: plugin.typedConfig });
+        redactor.add(rendered.secretsUsed);
+        step.record.warnings.push(...rendered.warnings);
+        step.setInput(rendered.rendered);
+        const parsed = plugin.configSchema.safeParse(rendered.rendered);
+        if (!parsed.success) {
+          const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "config"}: ${i.message}`).join("; ");
+          throw new ActionError(`the rendered config is invalid: ${problems}`);
+        }
         const result = await plugin.run(parsed.data, {
           http: app.http,
           clock,
@@ -288,30 +230,24 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
           config: app.config,
           run: { runId: run.id, appletId: run.appletId, eventId: run.eventId, attempt: run.attempt, actionIndex: index },
           idempotencyKey: idempotencyKey(index),
-          warn: (m) => void warnings.push(m),
-          progress,
-          saveProgress: (p) => {
-            progress = p;
-            step.progress = p;
-            saveProgress([...steps, step]);
-          },
+          warn: (m) => void step.record.warnings.push(m),
+          progress: step.record.progress,
+          saveProgress: step.saveProgress,
+          // A value the action knows is secret (a token from the environment, one it puts in a
+          // URL path) joins the run's secrets: everything recorded from here on is redacted.
+          secret: (value) => redactor.add([value]),
+          redact: (value) => redactor.redact(value),
         });
-        step.status = "succeeded";
-        setOutput(step, redactor.redact(result.output));
-        step.duration_ms = clock.now().getTime() - started.getTime();
-        steps.push(step);
-        if (index < def.actions.length - 1 && !checkpoint()) return { status: "lost" };
-      } catch (err) {
-        step.status = "failed";
-        step.error = redactor.redact(errorMessage(err));
-        if (err instanceof ActionError && err.output !== undefined) setOutput(step, redactor.redact(err.output));
-        step.duration_ms = clock.now().getTime() - started.getTime();
-        steps.push(step);
-        log.info("action failed", { run_id: run.id, action: action.type, error: step.error });
+        return { output: result.output, value: undefined };
+      });
+      if (r.state === "lost") return { status: "lost" };
+      if (r.state === "failed") {
+        if (!plugin) return finish("failed", `${where}: unknown action type`);
+        log.info("action failed", { run_id: run.id, action: action.type, error: r.step.error });
         // A secret that does not exist renders empty and the action then fails on the empty value:
         // the error names the secret, the real cause, not only its effect.
-        const cause = missingSecretsCause(warnings);
-        return settleFailure(err, `action ${index + 1} (${action.type})${cause ? `: ${cause}` : ""}`);
+        const cause = missingSecretsCause(r.step.warnings);
+        return settleFailure(r.error, cause ? `${where}: ${cause}` : where);
       }
     }
     return finish("succeeded", null);
@@ -343,63 +279,3 @@ function checkedDefinition(applet: { id: string; updatedAt: string; definition: 
   return checked;
 }
 
-
-const stepKey = (s: Pick<Step, "kind" | "index">): string => `${s.kind}:${s.kind === "action" ? s.index : ""}`;
-
-/** Stored outputs are capped at 64 KB like every stored payload, marked `truncated` when cut. */
-function setOutput(step: Step, output: unknown): void {
-  const capped = capJson(output);
-  step.output = capped.value;
-  if (capped.truncated) step.truncated = true;
-}
-
-/** Stored inputs are capped the same way (spec Limits: `truncated: true` on the step when cut). */
-function setInput(step: Step, input: unknown): void {
-  const capped = capJson(input);
-  step.input = capped.value;
-  if (capped.truncated) step.truncated = true;
-}
-
-/** Carries a succeeded step of an earlier attempt over unchanged. */
-function reuse(previous: Step | undefined, steps: Step[]): Step | undefined {
-  if (previous?.status !== "succeeded") return undefined;
-  steps.push(previous);
-  return previous;
-}
-
-/** Keeps the errors of earlier attempts of the same step on the new record. */
-function withHistory(step: Step, previous: Step | undefined): void {
-  if (!previous || previous.status !== "failed") {
-    if (previous?.previous_errors?.length) step.previous_errors = previous.previous_errors;
-    return;
-  }
-  step.previous_errors = [
-    ...(previous.previous_errors ?? []),
-    { attempt: previous.attempt, error: previous.error ?? "failed", at: previous.started_at },
-  ].slice(-LIMITS.logLines);
-}
-
-function failedStep(
-  base: Pick<Step, "kind" | "name" | "index">,
-  attempt: number,
-  started: Date,
-  ended: Date,
-  err: unknown,
-  previous: Step | undefined,
-  input?: unknown,
-  warnings: string[] = [],
-): Step {
-  const step: Step = {
-    ...base,
-    status: "failed",
-    attempt,
-    input,
-    warnings,
-    logs: [],
-    started_at: started.toISOString(),
-    duration_ms: ended.getTime() - started.getTime(),
-    error: errorMessage(err),
-  };
-  withHistory(step, previous);
-  return step;
-}

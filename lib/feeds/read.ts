@@ -95,7 +95,7 @@ async function readXmlFeed(source: string, feedUrl: string | undefined): Promise
     });
     parser.on("readable", () => {
       let item: FeedParser.Item | null;
-      while ((item = parser.read()) !== null) items.push(entryOf(item as FpItem, String(parser.meta["#type"] ?? "rss") === "atom"));
+      while ((item = parser.read()) !== null) items.push(entryOf(item, String(parser.meta["#type"] ?? "rss") === "atom"));
     });
     parser.on("end", () => {
       if (failed) return;

@@ -10,7 +10,10 @@ import { createIngestBatcher } from "../queue/ingest";
 import { closeWhenUnread, readNodeBody } from "./body";
 import { createSecurityHeaders } from "./security-headers";
 import { renderTemplate } from "../template";
-import { searchParamsToObject, verifySignature, webhookPayload, type WebhookConfig } from "../triggers/webhook";
+import { triggerRegistry, type RegisteredRequest } from "../triggers";
+import type { HookContext } from "../triggers/types";
+import { searchParamsToObject } from "../triggers/webhook";
+import { createRunWaiter, renderWebhookResponse } from "../webhooks/respond";
 
 export type IngressHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
 
@@ -30,17 +33,29 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
   const ingestBatched = createIngestBatcher(app);
   // What a hook needs from the definition, parsed once per version of it: the row is read on every
   // request (so a disable or an edit applies at once), the JSON is parsed only when it changed.
-  const settings = new Map<string, { raw: string; config: WebhookConfig; maxAttempts: number }>();
-  const hookSettings = (id: string, raw: string) => {
+  // The trigger plug-in fed by requests (`feed: "http"`) decides what a request becomes.
+  type HookSettings = { raw: string; plugin: RegisteredRequest | null; config: unknown; problem: string | null; maxAttempts: number };
+  const settings = new Map<string, HookSettings>();
+  const hookSettings = (id: string, raw: string): HookSettings => {
     let s = settings.get(id);
     if (s?.raw !== raw) {
       const definition = JSON.parse(raw) as Definition;
-      s = { raw, config: (definition.trigger?.config ?? {}) as WebhookConfig, maxAttempts: maxAttemptsOf(definition) };
+      const found = triggerRegistry.get(String(definition.trigger?.type));
+      const plugin = found?.feed === "http" ? found : null;
+      const parsed = plugin?.configSchema.safeParse(definition.trigger?.config ?? {});
+      const problem = !plugin || parsed?.success ? null : "the stored trigger config is invalid";
+      s = { raw, plugin, config: parsed?.success ? parsed.data : null, problem, maxAttempts: maxAttemptsOf(definition) };
       if (settings.size >= 10_000) settings.clear();
       settings.set(id, s);
     }
     return s;
   };
+  const hookContext: HookContext = {
+    render: (template) => renderTemplate(template, { trigger: {}, secrets: (n) => app.secrets.resolve(n) }).value,
+    nowMs: () => app.clock.now().getTime(),
+  };
+  const refusals = createRefusalLog(app, log);
+  const waiter = createRunWaiter(app);
   return (req, res) => {
     const rawUrl = req.url ?? "/";
     if (!rawUrl.startsWith("/api/")) return false;
@@ -96,33 +111,52 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
     // Compared whether or not the applet exists, so a missing applet and a wrong token take as long.
     const tokenOk = safeEqual(token, row?.webhook_token ?? token.replace(/./g, "\0"));
     if (!row || !tokenOk) return notFound(req, res);
+    // An applet whose trigger is not fed by requests (a schedule) answers like an unknown hook.
+    const { plugin, config, problem, maxAttempts } = hookSettings(row.id, row.definition);
+    if (!plugin) return notFound(req, res);
 
     const rawBody = await readNodeBody(req, LIMITS.webhookBodyBytes);
     if (rawBody === null) return tooLarge(req, res);
 
     if (row.enabled !== 1) return send(res, 200, { queued: false, reason: "disabled" });
-
-    const { config, maxAttempts } = hookSettings(row.id, row.definition);
-    if (config.secret_header && config.hmac_secret) {
-      const secret = renderTemplate(config.hmac_secret, { trigger: {}, secrets: (n) => app.secrets.resolve(n) }).value;
-      const given = req.headers[config.secret_header.toLowerCase()];
-      if (!secret || !verifySignature(rawBody, secret, Array.isArray(given) ? given[0] : given)) {
-        return send(res, 401, { error: "signature mismatch" });
-      }
+    if (problem) {
+      log.warn("webhook refused: the applet cannot take requests", { applet_id: row.id, reason: problem });
+      return send(res, 409, { error: `this applet cannot take requests: ${problem}` });
     }
 
     const receivedAt = app.clock.now().toISOString();
-    const payload = webhookPayload({
-      method: req.method!,
-      headers: req.headers,
-      query: searchParamsToObject(url.searchParams),
-      rawBody,
-      contentType: String(req.headers["content-type"] ?? ""),
-      receivedAt,
-    });
-    const result = await ingestBatched({ appletId, source: "webhook", dedupeKey: null, payload, maxAttempts, receivedAt });
+    const outcome = plugin.handleRequest(
+      config,
+      { method: req.method, headers: req.headers, query: searchParamsToObject(url.searchParams), rawBody, contentType: String(req.headers["content-type"] ?? ""), receivedAt },
+      hookContext,
+    );
+    if (!outcome.accept) {
+      if (outcome.reason) refusals.note(row.id, outcome.reason);
+      if (outcome.error) return send(res, outcome.status, { error: outcome.error });
+      res.writeHead(outcome.status, { "content-length": "0" });
+      res.end();
+      return;
+    }
+    const dedupeKey = outcome.event.dedupeKey;
+    const result = await ingestBatched({ appletId, source: plugin.type, dedupeKey, payload: outcome.event.payload, maxAttempts, receivedAt });
     faults.succeeded("storing webhooks");
-    if (!result) return send(res, 200, { queued: false, reason: "duplicate" });
+    if (!result) {
+      // A redelivery: the sender gets the first delivery's ids, and nothing new is stored.
+      const first = dedupeKey === null ? null : app.repos.runs.firstOfDedupeKey(appletId, dedupeKey);
+      return send(res, 200, { queued: false, duplicate: true, reason: "duplicate", run_id: first?.runId ?? null, event_id: first?.eventId ?? null });
+    }
+    const respond = outcome.respond;
+    if (respond?.respond_wait_seconds) {
+      // Respond with data: the sender's socket waits (nothing else does); a run that is not done in
+      // time gets the same 202 as without the option, and runs on.
+      const run = await waiter.wait(result.runId, respond.respond_wait_seconds * 1000);
+      if (run && !res.destroyed) {
+        const answer = renderWebhookResponse(respond, run, outcome.event.payload);
+        res.writeHead(answer.status, { "content-type": answer.contentType, "content-length": Buffer.byteLength(answer.body), "x-run-id": run.id });
+        res.end(answer.body);
+        return;
+      }
+    }
     send(res, 202, { run_id: result.runId, event_id: result.eventId });
   }
 }
@@ -152,4 +186,25 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
   const text = JSON.stringify(body);
   res.writeHead(status, { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(text) });
   res.end(text);
+}
+
+/**
+ * Why a request was refused, for the person setting the sender up: one warning per applet a
+ * minute (a flood of forged requests must not flood the log), with how many were refused since.
+ */
+function createRefusalLog(app: Pick<App, "clock">, log: App["log"]) {
+  const last = new Map<string, { at: number; since: number }>();
+  return {
+    note(appletId: string, reason: string) {
+      const now = app.clock.now().getTime();
+      const seen = last.get(appletId);
+      if (seen && now - seen.at < 60_000) {
+        seen.since++;
+        return;
+      }
+      if (last.size >= 10_000) last.clear();
+      last.set(appletId, { at: now, since: 0 });
+      log.warn("webhook refused: the request's signature or credentials do not check out", { applet_id: appletId, reason, refused_since_last_warning: seen?.since ?? 0 });
+    },
+  };
 }

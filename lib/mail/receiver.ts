@@ -8,7 +8,8 @@ import { checkDefinition, maxAttemptsOf } from "../definition";
 import { cleanupTemporaryEventFiles, copyEventFiles, deleteEventFiles, saveEventFiles, selectStorable } from "../files/events";
 import { signedFileUrl } from "../files/signed-url";
 import { ingest } from "../queue/ingest";
-import { emailConfigSchema, matchesEmail } from "../triggers/email";
+import type { Applet } from "../db/repos/applets";
+import { MAIL_TRIGGERS, triggerRegistry, type RegisteredMail } from "../triggers";
 import { parseInbound, type NormalizedEmail } from "./normalize";
 
 /**
@@ -251,18 +252,11 @@ export async function deliver(app: App, raw: Buffer, envelopeRcpts: string[]): P
     return "";
   }
 
-  const matched = app.repos.applets.listByTriggerType("email").flatMap((applet) => {
-    const def = checkDefinition(applet.definition);
-    if (!def.ok) {
-      log.warn("email applet skipped: stored definition is invalid", { applet_id: applet.id, problems: def.problems.slice(0, 3) });
-      return [];
-    }
-    const config = emailConfigSchema.safeParse(def.definition.trigger.config);
-    if (!config.success) {
-      log.warn("email applet skipped: invalid trigger config", { applet_id: applet.id });
-      return [];
-    }
-    return matchesEmail(config.data, email, envelopeRcpts) ? [{ applet, maxAttempts: maxAttemptsOf(def.definition) }] : [];
+  const routes = mailRoutes(app);
+  const matched = MAIL_TRIGGERS.flatMap((type) => app.repos.applets.listByTriggerType(type)).flatMap((applet) => {
+    const route = routes.get(applet, log);
+    if (!route) return [];
+    return route.plugin.match(route.config, { email, envelopeRcpts }) ? [{ applet, triggerType: route.plugin.type, maxAttempts: route.maxAttempts }] : [];
   });
 
   if (matched.length === 0) {
@@ -278,7 +272,7 @@ export async function deliver(app: App, raw: Buffer, envelopeRcpts: string[]): P
   const discard: string[] = [];
   let queued = 0;
   try {
-    for (const { applet, maxAttempts } of matched) {
+    for (const { applet, triggerType, maxAttempts } of matched) {
       const eventId = newId();
       if (storable.length > 0) {
         if (source) await copyEventFiles(app.config.dataDir, source, eventId);
@@ -293,7 +287,7 @@ export async function deliver(app: App, raw: Buffer, envelopeRcpts: string[]): P
       try {
         result = ingest(app, {
           appletId: applet.id,
-          source: "email",
+          source: triggerType,
           dedupeKey: email.message_id,
           payload: { ...payload },
           maxAttempts,
@@ -315,4 +309,51 @@ export async function deliver(app: App, raw: Buffer, envelopeRcpts: string[]): P
     await Promise.all(discard.map((id) => deleteEventFiles(app.config.dataDir, id)));
   }
   return queued > 0 ? ` (${queued} event${queued === 1 ? "" : "s"})` : " (duplicate)";
+}
+
+interface MailRoute {
+  plugin: RegisteredMail;
+  config: unknown;
+  maxAttempts: number;
+}
+
+/**
+ * What routing a message needs from each mail applet (its plug-in, its parsed trigger config, its
+ * retry limit), validated once per version of the applet instead of once per message: keyed by
+ * the applet's updated_at and its definition, so an edit applies to the next message. An invalid
+ * stored definition is logged once per version and skipped. One cache per app (per database).
+ */
+const routeCaches = new WeakMap<object, Map<string, { version: string; route: MailRoute | null }>>();
+
+function mailRoutes(app: App) {
+  let cache = routeCaches.get(app.repos);
+  if (!cache) routeCaches.set(app.repos, (cache = new Map<string, { version: string; route: MailRoute | null }>()));
+  const routes = cache;
+  return {
+    get(applet: Applet, log: App["log"]): MailRoute | null {
+      const version = `${applet.updatedAt}\0${JSON.stringify(applet.definition)}`;
+      const hit = routes.get(applet.id);
+      if (hit?.version === version) return hit.route;
+      const route = parseRoute(applet, log);
+      if (routes.size >= 10_000) routes.clear();
+      routes.set(applet.id, { version, route });
+      return route;
+    },
+  };
+}
+
+function parseRoute(applet: Applet, log: App["log"]): MailRoute | null {
+  const def = checkDefinition(applet.definition);
+  if (!def.ok) {
+    log.warn("email applet skipped: stored definition is invalid", { applet_id: applet.id, problems: def.problems.slice(0, 3) });
+    return null;
+  }
+  const plugin = triggerRegistry.get(def.definition.trigger.type);
+  if (plugin?.feed !== "mail") return null;
+  const config = plugin.configSchema.safeParse(def.definition.trigger.config);
+  if (!config.success) {
+    log.warn("email applet skipped: invalid trigger config", { applet_id: applet.id });
+    return null;
+  }
+  return { plugin, config: config.data, maxAttempts: maxAttemptsOf(def.definition) };
 }

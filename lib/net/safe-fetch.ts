@@ -388,9 +388,9 @@ function toActionError(err: unknown, display: string, timedOut: boolean, timeout
 }
 
 function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
+  if (signal.aborted) return Promise.reject(abortReason(signal));
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
+    const onAbort = () => reject(abortReason(signal));
     signal.addEventListener("abort", onAbort, { once: true });
     p.then(
       (v) => {
@@ -399,8 +399,14 @@ function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
       },
       (e: unknown) => {
         signal.removeEventListener("abort", onAbort);
+        // The request's own rejection, passed on unchanged (the caller classifies it).
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
         reject(e);
       },
     );
   });
 }
+
+/** Why the signal aborted: the DOMException `abort()` makes, or an Error made of a custom reason. */
+const abortReason = (signal: AbortSignal): Error =>
+  signal.reason instanceof Error ? signal.reason : new Error(`aborted: ${String(signal.reason)}`);

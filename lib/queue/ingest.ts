@@ -1,10 +1,12 @@
 import type { App } from "../app";
 import { LIMITS, capJson } from "../core/limits";
 import type { IngestInput } from "../db/repos/runs";
+import type { TriggerType } from "../triggers";
 
 export interface IngestRequest {
   appletId: string;
-  source: "webhook" | "schedule" | "rss" | "email" | "poll" | "manual";
+  /** The trigger type that fed the event (lib/triggers registry), or "manual" for a test event. */
+  source: TriggerType | "manual";
   dedupeKey: string | null;
   payload: Record<string, unknown>;
   maxAttempts: number;

@@ -6,6 +6,7 @@
  */
 import { Worker } from "node:worker_threads";
 import { performance } from "node:perf_hooks";
+import type { ResultMessage, RunMessage } from "./protocol";
 
 export interface FilterInput {
   code: string;
@@ -78,14 +79,7 @@ interface Slot {
   retired: boolean;
 }
 
-interface WorkerResultMessage {
-  type: "result";
-  id: number;
-  fatal?: boolean;
-  result: FilterResult;
-}
-
-function isResultMessage(message: unknown): message is WorkerResultMessage {
+function isResultMessage(message: unknown): message is ResultMessage {
   return typeof message === "object" && message !== null && (message as { type?: unknown }).type === "result";
 }
 
@@ -216,7 +210,7 @@ export function createSandbox(opts: SandboxOptions = {}): Sandbox {
         appletJson: job.appletJson,
         timeoutMs,
         memoryBytes,
-      });
+      } satisfies RunMessage);
     }
   }
 

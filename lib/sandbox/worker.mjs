@@ -1,5 +1,8 @@
+// @ts-check
 // Filter-code sandbox worker. Plain ESM JavaScript on purpose: a worker thread does not inherit
-// the tsx / vitest loaders reliably, and Node loads a .mjs file natively under both.
+// the tsx / vitest loaders reliably, and Node loads a .mjs file natively under both. It is
+// type-checked all the same (tsconfig.json includes it with checkJs; the types are JSDoc, the
+// messages are those of protocol.ts).
 //
 // Isolation model: the filter runs inside QuickJS compiled to WebAssembly. Nothing from this
 // thread is reachable from inside except the two host functions below (log and skip), which only
@@ -8,6 +11,30 @@
 import { parentPort } from "node:worker_threads";
 import { performance } from "node:perf_hooks";
 import { newQuickJSWASMModule, RELEASE_SYNC } from "quickjs-emscripten";
+
+/**
+ * @import { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten"
+ * @import { FilterResult } from "./index"
+ * @import { RunMessage, WorkerMessage } from "./protocol"
+ */
+
+/**
+ * What one run keeps on the host side while the filter runs.
+ * @typedef {object} RunState
+ * @property {string[]} logs
+ * @property {number} droppedLogs log lines past the cap, counted instead of kept
+ * @property {boolean} skipped
+ * @property {string | undefined} reason
+ * @property {boolean} stop set by skip(): the interrupt handler ends the filter at its next check
+ * @property {boolean} timedOut
+ * @property {"user" | "describe"} phase whose time the deadline measures: the filter's, or reading its error back
+ * @property {number} deadline performance.now() past which the interrupt handler stops the VM
+ * @property {boolean} unhandled set when `thrown` is a rejection no code handled rather than a throw
+ */
+
+// A worker thread always has a parent port; without one this file was run as a script by mistake.
+if (!parentPort) throw new Error("sandbox worker: no parentPort, run this file as a worker thread (lib/sandbox/index.ts)");
+const port = parentPort;
 
 /** QuickJS's own stack cap. Measured: with a 4 MB thread stack, 1 MB lets deep JSON.parse
  * recursion overflow V8's stack inside the WASM (which would corrupt the module); 256 KB leaves a
@@ -166,7 +193,12 @@ const PRELUDE = `(function (hostLog, hostSkip, triggerJson, appletJson) {
 
 const QuickJS = await newQuickJSWASMModule(RELEASE_SYNC);
 
-/** Cuts a string to at most maxBytes of UTF-8, marking the cut, without splitting a character. */
+/**
+ * Cuts a string to at most maxBytes of UTF-8, marking the cut, without splitting a character.
+ * @param {string} value
+ * @param {number} maxBytes
+ * @returns {string}
+ */
 function capBytes(value, maxBytes) {
   if (value.length <= maxBytes / 3 || Buffer.byteLength(value, "utf8") <= maxBytes) return value;
   const room = maxBytes - Buffer.byteLength(TRUNCATED_MARK, "utf8");
@@ -175,6 +207,7 @@ function capBytes(value, maxBytes) {
   return bytes.toString("utf8").replace(/\uFFFD+$/u, "") + TRUNCATED_MARK;
 }
 
+/** @param {QuickJSHandle | undefined} handle */
 function disposeQuietly(handle) {
   // ctx.null / ctx.undefined are static handles that must not be disposed.
   if (handle && handle.alive && handle.dupable !== false) {
@@ -190,6 +223,9 @@ function disposeQuietly(handle) {
  * The line in the user's code. The wrapper puts nothing before line 1, but it closes on a line of
  * its own, so an error found at the end of the input (an unclosed brace, call or comment) is
  * reported past the user's last line: that is the user's last non-blank line.
+ * @param {string} stack
+ * @param {string} code
+ * @returns {number | undefined}
  */
 function lineOf(stack, code) {
   const match = /filter\.js:(\d+)/.exec(stack);
@@ -197,7 +233,7 @@ function lineOf(stack, code) {
   const line = Number(match[1]);
   const lines = String(code).split("\n");
   let last = lines.length;
-  while (last > 1 && lines[last - 1].trim() === "") last--;
+  while (last > 1 && (lines[last - 1] ?? "").trim() === "") last--;
   return Math.min(line, last);
 }
 
@@ -205,10 +241,15 @@ function lineOf(stack, code) {
  * The first line at or after `from` with a loop (`while`, `for`, `do`) outside a // comment, or
  * `from` itself when there is none (a regular expression that backtracks for ever has no loop).
  */
+/**
+ * @param {string} code
+ * @param {number} from
+ * @returns {number}
+ */
 function loopLineFrom(code, from) {
   const lines = String(code).split("\n");
   for (let i = from - 1; i < lines.length; i++) {
-    const text = lines[i].replace(/\/\/.*$/, "");
+    const text = (lines[i] ?? "").replace(/\/\/.*$/, "");
     if (/(^|[^\w$.])(while|for|do)\b/.test(text)) return i + 1;
   }
   return from;
@@ -217,9 +258,12 @@ function loopLineFrom(code, from) {
 /**
  * One filter run. Throws only on a host-side defect (for example the WASM module itself failing);
  * every outcome of the filter code is a returned result.
+ * @param {RunMessage} job
+ * @returns {FilterResult}
  */
 function runFilter(job) {
   const started = performance.now();
+  /** @type {RunState} */
   const state = {
     logs: [],
     droppedLogs: 0,
@@ -245,12 +289,16 @@ function runFilter(job) {
     return false;
   });
   const ctx = runtime.newContext();
+  /** @type {QuickJSHandle[]} */
   const owned = [];
+  /** @type {(handle: QuickJSHandle) => QuickJSHandle} */
   const own = (handle) => {
     owned.push(handle);
     return handle;
   };
-  let thrown; // handle of what the filter threw, if anything
+  /** @type {QuickJSHandle | undefined} what the filter threw, if anything */
+  let thrown;
+  /** @type {Record<string, unknown>} */
   let vars = {};
   try {
     const hostLog = own(
@@ -364,8 +412,9 @@ function runFilter(job) {
           disposeQuietly(collected.value);
           // "__proto__" keys are dropped so that a consumer merging vars into another object
           // cannot have its prototype replaced by filter output.
-          const parsed = JSON.parse(json, (key, v) => (key === "__proto__" ? undefined : v));
-          vars = parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) ? parsed : {};
+          /** @type {unknown} */
+          const parsed = JSON.parse(json, (key, /** @type {unknown} */ v) => (key === "__proto__" ? undefined : v));
+          vars = parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) ? /** @type {Record<string, unknown>} */ (parsed) : {};
         }
       }
 
@@ -375,9 +424,13 @@ function runFilter(job) {
     }
     if (!state.skipped && thrown) {
       // Only reached when the prelude itself failed (trigger too large): describe without helpers.
+      /** @type {unknown} */
       const details = ctx.dump(thrown);
-      const oom = details && details.message === "out of memory";
-      return finish(started, state, vars, oom ? `filter: out of memory (${job.memoryBytes / 1048576} MB limit) while loading the trigger` : `filter: could not load the trigger: ${String(details && details.message)}`);
+      // `details && details.message`, read without trusting its shape.
+      /** @type {unknown} */
+      const message = details !== null && typeof details === "object" ? /** @type {{ message?: unknown }} */ (details).message : details ? undefined : details;
+      const oom = message === "out of memory";
+      return finish(started, state, vars, oom ? `filter: out of memory (${job.memoryBytes / 1048576} MB limit) while loading the trigger` : `filter: could not load the trigger: ${String(message)}`);
     }
     return finish(started, state, vars, undefined);
   } finally {
@@ -388,8 +441,20 @@ function runFilter(job) {
   }
 }
 
+/**
+ * The run's error as the user reads it: what was thrown (read back through the prelude's
+ * `describe`, which touches no prototype the filter may have changed), or the limit it hit.
+ * @param {QuickJSRuntime} runtime
+ * @param {QuickJSContext} ctx
+ * @param {RunState} state
+ * @param {RunMessage} job
+ * @param {QuickJSHandle} describe
+ * @param {QuickJSHandle | undefined} thrown
+ * @returns {string}
+ */
 function describeFailure(runtime, ctx, state, job, describe, thrown) {
   const limitMb = job.memoryBytes / 1048576;
+  /** @type {[isError: boolean, name: string, message: string, stack: string, text: string] | undefined} */
   let parts;
   if (thrown) {
     // A short, separate budget: the filter's own time may be used up, and an out-of-memory error
@@ -401,14 +466,24 @@ function describeFailure(runtime, ctx, state, job, describe, thrown) {
     const described = ctx.callFunction(describe, ctx.undefined, thrown);
     if (described.error) disposeQuietly(described.error);
     else {
-      parts = [0, 1, 2, 3, 4].map((index) => {
-        const item = ctx.getProp(described.value, index);
-        const kind = ctx.typeof(item);
-        const value = kind === "string" ? ctx.getString(item) : kind === "boolean" ? ctx.dump(item) : "";
+      const array = described.value;
+      // Each element is read by its expected type only: anything else reads as false or "".
+      /** @type {(index: number) => boolean} */
+      const readFlag = (index) => {
+        const item = ctx.getProp(array, index);
+        const value = ctx.typeof(item) === "boolean" && ctx.dump(item) === true;
         disposeQuietly(item);
         return value;
-      });
-      disposeQuietly(described.value);
+      };
+      /** @type {(index: number) => string} */
+      const readText = (index) => {
+        const item = ctx.getProp(array, index);
+        const value = ctx.typeof(item) === "string" ? ctx.getString(item) : "";
+        disposeQuietly(item);
+        return value;
+      };
+      parts = [readFlag(0), readText(1), readText(2), readText(3), readText(4)];
+      disposeQuietly(array);
     }
   }
   const [isError, name, message, stack, text] = parts ?? [false, "", "", "", ""];
@@ -428,6 +503,13 @@ function describeFailure(runtime, ctx, state, job, describe, thrown) {
   return capBytes(error, MAX_ERROR_BYTES);
 }
 
+/**
+ * @param {number} started performance.now() when the run began
+ * @param {RunState} state
+ * @param {Record<string, unknown>} vars
+ * @param {string | undefined} error
+ * @returns {FilterResult}
+ */
 function finish(started, state, vars, error) {
   const logs = state.logs;
   if (state.droppedLogs > 0) {
@@ -435,13 +517,17 @@ function finish(started, state, vars, error) {
     const dropped = state.droppedLogs + 1;
     logs[MAX_LOG_LINES - 1] = `…[${dropped} more log line${dropped === 1 ? "" : "s"} dropped: the log keeps ${MAX_LOG_LINES - 1} lines]`;
   }
+  /** @type {FilterResult} */
   const result = { vars, logs, skipped: state.skipped, duration_ms: performance.now() - started };
   if (state.skipped && state.reason !== undefined) result.reason = state.reason;
   if (!state.skipped && error !== undefined) result.error = error;
   return result;
 }
 
-parentPort.on("message", (message) => {
+/** @param {WorkerMessage} message */
+const send = (message) => port.postMessage(message);
+
+port.on("message", (/** @type {RunMessage | null | undefined} */ message) => {
   if (!message || message.type !== "run") return;
   let result;
   try {
@@ -449,7 +535,7 @@ parentPort.on("message", (message) => {
   } catch (defect) {
     // The WASM module may be in an unknown state after a host-side failure: answer, then exit so
     // the pool starts a fresh worker.
-    parentPort.postMessage({
+    send({
       type: "result",
       id: message.id,
       fatal: true,
@@ -457,7 +543,7 @@ parentPort.on("message", (message) => {
     });
     process.exit(1);
   }
-  parentPort.postMessage({ type: "result", id: message.id, result });
+  send({ type: "result", id: message.id, result });
 });
 
-parentPort.postMessage({ type: "ready" });
+send({ type: "ready" });

@@ -5,11 +5,11 @@ import { errorMessage } from "../core/errors";
 import { emptyTriggerState } from "../db/repos/trigger-state";
 import { maxAttemptsOf, type Definition } from "../definition";
 import { ingest } from "../queue/ingest";
-import { getTrigger, POLLED_TRIGGERS } from "../triggers";
+import { firstRunOf, nextRunOf, POLLED_TRIGGERS, polledTrigger } from "../triggers";
 import type { PollContext, PollResult, TriggerState } from "../triggers/types";
 import { newHolderId, withJobLock } from "./locks";
 import { AppletScheduleStore } from "./store";
-import { isPolledType, timingOfParsed, type PolledTriggerType } from "./timing";
+import { timingOfParsed } from "./timing";
 
 /**
  * The scheduler tick (spec "Worker: Scheduler tick"), on @whenthen/schedules' reconciler over the
@@ -108,16 +108,16 @@ export async function reconcileDue(
 async function pollApplet(app: TickApp, appletId: string, slot: Date, now: Date, signal?: AbortSignal): Promise<number> {
   if (signal?.aborted) return 0;
   const applet = app.repos.applets.get(appletId);
-  if (!applet || !applet.enabled || !isPolledType(applet.triggerType)) return 0;
+  if (!applet || !applet.enabled || !polledTrigger(applet.triggerType)) return 0;
   const def = applet.definition as unknown as Definition;
-  const plugin = getTrigger(def.trigger.type);
+  const plugin = polledTrigger(def.trigger.type);
   const before: TriggerState = app.repos.triggerState.get(appletId) ?? emptyTriggerState();
   const nowIso = now.toISOString();
-  const parsed = plugin.configSchema.safeParse(def.trigger.config);
+  const parsed = plugin ? plugin.configSchema.safeParse(def.trigger.config) : null;
 
   let result: PollResult;
-  if (!parsed.success || !plugin.poll || !plugin.nextRunAt) {
-    const why = parsed.success ? `trigger "${def.trigger.type}" cannot be polled` : parsed.error.issues.map((i) => `${i.path.join(".") || "config"}: ${i.message}`).join("; ");
+  if (!plugin || !parsed?.success) {
+    const why = !plugin || !parsed || parsed.success ? `trigger "${def.trigger.type}" cannot be polled` : parsed.error.issues.map((i) => `${i.path.join(".") || "config"}: ${i.message}`).join("; ");
     result = { events: [], state: { lastPolledAt: nowIso, lastError: `scheduler: invalid ${def.trigger.type} config: ${why}`, errorCount: before.errorCount + 1 } };
   } else {
     // A context per applet: it collects the secrets this poll rendered, and nothing it stores or
@@ -135,16 +135,16 @@ async function pollApplet(app: TickApp, appletId: string, slot: Date, now: Date,
   let created = 0;
   app.repos.applets.transaction(() => {
     for (const e of result.events) {
-      const r = ingest(app, { appletId: appletId, source: applet.triggerType as "schedule" | "rss" | "poll", dedupeKey: e.dedupeKey, payload: e.payload, maxAttempts: maxAttemptsOf(def), receivedAt: nowIso });
+      const r = ingest(app, { appletId: appletId, source: plugin!.type, dedupeKey: e.dedupeKey, payload: e.payload, maxAttempts: maxAttemptsOf(def), receivedAt: nowIso });
       if (r) created++;
     }
     app.repos.triggerState.savePolled(appletId, after, nowIso, slot.toISOString());
     // The claim chose the next slot from the state before the poll; when the poll changed what the
     // timing depends on (an RSS feed entering or leaving its back-off), move it, but only if it is
     // still the slot the claim wrote (a save in the meantime wins).
-    if (parsed.success && plugin.nextRunAt && timingChanged(applet.triggerType as PolledTriggerType, parsed.data, before, after)) {
-      const claimed = plugin.nextRunAt(parsed.data, now, { ...before, nextRunAt: slot.toISOString() }).toISOString();
-      const wanted = plugin.nextRunAt(parsed.data, now, { ...after, nextRunAt: slot.toISOString() }).toISOString();
+    if (plugin && parsed?.success && timingChanged(plugin.type, parsed.data, before, after)) {
+      const claimed = nextRunOf(plugin, parsed.data, now, { ...before, nextRunAt: slot.toISOString() }).toISOString();
+      const wanted = nextRunOf(plugin, parsed.data, now, { ...after, nextRunAt: slot.toISOString() }).toISOString();
       if (wanted !== claimed) app.repos.triggerState.claimSlot(appletId, claimed, wanted, nowIso);
     }
   });
@@ -164,7 +164,7 @@ async function recoverPendingSlots(app: TickApp, now: Date, signal?: AbortSignal
   for (const row of app.repos.triggerState.listPending()) {
     if (signal?.aborted) break;
     const applet = app.repos.applets.get(row.applet_id);
-    if (row.trigger_type === "schedule" && applet?.enabled) {
+    if (polledTrigger(row.trigger_type)?.refireLostSlot && applet?.enabled) {
       app.log.child("scheduler").warn("firing a schedule slot whose worker stopped before recording it", { applet_id: row.applet_id, slot: row.pending_slot });
       created += await pollApplet(app, row.applet_id, new Date(row.pending_slot), now, signal);
       if (signal?.aborted) break;
@@ -174,7 +174,7 @@ async function recoverPendingSlots(app: TickApp, now: Date, signal?: AbortSignal
   return created;
 }
 
-const timingChanged = (type: PolledTriggerType, config: unknown, before: TriggerState, after: TriggerState): boolean =>
+const timingChanged = (type: string, config: unknown, before: TriggerState, after: TriggerState): boolean =>
   JSON.stringify(timingOfParsed(type, config, before)) !== JSON.stringify(timingOfParsed(type, config, after));
 
 /**
@@ -186,11 +186,13 @@ const timingChanged = (type: PolledTriggerType, config: unknown, before: Trigger
 function adoptUnscheduled(app: TickApp, now: Date): void {
   for (const row of app.repos.triggerState.listUnscheduled(POLLED_TRIGGERS)) {
     try {
-      const plugin = getTrigger(row.trigger_type);
+      const plugin = polledTrigger(row.trigger_type);
+      if (!plugin) throw new Error(`unknown polled trigger type "${row.trigger_type}"`);
       const config = (JSON.parse(row.definition) as Definition).trigger.config;
       const parsed = plugin.configSchema.safeParse(config);
       const state = app.repos.triggerState.get(row.applet_id) ?? emptyTriggerState();
-      const first = row.trigger_type === "schedule" && parsed.success && plugin.nextRunAt ? plugin.nextRunAt(parsed.data, now, state) : now;
+      // The plug-in's first-run rule; a config that does not parse is looked at now (its poll reports why).
+      const first = parsed.success ? firstRunOf(plugin, parsed.data, now, state) : now;
       app.repos.triggerState.claimSlot(row.applet_id, null, first.toISOString(), now.toISOString());
     } catch (err) {
       app.repos.triggerState.setLastError(row.applet_id, `scheduler: cannot schedule: ${errorMessage(err)}`, now.toISOString());

@@ -85,10 +85,10 @@ export function redactingLogger(log: Logger, redactor: Redactor): Logger {
     (msg, fields) =>
       redactor.active ? emit(redactor.redact(msg), fields && redactor.redact(plain(fields))) : emit(msg, fields);
   return {
-    debug: wrap(log.debug),
-    info: wrap(log.info),
-    warn: wrap(log.warn),
-    error: wrap(log.error),
+    debug: wrap((msg, fields) => log.debug(msg, fields)),
+    info: wrap((msg, fields) => log.info(msg, fields)),
+    warn: wrap((msg, fields) => log.warn(msg, fields)),
+    error: wrap((msg, fields) => log.error(msg, fields)),
     child: (scope) => redactingLogger(log.child(scope), redactor),
   };
 }
@@ -245,7 +245,7 @@ function mapChangedStrings(value: unknown, fn: (s: string) => string): unknown {
       const keys = Object.keys(obj);
       const next = keys.map((k) => walk(obj[k]));
       if (next.some((n, i) => n !== obj[keys[i]!])) {
-        const copy: Record<string, unknown> = proto === null ? Object.create(null) : {};
+        const copy: Record<string, unknown> = proto === null ? (Object.create(null) as Record<string, unknown>) : {};
         keys.forEach((k, i) => Object.defineProperty(copy, k, { value: next[i], enumerable: true, writable: true, configurable: true }));
         result = copy;
       } else result = v;

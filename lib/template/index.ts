@@ -204,8 +204,9 @@ function resolve(ctx: TemplateContext, path: string[]): Resolved {
   for (const key of path) {
     // Own properties only: `constructor`, `__proto__` and the prototype chain are never reachable.
     if (typeof current === "string") {
-      if (!hasOwn(Object(current), key)) return { found: false };
-      current = current[key as keyof string];
+      const boxed = Object(current) as Record<string, unknown>;
+      if (!hasOwn(boxed, key)) return { found: false };
+      current = boxed[key];
     } else if (typeof current === "object" && current !== null) {
       if (!hasOwn(current, key)) return { found: false };
       current = (current as Record<string, unknown>)[key];
@@ -232,7 +233,7 @@ function mapStrings(value: unknown, fn: (s: string) => unknown): unknown {
     }
     const proto: unknown = Object.getPrototypeOf(v);
     if (proto !== Object.prototype && proto !== null) return v; // Date, Buffer, class instances: not config data
-    const copy: Record<string, unknown> = proto === null ? Object.create(null) : {};
+    const copy: Record<string, unknown> = proto === null ? (Object.create(null) as Record<string, unknown>) : {};
     seen.set(v, copy);
     for (const key of Object.keys(v)) {
       // defineProperty, because assigning an own "__proto__" key (JSON.parse makes them) would set the prototype.

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { NormalizedEmail } from "../mail/normalize";
-import type { TriggerPlugin } from "./types";
+import { field } from "../plugin";
+import type { MailTrigger } from "./types";
 
 /**
  * The email trigger: the worker's SMTP receiver (lib/mail/receiver) turns every accepted message
@@ -40,20 +41,31 @@ export function subjectRegexProblem(pattern: string): string | null {
 
 export const emailConfigSchema = z.strictObject({
   /** Local part of the inbound address: `invoices` for invoices@INBOUND_DOMAIN. */
-  to_alias: optionalText(
-    z
-      .string()
-      .trim()
-      .toLowerCase()
-      .max(64, 'email: "to_alias" is at most 64 characters')
-      .regex(/^[a-z0-9](?:[a-z0-9._+=-]*[a-z0-9_+=-])?$/, 'email: "to_alias" may use only letters, digits and . _ + = - (the part before @)'),
+  to_alias: field(
+    optionalText(
+      z
+        .string()
+        .trim()
+        .toLowerCase()
+        .max(64, 'email: "to_alias" is at most 64 characters')
+        .regex(/^[a-z0-9](?:[a-z0-9._+=-]*[a-z0-9_+=-])?$/, 'email: "to_alias" may use only letters, digits and . _ + = - (the part before @)'),
+    ),
+    { label: "To alias", kind: "text", preview: "inboundAddress", placeholder: "invoices", help: "Optional. The part before @: mail delivered to invoices@<INBOUND_DOMAIN> (or invoices+anything@) fires this applet. Empty: any address at the inbound domain." },
   ),
-  from_contains: optionalText(z.string().trim().max(200, 'email: "from_contains" is at most 200 characters')),
-  subject_regex: optionalText(
-    z.string().superRefine((v, ctx) => {
-      const problem = subjectRegexProblem(v);
-      if (problem) ctx.addIssue({ code: "custom", message: problem });
-    }),
+  from_contains: field(optionalText(z.string().trim().max(200, 'email: "from_contains" is at most 200 characters')), {
+    label: "From contains",
+    kind: "text",
+    placeholder: "@example.com",
+    help: "Optional. Case-insensitive text the sender's name or address must contain.",
+  }),
+  subject_regex: field(
+    optionalText(
+      z.string().superRefine((v, ctx) => {
+        const problem = subjectRegexProblem(v);
+        if (problem) ctx.addIssue({ code: "custom", message: problem });
+      }),
+    ),
+    { label: "Subject matches", kind: "text", placeholder: "^Invoice ", help: "Optional. A case-insensitive regular expression searched in the subject (at most 200 characters, no nested quantifiers like (a+)+)." },
   ),
 });
 export type EmailConfig = z.output<typeof emailConfigSchema>;
@@ -123,16 +135,13 @@ const sample: NormalizedEmail = {
   text_first_line: "Hi,",
 };
 
-export const emailTrigger: TriggerPlugin<EmailConfig> = {
+export const emailTrigger: MailTrigger<EmailConfig, "email"> = {
   type: "email",
+  feed: "mail",
   label: "Email",
   description: "Mail sent to an address at your inbound domain (INBOUND_DOMAIN). Sender, subject, body and attachments become ingredients.",
   configSchema: emailConfigSchema,
-  fields: [
-    { name: "to_alias", label: "To alias", kind: "text", preview: "inboundAddress", placeholder: "invoices", help: "Optional. The part before @: mail delivered to invoices@<INBOUND_DOMAIN> (or invoices+anything@) fires this applet. Empty: any address at the inbound domain." },
-    { name: "from_contains", label: "From contains", kind: "text", placeholder: "@example.com", help: "Optional. Case-insensitive text the sender's name or address must contain." },
-    { name: "subject_regex", label: "Subject matches", kind: "text", placeholder: "^Invoice ", help: "Optional. A case-insensitive regular expression searched in the subject (at most 200 characters, no nested quantifiers like (a+)+)." },
-  ],
+  exampleConfig: { to_alias: "invoices", from_contains: "@example.com", subject_regex: "^Invoice " },
   ingredients: [
     { name: "from", description: "Sender address" },
     { name: "from_name", description: "Sender display name" },
@@ -149,6 +158,7 @@ export const emailTrigger: TriggerPlugin<EmailConfig> = {
     { name: "text_first_line", description: "First non-blank line of the body" },
   ],
   sample: { ...sample },
+  match: (config, message) => matchesEmail(config, message.email, message.envelopeRcpts),
 };
 
 export default emailTrigger;

@@ -1,10 +1,12 @@
+import { toText } from "../core/text";
 import { isDeepStrictEqual } from "node:util";
-import { nextRunAfter, type ScheduleTiming } from "@whenthen/schedules";
+import type { ScheduleTiming } from "@whenthen/schedules";
 import { z } from "zod";
 import { errorMessage } from "../core/errors";
 import { capJson } from "../core/limits";
 import { parseTemplate } from "../template/parse";
-import type { PollContext, TriggerPlugin, TriggerState } from "./types";
+import { field } from "../plugin";
+import type { PolledTrigger, PollContext } from "./types";
 
 /**
  * The JSON poll trigger: fetch a URL, pick a value by path, fire on a change or on the edge of a
@@ -126,25 +128,43 @@ const targetSchema = z.union([z.string().max(10_000), z.number(), z.boolean(), z
 
 export const pollConfigSchema = z
   .strictObject({
-    url: httpUrl,
-    method: z.enum(["GET", "POST"]).default("GET"),
+    url: field(httpUrl, { label: "URL", kind: "text", required: true, placeholder: "https://api.example.com/price" }),
+    method: field(z.enum(["GET", "POST"]).default("GET"), { label: "Method", kind: "select", options: [{ value: "GET", label: "GET" }, { value: "POST", label: "POST" }] }),
     /** Values are templates, so `Bearer {{secrets.API_TOKEN}}` works. */
-    headers: z
-      .record(z.string().regex(HEADER_NAME, "not a valid header name").max(200), z.string().max(8000))
-      .refine((h) => Object.keys(h).length <= 50, "at most 50 headers")
-      .default({}),
-    body: z.string().max(64 * 1024).optional(),
-    interval_min: z.number().int().min(1, "at least 1 minute").max(10_080).default(POLL_DEFAULT_INTERVAL_MIN),
-    path: z
-      .string()
-      .max(500)
-      .default("")
-      .superRefine((p, ctx) => {
-        const parsed = parsePath(p);
-        if (typeof parsed === "string") ctx.addIssue({ code: "custom", message: parsed });
-      }),
-    condition: z.enum(CONDITIONS).default("changed"),
-    target: targetSchema.optional(),
+    headers: field(
+      z
+        .record(z.string().regex(HEADER_NAME, "not a valid header name").max(200), z.string().max(8000))
+        .refine((h) => Object.keys(h).length <= 50, "at most 50 headers")
+        .default({}),
+      { label: "Headers", kind: "json", placeholder: '{"Authorization": "Bearer {{secrets.API_TOKEN}}"}', help: "A JSON object; values may use {{secrets.NAME}}." },
+    ),
+    body: field(z.string().max(64 * 1024).optional(), { label: "Body", kind: "textarea", showWhen: { field: "method", equals: ["POST"] }, help: "Sent with POST; may use {{secrets.NAME}}." }),
+    interval_min: field(z.number().int().min(1, "at least 1 minute").max(10_080).default(POLL_DEFAULT_INTERVAL_MIN), { label: "Check every (minutes)", kind: "number", placeholder: "5" }),
+    path: field(
+      z
+        .string()
+        .max(500)
+        .default("")
+        .superRefine((p, ctx) => {
+          const parsed = parsePath(p);
+          if (typeof parsed === "string") ctx.addIssue({ code: "custom", message: parsed });
+        }),
+      { label: "Value path", kind: "text", placeholder: "data.price", help: "Dot and bracket path into the JSON, e.g. items[0].status. Empty: the whole response." },
+    ),
+    condition: field(z.enum(CONDITIONS).default("changed"), {
+      label: "Fire when",
+      kind: "select",
+      options: [
+        { value: "changed", label: "the value changes" },
+        { value: "equals", label: "it becomes equal to the target" },
+        { value: "not_equals", label: "it stops being equal to the target" },
+        { value: "gt", label: "it rises above the target" },
+        { value: "lt", label: "it drops below the target" },
+        { value: "contains", label: "it starts containing the target" },
+      ],
+      help: "Except for 'changes', it fires once when the condition becomes true, then again only after it was false.",
+    }),
+    target: field(targetSchema.optional(), { label: "Target", kind: "text", showWhen: { field: "condition", equals: ["equals", "not_equals", "gt", "lt", "contains"] } }),
   })
   .superRefine((c, ctx) => {
     if (c.condition !== "changed" && c.target === undefined) {
@@ -200,34 +220,14 @@ function looksLikeJson(s: string): boolean {
   }
 }
 
-export const pollTrigger: TriggerPlugin<PollConfig> = {
+export const pollTrigger: PolledTrigger<PollConfig, "poll"> = {
   type: "poll",
+  feed: "polled",
   label: "Poll a JSON URL",
   description: "Checks a JSON API on an interval and fires when a value changes or crosses a threshold.",
   configSchema: pollConfigSchema,
-  fields: [
-    { name: "url", label: "URL", kind: "text", required: true, placeholder: "https://api.example.com/price" },
-    { name: "method", label: "Method", kind: "select", options: [{ value: "GET", label: "GET" }, { value: "POST", label: "POST" }] },
-    { name: "headers", label: "Headers", kind: "json", placeholder: '{"Authorization": "Bearer {{secrets.API_TOKEN}}"}', help: "A JSON object; values may use {{secrets.NAME}}." },
-    { name: "body", label: "Body", kind: "textarea", showWhen: { field: "method", equals: ["POST"] }, help: "Sent with POST; may use {{secrets.NAME}}." },
-    { name: "interval_min", label: "Check every (minutes)", kind: "number", placeholder: "5" },
-    { name: "path", label: "Value path", kind: "text", placeholder: "data.price", help: "Dot and bracket path into the JSON, e.g. items[0].status. Empty: the whole response." },
-    {
-      name: "condition",
-      label: "Fire when",
-      kind: "select",
-      options: [
-        { value: "changed", label: "the value changes" },
-        { value: "equals", label: "it becomes equal to the target" },
-        { value: "not_equals", label: "it stops being equal to the target" },
-        { value: "gt", label: "it rises above the target" },
-        { value: "lt", label: "it drops below the target" },
-        { value: "contains", label: "it starts containing the target" },
-      ],
-      help: "Except for 'changes', it fires once when the condition becomes true, then again only after it was false.",
-    },
-    { name: "target", label: "Target", kind: "text", showWhen: { field: "condition", equals: ["equals", "not_equals", "gt", "lt", "contains"] } },
-  ],
+  exampleConfig: { url: "https://api.example.com/widgets/price", method: "GET", headers: {}, interval_min: 5, path: "data.price", condition: "lt", target: 100 },
+  urlFields: ["url"],
   ingredients: [
     { name: "value", description: "The value at the path now" },
     { name: "previous_value", description: "The value at the previous check" },
@@ -247,8 +247,11 @@ export const pollTrigger: TriggerPlugin<PollConfig> = {
     status: 200,
   },
 
-  nextRunAt: (config, from, state: TriggerState) =>
-    nextRunAfter({ ...pollTiming(config), nextRunAt: state.nextRunAt ? new Date(state.nextRunAt) : undefined }, from),
+  timing: pollTiming,
+  timingOfInvalid: (raw) => ({ interval: `${toText(raw.interval_min ?? POLL_DEFAULT_INTERVAL_MIN)}m` }),
+  // Looked at right away; a lost slot is not polled again (the next poll sees the change anyway).
+  firstRun: "now",
+  refireLostSlot: false,
 
   async poll(config, state, ctx, slot) {
     const now = ctx.clock.now().toISOString();

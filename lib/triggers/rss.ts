@@ -1,5 +1,6 @@
+import { toText } from "../core/text";
 import { createHash } from "node:crypto";
-import { nextRunAfter, type ScheduleTiming } from "@whenthen/schedules";
+import type { ScheduleTiming } from "@whenthen/schedules";
 import { z } from "zod";
 import { parseDateText } from "../core/dates";
 import { errorMessage } from "../core/errors";
@@ -7,7 +8,8 @@ import { LIMITS } from "../core/limits";
 import { decodeFeed } from "../feeds/decode";
 import { FeedFormatError, readFeed, type FeedEntry, type ParsedFeed } from "../feeds/read";
 import { stripHtml } from "../template/filters";
-import type { PollContext, TriggerPlugin, TriggerState } from "./types";
+import { field } from "../plugin";
+import type { PolledTrigger, PollContext, TriggerState } from "./types";
 
 /**
  * The feed trigger: RSS 0.9x/1.0/2.0, Atom 0.3/1.0 and JSON Feed 1.0/1.1 all give the same
@@ -39,10 +41,24 @@ const httpUrl = z
   .refine((u) => /^https?:\/\//i.test(u), "must be an http or https URL");
 
 export const rssConfigSchema = z.strictObject({
-  url: httpUrl,
-  interval_min: z.number().int().min(5, "at least 5 minutes").max(10_080).default(RSS_DEFAULT_INTERVAL_MIN),
-  fire_on_first_poll: z.boolean().default(false),
-  max_items_per_poll: z.number().int().min(1).max(100).default(20),
+  url: field(httpUrl, { label: "Feed URL", kind: "text", required: true, placeholder: "https://example.com/feed.xml" }),
+  interval_min: field(z.number().int().min(5, "at least 5 minutes").max(10_080).default(RSS_DEFAULT_INTERVAL_MIN), {
+    label: "Check every (minutes)",
+    kind: "number",
+    placeholder: "15",
+    help: "At least 5. After 3 failed checks in a row the feed is checked hourly until it works again.",
+  }),
+  fire_on_first_poll: field(z.boolean().default(false), {
+    label: "Fire for the items already in the feed",
+    kind: "boolean",
+    help: "Off: the first check only remembers what is there, and later items fire.",
+  }),
+  max_items_per_poll: field(z.number().int().min(1).max(100).default(20), {
+    label: "Most items per check",
+    kind: "number",
+    placeholder: "20",
+    help: "1–100. If more are new at once, the newest fire.",
+  }),
 });
 export type RssConfig = z.infer<typeof rssConfigSchema>;
 
@@ -190,17 +206,14 @@ function warnAboutItems(items: FeedItem[], url: string, ctx: PollContext): void 
   }
 }
 
-export const rssTrigger: TriggerPlugin<RssConfig> = {
+export const rssTrigger: PolledTrigger<RssConfig, "rss"> = {
   type: "rss",
+  feed: "polled",
   label: "RSS / Atom / JSON feed",
   description: "Fires once for every new item in a feed (RSS, Atom or JSON Feed).",
   configSchema: rssConfigSchema,
-  fields: [
-    { name: "url", label: "Feed URL", kind: "text", required: true, placeholder: "https://example.com/feed.xml" },
-    { name: "interval_min", label: "Check every (minutes)", kind: "number", placeholder: "15", help: "At least 5. After 3 failed checks in a row the feed is checked hourly until it works again." },
-    { name: "fire_on_first_poll", label: "Fire for the items already in the feed", kind: "boolean", help: "Off: the first check only remembers what is there, and later items fire." },
-    { name: "max_items_per_poll", label: "Most items per check", kind: "number", placeholder: "20", help: "1–100. If more are new at once, the newest fire." },
-  ],
+  exampleConfig: { url: "https://blog.example.com/feed.xml", interval_min: 15, fire_on_first_poll: false, max_items_per_poll: 20 },
+  urlFields: ["url"],
   ingredients: [
     { name: "title", description: "Item title" },
     { name: "link", description: "Item URL" },
@@ -224,8 +237,11 @@ export const rssTrigger: TriggerPlugin<RssConfig> = {
     feed_url: "https://blog.example.com/feed.xml",
   },
 
-  nextRunAt: (config, from, state) =>
-    nextRunAfter({ ...rssTiming(config, state), nextRunAt: state.nextRunAt ? new Date(state.nextRunAt) : undefined }, from),
+  timing: rssTiming,
+  timingOfInvalid: (raw) => ({ interval: `${toText(raw.interval_min ?? RSS_DEFAULT_INTERVAL_MIN)}m` }),
+  // A feed is looked at right away; a lost slot is not polled again (its new items stay new).
+  firstRun: "now",
+  refireLostSlot: false,
 
   async poll(config, state, ctx) {
     const polledAt = ctx.clock.now().toISOString();

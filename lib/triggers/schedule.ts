@@ -1,7 +1,8 @@
 import { expandCron, isValidTimeZone, nextRunAfter, validateTiming, type ScheduleTiming } from "@whenthen/schedules";
 import { formatInTimeZone } from "date-fns-tz";
 import { z } from "zod";
-import type { TriggerPlugin } from "./types";
+import { field } from "../plugin";
+import type { PolledTrigger } from "./types";
 
 /**
  * The schedule trigger: a 5-field cron expression read in an IANA time zone. The math is
@@ -38,22 +39,28 @@ export function cronProblem(cron: string): string | null {
 }
 
 export const scheduleConfigSchema = z.strictObject({
-  cron: z
-    .string()
-    .trim()
-    .min(1, "required")
-    .max(200)
-    .superRefine((cron, ctx) => {
-      const problem = cronProblem(cron);
-      if (problem) ctx.addIssue({ code: "custom", message: problem });
-    }),
-  timezone: z
-    .string()
-    .trim()
-    .min(1, "required: an IANA time zone such as Europe/Berlin")
-    .superRefine((tz, ctx) => {
-      if (!isValidTimeZone(tz)) ctx.addIssue({ code: "custom", message: `schedule: unknown IANA time zone "${tz}"` });
-    }),
+  cron: field(
+    z
+      .string()
+      .trim()
+      .min(1, "required")
+      .max(200)
+      .superRefine((cron, ctx) => {
+        const problem = cronProblem(cron);
+        if (problem) ctx.addIssue({ code: "custom", message: problem });
+      }),
+    { label: "Cron expression", kind: "cron", required: true, placeholder: "0 9 * * 1-5", help: "Five fields: minute hour day-of-month month day-of-week (0 9 * * 1-5 is 09:00 on weekdays), or @hourly, @daily, @weekly, @monthly, @yearly." },
+  ),
+  timezone: field(
+    z
+      .string()
+      .trim()
+      .min(1, "required: an IANA time zone such as Europe/Berlin")
+      .superRefine((tz, ctx) => {
+        if (!isValidTimeZone(tz)) ctx.addIssue({ code: "custom", message: `schedule: unknown IANA time zone "${tz}"` });
+      }),
+    { label: "Time zone", kind: "timezone", required: true, placeholder: "Europe/Berlin", help: "IANA name. Daylight saving: a time skipped by the spring change fires right after the gap; a time repeated in autumn fires once." },
+  ),
 });
 export type ScheduleConfig = z.infer<typeof scheduleConfigSchema>;
 
@@ -86,15 +93,13 @@ export function schedulePayload(slot: Date, timezone: string): Record<string, un
   };
 }
 
-export const scheduleTrigger: TriggerPlugin<ScheduleConfig> = {
+export const scheduleTrigger: PolledTrigger<ScheduleConfig, "schedule"> = {
   type: "schedule",
+  feed: "polled",
   label: "Schedule",
   description: "Fires on a cron schedule in your time zone (for example every weekday at 09:00).",
   configSchema: scheduleConfigSchema,
-  fields: [
-    { name: "cron", label: "Cron expression", kind: "cron", required: true, placeholder: "0 9 * * 1-5", help: "Five fields: minute hour day-of-month month day-of-week (0 9 * * 1-5 is 09:00 on weekdays), or @hourly, @daily, @weekly, @monthly, @yearly." },
-    { name: "timezone", label: "Time zone", kind: "timezone", required: true, placeholder: "Europe/Berlin", help: "IANA name. Daylight saving: a time skipped by the spring change fires right after the gap; a time repeated in autumn fires once." },
-  ],
+  exampleConfig: { cron: "0 9 * * 1-5", timezone: "Europe/Berlin" },
   ingredients: [
     { name: "fired_at", description: "The scheduled time (ISO UTC)" },
     { name: "fired_at_local", description: "The scheduled time with the zone's offset (ISO)" },
@@ -105,7 +110,12 @@ export const scheduleTrigger: TriggerPlugin<ScheduleConfig> = {
   ],
   sample: schedulePayload(new Date("2026-03-09T13:00:00.000Z"), "America/New_York"),
 
-  nextRunAt: (config, from) => nextRunAfter(scheduleTiming(config), from),
+  timing: (config) => scheduleTiming(config),
+  timingOfInvalid: (raw) => ({ cron: String(raw.cron), timezone: typeof raw.timezone === "string" ? raw.timezone : undefined }),
+  // A schedule waits for its first slot, and a slot claimed but never recorded fires on the next
+  // tick: its event is keyed by the slot, so it fires once.
+  firstRun: "nextSlot",
+  refireLostSlot: true,
 
   // The slot is the next_run_at the scheduler claimed: it is the dedupe key, so a second tick (or
   // a second worker) that reached the same slot inserts nothing.

@@ -1,7 +1,11 @@
+import type { RespondConfig } from "../webhooks/respond";
+import type { ScheduleTiming } from "@whenthen/schedules";
 import type { z } from "zod";
-import type { FieldMeta, PluginContext } from "../plugin";
+import type { NormalizedEmail } from "../mail/normalize";
+import type { PluginContext } from "../plugin";
 
-export type TriggerType = "webhook" | "schedule" | "rss" | "email" | "poll";
+/** Every registered trigger type, derived from the registry's list (lib/triggers/index.ts). */
+export type { TriggerType } from "./index";
 
 export interface Ingredient {
   name: string;
@@ -31,7 +35,7 @@ export interface NewEvent {
 export interface PollResult {
   /** In firing order (oldest first). */
   events: NewEvent[];
-  /** Fields of trigger_state to write (nextRunAt is decided by the scheduler via `nextRunAt`). */
+  /** Fields of trigger_state to write (nextRunAt is decided by the scheduler from `timing`). */
   state: Partial<Omit<TriggerState, "nextRunAt">>;
 }
 
@@ -46,19 +50,102 @@ export interface PollContext extends PluginContext {
   redact<T>(value: T): T;
 }
 
-export interface TriggerPlugin<C = Record<string, unknown>> {
-  type: TriggerType;
+/** What every trigger plug-in declares, however it is fed. */
+interface TriggerBase<C, T extends string> {
+  type: T;
   label: string;
   description: string;
+  /**
+   * Validates the stored config on save and before each use. Its keys described with `field(…)`
+   * (lib/plugin) are the editor's form.
+   */
   configSchema: z.ZodType<C>;
-  fields: FieldMeta[];
   ingredients: Ingredient[];
   /** A realistic payload for "Send test event", Preview and Test filter. */
   sample: Record<string, unknown>;
-  /** Polled triggers (schedule, rss, poll): the next time to poll after `from`. */
-  nextRunAt?(config: C, from: Date, state: TriggerState): Date;
-  /** Polled triggers: one poll, pure apart from `ctx.http`. The engine stores events and state. */
-  poll?(config: C, state: TriggerState, ctx: PollContext, slot: Date): Promise<PollResult>;
+  /** A config that parses, for the plug-in contract test and as documentation. */
+  exampleConfig: Record<string, unknown>;
+  /**
+   * Config keys holding a URL whenthen fetches: checked on save (http or https, not a private
+   * address unless ALLOW_PRIVATE_URLS) and again at fetch time. A templated value is checked when
+   * rendered.
+   */
+  urlFields?: readonly string[];
   /** "Fetch now" in the editor: fetch without saving and describe what a poll would see. */
   preview?(config: C, ctx: PollContext): Promise<unknown>;
 }
+
+/** One request to `/api/hooks/<appletId>/<token>`, after the ingress checked the token and the size. */
+export type { RespondConfig };
+
+export interface HookRequest {
+  method: string;
+  headers: Record<string, string | string[] | undefined>;
+  query: Record<string, string | string[]>;
+  rawBody: Buffer;
+  contentType: string;
+  receivedAt: string;
+}
+
+/** What a request-fed trigger may use: a renderer for `{{secrets.NAME}}` in its config. Synchronous: this is the hot path. */
+export interface HookContext {
+  render(template: string): string;
+  /** The time, for signatures with a replay window. */
+  nowMs(): number;
+}
+
+/**
+ * An event to store (the ingress answers 202, or waits for the run when `respond` says so), or a
+ * refusal: its status, the body's `error` (empty: an empty body, nothing for a forger to learn) and
+ * `reason`, which only the owner's log sees.
+ */
+export type HookOutcome =
+  | { accept: true; event: NewEvent; respond?: RespondConfig }
+  | { accept: false; status: number; error: string; reason?: string };
+
+/** Fed by an HTTP request to the applet's webhook URL (lib/http/ingress). */
+export interface RequestTrigger<C, T extends string> extends TriggerBase<C, T> {
+  feed: "http";
+  handleRequest(config: C, req: HookRequest, ctx: HookContext): HookOutcome;
+}
+
+/** One message the SMTP receiver accepted (lib/mail/receiver). */
+export interface MailMessage {
+  email: Pick<NormalizedEmail, "to" | "from" | "from_name" | "subject">;
+  /** SMTP envelope recipients (empty for a sample or a test event). */
+  envelopeRcpts: string[];
+}
+
+/** Fed by mail: each accepted message becomes one event per applet whose config matches it. */
+export interface MailTrigger<C, T extends string> extends TriggerBase<C, T> {
+  feed: "mail";
+  /** Pure: whether this applet wants the message (dedupe key: its Message-ID). */
+  match(config: C, message: MailMessage): boolean;
+}
+
+/** Polled by the scheduler tick (lib/scheduler) on the timing it declares. */
+export interface PolledTrigger<C, T extends string> extends TriggerBase<C, T> {
+  feed: "polled";
+  /** When it runs, from the config and the state (a feed backs off after errors). One source for next_run_at. */
+  timing(config: C, state: Pick<TriggerState, "errorCount">): ScheduleTiming;
+  /**
+   * The timing a stored config that no longer parses still spells (edited by hand), so the poll
+   * reports the problem in last_error; an invalid timing makes the scheduler disable the applet.
+   */
+  timingOfInvalid(raw: Record<string, unknown>): ScheduleTiming;
+  /** On save, enable or adoption: `now` looks at once (a feed), `nextSlot` waits for the first slot (a schedule). */
+  firstRun: "now" | "nextSlot";
+  /**
+   * A claimed slot whose outcome was never stored (the worker stopped in between): `true` polls it
+   * again on the next tick (a schedule: the slot is its event, keyed by the slot); `false` drops it
+   * (a feed's new items stay new until a later poll stores them).
+   */
+  refireLostSlot: boolean;
+  /** One poll, pure apart from `ctx.http`. The engine stores events and state. */
+  poll(config: C, state: TriggerState, ctx: PollContext, slot: Date): Promise<PollResult>;
+}
+
+/** A trigger plug-in: one file in lib/triggers, one line in lib/triggers/index.ts. */
+export type TriggerPlugin<C = Record<string, unknown>, T extends string = string> = RequestTrigger<C, T> | MailTrigger<C, T> | PolledTrigger<C, T>;
+
+export type TriggerFeed = TriggerPlugin["feed"];

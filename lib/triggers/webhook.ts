@@ -1,28 +1,115 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
 import { parseJsonBounded } from "../core/json";
 import { LIMITS } from "../core/limits";
-import type { TriggerPlugin } from "./types";
+import { field } from "../plugin";
+import { dedupeKeyOf, dedupePathProblem, type DedupeSource } from "../webhooks/dedupe";
+import { MAX_RESPOND_WAIT_SECONDS } from "../webhooks/respond";
+import { PRESETS, VERIFY_PRESETS, verifyRequest, type VerifyPreset } from "../webhooks/verify";
+import type { HookRequest, RequestTrigger } from "./types";
 
-export const webhookConfigSchema = z.strictObject({
-  /** Header carrying the signature, e.g. X-Hub-Signature-256. */
-  secret_header: z.string().trim().min(1).max(100).optional(),
-  /** Shared secret for HMAC-SHA256 of the raw body. May be `{{secrets.NAME}}`. */
-  hmac_secret: z.string().min(1).max(500).optional(),
-});
+export const webhookConfigSchema = z
+  .strictObject({
+    /**
+     * Who may call the hook: a sender's signature scheme, a bearer token, basic auth, or a generic
+     * HMAC header. Unset keeps the first version's rule: `hmac` when a header and a secret are set.
+     */
+    verify: field(z.enum(VERIFY_PRESETS).optional(), {
+      label: "Who may call it",
+      kind: "select",
+      preview: "webhookUrl",
+      options: VERIFY_PRESETS.filter((p) => p !== "none").map((p) => ({ value: p, label: PRESETS[p].label })),
+      help:
+        "(default) checks nothing beyond the URL's secret token, or the HMAC header below if you set one. A sender's scheme checks every request on its raw body; anything else gets 401 and stores nothing. " +
+        VERIFY_PRESETS.filter((p) => p !== "none")
+          .map((p) => `${PRESETS[p].label}: ${PRESETS[p].help}`)
+          .join(" "),
+    }),
+    /** Header carrying the signature, e.g. X-Hub-Signature-256 (generic `hmac` only). */
+    secret_header: field(z.string().trim().min(1).max(100).optional(), {
+      label: "Signature header",
+      kind: "text",
+      placeholder: "X-Signature",
+      showWhen: { field: "verify", equals: ["hmac", ""] },
+      help: "For the HMAC check: the header that carries the HMAC-SHA256 of the raw body (hex, optionally prefixed sha256=).",
+    }),
+    /** The signing secret, bearer token, or user:password. May be `{{secrets.NAME}}`. */
+    hmac_secret: field(z.string().min(1).max(500).optional(), {
+      label: "Secret",
+      kind: "secret",
+      placeholder: "{{secrets.WEBHOOK_SECRET}}",
+      help: "The signing secret (Stripe and Standard Webhooks: the whsec_ key), the bearer token, or user:password for basic auth. Use a secret reference so the value is not stored in the applet.",
+    }),
+    /** How far a signed timestamp may be from now (Stripe, Slack, Standard Webhooks). */
+    tolerance_seconds: field(z.number().int().min(1).max(86_400).optional(), {
+      label: "Replay window (seconds)",
+      kind: "number",
+      placeholder: "300",
+      showWhen: { field: "verify", equals: ["stripe", "slack", "standard"] },
+      help: "A signed timestamp further than this from now is refused as a replay. Default 300.",
+    }),
+    /** A header whose value a redelivery repeats (Idempotency-Key, X-GitHub-Delivery). */
+    dedupe_header: field(z.string().trim().min(1).max(100).regex(/^[A-Za-z0-9-]+$/, "is not a header name (letters, digits and -)").optional(), {
+      label: "Dedupe header",
+      kind: "text",
+      placeholder: "Idempotency-Key",
+      help: "Optional. Senders retry: a request repeating this header's value is answered with the first run and stores nothing. GitHub, Shopify and Standard Webhooks presets set it for you.",
+    }),
+    /** A path in the body whose value a redelivery repeats (`id` of a Stripe event). */
+    dedupe_path: field(
+      z
+        .string()
+        .trim()
+        .max(200)
+        .superRefine((path, ctx) => {
+          const problem = dedupePathProblem(path);
+          if (problem) ctx.addIssue({ code: "custom", message: problem });
+        })
+        .optional(),
+      { label: "Dedupe body path", kind: "text", placeholder: "id", help: "Optional, instead of a header: a path in the JSON body (data.object.id). The Stripe preset uses id." },
+    ),
+    /** Wait up to this long for the run and answer with its data (else the durable 202 at once). */
+    respond_wait_seconds: field(z.number().min(0.1).max(MAX_RESPOND_WAIT_SECONDS).optional(), {
+      label: "Wait for the run (seconds)",
+      kind: "number",
+      placeholder: "off",
+      help: `Optional, at most ${MAX_RESPOND_WAIT_SECONDS}. Answer with the run's data when it finishes within this time, else 202 with the run id as usual. Leave empty for the immediate 202.`,
+    }),
+    respond_status: field(z.number().int().min(200).max(599).optional(), {
+      label: "Response status",
+      kind: "number",
+      placeholder: "200",
+      help: "The status of that answer when the run succeeded or was skipped (a failed run answers 502 with its id).",
+    }),
+    /** A template over trigger, steps[i].output, vars, ai and run. */
+    respond_body: field(z.string().max(10_000).optional(), {
+      label: "Response body",
+      kind: "textarea",
+      template: true,
+      placeholder: '{"reply": "{{steps[0].output.body}}"}',
+      help: "A template over trigger, steps[0].output, vars, ai and run (id, status). Default: the run id and status as JSON.",
+    }),
+    respond_content_type: field(
+      z
+        .string()
+        .trim()
+        .max(100)
+        .regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, "is not a media type (application/json, text/plain; charset=utf-8)")
+        .optional(),
+      { label: "Response content type", kind: "text", placeholder: "application/json" },
+    ),
+  })
+  .superRefine((c, ctx) => {
+    const preset = presetOf(c);
+    if (preset !== "none" && !c.hmac_secret) ctx.addIssue({ code: "custom", path: ["hmac_secret"], message: `${PRESETS[preset].label} needs a secret` });
+    if (preset === "hmac" && !c.secret_header) ctx.addIssue({ code: "custom", path: ["secret_header"], message: "the HMAC check needs the header that carries the signature" });
+    if (c.dedupe_header && c.dedupe_path) ctx.addIssue({ code: "custom", path: ["dedupe_path"], message: "name a dedupe header or a body path, not both" });
+  });
 export type WebhookConfig = z.infer<typeof webhookConfigSchema>;
 
 /** Headers never stored in an event: they carry credentials. */
 const DROPPED_HEADERS = new Set(["authorization", "cookie", "proxy-authorization"]);
 
-export interface WebhookRequest {
-  method: string;
-  headers: Record<string, string | string[] | undefined>;
-  query: Record<string, string | string[]>;
-  rawBody: Buffer;
-  contentType: string;
-  receivedAt: string;
-}
+export type WebhookRequest = HookRequest;
 
 /** Builds the event payload (spec ingredients: body, headers, query, method, received_at). Pure. */
 export function webhookPayload(req: WebhookRequest): Record<string, unknown> {
@@ -108,25 +195,26 @@ function parseMultipartFields(text: string, boundary: string): Record<string, un
   return out;
 }
 
-/** HMAC-SHA256 of the raw body, hex, accepted with or without a `sha256=` prefix. Constant time. */
-export function verifySignature(rawBody: Buffer, secret: string, header: string | undefined): boolean {
-  if (!header) return false;
-  const given = header.trim().replace(/^sha256=/i, "");
-  const expected = createHmac("sha256", secret).update(rawBody).digest("hex");
-  const a = Buffer.from(given.toLowerCase());
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
+/** The check a config asks for; without `verify`, the first version's rule (header + secret = HMAC). */
+export function presetOf(c: Pick<WebhookConfig, "verify" | "secret_header" | "hmac_secret">): VerifyPreset {
+  if (c.verify) return c.verify;
+  return c.secret_header && c.hmac_secret ? "hmac" : "none";
 }
 
-export const webhookTrigger: TriggerPlugin<WebhookConfig> = {
+/** Where a redelivery's key is read: the config's header or path, else the preset's default. */
+export function dedupeSourceOf(c: WebhookConfig): DedupeSource | null {
+  if (c.dedupe_header) return { header: c.dedupe_header };
+  if (c.dedupe_path) return { path: c.dedupe_path };
+  return PRESETS[presetOf(c)].dedupe ?? null;
+}
+
+export const webhookTrigger: RequestTrigger<WebhookConfig, "webhook"> = {
   type: "webhook",
+  feed: "http",
   label: "Webhook",
   description: "A URL you POST (or GET) to from anywhere. The body becomes ingredients.",
   configSchema: webhookConfigSchema,
-  fields: [
-    { name: "secret_header", label: "Signature header", kind: "text", preview: "webhookUrl", placeholder: "X-Hub-Signature-256", help: "Optional. With a secret, requests must carry an HMAC-SHA256 of the raw body in this header (hex, optionally prefixed sha256=)." },
-    { name: "hmac_secret", label: "HMAC secret", kind: "secret", placeholder: "{{secrets.WEBHOOK_SECRET}}", help: "Optional. Use a secret reference so the value is not stored in the applet." },
-  ],
+  exampleConfig: { secret_header: "X-Hub-Signature-256", hmac_secret: "{{secrets.WEBHOOK_SECRET}}" },
   ingredients: [
     { name: "body", description: "The parsed request body (JSON, form fields, or { raw } text)" },
     { name: "headers", description: "Request headers, lowercased (authorization and cookie dropped)" },
@@ -140,5 +228,22 @@ export const webhookTrigger: TriggerPlugin<WebhookConfig> = {
     query: {},
     method: "POST",
     received_at: "2026-03-07T13:00:00.000Z",
+  },
+
+  // The configured check first (a refusal is an empty 401: nothing for a forger to learn; the
+  // reason goes to the owner's log), then the event, keyed for dedupe when the sender repeats one.
+  handleRequest(config, req, ctx) {
+    const preset = presetOf(config);
+    if (preset !== "none") {
+      const secret = config.hmac_secret ? ctx.render(config.hmac_secret) : "";
+      const verdict = secret
+        ? verifyRequest(preset, { rawBody: req.rawBody, headers: req.headers, secret, header: config.secret_header, toleranceSeconds: config.tolerance_seconds, nowMs: ctx.nowMs() })
+        : { ok: false as const, reason: "its secret is empty (a deleted secret?)" };
+      if (!verdict.ok) return { accept: false, status: 401, error: "", reason: `${preset}: ${verdict.reason}` };
+    }
+    const payload = webhookPayload(req);
+    const source = dedupeSourceOf(config);
+    const respond = config.respond_wait_seconds ? config : undefined;
+    return { accept: true, event: { dedupeKey: source ? dedupeKeyOf(source, req.headers, payload.body) : null, payload }, respond };
   },
 };

@@ -1,4 +1,5 @@
-import type { MetaTrigger, Problem } from "./types";
+import type { Problem } from "@/lib/definition";
+import type { MetaTrigger } from "@/lib/api/queries";
 
 /** Pure helpers shared by the screens (server and client). */
 

@@ -1,5 +1,16 @@
 import { fromZonedTime } from "date-fns-tz";
-import type { RunRow, Step } from "./types";
+import type { RunStatus, Step } from "@/lib/executor/types";
+
+/** The fields of a run row (GET /api/runs) these read. */
+interface RunRow {
+  status: RunStatus;
+  attempt: number;
+  max_attempts: number;
+  next_attempt_at: string | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+}
 
 /**
  * How a run's times read on the screens, pure (tests pass the zone and the formatter).
@@ -25,7 +36,7 @@ export function runSpan(run: Pick<RunRow, "attempt" | "created_at" | "started_at
   const lastAttemptMs = run.started_at && run.finished_at ? Date.parse(run.finished_at) - Date.parse(run.started_at) : null;
   if (run.attempt <= 1) return { firstStart: run.started_at, lastAttemptMs, totalMs: lastAttemptMs };
   // A step's record is its latest attempt; the starts of its earlier attempts are in its history.
-  const starts = run.steps.flatMap((s) => [s.started_at, ...(s.previous_errors ?? []).map((e) => e.at)]).filter(Boolean);
+  const starts = run.steps.flatMap((s) => [s.started_at, ...(s.previous_errors ?? []).map((e: { at: string }) => e.at)]).filter(Boolean);
   const firstStart = starts.length ? starts.reduce((a, b) => (Date.parse(a) <= Date.parse(b) ? a : b)) : run.created_at;
   const totalMs = run.finished_at ? Date.parse(run.finished_at) - Date.parse(firstStart) : null;
   return { firstStart, lastAttemptMs, totalMs };

@@ -1,6 +1,6 @@
 "use client";
 import { useEffect, useRef } from "react";
-import type { StreamMessage } from "./types";
+import type { StreamMessage } from "@/lib/api/stream";
 
 /**
  * Subscribes to GET /api/stream (run.queued, run.updated). While the stream is down (server

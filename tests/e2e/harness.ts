@@ -66,8 +66,8 @@ export async function startApp(extraEnv: Record<string, string> = {}): Promise<R
   const spawnOne = (name: string, file: string): ChildProcess => {
     const child = spawn(process.execPath, ["--import", "tsx", file], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
     const add = (chunk: Buffer) => (log += chunk.toString().replace(/^/gm, `${name} | `));
-    child.stdout!.on("data", add);
-    child.stderr!.on("data", add);
+    child.stdout.on("data", add);
+    child.stderr.on("data", add);
     return child;
   };
   const worker = spawnOne("worker", "worker/index.ts");

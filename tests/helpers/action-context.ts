@@ -8,6 +8,7 @@ import { ManualClock } from "@/lib/core/clock";
 import { loadConfig, type AppConfig } from "@/lib/core/config";
 import { silentLogger } from "@/lib/core/log";
 import { createSafeFetch } from "@/lib/net/safe-fetch";
+import { createRedactor } from "@/lib/secrets/redact";
 
 /**
  * An ActionContext for calling one action directly, as the executor would: the real safeFetch
@@ -19,6 +20,8 @@ export interface TestActionContext extends ActionContext {
   warnings: string[];
   /** Every `saveProgress` call, in order. */
   savedProgress: unknown[];
+  /** Every value the action registered with `secret`. */
+  secrets: string[];
 }
 
 const tempDirs: string[] = [];
@@ -55,6 +58,9 @@ export function createActionContext(opts: ActionContextOptions = {}): TestAction
   const config: AppConfig = { ...loadConfig(env), ...opts.config };
   const warnings: string[] = [];
   const savedProgress: unknown[] = [];
+  const secrets: string[] = [];
+  // The executor's redactor, as the executor wires it: what the action registers is redacted.
+  const redactor = createRedactor();
   const ctx: TestActionContext = {
     http: createSafeFetch({ allowPrivate: true, lookup: offlineLookup }),
     clock: opts.clock ?? new ManualClock("2026-03-01T12:00:00.000Z"),
@@ -71,8 +77,14 @@ export function createActionContext(opts: ActionContextOptions = {}): TestAction
     warn: (message) => void warnings.push(message),
     progress: opts.progress,
     saveProgress: (progress) => void savedProgress.push(structuredClone(progress)),
+    secret: (value) => {
+      secrets.push(value);
+      redactor.add([value]);
+    },
+    redact: (value) => redactor.redact(value),
     warnings,
     savedProgress,
+    secrets,
   };
   return ctx;
 }

@@ -3,10 +3,10 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { createApi, type Api } from "@/lib/api/router";
+import { createApi, type Api } from "@/lib/api";
 import { createApp, type App } from "@/lib/app";
 import { createAppletService } from "@/lib/applets/service";
-import { createAuth, type Auth } from "@/lib/auth";
+import { createAuth, type Auth, type SessionUser } from "@/lib/auth";
 import { ManualClock } from "@/lib/core/clock";
 import { silentLogger } from "@/lib/core/log";
 import { createPageGate } from "@/lib/http/page-gate";
@@ -43,4 +43,17 @@ export async function shutAuth(b: BootedAuth): Promise<void> {
   await new Promise((r) => b.server.close(r));
   b.app.close();
   rmSync(b.dir, { recursive: true, force: true });
+}
+
+/** The user a test identity signs every request in as. */
+export const TEST_USER: SessionUser = { userId: "test-user", email: "test@example.com" };
+
+/**
+ * An explicit identity for tests that are not about sign-in: the real auth (Host, Origin and
+ * content-type checks, setup, login) except that every request carries `user`. Production code
+ * has no way to skip the session guard; a test says who is asking instead.
+ */
+export function testIdentity(app: Pick<App, "repos" | "config" | "clock" | "log">, user: SessionUser = TEST_USER): Auth {
+  const auth = createAuth(app);
+  return { ...auth, sessionOf: () => user, sessionFromCookieHeader: () => user };
 }

@@ -12,7 +12,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
-import { createApi } from "@/lib/api/router";
+import { createApi } from "@/lib/api";
 import { createApp } from "@/lib/app";
 import { createAppletService } from "@/lib/applets/service";
 import { createAuth } from "@/lib/auth";

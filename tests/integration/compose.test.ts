@@ -79,7 +79,7 @@ describe.skipIf(skipReason !== null)(`compose${skipReason ? ` (skipped: ${skipRe
   test("AC16: docker-compose config parses docker-compose.yml with app, worker, caddy and backup, a shared data volume and port 25 → worker", () => {
     const cfg = composeConfig({ PUBLIC_URL: "https://whenthen.example.com", INBOUND_DOMAIN: "in.example.com" });
     expect(Object.keys(cfg.services).sort()).toEqual(["app", "backup", "caddy", "worker"]);
-    const { app, worker, caddy, backup } = cfg.services as Record<string, ComposeConfig["services"][string]>;
+    const { app, worker, caddy, backup } = cfg.services;
 
     // One named volume at /data, shared by every process that touches the database.
     expect(cfg.volumes).toHaveProperty("data");

@@ -151,6 +151,8 @@ function actionContext(overrides: Partial<App["config"]> = {}, eventId = "0b8f5a
     warn: () => {},
     progress: undefined,
     saveProgress: () => {},
+    secret: () => {},
+    redact: (value) => value,
   };
 }
 
@@ -591,7 +593,7 @@ describe("email action (AC19)", () => {
       { to: "   " },
     ];
     for (const a of attempts) {
-      const err = await emailAction.run({ ...config, ...a } as EmailActionConfig, ctx).then(
+      const err = await emailAction.run({ ...config, ...a }, ctx).then(
         () => null,
         (e: unknown) => e,
       );

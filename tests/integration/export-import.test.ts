@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, test } from "vitest";
-import { createApi } from "@/lib/api/router";
+import { createApi } from "@/lib/api";
+import { testIdentity } from "../helpers/auth";
 import { createTestApp, type TestApp } from "../helpers/db";
 
 const fixture = JSON.parse(readFileSync(new URL("../../fixtures/export.json", import.meta.url), "utf8")) as {
@@ -15,9 +16,9 @@ afterEach(() => apps.splice(0).forEach((a) => a.cleanup()));
 const fresh = () => {
   const app = createTestApp();
   apps.push(app);
-  return { app, api: createApi({ app, applets: app.applets }) };
+  return { app, api: createApi({ app, applets: app.applets, auth: testIdentity(app) }) };
 };
-const post = (path: string, body: unknown) => new Request(`http://localhost${path}`, { method: "POST", body: JSON.stringify(body) });
+const post = (path: string, body: unknown) => new Request(`http://localhost${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 
 describe("AC13: export and import", () => {
   test("AC13: export, then import into an empty database, recreates every applet with the same ids, webhook tokens and definitions", async () => {

@@ -1,6 +1,7 @@
 import { http, HttpResponse } from "msw";
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
-import { createApi } from "@/lib/api/router";
+import { createApi } from "@/lib/api";
+import { testIdentity } from "../helpers/auth";
 import { createSandbox, type Sandbox } from "@/lib/sandbox";
 import { createTransformRunner } from "@/lib/transform";
 import { createTestApp, type TestApp } from "../helpers/db";
@@ -263,13 +264,13 @@ describe("run-debugging endpoints", () => {
   test("preview renders every action against a sample with unresolved paths, and saves nothing", async () => {
     const { app } = setup();
     app.secrets.set("SLACK_WEBHOOK", SLACK_WEBHOOK);
-    const api = createApi({ app, applets: app.applets, sandbox });
+    const api = createApi({ app, applets: app.applets, sandbox, auth: testIdentity(app) });
     const definition = {
       version: 1,
       trigger: { type: "webhook", config: {} },
       actions: [{ type: "slack", config: { webhook_url: "{{secrets.SLACK_WEBHOOK}}", text: "{{trigger.body.title | upper}} by {{trigger.body.author}}" } }],
     };
-    const res = await api.handle(new Request("http://localhost/api/applets/preview", { method: "POST", body: JSON.stringify({ definition, sample: { body: { title: "hello" } } }) }));
+    const res = await api.handle(new Request("http://localhost/api/applets/preview", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ definition, sample: { body: { title: "hello" } } }) }));
     expect(res.status).toBe(200);
     const body = (await res.json()) as { actions: { rendered: { text: string; webhook_url: string }; unresolved: string[] }[] };
     expect(body.actions[0]!.rendered.text).toBe("HELLO by ");
@@ -280,8 +281,8 @@ describe("run-debugging endpoints", () => {
 
   test("filter-test runs the sandbox against a sample; retry requeues the same run; replay makes a new one", async () => {
     const { app, worker } = setup();
-    const api = createApi({ app, applets: app.applets, sandbox });
-    const ft = await api.handle(new Request("http://localhost/api/applets/filter-test", { method: "POST", body: JSON.stringify({ code: "console.log(trigger.title); if (trigger.title === 'draft') skip('drafts wait')", sample: { title: "draft" } }) }));
+    const api = createApi({ app, applets: app.applets, sandbox, auth: testIdentity(app) });
+    const ft = await api.handle(new Request("http://localhost/api/applets/filter-test", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ code: "console.log(trigger.title); if (trigger.title === 'draft') skip('drafts wait')", sample: { title: "draft" } }) }));
     expect(await ft.json()).toMatchObject({ logs: ["draft"], skipped: true, reason: "drafts wait", error: null });
 
     server.use(http.post(SLACK_WEBHOOK, () => new HttpResponse("invalid_token", { status: 403 })));

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
-import { createApi } from "@/lib/api/router";
+import { createApi } from "@/lib/api";
+import { testIdentity } from "../helpers/auth";
 import { createSandbox, type Sandbox } from "@/lib/sandbox";
 import { createTestApp } from "../helpers/db";
 import { SLACK_WEBHOOK, useHttpMocks } from "../helpers/http";
@@ -67,13 +68,13 @@ describe("#20: run errors say what went wrong", () => {
 
   test("#20.7: saving an applet that names a secret that does not exist warns, and still saves", async () => {
     const { app } = setup();
-    const api = createApi({ app, applets: app.applets });
-    const res = await api.handle(new Request("http://x/api/applets", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "s", definition: slack("{{secrets.NOPE}}") }) }));
+    const api = createApi({ app, applets: app.applets, auth: testIdentity(app) });
+    const res = await api.handle(new Request("http://localhost/api/applets", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "s", definition: slack("{{secrets.NOPE}}") }) }));
     expect(res.status).toBe(201);
     const body = (await res.json()) as { warnings: { path: string; message: string }[] };
     expect(body.warnings).toEqual([{ path: "definition.actions.0.config.webhook_url", message: expect.stringContaining("no secret named NOPE") }]);
     app.secrets.set("NOPE", SLACK_WEBHOOK);
-    const again = await api.handle(new Request("http://x/api/applets", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "s", definition: slack("{{secrets.NOPE}}") }) }));
+    const again = await api.handle(new Request("http://localhost/api/applets", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "s", definition: slack("{{secrets.NOPE}}") }) }));
     expect(((await again.json()) as { warnings: unknown[] }).warnings).toEqual([]);
   });
 });
@@ -81,9 +82,9 @@ describe("#20: run errors say what went wrong", () => {
 describe("#20: the preview renders what a run renders", () => {
   test("#20.3: {{now_local}} resolves in the preview, in the applet's zone, and the picker offers it", async () => {
     const { app } = setup();
-    const api = createApi({ app, applets: app.applets });
+    const api = createApi({ app, applets: app.applets, auth: testIdentity(app) });
     const definition = { ...slack(SLACK_WEBHOOK), timezone: "Europe/Berlin", actions: [{ type: "slack", config: { webhook_url: SLACK_WEBHOOK, text: "at {{now_local}}" } }] };
-    const res = await api.handle(new Request("http://x/api/applets/preview", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ definition, sample: {} }) }));
+    const res = await api.handle(new Request("http://localhost/api/applets/preview", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ definition, sample: {} }) }));
     const body = (await res.json()) as { actions: { rendered: { text: string }; unresolved: string[] }[] };
     expect(body.actions[0]!.unresolved).toEqual([]);
     // The test clock starts at 2026-03-07T12:00Z: 13:00 in Berlin.
@@ -124,9 +125,9 @@ describe("#20.10: a crash re-run is told apart from a clean retry", () => {
 describe("#20: duplicate", () => {
   test("#20: duplicating an applet makes a disabled copy with its own id and webhook token", async () => {
     const { app } = setup();
-    const api = createApi({ app, applets: app.applets });
+    const api = createApi({ app, applets: app.applets, auth: testIdentity(app) });
     const a = app.applets.create({ name: "Orders", definition: slack(SLACK_WEBHOOK) });
-    const res = await api.handle(new Request(`http://x/api/applets/${a.id}/duplicate`, { method: "POST" }));
+    const res = await api.handle(new Request(`http://localhost/api/applets/${a.id}/duplicate`, { method: "POST" }));
     expect(res.status).toBe(201);
     const { applet } = (await res.json()) as { applet: { id: string; name: string; enabled: boolean; webhook_token: string; definition: unknown } };
     expect(applet).toMatchObject({ name: "Orders (copy)", enabled: false, definition: a.definition });

@@ -34,8 +34,8 @@ function run(file: string, env: NodeJS.ProcessEnv) {
   const child = spawn(process.execPath, [file], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
   children.push(child);
   let out = "";
-  child.stdout!.on("data", (c: Buffer) => (out += c.toString()));
-  child.stderr!.on("data", (c: Buffer) => (out += c.toString()));
+  child.stdout.on("data", (c: Buffer) => (out += c.toString()));
+  child.stderr.on("data", (c: Buffer) => (out += c.toString()));
   const exit = new Promise<{ code: number | null; signal: string | null }>((r) => child.once("exit", (code, signal) => r({ code, signal })));
   return { child, exit, output: () => out };
 }

@@ -77,8 +77,8 @@ describe.skipIf(skipReason !== null)(`README quick start${skipReason ? ` (skippe
     const child = spawn("sh", ["-c", devCommand], { cwd: copy, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     dev = child;
     let out = "";
-    child.stdout!.on("data", (c: Buffer) => (out += c.toString()));
-    child.stderr!.on("data", (c: Buffer) => (out += c.toString()));
+    child.stdout.on("data", (c: Buffer) => (out += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (out += c.toString()));
 
     const base = `http://localhost:${port}`;
     let setup: Response | null = null;

@@ -5,7 +5,8 @@ import { SMTPServer } from "smtp-server";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
 import { noteAction, noteConfigSchema } from "@/lib/actions/note";
-import { createApi } from "@/lib/api/router";
+import { createApi } from "@/lib/api";
+import { testIdentity } from "../helpers/auth";
 import { createLogger } from "@/lib/core/log";
 import { createRedactor, redact } from "@/lib/secrets/redact";
 import { createActionContext, makeTempDir, removeTempDirs } from "../helpers/action-context";
@@ -79,7 +80,7 @@ function filesUnder(dir: string): { file: string; bytes: Buffer }[] {
 
 /** Where each needle still shows: files under DATA_DIR, the log, the API's answer for the run. */
 async function leaks(s: Scenario, runId: string, needles: string[]): Promise<string[]> {
-  const api = createApi({ app: s.app, applets: s.app.applets });
+  const api = createApi({ app: s.app, applets: s.app.applets, auth: testIdentity(s.app) });
   const answer = await (await api.handle(new Request(`http://localhost:3000/api/runs/${runId}`))).text();
   const found: string[] = [];
   for (const needle of needles) {

@@ -2,7 +2,8 @@ import { mkdirSync, readFileSync, writeFileSync, existsSync } from "node:fs";
 import path from "node:path";
 import { http, HttpResponse } from "msw";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { createApi } from "@/lib/api/router";
+import { createApi } from "@/lib/api";
+import { testIdentity } from "../helpers/auth";
 import { runRetention } from "@/lib/scheduler/retention";
 import { reconcileDue, runSchedulerTick } from "@/lib/scheduler/tick";
 import { captureLog, createTestApp, type TestApp } from "../helpers/db";
@@ -365,10 +366,10 @@ describe("AC12: secrets used while polling never reach last_error, the log or Fe
     const a = createTestApp({ start: "2026-03-07T12:00:00.000Z", log: captured.log });
     extraApps.push(a);
     a.secrets.set("API_KEY", SECRET);
-    return { a, lines: captured.lines, api: createApi({ app: a, applets: a.applets }) };
+    return { a, lines: captured.lines, api: createApi({ app: a, applets: a.applets, auth: testIdentity(a) }) };
   }
   const fetchNow = async (api: ReturnType<typeof createApi>, config: Record<string, unknown>) =>
-    (await (await api.handle(new Request("http://localhost/api/triggers/fetch", { method: "POST", body: JSON.stringify({ type: "poll", config }) }))).json()) as {
+    (await (await api.handle(new Request("http://localhost/api/triggers/fetch", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ type: "poll", config }) }))).json()) as {
       ok: boolean;
       error?: string;
       result?: unknown;

@@ -6,7 +6,7 @@ import path from "node:path";
 import nodemailer from "nodemailer";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { noteAction, noteConfigSchema } from "@/lib/actions/note";
-import type { Api } from "@/lib/api/router";
+import type { Api } from "@/lib/api";
 import type { UserError } from "@/lib/core/errors";
 import { capJson, LIMITS } from "@/lib/core/limits";
 import { createIngress } from "@/lib/http/ingress";

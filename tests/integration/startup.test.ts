@@ -5,6 +5,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, test } from "vitest";
+import { createApi } from "@/lib/api";
+import { createAppletService } from "@/lib/applets/service";
 import { createApp } from "@/lib/app";
 import { createAuth } from "@/lib/auth";
 import { loadEnvFile } from "@/lib/core/env-file";
@@ -74,8 +76,8 @@ function startProcess(script: string, env: NodeJS.ProcessEnv, cwd = ROOT): Start
   const child = spawn(process.execPath, ["--import", TSX, path.join(ROOT, script)], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
   children.push(child);
   let out = "";
-  child.stdout!.on("data", (c: Buffer) => (out += c.toString()));
-  child.stderr!.on("data", (c: Buffer) => (out += c.toString()));
+  child.stdout.on("data", (c: Buffer) => (out += c.toString()));
+  child.stderr.on("data", (c: Buffer) => (out += c.toString()));
   const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
   const waitFor = (pattern: RegExp, timeoutMs = 60_000) =>
     new Promise<string>((resolve, reject) => {
@@ -86,8 +88,8 @@ function startProcess(script: string, env: NodeJS.ProcessEnv, cwd = ROOT): Start
           resolve(out);
         }
       };
-      child.stdout!.on("data", check);
-      child.stderr!.on("data", check);
+      child.stdout.on("data", check);
+      child.stderr.on("data", check);
       void exited.then((code) => {
         clearTimeout(timer);
         if (pattern.test(out)) resolve(out);
@@ -173,8 +175,8 @@ describe("#22.5: pnpm reset-password", () => {
     const env = { DATA_DIR: dir };
     const app = createApp({ env, log: silentLogger });
     const auth = createAuth(app);
-    const post = (p: string, body: unknown) =>
-      auth.routes.find((r) => r.pattern === p)!.handler(new Request(`http://localhost:3000${p}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }), {}, new URL(`http://localhost:3000${p}`));
+    const api = createApi({ app, applets: createAppletService(app), auth });
+    const post = (p: string, body: unknown) => api.handle(new Request(`http://localhost:3000${p}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }));
     const created = await post("/api/setup", { email: "owner@example.com", password: "first password 1" });
     const cookie = (created.headers.get("set-cookie") ?? "").split(";")[0]!;
     expect(auth.sessionFromCookieHeader(cookie)).not.toBeNull();

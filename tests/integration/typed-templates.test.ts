@@ -66,14 +66,14 @@ describe("#21.18: whole-value templates keep their JSON type", () => {
   test("#21.18: Sheets cells keep numbers, booleans and empties; an object cell is its JSON text; mixed text stays text", async () => {
     type AppendFn = SheetsClient["spreadsheets"]["values"]["append"];
     const append = vi.fn<AppendFn>(async () => ({ data: { updates: { updatedRange: "'Orders'!A2:F2", updatedRows: 1 } } }));
-    const client: SheetsClient = { spreadsheets: { get: vi.fn(), values: { append } } as unknown as SheetsClient["spreadsheets"] };
+    const client: SheetsClient = { spreadsheets: { get: vi.fn(), values: { append } } };
     const action = createSheetsAction({ clientFactory: () => client });
     const stored = { spreadsheet_id: "1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", sheet_name: "Orders", columns: ["{{trigger.amount}}", "{{trigger.paid}}", "{{trigger.note}}", "{{trigger.meta}}", "EUR {{trigger.amount}}", "{{trigger.when}}"] };
     const trigger = { amount: 59.9, paid: false, note: null, meta: { id: 7 }, when: "2026-03-08 10:00" };
     const rendered = renderConfig(stored, { trigger }, { typedKeys: actionRegistry.get("sheets")!.typedConfig });
     const key = Buffer.from(JSON.stringify({ type: "service_account", client_email: "bot@p.iam.gserviceaccount.com", private_key: TEST_KEY })).toString("base64");
     await action.run(sheetsConfigSchema.parse(rendered.rendered), createActionContext({ env: { GOOGLE_SERVICE_ACCOUNT_JSON: key } }));
-    expect(append.mock.calls[0]![0]!.requestBody).toEqual({ values: [[59.9, false, "", '{"id":7}', "EUR 59.9", "2026-03-08 10:00"]] });
+    expect(append.mock.calls[0]![0].requestBody).toEqual({ values: [[59.9, false, "", '{"id":7}', "EUR 59.9", "2026-03-08 10:00"]] });
   });
 });
 

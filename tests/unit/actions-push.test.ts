@@ -1,6 +1,7 @@
 import { http, HttpResponse } from "msw";
 import { afterAll, describe, expect, test } from "vitest";
 import { pushAction, pushConfigSchema } from "@/lib/actions/push";
+import { fieldsOf } from "@/lib/plugin";
 import { createSafeFetch } from "@/lib/net/safe-fetch";
 import { createActionContext, removeTempDirs, type TestActionContext, failure } from "../helpers/action-context";
 import { sentTo, server, useHttpMocks } from "../helpers/http";
@@ -205,7 +206,7 @@ describe("push action: provider switch", () => {
     expect(new URLSearchParams(sentTo("pushover")[0]!.body).has("topic")).toBe(false);
 
     const visible = (provider: string) =>
-      pushAction.fields.filter((f) => !f.showWhen || f.showWhen.equals.includes(provider)).map((f) => f.name);
+      fieldsOf(pushAction.configSchema).filter((f) => !f.showWhen || f.showWhen.equals.includes(provider)).map((f) => f.name);
     expect(visible("ntfy")).toEqual(["provider", "server", "topic", "token", "title", "message", "priority", "click", "tags"]);
     expect(visible("pushover")).toEqual(["provider", "user_key", "app_token", "title", "message", "priority", "url"]);
   });

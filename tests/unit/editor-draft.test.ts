@@ -19,7 +19,9 @@ import { visible, type FormConfig } from "@/components/editor/fields";
 import { actionRegistry } from "@/lib/actions";
 import { checkDefinition } from "@/lib/definition";
 import { triggerRegistry } from "@/lib/triggers";
-import type { DefinitionJson, FieldMeta, MetaAction, MetaTrigger } from "@/lib/ui/types";
+import type { MetaAction, MetaTrigger } from "@/lib/api/queries";
+import type { FieldMeta } from "@/lib/plugin";
+import type { Definition } from "@/lib/definition";
 
 /**
  * The editor's draft without a browser: every reducer action, definition → draft → definition
@@ -33,11 +35,11 @@ const catalog: Catalog = {
 const triggerMeta = (type: string): MetaTrigger => catalog.triggers.find((t) => t.type === type)!;
 const actionMeta = (type: string): MetaAction => catalog.actions.find((a) => a.type === type)!;
 
-const roundTrip = (d: DefinitionJson): DefinitionJson | null => buildDefinition(catalog, draftFromDefinition(catalog, { name: "x", definition: d }));
+const roundTrip = (d: Definition): Definition | null => buildDefinition(catalog, draftFromDefinition(catalog, { name: "x", definition: d }));
 const apply = (draft: Draft, ...actions: DraftAction[]): Draft => actions.reduce(draftReducer, draft);
 const fresh = (): Draft => draftFromDefinition(catalog);
 const slack = (text: string) => ({ type: "slack", config: { webhook_url: "{{secrets.SLACK_WEBHOOK}}", text } });
-const stored = (definition: DefinitionJson, name = "Stored"): Draft => draftFromDefinition(catalog, { name, definition });
+const stored = (definition: Definition, name = "Stored"): Draft => draftFromDefinition(catalog, { name, definition });
 
 /** A value of the field's kind that the form shows and reads back unchanged. */
 function sampleValue(f: FieldMeta): unknown {
@@ -77,24 +79,24 @@ describe("definition → draft → definition", () => {
   const fixtures = readdirSync(dir).filter((f) => f.endsWith(".json") && !f.startsWith("invalid"));
 
   test.each(fixtures)("fixtures/applets/%s comes back as it was stored, and still validates", (file) => {
-    const definition = JSON.parse(readFileSync(path.join(dir, file), "utf8")) as DefinitionJson;
+    const definition = JSON.parse(readFileSync(path.join(dir, file), "utf8")) as Definition;
     const back = roundTrip(definition);
     expect(back).toEqual(definition);
     expect(checkDefinition(back).ok).toBe(true);
   });
 
   test.each([...triggerRegistry.keys()])("trigger %s with every field filled comes back as it was", (type) => {
-    const definition: DefinitionJson = { version: 1, trigger: { type, config: filledConfig(triggerMeta(type).fields) }, actions: [slack("x")] };
+    const definition: Definition = { version: 1, trigger: { type, config: filledConfig(triggerMeta(type).fields) }, actions: [slack("x")] };
     expect(roundTrip(definition)).toEqual(definition);
   });
 
   test.each([...actionRegistry.keys()])("action %s with every field filled comes back as it was", (type) => {
-    const definition: DefinitionJson = { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type, config: filledConfig(actionMeta(type).fields) }] };
+    const definition: Definition = { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type, config: filledConfig(actionMeta(type).fields) }] };
     expect(roundTrip(definition)).toEqual(definition);
   });
 
   test("filter, transform, retry and time zone come back as they were", () => {
-    const definition: DefinitionJson = {
+    const definition: Definition = {
       version: 1,
       trigger: { type: "schedule", config: { cron: "0 8 * * 1", timezone: "UTC" } },
       filter: { code: "set('a', 1);" },
@@ -147,7 +149,7 @@ describe("keys the form does not know", () => {
   });
 
   test("an action or trigger type this install does not have is kept whole", () => {
-    const definition: DefinitionJson = { version: 1, trigger: { type: "mqtt", config: { topic: "home/door", qos: 1 } }, actions: [{ type: "telegram", config: { chat_id: 42, text: "{{trigger.payload}}" } }, slack("x")] };
+    const definition: Definition = { version: 1, trigger: { type: "mqtt", config: { topic: "home/door", qos: 1 } }, actions: [{ type: "matrix", config: { room_id: 42, text: "{{trigger.payload}}" } }, slack("x")] };
     expect(roundTrip(definition)).toEqual(definition);
   });
 
@@ -176,7 +178,7 @@ const reducerCases: { [K in DraftAction["kind"]]: () => void } = {
     expect(changed.previousTrigger).toBe("rss");
     // Another type starts afresh; coming back to RSS brings its settings back.
     const other = apply(changed, { kind: "pickTrigger", trigger: triggerMeta("webhook"), timeZone: "UTC" });
-    expect(other.trigger.cfg).toEqual({ secret_header: "", hmac_secret: "" });
+    expect(other.trigger.cfg).toEqual({ verify: "", secret_header: "", hmac_secret: "", tolerance_seconds: "", dedupe_header: "", dedupe_path: "", respond_wait_seconds: "", respond_status: "", respond_body: "", respond_content_type: "" });
     const back = apply(other, { kind: "changeTrigger" }, { kind: "pickTrigger", trigger: triggerMeta("rss"), timeZone: "UTC" });
     expect(back.trigger.cfg.url).toBe("https://example.com/feed.xml");
     expect(back.previousTrigger).toBeNull();

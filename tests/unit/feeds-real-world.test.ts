@@ -41,8 +41,8 @@ function serve(body: string | Buffer, contentType = "application/rss+xml"): stri
 }
 
 async function poll(url: string, state: TriggerState, log?: Logger, extra: Record<string, unknown> = {}) {
-  const r = await rssTrigger.poll!(rssConfigSchema.parse({ url, max_items_per_poll: 100, ...extra }), state, ctx(log), new Date());
-  return { events: r.events, state: { ...state, ...r.state } as TriggerState };
+  const r = await rssTrigger.poll(rssConfigSchema.parse({ url, max_items_per_poll: 100, ...extra }), state, ctx(log), new Date());
+  return { events: r.events, state: { ...state, ...r.state } };
 }
 
 const items = (xml: string) => parseFeed(xml).then((f) => feedItems(f, "https://feeds.example/x.xml"));

@@ -5,7 +5,7 @@ import { TEST_EVENT_USER_AGENT, freshTestPayload, parseSample } from "@/lib/ui/s
 /** Issue #20, the pure parts: what the screens compute before they show or send anything. */
 
 describe("#20: test events and samples", () => {
-  const webhookSample = getTrigger("webhook").sample as Record<string, unknown>;
+  const webhookSample = getTrigger("webhook").sample;
 
   it("#20.5: Send test event stamps the sample's received_at and user-agent with this send", () => {
     const now = new Date("2026-12-01T10:14:00.000Z");
@@ -73,10 +73,10 @@ describe("#20: how runs read", () => {
 describe("#20.12: small things a new user trips on", () => {
   it("#20.12: the filter code placeholder uses the trigger's own fields", async () => {
     const { filterPlaceholder } = await import("@/lib/ui/format");
-    expect(filterPlaceholder(getTrigger("webhook").sample as Record<string, unknown>)).toContain("trigger.body.title");
-    expect(filterPlaceholder(getTrigger("rss").sample as Record<string, unknown>)).toContain("trigger.title");
-    expect(filterPlaceholder(getTrigger("email").sample as Record<string, unknown>)).toContain("trigger.subject");
-    const poll = filterPlaceholder(getTrigger("poll").sample as Record<string, unknown>);
+    expect(filterPlaceholder(getTrigger("webhook").sample)).toContain("trigger.body.title");
+    expect(filterPlaceholder(getTrigger("rss").sample)).toContain("trigger.title");
+    expect(filterPlaceholder(getTrigger("email").sample)).toContain("trigger.subject");
+    const poll = filterPlaceholder(getTrigger("poll").sample);
     expect(poll).not.toContain("trigger.body");
     expect(poll).toContain("trigger.value");
   });
@@ -102,7 +102,7 @@ describe("#20.2: save problems in the form's words", () => {
     const { actionRegistry } = await import("@/lib/actions");
     const { triggerRegistry } = await import("@/lib/triggers");
     const catalog = {
-      triggers: [...triggerRegistry.values()].map((t) => ({ type: t.type, label: t.label, description: t.description, fields: t.fields, ingredients: t.ingredients, sample: t.sample as Record<string, unknown>, can_fetch: false })),
+      triggers: [...triggerRegistry.values()].map((t) => ({ type: t.type, label: t.label, description: t.description, fields: t.fields, ingredients: t.ingredients, sample: t.sample, can_fetch: false })),
       actions: [...actionRegistry.values()].map((a) => ({ type: a.type, label: a.label, description: a.description, fields: a.fields, available: true })),
     };
     const draft = draftFromDefinition(catalog, { name: "x", definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "slack", config: { webhook_url: "", text: "hi" } }] } });

@@ -110,11 +110,11 @@ describe("AC5: fetching", () => {
       }),
     );
     const c = pollConfigSchema.parse({ url: "https://api.example.test/search", method: "POST", body: '{"q":"widgets","key":"{{secrets.TOKEN}}"}', headers: { Authorization: "Bearer {{secrets.TOKEN}}" }, path: "count" });
-    const first = await pollTrigger.poll!(c, emptyTriggerState(), ctx(), new Date("2026-03-07T12:00:00.000Z"));
+    const first = await pollTrigger.poll(c, emptyTriggerState(), ctx(), new Date("2026-03-07T12:00:00.000Z"));
     expect(seen).toEqual({ body: '{"q":"widgets","key":"s3cret"}', auth: "Bearer s3cret", type: "application/json" });
     expect(first.events).toEqual([]);
     server.use(http.post("https://api.example.test/search", () => HttpResponse.json({ count: 4, blob: "x".repeat(100_000) })));
-    const second = await pollTrigger.poll!(c, { ...emptyTriggerState(), lastValue: first.state.lastValue }, ctx(), new Date("2026-03-07T12:05:00.000Z"));
+    const second = await pollTrigger.poll(c, { ...emptyTriggerState(), lastValue: first.state.lastValue }, ctx(), new Date("2026-03-07T12:05:00.000Z"));
     expect(second.events).toHaveLength(1);
     const payload = second.events[0]!.payload;
     expect(second.events[0]!.dedupeKey).toBe("2026-03-07T12:05:00.000Z");
@@ -124,7 +124,7 @@ describe("AC5: fetching", () => {
 
   test("AC5: a path missing from the response is an error, not a change to null", async () => {
     server.use(http.get("https://api.example.test/v", () => HttpResponse.json({ error: "rate limited" })));
-    const r = await pollTrigger.poll!(config({}), emptyTriggerState(), ctx(), new Date());
+    const r = await pollTrigger.poll(config({}), emptyTriggerState(), ctx(), new Date());
     expect(r.events).toEqual([]);
     expect(r.state).toMatchObject({ errorCount: 1, lastError: 'poll: path "data.price" is not in the response of https://api.example.test/v' });
     expect(r.state.lastValue).toBeUndefined();

@@ -60,7 +60,7 @@ describe("AC4: parsing feeds", () => {
 
   test("AC4: a billion-laughs feed polled becomes last_error and no event", async () => {
     server.use(http.get("https://feeds.example/laughs.xml", () => new HttpResponse(LAUGHS, { headers: { "content-type": "application/rss+xml" } })));
-    const r = await rssTrigger.poll!(rssConfigSchema.parse({ url: "https://feeds.example/laughs.xml", fire_on_first_poll: true }), emptyTriggerState(), ctx(), new Date());
+    const r = await rssTrigger.poll(rssConfigSchema.parse({ url: "https://feeds.example/laughs.xml", fire_on_first_poll: true }), emptyTriggerState(), ctx(), new Date());
     expect(r.events).toEqual([]);
     expect(r.state).toMatchObject({ errorCount: 1, lastError: expect.stringMatching(/not a readable feed: .*entities/) });
   });
@@ -95,7 +95,7 @@ describe("AC4: parsing feeds", () => {
     expect(atom.every((i) => i.key.startsWith("tag:releases.example.org,"))).toBe(true);
     expect(noGuid.map((i) => i.key)).toEqual(["https://council.example.net/notices/mill-lane-closure", "https://council.example.net/notices/library-hours", "https://council.example.net/notices/recycling"]);
     for (const items of [rss, atom, noGuid]) {
-      const days = new Set(items.map((i) => i.payload.published_at!.toString().slice(0, 10)));
+      const days = new Set(items.map((i) => (i.payload.published_at as string).slice(0, 10)));
       expect(days.size).toBe(3);
     }
   });

@@ -157,7 +157,7 @@ beforeEach(() => {
     const options = Array.isArray(first) ? first[0] : first;
     const host =
       typeof options === "object" && options !== null
-        ? String((options as { host?: unknown }).host ?? "localhost")
+        ? String((options as { host?: string }).host ?? "localhost")
         : typeof args[1] === "string"
           ? args[1]
           : "localhost";

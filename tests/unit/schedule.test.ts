@@ -4,6 +4,7 @@ import { loadConfig } from "@/lib/core/config";
 import { silentLogger } from "@/lib/core/log";
 import { emptyTriggerState } from "@/lib/db/repos/trigger-state";
 import { nextFireTimes, scheduleConfigSchema, schedulePayload, scheduleTrigger } from "@/lib/triggers/schedule";
+import { nextRunOf } from "@/lib/triggers";
 import type { PollContext } from "@/lib/triggers/types";
 import { mkdtempSync } from "node:fs";
 import os from "node:os";
@@ -167,7 +168,7 @@ describe("schedule: poll", () => {
 
   test("AC3: one event keyed by the slot, with every ingredient formatted in the applet's zone", async () => {
     const slot = new Date("2026-03-09T13:00:00.000Z");
-    const r = await scheduleTrigger.poll!({ cron: "0 9 * * *", timezone: "America/New_York" }, emptyTriggerState(), ctx(), slot);
+    const r = await scheduleTrigger.poll({ cron: "0 9 * * *", timezone: "America/New_York" }, emptyTriggerState(), ctx(), slot);
     expect(r.events).toEqual([
       {
         dedupeKey: "2026-03-09T13:00:00.000Z",
@@ -194,7 +195,7 @@ describe("schedule: poll", () => {
   });
 
   test("AC3: nextRunAt is the next fire time after `from`", () => {
-    const next = scheduleTrigger.nextRunAt!({ cron: "0 9 * * *", timezone: "America/New_York" }, new Date("2026-03-07T14:00:00.000Z"), emptyTriggerState());
+    const next = nextRunOf(scheduleTrigger, { cron: "0 9 * * *", timezone: "America/New_York" }, new Date("2026-03-07T14:00:00.000Z"), emptyTriggerState());
     expect(next.toISOString()).toBe("2026-03-08T13:00:00.000Z");
   });
 });

@@ -2,9 +2,9 @@ import Link from "next/link";
 import { RunsTable, type RunsQuery } from "@/components/RunsTable";
 import { ZoneInput, ZoneName } from "@/components/RunStatusBadge";
 import { dayBounds, validZone } from "@/lib/ui/run-timing";
-import { services } from "@/lib/ui/services";
-import { runRow } from "@/lib/api/serialize";
-import { RUN_STATUSES } from "@/lib/ui/types";
+import { appletList, runsPage } from "@/lib/api/queries";
+import { services } from "@/lib/services";
+import { RUN_STATUSES } from "@/lib/ui/run-status";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Runs · whenthen" };
@@ -23,12 +23,12 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
     cursor: one(sp.cursor),
   };
   const { app } = services();
-  const applets = app.repos.applets.list();
-  const names = new Map(applets.map((a) => [a.id, a.name]));
+  const applets = await appletList(app);
   // Dates are whole days in the reader's zone (the form sends it, as `tz`); `to` includes its day.
+  // The same page GET /api/runs answers.
   const tz = validZone(one(sp.tz)) ? one(sp.tz)! : "UTC";
   const bounds = dayBounds(query.from, query.to, tz);
-  const page = app.repos.runs.list({
+  const page = await runsPage(app, {
     appletId: query.applet_id,
     status: query.status,
     from: bounds.from,
@@ -36,7 +36,6 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
     cursor: query.cursor,
     limit: 50,
   });
-  const rows = page.runs.map((r) => runRow(r, names.get(r.appletId) ?? null));
   // The API takes ISO bounds; the client table reloads through it with the same meaning.
   const apiQuery: RunsQuery = { ...query, from: bounds.from, to: bounds.to };
   const keep = (extra: Record<string, string | undefined>) =>
@@ -123,7 +122,7 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
         </ul>
       ) : null}
 
-      <RunsTable key={JSON.stringify(apiQuery)} initial={rows} query={apiQuery} />
+      <RunsTable key={JSON.stringify(apiQuery)} initial={page.runs} query={apiQuery} />
 
       <div className="mt-3 flex justify-between text-sm">
         {query.cursor ? (
@@ -133,8 +132,8 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
         ) : (
           <span />
         )}
-        {page.nextCursor ? (
-          <Link href={keep({ cursor: page.nextCursor })} className="btn-secondary">
+        {page.next_cursor ? (
+          <Link href={keep({ cursor: page.next_cursor })} className="btn-secondary">
             Older →
           </Link>
         ) : null}

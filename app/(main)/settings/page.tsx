@@ -1,12 +1,13 @@
 import { readdirSync, statSync } from "node:fs";
 import path from "node:path";
+import { ApiTokens } from "@/components/ApiTokens";
 import { ImportApplets } from "@/components/ImportApplets";
 import { LocalTime } from "@/components/LocalTime";
 import { SecretsManager } from "@/components/SecretsManager";
 import { SheetsTest } from "@/components/SheetsTest";
 import { checkHealth, HEARTBEAT_MAX_AGE_MS } from "@/lib/health";
-import { apiOk, services } from "@/lib/ui/services";
-import type { Meta } from "@/lib/ui/types";
+import { meta as readMeta, secretList, tokenList } from "@/lib/api/queries";
+import { services } from "@/lib/services";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Settings · whenthen" };
@@ -14,9 +15,10 @@ export const metadata = { title: "Settings · whenthen" };
 
 export default async function SettingsPage() {
   const { app } = services();
-  const meta = await apiOk<Meta>("/api/meta");
+  const meta = await readMeta(app);
   const cfg = app.config;
-  const secrets = app.secrets.list().map((s) => ({ name: s.name, created_at: s.createdAt, updated_at: s.updatedAt }));
+  const secrets = await secretList(app);
+  const tokens = await tokenList(app);
   const beat = app.repos.jobLocks.get("worker_heartbeat")?.last_run_at ?? null;
   const beatAge = beat ? app.clock.now().getTime() - new Date(beat).getTime() : null;
   // An older heartbeat and the worker, with its SMTP receiver, is not running.
@@ -51,6 +53,10 @@ export default async function SettingsPage() {
 
       <Section title="Secrets" id="secrets">
         <SecretsManager secrets={secrets} />
+      </Section>
+
+      <Section title="API tokens" id="tokens">
+        <ApiTokens tokens={tokens} publicUrl={cfg.publicUrl} />
       </Section>
 
       <Section title="Inbound mail" id="inbound">

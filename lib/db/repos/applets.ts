@@ -70,10 +70,10 @@ export function createAppletsRepo(sqlite: Sqlite) {
   const byToken = sqlite.prepare<[string], { id: string; name: string }>("SELECT id, name FROM applets WHERE webhook_token = ?");
   const remove = sqlite.prepare("DELETE FROM applets WHERE id = ?");
   // The webhook hot path reads four columns of one row by primary key. Every applet has a token,
-  // but only a webhook applet answers on it: any other trigger type reads as no row (a 404, like an
-  // unknown hook), decided on the row the primary key already found.
+  // but only an applet whose trigger is fed by requests answers on it: the ingress asks the trigger
+  // registry (any other type answers 404, like an unknown hook).
   const forHook = sqlite.prepare<[string], { id: string; enabled: number; webhook_token: string; definition: string }>(
-    "SELECT id, enabled, webhook_token, definition FROM applets WHERE id = ? AND trigger_type = 'webhook'",
+    "SELECT id, enabled, webhook_token, definition FROM applets WHERE id = ?",
   );
 
   const params = (a: AppletInsert) => ({

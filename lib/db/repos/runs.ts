@@ -239,6 +239,12 @@ export function createRunsRepo(sqlite: Sqlite) {
   const eventOf = sqlite.prepare<[string], { id: string; applet_id: string; source: string; dedupe_key: string | null; payload: string; received_at: string }>(
     "SELECT id, applet_id, source, dedupe_key, payload, received_at FROM events WHERE id = ?",
   );
+  // The first run of an event (a replay adds later ones): one index seek on the dedupe index.
+  const firstOfDedupe = sqlite.prepare<[string, string], { event_id: string; run_id: string | null }>(
+    `SELECT e.id AS event_id, (SELECT r.id FROM runs r WHERE r.event_id = e.id ORDER BY r.created_at, r.id LIMIT 1) AS run_id
+     FROM events e WHERE e.applet_id = ? AND e.dedupe_key = ?`,
+  );
+  const statusesOf = sqlite.prepare<[string], { id: string; status: RunStatus }>("SELECT id, status FROM runs WHERE id IN (SELECT value FROM json_each(?))");
   const earlierRunOfEvent = sqlite.prepare<{ eventId: string; createdAt: string; id: string }, { one: number }>(
     `SELECT 1 AS one FROM runs WHERE event_id = @eventId AND id <> @id
        AND (created_at < @createdAt OR (created_at = @createdAt AND id < @id)) LIMIT 1`,
@@ -275,6 +281,15 @@ export function createRunsRepo(sqlite: Sqlite) {
   );
 
   return {
+    /** The status of each of these runs (one query for every webhook waiting on its run). */
+    statuses(ids: string[]): Map<string, RunStatus> {
+      return new Map(statusesOf.all(JSON.stringify(ids)).map((r) => [r.id, r.status]));
+    },
+    /** The event a dedupe key was first stored with, and its first run (what a redelivery is told). */
+    firstOfDedupeKey(appletId: string, dedupeKey: string): { eventId: string; runId: string | null } | null {
+      const row = firstOfDedupe.get(appletId, dedupeKey);
+      return row ? { eventId: row.event_id, runId: row.run_id } : null;
+    },
     ingest: (i: IngestInput) => ingestTx(i),
 
     /**

@@ -49,9 +49,9 @@ function parseMember(value: unknown): AudienceMember | null {
   return {
     id: value.id,
     address: value.address,
-    ...(value.name !== undefined ? { name: value.name as string } : {}),
-    ...(value.timezone !== undefined ? { timezone: value.timezone as string } : {}),
-    ...(value.fields !== undefined ? { fields: value.fields as Record<string, unknown> } : {}),
+    ...(value.name !== undefined ? { name: value.name } : {}),
+    ...(value.timezone !== undefined ? { timezone: value.timezone } : {}),
+    ...(value.fields !== undefined ? { fields: value.fields } : {}),
   };
 }
 

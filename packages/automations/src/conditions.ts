@@ -24,7 +24,8 @@ export function conditionScope(event: RuleEvent, contact?: Contact | null): Cond
 }
 
 const MISSING = Symbol("missing");
-type Found = unknown | typeof MISSING;
+/** A value found at a path, or MISSING (`unknown` already includes the symbol; the name says it is possible). */
+type Found = unknown;
 
 function own(value: object, key: string): boolean {
   return Object.prototype.hasOwnProperty.call(value, key);

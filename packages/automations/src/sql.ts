@@ -105,13 +105,16 @@ function num(value: unknown): number | null {
 }
 
 function str(value: unknown): string | null {
-  return value === null || value === undefined ? null : String(value);
+  if (value === null || value === undefined) return null;
+  // The columns read here hold text or numbers.
+  const scalar = value as string | number | bigint;
+  return String(scalar);
 }
 
 export function rowToRun(row: Row): Run {
   let params: Record<string, unknown>;
   try {
-    params = JSON.parse(String(row.params ?? "{}")) as Record<string, unknown>;
+    params = JSON.parse(typeof row.params === "string" ? row.params : "{}") as Record<string, unknown>;
   } catch {
     params = {};
   }
@@ -156,7 +159,7 @@ function retryAfterOf(error: unknown): unknown {
 
 function errorText(error: unknown): string | null {
   if (error === undefined || error === null) return null;
-  const text = error instanceof Error ? `${error.name}: ${error.message}` : typeof error === "string" ? error : JSON.stringify(error) ?? String(error);
+  const text = error instanceof Error ? `${error.name}: ${error.message}` : typeof error === "string" ? error : typeof error === "symbol" ? error.toString() : typeof error === "function" ? Function.prototype.toString.call(error) : JSON.stringify(error);
   return text.length > 2000 ? `${text.slice(0, 1999)}…` : text;
 }
 

@@ -28,10 +28,10 @@ function field(error: unknown, key: string): unknown {
 
 /**
  * A guard that skips a run as `stale` when what it was planned around has moved: `current` reads
- * the anchor as it is now (epoch ms, ISO text with a zone, a Date) or null when the subject is
+ * the anchor as it is now, at once or as a promise (epoch ms, ISO text with a zone, a Date) or null when the subject is
  * gone or cancelled. Runs anchored on the event itself have nothing to compare and pass.
  */
-export function anchorUnchanged(current: (run: ClaimedRun) => Promise<unknown> | unknown): Guard {
+export function anchorUnchanged(current: (run: ClaimedRun) => unknown): Guard {
   return async (run) => {
     if (run.anchorAt === null) return undefined;
     const value = await current(run);

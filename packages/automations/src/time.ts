@@ -63,6 +63,8 @@ function intlWall(instant: number, timeZone: string): Required<WallTime> {
       case "minute": wall.minute = Number(part.value); break;
       case "second": wall.second = Number(part.value); break;
       case "era": bc = part.value === "BC" || part.value === "B"; break;
+      // literal, weekday, dayPeriod, timeZoneName…: nothing the wall time is made of.
+      default: break;
     }
   }
   if (bc) wall.year = 1 - wall.year;

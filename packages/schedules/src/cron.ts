@@ -115,7 +115,7 @@ function checkValue(spec: FieldSpec, value: string, part: string, fail: (message
     if (n < spec.min || n > spec.max) fail(`${spec.name} ${where} is out of range; ${spec.name} is ${spec.range}`);
     return n;
   }
-  const index = spec.names?.indexOf(value.toUpperCase() as never) ?? -1;
+  const index = spec.names?.indexOf(value.toUpperCase()) ?? -1;
   if (index >= 0) return index + (spec.nameBase ?? 0);
   return fail(`${spec.name} ${where} is not a valid value; ${spec.name} is ${spec.range}`);
 }

@@ -32,7 +32,7 @@ export function wallOf(instantMs: number, timeZone: string): number {
     if (p.type !== "literal") parts[p.type] = Number(p.value);
   }
   const ms = ((instantMs % 1000) + 1000) % 1000;
-  return Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!, parts.second!, ms);
+  return Date.UTC(parts.year!, parts.month! - 1, parts.day, parts.hour, parts.minute, parts.second, ms);
 }
 
 const DAY_MS = 86_400_000;

@@ -314,7 +314,7 @@ export function runScheduleStoreContract<S extends ScheduleAdapter>(options: Sch
         const recorded = await store.list({ enabled: true });
         expect(recorded.every((s) => s.lastRunStatus === "triggered" && s.lastRunAt?.getTime() === now.getTime())).toBe(true);
       } finally {
-        await Promise.all(peers.slice(1).map((peer) => peer.close?.()));
+        await Promise.all(peers.slice(1).map(async (peer) => peer.close?.()));
       }
     });
   });

@@ -12,24 +12,24 @@ import { RunsTable } from "@/components/RunsTable";
 import { TestEventForm } from "@/components/TestEventForm";
 import { AppletEditor } from "@/components/editor/AppletEditor";
 import { InboundAddress } from "@/components/editor/panels";
-import { apiJson, apiOk, services } from "@/lib/ui/services";
-import { runRow } from "@/lib/api/serialize";
-import type { AppletDetail, Meta } from "@/lib/ui/types";
+import { appletDetail, meta as readMeta, runsPage, secretList } from "@/lib/api/queries";
+import { services } from "@/lib/services";
+import { triggerRegistry } from "@/lib/triggers";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Applet · whenthen" };
 
 export default async function AppletPage({ params }: { params: Promise<{ id: string }> }) {
   const { id } = await params;
-  const res = await apiJson<{ applet?: AppletDetail; error?: string }>(`/api/applets/${encodeURIComponent(id)}`);
-  if (res.status === 404) notFound();
-  const a = res.body.applet;
-  if (!a) throw new Error(`whenthen: applet ${id}: ${res.body.error ?? res.status}`);
-  const meta = await apiOk<Meta>("/api/meta");
   const { app } = services();
-  const secrets = app.secrets.list().map((s) => s.name);
-  const runs = app.repos.runs.list({ appletId: a.id, limit: 50 }).runs.map((r) => runRow(r, a.name));
+  const a = await appletDetail(app, id);
+  if (!a) notFound();
+  const meta = await readMeta(app);
+  const secrets = (await secretList(app)).map((s) => s.name);
+  const { runs } = await runsPage(app, { appletId: a.id, limit: 50 });
   const trigger = meta.triggers.find((t) => t.type === a.trigger_type);
+  // How the trigger is fed decides what the page shows: a URL for a request-fed one, the next check for a polled one.
+  const feed = triggerRegistry.get(a.trigger_type)?.feed;
   const state = a.trigger_state;
   const curl = `curl -X POST '${a.webhook_url}' -H 'content-type: application/json' -d '${JSON.stringify((trigger?.sample.body as object | undefined) ?? { hello: "world" }).replace(/'/g, "'\\''")}'`;
 
@@ -64,7 +64,7 @@ export default async function AppletPage({ params }: { params: Promise<{ id: str
       </header>
 
       <section className="card mb-4 flex flex-col gap-3 text-sm">
-        {a.trigger_type === "webhook" ? (
+        {feed === "http" ? (
           <div>
             <p className="field-label mb-1">Webhook URL</p>
             <div className="flex items-center gap-2">
@@ -93,7 +93,7 @@ export default async function AppletPage({ params }: { params: Promise<{ id: str
         ) : null}
         <dl className="grid grid-cols-2 gap-x-6 gap-y-2 md:grid-cols-4">
           <AppletCounters appletId={a.id} initial={{ last_fired_at: a.last_fired_at, run_count: a.run_count }} />
-          {state?.next_run_at !== undefined && (a.trigger_type === "schedule" || a.trigger_type === "rss" || a.trigger_type === "poll") ? (
+          {state?.next_run_at !== undefined && feed === "polled" ? (
             <div>
               <dt className="text-xs text-slate-500">Next check</dt>
               <dd>{a.enabled ? <LocalTime iso={state?.next_run_at} relative /> : "disabled"}</dd>

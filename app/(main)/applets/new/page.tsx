@@ -1,14 +1,15 @@
 import { Breadcrumb } from "@/components/Breadcrumb";
 import { AppletEditor } from "@/components/editor/AppletEditor";
-import { apiOk, services } from "@/lib/ui/services";
-import type { Meta } from "@/lib/ui/types";
+import { meta as readMeta, secretList } from "@/lib/api/queries";
+import { services } from "@/lib/services";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "New applet · whenthen" };
 
 export default async function NewAppletPage() {
-  const meta = await apiOk<Meta>("/api/meta");
-  const secrets = services().app.secrets.list().map((s) => s.name);
+  const { app } = services();
+  const meta = await readMeta(app);
+  const secrets = (await secretList(app)).map((s) => s.name);
   return (
     <div className="mx-auto max-w-4xl">
       <Breadcrumb href="/" label="Applets" />

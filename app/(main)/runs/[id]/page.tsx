@@ -8,18 +8,18 @@ import { RunStatusBadge } from "@/components/RunStatusBadge";
 import { StatusBadge } from "@/components/StatusBadge";
 import { reranAfterCrash, runSpan } from "@/lib/ui/run-timing";
 import { formatDuration, pretty, shortId } from "@/lib/ui/format";
-import { apiJson } from "@/lib/ui/services";
-import type { RunDetail, Step } from "@/lib/ui/types";
+import { runDetail } from "@/lib/api/queries";
+import type { Step } from "@/lib/executor/types";
+import { services } from "@/lib/services";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Run · whenthen" };
 
 export default async function RunPage({ params }: { params: Promise<{ id: string }> }) {
   const { id } = await params;
-  const res = await apiJson<RunDetail & { error?: string }>(`/api/runs/${encodeURIComponent(id)}`);
-  if (res.status === 404) notFound();
-  if (res.status !== 200) throw new Error(`whenthen: run ${id}: ${res.body.error ?? res.status}`);
-  const { run, event, applet } = res.body;
+  const detail = await runDetail(services().app, id);
+  if (!detail) notFound();
+  const { run, event, applet } = detail;
   const span = runSpan(run);
 
   return (

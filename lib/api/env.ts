@@ -1,0 +1,31 @@
+import type { MiddlewareHandler } from "hono";
+import type { App } from "../app";
+import type { AppletService } from "../applets/service";
+import type { Auth, SessionUser } from "../auth";
+import type { Sandbox } from "../sandbox";
+
+/** What the routes read from the request context: the signed-in user, set by the session guard. */
+export type ApiEnv = { Variables: { user: SessionUser | null } };
+
+export interface ApiDeps {
+  app: App;
+  applets: AppletService;
+  sandbox?: Sandbox;
+  /**
+   * Who is asking. Always required: the session guard is mounted on every route. Production passes
+   * lib/auth's `createAuth`; tests that are not about sign-in pass a test identity
+   * (tests/helpers/auth.ts), never nothing.
+   */
+  auth: Auth;
+  /** How often an open /api/stream pings and re-checks its session (default 15 s). */
+  streamPingMs?: number;
+}
+
+/**
+ * Marks a route reachable without a session (setup, login, logout). The guard looks for this
+ * exact function among the matched handlers, so a route is public only by saying so where it is
+ * declared, and the route-table test lists which ones do.
+ */
+export const publicRoute: MiddlewareHandler = async (_c, next) => {
+  await next();
+};

@@ -1,0 +1,134 @@
+import type { ApiTokenRow } from "../db/repos/api-tokens";
+import type { App } from "../app";
+import { actionRegistry } from "../actions";
+import { serviceAccountEmail } from "../actions/sheets";
+import type { Applet } from "../db/repos/applets";
+import type { RunListFilter } from "../db/repos/runs";
+import type { Definition } from "../definition";
+import { triggerRegistry } from "../triggers";
+import { actionTypesOf, runRow } from "./serialize";
+
+/**
+ * The read side of the API, in the JSON shapes the browser sees. The routes answer with these and
+ * the server-rendered pages call them directly, so a screen and its reload through the API cannot
+ * drift apart. They are async so that the stores can become async without changing a caller.
+ */
+
+type Reads = Pick<App, "config" | "clock" | "repos" | "secrets">;
+
+/** GET /api/meta: the plug-in catalog the editor builds its forms from, and the settings page's facts. */
+export async function meta(app: Pick<App, "config">) {
+  return {
+    public_url: app.config.publicUrl,
+    inbound_domain: app.config.inboundDomain,
+    smtp_inbound_port: app.config.smtpInboundPort,
+    // The editor's note path preview, the settings page and the AI transform hint.
+    notes_root: app.config.notesRoot,
+    google_service_account_email: serviceAccountEmail(app.config),
+    ai_configured: Boolean(app.config.openrouterApiKey),
+    triggers: [...triggerRegistry.values()].map((t) => ({
+      type: t.type,
+      label: t.label,
+      description: t.description,
+      fields: t.fields,
+      ingredients: t.ingredients,
+      sample: t.sample,
+      can_fetch: t.preview !== undefined,
+    })),
+    actions: [...actionRegistry.values()].map((a) => ({
+      type: a.type,
+      label: a.label,
+      description: a.description,
+      fields: a.fields,
+      available: a.available ? a.available(app) : true,
+    })),
+  };
+}
+
+function summary(a: Applet) {
+  return {
+    id: a.id,
+    name: a.name,
+    enabled: a.enabled,
+    trigger_type: a.triggerType,
+    action_types: actionTypesOf(a),
+    last_fired_at: a.lastFiredAt,
+    run_count: a.runCount,
+    created_at: a.createdAt,
+    updated_at: a.updatedAt,
+  };
+}
+
+/** GET /api/applets: every applet with its last 24 h of runs. */
+export async function appletList(app: Reads) {
+  const since = new Date(app.clock.now().getTime() - 86_400_000).toISOString();
+  const stats = new Map(app.repos.runs.statsByApplet(since).map((s) => [s.applet_id, s]));
+  return app.repos.applets.list().map((a) => ({
+    ...summary(a),
+    runs_24h: stats.get(a.id)?.runs_24h ?? 0,
+    last_run_status: stats.get(a.id)?.last_status ?? null,
+    last_run_at: stats.get(a.id)?.last_at ?? null,
+  }));
+}
+
+/** An applet as GET /api/applets/:id and every write to it answer: its definition, webhook URL and trigger state. */
+export function appletDetailOf(app: Pick<App, "config" | "repos">, a: Applet) {
+  const state = app.repos.triggerState.get(a.id);
+  return {
+    ...summary(a),
+    // Stored only after lib/definition validated it.
+    definition: a.definition as unknown as Definition,
+    webhook_token: a.webhookToken,
+    webhook_url: `${app.config.publicUrl}/api/hooks/${a.id}/${a.webhookToken}`,
+    trigger_state: state
+      ? { next_run_at: state.nextRunAt, last_polled_at: state.lastPolledAt, last_error: state.lastError, error_count: state.errorCount, seen_keys: state.seenKeys.length, last_value: state.lastValue }
+      : null,
+  };
+}
+
+/** GET /api/applets/:id; null when there is no such applet. */
+export async function appletDetail(app: Reads, id: string) {
+  const a = app.repos.applets.get(id);
+  return a ? appletDetailOf(app, a) : null;
+}
+
+/** GET /api/runs: a page of runs, newest first, each with its applet's name. */
+export async function runsPage(app: Reads, filter: RunListFilter) {
+  const page = app.repos.runs.list(filter);
+  const names = new Map(app.repos.applets.list().map((a) => [a.id, a.name]));
+  return { runs: page.runs.map((r) => runRow(r, names.get(r.appletId) ?? null)), next_cursor: page.nextCursor };
+}
+
+/** GET /api/runs/:id: the run with its steps, its event and its applet; null when there is no such run. */
+export async function runDetail(app: Reads, id: string) {
+  const run = app.repos.runs.get(id);
+  if (!run) return null;
+  const event = app.repos.runs.event(run.eventId);
+  const applet = app.repos.applets.get(run.appletId);
+  return {
+    run: { ...runRow(run, applet?.name ?? null), steps: run.steps },
+    event: event && { id: event.id, applet_id: event.appletId, source: event.source, dedupe_key: event.dedupeKey, payload: event.payload, received_at: event.receivedAt },
+    applet: applet ? { id: applet.id, name: applet.name } : null,
+  };
+}
+
+/** GET /api/secrets: names and dates; a value never leaves the server. */
+export async function secretList(app: Pick<App, "secrets">) {
+  return app.secrets.list().map((s) => ({ name: s.name, created_at: s.createdAt, updated_at: s.updatedAt }));
+}
+
+/** API tokens as lists show them: name, prefix, last use; never the value or its hash. */
+export async function tokenList(app: Pick<App, "repos">) {
+  return app.repos.apiTokens.list().map(tokenRow);
+}
+
+export const tokenRow = (t: ApiTokenRow) => ({ id: t.id, name: t.name, prefix: t.prefix, read_only: t.readOnly, last_used_at: t.lastUsedAt, created_at: t.createdAt });
+
+export type Meta = Awaited<ReturnType<typeof meta>>;
+export type MetaTrigger = Meta["triggers"][number];
+export type MetaAction = Meta["actions"][number];
+export type AppletListItem = Awaited<ReturnType<typeof appletList>>[number];
+export type AppletDetail = ReturnType<typeof appletDetailOf>;
+export type RunRow = Awaited<ReturnType<typeof runsPage>>["runs"][number];
+export type RunDetail = NonNullable<Awaited<ReturnType<typeof runDetail>>>;
+export type TokenRow = ReturnType<typeof tokenRow>;

@@ -1,0 +1,145 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import { actionRegistry } from "../../actions";
+import { UserError, errorMessage } from "../../core/errors";
+import { localIso } from "../../core/local-iso";
+import { checkDefinition, timezoneOf } from "../../definition";
+import { renderConfig } from "../../template";
+import { triggerRegistry } from "../../triggers";
+import { pollContext } from "../../triggers/context";
+import type { ApiDeps, ApiEnv } from "../env";
+import { appletDetail, appletDetailOf, appletList } from "../queries";
+import { recentEvents } from "../samples";
+import { jsonBody } from "../validate";
+import { saveWarnings } from "../warnings";
+
+const record = (field: string) => z.record(z.string(), z.unknown(), { error: `${field} must be a JSON object` });
+
+/**
+ * An applet's name and definition. Only the types are checked here: what a definition means
+ * (its plug-ins' configs, URLs, the name's length) is lib/applets/service.ts's, which reports every
+ * problem at once with its path.
+ */
+const appletBody = z.strictObject({
+  name: z.string({ error: "name must be text" }).optional(),
+  enabled: z.boolean({ error: "enabled must be true or false" }).optional(),
+  definition: z.unknown().optional(),
+});
+
+const previewBody = z.strictObject({
+  definition: z.unknown().optional(),
+  sample: record("sample").optional(),
+  vars: record("vars").optional(),
+  ai: record("ai").optional(),
+});
+
+const filterTestBody = z.strictObject({
+  code: z.string({ error: "code is required: the filter's JavaScript as text" }),
+  sample: record("sample").optional(),
+});
+
+const fetchBody = z.strictObject({
+  type: z.string({ error: "type is required: the trigger type to fetch (rss or poll)" }),
+  config: record("config").optional(),
+});
+
+/** Applets: list, create, read, update, delete, enable/disable, a test event, and the editor's previews. */
+export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
+  const notFound = { error: "no such applet" } as const;
+  return new Hono<ApiEnv>()
+    .get("/api/applets", async (c) => c.json({ applets: await appletList(app) }))
+    .post("/api/applets", jsonBody("applet", appletBody), (c) => {
+      const body = c.req.valid("json");
+      const a = applets.create({ name: body.name as string, enabled: body.enabled, definition: body.definition });
+      return c.json({ applet: appletDetailOf(app, a), warnings: saveWarnings(app, a.definition) }, 201);
+    })
+    .post("/api/applets/preview", jsonBody("preview", previewBody), (c) => {
+      const body = c.req.valid("json");
+      const checked = checkDefinition(body.definition);
+      // A definition with problems still previews what it can: the editor shows both.
+      const def = checked.ok ? checked.definition : (body.definition as { actions?: { type?: unknown; config?: unknown }[] } | null);
+      const known = new Set(app.secrets.list().map((s) => s.name));
+      const timezone = checked.ok ? timezoneOf(checked.definition) : "UTC";
+      const now = app.clock.now();
+      const ctx = {
+        trigger: body.sample ?? {},
+        ai: body.ai ?? {},
+        vars: body.vars ?? {},
+        applet: { id: "preview", name: "Preview" },
+        run: { id: "preview", attempt: 1 },
+        event: { id: "preview", source: "manual", received_at: now.toISOString() },
+        now: now.toISOString(),
+        // What a run renders too (lib/executor/run.ts): a preview that left it out marked it unresolved.
+        now_local: localIso(now, timezone),
+        // The browser never sees a secret value, only that it would resolve.
+        secrets: (name: string) => (known.has(name) ? `[secret ${name}]` : undefined),
+      };
+      const list = Array.isArray(def?.actions) ? def.actions : [];
+      const actions = list.map((a, index) => {
+        const r = renderConfig(a?.config ?? {}, ctx, { timezone, typedKeys: actionRegistry.get(String(a?.type))?.typedConfig });
+        return {
+          index,
+          type: String(a?.type),
+          rendered: r.rendered as Record<string, unknown>,
+          warnings: r.warnings,
+          unresolved: r.warnings.filter((w) => w.startsWith("unresolved: ")).map((w) => w.slice("unresolved: ".length)),
+        };
+      });
+      return c.json({ actions, problems: checked.ok ? [] : checked.problems }, 200);
+    })
+    .post("/api/applets/filter-test", jsonBody("filter test", filterTestBody), async (c) => {
+      const body = c.req.valid("json");
+      if (!sandbox) return c.json({ error: "the sandbox is not available in this process" }, 503);
+      const r = await sandbox.run({ code: body.code, trigger: body.sample ?? {}, applet: { id: "preview", name: "Preview" } });
+      return c.json({ vars: r.vars, logs: r.logs, skipped: r.skipped, reason: r.reason ?? null, error: r.error ?? null, duration_ms: r.duration_ms }, 200);
+    })
+    .post("/api/triggers/fetch", jsonBody("fetch", fetchBody), async (c) => {
+      const body = c.req.valid("json");
+      const plugin = triggerRegistry.get(body.type);
+      if (!plugin?.preview) throw new UserError(`fetch: trigger type "${body.type}" cannot be fetched`, [{ path: "type", message: "expected rss or poll" }]);
+      const parsed = plugin.configSchema.safeParse(body.config ?? {});
+      if (!parsed.success) {
+        throw new UserError("fetch: invalid config", parsed.error.issues.map((i) => ({ path: `config.${i.path.join(".")}`, message: i.message })));
+      }
+      // The answer goes to the browser: no secret the fetch rendered may be in it.
+      const ctx = pollContext(app);
+      try {
+        const result: unknown = await plugin.preview(parsed.data, ctx);
+        return c.json({ ok: true as const, result: ctx.redact<unknown>(result) }, 200);
+      } catch (err) {
+        return c.json({ ok: false as const, error: ctx.redact(errorMessage(err)) }, 200);
+      }
+    })
+    .get("/api/applets/:id", async (c) => {
+      const a = await appletDetail(app, c.req.param("id"));
+      return a ? c.json({ applet: a }, 200) : c.json(notFound, 404);
+    })
+    .put("/api/applets/:id", jsonBody("applet", appletBody), (c) => {
+      const body = c.req.valid("json");
+      const a = applets.update(c.req.param("id"), body);
+      return a ? c.json({ applet: appletDetailOf(app, a), warnings: saveWarnings(app, a.definition) }, 200) : c.json(notFound, 404);
+    })
+    .delete("/api/applets/:id", async (c) => ((await applets.delete(c.req.param("id"))) ? c.json({ deleted: true }, 200) : c.json(notFound, 404)))
+    .post("/api/applets/:id/enable", (c) => {
+      const a = applets.setEnabled(c.req.param("id"), true);
+      return a ? c.json({ applet: appletDetailOf(app, a) }, 200) : c.json(notFound, 404);
+    })
+    .post("/api/applets/:id/disable", (c) => {
+      const a = applets.setEnabled(c.req.param("id"), false);
+      return a ? c.json({ applet: appletDetailOf(app, a) }, 200) : c.json(notFound, 404);
+    })
+    .get("/api/applets/:id/events", (c) => {
+      const id = c.req.param("id");
+      return app.repos.applets.get(id) ? c.json({ events: recentEvents(app, id) }, 200) : c.json(notFound, 404);
+    })
+    .post("/api/applets/:id/duplicate", (c) => {
+      const a = applets.duplicate(c.req.param("id"));
+      return a ? c.json({ applet: appletDetailOf(app, a) }, 201) : c.json(notFound, 404);
+    })
+    .post("/api/applets/:id/test", jsonBody("test event", z.record(z.string(), z.unknown())), (c) => {
+      const id = c.req.param("id");
+      if (!app.repos.applets.get(id)) return c.json(notFound, 404);
+      const r = applets.test(id, c.req.valid("json"));
+      return c.json({ run_id: r.runId, event_id: r.eventId }, 202);
+    });
+}

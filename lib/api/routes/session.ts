@@ -1,0 +1,30 @@
+import { Hono } from "hono";
+import { createMiddleware } from "hono/factory";
+import { clientIpOf } from "../../auth/client-ip";
+import { credentialsSchema } from "../../auth/policy";
+import { publicRoute, type ApiDeps, type ApiEnv } from "../env";
+import { jsonBody } from "../validate";
+
+/** First-run setup, sign-in, sign-out and who is signed in. The rules live in lib/auth. */
+export function sessionRoutes({ auth }: ApiDeps) {
+  // The setup page stops existing once the admin does, whatever the body says.
+  const setupOpen = createMiddleware<ApiEnv>(async (c, next) => (auth.hasUser() ? c.json({ error: "not found" }, 404) : next()));
+  return new Hono<ApiEnv>()
+    .post("/api/setup", publicRoute, setupOpen, jsonBody("setup", credentialsSchema(true)), async (c) => {
+      const created = await auth.setup(c.req.valid("json"));
+      // Another setup won the race.
+      if (!created) return c.json({ error: "not found" }, 404);
+      return c.json({ email: created.email }, 201, { "set-cookie": created.setCookie });
+    })
+    .post("/api/login", publicRoute, jsonBody("login", credentialsSchema(false)), async (c) => {
+      const result = await auth.login(c.req.valid("json"), clientIpOf(c.req.raw));
+      if (result.ok) return c.json({ email: result.email }, 200, { "set-cookie": result.setCookie });
+      if (result.retryAfterSeconds > 0) {
+        const seconds = result.retryAfterSeconds;
+        return c.json({ error: `too many failed sign-ins; try again in ${Math.ceil(seconds / 60)} minute(s)` }, 429, { "retry-after": String(seconds) });
+      }
+      return c.json({ error: "wrong email or password" }, 401);
+    })
+    .post("/api/logout", publicRoute, (c) => c.json({ signed_out: true }, 200, { "set-cookie": auth.logout(c.req.header("cookie")) }))
+    .get("/api/session", (c) => c.json({ email: c.get("user")!.email }));
+}

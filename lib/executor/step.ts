@@ -1,0 +1,154 @@
+import type { Clock } from "../core/clock";
+import { ActionError, errorMessage, isDatabaseError } from "../core/errors";
+import { LIMITS, capJson } from "../core/limits";
+import type { Redactor } from "../secrets/redact";
+import type { Step } from "./types";
+
+/** What identifies a step within its run: filter and transform are one each, actions go by position. */
+export type StepBase = Pick<Step, "kind" | "name" | "index">;
+
+/** What a step's body hands back when it returns (throwing records a failed step instead). */
+export interface StepResult<T> {
+  /** The step's own verdict; `succeeded` when left out. A filter that threw is `failed` without throwing. */
+  status?: "succeeded" | "skipped" | "failed";
+  output?: unknown;
+  error?: string | null;
+  logs?: string[];
+  /** The duration the step measured itself (the sandbox's own timing); the clock's otherwise. */
+  durationMs?: number;
+  /** Whatever the caller needs from the body (the sandbox result, the transform value). */
+  value: T;
+}
+
+/** The record being built, as the body sees it. */
+export interface StepHandle {
+  readonly record: Step;
+  /** Records what the step got: redacted first (a cut could split a secret where no pattern finds it), then capped. */
+  setInput(input: unknown): void;
+  /** Records how far a step that sends in parts got, and stores it with the steps so far at once. */
+  saveProgress: (progress: unknown) => void;
+}
+
+export type StepOutcome<T> =
+  /** An earlier attempt of this run succeeded at this step: its record is carried over and it is not run again. */
+  | { state: "reused"; step: Step }
+  /** The body returned; `step.status` is its verdict. */
+  | { state: "done"; step: Step; value: T }
+  /** The body threw `error`; the failed step is recorded. */
+  | { state: "failed"; step: Step; error: unknown }
+  /** Storing the steps before this one found the claim taken over: nothing was run. */
+  | { state: "lost" };
+
+export interface StepRunnerDeps {
+  /** The attempt of the run being executed. */
+  attempt: number;
+  /** The steps the run's earlier attempts recorded. */
+  earlier: readonly Step[];
+  clock: Pick<Clock, "now">;
+  /** The run's redactor: everything a step records goes through it. */
+  redactor: Redactor;
+  /** Stores the steps so far; false when the claim was taken over. */
+  save: (steps: Step[]) => boolean | Promise<boolean>;
+}
+
+export interface StepRunner {
+  /** The steps of this attempt so far, in order (reused ones included). */
+  readonly steps: Step[];
+  /** Whether an earlier attempt succeeded at this step (so it will be reused rather than run). */
+  succeededBefore(base: Pick<Step, "kind" | "index">): boolean;
+  /**
+   * Runs one step: reuses what an earlier attempt succeeded at; otherwise first stores the steps
+   * recorded since the last save (the checkpoint a crash resumes from), then runs `body`, times
+   * it, and records its input, output and error redacted and capped, with the errors of earlier
+   * attempts of the same step. A database error from the body is not the step's fault: it is
+   * rethrown for the run to be handed back to the queue.
+   */
+  run<T>(base: StepBase, body: (step: StepHandle) => Promise<StepResult<T>>): Promise<StepOutcome<T>>;
+}
+
+export function createStepRunner(deps: StepRunnerDeps): StepRunner {
+  const { attempt, clock, redactor, save } = deps;
+  const prior = new Map(deps.earlier.map((s) => [stepKey(s), s]));
+  const steps: Step[] = [];
+  // Steps recorded since the last save; reused ones are already stored.
+  let unsaved = false;
+
+  return {
+    steps,
+    succeededBefore: (base) => prior.get(stepKey(base))?.status === "succeeded",
+    async run<T>(base: StepBase, body: (step: StepHandle) => Promise<StepResult<T>>): Promise<StepOutcome<T>> {
+      const previous = prior.get(stepKey(base));
+      if (previous?.status === "succeeded") {
+        steps.push(previous);
+        return { state: "reused", step: previous };
+      }
+      if (unsaved) {
+        unsaved = false;
+        if (!(await save(steps))) return { state: "lost" };
+      }
+      const started = clock.now();
+      const step: Step = {
+        ...base,
+        status: "running",
+        attempt,
+        warnings: [],
+        logs: [],
+        started_at: started.toISOString(),
+        duration_ms: 0,
+        error: null,
+      };
+      if (previous?.progress !== undefined) step.progress = previous.progress;
+      withHistory(step, previous);
+      const handle: StepHandle = {
+        record: step,
+        setInput: (input) => setCapped(step, "input", redactor.redact(input)),
+        saveProgress: (progress) => {
+          step.progress = progress;
+          void save([...steps, step]);
+        },
+      };
+      const elapsed = () => clock.now().getTime() - started.getTime();
+      try {
+        const result = await body(handle);
+        step.status = result.status ?? "succeeded";
+        if (result.logs) step.logs = result.logs;
+        if (result.error) step.error = redactor.redact(result.error);
+        if (result.output !== undefined) setCapped(step, "output", redactor.redact(result.output));
+        step.duration_ms = result.durationMs ?? elapsed();
+        steps.push(step);
+        unsaved = true;
+        return { state: "done", step, value: result.value };
+      } catch (err) {
+        if (isDatabaseError(err)) throw err;
+        step.status = "failed";
+        step.error = redactor.redact(errorMessage(err));
+        if (err instanceof ActionError && err.output !== undefined) setCapped(step, "output", redactor.redact(err.output));
+        step.duration_ms = elapsed();
+        steps.push(step);
+        unsaved = true;
+        return { state: "failed", step, error: err };
+      }
+    },
+  };
+}
+
+const stepKey = (s: Pick<Step, "kind" | "index">): string => `${s.kind}:${s.kind === "action" ? s.index : ""}`;
+
+/** Stored inputs and outputs are capped at 64 KB like every stored payload, marked `truncated` when cut. */
+function setCapped(step: Step, field: "input" | "output", value: unknown): void {
+  const capped = capJson(value);
+  step[field] = capped.value;
+  if (capped.truncated) step.truncated = true;
+}
+
+/** Keeps the errors of earlier attempts of the same step on the new record. */
+function withHistory(step: Step, previous: Step | undefined): void {
+  if (!previous || previous.status !== "failed") {
+    if (previous?.previous_errors?.length) step.previous_errors = previous.previous_errors;
+    return;
+  }
+  step.previous_errors = [
+    ...(previous.previous_errors ?? []),
+    { attempt: previous.attempt, error: previous.error ?? "failed", at: previous.started_at },
+  ].slice(-LIMITS.logLines);
+}

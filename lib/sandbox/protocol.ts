@@ -1,0 +1,34 @@
+/**
+ * The messages between the sandbox pool (index.ts, main thread) and its worker threads
+ * (worker.mjs, type-checked through JSDoc against these types). Types only: the worker is plain
+ * JavaScript and imports nothing from here at run time.
+ */
+import type { FilterResult } from "./index";
+
+/** Main thread → worker: run one filter. */
+export interface RunMessage {
+  type: "run";
+  id: number;
+  code: string;
+  /** The trigger payload and the applet, already serialized (the worker parses them inside QuickJS). */
+  triggerJson: string;
+  appletJson: string;
+  timeoutMs: number;
+  memoryBytes: number;
+}
+
+/** Worker → main thread: loaded and able to take a run. */
+export interface ReadyMessage {
+  type: "ready";
+}
+
+/** Worker → main thread: the answer to the run with the same id. */
+export interface ResultMessage {
+  type: "result";
+  id: number;
+  /** The worker hit a host-side defect and exits after this answer; the pool replaces it. */
+  fatal?: boolean;
+  result: FilterResult;
+}
+
+export type WorkerMessage = ReadyMessage | ResultMessage;

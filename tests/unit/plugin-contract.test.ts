@@ -1,0 +1,149 @@
+import { validateTiming } from "@whenthen/schedules";
+import { http, HttpResponse } from "msw";
+import { afterAll, describe, expect, test } from "vitest";
+import { actionRegistry } from "@/lib/actions";
+import { ActionError } from "@/lib/core/errors";
+import { emptyTriggerState } from "@/lib/db/repos/trigger-state";
+import { objectShape, type FieldMeta } from "@/lib/plugin";
+import { renderConfig } from "@/lib/template";
+import { nextRunOf, triggerRegistry } from "@/lib/triggers";
+import { createActionContext, removeTempDirs } from "../helpers/action-context";
+import { server, useHttpMocks } from "../helpers/http";
+
+/**
+ * #15: the plug-in contract, one suite for every plug-in of both registries, so a new trigger or
+ * action gets these checks by being registered. Its form fields (generated from the schema's
+ * metadata) are schema keys; required fields are not optional; the example config parses and an
+ * unknown key is refused; every action that talks HTTP treats 429 and 5xx as retryable and every
+ * other 4xx as final, against msw at the boundary.
+ */
+useHttpMocks();
+afterAll(removeTempDirs);
+
+interface Plugin {
+  type: string;
+  configSchema: { safeParse(v: unknown): { success: boolean; error?: { issues: { code: string; path: PropertyKey[] }[] } } };
+  fields: FieldMeta[];
+  exampleConfig: Record<string, unknown>;
+  urlFields?: readonly string[];
+  typedConfig?: readonly string[];
+}
+
+const plugins: [string, Plugin][] = [
+  ...[...triggerRegistry.values()].map((p): [string, Plugin] => [`trigger ${p.type}`, p as unknown as Plugin]),
+  ...[...actionRegistry.values()].map((p): [string, Plugin] => [`action ${p.type}`, p as unknown as Plugin]),
+];
+
+const KINDS = ["text", "textarea", "select", "secret", "json", "number", "boolean", "list", "cron", "timezone"];
+
+describe.each(plugins)("#15 plug-in contract: %s", (_name, plugin) => {
+  const keys = Object.keys(objectShape(plugin.configSchema as never));
+
+  test("has form fields, each a schema key with a known kind and a label", () => {
+    expect(plugin.fields.length).toBeGreaterThan(0);
+    for (const f of plugin.fields) {
+      expect(keys).toContain(f.name);
+      expect(KINDS).toContain(f.kind);
+      expect(f.label.trim()).not.toBe("");
+      if (f.kind === "select") expect(f.options?.length).toBeGreaterThan(0);
+      if (f.showWhen) expect(keys).toContain(f.showWhen.field);
+    }
+  });
+
+  test("its URL fields and typed keys are schema keys", () => {
+    for (const k of [...(plugin.urlFields ?? []), ...(plugin.typedConfig ?? [])]) expect(keys).toContain(k);
+  });
+
+  test("the example config parses", () => {
+    const parsed = plugin.configSchema.safeParse(plugin.exampleConfig);
+    expect(parsed.error?.issues ?? []).toEqual([]);
+  });
+
+  test("an unknown key is refused", () => {
+    const parsed = plugin.configSchema.safeParse({ ...plugin.exampleConfig, not_a_field_of_this_plugin: 1 });
+    expect(parsed.success).toBe(false);
+    expect(parsed.error!.issues.map((i) => i.code)).toContain("unrecognized_keys");
+  });
+
+  test("every required field is required by the schema (where it is shown)", () => {
+    for (const f of plugin.fields.filter((x) => x.required)) {
+      const config: Record<string, unknown> = { ...plugin.exampleConfig };
+      if (f.showWhen) config[f.showWhen.field] = f.showWhen.equals[0];
+      delete config[f.name];
+      const parsed = plugin.configSchema.safeParse(config);
+      expect(parsed.success, `${f.name} left out`).toBe(false);
+      expect(parsed.error!.issues.some((i) => i.path[0] === f.name), `an issue names ${f.name}`).toBe(true);
+    }
+  });
+});
+
+describe.each([...triggerRegistry.values()].map((p) => [p.type, p] as const))("#15 trigger contract: %s", (_type, plugin) => {
+  test("its sample has every ingredient it lists", () => {
+    for (const i of plugin.ingredients) expect(Object.keys(plugin.sample)).toContain(i.name);
+  });
+
+  test("what its feed needs works on the example config", () => {
+    const config = plugin.configSchema.parse(plugin.exampleConfig);
+    if (plugin.feed === "polled") {
+      const state = emptyTriggerState();
+      expect(() => validateTiming(plugin.timing(config, state))).not.toThrow();
+      const from = new Date("2026-03-07T12:00:00.000Z");
+      expect(nextRunOf(plugin, config, from, state).getTime()).toBeGreaterThan(from.getTime());
+    } else if (plugin.feed === "mail") {
+      expect(typeof plugin.match(config, { email: plugin.sample as never, envelopeRcpts: [] })).toBe("boolean");
+    } else {
+      const outcome = plugin.handleRequest(
+        config,
+        { method: "POST", headers: {}, query: {}, rawBody: Buffer.from("{}"), contentType: "application/json", receivedAt: "2026-03-07T12:00:00.000Z" },
+        { render: () => "", nowMs: () => Date.parse("2026-03-07T12:00:00.000Z") },
+      );
+      expect(typeof outcome.accept).toBe("boolean");
+    }
+  });
+});
+
+/** A fake secret shaped like a bot token, so every example that names one renders to a usable value. */
+const FAKE_SECRET = "7000000001:AAHexampleexampleexampleexample00";
+
+async function runWithStatus(type: string, status: number): Promise<{ requests: number; error: unknown }> {
+  const plugin = actionRegistry.get(type)!;
+  let requests = 0;
+  server.use(
+    http.all("*", () => {
+      requests++;
+      // JSON every provider can read: an error body in the shapes Slack, Discord, Telegram, ntfy and Pushover use.
+      return HttpResponse.json({ ok: false, error_code: status, description: `status ${status}`, message: `status ${status}`, error: `status ${status}`, errors: [`status ${status}`] }, { status });
+    }),
+  );
+  const rendered = renderConfig(plugin.exampleConfig, { trigger: { body: { title: "Order #1042", customer: { name: "Ada" } }, title: "A title", content: "Text" }, secrets: () => FAKE_SECRET }, { typedKeys: plugin.typedConfig });
+  const config = plugin.configSchema.parse(rendered.rendered);
+  const error = await plugin.run(config, createActionContext()).then(
+    () => null,
+    (err: unknown) => err,
+  );
+  return { requests, error };
+}
+
+describe("#15 plug-in contract: HTTP-based actions", () => {
+  const httpBased: string[] = [];
+
+  test.each([...actionRegistry.keys()])("action %s: 429 and 5xx are retryable, every other 4xx is not", async (type) => {
+    const probe = await runWithStatus(type, 503);
+    if (probe.requests === 0) return; // not HTTP-based through ctx.http (email, note, sheets' own client)
+    httpBased.push(type);
+    for (const status of [429, 500, 502, 503, 504]) {
+      const { error } = await runWithStatus(type, status);
+      expect(error, `${type} on ${status}`).toBeInstanceOf(ActionError);
+      expect((error as ActionError).retryable, `${type} on ${status}`).toBe(true);
+    }
+    for (const status of [400, 401, 403, 404, 405, 408, 409, 410, 413, 422]) {
+      const { error } = await runWithStatus(type, status);
+      expect(error, `${type} on ${status}`).toBeInstanceOf(ActionError);
+      expect((error as ActionError).retryable, `${type} on ${status}`).toBe(false);
+    }
+  });
+
+  test("the suite above checked the HTTP actions (it cannot pass by checking none)", () => {
+    expect(httpBased).toEqual(expect.arrayContaining(["http", "slack", "discord", "push", "telegram"]));
+  });
+});

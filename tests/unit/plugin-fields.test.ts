@@ -1,0 +1,25 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, test } from "vitest";
+import { actionRegistry } from "@/lib/actions";
+import { triggerRegistry } from "@/lib/triggers";
+
+/**
+ * #15: the editor's fields are generated from each config schema's metadata (`field(…)` in
+ * lib/plugin). fixtures/plugin-fields.json is what the hand-kept `fields` arrays said before the
+ * change (dumped from them): the generated forms must say exactly the same, in the same order.
+ */
+const before = JSON.parse(readFileSync(path.join(__dirname, "../../fixtures/plugin-fields.json"), "utf8")) as {
+  triggers: Record<string, unknown[]>;
+  actions: Record<string, unknown[]>;
+};
+
+describe("fields generated from the config schemas", () => {
+  test.each(Object.keys(before.triggers))("#15: trigger %s has the fields it had by hand", (type) => {
+    expect(triggerRegistry.get(type)!.fields).toEqual(before.triggers[type]);
+  });
+
+  test.each(Object.keys(before.actions))("#15: action %s has the fields it had by hand", (type) => {
+    expect(actionRegistry.get(type)!.fields).toEqual(before.actions[type]);
+  });
+});
