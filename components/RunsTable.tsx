@@ -75,7 +75,7 @@ export function RunsTable({ initial, query, showApplet = true, emptyText }: { in
     <div>
       <p className="mb-2 flex items-center gap-1.5 text-xs text-slate-500" aria-live="polite">
         <span className={`inline-block h-2 w-2 rounded-full ${live === "live" ? "bg-green-500" : live === "polling" ? "bg-amber-500" : "bg-slate-300"}`} />
-        {live === "live" ? "Live" : live === "polling" ? "Stream unavailable: refreshing every 5 s" : "Connecting…"}
+        <span>{live === "live" ? "Live" : live === "polling" ? "Stream unavailable: refreshing every 5 s" : "Connecting…"}</span>
         <span className="ml-auto">
           Times in <ZoneName />
         </span>

@@ -162,7 +162,7 @@ describe.skipIf(!hasChromium)("applet editor in a real browser", () => {
     await page.getByTestId("trigger-card-rss").click();
     await page.locator("#trigger-url").fill(fake!.url("/feed.xml"));
     await page.getByRole("button", { name: "Fetch now" }).click();
-    await page.getByTestId("fetch-result").filter({ hasText: "the first three" }).waitFor();
+    await page.getByTestId("fetch-result").filter({ hasText: "5 items in the feed; the first 3:" }).waitFor();
     await screenshot(page, "06-new-applet-rss-fetch-now");
 
     // Push switches its fields by provider; sheets has "Add column".
