@@ -48,9 +48,11 @@ RUN rm -rf node_modules packages/*/node_modules \
 # ---- runtime -----------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS runtime
 
-# sqlite3 is what scripts/backup.sh uses for the online backup (and lets you inspect /data/app.db).
+# sqlite3 is what scripts/backup.sh uses for the online backup (and lets you inspect /data/app.db);
+# postgresql-client (15 on bookworm) its pg_dump on PostgreSQL, so the compose postgres service is
+# 15 too (pg_dump refuses a newer server).
 RUN apt-get update \
-  && apt-get install -y --no-install-recommends sqlite3 \
+  && apt-get install -y --no-install-recommends sqlite3 postgresql-client \
   && rm -rf /var/lib/apt/lists/*
 
 ENV NODE_ENV=production \

@@ -24,11 +24,19 @@ loadEnvFile();
 const dev = process.env.NODE_ENV !== "production";
 const app = createApp({ role: "web" });
 const log = app.log.child("web");
+// PostgreSQL migrates and checks SECRETS_KEY / SESSION_SECRET against the database before anything
+// is served; a mismatch ends the process here with the reason.
+try {
+  await app.store.ready?.();
+} catch (err) {
+  log.error(err instanceof Error ? err.message : String(err));
+  process.exit(1);
+}
 // "Test filter" in the editor runs in this process; one small pool is enough.
 const sandbox = createSandbox({ threads: 1 });
 // First start with ADMIN_EMAIL/ADMIN_PASSWORD set: the admin exists before the first request.
 const auth = createAuth(app);
-auth.ensureAdminFromEnv();
+await auth.ensureAdminFromEnv();
 const api = createApi({ app, applets: createAppletService(app), sandbox, auth });
 // Next's route handlers and pages run in this process but in their own module graph: they reach
 // the services through lib/services.ts instead of opening a second database.
@@ -42,11 +50,21 @@ const pageGate = createPageGate(auth);
 const nextApp = next({ dev, dir: process.cwd(), hostname: app.config.host, port: app.config.port });
 const handle = nextApp.getRequestHandler();
 
-// The worker is another process: a 2 s look at runs changed since the last look feeds the SSE bus.
+// The worker is another process: a look at runs changed since the last look feeds the SSE bus,
+// every 2 s on SQLite. Where the store announces run changes (PostgreSQL NOTIFY, from every worker
+// on every host), each announcement triggers a look within 50 ms, and the timed look is only the
+// safety net for a dropped LISTEN connection (every 10 s).
 const updates = publishRunUpdates(app);
-const updatesJob = new Cron("*/2 * * * * *", { protect: true }, () =>
-  updates().catch((err: unknown) => log.warn("could not read run changes for the live view", { error: err instanceof Error ? err.message : String(err) })),
-);
+const lookForUpdates = () =>
+  updates().catch((err: unknown) => log.warn("could not read run changes for the live view", { error: err instanceof Error ? err.message : String(err) }));
+let updatesSoon: NodeJS.Timeout | null = null;
+app.store.notifications?.onRunChanged(() => {
+  updatesSoon ??= setTimeout(() => {
+    updatesSoon = null;
+    void lookForUpdates();
+  }, 50);
+});
+const updatesJob = new Cron(app.store.notifications ? "*/10 * * * * *" : "*/2 * * * * *", { protect: true }, lookForUpdates);
 
 // The port is taken before Next is ready, so a taken port fails at once with the variable to change,
 // and webhooks are acknowledged while Next still prepares; pages wait for it.
@@ -58,8 +76,16 @@ const server = createServer((req, res) => {
   if (webGuard(req, res)) return;
   // Login rate limiting keys on the connecting address; the API only sees a Web Request.
   stampClientIp(req, app.config.trustProxy);
-  if (pageGate(req, res)) return;
-  void nextReady.then(() => handle(req, res));
+  pageGate(req, res).then(
+    (answered) => {
+      if (!answered) void nextReady.then(() => handle(req, res));
+    },
+    (err: unknown) => {
+      log.error("page gate failed", { error: err instanceof Error ? err.message : String(err) });
+      if (!res.headersSent) res.writeHead(500, { "content-type": "text/plain" });
+      res.end("internal error");
+    },
+  );
 });
 server.keepAliveTimeout = 65_000;
 server.once("error", (err) => {
@@ -76,8 +102,7 @@ function shutdown() {
   updatesJob.stop();
   server.close(() => {
     void sandbox.close();
-    app.close();
-    process.exit(0);
+    void app.close().then(() => process.exit(0));
   });
   setTimeout(() => process.exit(0), 5000).unref();
 }

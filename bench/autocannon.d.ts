@@ -15,6 +15,8 @@ declare module "autocannon" {
     amount?: number;
     overallRate?: number;
     requests?: Request[];
+    /** Replace `[<id>]` in headers and bodies with a fresh id per request. */
+    idReplacement?: boolean;
   }
   interface Histogram {
     average: number;

@@ -10,6 +10,8 @@ import os from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
 import { createApp } from "@/lib/app";
+import type { Applet } from "@/lib/db/store";
+import { sqliteOf } from "@/lib/db/store/sqlite";
 import { createAppletService } from "@/lib/applets/service";
 import { silentLogger } from "@/lib/core/log";
 import { runRetention } from "@/lib/scheduler/retention";
@@ -30,12 +32,13 @@ export default async function bench(): Promise<BenchFigure[]> {
   try {
     const app = createApp({ env: { DATA_DIR: dataDir }, log: silentLogger });
     const service = createAppletService(app);
-    const applets = Array.from({ length: APPLETS }, (_, i) =>
-      service.create({
+    const applets: Applet[] = [];
+    for (let i = 0; i < APPLETS; i++) {
+      applets.push(await service.create({
         name: `applet ${i}`,
         definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "http", config: { url: "https://example.com/in", method: "POST", body: { n: "{{trigger.body.n}}" } } }] },
-      }),
-    );
+      }));
+    }
 
     // A webhook's stored payload as the ingress writes it (~700 bytes).
     const payload = (i: number) =>
@@ -55,21 +58,21 @@ export default async function bench(): Promise<BenchFigure[]> {
         const age = i % 10 === 0 ? (i % 86_400) * 1000 : 31 * DAY + (i % (29 * 86_400)) * 1000;
         return { appletId: applets[i % APPLETS]!.id, source: "webhook" as const, dedupeKey: null, payloadJson: payload(i), receivedAt: new Date(now - age).toISOString(), maxAttempts: 3 };
       });
-      app.repos.runs.ingestMany(batch);
+      await app.store.runs.ingestMany(batch);
     }
     // Finished runs (retention keeps queued ones); in slices so the WAL stays small.
-    const maxRowid = (app.db.sqlite.prepare("SELECT MAX(rowid) AS m FROM runs").get() as { m: number }).m;
-    const finish = app.db.sqlite.prepare("UPDATE runs SET status = 'succeeded', steps = '[{\"index\":0,\"type\":\"http\",\"status\":\"succeeded\",\"output\":{\"status\":200}}]' WHERE rowid BETWEEN ? AND ?");
+    const maxRowid = (sqliteOf(app.store).prepare("SELECT MAX(rowid) AS m FROM runs").get() as { m: number }).m;
+    const finish = sqliteOf(app.store).prepare("UPDATE runs SET status = 'succeeded', steps = '[{\"index\":0,\"type\":\"http\",\"status\":\"succeeded\",\"output\":{\"status\":200}}]' WHERE rowid BETWEEN ? AND ?");
     for (let r = 0; r <= maxRowid; r += 50_000) finish.run(r, r + 49_999);
     const fillSeconds = (performance.now() - fillStart) / 1000;
-    app.db.sqlite.pragma("wal_checkpoint(TRUNCATE)");
+    sqliteOf(app.store).pragma("wal_checkpoint(TRUNCATE)");
     const fileBytes = () => statSync(app.config.databasePath).size;
     const fullBytes = fileBytes();
 
     // How fast this disk rewrites the database: what converting an old data dir (one VACUUM) costs.
     const copy = path.join(dataDir, "vacuum-into.db");
     const vacStart = performance.now();
-    app.db.sqlite.exec(`VACUUM INTO '${copy}'`);
+    sqliteOf(app.store).exec(`VACUUM INTO '${copy}'`);
     const vacuumMbPerS = mb(fullBytes) / ((performance.now() - vacStart) / 1000);
     rmSync(copy);
 
@@ -104,8 +107,8 @@ export default async function bench(): Promise<BenchFigure[]> {
     const during = autocannon({ url: base, connections: 10, overallRate: 100, duration: 3600, requests: [{ method: "POST", path: hook, headers: { "content-type": "application/json" }, body: '{"n":1}' }] });
     // The longest single statement of each kind: how long retention holds the write lock at once.
     const longest: Record<string, { ms: number; calls: number }> = {};
-    const m = app.repos.maintenance as unknown as Record<string, (...a: unknown[]) => unknown>;
-    for (const name of ["deleteRunsBefore", "deleteEventsBefore", "incrementalVacuum", "convertToIncremental"]) {
+    const m = app.store.maintenance as unknown as Record<string, (...a: unknown[]) => unknown>;
+    for (const name of ["deleteRunsBefore", "deleteEventsBefore", "reclaimStep", "convertToIncremental"]) {
       const fn = m[name]!;
       m[name] = (...args: unknown[]) => {
         const t = performance.now();
@@ -127,10 +130,10 @@ export default async function bench(): Promise<BenchFigure[]> {
     const retentionSeconds = (performance.now() - retStart) / 1000;
     during.stop();
     const hooks = await during;
-    app.db.sqlite.pragma("wal_checkpoint(TRUNCATE)");
+    sqliteOf(app.store).pragma("wal_checkpoint(TRUNCATE)");
     const afterBytes = fileBytes();
-    const remaining = (app.db.sqlite.prepare("SELECT COUNT(*) AS n FROM runs").get() as { n: number }).n;
-    app.close();
+    const remaining = (sqliteOf(app.store).prepare("SELECT COUNT(*) AS n FROM runs").get() as { n: number }).n;
+    void app.close();
 
     return [
       { name: `filled: ${APPLETS} applets, ${RUNS.toLocaleString("en-US")} runs stored`, unit: "MB", value: mb(fullBytes), notes: `database file; ${r1(mb(fullBytes) / (RUNS / 1000))} MB per 1,000 runs; filled in ${r1(fillSeconds)} s` },

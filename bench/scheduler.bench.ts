@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { createApp, type App } from "../lib/app";
+import { sqliteOf } from "../lib/db/store/sqlite";
 import { ManualClock } from "../lib/core/clock";
 import { silentLogger } from "../lib/core/log";
 import { runSchedulerTick } from "../lib/scheduler/tick";
@@ -18,20 +19,20 @@ import type { BenchFigure } from "./types";
 const NOW = new Date("2026-03-07T12:00:00.000Z");
 const DUE = 10_000;
 
-function seed(app: App, stored: number): void {
+async function seed(app: App, stored: number): Promise<void> {
   const definition = {
     version: 1,
     trigger: { type: "schedule", config: { cron: "*/5 * * * *", timezone: "Europe/Berlin" } },
     actions: [{ type: "http", config: { url: "https://hooks.example.com/x", method: "POST", headers: {}, content_type: "application/json" } }],
   };
   const now = NOW.toISOString();
-  app.repos.applets.transaction(() => {
+  await app.store.transaction(async (tx) => {
     for (let i = 0; i < stored; i++) {
       const id = `applet-${String(i).padStart(6, "0")}`;
-      app.repos.applets.insert({ id, name: `Schedule ${i}`, enabled: true, triggerType: "schedule", definition, webhookToken: `token-${id}-0123456789abcdef`, now });
+      await tx.applets.insert({ id, name: `Schedule ${i}`, enabled: true, triggerType: "schedule", definition, webhookToken: `token-${id}-0123456789abcdef`, now });
       // The first DUE are due (slots spread over the last hour); the rest wait up to 30 days.
       const next = i < DUE ? new Date(NOW.getTime() - (i % 3600) * 1000) : new Date(NOW.getTime() + 60_000 + (i % 2_592_000) * 1000);
-      app.repos.triggerState.setNextRunAt(id, next.toISOString(), now);
+      await tx.triggerState.setNextRunAt(id, next.toISOString(), now);
     }
   });
 }
@@ -40,14 +41,14 @@ async function tickOver(stored: number): Promise<{ ms: number; events: number }>
   const dir = mkdtempSync(join(tmpdir(), "whenthen-bench-scheduler-"));
   const app = createApp({ env: { DATA_DIR: dir }, clock: new ManualClock(NOW), log: silentLogger });
   try {
-    seed(app, stored);
-    app.db.sqlite.pragma("wal_checkpoint(TRUNCATE)");
+    await seed(app, stored);
+    sqliteOf(app.store).pragma("wal_checkpoint(TRUNCATE)");
     const start = performance.now();
     const result = await runSchedulerTick(app, NOW, { holder: "bench" });
     const ms = performance.now() - start;
 
-    const perApplet = app.db.sqlite.prepare<[], { n: number; c: number }>("SELECT COUNT(*) AS n, COUNT(DISTINCT applet_id) AS c FROM events").get()!;
-    const runs = app.db.sqlite.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM runs").get()!.n;
+    const perApplet = sqliteOf(app.store).prepare<[], { n: number; c: number }>("SELECT COUNT(*) AS n, COUNT(DISTINCT applet_id) AS c FROM events").get()!;
+    const runs = sqliteOf(app.store).prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM runs").get()!.n;
     if (!result.ran || result.events !== DUE || result.fired.length !== DUE || perApplet.n !== DUE || perApplet.c !== DUE || runs !== DUE) {
       throw new Error(`bench: expected ${DUE} applets fired once each, got fired=${result.fired.length} events=${perApplet.n} distinct=${perApplet.c} runs=${runs}`);
     }
@@ -55,7 +56,7 @@ async function tickOver(stored: number): Promise<{ ms: number; events: number }>
     if (again.fired.length !== 0 || again.events !== 0) throw new Error(`bench: a second tick fired ${again.fired.length}`);
     return { ms, events: perApplet.n };
   } finally {
-    app.close();
+    void app.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }

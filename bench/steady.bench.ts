@@ -9,6 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
 import { createApp } from "@/lib/app";
+import { sqliteOf } from "@/lib/db/store/sqlite";
 import { createAppletService } from "@/lib/applets/service";
 import { silentLogger } from "@/lib/core/log";
 import { freePorts, requireBuild, rssMb, start, waitHealthy, type Proc } from "./processes";
@@ -41,13 +42,14 @@ export default async function bench(): Promise<BenchFigure[]> {
     await new Promise((r) => sink.child.once("message", r));
     const app = createApp({ env: { DATA_DIR: dataDir, ALLOW_PRIVATE_URLS: "true" }, log: silentLogger });
     const service = createAppletService(app);
-    const hooks = Array.from({ length: 10 }, (_, i) => {
-      const a = service.create({
+    const hooks: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const a = await service.create({
         name: `steady ${i}`,
         definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "http", config: { url: `http://127.0.0.1:${sinkPort}/in`, method: "POST", body: { n: "{{trigger.body.n}}" } } }] },
       });
-      return `/api/hooks/${a.id}/${a.webhookToken}`;
-    });
+      hooks.push(`/api/hooks/${a.id}/${a.webhookToken}`);
+    }
     const appEnv = { ...env, PORT: String(port), HOST: "127.0.0.1", PUBLIC_URL: `http://127.0.0.1:${port}`, SMTP_INBOUND_PORT: String(smtpPort) };
     // --expose-gc only lets the bench ask for a full collection before reading the heap.
     const worker = start("dist/worker.mjs", appEnv, { exposeGc: true });
@@ -78,8 +80,8 @@ export default async function bench(): Promise<BenchFigure[]> {
     clearInterval(sampler);
     clearTimeout(firstHeap);
     clearTimeout(lastHeap);
-    const stored = (app.db.sqlite.prepare("SELECT COUNT(*) AS n FROM runs").get() as { n: number }).n;
-    app.close();
+    const stored = (sqliteOf(app.store).prepare("SELECT COUNT(*) AS n FROM runs").get() as { n: number }).n;
+    void app.close();
 
     const measured = samples.filter((s) => s.t >= WARM_UP_MINUTES);
     const measuredHeaps = heaps;

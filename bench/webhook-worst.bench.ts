@@ -42,11 +42,11 @@ export default async function bench(): Promise<BenchFigure[]> {
   let server: ChildProcess | undefined;
   try {
     const app = createApp({ env: { DATA_DIR: dataDir }, log: silentLogger });
-    const applet = createAppletService(app).create({
+    const applet = await createAppletService(app).create({
       name: "worst case",
       definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "http", config: { url: "https://example.com/in" } }] },
     });
-    app.close();
+    void app.close();
     // A free port, not a fixed one: other benches on this machine use the 48xx ones.
     const port = await freePort();
     const hook = `http://127.0.0.1:${port}/api/hooks/${applet.id}/${applet.webhookToken}`;

@@ -14,6 +14,7 @@ import os from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
 import { createApp } from "@/lib/app";
+import { sqliteOf } from "@/lib/db/store/sqlite";
 import { createAppletService } from "@/lib/applets/service";
 import { silentLogger } from "@/lib/core/log";
 import { freePorts, maxRssDuring, requireBuild, rssMb, start, until, waitHealthy, type Proc } from "./processes";
@@ -47,8 +48,9 @@ export default async function bench(): Promise<BenchFigure[]> {
     // Applets whose action posts to the sink, made before the app starts (as a user's would be).
     const app = createApp({ env: { DATA_DIR: dataDir, ALLOW_PRIVATE_URLS: "true" }, log: silentLogger });
     const service = createAppletService(app);
-    const hooks = Array.from({ length: APPLETS }, (_, i) => {
-      const a = service.create({
+    const hooks: string[] = [];
+    for (let i = 0; i < APPLETS; i++) {
+      const a = await service.create({
         name: `bench ${i}`,
         definition: {
           version: 1,
@@ -56,8 +58,8 @@ export default async function bench(): Promise<BenchFigure[]> {
           actions: [{ type: "http", config: { url: `http://127.0.0.1:${sinkPort}/in`, method: "POST", body: { title: "{{trigger.body.title}}", n: "{{trigger.body.n}}" } } }],
         },
       });
-      return `/api/hooks/${a.id}/${a.webhookToken}`;
-    });
+      hooks.push(`/api/hooks/${a.id}/${a.webhookToken}`);
+    }
 
     const appEnv = { ...env, PORT: String(webPort), HOST: "127.0.0.1", SMTP_INBOUND_PORT: String(smtpPort), PUBLIC_URL: `http://127.0.0.1:${webPort}` };
     const worker = start("dist/worker.mjs", appEnv);
@@ -96,7 +98,7 @@ export default async function bench(): Promise<BenchFigure[]> {
     const ingressEld = await ingress.eld();
     sink.child.send("count");
     const sunk = await new Promise<number>((r) => sink.child.once("message", (m) => r((m as { count: number }).count)));
-    app.close();
+    void app.close();
 
     const ratio = ingest.rps / baseline.rps;
     return [
@@ -137,11 +139,11 @@ export default async function bench(): Promise<BenchFigure[]> {
 }
 
 function pragma(app: ReturnType<typeof createApp>, name: string): number {
-  return app.db.sqlite.pragma(name, { simple: true }) as number;
+  return sqliteOf(app.store).pragma(name, { simple: true }) as number;
 }
 
 function count(app: ReturnType<typeof createApp>, table: string, where = "1 = 1"): number {
-  return (app.db.sqlite.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE ${where}`).get() as { n: number }).n;
+  return (sqliteOf(app.store).prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE ${where}`).get() as { n: number }).n;
 }
 
 /** autocannon round-robin over the paths; a fixed amount of requests when `amount` is given. */

@@ -1,17 +1,7 @@
 import { loadConfig, type AppConfig } from "./core/config";
 import { systemClock, type Clock } from "./core/clock";
 import { createLogger, type Logger } from "./core/log";
-import { startWalCheckpointer } from "./db/checkpoint";
-import { openDatabase, type DbHandle } from "./db/client";
-import { createApiTokensRepo } from "./db/repos/api-tokens";
-import { createAppletsRepo } from "./db/repos/applets";
-import { createJobLocksRepo } from "./db/repos/job-locks";
-import { createMaintenanceRepo } from "./db/repos/maintenance";
-import { createRunsRepo } from "./db/repos/runs";
-import { createSecretsRepo } from "./db/repos/secrets";
-import { createTriggerStateRepo } from "./db/repos/trigger-state";
-import { createUsersRepo } from "./db/repos/users";
-import { createWorkersRepo } from "./db/repos/workers";
+import { openStore, type Store } from "./db/store";
 import { Bus } from "./bus";
 import { createSafeFetch } from "./net/safe-fetch";
 import type { SafeFetch } from "./net/types";
@@ -25,22 +15,13 @@ export interface App {
   config: AppConfig;
   clock: Clock;
   log: Logger;
-  db: DbHandle;
-  repos: {
-    applets: ReturnType<typeof createAppletsRepo>;
-    runs: ReturnType<typeof createRunsRepo>;
-    triggerState: ReturnType<typeof createTriggerStateRepo>;
-    secrets: ReturnType<typeof createSecretsRepo>;
-    jobLocks: ReturnType<typeof createJobLocksRepo>;
-    users: ReturnType<typeof createUsersRepo>;
-    workers: ReturnType<typeof createWorkersRepo>;
-    maintenance: ReturnType<typeof createMaintenanceRepo>;
-    apiTokens: ReturnType<typeof createApiTokensRepo>;
-  };
+  /** Everything the app keeps (lib/db/store): the only way below this to the database. */
+  store: Store;
   secrets: SecretsService;
   bus: Bus;
   http: SafeFetch;
-  close(): void;
+  /** Closes the store (synchronously on SQLite when nothing is in flight). */
+  close(): Promise<void>;
 }
 
 export interface CreateAppOptions {
@@ -51,43 +32,37 @@ export interface CreateAppOptions {
   http?: SafeFetch;
   /**
    * The web process leaves WAL checkpoints out of its requests (see OpenOptions.walAutocheckpoint)
-   * and runs them on a size and time bound in a thread of their own (lib/db/checkpoint.ts).
+   * and runs them on a size and time bound in a thread of their own (lib/db/store/sqlite/checkpoint.ts).
    */
   role?: "web" | "worker";
+  /** A store opened by the caller (tests pick the engine); by default the one the config names. */
+  store?: Store;
 }
 
 export function createApp(opts: CreateAppOptions = {}): App {
   const config = opts.config ?? loadConfig(opts.env ?? process.env);
-  const db = openDatabase(config.databasePath, {
-    synchronous: config.sqliteSynchronous,
-    walAutocheckpoint: opts.role === "web" ? 10_000 : undefined,
-  });
-  const repos = {
-    applets: createAppletsRepo(db.sqlite),
-    runs: createRunsRepo(db.sqlite),
-    triggerState: createTriggerStateRepo(db.sqlite),
-    secrets: createSecretsRepo(db.sqlite),
-    jobLocks: createJobLocksRepo(db.sqlite),
-    users: createUsersRepo(db.sqlite),
-    workers: createWorkersRepo(db.sqlite),
-    maintenance: createMaintenanceRepo(db.sqlite),
-    apiTokens: createApiTokensRepo(db.sqlite),
-  };
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLogger("whenthen");
-  const checkpointer = opts.role === "web" ? startWalCheckpointer({ file: config.databasePath, log: log.child("db"), clock }) : null;
+  const store =
+    opts.store ??
+    openStore({
+      url: config.postgres?.url ?? config.databasePath,
+      sqliteSynchronous: config.sqliteSynchronous,
+      role: opts.role,
+      log,
+      clock,
+      poolSize: config.postgres?.poolSize,
+      listenUrl: config.postgres?.listenUrl,
+      keys: { secretsKey: config.secretsKey, sessionSecret: config.sessionSecret },
+    });
   return {
     config,
     clock,
     log,
-    db,
-    repos,
-    secrets: createSecretsService(repos.secrets, config.secretsKey, clock),
+    store,
+    secrets: createSecretsService(store.secrets, config.secretsKey, clock),
     bus: new Bus(),
     http: opts.http ?? createSafeFetch({ allowPrivate: config.allowPrivateUrls }),
-    close: () => {
-      void checkpointer?.stop();
-      db.close();
-    },
+    close: () => store.close(),
   };
 }

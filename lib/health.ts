@@ -23,18 +23,18 @@ export interface HealthReport {
  * database has room. A worker on a full disk often cannot write its heartbeat at all; then the stale
  * heartbeat and the disk check say so together. Read by /api/health and the Settings page.
  */
-export function checkHealth(app: Pick<App, "repos" | "clock" | "config">): HealthReport {
+export async function checkHealth(app: Pick<App, "store" | "clock" | "config">): Promise<HealthReport> {
   const now = app.clock.now();
   const problems: string[] = [];
   let seen: string | null = null;
   try {
-    seen = app.repos.jobLocks.get("worker_heartbeat")?.last_run_at ?? null;
+    seen = (await app.store.jobLocks.get("worker_heartbeat"))?.lastRunAt ?? null;
     if (seen === null) problems.push("worker: no heartbeat yet; the worker is not running");
     else {
       const age = now.getTime() - Date.parse(seen);
       if (age > HEARTBEAT_MAX_AGE_MS) problems.push(`worker: no heartbeat for ${Math.round(age / 1000)} s; it is not running, or cannot write to the database`);
     }
-    for (const w of app.repos.workers.live(now)) {
+    for (const w of await app.store.workers.live(now)) {
       if (w.fault) problems.push(`worker ${w.id}: ${w.fault}`);
     }
   } catch (err) {

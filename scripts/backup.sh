@@ -19,6 +19,11 @@
 #
 # Uses the sqlite3 CLI when it is installed (the Docker image has it), else scripts/backup.ts
 # through tsx and better-sqlite3. WHENTHEN_BACKUP_TOOL=sqlite3|node forces one.
+#
+# On PostgreSQL (DATABASE_URL=postgres://…) it runs pg_dump instead: DATA_DIR/backups/<stamp>.dump
+# in pg_dump's custom format (one consistent snapshot while every process keeps writing), checked
+# by reading its table of contents back with pg_restore --list, and pruned the same way. Restore:
+# pg_restore --clean --if-exists --no-owner -d "$DATABASE_URL" <file> (docs/backup.md).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -35,10 +40,13 @@ resolve_paths() {
   local url="${DATABASE_URL:-}"
   if [[ -z "$url" ]]; then
     DB="$DATA_DIR_ABS/app.db"
+  elif [[ "$url" =~ ^postgres(ql)?:// ]]; then
+    DB=""
+    PG_URL="$url"
   elif [[ "$url" == file:* ]]; then
     DB="$(realpath -m -- "${url#file:}")"
   elif [[ "$url" =~ ^[A-Za-z][A-Za-z0-9+.-]*:// ]]; then
-    die "DATABASE_URL scheme \"${url%%:*}:\" is not supported; only SQLite files (file:./data/app.db) can be backed up"
+    die "DATABASE_URL scheme \"${url%%:*}:\" is not supported; only SQLite files (file:./data/app.db) and postgres:// can be backed up"
   else
     DB="$(realpath -m -- "$url")"
   fi
@@ -89,17 +97,38 @@ check_file() {
 }
 
 prune() {
-  local old
+  local old ext="${1:-db}"
   # Only our own names: a file the user dropped in backups/ is never deleted.
-  mapfile -t old < <(find "$BACKUP_DIR" -maxdepth 1 -type f -printf '%f\n' | grep -E '^[0-9]{8}T[0-9]{6}Z\.db$' | sort -r | tail -n +"$((KEEP + 1))")
+  mapfile -t old < <(find "$BACKUP_DIR" -maxdepth 1 -type f -printf '%f\n' | grep -E "^[0-9]{8}T[0-9]{6}Z\\.$ext\$" | sort -r | tail -n +"$((KEEP + 1))")
   for name in "${old[@]}"; do
     rm -f -- "$BACKUP_DIR/$name"
     log "pruned $name"
   done
 }
 
+# PostgreSQL: pg_dump -Fc of the whole database (the app's tables, the schedules table, the
+# migrations record), checked with pg_restore --list.
+backup_postgres() {
+  command -v pg_dump >/dev/null 2>&1 || die "DATABASE_URL is PostgreSQL but pg_dump is not installed (apt-get install -y postgresql-client)"
+  mkdir -p "$BACKUP_DIR"
+  local stamp out partial
+  stamp="$(date -u +%Y%m%dT%H%M%SZ)"
+  out="$BACKUP_DIR/$stamp.dump"
+  [[ ! -e "$out" ]] || die "$out already exists (two backups in the same second?)"
+  partial="$BACKUP_DIR/.$stamp.dump.partial"
+  pg_dump --format=custom --no-owner --file="$partial" "$PG_URL" || { rm -f -- "$partial"; die "pg_dump failed"; }
+  pg_restore --list "$partial" | grep -q "TABLE DATA .* runs " || { rm -f -- "$partial"; die "the dump $partial has no runs table: is DATABASE_URL the whenthen database?"; }
+  mv -- "$partial" "$out"
+  log "wrote $out ($(stat -c %s "$out") bytes, pg_restore --list ok, via pg_dump)"
+  prune dump
+}
+
 backup_once() {
   resolve_paths
+  if [[ -n "${PG_URL:-}" ]]; then
+    backup_postgres
+    return
+  fi
   pick_tool
   [[ -f "$DB" ]] || die "no database at $DB (has the app started once? is DATA_DIR/DATABASE_URL right?)"
   mkdir -p "$BACKUP_DIR"

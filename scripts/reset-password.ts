@@ -42,7 +42,7 @@ async function main(): Promise<void> {
       const done = await resetPassword(app, { email: argValue("--email"), password });
       console.log(`reset-password: new password set for ${done.email}; every session is signed out (sign in again with the new password)`);
     } finally {
-      app.close();
+      void app.close();
     }
   } finally {
     rl.close();

@@ -21,7 +21,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import path from "node:path";
 import { createApp, type App } from "../lib/app";
 import { createAppletService } from "../lib/applets/service";
-import { createSeedRepo, type SeedRunState } from "../lib/db/repos/seed";
+import type { SeedRunState } from "../lib/db/store";
 import { checkDefinition, timezoneOf, type Definition } from "../lib/definition";
 import type { RunStatus, Step } from "../lib/executor/types";
 import { toText } from "../lib/core/text";
@@ -443,7 +443,7 @@ function stateFor(plan: RunPlan, steps: Step[], at: Date, now: Date, maxAttempts
   }
 }
 
-function main(): number {
+async function main(): Promise<number> {
   const checkOnly = process.argv.includes("--check");
   const unknown = process.argv.slice(2).filter((a) => a !== "--check");
   if (unknown.length) {
@@ -469,20 +469,19 @@ function main(): number {
     if (checkOnly) return refused ? 1 : 0;
 
     const service = createAppletService(app);
-    const seedRepo = createSeedRepo(app.db.sqlite);
     const now = app.clock.now();
     for (const [name, value] of Object.entries(SECRETS)) {
-      if (!app.repos.secrets.getEncrypted(name)) app.secrets.set(name, value);
+      if (!(await app.store.secrets.getEncrypted(name))) await app.secrets.set(name, value);
     }
     let applets = 0;
     let runs = 0;
     for (const { fixture: f, definition } of valid) {
-      if (app.repos.applets.get(f.id)) {
+      if (await app.store.applets.get(f.id)) {
         console.log(`seed: "${f.name}" exists already; left as it is`);
         continue;
       }
       try {
-        service.create({ id: f.id, name: f.name, enabled: f.enabled, definition: f.definition, createdAt: iso(new Date(now.getTime() - 4 * 86_400_000)) });
+        await service.create({ id: f.id, name: f.name, enabled: f.enabled, definition: f.definition, createdAt: iso(new Date(now.getTime() - 4 * 86_400_000)) });
       } catch (err) {
         refused++;
         console.error(`seed: ✗ "${f.name}" refused on save: ${err instanceof Error ? err.message : String(err)}`);
@@ -490,10 +489,10 @@ function main(): number {
       }
       applets++;
       const maxAttempts = definition.retry?.max_attempts ?? 5;
-      f.runs.forEach((plan, n) => {
+      for (const [n, plan] of f.runs.entries()) {
         const at = new Date(now.getTime() - plan.hoursAgo * 3_600_000);
         const payload = f.payload(n, at);
-        const ids = app.repos.runs.ingest({
+        const ids = await app.store.runs.ingest({
           appletId: f.id,
           source: f.source,
           dedupeKey: f.dedupeKey(n, at, payload),
@@ -503,10 +502,10 @@ function main(): number {
         });
         if (!ids) throw new Error(`seed: event of "${f.name}" run ${n} was deduplicated; the seed's dedupe keys must be unique`);
         const steps = plan.status === "queued" && !plan.attempt ? [] : buildSteps(app, f, definition, plan, payload, ids, at);
-        if (!seedRepo.setRunState(ids.runId, stateFor(plan, steps, at, now, maxAttempts))) throw new Error(`seed: run ${ids.runId} vanished`);
+        if (!(await app.store.seed.setRunState(ids.runId, stateFor(plan, steps, at, now, maxAttempts)))) throw new Error(`seed: run ${ids.runId} vanished`);
         runs++;
-      });
-      seedRepo.recountApplet(f.id);
+      }
+      await app.store.seed.recountApplet(f.id);
     }
     console.log(`seed: ${applets} applet(s) and ${runs} run(s) written to ${app.config.databasePath}`);
     if (refused) {
@@ -515,8 +514,8 @@ function main(): number {
     }
     return 0;
   } finally {
-    app.close();
+    void app.close();
   }
 }
 
-process.exitCode = main();
+process.exitCode = await main();

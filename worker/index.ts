@@ -40,6 +40,14 @@ async function openApp(): Promise<App> {
   }
 }
 const app = await openApp();
+// PostgreSQL migrates and checks SECRETS_KEY / SESSION_SECRET against the database first; a
+// worker with another key would store secrets no other host can read, so it stops here instead.
+try {
+  await app.store.ready?.();
+} catch (err) {
+  log.error(err instanceof Error ? err.message : String(err));
+  process.exit(1);
+}
 // Acknowledging a webhook is the latency-critical path; the worker's backlog can wait a few
 // milliseconds. On a small VPS the two share one or two cores, so the worker runs at a lower CPU
 // priority (nice 10 by default, WORKER_NICE=0 to turn it off). Measured here: ingest p99 under a
@@ -52,10 +60,14 @@ try {
 const workerId = newWorkerId();
 const sandbox = createSandbox();
 
+// Where the store announces claimable runs (PostgreSQL LISTEN/NOTIFY), idle slots sleep until
+// woken and look on their own only every 5 s (the safety net, and runs whose retry time came);
+// on SQLite they look every 500 ms.
 const executor = startExecutorLoop(
   { app, actions: actionRegistry, sandbox, transform: createTransformRunner(app) },
-  { workerId, concurrency: app.config.workerConcurrency, leaseMs: app.config.workerLeaseMs, faults },
+  { workerId, concurrency: app.config.workerConcurrency, leaseMs: app.config.workerLeaseMs, faults, idleMs: app.store.notifications ? 5_000 : undefined },
 );
+app.store.notifications?.onQueued(() => executor.wake());
 
 // Scheduler tick every 15 s and retention hourly, each under its job_locks row (a second worker
 // skips). `protect` keeps one run of each at a time here; shutdown waits for the one in flight.
@@ -105,7 +117,7 @@ log.info("worker started", {
   worker_id: workerId,
   concurrency: app.config.workerConcurrency,
   lease_s: app.config.workerLeaseMs / 1000,
-  database: app.config.databasePath,
+  database: app.config.postgres ? `postgres (${app.store.engine})` : app.config.databasePath,
   smtp_port: receiver?.port ?? "off (INBOUND_EMAIL=false)",
 });
 
@@ -125,7 +137,7 @@ async function shutdown(signal: string) {
   const deadline = new Promise<void>((r) => setTimeout(r, graceMs).unref());
   await Promise.all([executorStopped, Promise.race([Promise.all(periodic), deadline]), Promise.race([receiver?.close(), deadline])]);
   await sandbox.close();
-  app.close();
+  await app.close();
   log.info("worker stopped");
   process.exit(0);
 }

@@ -17,7 +17,7 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
   const { app } = services();
   // The same list GET /api/applets answers, searched, filtered, sorted and paged here.
   const all = await appletList(app);
-  const triggerErrors = new Map(app.repos.triggerState.lastErrors().map((e) => [e.appletId, e.lastError]));
+  const triggerErrors = new Map((await app.store.triggerState.lastErrors()).map((e) => [e.appletId, e.lastError]));
   const query: AppletListQuery = {
     q: one(sp.q),
     trigger: one(sp.trigger),

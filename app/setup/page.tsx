@@ -9,8 +9,8 @@ export const metadata: Metadata = { title: "Set up · whenthen" };
 export const dynamic = "force-dynamic";
 
 /** First run only: creates the one admin. server.ts's page gate already hides it once a user exists; this is the same rule where the page renders. */
-export default function SetupPage() {
-  if (services().auth.hasUser()) redirect("/login");
+export default async function SetupPage() {
+  if (await services().auth.hasUser()) redirect("/login");
   return (
     <main className="flex min-h-screen items-center justify-center px-4">
       <div className="w-full max-w-sm rounded-lg border border-slate-200 bg-white p-6 shadow-sm">

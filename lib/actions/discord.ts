@@ -80,7 +80,7 @@ export const discordAction: ActionPlugin<DiscordConfig> = {
       if (!isSuccess(res.status)) throw partError(res, ctx, i, chunks.length);
       const id = messageId(res);
       if (id) messageIds.push(id);
-      ctx.saveProgress({ sent: i + 1, chunks: chunks.length } satisfies DiscordProgress);
+      await ctx.saveProgress({ sent: i + 1, chunks: chunks.length } satisfies DiscordProgress);
     }
 
     return {

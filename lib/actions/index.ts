@@ -19,13 +19,14 @@ const plugins: ActionPlugin<any>[] = [httpAction, emailAction, slackAction, disc
 /** A registered action: the plug-in with its editor fields generated from its config schema. */
 export type RegisteredAction = ActionPlugin & { fields: FieldMeta[] };
 
-export const actionRegistry: ReadonlyMap<string, RegisteredAction> = buildRegistry(plugins as ActionPlugin[]);
+export const actionRegistry: ReadonlyMap<string, RegisteredAction> = buildRegistry(plugins);
 
-function buildRegistry(list: ActionPlugin[]): Map<string, RegisteredAction> {
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see `plugins`
+function buildRegistry(list: readonly ActionPlugin<any>[]): Map<string, RegisteredAction> {
   const map = new Map<string, RegisteredAction>();
   for (const p of list) {
     if (map.has(p.type)) throw new Error(`actions: duplicate action type "${p.type}"`);
-    map.set(p.type, { ...p, fields: fieldsOf(p.configSchema) });
+    map.set(p.type, { ...(p as ActionPlugin), fields: fieldsOf(p.configSchema) });
   }
   return map;
 }

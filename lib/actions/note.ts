@@ -111,7 +111,7 @@ export const noteAction: ActionPlugin<NoteConfig> = {
     const { target: written, copy } = mode === "append" ? { target: await appendTo(dir, filename, content), copy: 1 } : await createNew(dir, filename, content);
     // A folder swapped for a link between our walk and the open would show here.
     await assertInside(realRoot, path.dirname(written), folderRaw);
-    ctx.saveProgress({ path: written, copy, key: pathKey(ctx, written) });
+    await ctx.saveProgress({ path: written, copy, key: pathKey(ctx, written) });
     return { output: { path: written, mode } };
   },
 };

@@ -126,7 +126,7 @@ export const telegramAction: ActionPlugin<TelegramConfig> = {
       if (!isSuccess(res.status) || answer?.ok !== true) throw partError(res, answer, ctx, chatId, i, chunks.length);
       const id = (answer.result as { message_id?: unknown } | undefined)?.message_id;
       if (typeof id === "number") messageIds.push(id);
-      ctx.saveProgress({ sent: i + 1, chunks: chunks.length } satisfies TelegramProgress);
+      void ctx.saveProgress({ sent: i + 1, chunks: chunks.length } satisfies TelegramProgress);
     }
 
     return { output: { status: "sent", chunks: chunks.length, skipped: start, message_ids: messageIds } };

@@ -25,7 +25,7 @@ export interface ActionContext extends PluginContext {
    */
   progress: unknown;
   /** Persists progress at once (before the next part is sent), so a crash cannot lose it. */
-  saveProgress(progress: unknown): void;
+  saveProgress(progress: unknown): Promise<void>;
   /**
    * Registers a value as secret for the rest of this run: from now on it is replaced by
    * "[redacted]" (in every form the run's redactor knows) in the step's error, output, progress,

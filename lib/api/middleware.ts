@@ -28,9 +28,9 @@ export function sessionGuard(auth: Auth): MiddlewareHandler<ApiEnv> {
       return next();
     }
     // A bearer token decides alone (never a cookie beside it); without one, the session.
-    const viaToken = auth.tokenAccess(c.req.raw);
+    const viaToken = await auth.tokenAccess(c.req.raw);
     if (viaToken instanceof Response) return viaToken;
-    const user = viaToken ?? auth.sessionOf(c.req.raw);
+    const user = viaToken ?? (await auth.sessionOf(c.req.raw));
     if (!user) return c.json({ error: "sign in required" }, 401);
     c.set("user", user);
     return next();

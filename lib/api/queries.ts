@@ -1,9 +1,8 @@
-import type { ApiTokenRow } from "../db/repos/api-tokens";
+import type { ApiTokenRow } from "../db/store/types";
 import type { App } from "../app";
 import { actionRegistry } from "../actions";
 import { serviceAccountEmail } from "../actions/sheets";
-import type { Applet } from "../db/repos/applets";
-import type { RunListFilter } from "../db/repos/runs";
+import type { Applet, RunListFilter } from "../db/store";
 import type { Definition } from "../definition";
 import { triggerRegistry } from "../triggers";
 import { actionTypesOf, runRow } from "./serialize";
@@ -14,7 +13,7 @@ import { actionTypesOf, runRow } from "./serialize";
  * drift apart. They are async so that the stores can become async without changing a caller.
  */
 
-type Reads = Pick<App, "config" | "clock" | "repos" | "secrets">;
+type Reads = Pick<App, "config" | "clock" | "store" | "secrets">;
 
 /** GET /api/meta: the plug-in catalog the editor builds its forms from, and the settings page's facts. */
 export async function meta(app: Pick<App, "config">) {
@@ -62,8 +61,8 @@ function summary(a: Applet) {
 /** GET /api/applets: every applet with its last 24 h of runs. */
 export async function appletList(app: Reads) {
   const since = new Date(app.clock.now().getTime() - 86_400_000).toISOString();
-  const stats = new Map(app.repos.runs.statsByApplet(since).map((s) => [s.applet_id, s]));
-  return app.repos.applets.list().map((a) => ({
+  const stats = new Map((await app.store.runs.statsByApplet(since)).map((s) => [s.applet_id, s]));
+  return (await app.store.applets.list()).map((a) => ({
     ...summary(a),
     runs_24h: stats.get(a.id)?.runs_24h ?? 0,
     last_run_status: stats.get(a.id)?.last_status ?? null,
@@ -72,8 +71,8 @@ export async function appletList(app: Reads) {
 }
 
 /** An applet as GET /api/applets/:id and every write to it answer: its definition, webhook URL and trigger state. */
-export function appletDetailOf(app: Pick<App, "config" | "repos">, a: Applet) {
-  const state = app.repos.triggerState.get(a.id);
+export async function appletDetailOf(app: Pick<App, "config" | "store">, a: Applet) {
+  const state = await app.store.triggerState.get(a.id);
   return {
     ...summary(a),
     // Stored only after lib/definition validated it.
@@ -88,23 +87,23 @@ export function appletDetailOf(app: Pick<App, "config" | "repos">, a: Applet) {
 
 /** GET /api/applets/:id; null when there is no such applet. */
 export async function appletDetail(app: Reads, id: string) {
-  const a = app.repos.applets.get(id);
-  return a ? appletDetailOf(app, a) : null;
+  const a = await app.store.applets.get(id);
+  return a ? await appletDetailOf(app, a) : null;
 }
 
 /** GET /api/runs: a page of runs, newest first, each with its applet's name. */
 export async function runsPage(app: Reads, filter: RunListFilter) {
-  const page = app.repos.runs.list(filter);
-  const names = new Map(app.repos.applets.list().map((a) => [a.id, a.name]));
+  const page = await app.store.runs.list(filter);
+  const names = new Map((await app.store.applets.list()).map((a) => [a.id, a.name]));
   return { runs: page.runs.map((r) => runRow(r, names.get(r.appletId) ?? null)), next_cursor: page.nextCursor };
 }
 
 /** GET /api/runs/:id: the run with its steps, its event and its applet; null when there is no such run. */
 export async function runDetail(app: Reads, id: string) {
-  const run = app.repos.runs.get(id);
+  const run = await app.store.runs.get(id);
   if (!run) return null;
-  const event = app.repos.runs.event(run.eventId);
-  const applet = app.repos.applets.get(run.appletId);
+  const event = await app.store.runs.event(run.eventId);
+  const applet = await app.store.applets.get(run.appletId);
   return {
     run: { ...runRow(run, applet?.name ?? null), steps: run.steps },
     event: event && { id: event.id, applet_id: event.appletId, source: event.source, dedupe_key: event.dedupeKey, payload: event.payload, received_at: event.receivedAt },
@@ -114,12 +113,12 @@ export async function runDetail(app: Reads, id: string) {
 
 /** GET /api/secrets: names and dates; a value never leaves the server. */
 export async function secretList(app: Pick<App, "secrets">) {
-  return app.secrets.list().map((s) => ({ name: s.name, created_at: s.createdAt, updated_at: s.updatedAt }));
+  return (await app.secrets.list()).map((s) => ({ name: s.name, created_at: s.createdAt, updated_at: s.updatedAt }));
 }
 
 /** API tokens as lists show them: name, prefix, last use; never the value or its hash. */
-export async function tokenList(app: Pick<App, "repos">) {
-  return app.repos.apiTokens.list().map(tokenRow);
+export async function tokenList(app: Pick<App, "store">) {
+  return (await app.store.apiTokens.list()).map(tokenRow);
 }
 
 export const tokenRow = (t: ApiTokenRow) => ({ id: t.id, name: t.name, prefix: t.prefix, read_only: t.readOnly, last_used_at: t.lastUsedAt, created_at: t.createdAt });

@@ -1,5 +1,4 @@
-import type { Applet } from "@/lib/db/repos/applets";
-import type { Run } from "@/lib/db/repos/runs";
+import type { Applet, Run } from "@/lib/db/store";
 import { toText } from "../core/text";
 
 /** Repo rows in the API's JSON shape: the API and the server-rendered pages share it, so the browser sees one shape. */

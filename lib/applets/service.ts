@@ -1,13 +1,13 @@
 import type { App } from "../app";
 import { UserError } from "../core/errors";
 import { newId, newWebhookToken } from "../core/ids";
-import type { Applet } from "../db/repos/applets";
+import type { Applet, StoreAggregates } from "../db/store";
 import { checkDefinition, maxAttemptsOf, type Definition } from "../definition";
 import { checkUrlForSave } from "../net/safe-fetch";
 import { ingest } from "../queue/ingest";
 import { actionRegistry } from "../actions";
 import { firstRunOf, getTrigger, polledTrigger } from "../triggers";
-import { emptyTriggerState } from "../db/repos/trigger-state";
+import { emptyTriggerState } from "../triggers/types";
 import { deleteEventFiles } from "../files/events";
 
 export interface AppletInput {
@@ -26,11 +26,11 @@ export interface ExportedApplet {
   created_at?: string;
 }
 
-type Services = Pick<App, "repos" | "clock" | "config" | "bus" | "log">;
+type Services = Pick<App, "store" | "clock" | "config" | "bus" | "log">;
 
 /** Applet lifecycle shared by the API, import and the seed script. */
 export function createAppletService(app: Services) {
-  const { repos, clock } = app;
+  const { store, clock } = app;
 
   function validate(input: AppletInput): { name: string; definition: Definition } {
     const problems: { path: string; message: string }[] = [];
@@ -47,15 +47,15 @@ export function createAppletService(app: Services) {
   }
 
   /** next_run_at has one source: this, on save and on enable. */
-  function schedule(applet: { id: string; enabled: boolean; definition: Definition }): void {
+  async function schedule(applet: { id: string; enabled: boolean; definition: Definition }, on: StoreAggregates = store): Promise<void> {
     const now = clock.now();
     const plugin = polledTrigger(applet.definition.trigger.type);
     if (!plugin) return;
-    if (!applet.enabled) return repos.triggerState.setNextRunAt(applet.id, null, now.toISOString());
-    const state = repos.triggerState.get(applet.id) ?? emptyTriggerState();
+    if (!applet.enabled) return on.triggerState.setNextRunAt(applet.id, null, now.toISOString());
+    const state = (await on.triggerState.get(applet.id)) ?? emptyTriggerState();
     // The plug-in's first-run rule: a schedule waits for its next slot; a feed or a poll is looked at right away.
     const next = firstRunOf(plugin, applet.definition.trigger.config, now, state);
-    repos.triggerState.setNextRunAt(applet.id, next.toISOString(), now.toISOString());
+    await on.triggerState.setNextRunAt(applet.id, next.toISOString(), now.toISOString());
   }
 
   function toExport(a: Applet): ExportedApplet {
@@ -65,39 +65,39 @@ export function createAppletService(app: Services) {
   return {
     validate,
 
-    create(input: AppletInput & { id?: string; webhookToken?: string; createdAt?: string }): Applet {
+    async create(input: AppletInput & { id?: string; webhookToken?: string; createdAt?: string }): Promise<Applet> {
       const { name, definition } = validate(input);
       const now = clock.now().toISOString();
       const id = input.id ?? newId();
       const enabled = input.enabled ?? true;
-      repos.applets.insert({ id, name, enabled, triggerType: definition.trigger.type, definition, webhookToken: input.webhookToken ?? newWebhookToken(), now, createdAt: input.createdAt });
-      schedule({ id, enabled, definition });
-      return repos.applets.get(id)!;
+      await store.applets.insert({ id, name, enabled, triggerType: definition.trigger.type, definition, webhookToken: input.webhookToken ?? newWebhookToken(), now, createdAt: input.createdAt });
+      await schedule({ id, enabled, definition });
+      return (await store.applets.get(id))!;
     },
 
-    update(id: string, input: Partial<AppletInput>): Applet | null {
-      const current = repos.applets.get(id);
+    async update(id: string, input: Partial<AppletInput>): Promise<Applet | null> {
+      const current = await store.applets.get(id);
       if (!current) return null;
       const merged = { name: input.name ?? current.name, enabled: input.enabled ?? current.enabled, definition: input.definition ?? current.definition };
       const { name, definition } = validate(merged);
       const triggerChanged = JSON.stringify(definition.trigger) !== JSON.stringify(current.definition.trigger);
-      repos.applets.update({ id, name, enabled: merged.enabled, triggerType: definition.trigger.type, definition, webhookToken: current.webhookToken, now: clock.now().toISOString() });
-      if (triggerChanged || merged.enabled !== current.enabled) schedule({ id, enabled: merged.enabled, definition });
-      return repos.applets.get(id);
+      await store.applets.update({ id, name, enabled: merged.enabled, triggerType: definition.trigger.type, definition, webhookToken: current.webhookToken, now: clock.now().toISOString() });
+      if (triggerChanged || merged.enabled !== current.enabled) await schedule({ id, enabled: merged.enabled, definition });
+      return store.applets.get(id);
     },
 
-    setEnabled(id: string, enabled: boolean): Applet | null {
-      const current = repos.applets.get(id);
+    async setEnabled(id: string, enabled: boolean): Promise<Applet | null> {
+      const current = await store.applets.get(id);
       if (!current) return null;
-      repos.applets.setEnabled(id, enabled, clock.now().toISOString());
-      schedule({ id, enabled, definition: current.definition as unknown as Definition });
-      return repos.applets.get(id);
+      await store.applets.setEnabled(id, enabled, clock.now().toISOString());
+      await schedule({ id, enabled, definition: current.definition as unknown as Definition });
+      return store.applets.get(id);
     },
 
     /** Deletes the applet with its events, runs, trigger state and attachment folders. */
     async delete(id: string): Promise<boolean> {
-      const eventIds = repos.applets.eventIds(id);
-      const ok = repos.applets.delete(id);
+      const eventIds = await store.applets.eventIds(id);
+      const ok = await store.applets.delete(id);
       if (ok) await Promise.all(eventIds.map((eventId) => deleteEventFiles(app.config.dataDir, eventId)));
       return ok;
     },
@@ -106,25 +106,25 @@ export function createAppletService(app: Services) {
      * "Duplicate": a copy named "<name> (copy)", disabled (two applets firing on one trigger is
      * rarely meant), with its own id and webhook token and no events, runs or trigger state.
      */
-    duplicate(id: string): Applet | null {
-      const current = repos.applets.get(id);
+    async duplicate(id: string): Promise<Applet | null> {
+      const current = await store.applets.get(id);
       if (!current) return null;
       const name = `${current.name} (copy)`.slice(0, 200);
       return this.create({ name, enabled: false, definition: current.definition });
     },
 
     /** "Send test event": a manual event with the given payload and a queued run. */
-    test(id: string, payload: unknown): { eventId: string; runId: string } {
-      const applet = repos.applets.get(id);
+    async test(id: string, payload: unknown): Promise<{ eventId: string; runId: string }> {
+      const applet = await store.applets.get(id);
       if (!applet) throw new UserError(`applet: no applet with id "${id}"`);
       if (!payload || typeof payload !== "object" || Array.isArray(payload)) throw new UserError("test: the payload must be a JSON object", [{ path: "payload", message: "expected an object" }]);
-      const result = ingest(app, { appletId: id, source: "manual", dedupeKey: null, payload: payload as Record<string, unknown>, maxAttempts: maxAttemptsOf(applet.definition as unknown as Definition) });
+      const result = await ingest(app, { appletId: id, source: "manual", dedupeKey: null, payload: payload as Record<string, unknown>, maxAttempts: maxAttemptsOf(applet.definition as unknown as Definition) });
       return result!;
     },
 
-    exportAll: (): ExportedApplet[] => repos.applets.list().map(toExport),
-    exportOne: (id: string): ExportedApplet | null => {
-      const a = repos.applets.get(id);
+    exportAll: async (): Promise<ExportedApplet[]> => (await store.applets.list()).map(toExport),
+    exportOne: async (id: string): Promise<ExportedApplet | null> => {
+      const a = await store.applets.get(id);
       return a ? toExport(a) : null;
     },
 
@@ -134,21 +134,24 @@ export function createAppletService(app: Services) {
      * "replace"), or skipped ("skip": the new ones are imported, the existing ones left as they
      * are, except those listed in `replace`).
      */
-    import(items: unknown, existing: boolean | ImportMode, replace: readonly string[] = []): { created: string[]; replaced: string[]; skipped?: string[] } {
+    async import(items: unknown, existing: boolean | ImportMode, replace: readonly string[] = []): Promise<{ created: string[]; replaced: string[]; skipped?: string[] }> {
       const mode: ImportMode = existing === true ? "replace" : existing === false ? "refuse" : existing;
       const replaceIds = new Set(replace);
       const overwrite = mode !== "refuse";
       const skipped: string[] = [];
-      const skips = (id: string) => mode === "skip" && !replaceIds.has(id) && repos.applets.get(id) !== null;
+      const skips = async (id: string) => mode === "skip" && !replaceIds.has(id) && (await store.applets.get(id)) !== null;
       if (!Array.isArray(items)) throw new UserError("import: expected a JSON array of applets", [{ path: "", message: "expected an array" }]);
       const problems: { path: string; message: string }[] = [];
       const valid: { index: number; item: ExportedApplet; definition: Definition; name: string }[] = [];
       const seen = new Set<string>();
       // token -> position in the file
       const tokens = new Map<string, number>();
-      items.forEach((raw, i) => {
+      for (const [i, raw] of items.entries()) {
         const item = raw as Partial<ExportedApplet>;
-        if (!item || typeof item !== "object") return void problems.push({ path: `${i}`, message: "expected an object" });
+        if (!item || typeof item !== "object") {
+          problems.push({ path: `${i}`, message: "expected an object" });
+          continue;
+        }
         const extra = Object.keys(item).filter((k) => !["id", "name", "enabled", "webhook_token", "definition", "created_at"].includes(k));
         if (extra.length) problems.push({ path: `${i}`, message: `unknown key${extra.length > 1 ? "s" : ""}: ${extra.join(", ")}` });
         const idProblem = appletIdProblem(item.id);
@@ -165,52 +168,52 @@ export function createAppletService(app: Services) {
         if (item.enabled !== undefined && typeof item.enabled !== "boolean") problems.push({ path: `${i}.enabled`, message: "must be true or false" });
         try {
           const v = validate({ name: item.name ?? "", definition: item.definition });
-          if (typeof item.id === "string" && !overwrite && repos.applets.get(item.id)) {
+          if (typeof item.id === "string" && !overwrite && (await store.applets.get(item.id))) {
             problems.push({ path: `${i}.id`, message: `an applet with id ${item.id} exists; import with overwrite to replace it` });
           }
-          if (typeof item.id === "string" && skips(item.id)) skipped.push(item.id);
+          if (typeof item.id === "string" && (await skips(item.id))) skipped.push(item.id);
           else valid.push({ index: i, item: item as ExportedApplet, ...v });
         } catch (err) {
           if (err instanceof UserError) problems.push(...(err.details ?? []).map((p) => ({ path: `${i}.${p.path}`, message: p.message })));
           else throw err;
         }
-      });
+      }
       // A token held by an applet outside this import would collide with it (the webhook URL is
       // the applet id and its token, and tokens are unique). Only an applet this import replaces
       // may give its token to another one.
       const replacing = new Set(overwrite ? valid.map((v) => v.item.id) : []);
-      valid.forEach(({ index, item }) => {
-        const holder = repos.applets.byWebhookToken(item.webhook_token);
+      for (const { index, item } of valid) {
+        const holder = await store.applets.byWebhookToken(item.webhook_token);
         if (holder && holder.id !== item.id && !replacing.has(holder.id)) {
           problems.push({
             path: `${index}.webhook_token`,
             message: `this webhook token is already used by applet ${JSON.stringify(holder.name)} (${holder.id}); give the imported applet another webhook_token`,
           });
         }
-      });
+      }
       if (problems.length) throw new UserError(`import: ${problems.length} problem(s); nothing was imported`, problems);
       const created: string[] = [];
       const replaced: string[] = [];
-      app.repos.applets.transaction(() => {
+      await store.transaction(async (tx) => {
         // Replaced applets whose token changes let go of it first, so tokens that move between
         // them (a swap) never meet the unique index twice.
         for (const { item } of valid) {
-          const current = repos.applets.get(item.id);
-          if (current && current.webhookToken !== item.webhook_token) repos.applets.setWebhookToken(item.id, `import-${newWebhookToken()}`);
+          const current = await tx.applets.get(item.id);
+          if (current && current.webhookToken !== item.webhook_token) await tx.applets.setWebhookToken(item.id, `import-${newWebhookToken()}`);
         }
         for (const { item, definition, name } of valid) {
           const enabled = item.enabled !== false;
           const now = clock.now().toISOString();
           const createdAt = item.created_at === undefined ? now : new Date(item.created_at).toISOString();
           const row = { id: item.id, name, enabled, triggerType: definition.trigger.type, definition, webhookToken: item.webhook_token, now, createdAt };
-          if (repos.applets.get(item.id)) {
-            repos.applets.update(row);
+          if (await tx.applets.get(item.id)) {
+            await tx.applets.update(row);
             replaced.push(item.id);
           } else {
-            repos.applets.insert(row);
+            await tx.applets.insert(row);
             created.push(item.id);
           }
-          schedule({ id: item.id, enabled, definition });
+          await schedule({ id: item.id, enabled, definition }, tx);
         }
       });
       // `skipped` only where skipping was asked for: the answer to the other modes is unchanged.

@@ -13,6 +13,7 @@ import {
   sessionCookieOptions,
   sessionSetCookie,
   signSession,
+  readSession,
   verifySession,
 } from "./session";
 
@@ -32,26 +33,26 @@ export type LoginResult = { ok: true; email: string; setCookie: string } | { ok:
 
 export interface Auth {
   /** The signed-in user a request carries (its session cookie), or null. The API's session guard asks this. */
-  sessionOf(req: Request): SessionUser | null;
+  sessionOf(req: Request): Promise<SessionUser | null>;
   /**
    * For a request with `Authorization: Bearer`: the admin it acts for, or the refusal to answer
    * with (401 bad token, 403 read-only or a token route, 429 too many failures). null without the
    * header: the session decides.
    */
-  tokenAccess(req: Request): SessionUser | Response | null;
+  tokenAccess(req: Request): Promise<SessionUser | Response | null>;
   /** First-run setup: creates the admin and signs it in; null when an admin already exists. */
   setup(creds: Credentials): Promise<{ email: string; setCookie: string } | null>;
   /** Checks the password with per-email and per-address failure limits. */
   login(creds: Credentials, ip: string): Promise<LoginResult>;
   /** Revokes every session of the cookie's user; the Set-Cookie that clears it. */
-  logout(cookie: string | null | undefined): string;
+  logout(cookie: string | null | undefined): Promise<string>;
   /** The signed-in user for a `Cookie` request header, or null. */
-  sessionFromCookieHeader(cookie: string | null | undefined): SessionUser | null;
+  sessionFromCookieHeader(cookie: string | null | undefined): Promise<SessionUser | null>;
   /** The Host and Origin this app answers to (PUBLIC_URL's); the page gate checks pages with it. */
   origin: OriginPolicy;
   /** First start: create the admin from ADMIN_EMAIL and ADMIN_PASSWORD when both are set and no user exists. */
-  ensureAdminFromEnv(): void;
-  hasUser(): boolean;
+  ensureAdminFromEnv(): Promise<void>;
+  hasUser(): Promise<boolean>;
 }
 
 export interface AuthOptions {
@@ -62,7 +63,7 @@ export interface AuthOptions {
 
 export const LOGIN_FAILURES_DEFAULT = { max: 10, windowMs: 15 * 60 * 1000 };
 
-type Services = Pick<App, "repos" | "config" | "clock" | "log">;
+type Services = Pick<App, "store" | "config" | "clock" | "log">;
 
 /**
  * Single-admin authentication: first-run setup, login with argon2id, a signed session cookie that
@@ -70,7 +71,7 @@ type Services = Pick<App, "repos" | "config" | "clock" | "log">;
  */
 export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
   const log = app.log.child("auth");
-  const users = app.repos.users;
+  const users = app.store.users;
   const cookieOpts = sessionCookieOptions(app.config.publicUrl);
   const origin = createOriginPolicy(app.config.publicUrl, app.config.devHosts);
   const limits = opts.loginFailures ?? LOGIN_FAILURES_DEFAULT;
@@ -89,15 +90,15 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
    * count against the client address with failed sign-ins (the same limit). A read-only token may
    * only read; tokens are managed from a signed-in session, not with a token.
    */
-  function tokenAccess(req: Request): SessionUser | Response | null {
+  async function tokenAccess(req: Request): Promise<SessionUser | Response | null> {
     const token = bearerToken(req);
     if (token === null) return null;
     const now = app.clock.now().getTime();
     const ipKey = clientIpOf(req);
     const waitMs = byIp.retryAfterMs(ipKey, now);
     if (waitMs > 0) return refuse(429, "too many failed attempts from this address; try again later", { "retry-after": String(Math.ceil(waitMs / 1000)) });
-    const identity = tokens.verify(token);
-    const admin = identity ? users.first() : null;
+    const identity = await tokens.verify(token);
+    const admin = identity ? await users.first() : null;
     if (!identity || !admin) {
       byIp.fail(ipKey, now);
       log.warn("refused an API token", { ip: ipKey });
@@ -109,20 +110,22 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
     return { userId: admin.id, email: admin.email };
   }
 
-  const hasUser = (): boolean => (userExists ||= users.count() > 0);
+  const hasUser = async (): Promise<boolean> => (userExists ||= (await users.count()) > 0);
 
-  function sessionFromCookieHeader(cookie: string | null | undefined): SessionUser | null {
-    let email = "";
-    const payload = verifySession(cookieFromHeader(cookie), {
+  async function sessionFromCookieHeader(cookie: string | null | undefined): Promise<SessionUser | null> {
+    const value = cookieFromHeader(cookie);
+    const now = app.clock.now();
+    // The signature and expiry first (no database for a forged or stale cookie), then the
+    // signer's current session version.
+    const unverified = readSession(value, app.config.sessionSecret, now);
+    if (!unverified) return null;
+    const user = await users.byId(unverified.uid);
+    const payload = verifySession(value, {
       secret: app.config.sessionSecret,
-      now: app.clock.now(),
-      currentVersion: (uid) => {
-        const user = users.byId(uid);
-        email = user?.email ?? "";
-        return user ? user.sessionVersion : null;
-      },
+      now,
+      currentVersion: (uid) => (user && user.id === uid ? user.sessionVersion : null),
     });
-    return payload ? { userId: payload.uid, email } : null;
+    return payload && user ? { userId: payload.uid, email: user.email } : null;
   }
 
   const setCookieFor = (userId: string, version: number): string =>
@@ -130,11 +133,11 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
 
   /** First-run setup: the admin, signed in; null once an admin exists (the page stops existing). */
   async function setup(creds: Credentials): Promise<{ email: string; setCookie: string } | null> {
-    if (hasUser()) return null;
+    if (await hasUser()) return null;
     const passwordHash = await hashPassword(creds.password);
     const now = app.clock.now().toISOString();
     const id = newId();
-    if (!users.insertIfNone({ id, email: creds.email, passwordHash, now })) return null;
+    if (!(await users.insertIfNone({ id, email: creds.email, passwordHash, now }))) return null;
     userExists = true;
     log.info("admin created through the setup page", { email: creds.email });
     return { email: creds.email, setCookie: setCookieFor(id, 1) };
@@ -145,7 +148,7 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
     const now = app.clock.now().getTime();
     const waitMs = Math.max(byEmail.retryAfterMs(email, now), byIp.retryAfterMs(ip, now));
     if (waitMs > 0) return { ok: false, retryAfterSeconds: Math.ceil(waitMs / 1000) };
-    const user = users.byEmail(email);
+    const user = await users.byEmail(email);
     let ok = false;
     if (user) ok = await verifyPassword(user.passwordHash, password);
     else await verifyPassword(await decoyHash, password);
@@ -160,11 +163,11 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
     return { ok: true, email: user.email, setCookie: setCookieFor(user.id, user.sessionVersion) };
   }
 
-  function logout(cookie: string | null | undefined): string {
-    const session = sessionFromCookieHeader(cookie);
+  async function logout(cookie: string | null | undefined): Promise<string> {
+    const session = await sessionFromCookieHeader(cookie);
     // Bumping the version signs out every browser, not just this one: the cookie that was just
     // cleared here may have been copied elsewhere.
-    if (session) users.bumpSessionVersion(session.userId, app.clock.now().toISOString());
+    if (session) await users.bumpSessionVersion(session.userId, app.clock.now().toISOString());
     return clearSessionCookie(cookieOpts);
   }
 
@@ -177,14 +180,14 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
     login,
     logout,
     tokenAccess,
-    ensureAdminFromEnv() {
+    async ensureAdminFromEnv() {
       const { adminEmail, adminPassword } = app.config;
       if (!adminEmail && !adminPassword) return;
       if (!adminEmail || !adminPassword) {
         log.warn("ADMIN_EMAIL and ADMIN_PASSWORD must both be set to create the admin; the setup page will ask instead");
         return;
       }
-      if (hasUser()) return;
+      if (await hasUser()) return;
       const checked = credentialsSchema(true).safeParse({ email: adminEmail, password: adminPassword });
       if (!checked.success) {
         // Starting anyway would show a setup page the operator did not expect; say what to fix.
@@ -193,7 +196,7 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
       }
       const { email } = checked.data;
       const now = app.clock.now().toISOString();
-      if (users.insertIfNone({ id: newId(), email, passwordHash: hashPasswordSync(adminPassword), now })) {
+      if (await users.insertIfNone({ id: newId(), email, passwordHash: hashPasswordSync(adminPassword), now })) {
         log.info("admin created from ADMIN_EMAIL", { email });
       }
       userExists = true;

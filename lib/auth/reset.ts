@@ -14,23 +14,23 @@ export interface PasswordReset {
  * password is asked): sets a new password for the admin and ends every session by bumping the
  * session version. `email` picks the user when more than one exists; with one it may be omitted.
  */
-export async function resetPassword(app: Pick<App, "repos" | "clock">, input: { email?: string; password: string }): Promise<PasswordReset> {
+export async function resetPassword(app: Pick<App, "store" | "clock">, input: { email?: string; password: string }): Promise<PasswordReset> {
   const { password } = input;
   if (password.length < PASSWORD_MIN_LENGTH) throw new UserError(`reset-password: the new password must be at least ${PASSWORD_MIN_LENGTH} characters (got ${password.length})`);
   if (password.length > PASSWORD_MAX_LENGTH) throw new UserError(`reset-password: the new password must be at most ${PASSWORD_MAX_LENGTH} characters`);
-  const users = app.repos.users;
+  const users = app.store.users;
   let user;
   if (input.email) {
-    user = users.byEmail(input.email.trim().toLowerCase());
+    user = await users.byEmail(input.email.trim().toLowerCase());
     if (!user) throw new UserError(`reset-password: no user with the email "${input.email}"`);
   } else {
-    const n = users.count();
+    const n = await users.count();
     if (n === 0) throw new UserError("reset-password: there is no admin yet; open the app's /setup page to create one");
     if (n > 1) throw new UserError("reset-password: more than one user exists; name one with --email you@example.com");
-    user = users.first();
+    user = await users.first();
     if (!user) throw new UserError("reset-password: there is no admin yet; open the app's /setup page to create one");
   }
-  const version = users.setPassword(user.id, await hashPassword(password), app.clock.now().toISOString());
+  const version = await users.setPassword(user.id, await hashPassword(password), app.clock.now().toISOString());
   if (version === null) throw new Error(`reset-password: the user ${user.email} disappeared while the password was being set`);
   return { email: user.email, sessionVersion: version };
 }

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import type { App } from "../app";
 import { UserError } from "../core/errors";
 import { newId } from "../core/ids";
-import type { ApiTokenRow } from "../db/repos/api-tokens";
+import type { ApiTokenRow } from "../db/store/types";
 
 /** `wt_` and 43 base64url characters (256 bits). The prefix makes a leaked token easy to grep for. */
 const TOKEN_PATTERN = /^wt_[A-Za-z0-9_-]{43}$/;
@@ -22,41 +22,41 @@ export interface TokenIdentity {
  * API tokens: named, hashed at rest, shown once, revocable, with a last-used time, optionally
  * read-only. The auth middleware asks `verify` for a request's bearer token.
  */
-export function createApiTokens(app: Pick<App, "repos" | "clock">) {
+export function createApiTokens(app: Pick<App, "store" | "clock">) {
   const touched = new Map<string, number>();
   return {
-    list: (): ApiTokenRow[] => app.repos.apiTokens.list(),
+    list: (): Promise<ApiTokenRow[]> => app.store.apiTokens.list(),
 
     /** Makes a token; the value is in the answer only, never stored. */
-    create(input: { name?: unknown; read_only?: unknown }): { token: string; row: ApiTokenRow } {
+    async create(input: { name?: unknown; read_only?: unknown }): Promise<{ token: string; row: ApiTokenRow }> {
       const name = typeof input.name === "string" ? input.name.trim() : "";
       const problems: { path: string; message: string }[] = [];
       if (!name) problems.push({ path: "name", message: "give the token a name (what uses it: “backup script”, “CLI on my laptop”)" });
       else if (name.length > NAME_MAX) problems.push({ path: "name", message: `the name is longer than ${NAME_MAX} characters` });
-      else if (app.repos.apiTokens.nameTaken(name)) problems.push({ path: "name", message: `a token named “${name}” exists; pick another name or revoke that one` });
+      else if (await app.store.apiTokens.nameTaken(name)) problems.push({ path: "name", message: `a token named “${name}” exists; pick another name or revoke that one` });
       if (input.read_only !== undefined && typeof input.read_only !== "boolean") problems.push({ path: "read_only", message: "read_only is true or false" });
       if (problems.length) throw new UserError(`token: ${problems.map((p) => p.message).join("; ")}`, problems);
       const token = `wt_${randomBytes(32).toString("base64url")}`;
       const now = app.clock.now().toISOString();
       const row = { id: newId(), name, hash: hashOf(token), prefix: token.slice(0, 9), readOnly: input.read_only === true, now };
-      app.repos.apiTokens.insert(row);
+      await app.store.apiTokens.insert(row);
       return { token, row: { id: row.id, name, prefix: row.prefix, readOnly: row.readOnly, lastUsedAt: null, createdAt: now } };
     },
 
-    revoke: (id: string): boolean => {
+    revoke: (id: string): Promise<boolean> => {
       touched.delete(id);
-      return app.repos.apiTokens.delete(id);
+      return app.store.apiTokens.delete(id);
     },
 
     /** The identity of a bearer token, or null for a malformed, unknown or revoked one. */
-    verify(token: string): TokenIdentity | null {
+    async verify(token: string): Promise<TokenIdentity | null> {
       if (!TOKEN_PATTERN.test(token)) return null;
-      const row = app.repos.apiTokens.byHash(hashOf(token));
+      const row = await app.store.apiTokens.byHash(hashOf(token));
       if (!row) return null;
       const now = app.clock.now().getTime();
       if (now - (touched.get(row.id) ?? 0) >= TOUCH_EVERY_MS) {
         touched.set(row.id, now);
-        app.repos.apiTokens.touch(row.id, new Date(now).toISOString());
+        await app.store.apiTokens.touch(row.id, new Date(now).toISOString());
       }
       return { tokenId: row.id, name: row.name, readOnly: row.readOnly };
     },

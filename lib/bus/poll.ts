@@ -32,7 +32,7 @@ export type RunUpdatesFeeder = (() => Promise<void>) & {
  * to come) and publishes each (run id, updated_at) once; pairs that fell out of the window are
  * forgotten, which bounds the memory to the changes of one window.
  */
-export function publishRunUpdates(app: Pick<App, "repos" | "bus" | "clock">, opts: { overlapMs?: number } = {}): RunUpdatesFeeder {
+export function publishRunUpdates(app: Pick<App, "store" | "bus" | "clock">, opts: { overlapMs?: number } = {}): RunUpdatesFeeder {
   const overlapMs = opts.overlapMs ?? FEED_OVERLAP_MS;
   let newest = app.clock.now().getTime();
   const seen = new Map<string, number>();
@@ -44,14 +44,18 @@ export function publishRunUpdates(app: Pick<App, "repos" | "bus" | "clock">, opt
       return;
     }
     const floor = () => Math.min(newest, app.clock.now().getTime()) - overlapMs;
+    // The first look pages through the window asynchronously: a change stamped after it began is
+    // news, not history, even when it lands on a later page of that look.
+    const historyUntil = app.clock.now().getTime();
     let at = new Date(floor()).toISOString();
     let after = "";
     for (;;) {
-      const rows = app.repos.runs.changedAfter(at, after, PAGE);
+      const rows = await app.store.runs.changedAfter(at, after, PAGE);
       for (const r of rows) {
         const key = `${r.id} ${r.updated_at}`;
         if (seen.has(key)) continue;
         const t = Date.parse(r.updated_at);
+        if (!publish && t > historyUntil) continue;
         seen.set(key, t);
         if (t > newest) newest = t;
         if (publish) app.bus.publish({ type: "run.updated", run_id: r.id, applet_id: r.applet_id, status: r.status });

@@ -9,7 +9,10 @@ import path from "node:path";
  */
 export interface AppConfig {
   dataDir: string;
+  /** The SQLite file (DATABASE_URL file:… or unset). Unused when `postgres` is set. */
   databasePath: string;
+  /** Set when DATABASE_URL is postgres://… (or postgresql://…): the app stores everything there. */
+  postgres?: PostgresConfig;
   adminEmail?: string;
   adminPassword?: string;
   sessionSecret: string;
@@ -61,25 +64,66 @@ export interface AppConfig {
   sqliteSynchronous: "NORMAL" | "FULL";
 }
 
+export interface PostgresConfig {
+  /** DATABASE_URL. May point at a connection pooler (PgBouncer in transaction mode is fine for it). */
+  url: string;
+  /**
+   * DATABASE_LISTEN_URL, default DATABASE_URL: the one session connection per process that LISTENs
+   * for run changes. LISTEN needs a session of its own, so behind a transaction-mode PgBouncer this
+   * must be a direct URL to PostgreSQL (or to a session-mode pool).
+   */
+  listenUrl: string;
+  /** DATABASE_POOL_SIZE: connections per process (default 10; the LISTEN session is one more). */
+  poolSize: number;
+}
+
 type Env = Record<string, string | undefined>;
+
+/** DATABASE_URL names PostgreSQL. */
+export const isPostgresUrl = (url: string | undefined): url is string => !!url && /^postgres(ql)?:\/\//i.test(url.trim());
 
 export function loadConfig(env: Env = process.env): AppConfig {
   const dataDir = path.resolve(env.DATA_DIR || "./data");
   mkdirSync(dataDir, { recursive: true });
-  const databasePath = resolveDatabasePath(env.DATABASE_URL, dataDir);
+  const onPostgres = isPostgresUrl(env.DATABASE_URL);
+  const databasePath = onPostgres ? path.join(dataDir, "app.db") : resolveDatabasePath(env.DATABASE_URL, dataDir);
   const port = int(env, "PORT", 3000);
-  const secretsKey = Buffer.from(env.SECRETS_KEY || persistedSecret(dataDir, "SECRETS_KEY"), "base64");
+  // On PostgreSQL several hosts share one database, so a key generated here would differ from the
+  // other hosts' (secrets written here unreadable there, sessions valid on one host only). Such a
+  // key is never generated: it comes from the environment, or from the file of an install being
+  // moved over (pnpm db:copy keeps the secrets encrypted with it). lib/db/store/postgres/instance.ts
+  // then checks it against the fingerprint the database was initialised with.
+  const secret = (name: "SECRETS_KEY" | "SESSION_SECRET"): string => {
+    if (env[name]) return env[name];
+    if (onPostgres && !existsSync(path.join(dataDir, name))) {
+      throw new Error(
+        `config: on PostgreSQL ${name} must be set (the same value on every host): it is not set and ${path.join(dataDir, name)} does not exist, ` +
+          `so this process would generate a key of its own. Copy it from the first host, or create one with: openssl rand -base64 32`,
+      );
+    }
+    return persistedSecret(dataDir, name);
+  };
+  const secretsKey = Buffer.from(secret("SECRETS_KEY"), "base64");
   if (secretsKey.length !== 32) {
     throw new Error(`config: SECRETS_KEY must be 32 bytes base64 encoded, got ${secretsKey.length} bytes`);
   }
   const sync = (env.SQLITE_SYNCHRONOUS || "NORMAL").toUpperCase();
   if (sync !== "NORMAL" && sync !== "FULL") throw new Error(`config: SQLITE_SYNCHRONOUS must be NORMAL or FULL, got "${sync}"`);
+  const sessionSecret = secret("SESSION_SECRET");
+  const poolSize = int(env, "DATABASE_POOL_SIZE", 10);
+  if (poolSize < 1) throw new Error(`config: DATABASE_POOL_SIZE must be at least 1, got "${env.DATABASE_POOL_SIZE}"`);
+  if (env.DATABASE_LISTEN_URL && !isPostgresUrl(env.DATABASE_LISTEN_URL)) {
+    throw new Error("config: DATABASE_LISTEN_URL must be a postgres:// URL (a direct connection for LISTEN)");
+  }
   return {
     dataDir,
     databasePath,
+    postgres: onPostgres
+      ? { url: env.DATABASE_URL!.trim(), listenUrl: (env.DATABASE_LISTEN_URL || env.DATABASE_URL!).trim(), poolSize }
+      : undefined,
     adminEmail: env.ADMIN_EMAIL || undefined,
     adminPassword: env.ADMIN_PASSWORD || undefined,
-    sessionSecret: env.SESSION_SECRET || persistedSecret(dataDir, "SESSION_SECRET"),
+    sessionSecret,
     secretsKey,
     publicUrl: (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, ""),
     devHosts: env.NODE_ENV === "production" ? [] : (env.NEXT_ALLOWED_DEV_ORIGINS ?? "").split(",").map((h) => h.trim().toLowerCase()).filter(Boolean),
@@ -110,12 +154,12 @@ export function loadConfig(env: Env = process.env): AppConfig {
   };
 }
 
-/** `file:./data/app.db`, a bare path, or unset (DATA_DIR/app.db). Other schemes are not supported yet. */
+/** `file:./data/app.db`, a bare path, or unset (DATA_DIR/app.db); postgres:// is handled above. */
 function resolveDatabasePath(url: string | undefined, dataDir: string): string {
   if (!url) return path.join(dataDir, "app.db");
   if (url.startsWith("file:")) return path.resolve(url.slice("file:".length));
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) {
-    throw new Error(`config: DATABASE_URL "${url.split(":")[0]}:" is not supported; use file:./data/app.db`);
+    throw new Error(`config: DATABASE_URL "${url.split(":")[0]}:" is not supported; use file:./data/app.db or postgres://user:password@host:5432/database`);
   }
   return path.resolve(url);
 }

@@ -2,7 +2,7 @@ import { localIso } from "../core/local-iso";
 import type { App } from "../app";
 import type { ActionPlugin } from "../actions/types";
 import { ActionError, errorMessage, isDatabaseError } from "../core/errors";
-import type { ClaimedRun } from "../db/repos/runs";
+import type { ClaimedRun } from "../db/store";
 import { checkDefinition, timezoneOf, type Definition } from "../definition";
 import type { Sandbox } from "../sandbox";
 import { createRedactor, redactingLogger } from "../secrets/redact";
@@ -20,7 +20,7 @@ export type TransformRunner = (
 ) => Promise<{ value: unknown; input: unknown; warnings: string[]; secretsUsed: string[]; skipped?: boolean }>;
 
 export interface ExecutorDeps {
-  app: Pick<App, "repos" | "clock" | "log" | "config" | "http" | "secrets">;
+  app: Pick<App, "store" | "clock" | "log" | "config" | "http" | "secrets">;
   actions: ReadonlyMap<string, ActionPlugin>;
   sandbox?: Sandbox;
   transform?: TransformRunner;
@@ -42,7 +42,7 @@ export type Outcome = {
 export class UnsavedOutcome extends Error {
   override name = "UnsavedOutcome";
   constructor(
-    readonly store: () => Outcome,
+    readonly store: () => Promise<Outcome>,
     cause: unknown,
   ) {
     super(`executor: could not record the run's outcome: ${errorMessage(cause)}`, { cause });
@@ -56,7 +56,7 @@ export class UnsavedOutcome extends Error {
  */
 export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { claimNextAs?: string } = {}): Promise<Outcome> {
   const { app } = deps;
-  const { repos, clock } = app;
+  const { store, clock } = app;
   const log = app.log.child("executor");
   // Every secret value any template of this run resolved, and the forms filters made of them: all
   // that is stored (every field of every step, the run's error) and logged goes through it, so a
@@ -75,30 +75,30 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
 
   // Every settle goes through here: a database that refuses it leaves the outcome to be stored
   // again by the caller, never the run to be executed again.
-  const settle = (store: () => Outcome): Outcome => {
+  const settle = async (save: () => Promise<Outcome>): Promise<Outcome> => {
     try {
-      return store();
+      return await save();
     } catch (err) {
       if (!isDatabaseError(err)) throw err;
-      throw new UnsavedOutcome(store, err);
+      throw new UnsavedOutcome(save, err);
     }
   };
-  const finish = (status: "succeeded" | "skipped" | "failed" | "dead", rawError: string | null, keepStoredSteps = false): Outcome =>
-    settle(() => {
+  const finish = (status: "succeeded" | "skipped" | "failed" | "dead", rawError: string | null, keepStoredSteps = false): Promise<Outcome> =>
+    settle(async () => {
       const error = rawError === null ? null : redactor.redact(rawError);
       const recorded = keepStoredSteps ? null : redactor.redact(marked(steps));
       if (opts.claimNextAs) {
-        const r = repos.runs.finishAndClaim(run, status, recorded, error, clock.now(), opts.claimNextAs);
+        const r = await store.runs.finishAndClaim(run, status, recorded, error, clock.now(), opts.claimNextAs);
         return r.ok ? { status, error: error ?? undefined, next: r.next } : { status: "lost", next: r.next };
       }
-      const ok = repos.runs.finish(run, status, recorded, error, clock.now());
+      const ok = await store.runs.finish(run, status, recorded, error, clock.now());
       return ok ? { status, error: error ?? undefined } : { status: "lost" };
     });
   // Progress between steps. A database that refuses it does not stop the run (the outcome is
   // stored later, see `settle`); it only means a crash now would resume from an earlier step.
-  const saveProgress = (current: Step[]): boolean => {
+  const saveProgress = async (current: Step[]): Promise<boolean> => {
     try {
-      return repos.runs.saveSteps(run, redactor.redact(marked(current)), clock.now());
+      return await store.runs.saveSteps(run, redactor.redact(marked(current)), clock.now());
     } catch (err) {
       if (!isDatabaseError(err)) throw err;
       log.warn("could not record a run's progress; carrying on", { run_id: run.id, error: errorMessage(err) });
@@ -116,7 +116,7 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
       // A read failed mid-run: hand the run back to be claimed again. What it did so far is in the
       // steps of its last checkpoint (stored before each next step), which the release keeps.
       const message = `executor: the database failed: ${errorMessage(err)}`;
-      return settle(() => (repos.runs.release(run, clock.now()) ? { status: "released", error: message } : { status: "lost" }));
+      return settle(async () => ((await store.runs.release(run, clock.now())) ? { status: "released", error: message } : { status: "lost" }));
     }
     // Anything else outside an action (a row that cannot be read, a bug) ends the run with the
     // reason instead of leaving it running for the stuck bound to requeue forever.
@@ -126,8 +126,7 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
 
   async function executeSteps(): Promise<Outcome> {
     if (run.stepsError !== undefined) return finish("failed", `executor: ${run.stepsError}`, true);
-    const applet = repos.applets.get(run.appletId);
-    const event = repos.runs.event(run.eventId);
+    const [applet, event, secrets] = await Promise.all([store.applets.get(run.appletId), store.runs.event(run.eventId), app.secrets.lookup()]);
     if (!applet || !event) return finish("failed", "executor: the applet or event of this run no longer exists");
     const checked = checkedDefinition(applet);
     if (!checked.ok) {
@@ -140,8 +139,8 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
     // A replay exists to send again (after the applet was fixed), so its keys carry its own run id.
     // Asked only when an action runs (a filtered-out run never needs it).
     let replay: boolean | undefined;
-    const idempotencyKey = (index: number): string => {
-      replay ??= repos.runs.isReplay(run, event.receivedAt);
+    const idempotencyKey = async (index: number): Promise<string> => {
+      replay ??= await store.runs.isReplay(run, event.receivedAt);
       return replay ? `${run.eventId}:${index}:${run.id}` : `${run.eventId}:${index}`;
     };
     const now = clock.now();
@@ -154,7 +153,7 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
       event: { id: event.id, source: event.source, received_at: event.receivedAt },
       now: now.toISOString(),
       secrets: (name) => {
-        const value = app.secrets.resolve(name);
+        const value = secrets(name);
         if (value) redactor.add([value]);
         return value;
       },
@@ -229,7 +228,7 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
           log: redactingLogger(log.child(action.type), redactor),
           config: app.config,
           run: { runId: run.id, appletId: run.appletId, eventId: run.eventId, attempt: run.attempt, actionIndex: index },
-          idempotencyKey: idempotencyKey(index),
+          idempotencyKey: await idempotencyKey(index),
           warn: (m) => void step.record.warnings.push(m),
           progress: step.record.progress,
           saveProgress: step.saveProgress,
@@ -253,13 +252,13 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
     return finish("succeeded", null);
   }
 
-  function settleFailure(err: unknown, where: string): Outcome {
+  function settleFailure(err: unknown, where: string): Promise<Outcome> {
     const message = redactor.redact(`${where}: ${errorMessage(err)}`);
     const retryable = err instanceof ActionError ? err.retryable : false;
     if (!retryable) return finish("failed", message);
     if (run.attempt >= run.maxAttempts) return finish("dead", message);
     const at = new Date(clock.now().getTime() + backoffMs(run.attempt, err instanceof ActionError ? err.retryAfterMs : undefined));
-    return settle(() => (repos.runs.retryLater(run, redactor.redact(marked(steps)), message, at, clock.now()) ? { status: "retry", error: message } : { status: "lost" }));
+    return settle(async () => ((await store.runs.retryLater(run, redactor.redact(marked(steps)), message, at, clock.now())) ? { status: "retry", error: message } : { status: "lost" }));
   }
 }
 

@@ -26,7 +26,7 @@ export interface StepHandle {
   /** Records what the step got: redacted first (a cut could split a secret where no pattern finds it), then capped. */
   setInput(input: unknown): void;
   /** Records how far a step that sends in parts got, and stores it with the steps so far at once. */
-  saveProgress: (progress: unknown) => void;
+  saveProgress: (progress: unknown) => Promise<void>;
 }
 
 export type StepOutcome<T> =
@@ -102,9 +102,10 @@ export function createStepRunner(deps: StepRunnerDeps): StepRunner {
       const handle: StepHandle = {
         record: step,
         setInput: (input) => setCapped(step, "input", redactor.redact(input)),
-        saveProgress: (progress) => {
+        // Stored before the action sends its next part (an async store resolves after the write).
+        saveProgress: async (progress) => {
           step.progress = progress;
-          void save([...steps, step]);
+          await save([...steps, step]);
         },
       };
       const elapsed = () => clock.now().getTime() - started.getTime();

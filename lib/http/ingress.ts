@@ -24,7 +24,7 @@ export type LeanRoute = (req: IncomingMessage, res: ServerResponse, url: URL) =>
  * The public hot paths, on plain node:http (never Next): webhooks, health, signed files.
  * Returns false for every other request so the caller hands it on.
  */
-export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" | "secrets" | "config">, routes: Record<string, LeanRoute> = {}): IngressHandler {
+export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" | "secrets" | "config">, routes: Record<string, LeanRoute> = {}): IngressHandler {
   const log = app.log.child("ingress");
   // A full disk refuses every webhook: one line when it starts, then one a minute, not one each.
   const faults = createFaultTracker({ clock: app.clock, log, meanwhile: "answering 503 with Retry-After until it works again" });
@@ -50,9 +50,19 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
     }
     return s;
   };
-  const hookContext: HookContext = {
-    render: (template) => renderTemplate(template, { trigger: {}, secrets: (n) => app.secrets.resolve(n) }).value,
-    nowMs: () => app.clock.now().getTime(),
+  // A plug-in renders synchronously (the hot path); secrets are read, once per request, only for a
+  // config that names one (a signed webhook's hmac_secret).
+  const namesSecrets = new WeakMap<object, boolean>();
+  const usesSecrets = (config: unknown): boolean => {
+    if (typeof config !== "object" || config === null) return false;
+    let uses = namesSecrets.get(config);
+    if (uses === undefined) namesSecrets.set(config, (uses = JSON.stringify(config).includes("secrets.")));
+    return uses;
+  };
+  const noSecrets = () => undefined;
+  const hookContextFor = async (config: unknown): Promise<HookContext> => {
+    const secrets = usesSecrets(config) ? await app.secrets.lookup() : noSecrets;
+    return { render: (template) => renderTemplate(template, { trigger: {}, secrets }).value, nowMs: () => app.clock.now().getTime() };
   };
   const refusals = createRefusalLog(app, log);
   const waiter = createRunWaiter(app);
@@ -76,7 +86,10 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
     }
     if (rawUrl === "/api/health" || rawUrl.startsWith("/api/health?")) {
       headers.api(res);
-      health(res);
+      health(res).catch((err) => {
+        log.error("health check failed", { error: err });
+        if (!res.headersSent) send(res, 500, { error: "internal error" });
+      });
       return true;
     }
     for (const [prefix, route] of Object.entries(routes)) {
@@ -89,8 +102,8 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
     return false;
   };
 
-  function health(res: ServerResponse) {
-    const report = checkHealth(app);
+  async function health(res: ServerResponse) {
+    const report = await checkHealth(app);
     send(res, report.ok ? 200 : 503, report);
   }
 
@@ -107,9 +120,9 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
     } catch {
       return notFound(req, res);
     }
-    const row = app.repos.applets.forHook(appletId);
+    const row = await app.store.applets.forHook(appletId);
     // Compared whether or not the applet exists, so a missing applet and a wrong token take as long.
-    const tokenOk = safeEqual(token, row?.webhook_token ?? token.replace(/./g, "\0"));
+    const tokenOk = safeEqual(token, row?.webhookToken ?? token.replace(/./g, "\0"));
     if (!row || !tokenOk) return notFound(req, res);
     // An applet whose trigger is not fed by requests (a schedule) answers like an unknown hook.
     const { plugin, config, problem, maxAttempts } = hookSettings(row.id, row.definition);
@@ -118,7 +131,7 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
     const rawBody = await readNodeBody(req, LIMITS.webhookBodyBytes);
     if (rawBody === null) return tooLarge(req, res);
 
-    if (row.enabled !== 1) return send(res, 200, { queued: false, reason: "disabled" });
+    if (!row.enabled) return send(res, 200, { queued: false, reason: "disabled" });
     if (problem) {
       log.warn("webhook refused: the applet cannot take requests", { applet_id: row.id, reason: problem });
       return send(res, 409, { error: `this applet cannot take requests: ${problem}` });
@@ -128,7 +141,7 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
     const outcome = plugin.handleRequest(
       config,
       { method: req.method, headers: req.headers, query: searchParamsToObject(url.searchParams), rawBody, contentType: String(req.headers["content-type"] ?? ""), receivedAt },
-      hookContext,
+      await hookContextFor(config),
     );
     if (!outcome.accept) {
       if (outcome.reason) refusals.note(row.id, outcome.reason);
@@ -142,7 +155,7 @@ export function createIngress(app: Pick<App, "repos" | "bus" | "clock" | "log" |
     faults.succeeded("storing webhooks");
     if (!result) {
       // A redelivery: the sender gets the first delivery's ids, and nothing new is stored.
-      const first = dedupeKey === null ? null : app.repos.runs.firstOfDedupeKey(appletId, dedupeKey);
+      const first = dedupeKey === null ? null : await app.store.runs.firstOfDedupeKey(appletId, dedupeKey);
       return send(res, 200, { queued: false, duplicate: true, reason: "duplicate", run_id: first?.runId ?? null, event_id: first?.eventId ?? null });
     }
     const respond = outcome.respond;

@@ -7,8 +7,9 @@ import { UserError, errorMessage } from "../core/errors";
 import { checkDefinition, maxAttemptsOf } from "../definition";
 import { cleanupTemporaryEventFiles, copyEventFiles, deleteEventFiles, saveEventFiles, selectStorable } from "../files/events";
 import { signedFileUrl } from "../files/signed-url";
+import type { Ingested } from "../db/store";
 import { ingest } from "../queue/ingest";
-import type { Applet } from "../db/repos/applets";
+import type { Applet } from "../db/store";
 import { MAIL_TRIGGERS, triggerRegistry, type RegisteredMail } from "../triggers";
 import { parseInbound, type NormalizedEmail } from "./normalize";
 
@@ -253,7 +254,7 @@ export async function deliver(app: App, raw: Buffer, envelopeRcpts: string[]): P
   }
 
   const routes = mailRoutes(app);
-  const matched = MAIL_TRIGGERS.flatMap((type) => app.repos.applets.listByTriggerType(type)).flatMap((applet) => {
+  const matched = (await Promise.all(MAIL_TRIGGERS.map((type) => app.store.applets.listByTriggerType(type)))).flat().flatMap((applet) => {
     const route = routes.get(applet, log);
     if (!route) return [];
     return route.plugin.match(route.config, { email, envelopeRcpts }) ? [{ applet, triggerType: route.plugin.type, maxAttempts: route.maxAttempts }] : [];
@@ -283,9 +284,9 @@ export async function deliver(app: App, raw: Buffer, envelopeRcpts: string[]): P
         ...email,
         attachments: email.attachments.map((a, i) => ({ ...a, url: keep[i] ? signedFileUrl(app.config, eventId, a.filename, receivedAt) : null })),
       };
-      let result: ReturnType<typeof ingest> = null;
+      let result: Ingested = null;
       try {
-        result = ingest(app, {
+        result = await ingest(app, {
           appletId: applet.id,
           source: triggerType,
           dedupeKey: email.message_id,
@@ -326,8 +327,8 @@ interface MailRoute {
 const routeCaches = new WeakMap<object, Map<string, { version: string; route: MailRoute | null }>>();
 
 function mailRoutes(app: App) {
-  let cache = routeCaches.get(app.repos);
-  if (!cache) routeCaches.set(app.repos, (cache = new Map<string, { version: string; route: MailRoute | null }>()));
+  let cache = routeCaches.get(app.store);
+  if (!cache) routeCaches.set(app.store, (cache = new Map<string, { version: string; route: MailRoute | null }>()));
   const routes = cache;
   return {
     get(applet: Applet, log: App["log"]): MailRoute | null {

@@ -1,6 +1,6 @@
 import type { App } from "../app";
 import { LIMITS, capJson } from "../core/limits";
-import type { IngestInput } from "../db/repos/runs";
+import type { Ingested, IngestInput, StoreTx } from "../db/store";
 import type { TriggerType } from "../triggers";
 
 export interface IngestRequest {
@@ -17,8 +17,7 @@ export interface IngestRequest {
 /** Spliced into the capped payload's JSON (always an object) instead of serializing it once more. */
 const TRUNCATED_MARK = ',"truncated":true';
 
-type IngestApp = Pick<App, "repos" | "bus" | "clock" | "log">;
-type Ingested = { eventId: string; runId: string } | null;
+type IngestApp = Pick<App, "store" | "bus" | "clock" | "log">;
 
 /**
  * Serialize once on the hot path; only an oversized payload pays for capping, which is linear in
@@ -53,9 +52,12 @@ function announce(app: IngestApp, req: IngestRequest, result: Ingested): Ingeste
 /**
  * "A run is a row before it is anything else": one transaction inserts the event and its queued
  * run. A duplicate dedupe key inserts nothing and returns null (logged at debug level).
+ *
+ * `tx`: part of a unit of work the caller holds (a scheduler tick stores a poll's events with its
+ * state); the run is then announced on the bus before that commits, as it was before the seam.
  */
-export function ingest(app: IngestApp, req: IngestRequest): Ingested {
-  return announce(app, req, app.repos.runs.ingest(toInput(app, req)));
+export async function ingest(app: IngestApp, req: IngestRequest, tx?: StoreTx): Promise<Ingested> {
+  return announce(app, req, await (tx ?? app.store).runs.ingest(toInput(app, req)));
 }
 
 /**
@@ -65,13 +67,13 @@ export function ingest(app: IngestApp, req: IngestRequest): Ingested {
  */
 export function createIngestBatcher(app: IngestApp, maxBatch = 256) {
   let pending: { req: IngestRequest; input: IngestInput; resolve: (r: Ingested) => void; reject: (e: Error) => void }[] = [];
-  const flush = () => {
+  const flush = async () => {
     const batch = pending;
     if (batch.length === 0) return;
     pending = [];
     let results: (Ingested | Error)[];
     try {
-      results = app.repos.runs.ingestMany(batch.map((b) => b.input));
+      results = await app.store.runs.ingestMany(batch.map((b) => b.input));
     } catch (err) {
       for (const b of batch) b.reject(err instanceof Error ? err : new Error(String(err)));
       return;
@@ -84,11 +86,11 @@ export function createIngestBatcher(app: IngestApp, maxBatch = 256) {
   };
   return (req: IngestRequest): Promise<Ingested> =>
     new Promise((resolve, reject) => {
-      if (pending.length === 0) setImmediate(flush);
+      if (pending.length === 0) setImmediate(() => void flush());
       pending.push({ req, input: toInput(app, req), resolve, reject });
       if (pending.length >= maxBatch) {
         // A full batch goes now; the scheduled flush then finds the next one (or nothing).
-        flush();
+        void flush();
       }
     });
 }

@@ -16,9 +16,9 @@ export interface WorkerLease {
    * when the renewal failed (the fault is recorded): nothing may be claimed then, because another
    * worker may soon take the claim back.
    */
-  keep(opts?: { force?: boolean }): boolean;
+  keep(opts?: { force?: boolean }): Promise<boolean>;
   /** A clean stop: the row goes, so no one waits for the lease to expire. */
-  end(): void;
+  end(): Promise<void>;
 }
 
 /** host:pid:random. The random part makes every start a new worker: a process restarted with the
@@ -26,7 +26,7 @@ export interface WorkerLease {
 export const newWorkerId = (): string => `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
 
 export function createWorkerLease(
-  app: Pick<App, "repos" | "clock">,
+  app: Pick<App, "store" | "clock">,
   opts: { workerId: string; leaseMs: number; faults: FaultTracker },
 ): WorkerLease {
   let renewedAt = Number.NEGATIVE_INFINITY;
@@ -34,11 +34,11 @@ export function createWorkerLease(
   return {
     workerId: opts.workerId,
     leaseMs: opts.leaseMs,
-    keep({ force = false } = {}) {
+    async keep({ force = false } = {}) {
       const now = app.clock.now();
       if (!force && now.getTime() - renewedAt < opts.leaseMs / 3) return true;
       try {
-        app.repos.workers.heartbeat({ id: opts.workerId, hostname: host, pid: process.pid, now, leaseMs: opts.leaseMs, fault: opts.faults.current({ except: "heartbeat" }) });
+        await app.store.workers.heartbeat({ id: opts.workerId, hostname: host, pid: process.pid, now, leaseMs: opts.leaseMs, fault: opts.faults.current({ except: "heartbeat" }) });
       } catch (err) {
         opts.faults.failed("heartbeat", err);
         return false;
@@ -47,9 +47,9 @@ export function createWorkerLease(
       opts.faults.succeeded("heartbeat");
       return true;
     },
-    end() {
+    async end() {
       try {
-        app.repos.workers.remove(opts.workerId);
+        await app.store.workers.remove(opts.workerId);
       } catch (err) {
         // The lease then simply expires.
         opts.faults.failed("heartbeat", err);

@@ -1,6 +1,6 @@
 import { createFaultTracker, type FaultTracker } from "../core/faults";
 import { errorMessage, isDatabaseError } from "../core/errors";
-import type { ClaimedRun } from "../db/repos/runs";
+import type { ClaimedRun } from "../db/store";
 import { executeRun, UnsavedOutcome, type ExecutorDeps, type Outcome } from "../executor/run";
 import { createWorkerLease, type WorkerLease } from "./lease";
 
@@ -45,7 +45,7 @@ export interface ExecutorLoop {
  * whose outcome could not be stored is not executed again; its outcome is stored when it can be.
  */
 export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions): ExecutorLoop {
-  const { repos, clock, log } = deps.app;
+  const { store, clock, log } = deps.app;
   const idleMs = opts.idleMs ?? 500;
   const leaseMs = opts.leaseMs ?? 30_000;
   const stuckAfterMs = opts.stuckAfterMs ?? STUCK_AFTER_MS;
@@ -68,10 +68,10 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
     });
   const wake = () => [...waiters].forEach((w) => w());
 
-  const recoverStale = () => {
+  const recoverStale = async () => {
     try {
       const now = clock.now();
-      const recovered = repos.runs.recoverStale({ now, stuckBefore: new Date(now.getTime() - stuckAfterMs), self: opts.workerId });
+      const recovered = await store.runs.recoverStale({ now, stuckBefore: new Date(now.getTime() - stuckAfterMs), self: opts.workerId });
       faults.succeeded("recovering runs of stopped workers");
       if (recovered.length === 0) return;
       for (const reason of ["lease", "stuck"] as const) {
@@ -89,12 +89,12 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
     }
   };
   let prunedAt = Number.NEGATIVE_INFINITY;
-  const pruneWorkers = () => {
+  const pruneWorkers = async () => {
     const now = clock.now().getTime();
     if (now - prunedAt < 3_600_000) return;
     prunedAt = now;
     try {
-      repos.workers.prune(new Date(now - 86_400_000));
+      await store.workers.prune(new Date(now - 86_400_000));
     } catch {
       prunedAt = Number.NEGATIVE_INFINITY; // tried again at the next check
     }
@@ -103,14 +103,17 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
   // The heartbeat: renews the lease on a real-time timer (a slot busy with a long action does not
   // claim, so claims alone would not keep it fresh). Runs of workers that stopped renewing theirs
   // are recovered on start (a restored database's `running` runs included) and on every check.
-  lease.keep({ force: true });
-  recoverStale();
+  // Started in order (the lease first, so this worker's own runs are never taken for a dead
+  // worker's); the slots do not claim before the first heartbeat is stored (`lease.keep`).
+  const started = lease.keep({ force: true }).then(() => recoverStale());
   // A heartbeat that works while faults are on (space came back) wakes the slots backing off, so
   // they try again now rather than at the end of a back-off that may be 30 s long.
   const heartbeatTimer = setInterval(
     () => {
       const faulty = faults.current() !== null;
-      if (lease.keep({ force: true }) && faulty) wake();
+      void lease.keep({ force: true }).then((kept) => {
+        if (kept && faulty) wake();
+      });
     },
     // A third of the lease, and at most 15 s whatever the lease: /api/health calls a heartbeat
     // older than 60 s a stopped worker.
@@ -119,8 +122,7 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
   heartbeatTimer.unref();
   const staleTimer = setInterval(
     () => {
-      recoverStale();
-      pruneWorkers();
+      void recoverStale().then(pruneWorkers);
     },
     opts.staleCheckMs ?? Math.min(10_000, Math.max(250, Math.floor(leaseMs / 3))),
   );
@@ -133,7 +135,7 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
       await pause(delay);
       if (abandoned) return null;
       try {
-        const outcome = unsaved.store();
+        const outcome = await unsaved.store();
         faults.succeeded("recording run outcomes");
         return outcome;
       } catch (err) {
@@ -147,17 +149,18 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
   };
 
   const slot = async (n: number) => {
+    await started;
     let next: ClaimedRun | null = null;
     while (!stopping) {
       let run: ClaimedRun | null = next;
       next = null;
       if (!run) {
-        if (!lease.keep()) {
+        if (!(await lease.keep())) {
           await pause(faults.failed("claiming runs", new Error("not claiming: the worker's lease could not be renewed")));
           continue;
         }
         try {
-          run = repos.runs.claim(opts.workerId, clock.now());
+          run = await store.runs.claim(opts.workerId, clock.now());
           faults.succeeded("claiming runs");
         } catch (err) {
           await pause(faults.failed("claiming runs", err));
@@ -179,32 +182,33 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
       inFlight.delete(n);
       if (abandoned) break;
       next = outcome?.next ?? null;
-      if (outcome?.status === "lost") reportLost(run);
+      if (outcome?.status === "lost") await reportLost(run);
       // A finished run may unblock the next run of the same applet for the other slots.
       wake();
     }
     // A run claimed together with the last finish goes back to the queue untouched.
-    if (next) release(next);
+    if (next) await release(next);
   };
 
   /** executeRun settles every failure itself; this is the backstop for one that escaped it. */
   const failOutside = async (run: ClaimedRun, err: unknown): Promise<Outcome | null> => {
     log.error("executor crashed on a run; failing it", { run_id: run.id, error: errorMessage(err) });
     const reason = `executor: ${errorMessage(err)}`;
-    const store = (): Outcome => (repos.runs.finish(run, "failed", null, reason, clock.now()) ? { status: "failed", error: reason } : { status: "lost" });
+    const save = async (): Promise<Outcome> =>
+      (await store.runs.finish(run, "failed", null, reason, clock.now())) ? { status: "failed", error: reason } : { status: "lost" };
     try {
-      return store();
+      return await save();
     } catch (storeErr) {
-      return storeLater(new UnsavedOutcome(store, storeErr), run);
+      return storeLater(new UnsavedOutcome(save, storeErr), run);
     }
   };
 
   // A settle that changed nothing: the claim token no longer matches. Either another worker took
   // the run over (its lease or the stuck bound), or the run is gone with its applet.
-  const reportLost = (run: ClaimedRun) => {
+  const reportLost = async (run: ClaimedRun) => {
     let exists = true;
     try {
-      exists = repos.runs.get(run.id) !== null;
+      exists = (await store.runs.get(run.id)) !== null;
     } catch {
       // Cannot tell; say the usual.
     }
@@ -212,9 +216,9 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
     else log.info("run was deleted while it ran (its applet was deleted); nothing to record", { run_id: run.id, applet_id: run.appletId });
   };
 
-  const release = (run: ClaimedRun) => {
+  const release = async (run: ClaimedRun) => {
     try {
-      repos.runs.release(run, clock.now());
+      await store.runs.release(run, clock.now());
     } catch (err) {
       // Left running: its worker's lease ends with this process, and the next worker recovers it.
       log.warn("could not hand a run back to the queue; it is recovered when this worker's lease expires", { run_id: run.id, error: errorMessage(err) });
@@ -243,12 +247,12 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
           abandoned = true;
           wake();
           released = [...inFlight.values()].map((run) => run.id);
-          for (const run of inFlight.values()) release(run);
+          await Promise.all([...inFlight.values()].map((run) => release(run)));
           if (released.length) log.warn("runs still in flight at the end of the shutdown grace went back to the queue", { run_ids: released });
         }
       }
       clearInterval(heartbeatTimer);
-      lease.end();
+      await lease.end();
       return { released };
     },
   };

@@ -47,21 +47,21 @@ export interface RetentionResult {
  * kept, and so is an event one of them needs.
  */
 export async function runRetention(
-  app: Pick<App, "repos" | "clock" | "log" | "config">,
+  app: Pick<App, "store" | "clock" | "log" | "config">,
   now: Date = app.clock.now(),
   opts: { holder?: string; /** Real time between write transactions (tests: 0). */ pauseMs?: number } = {},
 ): Promise<RetentionResult> {
   const pauseMs = opts.pauseMs ?? RETENTION_PAUSE_MS;
   const pause = () => new Promise<void>((resolve) => (pauseMs > 0 ? setTimeout(resolve, pauseMs) : setImmediate(resolve)));
   const log = app.log.child("retention");
-  const maintenance = app.repos.maintenance;
+  const maintenance = app.store.maintenance;
   const before = new Date(now.getTime() - app.config.runRetentionDays * DAY_MS).toISOString();
   const result = await withJobLock(app, RETENTION_LOCK, opts.holder ?? newHolderId(), RETENTION_TTL_MS, now, async (lock) => {
-    while (!lock.lost() && maintenance.deleteRunsBefore(before, RETENTION_BATCH) > 0) await pause();
+    while (!lock.lost() && (await maintenance.deleteRunsBefore(before, RETENTION_BATCH)) > 0) await pause();
     let deleted = 0;
     for (;;) {
       if (lock.lost()) break;
-      const ids = maintenance.deleteEventsBefore(before, RETENTION_BATCH);
+      const ids = await maintenance.deleteEventsBefore(before, RETENTION_BATCH);
       deleted += ids.length;
       for (const id of ids) {
         // One folder that cannot be removed (an id that is not ours, a permission problem) must not
@@ -84,16 +84,16 @@ export async function runRetention(
 let warnedTooLarge = false;
 
 /** Hands free pages back in small steps; converts a database without auto_vacuum once when it is small enough. */
-async function reclaimSpace(app: Pick<App, "repos" | "log" | "config">, lock: { lost: () => boolean }, pause: () => Promise<void>): Promise<number> {
+async function reclaimSpace(app: Pick<App, "store" | "log" | "config">, lock: { lost: () => boolean }, pause: () => Promise<void>): Promise<number> {
   const log = app.log.child("retention");
-  const maintenance = app.repos.maintenance;
-  const start = maintenance.size();
-  const mode = maintenance.autoVacuum();
+  const maintenance = app.store.maintenance;
+  const start = await maintenance.size();
+  const mode = await maintenance.spaceMode();
   if (mode === "incremental") {
     let free = start.freeBytes;
     while (free > 0 && !lock.lost()) {
-      maintenance.incrementalVacuum(VACUUM_STEP_PAGES);
-      const now = maintenance.size().freeBytes;
+      await maintenance.reclaimStep(VACUUM_STEP_PAGES);
+      const now = (await maintenance.size()).freeBytes;
       if (now >= free) break;
       free = now;
       await pause();
@@ -103,7 +103,7 @@ async function reclaimSpace(app: Pick<App, "repos" | "log" | "config">, lock: { 
     const available = availableBytes(app.config.databasePath);
     if (start.bytes <= CONVERT_MAX_BYTES && available >= 2 * start.bytes) {
       log.info("switching the database to incremental auto-vacuum (one VACUUM, once)", { size_mb: mb(start.bytes) });
-      maintenance.convertToIncremental();
+      await maintenance.convertToIncremental();
     } else if (!warnedTooLarge) {
       warnedTooLarge = true;
       log.warn("the database does not return the space retention frees; convert it once with the app stopped (README, Disk space)", {
@@ -113,7 +113,7 @@ async function reclaimSpace(app: Pick<App, "repos" | "log" | "config">, lock: { 
       });
     }
   }
-  const reclaimed = start.bytes - maintenance.size().bytes;
+  const reclaimed = start.bytes - (await maintenance.size()).bytes;
   if (reclaimed > 0) log.info("returned free space to the file system", { mb: Math.round(reclaimed / 2 ** 20) });
   return reclaimed;
 }

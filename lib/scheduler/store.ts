@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { ScheduleError, type Schedule, type ScheduleAdapter, type ScheduleFilter, type SchedulePatch } from "@whenthen/schedules";
 import type { App } from "../app";
-import type { ScheduledRow } from "../db/repos/trigger-state";
+import type { ScheduledApplet } from "../db/store";
 import type { Definition } from "../definition";
 import { POLLED_TRIGGERS } from "../triggers";
 import { isPolledType, timingOf } from "./timing";
@@ -22,12 +22,12 @@ import { isPolledType, timingOf } from "./timing";
  *   never through this store: `add` and `delete` refuse.
  */
 export class AppletScheduleStore implements ScheduleAdapter {
-  readonly #app: Pick<App, "repos" | "clock">;
+  readonly #app: Pick<App, "store" | "clock">;
   readonly #halted: () => boolean;
   /** The stored text of each listed next_run_at: a claim compares that exact text. */
   readonly #listedText = new Map<string, string>();
 
-  constructor(app: Pick<App, "repos" | "clock">, opts: { halted?: () => boolean } = {}) {
+  constructor(app: Pick<App, "store" | "clock">, opts: { halted?: () => boolean } = {}) {
     this.#app = app;
     this.#halted = opts.halted ?? (() => false);
   }
@@ -41,8 +41,7 @@ export class AppletScheduleStore implements ScheduleAdapter {
   }
 
   async get(id: string): Promise<Schedule | null> {
-    const applet = this.#app.repos.applets.get(id);
-    const state = this.#app.repos.triggerState.get(id);
+    const [applet, state] = await Promise.all([this.#app.store.applets.get(id), this.#app.store.triggerState.get(id)]);
     if (!applet || !state?.nextRunAt || !isPolledType(applet.triggerType)) return null;
     const def = applet.definition as unknown as Definition;
     return {
@@ -61,7 +60,7 @@ export class AppletScheduleStore implements ScheduleAdapter {
     // A tick whose job lock was lost stops taking new work; slots it already claimed still run.
     if (this.#halted()) return [];
     const kinds = filter.kind === undefined ? POLLED_TRIGGERS : (Array.isArray(filter.kind) ? filter.kind : [filter.kind]).filter(isPolledType);
-    const rows = this.#app.repos.triggerState.listScheduled({
+    const rows = await this.#app.store.triggerState.listScheduled({
       types: kinds,
       dueAt: filter.due ? (filter.now ?? this.#app.clock.now()).toISOString() : undefined,
       enabledOnly: filter.enabled === true,
@@ -69,14 +68,14 @@ export class AppletScheduleStore implements ScheduleAdapter {
     });
     const out: Schedule[] = [];
     for (const row of rows) {
-      if (filter.enabled === false && row.enabled === 1) continue;
+      if (filter.enabled === false && row.enabled) continue;
       this.#listedText.set(row.applet_id, row.next_run_at);
       out.push(this.#toSchedule(row));
     }
     return out;
   }
 
-  #toSchedule(row: ScheduledRow): Schedule {
+  #toSchedule(row: ScheduledApplet): Schedule {
     const type = row.trigger_type as (typeof POLLED_TRIGGERS)[number];
     let config: unknown;
     try {
@@ -89,7 +88,7 @@ export class AppletScheduleStore implements ScheduleAdapter {
       kind: type,
       target: row.applet_id,
       ...timingOf(type, config, { errorCount: row.error_count }),
-      enabled: row.enabled === 1,
+      enabled: row.enabled,
       nextRunAt: new Date(row.next_run_at),
       createdAt: new Date(row.created_at),
       updatedAt: new Date(row.updated_at),
@@ -97,18 +96,18 @@ export class AppletScheduleStore implements ScheduleAdapter {
   }
 
   async update(id: string, patch: SchedulePatch): Promise<boolean> {
-    const { repos, clock } = this.#app;
+    const { store, clock } = this.#app;
     const now = (patch.updatedAt ?? clock.now()).toISOString();
-    if (!repos.applets.get(id)) return false;
+    if (!(await store.applets.get(id))) return false;
     if (patch.enabled === false) {
       // The reconciler disables a schedule whose timing cannot be computed; for an applet that is
       // the same as switching it off, which also clears next_run_at.
-      repos.applets.setEnabled(id, false, now);
-      repos.triggerState.setNextRunAt(id, null, now);
+      await store.applets.setEnabled(id, false, now);
+      await store.triggerState.setNextRunAt(id, null, now);
     } else if (patch.enabled === true) {
-      repos.applets.setEnabled(id, true, now);
+      await store.applets.setEnabled(id, true, now);
     }
-    if (patch.nextRunAt !== undefined && patch.enabled !== false) repos.triggerState.setNextRunAt(id, patch.nextRunAt.toISOString(), now);
+    if (patch.nextRunAt !== undefined && patch.enabled !== false) await store.triggerState.setNextRunAt(id, patch.nextRunAt.toISOString(), now);
     return true;
   }
 
@@ -119,7 +118,7 @@ export class AppletScheduleStore implements ScheduleAdapter {
     const listed = this.#listedText.get(id);
     // A hand-written next_run_at ("…T09:00:00Z") must match as stored, not as re-serialized.
     const expected = listed !== undefined && new Date(listed).getTime() === expectedNextRunAt.getTime() ? listed : expectedNextRunAt.toISOString();
-    return this.#app.repos.triggerState.claimDue(id, expected, newNextRunAt.toISOString(), this.#app.clock.now().toISOString());
+    return this.#app.store.triggerState.claimDue(id, expected, newNextRunAt.toISOString(), this.#app.clock.now().toISOString());
   }
 
   generateId(): string {
@@ -128,7 +127,7 @@ export class AppletScheduleStore implements ScheduleAdapter {
 
   async ping(): Promise<boolean> {
     try {
-      this.#app.repos.jobLocks.get("scheduler_tick");
+      await this.#app.store.jobLocks.get("scheduler_tick");
       return true;
     } catch {
       return false;

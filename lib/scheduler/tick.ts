@@ -2,11 +2,10 @@ import { ScheduleReconciler, type TickSummary } from "@whenthen/schedules";
 import type { App } from "../app";
 import { pollContext } from "../triggers/context";
 import { errorMessage } from "../core/errors";
-import { emptyTriggerState } from "../db/repos/trigger-state";
 import { maxAttemptsOf, type Definition } from "../definition";
 import { ingest } from "../queue/ingest";
 import { firstRunOf, nextRunOf, POLLED_TRIGGERS, polledTrigger } from "../triggers";
-import type { PollContext, PollResult, TriggerState } from "../triggers/types";
+import { emptyTriggerState, type PollContext, type PollResult, type TriggerState } from "../triggers/types";
 import { newHolderId, withJobLock } from "./locks";
 import { AppletScheduleStore } from "./store";
 import { timingOfParsed } from "./timing";
@@ -32,7 +31,7 @@ export const SCHEDULER_TICK_TTL_MS = 60_000;
 /** Applets polled at once within a tick: feeds and APIs spend their time waiting on the network. */
 const POLL_CONCURRENCY = 8;
 
-type TickApp = Pick<App, "repos" | "clock" | "log" | "bus" | "http" | "config" | "secrets">;
+type TickApp = Pick<App, "store" | "clock" | "log" | "bus" | "http" | "config" | "secrets">;
 
 export interface SchedulerTickResult extends TickSummary {
   /** false: another instance holds the scheduler_tick lock, this tick did nothing. */
@@ -74,7 +73,7 @@ export async function reconcileDue(
   const log = app.log.child("scheduler");
   const { signal } = opts;
   const halted = () => (opts.halted?.() ?? false) || (signal?.aborted ?? false);
-  adoptUnscheduled(app, now);
+  await adoptUnscheduled(app, now);
   const recovered = await recoverPendingSlots(app, now, signal);
   let events = 0;
   const reconciler = new ScheduleReconciler({
@@ -89,11 +88,9 @@ export async function reconcileDue(
     onError: (err, schedule) => {
       log.error("scheduler: applet failed", { applet_id: schedule?.id, error: errorMessage(err) });
       if (!schedule) return;
-      try {
-        app.repos.triggerState.setLastError(schedule.id, `scheduler: ${errorMessage(err)}`, now.toISOString());
-      } catch (recordErr) {
+      app.store.triggerState.setLastError(schedule.id, `scheduler: ${errorMessage(err)}`, now.toISOString()).catch((recordErr: unknown) => {
         log.error("scheduler: could not record last_error", { applet_id: schedule.id, error: errorMessage(recordErr) });
-      }
+      });
     },
     logger: { warn: (m) => log.warn(m) },
   });
@@ -107,11 +104,11 @@ export async function reconcileDue(
  */
 async function pollApplet(app: TickApp, appletId: string, slot: Date, now: Date, signal?: AbortSignal): Promise<number> {
   if (signal?.aborted) return 0;
-  const applet = app.repos.applets.get(appletId);
+  const applet = await app.store.applets.get(appletId);
   if (!applet || !applet.enabled || !polledTrigger(applet.triggerType)) return 0;
   const def = applet.definition as unknown as Definition;
   const plugin = polledTrigger(def.trigger.type);
-  const before: TriggerState = app.repos.triggerState.get(appletId) ?? emptyTriggerState();
+  const before: TriggerState = (await app.store.triggerState.get(appletId)) ?? emptyTriggerState();
   const nowIso = now.toISOString();
   const parsed = plugin ? plugin.configSchema.safeParse(def.trigger.config) : null;
 
@@ -133,19 +130,21 @@ async function pollApplet(app: TickApp, appletId: string, slot: Date, now: Date,
   const after: TriggerState = { ...before, ...result.state, nextRunAt: before.nextRunAt };
 
   let created = 0;
-  app.repos.applets.transaction(() => {
+  // The poll's events and its state commit together: a worker killed in between leaves the slot
+  // pending (recoverPendingSlots), never events without the state that says they were seen.
+  await app.store.transaction(async (tx) => {
     for (const e of result.events) {
-      const r = ingest(app, { appletId: appletId, source: plugin!.type, dedupeKey: e.dedupeKey, payload: e.payload, maxAttempts: maxAttemptsOf(def), receivedAt: nowIso });
+      const r = await ingest(app, { appletId: appletId, source: plugin!.type, dedupeKey: e.dedupeKey, payload: e.payload, maxAttempts: maxAttemptsOf(def), receivedAt: nowIso }, tx);
       if (r) created++;
     }
-    app.repos.triggerState.savePolled(appletId, after, nowIso, slot.toISOString());
+    await tx.triggerState.savePolled(appletId, after, nowIso, slot.toISOString());
     // The claim chose the next slot from the state before the poll; when the poll changed what the
     // timing depends on (an RSS feed entering or leaving its back-off), move it, but only if it is
     // still the slot the claim wrote (a save in the meantime wins).
     if (plugin && parsed?.success && timingChanged(plugin.type, parsed.data, before, after)) {
       const claimed = nextRunOf(plugin, parsed.data, now, { ...before, nextRunAt: slot.toISOString() }).toISOString();
       const wanted = nextRunOf(plugin, parsed.data, now, { ...after, nextRunAt: slot.toISOString() }).toISOString();
-      if (wanted !== claimed) app.repos.triggerState.claimSlot(appletId, claimed, wanted, nowIso);
+      if (wanted !== claimed) await tx.triggerState.claimSlot(appletId, claimed, wanted, nowIso);
     }
   });
   if (result.state.lastError) app.log.child("scheduler").warn("poll failed", { applet_id: appletId, type: applet.triggerType, error: result.state.lastError });
@@ -161,15 +160,15 @@ async function pollApplet(app: TickApp, appletId: string, slot: Date, now: Date,
  */
 async function recoverPendingSlots(app: TickApp, now: Date, signal?: AbortSignal): Promise<number> {
   let created = 0;
-  for (const row of app.repos.triggerState.listPending()) {
+  for (const row of await app.store.triggerState.listPending()) {
     if (signal?.aborted) break;
-    const applet = app.repos.applets.get(row.applet_id);
+    const applet = await app.store.applets.get(row.applet_id);
     if (polledTrigger(row.trigger_type)?.refireLostSlot && applet?.enabled) {
       app.log.child("scheduler").warn("firing a schedule slot whose worker stopped before recording it", { applet_id: row.applet_id, slot: row.pending_slot });
       created += await pollApplet(app, row.applet_id, new Date(row.pending_slot), now, signal);
       if (signal?.aborted) break;
     }
-    app.repos.triggerState.clearPending(row.applet_id, row.pending_slot);
+    await app.store.triggerState.clearPending(row.applet_id, row.pending_slot);
   }
   return created;
 }
@@ -183,19 +182,19 @@ const timingChanged = (type: string, config: unknown, before: TriggerState, afte
  * on save: a schedule its next fire time, a feed or poll now. The write is conditional on the
  * null, so two workers agree on one value.
  */
-function adoptUnscheduled(app: TickApp, now: Date): void {
-  for (const row of app.repos.triggerState.listUnscheduled(POLLED_TRIGGERS)) {
+async function adoptUnscheduled(app: TickApp, now: Date): Promise<void> {
+  for (const row of await app.store.triggerState.listUnscheduled(POLLED_TRIGGERS)) {
     try {
       const plugin = polledTrigger(row.trigger_type);
       if (!plugin) throw new Error(`unknown polled trigger type "${row.trigger_type}"`);
       const config = (JSON.parse(row.definition) as Definition).trigger.config;
       const parsed = plugin.configSchema.safeParse(config);
-      const state = app.repos.triggerState.get(row.applet_id) ?? emptyTriggerState();
+      const state = (await app.store.triggerState.get(row.applet_id)) ?? emptyTriggerState();
       // The plug-in's first-run rule; a config that does not parse is looked at now (its poll reports why).
       const first = parsed.success ? firstRunOf(plugin, parsed.data, now, state) : now;
-      app.repos.triggerState.claimSlot(row.applet_id, null, first.toISOString(), now.toISOString());
+      await app.store.triggerState.claimSlot(row.applet_id, null, first.toISOString(), now.toISOString());
     } catch (err) {
-      app.repos.triggerState.setLastError(row.applet_id, `scheduler: cannot schedule: ${errorMessage(err)}`, now.toISOString());
+      await app.store.triggerState.setLastError(row.applet_id, `scheduler: cannot schedule: ${errorMessage(err)}`, now.toISOString());
     }
   }
 }

@@ -1,26 +1,44 @@
 import type { Clock } from "../core/clock";
 import { UserError } from "../core/errors";
 import { newId } from "../core/ids";
-import type { SecretsRepo } from "../db/repos/secrets";
+import type { SecretsStore } from "../db/store";
 import { SECRET_NAME, decryptSecret, encryptSecret } from "./crypto";
 
 export type SecretsService = ReturnType<typeof createSecretsService>;
 
-export function createSecretsService(repo: SecretsRepo, key: Buffer, clock: Clock) {
+/** Resolves a secret by name, synchronously (templates render synchronously). */
+export type SecretLookup = (name: string) => string | undefined;
+
+export function createSecretsService(store: SecretsStore, key: Buffer, clock: Clock) {
   return {
     /** Names and dates only: values never leave the server once saved. */
-    list: () => repo.list(),
+    list: () => store.list(),
     /** Adds or rotates. */
-    set(name: string, value: string): void {
+    async set(name: string, value: string): Promise<void> {
       if (!SECRET_NAME.test(name)) throw new UserError(`secrets: name "${name}" must match [A-Z0-9_]+`, [{ path: "name", message: "use A–Z, 0–9 and _" }]);
       if (typeof value !== "string" || value === "") throw new UserError("secrets: value must be a non-empty string", [{ path: "value", message: "required" }]);
-      repo.put(newId(), name, encryptSecret(key, name, value), clock.now().toISOString());
+      await store.put(newId(), name, encryptSecret(key, name, value), clock.now().toISOString());
     },
-    delete: (name: string): boolean => repo.delete(name),
-    /** The lazy resolver templates use: decrypts only the secrets a config names. */
-    resolve(name: string): string | undefined {
-      const stored = repo.getEncrypted(name);
+    delete: (name: string): Promise<boolean> => store.delete(name),
+    /** One secret, decrypted; undefined when there is none. */
+    async resolve(name: string): Promise<string | undefined> {
+      const stored = await store.getEncrypted(name);
       return stored === null ? undefined : decryptSecret(key, name, stored);
+    },
+    /**
+     * The lazy resolver templates use, over one read of the stored ciphertexts: decrypts only the
+     * secrets a config names, each at most once.
+     */
+    async lookup(): Promise<SecretLookup> {
+      const stored = new Map((await store.allEncrypted()).map((s) => [s.name, s.valueEncrypted]));
+      const plain = new Map<string, string>();
+      return (name) => {
+        const enc = stored.get(name);
+        if (enc === undefined) return undefined;
+        let value = plain.get(name);
+        if (value === undefined) plain.set(name, (value = decryptSecret(key, name, enc)));
+        return value;
+      };
     },
   };
 }

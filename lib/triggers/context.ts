@@ -20,7 +20,7 @@ export function pollContext(app: Pick<App, "http" | "clock" | "log" | "config" |
     log: redactingLogger(app.log.child("trigger"), redactor),
     config: app.config,
     render: async (template: string) => {
-      const r = renderTemplate(template, { trigger: {}, secrets: (n) => app.secrets.resolve(n) });
+      const r = renderTemplate(template, { trigger: {}, secrets: await app.secrets.lookup() });
       redactor.add(r.secretsUsed);
       return r.value;
     },

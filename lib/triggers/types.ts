@@ -75,6 +75,17 @@ interface TriggerBase<C, T extends string> {
   preview?(config: C, ctx: PollContext): Promise<unknown>;
 }
 
+/** The state of an applet that has never been polled. */
+export const emptyTriggerState = (): TriggerState => ({
+  nextRunAt: null,
+  lastPolledAt: null,
+  seenKeys: [],
+  lastValue: null,
+  etag: null,
+  lastModified: null,
+  lastError: null,
+  errorCount: 0,
+});
 /** One request to `/api/hooks/<appletId>/<token>`, after the ingress checked the token and the size. */
 export type { RespondConfig };
 

@@ -1,5 +1,5 @@
 import type { App } from "../app";
-import type { Run } from "../db/repos/runs";
+import type { Run } from "../db/store";
 import type { RunStatus } from "../executor/types";
 import { renderTemplate } from "../template";
 
@@ -28,28 +28,28 @@ export interface RespondConfig {
  * One loop for every waiting webhook: a single query for all their statuses per tick, so a thousand
  * waiting senders cost one indexed read every `intervalMs`, not a thousand.
  */
-export function createRunWaiter(app: Pick<App, "repos" | "log">, opts: { intervalMs?: number } = {}) {
+export function createRunWaiter(app: Pick<App, "store" | "log">, opts: { intervalMs?: number } = {}) {
   const intervalMs = opts.intervalMs ?? 50;
   const waiting = new Map<string, { deadline: number; resolve: (run: Run | null) => void }[]>();
   let timer: NodeJS.Timeout | null = null;
   let count = 0;
 
-  const tick = () => {
-    timer = null;
+  const tick = async () => {
     const now = Date.now();
     let statuses: Map<string, RunStatus>;
     try {
-      statuses = app.repos.runs.statuses([...waiting.keys()]);
+      statuses = await app.store.runs.statuses([...waiting.keys()]);
     } catch (err) {
       // The database refused a read: the waiting senders get their 202 (the run is stored).
       app.log.warn("could not read the status of waiting webhooks' runs; answering 202", { error: err });
-      for (const id of waiting.keys()) settle(id, null);
+      for (const id of [...waiting.keys()]) settle(id, null);
+      timer = null;
       return;
     }
     for (const [id, list] of waiting) {
       const status = statuses.get(id);
       if (status && FINAL.has(status)) {
-        settle(id, app.repos.runs.get(id));
+        settle(id, await app.store.runs.get(id).catch(() => null));
         continue;
       }
       const left = list.filter((w) => {
@@ -61,6 +61,7 @@ export function createRunWaiter(app: Pick<App, "repos" | "log">, opts: { interva
       if (left.length) waiting.set(id, left);
       else waiting.delete(id);
     }
+    timer = null;
     schedule();
   };
   const settle = (id: string, run: Run | null) => {
@@ -71,7 +72,8 @@ export function createRunWaiter(app: Pick<App, "repos" | "log">, opts: { interva
     waiting.delete(id);
   };
   const schedule = () => {
-    if (!timer && waiting.size > 0) timer = setTimeout(tick, intervalMs).unref();
+    // One tick at a time: the next is scheduled when this one has read and settled.
+    if (!timer && waiting.size > 0) timer = setTimeout(() => void tick(), intervalMs).unref();
   };
 
   return {

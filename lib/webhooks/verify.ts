@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 
 /**
  * Who may call a webhook: the signature schemes of the senders people use, a bearer token, basic
@@ -167,13 +167,20 @@ function header(headers: Headers, name: string): string | undefined {
 
 const fail = (reason: string): VerifyResult => ({ ok: false, reason });
 
-/** Hex compared case-insensitively, in constant time for the expected length. */
-const sameHex = (given: string, expected: string): boolean => safeEqualText(given.trim().toLowerCase(), expected);
-const sameBase64 = (given: string, expected: string): boolean => safeEqualText(given.trim(), expected);
+/**
+ * A signature against the expected one: constant time for the expected length, which the algorithm
+ * fixes (a wrong length says nothing an attacker does not know). Hex is compared case-insensitively.
+ */
+const sameHex = (given: string, expected: string): boolean => sameFixed(given.trim().toLowerCase(), expected);
+const sameBase64 = (given: string, expected: string): boolean => sameFixed(given.trim(), expected);
 
-/** Constant time: both sides hashed first, so neither the length nor the content leaks through timing. */
+function sameFixed(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** A credential of any length (a bearer token, user:password): both sides hashed first, so neither its length nor its content leaks through timing. */
 function safeEqualText(a: string, b: string): boolean {
-  const ha = createHmac("sha256", "whenthen-compare").update(a).digest();
-  const hb = createHmac("sha256", "whenthen-compare").update(b).digest();
-  return timingSafeEqual(ha, hb);
+  return timingSafeEqual(createHash("sha256").update(a).digest(), createHash("sha256").update(b).digest());
 }

@@ -76,7 +76,7 @@ export function createActionContext(opts: ActionContextOptions = {}): TestAction
     idempotencyKey: `event-1:${opts.actionIndex ?? 0}`,
     warn: (message) => void warnings.push(message),
     progress: opts.progress,
-    saveProgress: (progress) => void savedProgress.push(structuredClone(progress)),
+    saveProgress: async (progress) => void savedProgress.push(structuredClone(progress)),
     secret: (value) => {
       secrets.push(value);
       redactor.add([value]);

@@ -27,13 +27,15 @@ export async function bootAuth(env: Record<string, string> = {}, dir = mkdtempSy
   const clock = new ManualClock("2026-03-01T12:00:00.000Z");
   const app = createApp({ env: { DATA_DIR: dir, ...env }, clock, log: silentLogger });
   const auth = createAuth(app);
-  auth.ensureAdminFromEnv();
+  await auth.ensureAdminFromEnv();
   const api = createApi({ app, applets: createAppletService(app), auth });
   const gate = createPageGate(auth);
   const server = createServer((req, res) => {
-    if (gate(req, res)) return;
-    res.writeHead(200, { "content-type": "text/plain" });
-    res.end(`next: ${req.url}`);
+    void gate(req, res).then((answered) => {
+      if (answered) return;
+      res.writeHead(200, { "content-type": "text/plain" });
+      res.end(`next: ${req.url}`);
+    });
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   return { dir, app, auth, api, clock, server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
@@ -41,7 +43,7 @@ export async function bootAuth(env: Record<string, string> = {}, dir = mkdtempSy
 
 export async function shutAuth(b: BootedAuth): Promise<void> {
   await new Promise((r) => b.server.close(r));
-  b.app.close();
+  void b.app.close();
   rmSync(b.dir, { recursive: true, force: true });
 }
 
@@ -53,7 +55,7 @@ export const TEST_USER: SessionUser = { userId: "test-user", email: "test@exampl
  * content-type checks, setup, login) except that every request carries `user`. Production code
  * has no way to skip the session guard; a test says who is asking instead.
  */
-export function testIdentity(app: Pick<App, "repos" | "config" | "clock" | "log">, user: SessionUser = TEST_USER): Auth {
+export function testIdentity(app: Pick<App, "store" | "config" | "clock" | "log">, user: SessionUser = TEST_USER): Auth {
   const auth = createAuth(app);
-  return { ...auth, sessionOf: () => user, sessionFromCookieHeader: () => user };
+  return { ...auth, sessionOf: async () => user, sessionFromCookieHeader: async () => user };
 }

@@ -6,13 +6,18 @@ import { createAppletService } from "@/lib/applets/service";
 import { ManualClock } from "@/lib/core/clock";
 import { createLogger, silentLogger, type Logger } from "@/lib/core/log";
 import { createSafeFetch, isPublicAddress } from "@/lib/net/safe-fetch";
+import { sqliteEngine, testSql, type TestEngine, type TestSql } from "./engines";
 
 export interface TestApp extends App {
   clock: ManualClock;
   dataDir: string;
   applets: ReturnType<typeof createAppletService>;
+  /** The engine under this app's store (SQLite unless a suite runs per engine). */
+  engine: TestEngine;
+  /** Raw SQL on its store, for assertions no store method answers (tests/helpers/engines). */
+  sql: TestSql;
   /** Closes the database and removes the temp folder. */
-  cleanup(): void;
+  cleanup(): Promise<void>;
 }
 
 /**
@@ -25,10 +30,23 @@ export const offlineClassify = (ip: string) => ip === "192.0.2.1" || isPublicAdd
 export const testFetch = (allowPrivate = false) => createSafeFetch({ allowPrivate, lookup: offlineLookup, classify: offlineClassify });
 
 /**
- * A real SQLite file in a fresh temp DATA_DIR (migrations applied), a manual clock, and the real
- * safe fetch (msw intercepts its requests at the boundary). One per test file or per test.
+ * A real database in a fresh temp DATA_DIR (migrations applied: a SQLite file by default, or the
+ * store of `engine`), a manual clock, and the real safe fetch (msw intercepts its requests at the
+ * boundary). One per test file or per test.
  */
-export function createTestApp(opts: { env?: Record<string, string>; start?: string; dataDir?: string; log?: Logger } = {}): TestApp {
+export function createTestApp(
+  opts: {
+    env?: Record<string, string>;
+    start?: string;
+    dataDir?: string;
+    log?: Logger;
+    engine?: TestEngine;
+    /** A second app on the same database (another worker): its own connection, the same DATA_DIR. */
+    peerOf?: TestApp;
+  } = {},
+): TestApp {
+  const engine = opts.peerOf?.engine ?? opts.engine ?? sqliteEngine;
+  if (opts.peerOf) opts = { ...opts, dataDir: opts.peerOf.dataDir };
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), "whenthen-test-"));
   const clock = new ManualClock(opts.start ?? "2026-03-07T12:00:00.000Z");
   const app = createApp({
@@ -36,14 +54,18 @@ export function createTestApp(opts: { env?: Record<string, string>; start?: stri
     clock,
     log: opts.log ?? silentLogger,
     http: testFetch(opts.env?.ALLOW_PRIVATE_URLS === "true"),
+    // The default engine opens what the config names (DATA_DIR/app.db, or DATABASE_URL in env).
+    store: opts.peerOf ? engine.peer(opts.peerOf.store) : opts.engine ? engine.open(dataDir) : undefined,
   });
   return {
     ...app,
     clock,
     dataDir,
     applets: createAppletService(app),
-    cleanup() {
-      app.close();
+    engine,
+    sql: testSql(app.store),
+    async cleanup() {
+      await app.close();
       if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };

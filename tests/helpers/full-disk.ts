@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, writeSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { Sqlite } from "@/lib/db/client";
+import type { Sqlite } from "@/lib/db/store/sqlite/client";
 
 /**
  * A real full disk: a small tmpfs mounted for the test (needs root, or CAP_SYS_ADMIN), filled with

@@ -31,7 +31,12 @@ const pageGate = createPageGate(auth);
 const server = createServer((req, res) => {
   if (ingress(req, res) || webGuard(req, res)) return;
   stampClientIp(req, app.config.trustProxy);
-  if (pageGate(req, res)) return;
+  void pageGate(req, res).then((answered) => {
+    if (!answered) handleApi(req, res);
+  });
+});
+
+function handleApi(req: import("node:http").IncomingMessage, res: import("node:http").ServerResponse) {
   const method = req.method ?? "GET";
   const request = new Request(new URL(req.url ?? "/", app.config.publicUrl), {
     method,
@@ -44,6 +49,6 @@ const server = createServer((req, res) => {
     if (response.body) Readable.fromWeb(response.body as import("node:stream/web").ReadableStream).pipe(res);
     else res.end();
   });
-});
+}
 server.listen(0, "127.0.0.1", () => process.send?.({ port: (server.address() as AddressInfo).port }));
 process.on("SIGTERM", () => server.close(() => process.exit(0)));

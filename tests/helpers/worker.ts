@@ -1,6 +1,7 @@
 import { actionRegistry } from "@/lib/actions";
 import type { App } from "@/lib/app";
 import type { ExecutorDeps } from "@/lib/executor/run";
+import { testSql } from "./engines";
 import { startExecutorLoop, type ExecutorLoop, type ExecutorLoopOptions } from "@/lib/queue/loop";
 
 /**
@@ -19,11 +20,12 @@ export function startWorker(
     loop,
     async drain(timeoutMs = 10_000): Promise<void> {
       const deadline = Date.now() + timeoutMs;
-      const busy = app.db.sqlite.prepare(
-        "SELECT COUNT(*) AS n FROM runs WHERE status = 'running' OR (status = 'queued' AND next_attempt_at <= ?)",
-      );
+      const sql = testSql(app.store);
       for (;;) {
-        const { n } = busy.get(app.clock.now().toISOString()) as { n: number };
+        const { n } = (await sql.get<{ n: number }>(
+          "SELECT COUNT(*) AS n FROM runs WHERE status = 'running' OR (status = 'queued' AND next_attempt_at <= ?)",
+          app.clock.now().toISOString(),
+        ))!;
         if (n === 0) return;
         if (Date.now() > deadline) throw new Error(`worker did not drain within ${timeoutMs} ms (${n} runs busy)`);
         loop.wake();

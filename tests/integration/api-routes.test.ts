@@ -40,8 +40,8 @@ describe("#15: the route table and the session guard", () => {
       expect(await res.json(), `${r.method} ${r.path}`).toEqual({ error: "sign in required" });
     }
     // Nothing got through.
-    expect(b.app.repos.applets.list()).toEqual([]);
-    expect(b.app.secrets.list()).toEqual([]);
+    expect(await b.app.store.applets.list()).toEqual([]);
+    expect(await b.app.secrets.list()).toEqual([]);
   });
 
   it("#15: exactly setup, login and logout are public; a new public route has to be added here on purpose", () => {
@@ -55,7 +55,7 @@ describe("#15: the route table and the session guard", () => {
       const deps: ApiDeps = { app: t, applets: t.applets };
       expect(() => createApi(deps)).toThrow(/auth is required/);
     } finally {
-      t.cleanup();
+      void t.cleanup();
     }
   });
 
@@ -83,7 +83,7 @@ describe("#15: request bodies are validated with an error that names the field",
     const body = (await res.json()) as { error: string; problems: { path: string; message: string }[] };
     expect(body.problems).toEqual([{ path: "value", message: "value is required: the secret's text" }]);
     expect(body.error).toBe("secret: value is required: the secret's text");
-    expect(t.secrets.list()).toEqual([]);
+    expect(await t.secrets.list()).toEqual([]);
   });
 
   it("#15: an applet with a misspelt key and a name that is not text gets both problems at once", async () => {
@@ -91,7 +91,7 @@ describe("#15: request bodies are validated with an error that names the field",
     expect(res.status).toBe(400);
     const { problems } = (await res.json()) as { problems: { path: string; message: string }[] };
     expect(problems).toEqual(expect.arrayContaining([{ path: "name", message: "name must be text" }, { path: "", message: "unknown key: enabeld" }]));
-    expect(t.repos.applets.list()).toEqual([]);
+    expect(await t.store.applets.list()).toEqual([]);
   });
 
   it("#15: an update may send only the fields it changes (a rename keeps the definition)", async () => {

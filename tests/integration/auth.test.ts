@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { createApi, type Api } from "@/lib/api";
 import { createAppletService } from "@/lib/applets/service";
 import { bootAuth, shutAuth, type BootedAuth } from "../helpers/auth";
+import { testSql } from "../helpers/engines";
 import { CLIENT_IP_HEADER, stampClientIp } from "@/lib/auth/client-ip";
 import { safeNext } from "@/lib/auth/safe-next";
 import { SESSION_TTL_SECONDS, signSession } from "@/lib/auth/session";
@@ -113,8 +114,8 @@ describe("sessions guard the API and the pages", () => {
       expect(await res.json(), `${method} ${p}`).toEqual({ error: "sign in required" });
     }
     // Nothing got through: no applet, no secret was written by the unauthenticated calls.
-    expect(b.app.repos.applets.list()).toEqual([]);
-    expect(b.app.secrets.list()).toEqual([]);
+    expect(await b.app.store.applets.list()).toEqual([]);
+    expect(await b.app.secrets.list()).toEqual([]);
   });
 
   it("with the cookie the same routes are served", async () => {
@@ -185,7 +186,7 @@ describe("the session cookie", () => {
   });
 
   it("a cookie signed with another secret is refused; the same payload signed with ours is accepted", async () => {
-    const user = b.app.repos.users.byEmail(EMAIL)!;
+    const user = (await b.app.store.users.byEmail(EMAIL))!;
     const payload = { uid: user.id, v: user.sessionVersion, exp: Math.floor(b.clock.now().getTime() / 1000) + 3600 };
     const forged = signSession(payload, "not-the-session-secret");
     expect((await call(b.api, "GET", "/api/applets", { cookie: `whenthen_session=${forged}` })).status).toBe(401);
@@ -296,7 +297,7 @@ describe("cross-origin requests", () => {
       expect((await call(b.api, method, "/api/applets/a1", { cookie, headers: { origin: "https://evil.example" } })).status, method).toBe(403);
     }
     expect((await call(b.api, "POST", "/api/secrets", { cookie, headers: { origin: "null" }, body: { name: "EVIL", value: "x" } })).status).toBe(403);
-    expect(b.app.secrets.list()).toEqual([]);
+    expect(await b.app.secrets.list()).toEqual([]);
 
     // Same origin (PUBLIC_URL's, or a loopback one since PUBLIC_URL is loopback) and non-browser clients go through.
     const same = await call(b.api, "POST", "/api/secrets", { cookie, headers: { origin: ORIGIN, "sec-fetch-site": "same-origin" }, body: { name: "SAME", value: "x" } });
@@ -308,7 +309,7 @@ describe("cross-origin requests", () => {
     expect(lan.status).toBe(403);
     const script = await call(b.api, "POST", "/api/secrets", { cookie, body: { name: "SCRIPT", value: "x" } });
     expect(script.status).toBe(201);
-    expect(b.app.secrets.list().map((s) => s.name)).toEqual(["LOOPBACK", "SAME", "SCRIPT"]);
+    expect((await b.app.secrets.list()).map((s) => s.name)).toEqual(["LOOPBACK", "SAME", "SCRIPT"]);
     // Reads are not state-changing; the browser's CORS rules keep their answers from another site.
     expect((await call(b.api, "GET", "/api/applets", { cookie, headers: { "sec-fetch-site": "cross-site" } })).status).toBe(200);
   });
@@ -389,7 +390,7 @@ describe("#19: API tokens", () => {
     const made = await makeToken({ name: "backup script" });
     expect(made.token).toMatch(/^wt_[A-Za-z0-9_-]{43}$/);
     expect(made.prefix).toBe(made.token.slice(0, 9));
-    const rows = b.app.db.sqlite.prepare("SELECT * FROM api_tokens").all() as Record<string, unknown>[];
+    const rows = await testSql(b.app.store).all<Record<string, unknown>>("SELECT * FROM api_tokens");
     expect(JSON.stringify(rows)).not.toContain(made.token);
     const cookie = await signedIn(b);
     const before = (await (await call(b.api, "GET", "/api/tokens", { cookie })).json()) as { tokens: Record<string, unknown>[] };
@@ -424,8 +425,9 @@ describe("#19: API tokens", () => {
       const bad = await call(b.api, method, p, { headers: { ...bearer(`wt_${"A".repeat(43)}`), [CLIENT_IP_HEADER]: `203.0.113.${n}` } });
       expect(bad.status, `bad token ${method} ${p}`).toBe(401);
     }
-    expect(b.app.secrets.list().map((s) => s.name)).toContain("X_TOKEN_TEST");
-    expect(b.app.secrets.list().map((s) => s.name)).not.toContain("X_TOKEN_TEST2");
+    const names = (await b.app.secrets.list()).map((s) => s.name);
+    expect(names).toContain("X_TOKEN_TEST");
+    expect(names).not.toContain("X_TOKEN_TEST2");
     const cookie = await signedIn(b);
     expect((await call(b.api, "DELETE", `/api/tokens/${rw.id}`, { cookie })).status).toBe(200);
     const revoked = await call(b.api, "GET", "/api/applets", { headers: bearer(rw.token) });

@@ -5,8 +5,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, test } from "vitest";
-import { openDatabase } from "@/lib/db/client";
-import { createUsersRepo } from "@/lib/db/repos/users";
+import { openDatabase } from "@/lib/db/store/sqlite/client";
 import { createTestApp, webhookToHttp, type TestApp } from "../helpers/db";
 
 /**
@@ -63,27 +62,27 @@ function removeDatabase(file: string): void {
 }
 
 /** A test app with rows in every table, left open so part of the data is still only in the WAL. */
-function populatedApp(): TestApp {
+async function populatedApp(): Promise<TestApp> {
   const app = createTestApp();
   cleanups.push(() => app.cleanup());
   const now = app.clock.now().toISOString();
-  createUsersRepo(app.db.sqlite).insertIfNone({ id: "u1", email: "admin@example.com", passwordHash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA", now });
+  await app.store.users.insertIfNone({ id: "u1", email: "admin@example.com", passwordHash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA", now });
   for (let a = 0; a < 3; a++) {
-    const applet = app.applets.create({ name: `applet ${a}`, definition: webhookToHttp("https://hooks.example.com/in") });
-    app.repos.triggerState.save(applet.id, { nextRunAt: null, lastPolledAt: now, seenKeys: [`k${a}`], lastValue: { price: a }, etag: null, lastModified: null, lastError: null, errorCount: 0 }, now);
+    const applet = await app.applets.create({ name: `applet ${a}`, definition: webhookToHttp("https://hooks.example.com/in") });
+    await app.store.triggerState.save(applet.id, { nextRunAt: null, lastPolledAt: now, seenKeys: [`k${a}`], lastValue: { price: a }, etag: null, lastModified: null, lastError: null, errorCount: 0 }, now);
     for (let e = 0; e < 7; e++) {
-      app.repos.runs.ingest({ appletId: applet.id, source: "webhook", dedupeKey: `d${e}`, payloadJson: JSON.stringify({ body: { n: e } }), receivedAt: now, maxAttempts: 5 });
+      await app.store.runs.ingest({ appletId: applet.id, source: "webhook", dedupeKey: `d${e}`, payloadJson: JSON.stringify({ body: { n: e } }), receivedAt: now, maxAttempts: 5 });
     }
   }
-  app.secrets.set("SLACK_WEBHOOK", "https://hooks.slack.com/services/T0/B0/x");
-  app.secrets.set("API_TOKEN", "t0ken");
-  app.repos.jobLocks.heartbeat("worker_heartbeat", app.clock.now());
+  await app.secrets.set("SLACK_WEBHOOK", "https://hooks.slack.com/services/T0/B0/x");
+  await app.secrets.set("API_TOKEN", "t0ken");
+  await app.store.jobLocks.heartbeat("worker_heartbeat", app.clock.now());
   return app;
 }
 
 describe.each(tools)("backup with $tool", ({ tool, skip }) => {
-  test.skipIf(skip !== null)(`AC18: pnpm backup, delete app.db, copy the backup back: every table's rows come back (${tool})${skip ? ` (skipped: ${skip})` : ""}`, () => {
-    const app = populatedApp();
+  test.skipIf(skip !== null)(`AC18: pnpm backup, delete app.db, copy the backup back: every table's rows come back (${tool})${skip ? ` (skipped: ${skip})` : ""}`, async () => {
+    const app = await populatedApp();
     const before = counts(app.config.databasePath);
     for (const t of TABLES) expect(before[t], t).toBeGreaterThan(0);
 
@@ -95,7 +94,7 @@ describe.each(tools)("backup with $tool", ({ tool, skip }) => {
     // A standalone file: nothing of it lives in a -wal beside it.
     expect(existsSync(`${backupFile}-wal`)).toBe(false);
 
-    app.close();
+    void app.close();
     removeDatabase(app.config.databasePath);
     expect(existsSync(app.config.databasePath)).toBe(false);
     copyFileSync(backupFile, app.config.databasePath);
@@ -109,8 +108,8 @@ describe.each(tools)("backup with $tool", ({ tool, skip }) => {
     expect(counts(app.config.databasePath)).toEqual(before);
   });
 
-  test.skipIf(skip !== null)(`AC18: with 15 dated backups present the script prunes to the newest 14 and keeps other files (${tool})`, () => {
-    const app = populatedApp();
+  test.skipIf(skip !== null)(`AC18: with 15 dated backups present the script prunes to the newest 14 and keeps other files (${tool})`, async () => {
+    const app = await populatedApp();
     const dir = path.join(app.dataDir, "backups");
     mkdirSync(dir, { recursive: true });
     const dated = Array.from({ length: 15 }, (_, i) => `202501${String(i + 1).padStart(2, "0")}T030000Z.db`);
@@ -152,27 +151,26 @@ describe.each(tools)("backup with $tool", ({ tool, skip }) => {
     })();
     seedDb.close();
 
-    // The writer is another process, as the worker is: it ingests through the runs repo and
+    // The writer is another process, as the worker is: it ingests through the store and
     // reports each committed sequence number.
     const writerFile = path.join(dataDir, "writer.ts");
     writeFileSync(
       writerFile,
-      `import { openDatabase } from ${JSON.stringify(path.join(root, "lib/db/client.ts"))};
-import { createRunsRepo } from ${JSON.stringify(path.join(root, "lib/db/repos/runs.ts"))};
-const db = openDatabase(${JSON.stringify(dbFile)});
-const runs = createRunsRepo(db.sqlite);
+      `import { openSqliteStore } from ${JSON.stringify(path.join(root, "lib/db/store/sqlite/index.ts"))};
+const store = openSqliteStore({ file: ${JSON.stringify(dbFile)} });
+const runs = store.runs;
 let seq = 0;
 const pad = "y".repeat(400);
-function batch() {
+async function batch() {
   for (let i = 0; i < 25; i++) {
     seq++;
-    runs.ingest({ appletId: ${JSON.stringify(seedApplet)}, source: "webhook", dedupeKey: "seq-" + seq, payloadJson: JSON.stringify({ seq, pad }), receivedAt: new Date().toISOString(), maxAttempts: 5 });
+    await runs.ingest({ appletId: ${JSON.stringify(seedApplet)}, source: "webhook", dedupeKey: "seq-" + seq, payloadJson: JSON.stringify({ seq, pad }), receivedAt: new Date().toISOString(), maxAttempts: 5 });
   }
   process.stdout.write("ack " + seq + "\\n");
-  setImmediate(batch);
+  setImmediate(() => void batch());
 }
-process.on("SIGTERM", () => { db.close(); process.exit(0); });
-batch();
+process.on("SIGTERM", () => { void store.close().then(() => process.exit(0)); });
+void batch();
 `,
     );
     const writer = spawn(path.join(root, "node_modules/.bin/tsx"), [writerFile], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
@@ -229,21 +227,21 @@ batch();
   }, 90_000);
 });
 
-test.skipIf(!hasSqlite3)("AC18: scripts/restore.sh refuses while the worker's heartbeat is fresh, then restores and moves the old database aside", () => {
-  const app = populatedApp();
+test.skipIf(!hasSqlite3)("AC18: scripts/restore.sh refuses while the worker's heartbeat is fresh, then restores and moves the old database aside", async () => {
+  const app = await populatedApp();
   const before = counts(app.config.databasePath);
   const env = { DATA_DIR: app.dataDir };
   expect(runScript(backupScript, [], env).status).toBe(0);
   const backupFile = path.join(app.dataDir, "backups", backups(app.dataDir)[0]!);
   // A row written after the backup: the restore must bring the database back to the backup's state.
-  app.secrets.set("WRITTEN_AFTER_BACKUP", "x");
-  app.repos.jobLocks.heartbeat("worker_heartbeat", new Date());
+  await app.secrets.set("WRITTEN_AFTER_BACKUP", "x");
+  await app.store.jobLocks.heartbeat("worker_heartbeat", new Date());
 
   const refused = runScript(restoreScript, [backupFile], env);
   expect(refused.status).toBe(1);
   expect(refused.stderr).toMatch(/open by pid|heartbeat/);
 
-  app.close();
+  void app.close();
   const ok = runScript(restoreScript, [backupFile, "--force"], env);
   expect(ok.status, ok.stderr).toBe(0);
   expect(counts(app.config.databasePath)).toEqual(before);
@@ -261,8 +259,8 @@ test("AC18: backup.sh fails loudly when there is no database to back up", () => 
   expect(backups(dataDir)).toEqual([]);
 });
 
-test("AC18: backup.sh follows DATABASE_URL=file: like lib/core/config.ts", () => {
-  const app = populatedApp();
+test("AC18: backup.sh follows DATABASE_URL=file: like lib/core/config.ts", async () => {
+  const app = await populatedApp();
   const elsewhere = mkdtempSync(path.join(os.tmpdir(), "whenthen-dataonly-"));
   cleanups.push(() => rmSync(elsewhere, { recursive: true, force: true }));
   const r = runScript(backupScript, [], { DATA_DIR: elsewhere, DATABASE_URL: `file:${app.config.databasePath}` });

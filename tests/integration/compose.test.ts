@@ -56,6 +56,8 @@ interface ComposeConfig {
       restart?: string;
       healthcheck?: { test?: string[]; disable?: boolean };
       stop_grace_period?: string;
+      profiles?: string[];
+      expose?: string[];
     }
   >;
   volumes: Record<string, unknown>;
@@ -78,7 +80,9 @@ function composeConfig(env: Record<string, string>): ComposeConfig {
 describe.skipIf(skipReason !== null)(`compose${skipReason ? ` (skipped: ${skipReason})` : ""}`, () => {
   test("AC16: docker-compose config parses docker-compose.yml with app, worker, caddy and backup, a shared data volume and port 25 → worker", () => {
     const cfg = composeConfig({ PUBLIC_URL: "https://whenthen.example.com", INBOUND_DOMAIN: "in.example.com" });
-    expect(Object.keys(cfg.services).sort()).toEqual(["app", "backup", "caddy", "worker"]);
+    // docker-compose 1.29's `config` lists the services of every profile; the default deployment
+    // is the ones without a profile.
+    expect(Object.keys(cfg.services).filter((name) => !cfg.services[name]!.profiles?.length).sort()).toEqual(["app", "backup", "caddy", "worker"]);
     const { app, worker, caddy, backup } = cfg.services;
 
     // One named volume at /data, shared by every process that touches the database.
@@ -140,6 +144,39 @@ describe.skipIf(skipReason !== null)(`compose${skipReason ? ` (skipped: ${skipRe
     expect(cfg.services.app?.environment?.PUBLIC_URL).toBe("http://localhost");
     expect(cfg.services.caddy?.environment?.PUBLIC_URL).toBe("http://localhost");
     expect(cfg.services.backup?.environment?.BACKUP_AT).toBe("03:00");
+  });
+});
+
+describe.skipIf(skipReason !== null)(`compose, profile postgres${skipReason ? ` (skipped: ${skipReason})` : ""}`, () => {
+  test("#16: the postgres profile adds PostgreSQL with a volume and a health check, and scalable workers without the SMTP receiver; DATABASE_URL points every process at it", () => {
+    const url = "postgres://whenthen:pw@postgres:5432/whenthen";
+    const cfg = composeConfig({ DATABASE_URL: url, POSTGRES_PASSWORD: "pw", DATABASE_POOL_SIZE: "5", SECRETS_KEY: "k", SESSION_SECRET: "s" });
+    const { postgres, executor, worker, app, backup } = cfg.services;
+    expect(postgres!.profiles).toEqual(["postgres"]);
+    expect(postgres!.image).toBe("postgres:15");
+    expect(postgres!.volumes?.some((v) => /^pgdata:\/var\/lib\/postgresql\/data(:rw)?$/.test(v))).toBe(true);
+    expect(cfg.volumes).toHaveProperty("pgdata");
+    expect(postgres!.healthcheck?.test).toEqual(["CMD", "pg_isready", "-U", "whenthen", "-d", "whenthen"]);
+    expect(postgres!.environment?.POSTGRES_PASSWORD).toBe("pw");
+    expect(postgres!.ports ?? []).toEqual([]);
+
+    // `--scale executor=3`: nothing in executor binds a host port, and none runs the SMTP receiver.
+    expect(executor!.profiles).toEqual(["postgres"]);
+    expect(executor!.ports ?? []).toEqual([]);
+    expect(executor!.environment?.INBOUND_EMAIL).toBe("false");
+    expect(executor!.command).toEqual(["node", "dist/worker.mjs"]);
+    // The one SMTP receiver stays on `worker`, with port 25.
+    expect(worker!.ports).toContainEqual(expect.objectContaining({ published: 25, target: 2525 }));
+    for (const s of [app!, worker!, executor!, backup!]) expect(s.environment?.DATABASE_URL).toBe(url);
+    for (const s of [app!, worker!, executor!]) {
+      expect(s.environment?.DATABASE_POOL_SIZE).toBe("5");
+      expect(s.environment?.SECRETS_KEY).toBe("k");
+    }
+  });
+
+  test("#16: without DATABASE_URL every process stays on the SQLite file in the data volume", () => {
+    const cfg = composeConfig({});
+    for (const name of ["app", "worker", "backup"]) expect(cfg.services[name]!.environment?.DATABASE_URL).toBe("file:/data/app.db");
   });
 });
 

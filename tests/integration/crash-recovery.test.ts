@@ -2,6 +2,7 @@ import { afterEach, expect, test } from "vitest";
 import { createTestApp } from "../helpers/db";
 import { spawnWorkerProcess, startSink, type WorkerProcess } from "../helpers/processes";
 import { until } from "../helpers/wait";
+import { sqliteOf } from "@/lib/db/store/sqlite";
 
 /**
  * Issue #12, "What it must show": a real worker process is SIGKILLed while it works through 200
@@ -21,11 +22,12 @@ test("#12: SIGKILL of the worker during 200 runs of one applet: a new worker con
   // Each request takes a moment, so the kill lands while a run is in flight.
   const target = await startSink({ delayMs: 15 });
   cleanups.push(() => target.close());
-  const applet = app.applets.create({
+  const applet = await app.applets.create({
     name: "burst",
     definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "http", config: { url: target.url, method: "POST", body: { n: "{{trigger.body.n}}" } } }] },
   });
-  const runIds = Array.from({ length: 200 }, (_, n) => app.applets.test(applet.id, { body: { n } }).runId);
+  const runIds: string[] = [];
+  for (let n = 0; n < 200; n++) runIds.push((await app.applets.test(applet.id, { body: { n } })).runId);
   const env = { DATA_DIR: app.dataDir, ALLOW_PRIVATE_URLS: "true", WORKER_LEASE_SECONDS: "2", WORKER_CONCURRENCY: "4" };
 
   const first = spawnWorkerProcess(env);
@@ -34,7 +36,7 @@ test("#12: SIGKILL of the worker during 200 runs of one applet: a new worker con
   first.child.kill("SIGKILL");
   expect(await first.exited).toBeNull();
   const sentByFirst = target.bodies.length;
-  const inFlight = app.db.sqlite.prepare<[], { id: string }>("SELECT id FROM runs WHERE status = 'running'").all();
+  const inFlight = sqliteOf(app.store).prepare<[], { id: string }>("SELECT id FROM runs WHERE status = 'running'").all();
   expect(inFlight.length).toBeLessThanOrEqual(1);
 
   const second = spawnWorkerProcess(env);
@@ -44,7 +46,7 @@ test("#12: SIGKILL of the worker during 200 runs of one applet: a new worker con
   await until(() => target.bodies.length > sentByFirst, "the applet to continue", 30_000, lastLines(second));
   const continuedAfterMs = Date.now() - startedAt;
   await until(
-    () => (app.db.sqlite.prepare("SELECT COUNT(*) AS n FROM runs WHERE status = 'succeeded'").get() as { n: number }).n === 200,
+    () => (sqliteOf(app.store).prepare("SELECT COUNT(*) AS n FROM runs WHERE status = 'succeeded'").get() as { n: number }).n === 200,
     "every run to succeed",
     120_000,
     lastLines(second),
@@ -52,7 +54,7 @@ test("#12: SIGKILL of the worker during 200 runs of one applet: a new worker con
 
   // Within 30 s of the new worker starting (the lease is 2 s, so in practice a few seconds).
   expect(continuedAfterMs).toBeLessThan(30_000);
-  for (const id of runIds) expect(app.repos.runs.get(id)).toMatchObject({ status: "succeeded", attempt: 1 });
+  for (const id of runIds) expect(await app.store.runs.get(id)).toMatchObject({ status: "succeeded", attempt: 1 });
   // The order the sink saw: 0..199 with at most one repeat, the run in flight at the kill, sent
   // again right after the first time.
   const seen = target.bodies.map((b) => Number(b.n));

@@ -2,6 +2,7 @@ import { afterEach, expect, test } from "vitest";
 import { createLogger } from "@/lib/core/log";
 import { deliver } from "@/lib/mail/receiver";
 import { createTestApp, type TestApp } from "../helpers/db";
+import { sqliteOf } from "@/lib/db/store/sqlite";
 
 /**
  * #15: the SMTP receiver re-parsed every email applet's whole definition for every message. It now
@@ -17,30 +18,30 @@ const message = (n: number) =>
 
 const valid = { version: 1, trigger: { type: "email", config: { to_alias: "invoices" } }, actions: [{ type: "http", config: { url: "https://example.com/hook" } }] };
 
-function setDefinition(definition: unknown, insert = false) {
+async function setDefinition(definition: unknown, insert = false) {
   const row = { id: "a-mail", name: "mail", enabled: true, triggerType: "email", definition, webhookToken: "token-a-mail", now: NOW };
-  if (insert) app.repos.applets.insert(row);
-  else app.repos.applets.update(row);
+  if (insert) await app.store.applets.insert(row);
+  else await app.store.applets.update(row);
 }
 
-const events = () => app.db.sqlite.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM events WHERE applet_id = 'a-mail'").get()!.n;
+const events = () => sqliteOf(app.store).prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM events WHERE applet_id = 'a-mail'").get()!.n;
 
 test("#15: an email applet's definition is validated once per version, not once per message, and an edit applies to the next message", async () => {
   const lines: string[] = [];
   app = createTestApp({ start: NOW, log: createLogger("whenthen", "debug", (line) => lines.push(line)) });
   // Stored invalid (no action): skipped, and said once for this version rather than for every message.
-  setDefinition({ ...valid, actions: [] }, true);
+  (await setDefinition({ ...valid, actions: [] }, true));
   for (const n of [1, 2, 3]) await deliver(app, message(n), ["invoices@localhost"]);
   expect(lines.filter((l) => l.includes("stored definition is invalid"))).toHaveLength(1);
   expect(events()).toBe(0);
 
   // Fixed at the same instant (the clock did not move, so updated_at is unchanged): the next message fires.
-  setDefinition(valid);
+  (await setDefinition(valid));
   await deliver(app, message(4), ["invoices@localhost"]);
   expect(events()).toBe(1);
 
   // A changed alias stops matching at once.
-  setDefinition({ ...valid, trigger: { type: "email", config: { to_alias: "receipts" } } });
+  (await setDefinition({ ...valid, trigger: { type: "email", config: { to_alias: "receipts" } } }));
   await deliver(app, message(5), ["invoices@localhost"]);
   expect(events()).toBe(1);
 });

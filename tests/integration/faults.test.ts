@@ -12,6 +12,7 @@ import { server, useHttpMocks } from "../helpers/http";
 import { spawnWorkerProcess, startSink, startSlowServer } from "../helpers/processes";
 import { startWorker } from "../helpers/worker";
 import { until } from "../helpers/wait";
+import { sqliteOf } from "@/lib/db/store/sqlite";
 
 /**
  * Issue #12: reliability under faults. Real SQLite files; the full disk is a real one (a small
@@ -75,53 +76,53 @@ function countCalls<T extends object, K extends keyof T>(obj: T, key: K): { n: n
 }
 
 describe("#12.1: nothing executes without a committed claim", () => {
-  test.skipIf(noDisk)("#12.1: on a full disk the claim throws and the run stays queued, with nothing claimed", () => {
+  test.skipIf(noDisk)("#12.1: on a full disk the claim throws and the run stays queued, with nothing claimed", async () => {
     const app = setup({ onDisk: true });
-    const applet = app.applets.create({ name: "full", definition: webhookToHttp("https://sink.test/hook") });
-    const runId = app.applets.test(applet.id, { body: {} }).runId;
-    const user = app.repos.users;
-    user.insert({ id: "u1", email: "a@example.com", passwordHash: "x", now: app.clock.now().toISOString() });
+    const applet = await app.applets.create({ name: "full", definition: webhookToHttp("https://sink.test/hook") });
+    const runId = (await app.applets.test(applet.id, { body: {} })).runId;
+    const user = app.store.users;
+    await user.insert({ id: "u1", email: "a@example.com", passwordHash: "x", now: app.clock.now().toISOString() });
     // An empty WAL: the next commit has to grow it, and the disk has no room.
-    app.db.sqlite.pragma("wal_checkpoint(TRUNCATE)");
+    sqliteOf(app.store).pragma("wal_checkpoint(TRUNCATE)");
     if (!isSmallDisk(disk)) return;
     disk.fill();
-    expect(() => app.repos.runs.claim("w1", app.clock.now())).toThrow(/full/i);
-    expect(app.repos.runs.get(runId)).toMatchObject({ status: "queued", lockedBy: null });
+    await expect(app.store.runs.claim("w1", app.clock.now())).rejects.toThrow(/full/i);
+    expect(await app.store.runs.get(runId)).toMatchObject({ status: "queued", lockedBy: null });
     // The other UPDATE … RETURNING the app acts on: a session version that was never stored.
-    expect(() => user.bumpSessionVersion("u1", app.clock.now().toISOString())).toThrow(/full/i);
-    expect(user.byId("u1")!.sessionVersion).toBe(1);
+    await expect(user.bumpSessionVersion("u1", app.clock.now().toISOString())).rejects.toThrow(/full/i);
+    expect((await user.byId("u1"))!.sessionVersion).toBe(1);
     disk.free();
-    expect(app.repos.runs.claim("w1", app.clock.now())?.id).toBe(runId);
-    expect(app.repos.runs.get(runId)!.status).toBe("running");
+    expect((await app.store.runs.claim("w1", app.clock.now()))?.id).toBe(runId);
+    expect((await app.store.runs.get(runId))!.status).toBe("running");
   });
 
   test.skipIf(noDisk)("#12.1: a worker on a full disk executes no run; when space is back each run executes exactly once", async () => {
     const app = setup({ onDisk: true });
     const keys = sink();
-    const applet = app.applets.create({ name: "burst", definition: webhookToHttp("https://sink.test/hook") });
-    const runIds = [1, 2, 3].map((n) => app.applets.test(applet.id, { body: { n } }).runId);
+    const applet = await app.applets.create({ name: "burst", definition: webhookToHttp("https://sink.test/hook") });
+    const runIds = (await Promise.all([1, 2, 3].map(async (n) => (await app.applets.test(applet.id, { body: { n } })).runId)));
     // The worker starts (and registers its lease) before the runs are due, then the disk fills.
     const due = app.clock.now();
     app.clock.advance(-3_600_000);
     const worker = startWorker(app, { concurrency: 2, loop: { faults: fastFaults(app) } });
     cleanups.push(() => worker.stop());
-    const claims = countCalls(app.repos.runs, "claim");
-    const beats = countCalls(app.repos.workers, "heartbeat");
+    const claims = countCalls(app.store.runs, "claim");
+    const beats = countCalls(app.store.workers, "heartbeat");
     await until(() => claims.n > 0, "the worker to look at the queue");
-    app.db.sqlite.pragma("wal_checkpoint(TRUNCATE)");
+    sqliteOf(app.store).pragma("wal_checkpoint(TRUNCATE)");
     if (!isSmallDisk(disk)) return;
     disk.fill();
     app.clock.set(due);
     // Long enough for the old code to have claimed, posted and re-claimed many times over.
     await until(() => beats.n >= 20 || keys.length >= 3, "the worker to keep trying");
     expect(keys).toEqual([]);
-    for (const id of runIds) expect(app.repos.runs.get(id)).toMatchObject({ status: "queued", attempt: 1 });
+    for (const id of runIds) expect(await app.store.runs.get(id)).toMatchObject({ status: "queued", attempt: 1 });
     expect(app.lines.some((l) => /heartbeat failed/.test(l) && /SQLITE_FULL/.test(l))).toBe(true);
 
     disk.free();
     await worker.drain();
-    for (const id of runIds) expect(app.repos.runs.get(id)).toMatchObject({ status: "succeeded", attempt: 1 });
-    const eventKeys = runIds.map((id) => `${app.repos.runs.get(id)!.eventId}:0`);
+    for (const id of runIds) expect(await app.store.runs.get(id)).toMatchObject({ status: "succeeded", attempt: 1 });
+    const eventKeys = (await Promise.all(runIds.map(async (id) => `${(await app.store.runs.get(id))!.eventId}:0`)));
     expect(keys).toEqual(eventKeys);
     expect(app.lines.some((l) => /heartbeat works again/.test(l))).toBe(true);
   });
@@ -129,30 +130,30 @@ describe("#12.1: nothing executes without a committed claim", () => {
   test("#12.1: a claim whose commit is refused executes nothing (commit failure injected at the statement layer)", async () => {
     const app = setup();
     const keys = sink();
-    const applet = app.applets.create({ name: "refused", definition: webhookToHttp("https://sink.test/hook") });
-    const runIds = [1, 2].map((n) => app.applets.test(applet.id, { body: { n } }).runId);
+    const applet = await app.applets.create({ name: "refused", definition: webhookToHttp("https://sink.test/hook") });
+    const runIds = (await Promise.all([1, 2].map(async (n) => (await app.applets.test(applet.id, { body: { n } })).runId)));
     // Every commit that writes `runs` is refused; the lease and heartbeat (other tables) still work,
     // so the worker really tries to claim.
-    const restore = injectCommitFailure(app.db.sqlite, ["runs"]);
+    const restore = injectCommitFailure(sqliteOf(app.store), ["runs"]);
     const worker = startWorker(app, { concurrency: 2, loop: { faults: fastFaults(app) } });
     cleanups.push(() => worker.stop());
-    const claims = countCalls(app.repos.runs, "claim");
+    const claims = countCalls(app.store.runs, "claim");
     await until(() => claims.n >= 20 || keys.length >= 2, "the worker to keep trying");
     expect(keys).toEqual([]);
-    for (const id of runIds) expect(app.repos.runs.get(id)).toMatchObject({ status: "queued", attempt: 1, lockedBy: null });
+    for (const id of runIds) expect(await app.store.runs.get(id)).toMatchObject({ status: "queued", attempt: 1, lockedBy: null });
     expect(app.lines.some((l) => /claiming runs failed/.test(l))).toBe(true);
 
     restore();
     await worker.drain();
-    expect(keys).toEqual(runIds.map((id) => `${app.repos.runs.get(id)!.eventId}:0`));
-    for (const id of runIds) expect(app.repos.runs.get(id)).toMatchObject({ status: "succeeded", attempt: 1 });
+    expect(keys).toEqual((await Promise.all(runIds.map(async (id) => `${(await app.store.runs.get(id))!.eventId}:0`))));
+    for (const id of runIds) expect(await app.store.runs.get(id)).toMatchObject({ status: "succeeded", attempt: 1 });
   });
 });
 
 /** A worker that claimed runs and then died: its lease row (unless `noRow`) stops being renewed. */
-function deadWorker(app: TestApp, id: string, opts: { noRow?: boolean; leaseMs?: number } = {}) {
-  if (!opts.noRow) app.repos.workers.heartbeat({ id, hostname: "gone", pid: 4242, now: app.clock.now(), leaseMs: opts.leaseMs ?? 30_000, fault: null });
-  return { claim: () => app.repos.runs.claim(id, app.clock.now())! };
+async function deadWorker(app: TestApp, id: string, opts: { noRow?: boolean; leaseMs?: number } = {}) {
+  if (!opts.noRow) (await app.store.workers.heartbeat({ id, hostname: "gone", pid: 4242, now: app.clock.now(), leaseMs: opts.leaseMs ?? 30_000, fault: null }));
+  return { claim: async () => (await app.store.runs.claim(id, app.clock.now()))! };
 }
 
 /** A sink that records the `n` of each body, in arrival order. */
@@ -172,23 +173,23 @@ describe("#12.3: worker leases", () => {
   test("#12.3: a run left running by a worker whose lease expired is taken back after the lease, not after 10 minutes", async () => {
     const app = setup();
     const keys = sink();
-    const applet = app.applets.create({ name: "crashed", definition: webhookToHttp("https://sink.test/hook") });
-    const runId = app.applets.test(applet.id, { body: {} }).runId;
-    deadWorker(app, "crashed-host:7:aaaaaa").claim();
+    const applet = await app.applets.create({ name: "crashed", definition: webhookToHttp("https://sink.test/hook") });
+    const runId = (await app.applets.test(applet.id, { body: {} })).runId;
+    await (await deadWorker(app, "crashed-host:7:aaaaaa")).claim();
     const worker = startWorker(app, { loop: { staleCheckMs: 5, leaseMs: 30_000 } });
     cleanups.push(() => worker.stop());
-    const checks = countCalls(app.repos.runs, "recoverStale");
+    const checks = countCalls(app.store.runs, "recoverStale");
 
     // 20 s later the dead worker's lease (30 s) still stands: its run is left alone.
     app.clock.advance(20_000);
     const seen = checks.n;
     await until(() => checks.n >= seen + 3, "a few recovery checks");
-    expect(app.repos.runs.get(runId)).toMatchObject({ status: "running", lockedBy: "crashed-host:7:aaaaaa" });
+    expect(await app.store.runs.get(runId)).toMatchObject({ status: "running", lockedBy: "crashed-host:7:aaaaaa" });
 
     // 31 s: the lease has expired; the run goes back to the queue and runs, same attempt, once.
     app.clock.advance(11_000);
-    await until(() => app.repos.runs.get(runId)!.status === "succeeded", "the recovered run to run");
-    expect(app.repos.runs.get(runId)).toMatchObject({ status: "succeeded", attempt: 1, lockedBy: null });
+    await until(async () => (await app.store.runs.get(runId))!.status === "succeeded", "the recovered run to run");
+    expect(await app.store.runs.get(runId)).toMatchObject({ status: "succeeded", attempt: 1, lockedBy: null });
     expect(keys).toHaveLength(1);
     expect(app.lines.some((l) => /requeued runs whose worker's lease expired/.test(l) && l.includes("crashed-host:7:aaaaaa"))).toBe(true);
   });
@@ -198,10 +199,11 @@ describe("#12.3: worker leases", () => {
     const seen = orderSink();
     // A backup taken mid-burst: four applets each had a run in flight (their workers' rows are not
     // in it, or belong to processes long gone), with more runs queued behind each.
-    const applets = [1, 2, 3, 4].map((i) => app.applets.create({ name: `restored ${i}`, definition: orderedApplet }));
-    for (let n = 0; n < 20; n++) app.applets.test(applets[n % 4]!.id, { body: { n } });
-    const old = deadWorker(app, "old-host:1:bbbbbb", { leaseMs: 30_000 });
-    const inFlight = [old.claim(), old.claim(), app.repos.runs.claim("older-release-worker/0", app.clock.now())!, app.repos.runs.claim("older-release-worker/1", app.clock.now())!];
+    const applets = [];
+    for (const i of [1, 2, 3, 4]) applets.push(await app.applets.create({ name: `restored ${i}`, definition: orderedApplet }));
+    for (let n = 0; n < 20; n++) (await app.applets.test(applets[n % 4]!.id, { body: { n } }));
+    const old = await deadWorker(app, "old-host:1:bbbbbb", { leaseMs: 30_000 });
+    const inFlight = [await old.claim(), await old.claim(), (await app.store.runs.claim("older-release-worker/0", app.clock.now()))!, (await app.store.runs.claim("older-release-worker/1", app.clock.now()))!];
     expect(new Set(inFlight.map((r) => r.appletId)).size).toBe(4);
     // Restored and started a minute later: no lease of those workers is live.
     app.clock.advance(60_000);
@@ -209,31 +211,31 @@ describe("#12.3: worker leases", () => {
     cleanups.push(() => worker.stop());
     await worker.drain();
     expect(seen.sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, n) => n));
-    for (const r of inFlight) expect(app.repos.runs.get(r.id)).toMatchObject({ status: "succeeded", attempt: 1 });
+    for (const r of inFlight) expect(await app.store.runs.get(r.id)).toMatchObject({ status: "succeeded", attempt: 1 });
   });
 
   test("#12.3: a live worker's run is only taken back at the 10-minute stuck bound; a stopped worker's lease ends with it", async () => {
     const app = setup();
     sink();
-    const applet = app.applets.create({ name: "stuck", definition: webhookToHttp("https://sink.test/hook") });
-    const runId = app.applets.test(applet.id, { body: {} }).runId;
+    const applet = await app.applets.create({ name: "stuck", definition: webhookToHttp("https://sink.test/hook") });
+    const runId = (await app.applets.test(applet.id, { body: {} })).runId;
     const live = { id: "busy-host:9:cccccc", hostname: "busy-host", pid: 9, leaseMs: 30_000, fault: null };
-    app.repos.workers.heartbeat({ ...live, now: app.clock.now() });
-    app.repos.runs.claim(live.id, app.clock.now());
+    await app.store.workers.heartbeat({ ...live, now: app.clock.now() });
+    await app.store.runs.claim(live.id, app.clock.now());
     const stuckBefore = () => new Date(app.clock.now().getTime() - 10 * 60_000);
     app.clock.advance(9 * 60_000);
-    app.repos.workers.heartbeat({ ...live, now: app.clock.now() });
-    expect(app.repos.runs.recoverStale({ now: app.clock.now(), stuckBefore: stuckBefore() })).toEqual([]);
+    await app.store.workers.heartbeat({ ...live, now: app.clock.now() });
+    expect(await app.store.runs.recoverStale({ now: app.clock.now(), stuckBefore: stuckBefore() })).toEqual([]);
     app.clock.advance(2 * 60_000);
-    app.repos.workers.heartbeat({ ...live, now: app.clock.now() });
-    expect(app.repos.runs.recoverStale({ now: app.clock.now(), stuckBefore: stuckBefore() })).toEqual([
+    await app.store.workers.heartbeat({ ...live, now: app.clock.now() });
+    expect(await app.store.runs.recoverStale({ now: app.clock.now(), stuckBefore: stuckBefore() })).toEqual([
       { id: runId, appletId: applet.id, lockedBy: live.id, reason: "stuck" },
     ]);
 
     const worker = startWorker(app, { workerId: "clean-stop:1:dddddd" });
-    expect(app.repos.workers.live(app.clock.now()).map((w) => w.id)).toContain("clean-stop:1:dddddd");
+    expect((await app.store.workers.live(app.clock.now())).map((w) => w.id)).toContain("clean-stop:1:dddddd");
     await worker.stop();
-    expect(app.repos.workers.live(app.clock.now()).map((w) => w.id)).not.toContain("clean-stop:1:dddddd");
+    expect((await app.store.workers.live(app.clock.now())).map((w) => w.id)).not.toContain("clean-stop:1:dddddd");
   });
 });
 
@@ -241,12 +243,12 @@ describe("#12.4: recovered runs keep their order", () => {
   test("#12.4: a recovered run runs before the runs of its applet queued after it (oldest first)", async () => {
     const app = setup();
     const seen = orderSink();
-    const applet = app.applets.create({ name: "ordered", definition: orderedApplet });
-    app.applets.test(applet.id, { body: { n: 1 } });
-    const crashed = deadWorker(app, "crashed-host:3:eeeeee").claim();
+    const applet = await app.applets.create({ name: "ordered", definition: orderedApplet });
+    await app.applets.test(applet.id, { body: { n: 1 } });
+    const crashed = await (await deadWorker(app, "crashed-host:3:eeeeee")).claim();
     for (let n = 2; n <= 6; n++) {
       app.clock.advance(1_000);
-      app.applets.test(applet.id, { body: { n } });
+      await app.applets.test(applet.id, { body: { n } });
     }
     // Recovered 11 minutes later (also what the old stuck rule needed to recover it at all).
     app.clock.advance(11 * 60_000);
@@ -254,7 +256,7 @@ describe("#12.4: recovered runs keep their order", () => {
     cleanups.push(() => worker.stop());
     await worker.drain();
     expect(seen).toEqual([1, 2, 3, 4, 5, 6]);
-    expect(app.repos.runs.get(crashed.id)).toMatchObject({ status: "succeeded", attempt: 1 });
+    expect(await app.store.runs.get(crashed.id)).toMatchObject({ status: "succeeded", attempt: 1 });
   });
 });
 
@@ -262,32 +264,32 @@ describe("#12.5: a row the executor cannot read ends its run", () => {
   test("#12.5: an unreadable payload, definition or steps fails the run with the reason, and the applet moves on", async () => {
     const app = setup();
     const seen = orderSink();
-    const sql = app.db.sqlite;
-    const a = app.applets.create({ name: "bad payload", definition: orderedApplet });
-    const poisoned = app.applets.test(a.id, { body: { n: 1 } });
+    const sql = sqliteOf(app.store);
+    const a = await app.applets.create({ name: "bad payload", definition: orderedApplet });
+    const poisoned = await app.applets.test(a.id, { body: { n: 1 } });
     sql.prepare("UPDATE events SET payload = '{\"body\": {\"n\": 1' WHERE id = ?").run(poisoned.eventId);
-    const badSteps = app.applets.test(a.id, { body: { n: 2 } });
+    const badSteps = await app.applets.test(a.id, { body: { n: 2 } });
     sql.prepare("UPDATE runs SET steps = 'not json', attempt = 2 WHERE id = ?").run(badSteps.runId);
     app.clock.advance(1_000);
-    const after = app.applets.test(a.id, { body: { n: 3 } });
-    const b = app.applets.create({ name: "bad definition", definition: orderedApplet });
-    const badDefinition = app.applets.test(b.id, { body: { n: 4 } });
+    const after = await app.applets.test(a.id, { body: { n: 3 } });
+    const b = await app.applets.create({ name: "bad definition", definition: orderedApplet });
+    const badDefinition = await app.applets.test(b.id, { body: { n: 4 } });
     sql.prepare("UPDATE applets SET definition = '{\"version\": 1, ' WHERE id = ?").run(b.id);
 
     const worker = startWorker(app, { concurrency: 2 });
     cleanups.push(() => worker.stop());
     await worker.drain();
 
-    expect(app.repos.runs.get(poisoned.runId)).toMatchObject({ status: "failed", attempt: 1 });
-    expect(app.repos.runs.get(poisoned.runId)!.error).toMatch(new RegExp(`^executor: could not read the stored payload of event ${poisoned.eventId}: not valid JSON`));
-    expect(app.repos.runs.get(badSteps.runId)).toMatchObject({ status: "failed", attempt: 2 });
-    expect(app.repos.runs.get(badSteps.runId)!.error).toMatch(/^executor: could not read the stored steps: not valid JSON/);
+    expect(await app.store.runs.get(poisoned.runId)).toMatchObject({ status: "failed", attempt: 1 });
+    expect((await app.store.runs.get(poisoned.runId))!.error).toMatch(new RegExp(`^executor: could not read the stored payload of event ${poisoned.eventId}: not valid JSON`));
+    expect(await app.store.runs.get(badSteps.runId)).toMatchObject({ status: "failed", attempt: 2 });
+    expect((await app.store.runs.get(badSteps.runId))!.error).toMatch(/^executor: could not read the stored steps: not valid JSON/);
     // The unreadable steps are kept as they were, for whoever looks into it.
     expect(sql.prepare("SELECT steps FROM runs WHERE id = ?").get(badSteps.runId)).toEqual({ steps: "not json" });
-    expect(app.repos.runs.get(badDefinition.runId)).toMatchObject({ status: "failed" });
-    expect(app.repos.runs.get(badDefinition.runId)!.error).toMatch(new RegExp(`^executor: could not read the stored definition of applet ${b.id}: not valid JSON`));
+    expect(await app.store.runs.get(badDefinition.runId)).toMatchObject({ status: "failed" });
+    expect((await app.store.runs.get(badDefinition.runId))!.error).toMatch(new RegExp(`^executor: could not read the stored definition of applet ${b.id}: not valid JSON`));
     // The applet is not blocked: its next run ran.
-    expect(app.repos.runs.get(after.runId)).toMatchObject({ status: "succeeded" });
+    expect(await app.store.runs.get(after.runId)).toMatchObject({ status: "succeeded" });
     expect(seen).toEqual([3]);
   });
 });
@@ -297,10 +299,10 @@ describe("#12.2: the worker survives a full disk", () => {
     const app = setup({ onDisk: true, env: { ALLOW_PRIVATE_URLS: "true" } });
     const target = await startSink();
     cleanups.push(() => target.close());
-    const applet = app.applets.create({ name: "disk", definition: { ...orderedApplet, actions: [{ type: "http", config: { url: target.url, method: "POST", body: { n: "{{trigger.body.n}}" } } }] } });
-    for (const n of [1, 2]) app.applets.test(applet.id, { body: { n } });
+    const applet = await app.applets.create({ name: "disk", definition: { ...orderedApplet, actions: [{ type: "http", config: { url: target.url, method: "POST", body: { n: "{{trigger.body.n}}" } } }] } });
+    for (const n of [1, 2]) (await app.applets.test(applet.id, { body: { n } }));
     // This connection stays open through the test, as the web process's does.
-    app.db.sqlite.pragma("wal_checkpoint(TRUNCATE)");
+    sqliteOf(app.store).pragma("wal_checkpoint(TRUNCATE)");
     if (!isSmallDisk(disk)) return;
     disk.fill();
 
@@ -311,15 +313,15 @@ describe("#12.2: the worker survives a full disk", () => {
     await worker.waitFor(/heartbeat failed again.*"failures":4/);
     expect(worker.child.exitCode).toBeNull();
     expect(target.bodies).toEqual([]);
-    const during = checkHealth(app);
+    const during = await checkHealth(app);
     expect(during.ok).toBe(false);
     expect(during.problems).toEqual(expect.arrayContaining([expect.stringMatching(/^disk: \d+ (bytes|KB) free where the database is/), expect.stringMatching(/^worker: no heartbeat yet/)]));
 
     disk.free();
     await worker.waitFor(/heartbeat works again/);
-    await until(() => target.bodies.length >= 2 && checkHealth(app).ok, "the worker to catch up and report healthy", 20_000);
+    await until(async () => target.bodies.length >= 2 && (await checkHealth(app)).ok, "the worker to catch up and report healthy", 20_000);
     expect(target.bodies).toEqual([{ n: 1 }, { n: 2 }]);
-    expect(checkHealth(app)).toMatchObject({ ok: true, problems: [] });
+    expect(await checkHealth(app)).toMatchObject({ ok: true, problems: [] });
     worker.child.kill("SIGTERM");
     expect(await worker.exited).toBe(0);
   }, 60_000);
@@ -336,41 +338,41 @@ describe("#12.6: SIGTERM", () => {
         return HttpResponse.json({ ok: true });
       }),
     );
-    const slow = app.applets.create({ name: "slow", definition: webhookToHttp("https://slow.test/hold") });
-    const other = app.applets.create({ name: "other", definition: webhookToHttp("https://sink.test/hook") });
+    const slow = await app.applets.create({ name: "slow", definition: webhookToHttp("https://slow.test/hold") });
+    const other = await app.applets.create({ name: "other", definition: webhookToHttp("https://sink.test/hook") });
     const keys = sink();
-    const inFlight = app.applets.test(slow.id, { body: {} }).runId;
+    const inFlight = (await app.applets.test(slow.id, { body: {} })).runId;
     const worker = startWorker(app, { concurrency: 1 });
-    await until(() => app.repos.runs.get(inFlight)!.status === "running", "the slow run to start");
-    const queued = [1, 2, 3].map((n) => app.applets.test(other.id, { body: { n } }).runId);
+    await until(async () => (await app.store.runs.get(inFlight))!.status === "running", "the slow run to start");
+    const queued = (await Promise.all([1, 2, 3].map(async (n) => (await app.applets.test(other.id, { body: { n } })).runId)));
     const stopped = await worker.loop.stop({ graceMs: 50 });
     expect(stopped.released).toEqual([inFlight]);
-    expect(app.repos.runs.get(inFlight)).toMatchObject({ status: "queued", attempt: 1, lockedBy: null, startedAt: null });
-    for (const id of queued) expect(app.repos.runs.get(id)).toMatchObject({ status: "queued", startedAt: null });
+    expect(await app.store.runs.get(inFlight)).toMatchObject({ status: "queued", attempt: 1, lockedBy: null, startedAt: null });
+    for (const id of queued) expect(await app.store.runs.get(id)).toMatchObject({ status: "queued", startedAt: null });
     release();
     expect(keys).toEqual([]);
-    expect(app.repos.workers.live(app.clock.now())).toEqual([]);
+    expect(await app.store.workers.live(app.clock.now())).toEqual([]);
   });
 
   test("#12.6: aborting a scheduler tick aborts its feed requests at once and stores nothing for them", async () => {
     const app = setup({ env: { ALLOW_PRIVATE_URLS: "true" } });
     const feed = await startSlowServer();
     cleanups.push(() => feed.close());
-    const applet = app.applets.create({
+    const applet = await app.applets.create({
       name: "slow feed",
       definition: { version: 1, trigger: { type: "rss", config: { url: feed.url } }, actions: [{ type: "http", config: { url: "https://sink.test/hook", body: "{}" } }] },
     });
-    const before = app.repos.triggerState.get(applet.id)!;
+    const before = (await app.store.triggerState.get(applet.id))!;
     const abort = new AbortController();
     const tick = runSchedulerTick(app, app.clock.now(), { holder: "w", signal: abort.signal });
     await until(() => feed.requests === 1, "the tick to fetch the feed");
     abort.abort();
     const result = await tick;
     expect(result).toMatchObject({ ran: true, events: 0 });
-    const after = app.repos.triggerState.get(applet.id)!;
+    const after = (await app.store.triggerState.get(applet.id))!;
     expect(after).toMatchObject({ lastError: before.lastError, errorCount: before.errorCount, lastPolledAt: before.lastPolledAt });
     // The lock is released for the next worker.
-    expect(app.repos.jobLocks.get("scheduler_tick")).toMatchObject({ locked_by: null });
+    expect(await app.store.jobLocks.get("scheduler_tick")).toMatchObject({ lockedBy: null });
   });
 
   test("#12.6: on SIGTERM the worker stops claiming at once while its tick waits on a slow feed, and exits within its bound", async () => {
@@ -379,12 +381,13 @@ describe("#12.6: SIGTERM", () => {
     cleanups.push(() => feed.close());
     const target = await startSink({ delayMs: 300 });
     cleanups.push(() => target.close());
-    app.applets.create({
+    await app.applets.create({
       name: "slow feed",
       definition: { version: 1, trigger: { type: "rss", config: { url: feed.url } }, actions: [{ type: "http", config: { url: target.url, body: "{}" } }] },
     });
-    const busy = app.applets.create({ name: "busy", definition: { ...orderedApplet, actions: [{ type: "http", config: { url: target.url, method: "POST", body: { n: "{{trigger.body.n}}" } } }] } });
-    const runIds = Array.from({ length: 30 }, (_, n) => app.applets.test(busy.id, { body: { n } }).runId);
+    const busy = await app.applets.create({ name: "busy", definition: { ...orderedApplet, actions: [{ type: "http", config: { url: target.url, method: "POST", body: { n: "{{trigger.body.n}}" } } }] } });
+    const runIds: string[] = [];
+    for (let n = 0; n < 30; n++) runIds.push((await app.applets.test(busy.id, { body: { n } })).runId);
 
     const worker = spawnWorkerProcess({ DATA_DIR: app.dataDir, ALLOW_PRIVATE_URLS: "true", WORKER_SHUTDOWN_SECONDS: "5" });
     cleanups.push(() => worker.kill());
@@ -397,7 +400,7 @@ describe("#12.6: SIGTERM", () => {
     const started = Date.now();
     expect(await worker.exited).toBe(0);
     const exitedAfterMs = Date.now() - started;
-    const runs = runIds.map((id) => app.repos.runs.get(id)!);
+    const runs = (await Promise.all(runIds.map(async (id) => (await app.store.runs.get(id))!)));
     const startedAfter = runs.filter((r) => r.startedAt !== null && r.startedAt > termAt);
     expect(startedAfter).toEqual([]);
     // Within the bound (5 s for runs in flight, plus closing): the feed request was aborted, not
@@ -417,12 +420,12 @@ describe("#12.8: minor", () => {
     const keys = sink();
     const sandbox = createSandbox({ threads: 1 });
     cleanups.push(() => sandbox.close());
-    const applet = app.applets.create({ name: "rejects", definition: { ...webhookToHttp("https://sink.test/hook"), filter: { code: "Promise.reject(Symbol())" } } });
-    const runId = app.applets.test(applet.id, { body: {} }).runId;
+    const applet = await app.applets.create({ name: "rejects", definition: { ...webhookToHttp("https://sink.test/hook"), filter: { code: "Promise.reject(Symbol())" } } });
+    const runId = (await app.applets.test(applet.id, { body: {} })).runId;
     const worker = startWorker(app, { deps: { sandbox } });
     cleanups.push(() => worker.stop());
     await worker.drain();
-    expect(app.repos.runs.get(runId)).toMatchObject({ status: "failed", error: "filter: unhandled promise rejection: Symbol()" });
+    expect(await app.store.runs.get(runId)).toMatchObject({ status: "failed", error: "filter: unhandled promise rejection: Symbol()" });
     expect(keys).toEqual([]);
   });
 
@@ -436,11 +439,11 @@ describe("#12.8: minor", () => {
         return HttpResponse.json({ ok: true });
       }),
     );
-    const applet = app.applets.create({ name: "deleted", definition: webhookToHttp("https://slow.test/hold") });
-    const runId = app.applets.test(applet.id, { body: {} }).runId;
+    const applet = await app.applets.create({ name: "deleted", definition: webhookToHttp("https://slow.test/hold") });
+    const runId = (await app.applets.test(applet.id, { body: {} })).runId;
     const worker = startWorker(app, { concurrency: 1 });
     cleanups.push(() => worker.stop());
-    await until(() => app.repos.runs.get(runId)?.status === "running", "the run to start");
+    await until(async () => (await app.store.runs.get(runId))?.status === "running", "the run to start");
     await app.applets.delete(applet.id);
     release();
     await until(() => app.lines.some((l) => /deleted while it ran/.test(l)), "the run's end to be logged");

@@ -2,8 +2,8 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
-import { defaultMigrationsDir, openDatabase } from "@/lib/db/client";
-import { createRunsRepo } from "@/lib/db/repos/runs";
+import { defaultMigrationsDir, openDatabase } from "@/lib/db/store/sqlite/client";
+import { createRunsRepo } from "@/lib/db/store/sqlite/runs";
 
 const dirs: string[] = [];
 afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));

@@ -47,21 +47,21 @@ interface Scenario {
   run(definition: Record<string, unknown>): Promise<string>;
 }
 
-function scenario(secrets: Record<string, string>, env: Record<string, string> = {}): Scenario {
+async function scenario(secrets: Record<string, string>, env: Record<string, string> = {}): Promise<Scenario> {
   const logs: string[] = [];
   const log = createLogger("whenthen", "debug", (line) => logs.push(line));
   // Notes are the action's delivered output, written where the user asked: outside DATA_DIR here,
   // so that everything under DATA_DIR is the app's own record of the run.
   const app = createTestApp({ env: { NOTES_ROOT: makeTempDir("whenthen-notes-"), SMTP_URL: `smtp://127.0.0.1:${relayPort}`, ...env }, log });
-  for (const [name, value] of Object.entries(secrets)) app.secrets.set(name, value);
+  for (const [name, value] of Object.entries(secrets)) await app.secrets.set(name, value);
   const worker = startWorker(app);
   cleanups.push(() => app.cleanup(), () => worker.stop());
   return {
     app,
     logs,
     async run(definition) {
-      const a = app.applets.create({ name: "leaky", definition: { version: 1, trigger: { type: "webhook", config: {} }, ...definition } });
-      const { runId } = app.applets.test(a.id, { body: { title: "hello" } });
+      const a = await app.applets.create({ name: "leaky", definition: { version: 1, trigger: { type: "webhook", config: {} }, ...definition } });
+      const { runId } = await app.applets.test(a.id, { body: { title: "hello" } });
       await worker.drain();
       return runId;
     },
@@ -91,7 +91,7 @@ async function leaks(s: Scenario, runId: string, needles: string[]): Promise<str
   return found;
 }
 
-const stepOf = (s: Scenario, runId: string) => s.app.repos.runs.get(runId)!.steps.at(-1)!;
+const stepOf = async (s: Scenario, runId: string) => (await s.app.store.runs.get(runId))!.steps.at(-1)!;
 
 describe("#13.4 one redactor for everything a run stores or logs", () => {
   test("#13.4: a whole-URL secret is redacted in the http action's error in its normalised form (case, default port, /a/../, backslashes)", async () => {
@@ -99,11 +99,11 @@ describe("#13.4 one redactor for everything a run stores or logs", () => {
     const normalised = "http://hooks.example.test/hook/in?token=tok-9f8e7d6c5b4a";
     expect(new URL(SECRET).href).toBe(normalised);
     server.use(http.post(normalised.split("?")[0]!, () => HttpResponse.error()));
-    const s = scenario({ HOOK: SECRET });
+    const s = await scenario({ HOOK: SECRET });
     const runId = await s.run({ actions: [{ type: "http", config: { url: "{{secrets.HOOK}}", body: "{}" } }] });
-    const run = s.app.repos.runs.get(runId)!;
+    const run = (await s.app.store.runs.get(runId))!;
     expect(run.status).toBe("queued"); // a network error: retried later
-    expect(stepOf(s, runId).error).toMatch(/^net: .* for \[redacted\]$/);
+    expect((await stepOf(s, runId)).error).toMatch(/^net: .* for \[redacted\]$/);
     expect(await leaks(s, runId, [SECRET, normalised, "hooks.example.test/hook", "tok-9f8e7d6c5b4a"])).toEqual([]);
   });
 
@@ -114,21 +114,21 @@ describe("#13.4 one redactor for everything a run stores or logs", () => {
       http.post(SLACK, () => new HttpResponse("no_service: /services/T0ABC1234/B0XYZ98765/Zq8fE3rT1uV6wX0yA2bC4dG7 is not a known hook", { status: 404 })),
       http.post(DISCORD, () => HttpResponse.json({ message: "Unknown Webhook", code: 10015, path: "/api/webhooks/1234567890123456789/abcDEF_ghi-JKLmnoPQRstuVWX" }, { status: 404 })),
     );
-    const s = scenario({ SLACK, DISCORD });
+    const s = await scenario({ SLACK, DISCORD });
     const slackRun = await s.run({ actions: [{ type: "slack", config: { webhook_url: "{{secrets.SLACK}}", text: "hi" } }] });
     const discordRun = await s.run({ actions: [{ type: "discord", config: { webhook_url: "{{secrets.DISCORD}}", content: "hi" } }] });
-    expect(s.app.repos.runs.get(slackRun)!.status).toBe("failed");
-    expect(s.app.repos.runs.get(discordRun)!.status).toBe("failed");
-    expect(stepOf(s, slackRun).error).toContain("no_service: /services/[redacted]/[redacted]/[redacted] is not a known hook");
+    expect((await s.app.store.runs.get(slackRun))!.status).toBe("failed");
+    expect((await s.app.store.runs.get(discordRun))!.status).toBe("failed");
+    expect((await stepOf(s, slackRun)).error).toContain("no_service: /services/[redacted]/[redacted]/[redacted] is not a known hook");
     const needles = [SLACK, DISCORD, "T0ABC1234", "B0XYZ98765", "Zq8fE3rT1uV6wX0yA2bC4dG7", "1234567890123456789", "abcDEF_ghi-JKLmnoPQRstuVWX"];
     expect([...(await leaks(s, slackRun, needles)), ...(await leaks(s, discordRun, needles))]).toEqual([]);
   });
 
   test("#13.4: the note action's progress path, output and sanitised file name (+ → _) hold no secret, and a refused write's error neither", async () => {
     const SECRET = "Kx+9f8e7d6c5b4a3";
-    const s = scenario({ NAME: SECRET });
+    const s = await scenario({ NAME: SECRET });
     const written = await s.run({ actions: [{ type: "note", config: { filename: "{{secrets.NAME}}.md", content: "note" } }] });
-    const step = stepOf(s, written);
+    const step = await stepOf(s, written);
     expect(step.status).toBe("succeeded");
     expect(step.input).toMatchObject({ filename: "[redacted].md" });
     expect((step.progress as { path: string }).path).toMatch(/\[redacted\]\.md$/);
@@ -141,7 +141,7 @@ describe("#13.4 one redactor for everything a run stores or logs", () => {
     writeFileSync(outside, "x");
     linkSync(outside, path.join(folder, "log.md"));
     const refused = await s.run({ actions: [{ type: "note", config: { folder: "{{secrets.NAME}}", filename: "log.md", content: "y", mode: "append" } }] });
-    expect(stepOf(s, refused).error).toMatch(/\[redacted\]\/log\.md" has 2 hard links/);
+    expect((await stepOf(s, refused)).error).toMatch(/\[redacted\]\/log\.md" has 2 hard links/);
     expect(await leaks(s, written, [SECRET, "Kx_9f8e7d6c5b4a3", "9f8e7d6c5b4a3"])).toEqual([]);
     expect(await leaks(s, refused, [SECRET, "Kx_9f8e7d6c5b4a3", "9f8e7d6c5b4a3"])).toEqual([]);
   });
@@ -151,13 +151,13 @@ describe("#13.4 one redactor for everything a run stores or logs", () => {
     const SUBJECT = "tok-77aa88bb99cc";
     // addressparser rewrites this as "ops tok-5566778899q"@bad..example, a form no redaction knew.
     const BAD = 'ops"tok-5566778899\\q@bad..example';
-    const s = scenario({ TO, SUBJECT, BAD });
+    const s = await scenario({ TO, SUBJECT, BAD });
     const sent = await s.run({ actions: [{ type: "email", config: { to: "{{secrets.TO}}", subject: "Invoice {{secrets.SUBJECT}}", body_markdown: "hi" } }] });
-    expect(s.app.repos.runs.get(sent)!.status).toBe("succeeded");
+    expect((await s.app.store.runs.get(sent))!.status).toBe("succeeded");
     expect(s.logs.some((l) => l.includes('"email sent"') || l.includes("email sent"))).toBe(true);
     const refused = await s.run({ actions: [{ type: "email", config: { to: "{{secrets.BAD}}", subject: "x", body_markdown: "hi" } }] });
-    expect(s.app.repos.runs.get(refused)!.status).toBe("failed");
-    expect(stepOf(s, refused).error).toBe('the rendered config is invalid: to: email: "to" has an invalid address (entry 1 of 1)');
+    expect((await s.app.store.runs.get(refused))!.status).toBe("failed");
+    expect((await stepOf(s, refused)).error).toBe('the rendered config is invalid: to: email: "to" has an invalid address (entry 1 of 1)');
     // The secret, its parts, and the form an address parser makes of it (quotes, backslash gone).
     const needles = [TO, "9f8e7d6c", SUBJECT, BAD, "tok-5566778899"];
     expect([...(await leaks(s, sent, needles)), ...(await leaks(s, refused, needles))]).toEqual([]);

@@ -4,6 +4,7 @@ import { createApp } from "@/lib/app";
 import { silentLogger } from "@/lib/core/log";
 import { runRetention } from "@/lib/scheduler/retention";
 import { createTestApp, webhookToHttp, type TestApp } from "../helpers/db";
+import { sqliteOf } from "@/lib/db/store/sqlite";
 
 /**
  * Issue 14, growth: retention must give the space back. Real SQLite files in a temp DATA_DIR;
@@ -11,14 +12,14 @@ import { createTestApp, webhookToHttp, type TestApp } from "../helpers/db";
  */
 const apps: TestApp[] = [];
 afterEach(() => {
-  for (const a of apps.splice(0)) a.cleanup();
+  for (const a of apps.splice(0)) void a.cleanup();
 });
 
 const DAY = 86_400_000;
 
 /** `n` finished runs, 90 % of them received 40 days before the clock, each with a ~1 KB payload. */
-function fill(app: TestApp, n: number): void {
-  const applet = app.applets.create({ name: "busy", definition: webhookToHttp("https://status.test/status/200") });
+async function fill(app: TestApp, n: number): Promise<void> {
+  const applet = await app.applets.create({ name: "busy", definition: webhookToHttp("https://status.test/status/200") });
   const now = app.clock.now().getTime();
   const body = JSON.stringify({ note: "x".repeat(1000) });
   for (let start = 0; start < n; start += 1000) {
@@ -27,13 +28,13 @@ function fill(app: TestApp, n: number): void {
       const at = new Date(now - (i % 10 === 0 ? DAY : 40 * DAY) + i).toISOString();
       return { appletId: applet.id, source: "webhook" as const, dedupeKey: null, payloadJson: body, receivedAt: at, maxAttempts: 3 };
     });
-    app.repos.runs.ingestMany(batch);
+    await app.store.runs.ingestMany(batch);
   }
-  app.db.sqlite.prepare("UPDATE runs SET status = 'succeeded'").run();
+  sqliteOf(app.store).prepare("UPDATE runs SET status = 'succeeded'").run();
 }
 
 function fileBytes(app: TestApp): number {
-  app.db.sqlite.pragma("wal_checkpoint(TRUNCATE)");
+  sqliteOf(app.store).pragma("wal_checkpoint(TRUNCATE)");
   return statSync(app.config.databasePath).size;
 }
 
@@ -41,12 +42,12 @@ describe("#14: retention returns space to the file system", () => {
   test("#14: after retention deletes 90 % of the runs the database file is at most 30 % of its size before", async () => {
     const app = createTestApp({ start: "2026-03-07T12:00:00.000Z" });
     apps.push(app);
-    expect(app.repos.maintenance.autoVacuum()).toBe("incremental");
-    fill(app, 20_000);
+    expect(await app.store.maintenance.spaceMode()).toBe("incremental");
+    await fill(app, 20_000);
     const before = fileBytes(app);
     const r = await runRetention(app, app.clock.now(), { holder: "test", pauseMs: 0 });
     expect(r.deletedEvents).toBe(18_000);
-    expect(app.db.sqlite.prepare("SELECT COUNT(*) AS n FROM runs").get()).toEqual({ n: 2_000 });
+    expect(sqliteOf(app.store).prepare("SELECT COUNT(*) AS n FROM runs").get()).toEqual({ n: 2_000 });
     const after = fileBytes(app);
     expect(r.reclaimedBytes).toBeGreaterThan(0);
     expect(after / before).toBeLessThanOrEqual(0.3);
@@ -55,34 +56,34 @@ describe("#14: retention returns space to the file system", () => {
   test("#14: a data dir made before auto_vacuum (auto_vacuum = NONE) is converted once by retention and then shrinks", async () => {
     const first = createTestApp({ start: "2026-03-07T12:00:00.000Z" });
     // What an older whenthen left on disk: the same schema without auto_vacuum.
-    first.db.sqlite.pragma("auto_vacuum = NONE");
-    first.db.sqlite.exec("VACUUM");
-    expect(first.repos.maintenance.autoVacuum()).toBe("none");
-    fill(first, 10_000);
+    sqliteOf(first.store).pragma("auto_vacuum = NONE");
+    sqliteOf(first.store).exec("VACUUM");
+    expect(await first.store.maintenance.spaceMode()).toBe("none");
+    await fill(first, 10_000);
     const dataDir = first.dataDir;
-    first.close();
+    void first.close();
 
     // Reopened by the new code: opening alone cannot change the mode of a file that has tables.
     const app = createTestApp({ start: "2026-03-07T12:00:00.000Z", dataDir });
     apps.push(app, { ...first, cleanup: () => first.cleanup() });
-    expect(app.repos.maintenance.autoVacuum()).toBe("none");
+    expect(await app.store.maintenance.spaceMode()).toBe("none");
     const before = fileBytes(app);
     await runRetention(app, app.clock.now(), { holder: "test", pauseMs: 0 });
-    expect(app.repos.maintenance.autoVacuum()).toBe("incremental");
+    expect(await app.store.maintenance.spaceMode()).toBe("incremental");
     expect(fileBytes(app) / before).toBeLessThanOrEqual(0.3);
     // From now on freed pages go back at every retention run.
-    app.db.sqlite.prepare("DELETE FROM runs").run();
-    app.db.sqlite.prepare("DELETE FROM events").run();
+    sqliteOf(app.store).prepare("DELETE FROM runs").run();
+    sqliteOf(app.store).prepare("DELETE FROM events").run();
     const beforeSecond = fileBytes(app);
     await runRetention(app, app.clock.now(), { holder: "test", pauseMs: 0 });
     expect(fileBytes(app)).toBeLessThan(beforeSecond);
   });
 
-  test("#14: a new database is created with incremental auto-vacuum", () => {
+  test("#14: a new database is created with incremental auto-vacuum", async () => {
     const app = createTestApp();
     apps.push(app);
     const again = createApp({ env: { DATA_DIR: app.dataDir }, log: silentLogger });
-    expect(again.repos.maintenance.autoVacuum()).toBe("incremental");
-    again.close();
+    expect(await again.store.maintenance.spaceMode()).toBe("incremental");
+    void again.close();
   });
 });

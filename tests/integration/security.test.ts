@@ -16,6 +16,7 @@ import { createSafeFetch, isPublicAddress } from "@/lib/net/safe-fetch";
 import { createActionContext, makeTempDir, removeTempDirs } from "../helpers/action-context";
 import { bootAuth, shutAuth, type BootedAuth } from "../helpers/auth";
 import { createTestApp, webhookToHttp, type TestApp } from "../helpers/db";
+import { sqliteOf } from "@/lib/db/store/sqlite";
 
 /**
  * Issue #13 ("close what an attacker found from outside"), the parts that need no browser and no
@@ -137,7 +138,7 @@ describe("#13.1 request bodies are bounded on every route", () => {
     const refused = await call(b.api, "POST", "/api/setup", { headers: { "content-type": "application/json", "content-length": String(300 * 1024 * 1024) }, body: declared.stream });
     expect(refused.status).toBe(413);
     expect(declared.pulled.bytes).toBe(0);
-    expect(b.app.repos.users.count()).toBe(0);
+    expect(await b.app.store.users.count()).toBe(0);
   });
 
   it("#13.1: the import takes up to 10 MB, every other route up to 2 MB, and server.ts refuses a declared body over 10 MB before Next sees it", async () => {
@@ -191,11 +192,11 @@ describe("#13.2 security headers", () => {
   });
   afterAll(async () => {
     await new Promise((r) => server.close(r));
-    app.cleanup();
+    void app.cleanup();
   });
 
   it("#13.2: behind HTTPS every answer (page, API, webhook, health) carries HSTS, nosniff, Referrer-Policy and a CSP that forbids framing; a page's policy has a nonce and no unsafe-eval", async () => {
-    const hook = app.applets.create({ name: "hook", definition: webhookToHttp("https://status.test/status/200") });
+    const hook = await app.applets.create({ name: "hook", definition: webhookToHttp("https://status.test/status/200") });
     const answers = {
       page: await fetch(`${base}/runs`),
       api: await fetch(`${base}/api/applets`),
@@ -224,7 +225,7 @@ describe("#13.3 Host and Origin are checked against PUBLIC_URL", () => {
     const rebound = await call(b.api, "POST", "/api/setup", { host: "evil.example", headers: { origin: "http://evil.example" }, body: JSON.stringify(CREDENTIALS) });
     expect(rebound.status).toBe(403);
     expect((await rebound.json()).error).toContain("PUBLIC_URL");
-    expect(b.app.repos.users.count()).toBe(0);
+    expect(await b.app.store.users.count()).toBe(0);
     // A loopback name is this machine whatever the port: a laptop opening 127.0.0.1 sets up fine.
     const local = await call(b.api, "POST", "/api/setup", { host: "127.0.0.1:3000", headers: { origin: "http://127.0.0.1:3000" }, body: JSON.stringify(CREDENTIALS) });
     expect(local.status).toBe(201);
@@ -273,7 +274,7 @@ describe("beyond the found vectors", () => {
     }
     // No content type at all, with a body, is not JSON either (a no-cors fetch of a Blob).
     expect((await call(b.api, "POST", "/api/login", { headers: { "content-length": "40" }, body: new Blob([JSON.stringify(CREDENTIALS)]) })).status).toBe(415);
-    expect(b.app.secrets.list()).toEqual([]);
+    expect(await b.app.secrets.list()).toEqual([]);
     // A POST that carries nothing (Retry, Sign out) needs no type.
     expect((await call(b.api, "POST", "/api/logout", { headers: { cookie } })).status).toBe(200);
   });
@@ -292,13 +293,13 @@ describe("#13.5 and #13.6 webhook bodies that cost more than they weigh", () => 
   });
   afterAll(async () => {
     await new Promise((r) => server.close(r));
-    app.cleanup();
+    void app.cleanup();
   });
-  const hook = () => {
-    const a = app.applets.create({ name: "hook", definition: webhookToHttp("https://status.test/status/200") });
+  const hook = async () => {
+    const a = await app.applets.create({ name: "hook", definition: webhookToHttp("https://status.test/status/200") });
     return `${base}/api/hooks/${a.id}/${a.webhookToken}`;
   };
-  const stored = async (res: Response) => app.repos.runs.event(((await res.json()) as { event_id: string }).event_id)!.payload;
+  const stored = async (res: Response) => (await app.store.runs.event(((await res.json()) as { event_id: string }).event_id))!.payload;
 
   it("#13.5: capping an oversized payload serializes it once, however many keys it has (it was up to nine times)", () => {
     const payload = { body: Object.fromEntries(Array.from({ length: 9_999 }, (_, i) => [`field${i}`, "v".repeat(90)])) };
@@ -322,7 +323,7 @@ describe("#13.5 and #13.6 webhook bodies that cost more than they weigh", () => 
   it("#13.5: an 868 KB form with 100,000 fields (or JSON with 1e5 keys) is stored as capped raw text with a parse_error instead of being parsed", async () => {
     const form = Array.from({ length: 100_000 }, (_, i) => `f${i}=x`).join("&");
     expect(form.length).toBeGreaterThan(860_000);
-    const formRes = await fetch(hook(), { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: form });
+    const formRes = await fetch(await hook(), { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: form });
     expect(formRes.status).toBe(202);
     const formPayload = await stored(formRes);
     expect(formPayload.body).toMatchObject({ parse_error: `more than ${LIMITS.payloadKeys} fields` });
@@ -331,22 +332,22 @@ describe("#13.5 and #13.6 webhook bodies that cost more than they weigh", () => 
     expect(Buffer.byteLength(JSON.stringify(formPayload))).toBeLessThanOrEqual(LIMITS.storedPayloadBytes);
 
     const wide = JSON.stringify(Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`k${i}`, i])));
-    const jsonPayload = await stored(await fetch(hook(), { method: "POST", headers: { "content-type": "application/json" }, body: wide.slice(0, 1024 * 1024 - 2) + "}" }));
+    const jsonPayload = await stored(await fetch(await hook(), { method: "POST", headers: { "content-type": "application/json" }, body: wide.slice(0, 1024 * 1024 - 2) + "}" }));
     expect(jsonPayload.body).toMatchObject({ parse_error: `more than ${LIMITS.payloadKeys} object keys` });
     // Repeated fields are collected in linear time too, and still become an array.
-    const repeated = await stored(await fetch(hook(), { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: Array.from({ length: 9_000 }, () => "tag=a").join("&") }));
+    const repeated = await stored(await fetch(await hook(), { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: Array.from({ length: 9_000 }, () => "tag=a").join("&") }));
     expect((repeated.body as { tag: string[] }).tag).toHaveLength(9_000);
   });
 
   it("#13.6: JSON nested 10,000 levels deep gets 202 and is stored as raw text with a parse_error, never a 500", async () => {
     const deep = "[".repeat(10_000) + "]".repeat(10_000);
-    const res = await fetch(hook(), { method: "POST", headers: { "content-type": "application/json" }, body: deep });
+    const res = await fetch(await hook(), { method: "POST", headers: { "content-type": "application/json" }, body: deep });
     expect(res.status).toBe(202);
     const payload = await stored(res);
     expect(payload.body).toEqual({ raw: deep, parse_error: `nested deeper than ${LIMITS.jsonDepth} levels` });
     // Just under the bound parses as usual.
     const fine = "[".repeat(LIMITS.jsonDepth) + "]".repeat(LIMITS.jsonDepth);
-    expect((await stored(await fetch(hook(), { method: "POST", headers: { "content-type": "application/json" }, body: fine }))).body).toEqual(JSON.parse(fine));
+    expect((await stored(await fetch(await hook(), { method: "POST", headers: { "content-type": "application/json" }, body: fine }))).body).toEqual(JSON.parse(fine));
   });
 
   it("#13.6: the session API answers deep JSON with 400 naming the bound", async () => {
@@ -362,12 +363,12 @@ describe("#13.7 SMTP: a message that can never be accepted gets a permanent answ
   let receiver: Receiver;
   beforeAll(async () => {
     app = createTestApp({ env: { INBOUND_DOMAIN: "hooks.example" } });
-    app.applets.create({ name: "mail", definition: { version: 1, trigger: { type: "email", config: { to_alias: "in" } }, actions: [{ type: "note", config: { filename: "mail.md", content: "{{trigger.subject}}" } }] } });
+    await app.applets.create({ name: "mail", definition: { version: 1, trigger: { type: "email", config: { to_alias: "in" } }, actions: [{ type: "note", config: { filename: "mail.md", content: "{{trigger.subject}}" } }] } });
     receiver = await startReceiver(app, { port: 0, host: "127.0.0.1" });
   });
   afterAll(async () => {
     await receiver.close();
-    app.cleanup();
+    void app.cleanup();
   });
   /** Sends a raw message with nodemailer (a real SMTP client); resolves with the reply code. */
   async function send(raw: string): Promise<{ code: number; response: string }> {
@@ -402,17 +403,17 @@ describe("#13.7 SMTP: a message that can never be accepted gets a permanent answ
 
   it("#13.7: our own fault (the database gone) is still a temporary 451", async () => {
     const broken = createTestApp({ env: { INBOUND_DOMAIN: "hooks.example" } });
-    broken.applets.create({ name: "mail", definition: { version: 1, trigger: { type: "email", config: { to_alias: "in" } }, actions: [{ type: "note", config: { filename: "m.md", content: "x" } }] } });
+    await broken.applets.create({ name: "mail", definition: { version: 1, trigger: { type: "email", config: { to_alias: "in" } }, actions: [{ type: "note", config: { filename: "m.md", content: "x" } }] } });
     const r = await startReceiver(broken, { port: 0, host: "127.0.0.1" });
     try {
-      broken.db.sqlite.exec("DROP TABLE runs");
+      sqliteOf(broken.store).exec("DROP TABLE runs");
       const transport = nodemailer.createTransport({ host: "127.0.0.1", port: r.port, secure: false, ignoreTLS: true });
       const err = await transport.sendMail({ envelope: { from: "sender@example.com", to: ["in@hooks.example"] }, raw: `${head}\r\nhi\r\n` }).catch((e: { responseCode?: number }) => e);
       transport.close();
       expect((err as { responseCode?: number }).responseCode).toBe(451);
     } finally {
       await r.close();
-      broken.cleanup();
+      void broken.cleanup();
     }
   });
 });
@@ -420,7 +421,7 @@ describe("#13.7 SMTP: a message that can never be accepted gets a permanent answ
 describe("#13.8 IPv4 addresses inside IPv6", () => {
   const hidden = ["http://[::127.0.0.1]/", "http://[::7f00:1]:8080/x", "http://[::10.0.0.1]/", "http://[::ffff:0:127.0.0.1]/", "http://[64:ff9b::127.0.0.1]/", "http://[64:ff9b:1::a00:1]/", "http://[2002:7f00:1::]/", "http://[::8.8.8.8]/", "http://[100::1]/"];
 
-  it("#13.8: http://[::127.0.0.1]/ and other embedded-IPv4 forms are refused when an http, poll or RSS applet is saved", () => {
+  it("#13.8: http://[::127.0.0.1]/ and other embedded-IPv4 forms are refused when an http, poll or RSS applet is saved", async () => {
     const app = createTestApp();
     try {
       for (const url of hidden) {
@@ -429,13 +430,13 @@ describe("#13.8 IPv4 addresses inside IPv6", () => {
           { version: 1, trigger: { type: "poll", config: { url, path: "price", condition: "changed", interval_min: 5 } }, actions: webhookToHttp("https://status.test/status/200").actions },
           { version: 1, trigger: { type: "rss", config: { url } }, actions: webhookToHttp("https://status.test/status/200").actions },
         ]) {
-          expect(() => app.applets.create({ name: "x", definition }), `${definition.trigger.type} ${url}`).toThrow(/refusing private address/);
+          await expect(app.applets.create({ name: "x", definition }), `${definition.trigger.type} ${url}`).rejects.toThrow(/refusing private address/);
         }
       }
       // Global unicast IPv6 is still fine.
-      expect(app.applets.create({ name: "v6", definition: webhookToHttp("https://[2606:4700::1111]/") }).id).toBeTruthy();
+      expect((await app.applets.create({ name: "v6", definition: webhookToHttp("https://[2606:4700::1111]/") })).id).toBeTruthy();
     } finally {
-      app.cleanup();
+      void app.cleanup();
     }
   });
 
@@ -450,7 +451,7 @@ describe("#13.8 IPv4 addresses inside IPv6", () => {
 });
 
 describe("#13.9 import", () => {
-  it("#13.9: a guessable webhook token, an id with /.., a created_at that is not a date and enabled that is not a boolean are all refused at once, each with its path", () => {
+  it("#13.9: a guessable webhook token, an id with /.., a created_at that is not a date and enabled that is not a boolean are all refused at once, each with its path", async () => {
     const app = createTestApp();
     try {
       const good = JSON.parse(readFileSync("fixtures/export.json", "utf8")) as Record<string, unknown>[];
@@ -462,7 +463,7 @@ describe("#13.9 import", () => {
       ];
       let problems: { path: string; message: string }[] = [];
       try {
-        app.applets.import(items, false);
+        await app.applets.import(items, false);
       } catch (err) {
         problems = (err as UserError).details ?? [];
       }
@@ -470,11 +471,11 @@ describe("#13.9 import", () => {
       expect(problems[0]!.message).toMatch(/too weak to guard a public URL; use 43 or more characters/);
       expect(problems[1]!.message).toMatch(/is not a valid id: use 1 to 64 letters, digits, - and _/);
       expect(problems[2]!.message).toBe('must be an ISO 8601 date and time such as 2026-03-07T13:00:00.000Z, got "yesterday"');
-      expect(app.repos.applets.list()).toEqual([]);
+      expect(await app.store.applets.list()).toEqual([]);
       // The export itself (tokens as whenthen makes them) still imports.
-      expect(app.applets.import(good, false).created).toHaveLength(3);
+      expect((await app.applets.import(good, false)).created).toHaveLength(3);
     } finally {
-      app.cleanup();
+      void app.cleanup();
     }
   });
 });

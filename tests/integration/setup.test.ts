@@ -8,6 +8,7 @@ import { createAuth } from "@/lib/auth";
 import { createApp } from "@/lib/app";
 import { silentLogger } from "@/lib/core/log";
 import { bootAuth, shutAuth, type BootedAuth } from "../helpers/auth";
+import { sqliteOf } from "@/lib/db/store/sqlite";
 
 type Booted = BootedAuth;
 
@@ -35,8 +36,8 @@ const sessionCookie = (res: Response): string => (res.headers.get("set-cookie") 
 describe("AC15: fresh start", () => {
   it("AC15: fresh start with an empty env and DATA_DIR: / goes to /setup, setup creates the one user with a session, a second setup is 404, both secrets are on disk", async () => {
     const b = await boot();
-    expect(b.app.repos.users.count()).toBe(0);
-    expect(b.auth.hasUser()).toBe(false);
+    expect(await b.app.store.users.count()).toBe(0);
+    expect(await b.auth.hasUser()).toBe(false);
 
     const root = await page(b, "/");
     expect(root.status).toBe(302);
@@ -51,7 +52,7 @@ describe("AC15: fresh start", () => {
     const cookie = sessionCookie(created);
     expect(cookie).toMatch(/^whenthen_session=[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/);
 
-    const rows = b.app.db.sqlite.prepare("SELECT email, password_hash, session_version FROM users").all() as { email: string; password_hash: string; session_version: number }[];
+    const rows = sqliteOf(b.app.store).prepare("SELECT email, password_hash, session_version FROM users").all() as { email: string; password_hash: string; session_version: number }[];
     expect(rows).toHaveLength(1);
     expect(rows[0]!.email).toBe("owner@example.com");
     expect(rows[0]!.password_hash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
@@ -66,7 +67,7 @@ describe("AC15: fresh start", () => {
     const again = await post(b.api, "/api/setup", { email: "intruder@example.com", password: "another long password" });
     expect(again.status).toBe(404);
     expect(again.headers.get("set-cookie")).toBeNull();
-    expect(b.app.repos.users.count()).toBe(1);
+    expect(await b.app.store.users.count()).toBe(1);
 
     // The setup page stops existing.
     expect((await page(b, "/setup")).headers.get("location")).toBe("/login");
@@ -88,7 +89,7 @@ describe("AC15: fresh start", () => {
     const body = (await res.json()) as { problems: { path: string; message: string }[] };
     expect(body.problems.map((p) => p.path).sort()).toEqual(["email", "password"]);
     expect(body.problems.find((p) => p.path === "password")!.message).toContain("at least 10 characters");
-    expect(b.app.repos.users.count()).toBe(0);
+    expect(await b.app.store.users.count()).toBe(0);
 
     const missing = await post(b.api, "/api/setup", {});
     expect(missing.status).toBe(400);
@@ -104,7 +105,7 @@ describe("AC15: fresh start", () => {
       post(b.api, "/api/setup", { email: "second@example.com", password: "second long password" }),
     ]);
     expect(results.map((r) => r.status).sort()).toEqual([201, 404]);
-    expect(b.app.repos.users.count()).toBe(1);
+    expect(await b.app.store.users.count()).toBe(1);
 
     // A second process on the same DATA_DIR: its own connection, its own auth, still one user.
     const dir = mkdtempSync(path.join(tmpdir(), "whenthen-setup-"));
@@ -117,16 +118,16 @@ describe("AC15: fresh start", () => {
         post(twoApi, "/api/setup", { email: "two@example.com", password: "two long password" }),
       ]);
       expect(raced.map((r) => r.status).sort()).toEqual([201, 404]);
-      expect(one.app.repos.users.count()).toBe(1);
+      expect(await one.app.store.users.count()).toBe(1);
     } finally {
-      twoApp.close();
+      void twoApp.close();
     }
   });
 
   it("AC15: ADMIN_EMAIL and ADMIN_PASSWORD create the admin on first start, once", async () => {
     const b = await boot({ ADMIN_EMAIL: "Admin@Example.com", ADMIN_PASSWORD: "admin password from env" });
-    expect(b.app.repos.users.count()).toBe(1);
-    const admin = b.app.repos.users.byEmail("admin@example.com");
+    expect(await b.app.store.users.count()).toBe(1);
+    const admin = await b.app.store.users.byEmail("admin@example.com");
     expect(admin?.passwordHash).toMatch(/^\$argon2id\$/);
 
     // No setup page, no setup endpoint: straight to login.
@@ -141,11 +142,11 @@ describe("AC15: fresh start", () => {
     // A later start with other values changes nothing: the env only seeds the first start.
     const again = createApp({ env: { DATA_DIR: b.dir, ADMIN_EMAIL: "other@example.com", ADMIN_PASSWORD: "a different password" }, log: silentLogger });
     try {
-      createAuth(again).ensureAdminFromEnv();
-      expect(again.repos.users.count()).toBe(1);
-      expect(again.repos.users.byEmail("admin@example.com")?.passwordHash).toBe(admin!.passwordHash);
+      await createAuth(again).ensureAdminFromEnv();
+      expect(await again.store.users.count()).toBe(1);
+      expect((await again.store.users.byEmail("admin@example.com"))?.passwordHash).toBe(admin!.passwordHash);
     } finally {
-      again.close();
+      void again.close();
     }
   });
 
@@ -153,15 +154,15 @@ describe("AC15: fresh start", () => {
     const dir = mkdtempSync(path.join(tmpdir(), "whenthen-setup-"));
     const app = createApp({ env: { DATA_DIR: dir, ADMIN_EMAIL: "admin@example.com", ADMIN_PASSWORD: "short" }, log: silentLogger });
     try {
-      expect(() => createAuth(app).ensureAdminFromEnv()).toThrow(/ADMIN_PASSWORD password must be at least 10 characters/);
-      expect(app.repos.users.count()).toBe(0);
+      await expect(createAuth(app).ensureAdminFromEnv()).rejects.toThrow(/ADMIN_PASSWORD password must be at least 10 characters/);
+      expect(await app.store.users.count()).toBe(0);
     } finally {
-      app.close();
+      void app.close();
       rmSync(dir, { recursive: true, force: true });
     }
 
     const b = await boot({ ADMIN_EMAIL: "admin@example.com" });
-    expect(b.app.repos.users.count()).toBe(0);
+    expect(await b.app.store.users.count()).toBe(0);
     expect((await page(b, "/")).headers.get("location")).toBe("/setup");
   });
 });

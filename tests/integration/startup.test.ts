@@ -179,7 +179,7 @@ describe("#22.5: pnpm reset-password", () => {
     const post = (p: string, body: unknown) => api.handle(new Request(`http://localhost:3000${p}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }));
     const created = await post("/api/setup", { email: "owner@example.com", password: "first password 1" });
     const cookie = (created.headers.get("set-cookie") ?? "").split(";")[0]!;
-    expect(auth.sessionFromCookieHeader(cookie)).not.toBeNull();
+    expect(await auth.sessionFromCookieHeader(cookie)).not.toBeNull();
 
     // As an operator runs it: the script, the new password on standard input.
     const script = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "scripts/reset-password.ts")], { cwd: ROOT, env: baseEnv(env), stdio: ["pipe", "pipe", "pipe"] });
@@ -190,10 +190,10 @@ describe("#22.5: pnpm reset-password", () => {
     expect(await new Promise((r) => script.once("exit", r))).toBe(0);
     expect(out).toContain("new password set for owner@example.com; every session is signed out");
 
-    expect(auth.sessionFromCookieHeader(cookie)).toBeNull();
+    expect(await auth.sessionFromCookieHeader(cookie)).toBeNull();
     expect((await post("/api/login", { email: "owner@example.com", password: "first password 1" })).status).toBe(401);
     expect((await post("/api/login", { email: "owner@example.com", password: "second password 2" })).status).toBe(200);
-    app.close();
+    void app.close();
   });
 
   test("#22.5: reset-password refuses a short password and an unknown email in words, and changes nothing", async () => {

@@ -34,7 +34,7 @@ describe("#21.18: whole-value templates keep their JSON type", () => {
     const worker = startWorker(app);
     cleanups.push(() => app.cleanup(), () => worker.stop());
     // The applet of the README's "Try it with curl", byte for byte apart from the URL.
-    const applet = app.applets.create({
+    const applet = await app.applets.create({
       name: "Orders to my service",
       definition: {
         version: 1,
@@ -42,9 +42,9 @@ describe("#21.18: whole-value templates keep their JSON type", () => {
         actions: [{ type: "http", config: { url: "https://orders.example/orders", method: "POST", body: { title: "{{trigger.body.title | upper}}", amount: "{{trigger.body.amount}}" } } }],
       },
     });
-    const { runId } = app.applets.test(applet.id, { body: { title: "order paid", amount: 59.9 } });
+    const { runId } = await app.applets.test(applet.id, { body: { title: "order paid", amount: 59.9 } });
     await worker.drain();
-    expect(app.repos.runs.get(runId)!.status).toBe("succeeded");
+    expect((await app.store.runs.get(runId))!.status).toBe("succeeded");
     expect(received).toEqual([{ title: "ORDER PAID", amount: 59.9 }]);
   });
 
@@ -53,13 +53,13 @@ describe("#21.18: whole-value templates keep their JSON type", () => {
     const worker = startWorker(app);
     cleanups.push(() => app.cleanup(), () => worker.stop());
     const blocks = [{ type: "section", text: { type: "mrkdwn", text: "*Paid*" } }];
-    const applet = app.applets.create({
+    const applet = await app.applets.create({
       name: "blocks",
       definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "slack", config: { webhook_url: SLACK_WEBHOOK, text: "Paid: {{trigger.body.amount}}", blocks: "{{trigger.body.blocks}}" } }] },
     });
-    const { runId } = app.applets.test(applet.id, { body: { amount: 59.9, blocks } });
+    const { runId } = await app.applets.test(applet.id, { body: { amount: 59.9, blocks } });
     await worker.drain();
-    expect(app.repos.runs.get(runId)!.status).toBe("succeeded");
+    expect((await app.store.runs.get(runId))!.status).toBe("succeeded");
     expect(JSON.parse(sentTo("slack")[0]!.body)).toEqual({ text: "Paid: 59.9", blocks });
   });
 

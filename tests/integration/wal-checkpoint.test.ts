@@ -8,12 +8,13 @@ import { createApp, type App } from "@/lib/app";
 import { createAppletService } from "@/lib/applets/service";
 import { ManualClock } from "@/lib/core/clock";
 import { silentLogger, type Logger } from "@/lib/core/log";
-import { checkpointDue, startWalCheckpointer } from "@/lib/db/checkpoint";
-import { JOURNAL_SIZE_LIMIT_BYTES } from "@/lib/db/client";
+import { checkpointDue, startWalCheckpointer } from "@/lib/db/store/sqlite/checkpoint";
+import { JOURNAL_SIZE_LIMIT_BYTES } from "@/lib/db/store/sqlite/client";
 import { createIngress } from "@/lib/http/ingress";
 import { captureLog, createTestApp, testFetch, webhookToHttp } from "../helpers/db";
 import { isSmallDisk, mountSmallDisk } from "../helpers/full-disk";
 import { until } from "../helpers/wait";
+import { sqliteOf } from "@/lib/db/store/sqlite";
 
 /**
  * Issue #12.7: the web process checkpoints the WAL on a size and a time bound, in a thread of its
@@ -53,14 +54,14 @@ function webApp(opts: { dataDir?: string; log?: Logger } = {}): App & { dataDir:
   const clock = new ManualClock("2026-03-07T12:00:00.000Z");
   const app = createApp({ env: { DATA_DIR: dataDir }, clock, log: opts.log ?? silentLogger, http: testFetch(), role: "web" });
   cleanups.push(() => {
-    app.close();
+    void app.close();
     if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
   return Object.assign(app, { dataDir, clock });
 }
 
 /** WAL frames already copied back into the database file (a NOOP checkpoint only reads the counters). */
-const backfilled = (app: App): number => (app.db.sqlite.pragma("wal_checkpoint(NOOP)") as { checkpointed: number }[])[0]!.checkpointed;
+const backfilled = (app: App): number => (sqliteOf(app.store).pragma("wal_checkpoint(NOOP)") as { checkpointed: number }[])[0]!.checkpointed;
 
 const walBytes = (app: App) => {
   try {
@@ -73,7 +74,7 @@ const walBytes = (app: App) => {
 describe("#12.7: the WAL is checkpointed on a size and time bound", () => {
   test("#12.7: with the worker down a burst of webhooks keeps being answered, and the WAL is checkpointed and cut back to journal_size_limit", async () => {
     const app = webApp();
-    const applet = createAppletService(app).create({ name: "burst", definition: webhookToHttp("https://sink.test/hook") });
+    const applet = await createAppletService(app).create({ name: "burst", definition: webhookToHttp("https://sink.test/hook") });
     const base = await ingressServer(app);
     const url = `${base}/api/hooks/${applet.id}/${applet.webhookToken}`;
     const body = JSON.stringify({ title: "x".repeat(16_000) });
@@ -94,7 +95,7 @@ describe("#12.7: the WAL is checkpointed on a size and time bound", () => {
       }),
     );
     expect(statuses.filter((s) => s !== 202)).toEqual([]);
-    expect(app.db.sqlite.prepare("SELECT COUNT(*) AS n FROM runs WHERE applet_id = ?").get(applet.id)).toEqual({ n: 800 });
+    expect(sqliteOf(app.store).prepare("SELECT COUNT(*) AS n FROM runs WHERE applet_id = ?").get(applet.id)).toEqual({ n: 800 });
     expect(maxWal).toBeGreaterThan(8 * 1024 * 1024);
     // Shortly after, the WAL file is back at journal_size_limit: checkpointed by the thread, then
     // started over (and cut) by the next webhook's commit.
@@ -107,18 +108,18 @@ describe("#12.7: the WAL is checkpointed on a size and time bound", () => {
       if (Date.now() - t0 > 15_000) throw new Error(`the WAL is still ${walBytes(app)} bytes`);
       await new Promise((r) => setTimeout(r, 50));
     }
-    expect(app.db.sqlite.pragma("journal_size_limit", { simple: true })).toBe(JOURNAL_SIZE_LIMIT_BYTES);
+    expect(sqliteOf(app.store).pragma("journal_size_limit", { simple: true })).toBe(JOURNAL_SIZE_LIMIT_BYTES);
   }, 60_000);
 
   test("#12.7: a WAL below the size bound is still checkpointed once the time bound has passed", async () => {
     const app = createTestApp();
     cleanups.push(() => app.cleanup());
-    app.db.sqlite.pragma("wal_autocheckpoint = 0");
+    sqliteOf(app.store).pragma("wal_autocheckpoint = 0");
     const checkpointer = startWalCheckpointer({ file: app.config.databasePath, log: silentLogger, clock: app.clock, maxWalBytes: 1024 ** 3, maxAgeMs: 30_000, checkEveryMs: 5 });
     cleanups.push(() => checkpointer.stop());
-    const applet = app.applets.create({ name: "trickle", definition: webhookToHttp("https://sink.test/hook") });
-    for (let n = 0; n < 20; n++) app.applets.test(applet.id, { body: { n } });
-    const framesBefore = (app.db.sqlite.pragma("wal_checkpoint(NOOP)") as { log: number }[])[0]!.log;
+    const applet = await app.applets.create({ name: "trickle", definition: webhookToHttp("https://sink.test/hook") });
+    for (let n = 0; n < 20; n++) (await app.applets.test(applet.id, { body: { n } }));
+    const framesBefore = (sqliteOf(app.store).pragma("wal_checkpoint(NOOP)") as { log: number }[])[0]!.log;
     expect(framesBefore).toBeGreaterThan(0);
     // Not yet 30 s: nothing copied back.
     app.clock.advance(29_000);
@@ -145,9 +146,9 @@ describe("#12.7: the WAL is checkpointed on a size and time bound", () => {
     mkdirSync(dataDir);
     const { log, lines } = captureLog();
     const app = webApp({ dataDir, log });
-    const applet = createAppletService(app).create({ name: "hook", definition: webhookToHttp("https://sink.test/hook") });
+    const applet = await createAppletService(app).create({ name: "hook", definition: webhookToHttp("https://sink.test/hook") });
     const url = `${await ingressServer(app)}/api/hooks/${applet.id}/${applet.webhookToken}`;
-    app.db.sqlite.pragma("wal_checkpoint(TRUNCATE)");
+    sqliteOf(app.store).pragma("wal_checkpoint(TRUNCATE)");
     disk.fill();
     for (let i = 0; i < 5; i++) {
       const refused = await fetch(url, { method: "POST", body: JSON.stringify({ big: "y".repeat(60_000) }) });

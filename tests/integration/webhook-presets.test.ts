@@ -31,26 +31,26 @@ afterAll(async () => {
   app.cleanup();
 });
 
-const count = (table: "events" | "runs") => (app.db.sqlite.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+const count = async (table: "events" | "runs") => Number((await app.sql.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`))!.n);
 const nowSeconds = () => Math.floor(app.clock.now().getTime() / 1000);
-const hook = (config: Record<string, unknown>) => {
-  const a = app.applets.create({ name: `hook ${JSON.stringify(config)}`, definition: { ...webhookToHttp("https://status.test/status/200"), trigger: { type: "webhook", config } } });
+const hook = async (config: Record<string, unknown>) => {
+  const a = await app.applets.create({ name: `hook ${JSON.stringify(config)}`, definition: { ...webhookToHttp("https://status.test/status/200"), trigger: { type: "webhook", config } } });
   return `${base}/api/hooks/${a.id}/${a.webhookToken}`;
 };
 const post = (url: string, body: string, headers: Record<string, string>) => fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
 
 async function refusedAndNothingStored(res: Promise<Response>) {
-  const before = [count("events"), count("runs")];
+  const before = [await count("events"), await count("runs")];
   const r = await res;
   expect(r.status).toBe(401);
   expect(await r.text()).toBe("");
-  expect([count("events"), count("runs")]).toEqual(before);
+  expect([await count("events"), await count("runs")]).toEqual(before);
 }
 
 describe("#19: signature presets on the real ingress", () => {
   test("GitHub: a valid X-Hub-Signature-256 is accepted, a wrong or missing one gets an empty 401 and stores nothing", async () => {
-    app.secrets.set("GH_SECRET", "It's a Secret to Everybody");
-    const url = hook({ verify: "github", hmac_secret: "{{secrets.GH_SECRET}}" });
+    await app.secrets.set("GH_SECRET", "It's a Secret to Everybody");
+    const url = await hook({ verify: "github", hmac_secret: "{{secrets.GH_SECRET}}" });
     const body = '{"zen":"Keep it logically awesome."}';
     const sig = `sha256=${createHmac("sha256", "It's a Secret to Everybody").update(body).digest("hex")}`;
     expect((await post(url, body, { "x-hub-signature-256": sig, "x-github-delivery": "d-1" })).status).toBe(202);
@@ -59,8 +59,8 @@ describe("#19: signature presets on the real ingress", () => {
   });
 
   test("Stripe: t=…,v1=… within the tolerance is accepted; the same signature replayed 6 minutes later gets 401", async () => {
-    app.secrets.set("STRIPE_WHSEC", "whsec_abc123");
-    const url = hook({ verify: "stripe", hmac_secret: "{{secrets.STRIPE_WHSEC}}" });
+    await app.secrets.set("STRIPE_WHSEC", "whsec_abc123");
+    const url = await hook({ verify: "stripe", hmac_secret: "{{secrets.STRIPE_WHSEC}}" });
     const body = JSON.stringify({ id: "evt_1Q", object: "event", type: "checkout.session.completed" });
     const t = nowSeconds();
     const header = `t=${t},v1=${createHmac("sha256", "whsec_abc123").update(`${t}.${body}`).digest("hex")}`;
@@ -70,8 +70,8 @@ describe("#19: signature presets on the real ingress", () => {
   });
 
   test("Slack: v0 over v0:timestamp:body with X-Slack-Request-Timestamp; a stale timestamp gets 401", async () => {
-    app.secrets.set("SLACK_SIGNING", "8f742231b10e8888abcd99yyyzzz85a5");
-    const url = hook({ verify: "slack", hmac_secret: "{{secrets.SLACK_SIGNING}}" });
+    await app.secrets.set("SLACK_SIGNING", "8f742231b10e8888abcd99yyyzzz85a5");
+    const url = await hook({ verify: "slack", hmac_secret: "{{secrets.SLACK_SIGNING}}" });
     const body = "token=x&command=%2Fdeploy&text=now";
     const sign = (ts: number) => ({ "content-type": "application/x-www-form-urlencoded", "x-slack-request-timestamp": String(ts), "x-slack-signature": `v0=${createHmac("sha256", "8f742231b10e8888abcd99yyyzzz85a5").update(`v0:${ts}:${body}`).digest("hex")}` });
     const ok = await post(url, body, sign(nowSeconds()));
@@ -80,7 +80,7 @@ describe("#19: signature presets on the real ingress", () => {
   });
 
   test("Shopify: base64 HMAC in X-Shopify-Hmac-Sha256", async () => {
-    const url = hook({ verify: "shopify", hmac_secret: "shpss_0123" });
+    const url = await hook({ verify: "shopify", hmac_secret: "shpss_0123" });
     const body = '{"id":820982911946154508}';
     expect((await post(url, body, { "x-shopify-hmac-sha256": createHmac("sha256", "shpss_0123").update(body).digest("base64"), "x-shopify-webhook-id": "s-1" })).status).toBe(202);
     await refusedAndNothingStored(post(url, body, { "x-shopify-hmac-sha256": createHmac("sha256", "shpss_0124").update(body).digest("base64") }));
@@ -88,7 +88,7 @@ describe("#19: signature presets on the real ingress", () => {
 
   test("Standard Webhooks / Svix: webhook-id, webhook-timestamp, webhook-signature with a whsec_ key", async () => {
     const key = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
-    const url = hook({ verify: "standard", hmac_secret: key });
+    const url = await hook({ verify: "standard", hmac_secret: key });
     const body = '{"type":"invoice.paid"}';
     const ts = nowSeconds();
     const sig = createHmac("sha256", Buffer.from(key.slice(6), "base64")).update(`msg_1.${ts}.${body}`).digest("base64");
@@ -97,39 +97,39 @@ describe("#19: signature presets on the real ingress", () => {
   });
 
   test("bearer and basic: the whole credential or 401", async () => {
-    const bearer = hook({ verify: "bearer", hmac_secret: "tok_live_1" });
+    const bearer = await hook({ verify: "bearer", hmac_secret: "tok_live_1" });
     expect((await post(bearer, "{}", { authorization: "Bearer tok_live_1" })).status).toBe(202);
     await refusedAndNothingStored(post(bearer, "{}", { authorization: "Bearer tok_live_2" }));
-    const basic = hook({ verify: "basic", hmac_secret: "zapier:pa55" });
+    const basic = await hook({ verify: "basic", hmac_secret: "zapier:pa55" });
     expect((await post(basic, "{}", { authorization: `Basic ${Buffer.from("zapier:pa55").toString("base64")}` })).status).toBe(202);
     await refusedAndNothingStored(post(basic, "{}", { authorization: `Basic ${Buffer.from("zapier:pa56").toString("base64")}` }));
   });
 
   test("a preset whose secret reference points at a deleted secret refuses every request instead of accepting them", async () => {
-    app.secrets.set("GONE", "x");
-    const url = hook({ verify: "bearer", hmac_secret: "{{secrets.GONE}}" });
-    app.secrets.delete("GONE");
+    await app.secrets.set("GONE", "x");
+    const url = await hook({ verify: "bearer", hmac_secret: "{{secrets.GONE}}" });
+    await app.secrets.delete("GONE");
     await refusedAndNothingStored(post(url, "{}", { authorization: "Bearer " }));
   });
 });
 
 describe("#19: idempotent webhooks", () => {
   test("a redelivery with the same X-GitHub-Delivery is answered 200 with the first run's ids and stores nothing", async () => {
-    const url = hook({ verify: "github", hmac_secret: "gh" });
+    const url = await hook({ verify: "github", hmac_secret: "gh" });
     const body = '{"action":"opened"}';
     const headers = { "x-hub-signature-256": `sha256=${createHmac("sha256", "gh").update(body).digest("hex")}`, "x-github-delivery": "72d3162e-cc78-11e3-81ab-4c9367dc0958" };
     const first = (await (await post(url, body, headers)).json()) as { run_id: string; event_id: string };
-    const before = [count("events"), count("runs")];
+    const before = [await count("events"), await count("runs")];
     const again = await post(url, body, headers);
     expect(again.status).toBe(200);
     expect(await again.json()).toMatchObject({ duplicate: true, run_id: first.run_id, event_id: first.event_id });
-    expect([count("events"), count("runs")]).toEqual(before);
+    expect([await count("events"), await count("runs")]).toEqual(before);
     // Another delivery id is another event.
     expect((await post(url, body, { ...headers, "x-github-delivery": "other" })).status).toBe(202);
   });
 
   test("Stripe dedupes by the event's id in the body; a configured Idempotency-Key header works without a preset", async () => {
-    const url = hook({ verify: "stripe", hmac_secret: "whsec_s" });
+    const url = await hook({ verify: "stripe", hmac_secret: "whsec_s" });
     const body = JSON.stringify({ id: "evt_same", type: "charge.refunded" });
     const sign = () => {
       const t = nowSeconds();
@@ -141,7 +141,7 @@ describe("#19: idempotent webhooks", () => {
     expect(again.status).toBe(200);
     expect(((await again.json()) as { run_id: string }).run_id).toBe(first.run_id);
 
-    const plain = hook({ dedupe_header: "Idempotency-Key" });
+    const plain = await hook({ dedupe_header: "Idempotency-Key" });
     const a = (await (await post(plain, '{"n":1}', { "idempotency-key": "k-1" })).json()) as { run_id: string };
     const b = await post(plain, '{"n":2}', { "idempotency-key": "k-1" });
     expect(await b.json()).toMatchObject({ duplicate: true, run_id: a.run_id });
@@ -153,13 +153,13 @@ describe("#19: idempotent webhooks", () => {
 
 describe("#19: bad webhook settings are refused on save with the field named", () => {
   const save = (config: Record<string, unknown>) => () => app.applets.create({ name: "bad", definition: { ...webhookToHttp("https://status.test/status/200"), trigger: { type: "webhook", config } } });
-  test("an unknown preset, a preset without its secret, a dedupe path that cannot exist", () => {
-    expect(save({ verify: "gitlab", hmac_secret: "x" })).toThrow(/verify/);
-    expect(save({ verify: "stripe" })).toThrow(/hmac_secret.*Stripe needs a secret/);
-    expect(save({ verify: "hmac", hmac_secret: "x" })).toThrow(/secret_header/);
-    expect(save({ dedupe_path: "data..id" })).toThrow(/dedupe_path.*empty part/);
-    expect(save({ dedupe_path: "__proto__" })).toThrow(/dedupe_path/);
-    expect(save({ dedupe_header: "X Delivery" })).toThrow(/dedupe_header/);
-    expect(save({ dedupe_header: "X-Id", dedupe_path: "id" })).toThrow(/not both/);
+  test("an unknown preset, a preset without its secret, a dedupe path that cannot exist", async () => {
+    await expect(save({ verify: "gitlab", hmac_secret: "x" })).rejects.toThrow(/verify/);
+    await expect(save({ verify: "stripe" })).rejects.toThrow(/hmac_secret.*Stripe needs a secret/);
+    await expect(save({ verify: "hmac", hmac_secret: "x" })).rejects.toThrow(/secret_header/);
+    await expect(save({ dedupe_path: "data..id" })).rejects.toThrow(/dedupe_path.*empty part/);
+    await expect(save({ dedupe_path: "__proto__" })).rejects.toThrow(/dedupe_path/);
+    await expect(save({ dedupe_header: "X Delivery" })).rejects.toThrow(/dedupe_header/);
+    await expect(save({ dedupe_header: "X-Id", dedupe_path: "id" })).rejects.toThrow(/not both/);
   });
 });

@@ -32,8 +32,8 @@ afterAll(async () => {
   app.cleanup();
 });
 
-const hook = (trigger: Record<string, unknown>, status = 200) => {
-  const a = app.applets.create({
+const hook = async (trigger: Record<string, unknown>, status = 200) => {
+  const a = await app.applets.create({
     name: `respond ${JSON.stringify(trigger)} ${status}`,
     definition: { version: 1, trigger: { type: "webhook", config: trigger }, actions: [{ type: "http", config: { url: `https://status.test/status/${status}`, method: "POST", body: { q: "{{trigger.body.q}}" } } }] },
   });
@@ -43,22 +43,22 @@ const post = (url: string, body: unknown) => fetch(url, { method: "POST", header
 
 describe("#19: respond with data", () => {
   test("the sender gets the configured status and a body rendered from the run's step output and the trigger", async () => {
-    const url = hook({ respond_wait_seconds: 5, respond_status: 201, respond_body: '{"echo":"{{trigger.body.q}}","upstream":"{{steps[0].output.body}}","run":"{{run.status}}"}' });
+    const url = await hook({ respond_wait_seconds: 5, respond_status: 201, respond_body: '{"echo":"{{trigger.body.q}}","upstream":"{{steps[0].output.body}}","run":"{{run.status}}"}' });
     const worker = startWorker(app);
     try {
       const res = await post(url, { q: "hello" });
       expect(res.status).toBe(201);
       expect(res.headers.get("content-type")).toBe("application/json");
       expect(await res.json()).toEqual({ echo: "hello", upstream: "status 200", run: "succeeded" });
-      expect(app.repos.runs.get(res.headers.get("x-run-id")!)!.status).toBe("succeeded");
+      expect((await app.store.runs.get(res.headers.get("x-run-id")!))!.status).toBe("succeeded");
     } finally {
       await worker.stop();
     }
   });
 
   test("a run that fails answers 502 with its id and status only; without a body template the run id and status", async () => {
-    const failing = hook({ respond_wait_seconds: 5 }, 404);
-    const plain = hook({ respond_wait_seconds: 5, respond_content_type: "application/json" });
+    const failing = await hook({ respond_wait_seconds: 5 }, 404);
+    const plain = await hook({ respond_wait_seconds: 5, respond_content_type: "application/json" });
     const worker = startWorker(app);
     try {
       const bad = await post(failing, { q: "x" });
@@ -75,8 +75,8 @@ describe("#19: respond with data", () => {
 
   test("when the wait runs out the sender gets the durable 202, and other webhooks are answered meanwhile", async () => {
     // No worker runs: the run stays queued.
-    const waiting = hook({ respond_wait_seconds: 1.5 });
-    const other = hook({});
+    const waiting = await hook({ respond_wait_seconds: 1.5 });
+    const other = await hook({});
     let waitedDone = false;
     const slow = post(waiting, { q: "late" }).then(async (r) => {
       waitedDone = true;
@@ -87,13 +87,13 @@ describe("#19: respond with data", () => {
     expect(waitedDone).toBe(false);
     const answer = await slow;
     expect(answer.status).toBe(202);
-    expect(app.repos.runs.get(answer.body.run_id)!.status).toBe("queued");
+    expect((await app.store.runs.get(answer.body.run_id))!.status).toBe("queued");
   });
 
-  test("the wait is bounded and the settings are checked on save", () => {
+  test("the wait is bounded and the settings are checked on save", async () => {
     const save = (config: Record<string, unknown>) => () => app.applets.create({ name: "bad", definition: { version: 1, trigger: { type: "webhook", config }, actions: [{ type: "http", config: { url: "https://status.test/status/200", method: "GET" } }] } });
-    expect(save({ respond_wait_seconds: 11 })).toThrow(/respond_wait_seconds/);
-    expect(save({ respond_status: 99 })).toThrow(/respond_status/);
-    expect(save({ respond_content_type: "json" })).toThrow(/respond_content_type.*media type/);
+    await expect(save({ respond_wait_seconds: 11 })).rejects.toThrow(/respond_wait_seconds/);
+    await expect(save({ respond_status: 99 })).rejects.toThrow(/respond_status/);
+    await expect(save({ respond_content_type: "json" })).rejects.toThrow(/respond_content_type.*media type/);
   });
 });

@@ -7,6 +7,7 @@ import { createActionContext, failure, removeTempDirs, retryContext, type TestAc
 import { createTestApp } from "../helpers/db";
 import { server, useHttpMocks } from "../helpers/http";
 import { startWorker } from "../helpers/worker";
+import { sqliteOf } from "@/lib/db/store/sqlite";
 
 /**
  * The telegram action against a stand-in for the Bot API (msw at its boundary): sendMessage's
@@ -174,16 +175,16 @@ describe("telegram action in a run", () => {
     server.use(http.post(`${TELEGRAM_API}/:bot/sendMessage`, () => HttpResponse.error()));
     const definition = { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "telegram", config: config() }], retry: { max_attempts: 1 } };
     expect(checkDefinition(definition).ok).toBe(true);
-    const applet = app.applets.create({ name: "telegram", definition });
-    const { runId } = app.applets.test(applet.id, { body: { title: "hello" } });
+    const applet = await app.applets.create({ name: "telegram", definition });
+    const { runId } = await app.applets.test(applet.id, { body: { title: "hello" } });
     await worker.drain();
 
-    const stored = app.repos.runs.get(runId)!;
+    const stored = (await app.store.runs.get(runId))!;
     expect(stored.status).toBe("dead");
     expect(stored.steps.at(-1)!.error).toContain("[redacted]");
     const secretPart = TOKEN.split(":")[1]!;
     // Every column of the run as stored (the applet's own definition holds the pasted token, as written).
-    const rows = app.db.sqlite.prepare("SELECT * FROM runs WHERE id = ?").all(runId);
+    const rows = sqliteOf(app.store).prepare("SELECT * FROM runs WHERE id = ?").all(runId);
     for (const text of [JSON.stringify(stored), JSON.stringify(rows), logs.join("\n")]) expect(text).not.toContain(secretPart);
   });
 });

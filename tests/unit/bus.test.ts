@@ -3,6 +3,7 @@ import { Bus, type BusMessage } from "@/lib/bus";
 import { publishRunUpdates } from "@/lib/bus/poll";
 import { newId } from "@/lib/core/ids";
 import { createTestApp, webhookToHttp, type TestApp } from "../helpers/db";
+import { sqliteOf } from "@/lib/db/store/sqlite";
 
 describe("SSE bus", () => {
   test("Last-Event-ID replays what a client missed, oldest first, while the ring still holds it", () => {
@@ -38,25 +39,25 @@ describe("SSE feeder: run changes from the worker reach the bus once each", () =
   const apps: TestApp[] = [];
   afterEach(() => apps.splice(0).forEach((a) => a.cleanup()));
 
-  function setup() {
+  async function setup() {
     const app = createTestApp({ start: "2026-03-07T12:00:00.000Z" });
     apps.push(app);
-    const applet = app.applets.create({ name: "fed", definition: webhookToHttp("https://status.test/status/200") });
+    const applet = await app.applets.create({ name: "fed", definition: webhookToHttp("https://status.test/status/200") });
     const published: BusMessage[] = [];
     app.bus.subscribe((m) => {
       if (m.type === "run.updated") published.push(m);
     });
     // A run as the worker (another process, another clock) leaves it: status and updated_at set directly.
     const touch = (runId: string, status: string, updatedAt: string) =>
-      app.db.sqlite.prepare("UPDATE runs SET status = ?, updated_at = ? WHERE id = ?").run(status, updatedAt, runId);
-    const newRun = () => app.applets.test(applet.id, { body: {} }).runId;
+      sqliteOf(app.store).prepare("UPDATE runs SET status = ?, updated_at = ? WHERE id = ?").run(status, updatedAt, runId);
+    const newRun = async () => (await app.applets.test(applet.id, { body: {} })).runId;
     return { app, published, touch, newRun };
   }
 
   test("a run updated in the same millisecond as the last one seen, but committed after the read, is published", async () => {
-    const { app, published, touch, newRun } = setup();
-    const a = newRun();
-    const b = newRun();
+    const { app, published, touch, newRun } = await setup();
+    const a = await newRun();
+    const b = await newRun();
     const feed = publishRunUpdates(app);
     touch(a, "running", "2026-03-07T12:00:01.000Z");
     await feed();
@@ -70,9 +71,9 @@ describe("SSE feeder: run changes from the worker reach the bus once each", () =
   });
 
   test("a run stamped slightly earlier (a worker whose clock lags) is published; nothing is published twice", async () => {
-    const { app, published, touch, newRun } = setup();
-    const a = newRun();
-    const b = newRun();
+    const { app, published, touch, newRun } = await setup();
+    const a = await newRun();
+    const b = await newRun();
     const feed = publishRunUpdates(app);
     touch(a, "succeeded", "2026-03-07T12:00:05.000Z");
     await feed();
@@ -90,10 +91,11 @@ describe("SSE feeder: run changes from the worker reach the bus once each", () =
   });
 
   test("more changes than one page in the overlap window are each published once, and the seen set stays bounded", async () => {
-    const { app, published, touch, newRun } = setup();
-    const ids = Array.from({ length: 1200 }, () => newRun());
+    const { app, published, touch, newRun } = await setup();
+    const ids: string[] = [];
+    for (let i = 0; i < 1200; i++) ids.push(await newRun());
     const feed = publishRunUpdates(app);
-    app.db.sqlite.transaction(() => ids.forEach((id) => touch(id, "running", "2026-03-07T12:00:01.000Z")))();
+    sqliteOf(app.store).transaction(() => ids.forEach((id) => touch(id, "running", "2026-03-07T12:00:01.000Z")))();
     await feed();
     expect(published).toHaveLength(1200);
     expect(new Set(published.map((m) => m.run_id)).size).toBe(1200);
@@ -108,10 +110,11 @@ describe("SSE feeder: run changes from the worker reach the bus once each", () =
   });
 
   test("#14: the live-view feed yields to the event loop between pages, so webhooks are answered while it reads a burst", async () => {
-    const { app, published, touch, newRun } = setup();
-    const ids = Array.from({ length: 1600 }, () => newRun());
+    const { app, published, touch, newRun } = await setup();
+    const ids: string[] = [];
+    for (let i = 0; i < 1600; i++) ids.push(await newRun());
     const feed = publishRunUpdates(app);
-    app.db.sqlite.transaction(() => ids.forEach((id) => touch(id, "running", "2026-03-07T12:00:01.000Z")))();
+    sqliteOf(app.store).transaction(() => ids.forEach((id) => touch(id, "running", "2026-03-07T12:00:01.000Z")))();
     // What another request on this event loop would see if it ran in the middle of the look.
     const seenMidway: number[] = [];
     const probe = () => {
@@ -128,14 +131,14 @@ describe("SSE feeder: run changes from the worker reach the bus once each", () =
   test("#14: with no SSE stream open the feed reads nothing; a stream opened later gets the changes from then on", async () => {
     const app = createTestApp({ start: "2026-03-07T12:00:00.000Z" });
     apps.push(app);
-    const applet = app.applets.create({ name: "unwatched", definition: webhookToHttp("https://status.test/status/200") });
+    const applet = await app.applets.create({ name: "unwatched", definition: webhookToHttp("https://status.test/status/200") });
     const touch = (runId: string, status: string, updatedAt: string) =>
-      app.db.sqlite.prepare("UPDATE runs SET status = ?, updated_at = ? WHERE id = ?").run(status, updatedAt, runId);
-    const a = app.applets.test(applet.id, { body: {} }).runId;
+      sqliteOf(app.store).prepare("UPDATE runs SET status = ?, updated_at = ? WHERE id = ?").run(status, updatedAt, runId);
+    const a = (await app.applets.test(applet.id, { body: {} })).runId;
     const feed = publishRunUpdates(app);
     let reads = 0;
-    const changedAfter = app.repos.runs.changedAfter;
-    app.repos.runs.changedAfter = (...args) => {
+    const changedAfter = app.store.runs.changedAfter;
+    app.store.runs.changedAfter = (...args) => {
       reads++;
       return changedAfter(...args);
     };

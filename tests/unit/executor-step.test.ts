@@ -178,7 +178,7 @@ describe("runStep (lib/executor/step.ts)", () => {
   test("saveProgress stores the running step with the steps before it, and a retry resumes from that progress", async () => {
     const { runner, saves } = setup();
     await runner.run({ kind: "action", name: "discord", index: 0 }, async (step) => {
-      step.saveProgress({ sent: 1 });
+      void step.saveProgress({ sent: 1 });
       expect(saves.at(-1)).toMatchObject([{ status: "running", progress: { sent: 1 } }]);
       throw new ActionError("429", { retryable: true });
     });

@@ -5,7 +5,7 @@ import { ManualClock } from "@/lib/core/clock";
 import { loadConfig } from "@/lib/core/config";
 import { parseDateText } from "@/lib/core/dates";
 import { silentLogger, type Logger } from "@/lib/core/log";
-import { emptyTriggerState } from "@/lib/db/repos/trigger-state";
+import { emptyTriggerState } from "@/lib/triggers/types";
 import { stripHtml } from "@/lib/template/filters";
 import { feedItems, parseFeed, rssConfigSchema, rssTrigger } from "@/lib/triggers/rss";
 import type { PollContext, TriggerState } from "@/lib/triggers/types";
@@ -77,15 +77,15 @@ describe("#21 feeds: seen keys", () => {
   });
 
   test("#21.1: a 5,000-item feed polled twice fires nothing the second time, and its stored state stays bounded (measured)", async () => {
-    const applet = app.applets.create({ name: "Big", definition: { version: 1, trigger: { type: "rss", config: { url: "https://feeds.example/big.xml" } }, actions: [{ type: "note", config: { filename: "x.md", content: "x" } }] } });
+    const applet = await app.applets.create({ name: "Big", definition: { version: 1, trigger: { type: "rss", config: { url: "https://feeds.example/big.xml" } }, actions: [{ type: "note", config: { filename: "x.md", content: "x" } }] } });
     const url = serve(bigFeed(5000));
     const first = await poll(url, emptyTriggerState(), undefined, { fire_on_first_poll: false });
     const second = await poll(url, first.state);
     expect(second.events).toEqual([]);
     expect(second.state.seenKeys).toHaveLength(5000);
     // The real repository stores it; its size is the feed's keys, not more.
-    app.repos.triggerState.save(applet.id, second.state, app.clock.now().toISOString());
-    const stored = app.repos.triggerState.get(applet.id)!;
+    (await app.store.triggerState.save(applet.id, second.state, app.clock.now().toISOString()));
+    const stored = (await app.store.triggerState.get(applet.id))!;
     expect(stored.seenKeys).toHaveLength(5000);
     const bytes = Buffer.byteLength(JSON.stringify(stored.seenKeys));
     // ~10 bytes per key here ("ep-1234" and quotes): 5,000 keys are about 50 KB, far below the 5 MB feed cap.

@@ -3,7 +3,7 @@ import { http, HttpResponse } from "msw";
 import { afterAll, describe, expect, test } from "vitest";
 import { actionRegistry } from "@/lib/actions";
 import { ActionError } from "@/lib/core/errors";
-import { emptyTriggerState } from "@/lib/db/repos/trigger-state";
+import { emptyTriggerState } from "@/lib/triggers/types";
 import { objectShape, type FieldMeta } from "@/lib/plugin";
 import { renderConfig } from "@/lib/template";
 import { nextRunOf, triggerRegistry } from "@/lib/triggers";

@@ -23,3 +23,22 @@ describe("fields generated from the config schemas", () => {
     expect(actionRegistry.get(type)!.fields).toEqual(before.actions[type]);
   });
 });
+
+describe("fieldsOf", () => {
+  test("#15: a key without field metadata is not a form field, the order is the schema's, and refinements keep the metadata", async () => {
+    const { z } = await import("zod");
+    const { field, fieldsOf } = await import("@/lib/plugin");
+    const schema = z
+      .strictObject({
+        b: field(z.string().optional(), { label: "B", kind: "text" }),
+        hidden: z.string().optional(),
+        a: field(z.string().min(1), { label: "A", kind: "cron", required: true }).refine((v) => v !== "x"),
+      })
+      .superRefine(() => {});
+    expect(fieldsOf(schema)).toEqual([
+      { name: "b", label: "B", kind: "text" },
+      { name: "a", label: "A", kind: "cron", required: true },
+    ]);
+    expect(() => fieldsOf(z.string())).toThrow(/must be an object schema/);
+  });
+});

@@ -3,7 +3,7 @@ import { describe, expect, test } from "vitest";
 import { ManualClock } from "@/lib/core/clock";
 import { loadConfig } from "@/lib/core/config";
 import { silentLogger } from "@/lib/core/log";
-import { emptyTriggerState } from "@/lib/db/repos/trigger-state";
+import { emptyTriggerState } from "@/lib/triggers/types";
 import { conditionHolds, decide, extractPath, parsePath, pollConfigSchema, pollTrigger, toNumber } from "@/lib/triggers/poll";
 import { redact } from "@/lib/template";
 import type { PollContext } from "@/lib/triggers/types";

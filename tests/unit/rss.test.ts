@@ -5,7 +5,7 @@ import { describe, expect, test } from "vitest";
 import { ManualClock } from "@/lib/core/clock";
 import { loadConfig } from "@/lib/core/config";
 import { silentLogger } from "@/lib/core/log";
-import { emptyTriggerState } from "@/lib/db/repos/trigger-state";
+import { emptyTriggerState } from "@/lib/triggers/types";
 import { feedItems, itemKey, parseFeed, rssConfigSchema, rssTrigger, selectNewItems, type FeedItem } from "@/lib/triggers/rss";
 import type { PollContext } from "@/lib/triggers/types";
 import { makeTempDir } from "../helpers/action-context";

@@ -2,7 +2,7 @@ import { describe, expect, test } from "vitest";
 import { ManualClock } from "@/lib/core/clock";
 import { loadConfig } from "@/lib/core/config";
 import { silentLogger } from "@/lib/core/log";
-import { emptyTriggerState } from "@/lib/db/repos/trigger-state";
+import { emptyTriggerState } from "@/lib/triggers/types";
 import { nextFireTimes, scheduleConfigSchema, schedulePayload, scheduleTrigger } from "@/lib/triggers/schedule";
 import { nextRunOf } from "@/lib/triggers";
 import type { PollContext } from "@/lib/triggers/types";

@@ -19,7 +19,7 @@ export default async function SettingsPage() {
   const cfg = app.config;
   const secrets = await secretList(app);
   const tokens = await tokenList(app);
-  const beat = app.repos.jobLocks.get("worker_heartbeat")?.last_run_at ?? null;
+  const beat = (await app.store.jobLocks.get("worker_heartbeat"))?.lastRunAt ?? null;
   const beatAge = beat ? app.clock.now().getTime() - new Date(beat).getTime() : null;
   // An older heartbeat and the worker, with its SMTP receiver, is not running.
   const listening = beatAge !== null && beatAge < HEARTBEAT_MAX_AGE_MS;
@@ -32,7 +32,7 @@ export default async function SettingsPage() {
   const localDomain = cfg.inboundDomain === "localhost" || cfg.inboundDomain.endsWith(".localhost");
   const outbox = cfg.smtpUrl ? [] : outboxFiles(path.join(cfg.dataDir, "outbox"));
   // The same report as /api/health: a full disk, a worker that stopped or reports a fault.
-  const health = checkHealth(app);
+  const health = await checkHealth(app);
 
   return (
     <div className="mx-auto flex max-w-4xl flex-col gap-5">

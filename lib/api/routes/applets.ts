@@ -48,17 +48,17 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
   const notFound = { error: "no such applet" } as const;
   return new Hono<ApiEnv>()
     .get("/api/applets", async (c) => c.json({ applets: await appletList(app) }))
-    .post("/api/applets", jsonBody("applet", appletBody), (c) => {
+    .post("/api/applets", jsonBody("applet", appletBody), async (c) => {
       const body = c.req.valid("json");
-      const a = applets.create({ name: body.name as string, enabled: body.enabled, definition: body.definition });
-      return c.json({ applet: appletDetailOf(app, a), warnings: saveWarnings(app, a.definition) }, 201);
+      const a = await applets.create({ name: body.name as string, enabled: body.enabled, definition: body.definition });
+      return c.json({ applet: await appletDetailOf(app, a), warnings: await saveWarnings(app, a.definition) }, 201);
     })
-    .post("/api/applets/preview", jsonBody("preview", previewBody), (c) => {
+    .post("/api/applets/preview", jsonBody("preview", previewBody), async (c) => {
       const body = c.req.valid("json");
       const checked = checkDefinition(body.definition);
       // A definition with problems still previews what it can: the editor shows both.
       const def = checked.ok ? checked.definition : (body.definition as { actions?: { type?: unknown; config?: unknown }[] } | null);
-      const known = new Set(app.secrets.list().map((s) => s.name));
+      const known = new Set((await app.secrets.list()).map((s) => s.name));
       const timezone = checked.ok ? timezoneOf(checked.definition) : "UTC";
       const now = app.clock.now();
       const ctx = {
@@ -114,32 +114,32 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
       const a = await appletDetail(app, c.req.param("id"));
       return a ? c.json({ applet: a }, 200) : c.json(notFound, 404);
     })
-    .put("/api/applets/:id", jsonBody("applet", appletBody), (c) => {
+    .put("/api/applets/:id", jsonBody("applet", appletBody), async (c) => {
       const body = c.req.valid("json");
-      const a = applets.update(c.req.param("id"), body);
-      return a ? c.json({ applet: appletDetailOf(app, a), warnings: saveWarnings(app, a.definition) }, 200) : c.json(notFound, 404);
+      const a = await applets.update(c.req.param("id"), body);
+      return a ? c.json({ applet: await appletDetailOf(app, a), warnings: await saveWarnings(app, a.definition) }, 200) : c.json(notFound, 404);
     })
     .delete("/api/applets/:id", async (c) => ((await applets.delete(c.req.param("id"))) ? c.json({ deleted: true }, 200) : c.json(notFound, 404)))
-    .post("/api/applets/:id/enable", (c) => {
-      const a = applets.setEnabled(c.req.param("id"), true);
-      return a ? c.json({ applet: appletDetailOf(app, a) }, 200) : c.json(notFound, 404);
+    .post("/api/applets/:id/enable", async (c) => {
+      const a = await applets.setEnabled(c.req.param("id"), true);
+      return a ? c.json({ applet: await appletDetailOf(app, a) }, 200) : c.json(notFound, 404);
     })
-    .post("/api/applets/:id/disable", (c) => {
-      const a = applets.setEnabled(c.req.param("id"), false);
-      return a ? c.json({ applet: appletDetailOf(app, a) }, 200) : c.json(notFound, 404);
+    .post("/api/applets/:id/disable", async (c) => {
+      const a = await applets.setEnabled(c.req.param("id"), false);
+      return a ? c.json({ applet: await appletDetailOf(app, a) }, 200) : c.json(notFound, 404);
     })
-    .get("/api/applets/:id/events", (c) => {
+    .get("/api/applets/:id/events", async (c) => {
       const id = c.req.param("id");
-      return app.repos.applets.get(id) ? c.json({ events: recentEvents(app, id) }, 200) : c.json(notFound, 404);
+      return (await app.store.applets.get(id)) ? c.json({ events: await recentEvents(app, id) }, 200) : c.json(notFound, 404);
     })
-    .post("/api/applets/:id/duplicate", (c) => {
-      const a = applets.duplicate(c.req.param("id"));
-      return a ? c.json({ applet: appletDetailOf(app, a) }, 201) : c.json(notFound, 404);
+    .post("/api/applets/:id/duplicate", async (c) => {
+      const a = await applets.duplicate(c.req.param("id"));
+      return a ? c.json({ applet: await appletDetailOf(app, a) }, 201) : c.json(notFound, 404);
     })
-    .post("/api/applets/:id/test", jsonBody("test event", z.record(z.string(), z.unknown())), (c) => {
+    .post("/api/applets/:id/test", jsonBody("test event", z.record(z.string(), z.unknown())), async (c) => {
       const id = c.req.param("id");
-      if (!app.repos.applets.get(id)) return c.json(notFound, 404);
-      const r = applets.test(id, c.req.valid("json"));
+      if (!(await app.store.applets.get(id))) return c.json(notFound, 404);
+      const r = await applets.test(id, c.req.valid("json"));
       return c.json({ run_id: r.runId, event_id: r.eventId }, 202);
     });
 }

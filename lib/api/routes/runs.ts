@@ -23,19 +23,19 @@ export function runRoutes({ app, auth, streamPingMs }: ApiDeps) {
       const detail = await runDetail(app, c.req.param("id"));
       return detail ? c.json(detail, 200) : c.json(notFound, 404);
     })
-    .post("/api/runs/:id/retry", (c) => {
-      const run = app.repos.runs.get(c.req.param("id"));
+    .post("/api/runs/:id/retry", async (c) => {
+      const run = await app.store.runs.get(c.req.param("id"));
       if (!run) return c.json(notFound, 404);
-      if (!app.repos.runs.retry(run.id, app.clock.now())) {
+      if (!(await app.store.runs.retry(run.id, app.clock.now()))) {
         throw new UserError(`retry: only failed or dead runs can be retried; this one is ${run.status}`, [{ path: "status", message: run.status }]);
       }
       app.bus.publish({ type: "run.updated", run_id: run.id, applet_id: run.appletId, status: "queued" });
       return c.json({ run_id: run.id, attempt: run.attempt + 1 }, 202);
     })
-    .post("/api/runs/:id/replay", (c) => {
-      const run = app.repos.runs.get(c.req.param("id"));
+    .post("/api/runs/:id/replay", async (c) => {
+      const run = await app.store.runs.get(c.req.param("id"));
       if (!run) return c.json(notFound, 404);
-      const id = app.repos.runs.replay(run.id, app.clock.now())!;
+      const id = (await app.store.runs.replay(run.id, app.clock.now()))!;
       app.bus.publish({ type: "run.queued", run_id: id, applet_id: run.appletId, status: "queued" });
       return c.json({ run_id: id }, 202);
     })
@@ -43,7 +43,7 @@ export function runRoutes({ app, auth, streamPingMs }: ApiDeps) {
       streamRuns(app.bus, c.req.raw, {
         pingMs: streamPingMs,
         // A stream outlives its request: a logout elsewhere ends it at the next ping.
-        stillAllowed: () => auth.sessionOf(c.req.raw) !== null,
+        stillAllowed: async () => (await auth.sessionOf(c.req.raw)) !== null,
       }),
     );
 }

@@ -14,10 +14,10 @@ const secretBody = z.strictObject({
 export function secretRoutes({ app }: ApiDeps) {
   return new Hono<ApiEnv>()
     .get("/api/secrets", async (c) => c.json({ secrets: await secretList(app) }, 200))
-    .post("/api/secrets", jsonBody("secret", secretBody), (c) => {
+    .post("/api/secrets", jsonBody("secret", secretBody), async (c) => {
       const { name, value } = c.req.valid("json");
-      app.secrets.set(name, value);
+      await app.secrets.set(name, value);
       return c.json({ name }, 201);
     })
-    .delete("/api/secrets/:name", (c) => (app.secrets.delete(c.req.param("name")) ? c.json({ deleted: true }, 200) : c.json({ error: "no such secret" }, 404)));
+    .delete("/api/secrets/:name", async (c) => ((await app.secrets.delete(c.req.param("name"))) ? c.json({ deleted: true }, 200) : c.json({ error: "no such secret" }, 404)));
 }

@@ -8,7 +8,7 @@ import { jsonBody } from "../validate";
 /** First-run setup, sign-in, sign-out and who is signed in. The rules live in lib/auth. */
 export function sessionRoutes({ auth }: ApiDeps) {
   // The setup page stops existing once the admin does, whatever the body says.
-  const setupOpen = createMiddleware<ApiEnv>(async (c, next) => (auth.hasUser() ? c.json({ error: "not found" }, 404) : next()));
+  const setupOpen = createMiddleware<ApiEnv>(async (c, next) => ((await auth.hasUser()) ? c.json({ error: "not found" }, 404) : next()));
   return new Hono<ApiEnv>()
     .post("/api/setup", publicRoute, setupOpen, jsonBody("setup", credentialsSchema(true)), async (c) => {
       const created = await auth.setup(c.req.valid("json"));
@@ -25,6 +25,6 @@ export function sessionRoutes({ auth }: ApiDeps) {
       }
       return c.json({ error: "wrong email or password" }, 401);
     })
-    .post("/api/logout", publicRoute, (c) => c.json({ signed_out: true }, 200, { "set-cookie": auth.logout(c.req.header("cookie")) }))
+    .post("/api/logout", publicRoute, async (c) => c.json({ signed_out: true }, 200, { "set-cookie": await auth.logout(c.req.header("cookie")) }))
     .get("/api/session", (c) => c.json({ email: c.get("user")!.email }));
 }

@@ -19,10 +19,10 @@ export function tokenRoutes({ app }: ApiDeps) {
   const tokens = createApiTokens(app);
   return new Hono<ApiEnv>()
     .get("/api/tokens", async (c) => c.json({ tokens: await tokenList(app) }, 200))
-    .post("/api/tokens", jsonBody("token", tokenBody), (c) => {
-      const made = tokens.create(c.req.valid("json"));
+    .post("/api/tokens", jsonBody("token", tokenBody), async (c) => {
+      const made = await tokens.create(c.req.valid("json"));
       // The only time the value is shown: it is not stored.
       return c.json({ ...tokenRow(made.row), token: made.token }, 201);
     })
-    .delete("/api/tokens/:id", (c) => (tokens.revoke(c.req.param("id")) ? c.json({ revoked: true }, 200) : c.json({ error: "no such token" }, 404)));
+    .delete("/api/tokens/:id", async (c) => ((await tokens.revoke(c.req.param("id"))) ? c.json({ revoked: true }, 200) : c.json({ error: "no such token" }, 404)));
 }

@@ -17,15 +17,15 @@ const importQuery = z.object({
 /** Export files and their import. An export file is checked item by item by lib/applets/service.ts, every problem with its path. */
 export function transferRoutes({ app, applets }: ApiDeps) {
   return new Hono<ApiEnv>()
-    .get("/api/export", queryParams("export", exportQuery), (c) => {
+    .get("/api/export", queryParams("export", exportQuery), async (c) => {
       const id = c.req.valid("query").applet_id;
-      const body = id ? [applets.exportOne(id)].filter((a) => a !== null) : applets.exportAll();
+      const body = id ? [await applets.exportOne(id)].filter((a) => a !== null) : await applets.exportAll();
       const name = id ? `whenthen-applet-${id}.json` : `whenthen-applets-${app.clock.now().toISOString().slice(0, 10)}.json`;
       return c.json(body, 200, { "content-disposition": `attachment; filename="${name}"` });
     })
     // The items themselves are the service's to check: every problem of every item, with its index.
-    .post("/api/import", queryParams("import", importQuery), jsonBody("import", exportFile, LIMITS.importBodyBytes), (c) =>
-      c.json(importFile(applets, c.req.valid("json"), c.req.valid("query")), 200),
+    .post("/api/import", queryParams("import", importQuery), jsonBody("import", exportFile, LIMITS.importBodyBytes), async (c) =>
+      c.json(await importFile(applets, c.req.valid("json"), c.req.valid("query")), 200),
     );
 }
 

@@ -1,13 +1,6 @@
-import type { Sqlite } from "../client";
+import type { ApiTokenRow } from "../types";
+import type { Sqlite } from "./client";
 
-export interface ApiTokenRow {
-  id: string;
-  name: string;
-  prefix: string;
-  readOnly: boolean;
-  lastUsedAt: string | null;
-  createdAt: string;
-}
 
 export type ApiTokensRepo = ReturnType<typeof createApiTokensRepo>;
 

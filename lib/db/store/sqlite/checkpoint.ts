@@ -1,8 +1,8 @@
 import { statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
-import { systemClock, type Clock } from "../core/clock";
-import type { Logger } from "../core/log";
+import { systemClock, type Clock } from "../../../core/clock";
+import type { Logger } from "../../../core/log";
 
 /**
  * WAL checkpoints on a size and a time bound, for the web process. Its own connection leaves
@@ -15,7 +15,7 @@ import type { Logger } from "../core/log";
  * has grown past `maxWalBytes`, and at least every `maxAgeMs`. PASSIVE never waits for readers or
  * writers, and the copying happens off the event loop, so webhooks keep being answered while it
  * runs. Once a checkpoint has copied every frame, the next writer starts the WAL over and cuts the
- * file down to journal_size_limit (lib/db/client.ts).
+ * file down to journal_size_limit (lib/db/store/sqlite/client.ts).
  */
 export interface WalCheckpointer {
   /** Checkpoints now; resolves with SQLite's answer, or null when one is already running or it failed. */

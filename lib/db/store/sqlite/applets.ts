@@ -1,32 +1,10 @@
-import type { Sqlite } from "../client";
+import type { applets } from "../../schema";
+import type { Applet, AppletInsert, HookApplet } from "../types";
+import type { Sqlite } from "./client";
+import type { RawRow } from "./rows";
 import { readJson } from "./json";
 
-export interface Applet {
-  id: string;
-  name: string;
-  enabled: boolean;
-  triggerType: string;
-  /** The whole applet as one JSON document (validated by lib/definition on the way in). */
-  definition: Record<string, unknown>;
-  webhookToken: string;
-  lastFiredAt: string | null;
-  runCount: number;
-  createdAt: string;
-  updatedAt: string;
-}
-
-interface AppletRowRaw {
-  id: string;
-  name: string;
-  enabled: number;
-  trigger_type: string;
-  definition: string;
-  webhook_token: string;
-  last_fired_at: string | null;
-  run_count: number;
-  created_at: string;
-  updated_at: string;
-}
+type AppletRowRaw = RawRow<typeof applets>;
 
 const toApplet = (r: AppletRowRaw): Applet => ({
   id: r.id,
@@ -40,17 +18,6 @@ const toApplet = (r: AppletRowRaw): Applet => ({
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
-
-export interface AppletInsert {
-  id: string;
-  name: string;
-  enabled: boolean;
-  triggerType: string;
-  definition: unknown;
-  webhookToken: string;
-  now: string;
-  createdAt?: string;
-}
 
 export type AppletsRepo = ReturnType<typeof createAppletsRepo>;
 
@@ -102,14 +69,16 @@ export function createAppletsRepo(sqlite: Sqlite) {
     update: (a: AppletInsert): boolean => update.run(params(a)).changes > 0,
     setEnabled: (id: string, enabled: boolean, now: string): boolean => setEnabled.run(enabled ? 1 : 0, now, id).changes > 0,
     /** The applet holding a webhook token (tokens are unique), if any. */
-    byWebhookToken: (token: string): { id: string; name: string } | undefined => byToken.get(token),
+    byWebhookToken: (token: string): { id: string; name: string } | null => byToken.get(token) ?? null,
     setWebhookToken: (id: string, token: string): boolean => setToken.run(token, id).changes > 0,
     /** Events, runs and trigger state go with it (ON DELETE CASCADE). */
     delete: (id: string): boolean => remove.run(id).changes > 0,
-    /** The webhook applet with this id; undefined when there is none (or its trigger is not a webhook). */
-    forHook: (id: string) => forHook.get(id),
+    /** The hook columns of the applet with this id; null when there is none. */
+    forHook: (id: string): HookApplet | null => {
+      const r = forHook.get(id);
+      return r ? { id: r.id, enabled: r.enabled === 1, webhookToken: r.webhook_token, definition: r.definition } : null;
+    },
     eventIds: (id: string): string[] =>
       sqlite.prepare<[string], { id: string }>("SELECT id FROM events WHERE applet_id = ?").all(id).map((r) => r.id),
-    transaction: (fn: () => void): void => sqlite.transaction(fn)(),
   };
 }

@@ -1,60 +1,13 @@
 import { randomUUID } from "node:crypto";
-import { newId } from "../../core/ids";
-import type { Sqlite } from "../client";
+import { newId } from "../../../core/ids";
+import type { Sqlite } from "./client";
 import { readJson } from "./json";
-import type { RunStatus, Step } from "../../executor/types";
+import type { RunStatus, Step } from "../../../executor/types";
+import type { runs } from "../../schema";
+import type { AppletRunStats, ClaimedRun, FinalStatus, Ingested, IngestInput, RecoveredRun, Run, RunChange, RunListFilter, RecentEvent, StoredEvent } from "../types";
+import type { RawRow } from "./rows";
 
-export interface Run {
-  id: string;
-  appletId: string;
-  eventId: string;
-  status: RunStatus;
-  attempt: number;
-  maxAttempts: number;
-  nextAttemptAt: string | null;
-  lockedBy: string | null;
-  lockedAt: string | null;
-  startedAt: string | null;
-  finishedAt: string | null;
-  error: string | null;
-  steps: Step[];
-  /** Set when the stored steps could not be read; `steps` is then empty. */
-  stepsError?: string;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface ClaimedRun extends Run {
-  claimToken: string;
-}
-
-/** A running run handed back to the queue because its worker's lease expired or it was stuck. */
-export interface RecoveredRun {
-  id: string;
-  appletId: string;
-  lockedBy: string | null;
-  /** `lease`: its worker stopped renewing (or has no row); `stuck`: locked past the stuck bound. */
-  reason: "lease" | "stuck";
-}
-
-interface RunRowRaw {
-  id: string;
-  applet_id: string;
-  event_id: string;
-  status: string;
-  attempt: number;
-  max_attempts: number;
-  next_attempt_at: string | null;
-  locked_by: string | null;
-  locked_at: string | null;
-  claim_token: string | null;
-  started_at: string | null;
-  finished_at: string | null;
-  error: string | null;
-  steps: string;
-  created_at: string;
-  updated_at: string;
-}
+type RunRowRaw = RawRow<typeof runs>;
 
 const toRun = (r: RunRowRaw): Run => ({
   id: r.id,
@@ -88,28 +41,6 @@ function readSteps(text: string): { steps: Step[]; stepsError?: string } {
   }
 }
 
-export interface IngestInput {
-  appletId: string;
-  source: string;
-  dedupeKey: string | null;
-  /** Already capped (lib/core/limits capJson) and serialized. */
-  payloadJson: string;
-  receivedAt: string;
-  maxAttempts: number;
-  /** Optional ids chosen by the caller (attachments are saved under the event id before ingest). */
-  eventId?: string;
-}
-
-export interface RunListFilter {
-  appletId?: string;
-  status?: string;
-  from?: string;
-  to?: string;
-  /** Opaque cursor from a previous page. */
-  cursor?: string;
-  limit?: number;
-}
-
 export type RunsRepo = ReturnType<typeof createRunsRepo>;
 
 /**
@@ -127,7 +58,6 @@ export function createRunsRepo(sqlite: Sqlite) {
     `INSERT INTO runs (id, applet_id, event_id, status, attempt, max_attempts, next_attempt_at, steps, created_at, updated_at)
      VALUES (?, ?, ?, 'queued', 1, ?, ?, '[]', ?, ?)`,
   );
-  type Ingested = { eventId: string; runId: string } | null;
   const ingestRow = (i: IngestInput): Ingested => {
     const eventId = i.eventId ?? newId();
     const inserted = insertEvent.run(eventId, i.appletId, i.source, i.dedupeKey, i.payloadJson, i.receivedAt, i.receivedAt, i.receivedAt);
@@ -274,7 +204,7 @@ export function createRunsRepo(sqlite: Sqlite) {
     return row ? { ...toRun(row), claimToken: token } : null;
   };
   const finishAndClaimTx = sqlite.transaction(
-    (run: ClaimedRun, status: Exclude<RunStatus, "queued" | "running">, steps: Step[] | null, error: string | null, now: Date, workerId: string) => {
+    (run: ClaimedRun, status: FinalStatus, steps: Step[] | null, error: string | null, now: Date, workerId: string) => {
       const ok = finishTx(run.id, run.claimToken, status, steps, error, now.toISOString(), run.appletId);
       return { ok, next: claimOne(workerId, now) };
     },
@@ -313,7 +243,7 @@ export function createRunsRepo(sqlite: Sqlite) {
       saveSteps.run(JSON.stringify(steps), now.toISOString(), run.id, run.claimToken).changes === 1,
 
     /** Ends the run (succeeded, skipped, failed, dead) and counts it on the applet; `steps` null keeps the stored ones. */
-    finish: (run: ClaimedRun, status: Exclude<RunStatus, "queued" | "running">, steps: Step[] | null, error: string | null, now: Date): boolean =>
+    finish: (run: ClaimedRun, status: FinalStatus, steps: Step[] | null, error: string | null, now: Date): boolean =>
       finishTx(run.id, run.claimToken, status, steps, error, now.toISOString(), run.appletId),
 
     /**
@@ -323,7 +253,7 @@ export function createRunsRepo(sqlite: Sqlite) {
      */
     finishAndClaim: (
       run: ClaimedRun,
-      status: Exclude<RunStatus, "queued" | "running">,
+      status: FinalStatus,
       steps: Step[] | null,
       error: string | null,
       now: Date,
@@ -358,7 +288,7 @@ export function createRunsRepo(sqlite: Sqlite) {
       return r ? toRun(r) : null;
     },
 
-    event: (eventId: string) => {
+    event: (eventId: string): StoredEvent | null => {
       const e = eventOf.get(eventId);
       return e
         ? { id: e.id, appletId: e.applet_id, source: e.source, dedupeKey: e.dedupe_key, payload: readJson<Record<string, unknown>>(e.payload, `the stored payload of event ${e.id}`), receivedAt: e.received_at }
@@ -366,7 +296,7 @@ export function createRunsRepo(sqlite: Sqlite) {
     },
 
     /** The editor's sample picker: this applet's latest events, newest first. */
-    recentEvents: (appletId: string, limit: number) =>
+    recentEvents: (appletId: string, limit: number): RecentEvent[] =>
       recentEventsOf.all({ appletId, limit }).map((e) => ({ id: e.id, source: e.source, receivedAt: e.received_at, payload: readJson<Record<string, unknown>>(e.payload, `the stored payload of event ${e.id}`) })),
 
     /** The Retry button: the same run, attempt + 1, queued now. */
@@ -419,12 +349,12 @@ export function createRunsRepo(sqlite: Sqlite) {
      * For the SSE stream: runs whose (updated_at, id) comes after (`at`, `id`), oldest change
      * first. `id` "" starts at `at` itself (updated_at >= at).
      */
-    changedAfter: (at: string, id: string, limit = 500) => changedAfter.all({ at, id, limit }),
+    changedAfter: (at: string, id: string, limit = 500): RunChange[] => changedAfter.all({ at, id, limit }),
 
     /** Runs created in the last 24 h and the latest run, per applet (applets list). */
-    statsByApplet: (since: string) =>
+    statsByApplet: (since: string): AppletRunStats[] =>
       sqlite
-        .prepare<[string], { applet_id: string; runs_24h: number; last_status: string | null; last_at: string | null }>(
+        .prepare<[string], AppletRunStats>(
           `SELECT a.id AS applet_id,
                   (SELECT COUNT(*) FROM runs r WHERE r.applet_id = a.id AND r.created_at >= ?) AS runs_24h,
                   (SELECT status FROM runs r WHERE r.applet_id = a.id ORDER BY r.created_at DESC LIMIT 1) AS last_status,

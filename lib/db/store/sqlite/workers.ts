@@ -1,33 +1,9 @@
-import type { Sqlite } from "../client";
+import type { workers } from "../../schema";
+import type { Heartbeat, WorkerRow } from "../types";
+import type { Sqlite } from "./client";
+import type { RawRow } from "./rows";
 
-export interface WorkerRow {
-  id: string;
-  hostname: string;
-  pid: number;
-  seenAt: string;
-  leaseUntil: string;
-  fault: string | null;
-  createdAt: string;
-}
-
-interface WorkerRowRaw {
-  id: string;
-  hostname: string;
-  pid: number;
-  seen_at: string;
-  lease_until: string;
-  fault: string | null;
-  created_at: string;
-}
-
-export interface Heartbeat {
-  id: string;
-  hostname: string;
-  pid: number;
-  now: Date;
-  leaseMs: number;
-  fault: string | null;
-}
+type WorkerRowRaw = RawRow<typeof workers>;
 
 export type WorkersRepo = ReturnType<typeof createWorkersRepo>;
 

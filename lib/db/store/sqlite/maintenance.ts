@@ -1,7 +1,7 @@
-import type { Sqlite } from "../client";
+import type { SpaceMode } from "../types";
+import type { Sqlite } from "./client";
 
-export type AutoVacuum = "none" | "full" | "incremental";
-const MODES: AutoVacuum[] = ["none", "full", "incremental"];
+const MODES: SpaceMode[] = ["none", "full", "incremental"];
 
 /**
  * Retention and space: deleting old runs and events in small transactions (one big DELETE of a
@@ -25,7 +25,7 @@ export function createMaintenanceRepo(sqlite: Sqlite) {
     deleteRunsBefore: (before: string, limit: number): number => deleteRuns.run(before, limit).changes,
     /** Deletes at most `limit` events received before `before` that no run needs; returns their ids. */
     deleteEventsBefore: (before: string, limit: number): string[] => deleteEvents.all(before, limit).map((r) => r.id),
-    autoVacuum: (): AutoVacuum => MODES[num("auto_vacuum")] ?? "none",
+    spaceMode: (): SpaceMode => MODES[num("auto_vacuum")] ?? "none",
     /**
      * Switches an existing database to incremental auto-vacuum. SQLite applies the change only
      * with a full VACUUM, which rewrites the file (needs free space about its size) and holds the
@@ -41,6 +41,6 @@ export function createMaintenanceRepo(sqlite: Sqlite) {
       return { bytes: num("page_count") * pageSize, freeBytes: num("freelist_count") * pageSize, pageSize };
     },
     /** Returns up to `pages` free pages to the file system (the file shrinks); one short write transaction. */
-    incrementalVacuum: (pages: number): void => void sqlite.pragma(`incremental_vacuum(${Math.max(1, Math.floor(pages))})`),
+    reclaimStep: (pages: number): void => void sqlite.pragma(`incremental_vacuum(${Math.max(1, Math.floor(pages))})`),
   };
 }

@@ -53,7 +53,7 @@ export function openDatabase(file: string, opts: OpenOptions = {}): DbHandle {
     sqlite.pragma(`synchronous = ${opts.synchronous ?? "NORMAL"}`);
     if (opts.walAutocheckpoint !== undefined) sqlite.pragma(`wal_autocheckpoint = ${Math.max(0, Math.floor(opts.walAutocheckpoint))}`);
     // Once a checkpoint has copied every frame, the next writer starts the WAL over and cuts the
-    // file down to this: a burst does not keep its disk space for good (lib/db/checkpoint.ts).
+    // file down to this: a burst does not keep its disk space for good (./checkpoint.ts).
     sqlite.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`);
     sqlite.pragma("foreign_keys = ON");
     migrate(sqlite, opts.migrationsDir ?? defaultMigrationsDir());

@@ -1,4 +1,7 @@
-import type { Sqlite } from "../client";
+import type { jobLocks } from "../../schema";
+import type { JobLock } from "../types";
+import type { Sqlite } from "./client";
+import type { RawRow } from "./rows";
 
 export type JobLocksRepo = ReturnType<typeof createJobLocksRepo>;
 
@@ -17,7 +20,7 @@ export function createJobLocksRepo(sqlite: Sqlite) {
     "UPDATE job_locks SET locked_by = NULL, locked_at = NULL, expires_at = NULL, last_run_at = ? WHERE name = ? AND locked_by = ?",
   );
   const beat = sqlite.prepare("UPDATE job_locks SET last_run_at = ? WHERE name = ?");
-  const get = sqlite.prepare<[string], { name: string; locked_by: string | null; locked_at: string | null; expires_at: string | null; last_run_at: string | null }>(
+  const get = sqlite.prepare<[string], RawRow<typeof jobLocks>>(
     "SELECT * FROM job_locks WHERE name = ?",
   );
   return {
@@ -28,6 +31,9 @@ export function createJobLocksRepo(sqlite: Sqlite) {
     release: (name: string, holder: string, now: Date): boolean => release.run(now.toISOString(), name, holder).changes === 1,
     /** The worker heartbeat: `/api/health` reads `last_run_at` of `worker_heartbeat`. */
     heartbeat: (name: string, now: Date): void => void beat.run(now.toISOString(), name),
-    get: (name: string) => get.get(name) ?? null,
+    get: (name: string): JobLock | null => {
+      const r = get.get(name);
+      return r ? { name: r.name, lockedBy: r.locked_by, lockedAt: r.locked_at, expiresAt: r.expires_at, lastRunAt: r.last_run_at } : null;
+    },
   };
 }

@@ -1,23 +1,9 @@
-import type { Sqlite } from "../client";
+import type { users } from "../../schema";
+import type { NewUser, User } from "../types";
+import type { Sqlite } from "./client";
+import type { RawRow } from "./rows";
 
-export interface User {
-  id: string;
-  email: string;
-  passwordHash: string;
-  /** Every session cookie carries the version it was issued under; a cookie below this is refused. */
-  sessionVersion: number;
-  createdAt: string;
-  updatedAt: string;
-}
-
-interface UserRowRaw {
-  id: string;
-  email: string;
-  password_hash: string;
-  session_version: number;
-  created_at: string;
-  updated_at: string;
-}
+type UserRowRaw = RawRow<typeof users>;
 
 const toUser = (r: UserRowRaw): User => ({
   id: r.id,
@@ -27,14 +13,6 @@ const toUser = (r: UserRowRaw): User => ({
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
-
-export interface NewUser {
-  id: string;
-  /** Stored as given; lib/auth normalises (trim, lower case) before it gets here. */
-  email: string;
-  passwordHash: string;
-  now: string;
-}
 
 export type UsersRepo = ReturnType<typeof createUsersRepo>;
 

@@ -1,39 +1,11 @@
-import type { Sqlite } from "../client";
-import type { TriggerState } from "../../triggers/types";
+import type { Sqlite } from "./client";
+import type { TriggerState } from "../../../triggers/types";
+import type { triggerState } from "../../schema";
+import type { PendingSlot, ScheduledApplet, TriggerError } from "../types";
+import type { RawRow } from "./rows";
 
-interface Raw {
-  applet_id: string;
-  next_run_at: string | null;
-  last_polled_at: string | null;
-  seen_keys: string;
-  last_value: string | null;
-  etag: string | null;
-  last_modified: string | null;
-  last_error: string | null;
-  error_count: number;
-}
-
-export interface ScheduledRow {
-  applet_id: string;
-  trigger_type: string;
-  definition: string;
-  enabled: number;
-  next_run_at: string;
-  error_count: number;
-  created_at: string;
-  updated_at: string;
-}
-
-export const emptyTriggerState = (): TriggerState => ({
-  nextRunAt: null,
-  lastPolledAt: null,
-  seenKeys: [],
-  lastValue: null,
-  etag: null,
-  lastModified: null,
-  lastError: null,
-  errorCount: 0,
-});
+type Raw = RawRow<typeof triggerState>;
+type ScheduledRowRaw = Omit<ScheduledApplet, "enabled"> & { enabled: number };
 
 const toState = (r: Raw): TriggerState => ({
   nextRunAt: r.next_run_at,
@@ -96,7 +68,10 @@ export function createTriggerStateRepo(sqlite: Sqlite) {
      WHERE ts.pending_slot IS NOT NULL`,
   );
   const setError = sqlite.prepare("UPDATE trigger_state SET last_error = ?, updated_at = ? WHERE applet_id = ?");
-  const scheduledCache = new Map<string, ReturnType<typeof sqlite.prepare<unknown[], ScheduledRow>>>();
+  const lastErrors = sqlite.prepare<[], TriggerError>(
+    "SELECT applet_id AS appletId, last_error AS lastError FROM trigger_state WHERE last_error IS NOT NULL ORDER BY applet_id",
+  );
+  const scheduledCache = new Map<string, ReturnType<typeof sqlite.prepare<unknown[], ScheduledRowRaw>>>();
   /**
    * Polled applets with a next_run_at, ordered by it. Driven by trigger_state_next_run_idx: a due
    * query reads the due rows only, however many are stored. The unary `+` keeps the planner off
@@ -106,7 +81,7 @@ export function createTriggerStateRepo(sqlite: Sqlite) {
     const key = `${types}:${due}:${enabledOnly}:${limited}`;
     let stmt = scheduledCache.get(key);
     if (!stmt) {
-      stmt = sqlite.prepare<unknown[], ScheduledRow>(
+      stmt = sqlite.prepare<unknown[], ScheduledRowRaw>(
         `SELECT ts.applet_id, a.trigger_type, a.definition, a.enabled, ts.next_run_at, ts.error_count, a.created_at, ts.updated_at
          FROM trigger_state ts JOIN applets a ON a.id = ts.applet_id
          WHERE ${due ? "ts.next_run_at <= ?" : "ts.next_run_at IS NOT NULL"}
@@ -143,17 +118,16 @@ export function createTriggerStateRepo(sqlite: Sqlite) {
     savePolled: (appletId: string, s: Omit<TriggerState, "nextRunAt">, now: string, slot: string | null = null): boolean =>
       savePolled.run({ ...stateParams(appletId, s, now), slot }).changes === 1,
     /** Claimed slots whose outcome was never stored: the worker that claimed them stopped in between. */
-    listPending: () => pending.all(),
+    listPending: (): PendingSlot[] => pending.all(),
     /** Applets whose trigger's last check failed, for the applets list's "needs attention". */
-    lastErrors: (): { appletId: string; lastError: string }[] =>
-      sqlite.prepare<[], { appletId: string; lastError: string }>("SELECT applet_id AS appletId, last_error AS lastError FROM trigger_state WHERE last_error IS NOT NULL").all(),
+    lastErrors: (): TriggerError[] => lastErrors.all(),
     clearPending: (appletId: string, slot: string): void => void clearPending.run(appletId, slot),
     setLastError: (appletId: string, error: string, now: string): void => void setError.run(error, now, appletId),
     /** Polled applets of `types` with a next_run_at; `dueAt`: only those with next_run_at <= it. */
-    listScheduled: (opts: { types: readonly string[]; dueAt?: string; enabledOnly?: boolean; limit?: number }): ScheduledRow[] => {
+    listScheduled: (opts: { types: readonly string[]; dueAt?: string; enabledOnly?: boolean; limit?: number }): ScheduledApplet[] => {
       const stmt = scheduledStatement(opts.types.length, opts.dueAt !== undefined, opts.enabledOnly ?? false, opts.limit !== undefined);
       const args: unknown[] = [...(opts.dueAt !== undefined ? [opts.dueAt] : []), ...opts.types, ...(opts.limit !== undefined ? [opts.limit] : [])];
-      return opts.types.length === 0 ? [] : stmt.all(...args);
+      return opts.types.length === 0 ? [] : stmt.all(...args).map((r) => ({ ...r, enabled: r.enabled === 1 }));
     },
     /** Enabled applets of `types` whose next_run_at is null (edited by hand, or never scheduled). */
     listUnscheduled: (types: readonly string[]) => unscheduled.all(JSON.stringify(types)),

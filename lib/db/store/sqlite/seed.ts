@@ -1,21 +1,5 @@
-import type { Sqlite } from "../client";
-import type { RunStatus, Step } from "../../executor/types";
-
-/** The state a seeded run is put in after `runs.ingest` created it queued. */
-export interface SeedRunState {
-  status: RunStatus;
-  attempt: number;
-  maxAttempts: number;
-  nextAttemptAt: string | null;
-  lockedBy: string | null;
-  lockedAt: string | null;
-  claimToken: string | null;
-  startedAt: string | null;
-  finishedAt: string | null;
-  error: string | null;
-  steps: Step[];
-  updatedAt: string;
-}
+import type { Sqlite } from "./client";
+import type { SeedRunState } from "../types";
 
 export type SeedRepo = ReturnType<typeof createSeedRepo>;
 

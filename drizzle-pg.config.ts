@@ -1,0 +1,8 @@
+import { defineConfig } from "drizzle-kit";
+
+/** PostgreSQL migrations (`pnpm db:generate:pg`); the SQLite ones come from drizzle.config.ts. */
+export default defineConfig({
+  dialect: "postgresql",
+  schema: "./lib/db/pg-schema.ts",
+  out: "./drizzle-pg",
+});

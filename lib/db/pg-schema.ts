@@ -1,0 +1,176 @@
+import { sql } from "drizzle-orm";
+import { index, integer, json, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+
+/**
+ * The PostgreSQL twin of lib/db/schema.ts, drizzle-kit's source for drizzle-pg/. The columns keep
+ * SQLite's types on purpose, so both engines hand the stores the same row shape (the type test in
+ * tests/unit/pg-schema.test.ts fails when the two drift apart):
+ * - timestamps are ISO 8601 UTC text, not timestamptz: they compare as strings in the fixed format
+ *   and round-trip to the millisecond (timestamptz keeps microseconds, a JavaScript Date does not,
+ *   and the claim tokens' fencing compares exact values);
+ * - JSON is `json`, not `jsonb`: json keeps the text as stored (jsonb reorders an event payload's
+ *   keys), and it is only ever read whole;
+ * - booleans are integers 0/1.
+ * Database differences beyond this live in the stores (lib/db/store/postgres).
+ */
+const timestamps = {
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+};
+
+export const users = pgTable("users", {
+  id: text("id").primaryKey(),
+  email: text("email").notNull().unique(),
+  passwordHash: text("password_hash").notNull(),
+  sessionVersion: integer("session_version").notNull().default(1),
+  ...timestamps,
+});
+
+export const applets = pgTable(
+  "applets",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    enabled: integer("enabled").notNull().default(1),
+    triggerType: text("trigger_type").notNull(),
+    definition: json("definition").notNull(),
+    webhookToken: text("webhook_token").notNull().unique(),
+    lastFiredAt: text("last_fired_at"),
+    runCount: integer("run_count").notNull().default(0),
+    ...timestamps,
+  },
+  (t) => [index("applets_trigger_type_idx").on(t.triggerType, t.enabled)],
+);
+
+export const triggerState = pgTable(
+  "trigger_state",
+  {
+    appletId: text("applet_id")
+      .primaryKey()
+      .references(() => applets.id, { onDelete: "cascade" }),
+    nextRunAt: text("next_run_at"),
+    lastPolledAt: text("last_polled_at"),
+    seenKeys: json("seen_keys").notNull().default(sql`'[]'::json`),
+    lastValue: json("last_value"),
+    etag: text("etag"),
+    lastModified: text("last_modified"),
+    lastError: text("last_error"),
+    errorCount: integer("error_count").notNull().default(0),
+    pendingSlot: text("pending_slot"),
+    ...timestamps,
+  },
+  (t) => [
+    index("trigger_state_next_run_idx").on(t.nextRunAt),
+    index("trigger_state_pending_idx").on(t.pendingSlot).where(sql`${t.pendingSlot} IS NOT NULL`),
+  ],
+);
+
+export const events = pgTable(
+  "events",
+  {
+    id: text("id").primaryKey(),
+    appletId: text("applet_id")
+      .notNull()
+      .references(() => applets.id, { onDelete: "cascade" }),
+    source: text("source").notNull(),
+    dedupeKey: text("dedupe_key"),
+    payload: json("payload").notNull(),
+    receivedAt: text("received_at").notNull(),
+    ...timestamps,
+  },
+  (t) => [
+    uniqueIndex("events_applet_dedupe_idx")
+      .on(t.appletId, t.dedupeKey)
+      .where(sql`${t.dedupeKey} IS NOT NULL`),
+    index("events_received_idx").on(t.receivedAt),
+  ],
+);
+
+export const runs = pgTable(
+  "runs",
+  {
+    id: text("id").primaryKey(),
+    appletId: text("applet_id")
+      .notNull()
+      .references(() => applets.id, { onDelete: "cascade" }),
+    eventId: text("event_id")
+      .notNull()
+      .references(() => events.id, { onDelete: "cascade" }),
+    status: text("status").notNull(),
+    attempt: integer("attempt").notNull().default(1),
+    maxAttempts: integer("max_attempts").notNull().default(5),
+    nextAttemptAt: text("next_attempt_at"),
+    lockedBy: text("locked_by"),
+    lockedAt: text("locked_at"),
+    claimToken: text("claim_token"),
+    startedAt: text("started_at"),
+    finishedAt: text("finished_at"),
+    error: text("error"),
+    steps: json("steps").notNull().default(sql`'[]'::json`),
+    ...timestamps,
+  },
+  (t) => [
+    index("runs_applet_created_idx").on(t.appletId, t.createdAt),
+    // The claim (lib/db/store/postgres/queue-sql.ts) reads the queued and the running rows only;
+    // partial indexes keep those a few pages small however long the history is, as on SQLite. The
+    // queued one carries created_at so an applet's head (oldest due, then oldest) is one seek.
+    index("runs_queued_idx").on(t.appletId, t.nextAttemptAt, t.createdAt).where(sql`${t.status} = 'queued'`),
+    // Unique, unlike SQLite's: "one running run per applet" holds across processes even if two
+    // claims race (the loser gets a unique violation and claims again), not only by the claim's SQL.
+    uniqueIndex("runs_running_idx").on(t.appletId).where(sql`${t.status} = 'running'`),
+    index("runs_updated_idx").on(t.updatedAt),
+    index("runs_event_idx").on(t.eventId),
+    index("runs_created_idx").on(t.createdAt),
+  ],
+);
+
+export const secrets = pgTable("secrets", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull().unique(),
+  valueEncrypted: text("value_encrypted").notNull(),
+  ...timestamps,
+});
+
+export const jobLocks = pgTable("job_locks", {
+  name: text("name").primaryKey(),
+  lockedBy: text("locked_by"),
+  lockedAt: text("locked_at"),
+  expiresAt: text("expires_at"),
+  lastRunAt: text("last_run_at"),
+});
+
+export const workers = pgTable("workers", {
+  id: text("id").primaryKey(),
+  hostname: text("hostname").notNull(),
+  pid: integer("pid").notNull(),
+  seenAt: text("seen_at").notNull(),
+  leaseUntil: text("lease_until").notNull(),
+  fault: text("fault"),
+  ...timestamps,
+});
+
+/**
+ * PostgreSQL only: facts about the database every process must agree with. Holds the fingerprints
+ * of SECRETS_KEY and SESSION_SECRET (never the keys), so a process started on another host with a
+ * different key refuses to start instead of writing secrets nobody else can read.
+ */
+export const instance = pgTable("instance", {
+  name: text("name").primaryKey(),
+  value: text("value").notNull(),
+  createdAt: text("created_at").notNull(),
+});
+
+/**
+ * API tokens (issue 19 on main: lib/db/schema.ts apiTokens), here ahead of the merge so the
+ * PostgreSQL migrations already hold the table; same columns and types as SQLite's.
+ */
+export const apiTokens = pgTable("api_tokens", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  tokenHash: text("token_hash").notNull().unique(),
+  prefix: text("prefix").notNull(),
+  /** 1: GET requests only. */
+  readOnly: integer("read_only").notNull().default(0),
+  lastUsedAt: text("last_used_at"),
+  ...timestamps,
+});

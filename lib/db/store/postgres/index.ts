@@ -1,0 +1,890 @@
+import { randomUUID } from "node:crypto";
+import type pg from "pg";
+import { newId } from "../../../core/ids";
+import type { Logger } from "../../../core/log";
+import type { RunStatus, Step } from "../../../executor/types";
+import type { TriggerState } from "../../../triggers/types";
+import type {
+  Applet,
+  AppletInsert,
+  ApiTokenRow,
+  ApiTokensStore,
+  AppletsStore,
+  ClaimedRun,
+  FinalStatus,
+  Heartbeat,
+  Ingested,
+  IngestInput,
+  JobLocksStore,
+  MaintenanceStore,
+  RecoveredRun,
+  Run,
+  RunChange,
+  RunListFilter,
+  RunsStore,
+  SecretsStore,
+  SeedStore,
+  Store,
+  StoreAggregates,
+  TriggerStateStore,
+  User,
+  UsersStore,
+  WorkersStore,
+} from "../types";
+import { checkInstanceKeys, type InstanceKeys } from "./instance";
+import { createListener, type Listener } from "./listen";
+import { defaultPgMigrationsDir, migratePostgres } from "./migrate";
+import { createPool, inTransaction, query, queryDynamic, sqlState, type Queryable } from "./pool";
+import * as Q from "./queue-sql";
+
+/** The named jobs of the spec; one row each so a lock is always a single UPDATE (as on SQLite). */
+const JOB_NAMES = ["scheduler_tick", "retention", "worker_heartbeat"] as const;
+
+export interface PostgresStoreOptions {
+  url: string;
+  /** DATABASE_LISTEN_URL: a direct (session) connection for LISTEN; default `url`. */
+  listenUrl?: string;
+  poolSize?: number;
+  /** The app's tables live in this schema (tests); default the connection's search_path. */
+  schema?: string;
+  migrationsDir?: string;
+  /** Checked against the fingerprints the database was initialised with (never stored themselves). */
+  keys?: InstanceKeys;
+  /** Tests: create `schema` if missing before migrating, and drop it (with everything in it) on close. */
+  ownSchema?: boolean;
+  log?: Logger;
+}
+
+export interface PostgresStore extends Store {
+  /** Migrations applied and keys checked; rejects with the reason the process must not start. */
+  ready(): Promise<void>;
+  /** The pool, for `@whenthen/schedules`' PostgresScheduleStore (one driver, one pool per process). */
+  readonly pool: pg.Pool;
+  notifications: NonNullable<Store["notifications"]>;
+}
+
+/**
+ * The PostgreSQL store: the same aggregates as SQLite's, over a node-postgres pool (the driver the
+ * bench chose, bench/RESULTS.md "pg-drivers"). Migrations run on open under an advisory lock and
+ * the keys are checked against the database; every call waits for that, so a process whose
+ * SECRETS_KEY differs from the database's never writes with it.
+ *
+ * Differences from SQLite, all in this folder: timestamps and JSON keep SQLite's shapes (see
+ * lib/db/pg-schema.ts); the claim takes FOR UPDATE SKIP LOCKED and a unique index enforces one
+ * running run per applet (queue-sql.ts); group commit is one multi-row statement; NOTIFY (a
+ * trigger, drizzle-pg/0001) replaces polling for wake-ups.
+ */
+export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
+  const pool = createPool({ url: opts.url, max: opts.poolSize ?? 10, schema: opts.schema });
+  const init = (async () => {
+    const client = await pool.connect();
+    try {
+      if (opts.schema && opts.ownSchema) await client.query(`CREATE SCHEMA IF NOT EXISTS ${opts.schema}`);
+      await migratePostgres(
+        {
+          exec: async (t) => (await client.query<Record<string, unknown>>(t)).rows ?? [],
+          query: async (t, p) => (await client.query<Record<string, unknown>>(t, p)).rows,
+        },
+        opts.migrationsDir ?? defaultPgMigrationsDir(),
+        { jobNames: JOB_NAMES },
+      );
+      if (opts.keys) await checkInstanceKeys(client, opts.keys, new Date());
+    } finally {
+      client.release();
+    }
+  })();
+  init.catch(() => undefined);
+  const ready = () => init;
+
+  // Every call on the store waits for init: a pool wrapper whose query does.
+  const readyPool = new Proxy(pool, {
+    get(target, prop, receiver) {
+      if (prop === "query")
+        return async (...args: unknown[]) => {
+          await init;
+          return (target.query as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      if (prop === "connect")
+        return async () => {
+          await init;
+          return target.connect();
+        };
+      return Reflect.get(target, prop, receiver) as unknown;
+    },
+  });
+
+  let listener: Listener | null = null;
+  const listen = () => (listener ??= createListener({ url: opts.listenUrl ?? opts.url, schema: opts.schema, log: opts.log }));
+
+  const root = aggregates(readyPool, (fn) => inTransaction(readyPool, fn));
+  return {
+    engine: "postgres",
+    pool,
+    ready,
+    ...root,
+    maintenance: maintenanceStore(readyPool),
+    notifications: {
+      onQueued: (fn) => listen().on(Q.QUEUED_CHANNEL, () => fn()),
+      onRunChanged: (fn) =>
+        listen().on(Q.RUNS_CHANNEL, (payload) => {
+          try {
+            fn(JSON.parse(payload) as RunChange);
+          } catch {
+            // A payload that is not ours (someone NOTIFYing by hand) is ignored.
+          }
+        }),
+    },
+    transaction: (fn) => inTransaction(readyPool, (client) => fn(aggregates(client, (inner) => inner(client)))),
+    close: async () => {
+      await init.catch(() => undefined);
+      await listener?.close();
+      if (opts.schema && opts.ownSchema) await pool.query(`DROP SCHEMA IF EXISTS ${opts.schema} CASCADE`).catch(() => undefined);
+      await pool.end();
+    },
+  };
+}
+
+/**
+ * The aggregates over `q`: the pool (autocommit, `begin` opens a transaction of its own) or one
+ * client inside a transaction (`begin` runs on it: a method that is a transaction joins the outer one).
+ */
+function aggregates(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T>) => Promise<T>): StoreAggregates {
+  return {
+    applets: appletsStore(q),
+    triggerState: triggerStateStore(q),
+    runs: runsStore(q, begin),
+    secrets: secretsStore(q),
+    users: usersStore(q, begin),
+    jobLocks: jobLocksStore(q),
+    workers: workersStore(q, begin),
+    seed: seedStore(q),
+    apiTokens: apiTokensStore(q),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+interface AppletRaw {
+  id: string;
+  name: string;
+  enabled: number;
+  trigger_type: string;
+  definition: Record<string, unknown>;
+  webhook_token: string;
+  last_fired_at: string | null;
+  run_count: number;
+  created_at: string;
+  updated_at: string;
+}
+
+const toApplet = (r: AppletRaw): Applet => ({
+  id: r.id,
+  name: r.name,
+  enabled: r.enabled === 1,
+  triggerType: r.trigger_type,
+  definition: r.definition,
+  webhookToken: r.webhook_token,
+  lastFiredAt: r.last_fired_at,
+  runCount: r.run_count,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+const appletParams = (a: AppletInsert) => [a.id, a.name, a.enabled ? 1 : 0, a.triggerType, JSON.stringify(a.definition), a.webhookToken, a.now, a.createdAt ?? a.now];
+
+function appletsStore(q: Queryable): AppletsStore {
+  return {
+    get: async (id) => {
+      const r = (await query<AppletRaw>(q, "SELECT * FROM applets WHERE id = $1", [id])).rows[0];
+      return r ? toApplet(r) : null;
+    },
+    list: async () => (await query<AppletRaw>(q, "SELECT * FROM applets ORDER BY created_at, id")).rows.map(toApplet),
+    listByTriggerType: async (type) =>
+      (await query<AppletRaw>(q, "SELECT * FROM applets WHERE trigger_type = $1 AND enabled = 1", [type])).rows.map(toApplet),
+    insert: async (a) => {
+      await query(
+        q,
+        `INSERT INTO applets (id, name, enabled, trigger_type, definition, webhook_token, run_count, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5::json, $6, 0, $8, $7)`,
+        appletParams(a),
+      );
+    },
+    update: async (a) =>
+      ((
+        await query(
+          q,
+          "UPDATE applets SET name = $2, enabled = $3, trigger_type = $4, definition = $5::json, webhook_token = $6, updated_at = $7 WHERE id = $1",
+          appletParams(a).slice(0, 7),
+        )
+      ).rowCount ?? 0) > 0,
+    setEnabled: async (id, enabled, now) =>
+      ((await query(q, "UPDATE applets SET enabled = $1, updated_at = $2 WHERE id = $3", [enabled ? 1 : 0, now, id])).rowCount ?? 0) > 0,
+    byWebhookToken: async (token) => (await query<{ id: string; name: string }>(q, "SELECT id, name FROM applets WHERE webhook_token = $1", [token])).rows[0] ?? null,
+    setWebhookToken: async (id, token) => ((await query(q, "UPDATE applets SET webhook_token = $1 WHERE id = $2", [token, id])).rowCount ?? 0) > 0,
+    delete: async (id) => ((await query(q, "DELETE FROM applets WHERE id = $1", [id])).rowCount ?? 0) > 0,
+    forHook: async (id) => {
+      const r = (
+        await query<{ id: string; enabled: number; webhook_token: string; definition: string }>(
+          q,
+          "SELECT id, enabled, webhook_token, definition::text AS definition FROM applets WHERE id = $1",
+          [id],
+        )
+      ).rows[0];
+      return r ? { id: r.id, enabled: r.enabled === 1, webhookToken: r.webhook_token, definition: r.definition } : null;
+    },
+    eventIds: async (id) => (await query<{ id: string }>(q, "SELECT id FROM events WHERE applet_id = $1", [id])).rows.map((r) => r.id),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+interface StateRaw {
+  next_run_at: string | null;
+  last_polled_at: string | null;
+  seen_keys: string[];
+  last_value: unknown;
+  etag: string | null;
+  last_modified: string | null;
+  last_error: string | null;
+  error_count: number;
+}
+
+const toState = (r: StateRaw): TriggerState => ({
+  nextRunAt: r.next_run_at,
+  lastPolledAt: r.last_polled_at,
+  seenKeys: r.seen_keys,
+  lastValue: r.last_value ?? null,
+  etag: r.etag,
+  lastModified: r.last_modified,
+  lastError: r.last_error,
+  errorCount: r.error_count,
+});
+
+/** $1 applet, $2 last polled, $3 seen keys, $4 last value, $5 etag, $6 last modified, $7 last error, $8 error count, $9 now. */
+const stateParams = (appletId: string, s: Omit<TriggerState, "nextRunAt">, now: string) => [
+  appletId,
+  s.lastPolledAt,
+  JSON.stringify(s.seenKeys),
+  s.lastValue === undefined || s.lastValue === null ? null : JSON.stringify(s.lastValue),
+  s.etag,
+  s.lastModified,
+  s.lastError,
+  s.errorCount,
+  now,
+];
+
+interface ScheduledRaw {
+  applet_id: string;
+  trigger_type: string;
+  definition: string;
+  enabled: number;
+  next_run_at: string;
+  error_count: number;
+  created_at: string;
+  updated_at: string;
+}
+
+function triggerStateStore(q: Queryable): TriggerStateStore {
+  return {
+    get: async (appletId) => {
+      const r = (await query<StateRaw>(q, "SELECT * FROM trigger_state WHERE applet_id = $1", [appletId])).rows[0];
+      return r ? toState(r) : null;
+    },
+    save: async (appletId, s, now) => {
+      await query(
+        q,
+        `INSERT INTO trigger_state (applet_id, next_run_at, last_polled_at, seen_keys, last_value, etag, last_modified, last_error, error_count, created_at, updated_at)
+         VALUES ($1, $10, $2, $3::json, $4::json, $5, $6, $7, $8, $9, $9)
+         ON CONFLICT (applet_id) DO UPDATE SET next_run_at = excluded.next_run_at, last_polled_at = excluded.last_polled_at,
+           seen_keys = excluded.seen_keys, last_value = excluded.last_value, etag = excluded.etag, last_modified = excluded.last_modified,
+           last_error = excluded.last_error, error_count = excluded.error_count, updated_at = excluded.updated_at`,
+        [...stateParams(appletId, s, now), s.nextRunAt],
+      );
+    },
+    setNextRunAt: async (appletId, nextRunAt, now) => {
+      await query(
+        q,
+        `INSERT INTO trigger_state (applet_id, next_run_at, created_at, updated_at) VALUES ($1, $2, $3, $3)
+         ON CONFLICT (applet_id) DO UPDATE SET next_run_at = excluded.next_run_at, updated_at = excluded.updated_at`,
+        [appletId, nextRunAt, now],
+      );
+    },
+    claimSlot: async (appletId, expected, next, now) =>
+      (await query(q, "UPDATE trigger_state SET next_run_at = $1, updated_at = $2 WHERE applet_id = $3 AND next_run_at IS NOT DISTINCT FROM $4::text", [next, now, appletId, expected]))
+        .rowCount === 1,
+    claimDue: async (appletId, expected, next, now) =>
+      (
+        await query(
+          q,
+          "UPDATE trigger_state SET next_run_at = $1, pending_slot = $4, updated_at = $2 WHERE applet_id = $3 AND next_run_at IS NOT DISTINCT FROM $4::text",
+          [next, now, appletId, expected],
+        )
+      ).rowCount === 1,
+    savePolled: async (appletId, s, now, slot = null) =>
+      (
+        await query(
+          q,
+          `UPDATE trigger_state SET last_polled_at = $2, seen_keys = $3::json, last_value = $4::json, etag = $5, last_modified = $6,
+             last_error = $7, error_count = $8, updated_at = $9,
+             pending_slot = CASE WHEN pending_slot = $10::text THEN NULL ELSE pending_slot END
+           WHERE applet_id = $1`,
+          [...stateParams(appletId, s, now), slot],
+        )
+      ).rowCount === 1,
+    listPending: async () =>
+      (
+        await query<{ applet_id: string; trigger_type: string; pending_slot: string }>(
+          q,
+          `SELECT ts.applet_id, a.trigger_type, ts.pending_slot FROM trigger_state ts JOIN applets a ON a.id = ts.applet_id
+           WHERE ts.pending_slot IS NOT NULL`,
+        )
+      ).rows,
+    clearPending: async (appletId, slot) => {
+      await query(q, "UPDATE trigger_state SET pending_slot = NULL WHERE applet_id = $1 AND pending_slot = $2", [appletId, slot]);
+    },
+    setLastError: async (appletId, error, now) => {
+      await query(q, "UPDATE trigger_state SET last_error = $1, updated_at = $2 WHERE applet_id = $3", [error, now, appletId]);
+    },
+    lastErrors: async () =>
+      (
+        await query<{ appletId: string; lastError: string }>(
+          q,
+          `SELECT applet_id AS "appletId", last_error AS "lastError" FROM trigger_state WHERE last_error IS NOT NULL ORDER BY applet_id`,
+        )
+      ).rows,
+    listScheduled: async (opts) => {
+      if (opts.types.length === 0) return [];
+      const due = opts.dueAt !== undefined;
+      const rows = (
+        await query<ScheduledRaw>(
+          q,
+          `SELECT ts.applet_id, a.trigger_type, a.definition::text AS definition, a.enabled, ts.next_run_at, ts.error_count, a.created_at, ts.updated_at
+           FROM trigger_state ts JOIN applets a ON a.id = ts.applet_id
+           WHERE ts.next_run_at IS NOT NULL AND ($1::text IS NULL OR ts.next_run_at <= $1::text)
+             AND a.trigger_type = ANY($2::text[]) AND ($3::boolean IS FALSE OR a.enabled = 1)
+           ORDER BY ts.next_run_at, ts.applet_id
+           LIMIT $4::int`,
+          [due ? opts.dueAt : null, [...opts.types], opts.enabledOnly ?? false, opts.limit ?? null],
+        )
+      ).rows;
+      return rows.map((r) => ({ ...r, enabled: r.enabled === 1 }));
+    },
+    listUnscheduled: async (types) =>
+      (
+        await query<{ applet_id: string; trigger_type: string; definition: string }>(
+          q,
+          `SELECT ts.applet_id, a.trigger_type, a.definition::text AS definition FROM trigger_state ts JOIN applets a ON a.id = ts.applet_id
+           WHERE ts.next_run_at IS NULL AND a.enabled = 1 AND a.trigger_type = ANY($1::text[])`,
+          [[...types]],
+        )
+      ).rows,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+interface RunRaw {
+  id: string;
+  applet_id: string;
+  event_id: string;
+  status: string;
+  attempt: number;
+  max_attempts: number;
+  next_attempt_at: string | null;
+  locked_by: string | null;
+  locked_at: string | null;
+  claim_token: string | null;
+  started_at: string | null;
+  finished_at: string | null;
+  error: string | null;
+  steps: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Steps are read as text and parsed here: an unreadable value fails the run (stepsError), never the claim. */
+function readSteps(text: string): { steps: Step[]; stepsError?: string } {
+  try {
+    const steps = JSON.parse(text) as unknown;
+    return Array.isArray(steps) ? { steps: steps as Step[] } : { steps: [], stepsError: "could not read the stored steps: not a JSON array" };
+  } catch (err) {
+    return { steps: [], stepsError: `could not read the stored steps: not valid JSON (${(err as Error).message})` };
+  }
+}
+
+const toRun = (r: RunRaw): Run => ({
+  id: r.id,
+  appletId: r.applet_id,
+  eventId: r.event_id,
+  status: r.status as RunStatus,
+  attempt: r.attempt,
+  maxAttempts: r.max_attempts,
+  nextAttemptAt: r.next_attempt_at,
+  lockedBy: r.locked_by,
+  lockedAt: r.locked_at,
+  startedAt: r.started_at,
+  finishedAt: r.finished_at,
+  error: r.error,
+  ...readSteps(r.steps),
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+/** Two claims raced for one applet and this one lost on runs_running_idx: claim again. */
+const lostRace = (err: unknown) => sqlState(err) === "23505" && (err as { constraint?: string }).constraint === "runs_running_idx";
+
+const encodeCursor = (createdAt: string, id: string) => Buffer.from(`${createdAt}|${id}`).toString("base64url");
+function decodeCursor(cursor: string): [string, string] {
+  const [createdAt = "", id = ""] = Buffer.from(cursor, "base64url").toString().split("|");
+  return [createdAt, id];
+}
+
+function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T>) => Promise<T>): RunsStore {
+  const ingestOne = async (c: Queryable, i: IngestInput): Promise<Ingested> => {
+    const eventId = i.eventId ?? newId();
+    const runId = newId();
+    const r = await query(c, Q.INGEST, [eventId, i.appletId, i.source, i.dedupeKey, i.payloadJson, i.receivedAt, runId, i.maxAttempts]);
+    return r.rowCount === 1 ? { eventId, runId } : null;
+  };
+
+  /**
+   * One claim on `c`. Inside a transaction a lost race would abort it, so the claim runs under a
+   * savepoint there; in autocommit it is simply tried again.
+   */
+  const claimOn = async (c: Queryable, workerId: string, now: Date, inTx: boolean): Promise<ClaimedRun | null> => {
+    for (let attempt = 0; ; attempt++) {
+      const token = randomUUID();
+      try {
+        if (inTx) await c.query("SAVEPOINT claim");
+        const row = (await query<RunRaw>(c, Q.CLAIM, [workerId, now.toISOString(), token])).rows[0];
+        if (inTx) await c.query("RELEASE SAVEPOINT claim");
+        return row ? { ...toRun(row), claimToken: token } : null;
+      } catch (err) {
+        if (inTx) await c.query("ROLLBACK TO SAVEPOINT claim");
+        if (!lostRace(err) || attempt >= 4) throw err;
+      }
+    }
+  };
+
+  const finishOn = async (c: Queryable, run: ClaimedRun, status: FinalStatus, steps: Step[] | null, error: string | null, now: Date) =>
+    (await query(c, Q.FINISH_AND_COUNT, [run.id, run.claimToken, status, steps === null ? null : JSON.stringify(steps), error, now.toISOString()])).rowCount === 1;
+
+  // A checked-out client is inside a transaction (Store#transaction); the pool is autocommit.
+  const inTx = "release" in q;
+
+  return {
+    ingest: (i) => ingestOne(q, i),
+
+    firstOfDedupeKey: async (appletId, dedupeKey) => {
+      const row = (
+        await query<{ event_id: string; run_id: string | null }>(
+          q,
+          `SELECT e.id AS event_id, (SELECT r.id FROM runs r WHERE r.event_id = e.id ORDER BY r.created_at, r.id LIMIT 1) AS run_id
+           FROM events e WHERE e.applet_id = $1 AND e.dedupe_key = $2`,
+          [appletId, dedupeKey],
+        )
+      ).rows[0];
+      return row ? { eventId: row.event_id, runId: row.run_id } : null;
+    },
+
+    statuses: async (ids) =>
+      new Map((await query<{ id: string; status: RunStatus }>(q, "SELECT id, status FROM runs WHERE id = ANY($1::text[])", [ids])).rows.map((r) => [r.id, r.status])),
+
+    ingestMany: async (items) => {
+      if (items.length === 0) return [];
+      const ids = items.map((i) => ({ eventId: i.eventId ?? newId(), runId: newId() }));
+      // Group commit: the whole batch in one statement. A row can only fail when its applet was
+      // deleted a moment ago; then the batch is redone row by row so that row fails alone.
+      try {
+        const r = await query<{ event_id: string }>(q, Q.INGEST_MANY, [
+          ids.map((x) => x.eventId),
+          items.map((i) => i.appletId),
+          items.map((i) => i.source),
+          items.map((i) => i.dedupeKey),
+          items.map((i) => i.payloadJson),
+          items.map((i) => i.receivedAt),
+          ids.map((x) => x.runId),
+          items.map((i) => i.maxAttempts),
+        ]);
+        const inserted = new Set(r.rows.map((row) => row.event_id));
+        return ids.map((x) => (inserted.has(x.eventId) ? x : null));
+      } catch (err) {
+        if (sqlState(err) !== "23503" && sqlState(err) !== "23505") throw err;
+        const out: (Ingested | Error)[] = [];
+        for (const i of items) {
+          try {
+            out.push(await begin((c) => ingestOne(c, i)));
+          } catch (e) {
+            out.push(e instanceof Error ? e : new Error(String(e)));
+          }
+        }
+        return out;
+      }
+    },
+
+    claim: (workerId, now) => claimOn(q, workerId, now, inTx),
+
+    saveSteps: async (run, steps, now) => (await query(q, Q.SAVE_STEPS, [run.id, run.claimToken, JSON.stringify(steps), now.toISOString()])).rowCount === 1,
+
+    finish: (run, status, steps, error, now) => finishOn(q, run, status, steps, error, now),
+
+    finishAndClaim: (run, status, steps, error, now, workerId) =>
+      begin(async (c) => {
+        const ok = await finishOn(c, run, status, steps, error, now);
+        return { ok, next: await claimOn(c, workerId, now, true) };
+      }),
+
+    retryLater: async (run, steps, error, nextAttemptAt, now) =>
+      (await query(q, Q.REQUEUE, [run.id, run.claimToken, nextAttemptAt.toISOString(), JSON.stringify(steps), error, now.toISOString()])).rowCount === 1,
+
+    release: async (run, now) => (await query(q, Q.RELEASE, [run.id, run.claimToken, now.toISOString()])).rowCount === 1,
+
+    recoverStale: async ({ now, stuckBefore, self }) => {
+      const at = now.toISOString();
+      const found = (
+        await query<{ id: string; applet_id: string; claim_token: string | null; locked_by: string | null; stuck: boolean }>(q, Q.STALE, [at, stuckBefore.toISOString(), self ?? null])
+      ).rows;
+      if (found.length === 0) return [];
+      const recovered: RecoveredRun[] = [];
+      for (const r of found) {
+        if ((await query(q, Q.RECOVER, [r.id, r.claim_token, at])).rowCount === 1) {
+          recovered.push({ id: r.id, appletId: r.applet_id, lockedBy: r.locked_by, reason: r.stuck ? "stuck" : "lease" });
+        }
+      }
+      return recovered;
+    },
+
+    get: async (id) => {
+      const r = (await query<RunRaw>(q, `SELECT ${Q.RUN_COLUMNS} FROM runs WHERE id = $1`, [id])).rows[0];
+      return r ? toRun(r) : null;
+    },
+
+    event: async (eventId) => {
+      const e = (
+        await query<{ id: string; applet_id: string; source: string; dedupe_key: string | null; payload: Record<string, unknown>; received_at: string }>(
+          q,
+          "SELECT id, applet_id, source, dedupe_key, payload, received_at FROM events WHERE id = $1",
+          [eventId],
+        )
+      ).rows[0];
+      return e ? { id: e.id, appletId: e.applet_id, source: e.source, dedupeKey: e.dedupe_key, payload: e.payload, receivedAt: e.received_at } : null;
+    },
+
+    recentEvents: async (appletId, limit) =>
+      (
+        await query<{ id: string; source: string; payload: Record<string, unknown>; received_at: string }>(
+          q,
+          "SELECT id, source, payload, received_at FROM events WHERE applet_id = $1 ORDER BY received_at DESC, id DESC LIMIT $2",
+          [appletId, limit],
+        )
+      ).rows.map((e) => ({ id: e.id, source: e.source, receivedAt: e.received_at, payload: e.payload })),
+
+    retry: async (id, now) =>
+      (
+        await query(
+          q,
+          `UPDATE runs SET status = 'queued', attempt = attempt + 1, max_attempts = GREATEST(max_attempts, attempt + 1),
+                  next_attempt_at = $2, finished_at = NULL, updated_at = $2
+           WHERE id = $1 AND status IN ('failed', 'dead')`,
+          [id, now.toISOString()],
+        )
+      ).rowCount === 1,
+
+    replay: async (id, now) => {
+      const runId = newId();
+      const r = await query(
+        q,
+        `INSERT INTO runs (id, applet_id, event_id, status, attempt, max_attempts, next_attempt_at, steps, created_at, updated_at)
+         SELECT $1, applet_id, event_id, 'queued', 1, max_attempts, $2, '[]', $2, $2 FROM runs WHERE id = $3`,
+        [runId, now.toISOString(), id],
+      );
+      return r.rowCount === 1 ? runId : null;
+    },
+
+    isReplay: async (run, eventReceivedAt) =>
+      run.createdAt !== eventReceivedAt ||
+      (
+        await query(
+          q,
+          `SELECT 1 FROM runs WHERE event_id = $1 AND id <> $3 AND (created_at < $2 OR (created_at = $2 AND id < $3)) LIMIT 1`,
+          [run.eventId, run.createdAt, run.id],
+        )
+      ).rowCount === 1,
+
+    list: async (f: RunListFilter) => {
+      const limit = Math.min(Math.max(f.limit ?? 50, 1), 200);
+      const where: string[] = [];
+      const args: unknown[] = [];
+      const add = (clause: (n: number) => string, value: unknown) => {
+        args.push(value);
+        where.push(clause(args.length));
+      };
+      if (f.appletId) add((n) => `applet_id = $${n}`, f.appletId);
+      if (f.status) add((n) => `status = $${n}`, f.status);
+      if (f.from) add((n) => `created_at >= $${n}`, f.from);
+      if (f.to) add((n) => `created_at <= $${n}`, f.to);
+      if (f.cursor) {
+        const [createdAt, id] = decodeCursor(f.cursor);
+        args.push(createdAt, id);
+        where.push(`(created_at < $${args.length - 1} OR (created_at = $${args.length - 1} AND id < $${args.length}))`);
+      }
+      const sql = `SELECT ${Q.RUN_COLUMNS} FROM runs ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`;
+      const rows = (await queryDynamic<RunRaw>(q, sql, args)).rows;
+      const page = rows.slice(0, limit).map(toRun);
+      const last = page[page.length - 1];
+      return { runs: page, nextCursor: rows.length > limit && last ? encodeCursor(last.createdAt, last.id) : null };
+    },
+
+    changedAfter: async (at, id, limit = 500) =>
+      (
+        await query<RunChange>(
+          q,
+          `SELECT id, applet_id, status, updated_at FROM runs
+           WHERE updated_at >= $1 AND (updated_at > $1 OR id > $2)
+           ORDER BY updated_at, id LIMIT $3`,
+          [at, id, limit],
+        )
+      ).rows,
+
+    statsByApplet: async (since) =>
+      (
+        await query<{ applet_id: string; runs_24h: number; last_status: string | null; last_at: string | null }>(
+          q,
+          `SELECT a.id AS applet_id,
+                  (SELECT COUNT(*)::int FROM runs r WHERE r.applet_id = a.id AND r.created_at >= $1) AS runs_24h,
+                  l.status AS last_status, l.created_at AS last_at
+           FROM applets a
+           LEFT JOIN LATERAL (SELECT status, created_at FROM runs r WHERE r.applet_id = a.id ORDER BY r.created_at DESC LIMIT 1) l ON true`,
+          [since],
+        )
+      ).rows,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function secretsStore(q: Queryable): SecretsStore {
+  return {
+    list: async () =>
+      (await query<{ name: string; created_at: string; updated_at: string }>(q, "SELECT name, created_at, updated_at FROM secrets ORDER BY name")).rows.map((r) => ({
+        name: r.name,
+        createdAt: r.created_at,
+        updatedAt: r.updated_at,
+      })),
+    getEncrypted: async (name) => (await query<{ value_encrypted: string }>(q, "SELECT value_encrypted FROM secrets WHERE name = $1", [name])).rows[0]?.value_encrypted ?? null,
+    allEncrypted: async () =>
+      (await query<{ name: string; value_encrypted: string }>(q, "SELECT name, value_encrypted FROM secrets")).rows.map((r) => ({ name: r.name, valueEncrypted: r.value_encrypted })),
+    put: async (id, name, encrypted, now) => {
+      await query(
+        q,
+        `INSERT INTO secrets (id, name, value_encrypted, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)
+         ON CONFLICT (name) DO UPDATE SET value_encrypted = excluded.value_encrypted, updated_at = excluded.updated_at`,
+        [id, name, encrypted, now],
+      );
+    },
+    delete: async (name) => ((await query(q, "DELETE FROM secrets WHERE name = $1", [name])).rowCount ?? 0) > 0,
+  };
+}
+
+function apiTokensStore(q: Queryable): ApiTokensStore {
+  type Raw = { id: string; name: string; prefix: string; read_only: number; last_used_at: string | null; created_at: string };
+  const toRow = (r: Raw): ApiTokenRow => ({ id: r.id, name: r.name, prefix: r.prefix, readOnly: r.read_only === 1, lastUsedAt: r.last_used_at, createdAt: r.created_at });
+  const columns = "id, name, prefix, read_only, last_used_at, created_at";
+  return {
+    list: async () => (await query<Raw>(q, `SELECT ${columns} FROM api_tokens ORDER BY created_at, id`)).rows.map(toRow),
+    byHash: async (hash) => {
+      const r = (await query<Raw>(q, `SELECT ${columns} FROM api_tokens WHERE token_hash = $1`, [hash])).rows[0];
+      return r ? toRow(r) : null;
+    },
+    nameTaken: async (name) => (await query(q, "SELECT 1 FROM api_tokens WHERE name = $1", [name])).rows.length > 0,
+    insert: async (t) => {
+      await query(q, "INSERT INTO api_tokens (id, name, token_hash, prefix, read_only, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)", [t.id, t.name, t.hash, t.prefix, t.readOnly ? 1 : 0, t.now]);
+    },
+    touch: async (id, now) => {
+      await query(q, "UPDATE api_tokens SET last_used_at = $1 WHERE id = $2", [now, id]);
+    },
+    delete: async (id) => ((await query(q, "DELETE FROM api_tokens WHERE id = $1", [id])).rowCount ?? 0) > 0,
+  };
+}
+
+interface UserRaw {
+  id: string;
+  email: string;
+  password_hash: string;
+  session_version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+const toUser = (r: UserRaw): User => ({
+  id: r.id,
+  email: r.email,
+  passwordHash: r.password_hash,
+  sessionVersion: r.session_version,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+/** The advisory lock first-run setup takes so two setups (any processes) create one user. */
+const SETUP_LOCK_KEY = 7_216_016_002;
+
+function usersStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T>) => Promise<T>): UsersStore {
+  const one = async (text: string, args: unknown[]) => {
+    const r = (await query<UserRaw>(q, text, args)).rows[0];
+    return r ? toUser(r) : null;
+  };
+  const insertOn = async (c: Queryable, u: { id: string; email: string; passwordHash: string; now: string }) => {
+    await query(c, "INSERT INTO users (id, email, password_hash, session_version, created_at, updated_at) VALUES ($1, $2, $3, 1, $4, $4)", [u.id, u.email, u.passwordHash, u.now]);
+  };
+  return {
+    count: async () => (await query<{ n: number }>(q, "SELECT COUNT(*)::int AS n FROM users")).rows[0]!.n,
+    byEmail: (email) => one("SELECT * FROM users WHERE email = $1", [email]),
+    byId: (id) => one("SELECT * FROM users WHERE id = $1", [id]),
+    first: () => one("SELECT * FROM users ORDER BY created_at LIMIT 1", []),
+    insert: (u) => insertOn(q, u),
+    // READ COMMITTED lets two transactions both count zero; a transaction-scoped advisory lock
+    // serialises them, and the second counts after the first committed.
+    insertIfNone: (u) =>
+      begin(async (c) => {
+        await query(c, "SELECT pg_advisory_xact_lock($1)", [SETUP_LOCK_KEY]);
+        if ((await query<{ n: number }>(c, "SELECT COUNT(*)::int AS n FROM users")).rows[0]!.n > 0) return false;
+        await insertOn(c, u);
+        return true;
+      }),
+    bumpSessionVersion: async (id, now) =>
+      (await query<{ session_version: number }>(q, "UPDATE users SET session_version = session_version + 1, updated_at = $1 WHERE id = $2 RETURNING session_version", [now, id])).rows[0]
+        ?.session_version ?? null,
+    setPassword: async (id, passwordHash, now) =>
+      (
+        await query<{ session_version: number }>(
+          q,
+          "UPDATE users SET password_hash = $1, session_version = session_version + 1, updated_at = $2 WHERE id = $3 RETURNING session_version",
+          [passwordHash, now, id],
+        )
+      ).rows[0]?.session_version ?? null,
+  };
+}
+
+function jobLocksStore(q: Queryable): JobLocksStore {
+  return {
+    take: async (name, holder, now, ttlMs) =>
+      (
+        await query(q, "UPDATE job_locks SET locked_by = $1, locked_at = $2, expires_at = $3 WHERE name = $4 AND (locked_by IS NULL OR expires_at < $2)", [
+          holder,
+          now.toISOString(),
+          new Date(now.getTime() + ttlMs).toISOString(),
+          name,
+        ])
+      ).rowCount === 1,
+    renew: async (name, holder, now, ttlMs) =>
+      (await query(q, "UPDATE job_locks SET expires_at = $1 WHERE name = $2 AND locked_by = $3", [new Date(now.getTime() + ttlMs).toISOString(), name, holder])).rowCount === 1,
+    release: async (name, holder, now) =>
+      (await query(q, "UPDATE job_locks SET locked_by = NULL, locked_at = NULL, expires_at = NULL, last_run_at = $1 WHERE name = $2 AND locked_by = $3", [now.toISOString(), name, holder]))
+        .rowCount === 1,
+    heartbeat: async (name, now) => {
+      await query(q, "UPDATE job_locks SET last_run_at = $1 WHERE name = $2", [now.toISOString(), name]);
+    },
+    get: async (name) => {
+      const r = (
+        await query<{ name: string; locked_by: string | null; locked_at: string | null; expires_at: string | null; last_run_at: string | null }>(q, "SELECT * FROM job_locks WHERE name = $1", [
+          name,
+        ])
+      ).rows[0];
+      return r ? { name: r.name, lockedBy: r.locked_by, lockedAt: r.locked_at, expiresAt: r.expires_at, lastRunAt: r.last_run_at } : null;
+    },
+  };
+}
+
+function workersStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T>) => Promise<T>): WorkersStore {
+  return {
+    heartbeat: (h: Heartbeat) =>
+      begin(async (c) => {
+        const now = h.now.toISOString();
+        await query(
+          c,
+          `INSERT INTO workers (id, hostname, pid, seen_at, lease_until, fault, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $4, $4)
+           ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at, lease_until = excluded.lease_until,
+             fault = excluded.fault, updated_at = excluded.updated_at`,
+          [h.id, h.hostname, h.pid, now, new Date(h.now.getTime() + h.leaseMs).toISOString(), h.fault],
+        );
+        await query(c, "UPDATE job_locks SET last_run_at = $1 WHERE name = 'worker_heartbeat'", [now]);
+      }),
+    remove: async (id) => (await query(q, "DELETE FROM workers WHERE id = $1", [id])).rowCount === 1,
+    live: async (now) =>
+      (
+        await query<{ id: string; hostname: string; pid: number; seen_at: string; lease_until: string; fault: string | null; created_at: string }>(
+          q,
+          "SELECT * FROM workers WHERE lease_until > $1 ORDER BY created_at, id",
+          [now.toISOString()],
+        )
+      ).rows.map((r) => ({ id: r.id, hostname: r.hostname, pid: r.pid, seenAt: r.seen_at, leaseUntil: r.lease_until, fault: r.fault, createdAt: r.created_at })),
+    prune: async (before) =>
+      (
+        await query(
+          q,
+          `DELETE FROM workers WHERE lease_until < $1
+             AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.status = 'running' AND r.locked_by = workers.id)`,
+          [before.toISOString()],
+        )
+      ).rowCount ?? 0,
+  };
+}
+
+function seedStore(q: Queryable): SeedStore {
+  return {
+    setRunState: async (runId, s) =>
+      (
+        await query(
+          q,
+          `UPDATE runs SET status = $2, attempt = $3, max_attempts = $4, next_attempt_at = $5, locked_by = $6, locked_at = $7, claim_token = $8,
+                  started_at = $9, finished_at = $10, error = $11, steps = $12::json, updated_at = $13
+           WHERE id = $1`,
+          [runId, s.status, s.attempt, s.maxAttempts, s.nextAttemptAt, s.lockedBy, s.lockedAt, s.claimToken, s.startedAt, s.finishedAt, s.error, JSON.stringify(s.steps), s.updatedAt],
+        )
+      ).rowCount === 1,
+    recountApplet: async (appletId) => {
+      await query(
+        q,
+        `UPDATE applets SET
+           run_count = (SELECT COUNT(*)::int FROM runs r WHERE r.applet_id = applets.id AND r.status IN ('succeeded', 'failed', 'skipped', 'dead')),
+           last_fired_at = (SELECT MAX(r.finished_at) FROM runs r WHERE r.applet_id = applets.id)
+         WHERE id = $1`,
+        [appletId],
+      );
+    },
+  };
+}
+
+/** Retention on PostgreSQL: batched deletes; autovacuum hands the space back ("engine"). */
+function maintenanceStore(q: Queryable): MaintenanceStore {
+  return {
+    deleteRunsBefore: async (before, limit) =>
+      (
+        await query(
+          q,
+          `DELETE FROM runs WHERE id IN (SELECT id FROM runs WHERE created_at < $1 AND status NOT IN ('queued', 'running') LIMIT $2)`,
+          [before, limit],
+        )
+      ).rowCount ?? 0,
+    deleteEventsBefore: async (before, limit) =>
+      (
+        await query<{ id: string }>(
+          q,
+          `DELETE FROM events WHERE id IN (
+             SELECT e.id FROM events e WHERE e.received_at < $1 AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.event_id = e.id) LIMIT $2)
+           RETURNING id`,
+          [before, limit],
+        )
+      ).rows.map((r) => r.id),
+    spaceMode: async () => "engine",
+    size: async () => {
+      const r = (await query<{ bytes: string }>(q, "SELECT pg_database_size(current_database())::text AS bytes")).rows[0];
+      return { bytes: Number(r?.bytes ?? 0), freeBytes: 0, pageSize: 8192 };
+    },
+    convertToIncremental: async () => undefined,
+    reclaimStep: async () => undefined,
+  };
+}
+
+export type { InstanceKeys } from "./instance";

@@ -1,0 +1,140 @@
+/**
+ * The queue's statements on PostgreSQL, as text with positional parameters so the store and the
+ * driver bench (bench/pg-drivers.bench.ts) run exactly the same SQL. The rules are SQLite's
+ * (lib/db/store/sqlite, formerly lib/db/repos/runs.ts):
+ * - oldest due first: among applets with nothing running, the queued run with the smallest
+ *   next_attempt_at (then created_at) whose next_attempt_at has come;
+ * - one running run per applet: the claim skips applets with a running run, and the unique partial
+ *   index runs_running_idx makes it a constraint, so two claims racing on one applet cannot both
+ *   commit (the loser gets 23505 and claims again);
+ * - every settle is fenced by the claim token;
+ * - FOR UPDATE SKIP LOCKED: a claim never waits for another claim's row, it takes the next applet.
+ *
+ * The applets with queued runs are enumerated one index seek at a time (a loose index scan of
+ * runs_queued_idx), as on SQLite, so a backlog of 100,000 runs for one applet costs a claim a few
+ * seeks; each applet's head is one more seek and its running check one more.
+ */
+
+const columns = (t: string) =>
+  `${t}id, ${t}applet_id, ${t}event_id, ${t}status, ${t}attempt, ${t}max_attempts, ${t}next_attempt_at, ${t}locked_by, ${t}locked_at, ${t}claim_token, ${t}started_at, ${t}finished_at, ${t}error, ${t}steps::text AS steps, ${t}created_at, ${t}updated_at`;
+
+/** A run row as the store reads it (steps as text, parsed by the store so a bad value cannot throw in the driver). */
+export const RUN_COLUMNS = columns("");
+
+/** $1 event id, $2 applet id, $3 source, $4 dedupe key, $5 payload JSON text, $6 received at. */
+export const INSERT_EVENT = `INSERT INTO events (id, applet_id, source, dedupe_key, payload, received_at, created_at, updated_at)
+  VALUES ($1, $2, $3, $4, $5::json, $6, $6, $6) ON CONFLICT DO NOTHING`;
+
+/** $1 run id, $2 applet id, $3 event id, $4 max attempts, $5 now (next_attempt_at = created_at). */
+export const INSERT_RUN = `INSERT INTO runs (id, applet_id, event_id, status, attempt, max_attempts, next_attempt_at, steps, created_at, updated_at)
+  VALUES ($1, $2, $3, 'queued', 1, $4, $5, '[]', $5, $5)`;
+
+/**
+ * The event and its run in one statement (one round trip instead of three inside BEGIN/COMMIT):
+ * the run is inserted only when the event was (a duplicate dedupe key inserts neither).
+ * $1 event id, $2 applet id, $3 source, $4 dedupe key, $5 payload, $6 received at, $7 run id, $8 max attempts.
+ */
+export const INGEST = `WITH e AS (
+    INSERT INTO events (id, applet_id, source, dedupe_key, payload, received_at, created_at, updated_at)
+    VALUES ($1, $2, $3, $4, $5::json, $6, $6, $6) ON CONFLICT DO NOTHING RETURNING id
+  )
+  INSERT INTO runs (id, applet_id, event_id, status, attempt, max_attempts, next_attempt_at, steps, created_at, updated_at)
+  SELECT $7, $2, e.id, 'queued', 1, $8, $6, '[]', $6, $6 FROM e
+  RETURNING id`;
+
+/**
+ * Group commit: a batch of ingests in one statement (arrays, one element per webhook). Duplicates
+ * of a dedupe key (stored or within the batch) insert nothing; returns the event id of each row
+ * that got its run. A row whose applet is gone fails the statement (23503): the store then redoes
+ * the batch row by row.
+ */
+export const INGEST_MANY = `WITH input AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[])
+      AS t(event_id, applet_id, source, dedupe_key, payload, received_at, run_id, max_attempts)
+  ),
+  e AS (
+    INSERT INTO events (id, applet_id, source, dedupe_key, payload, received_at, created_at, updated_at)
+    SELECT event_id, applet_id, source, dedupe_key, payload::json, received_at, received_at, received_at FROM input
+    ON CONFLICT DO NOTHING RETURNING id
+  )
+  INSERT INTO runs (id, applet_id, event_id, status, attempt, max_attempts, next_attempt_at, steps, created_at, updated_at)
+  SELECT i.run_id, i.applet_id, i.event_id, 'queued', 1, i.max_attempts, i.received_at, '[]', i.received_at, i.received_at
+  FROM input i JOIN e ON e.id = i.event_id
+  RETURNING event_id`;
+
+/** $1 worker id, $2 now, $3 claim token. Returns the claimed row or nothing. */
+export const CLAIM = `WITH RECURSIVE queued_applets(applet_id) AS (
+    SELECT (SELECT applet_id FROM runs WHERE status = 'queued' ORDER BY applet_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT r.applet_id FROM runs r WHERE r.status = 'queued' AND r.applet_id > q.applet_id ORDER BY r.applet_id LIMIT 1)
+    FROM queued_applets q WHERE q.applet_id IS NOT NULL
+  ),
+  heads(id) AS (
+    SELECT (SELECT r.id FROM runs r
+            WHERE r.status = 'queued' AND r.applet_id = q.applet_id AND r.next_attempt_at <= $2
+            ORDER BY r.next_attempt_at, r.created_at LIMIT 1)
+    FROM queued_applets q
+    WHERE q.applet_id IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM runs x WHERE x.status = 'running' AND x.applet_id = q.applet_id)
+  ),
+  picked AS (
+    SELECT r.id FROM runs r
+    WHERE r.id IN (SELECT id FROM heads WHERE id IS NOT NULL) AND r.status = 'queued'
+    ORDER BY r.next_attempt_at, r.created_at
+    LIMIT 1
+    FOR UPDATE OF r SKIP LOCKED
+  )
+  UPDATE runs SET status = 'running', locked_by = $1, locked_at = $2, claim_token = $3,
+         started_at = $2, finished_at = NULL, updated_at = $2
+  FROM picked WHERE runs.id = picked.id AND runs.status = 'queued'
+  RETURNING ${columns("runs.")}`;
+
+/** $1 run id, $2 claim token, $3 status, $4 steps JSON text or null (keep), $5 error, $6 now. Returns applet_id. */
+export const FINISH = `UPDATE runs SET status = $3, steps = COALESCE($4::json, steps), error = $5, finished_at = $6, updated_at = $6,
+         locked_by = NULL, locked_at = NULL, claim_token = NULL, next_attempt_at = NULL
+  WHERE id = $1 AND claim_token = $2 AND status = 'running'
+  RETURNING applet_id`;
+
+/** $1 now, $2 applet id. */
+export const BUMP_APPLET = "UPDATE applets SET run_count = run_count + 1, last_fired_at = $1 WHERE id = $2";
+
+/**
+ * FINISH and BUMP_APPLET in one statement: the applet is counted only when the fenced finish
+ * changed the run. $1..$6 as FINISH.
+ */
+export const FINISH_AND_COUNT = `WITH f AS (${FINISH})
+  UPDATE applets SET run_count = run_count + 1, last_fired_at = $6 FROM f WHERE applets.id = f.applet_id
+  RETURNING applets.id`;
+
+/** $1 run id, $2 claim token, $3 steps JSON, $4 now. */
+export const SAVE_STEPS = "UPDATE runs SET steps = $3::json, updated_at = $4 WHERE id = $1 AND claim_token = $2 AND status = 'running'";
+
+/** $1 run id, $2 claim token, $3 next attempt at, $4 steps JSON, $5 error, $6 now. */
+export const REQUEUE = `UPDATE runs SET status = 'queued', attempt = attempt + 1, next_attempt_at = $3, steps = $4::json, error = $5,
+         updated_at = $6, locked_by = NULL, locked_at = NULL, claim_token = NULL
+  WHERE id = $1 AND claim_token = $2 AND status = 'running'`;
+
+/** $1 run id, $2 claim token, $3 now. */
+export const RELEASE = `UPDATE runs SET status = 'queued', locked_by = NULL, locked_at = NULL, claim_token = NULL, started_at = NULL, updated_at = $3
+  WHERE id = $1 AND claim_token = $2 AND status = 'running'`;
+
+/**
+ * Running runs nobody will settle (see the SQLite store): their worker's lease expired or it has no
+ * row, or they are locked past the stuck bound; the caller's own runs by the stuck bound only.
+ * $1 now, $2 stuck before, $3 self (or null).
+ */
+export const STALE = `SELECT r.id, r.applet_id, r.claim_token, r.locked_by, (r.locked_at IS NULL OR r.locked_at < $2) AS stuck
+  FROM runs r LEFT JOIN workers w ON w.id = r.locked_by
+  WHERE r.status = 'running'
+    AND (r.locked_at IS NULL OR r.locked_at < $2
+         OR (r.locked_by IS DISTINCT FROM $3::text AND (w.id IS NULL OR w.lease_until <= $1)))`;
+
+/** Back to queued, same attempt and place; fenced by the token seen. $1 run id, $2 token seen, $3 now. */
+export const RECOVER = `UPDATE runs SET status = 'queued', locked_by = NULL, locked_at = NULL, claim_token = NULL,
+         next_attempt_at = COALESCE(next_attempt_at, created_at), updated_at = $3
+  WHERE id = $1 AND status = 'running' AND claim_token IS NOT DISTINCT FROM $2::text`;
+
+/** Every run insert and status change, with {id, applet_id, status, updated_at} (drizzle-pg/0001). */
+export const RUNS_CHANNEL = "whenthen_runs";
+/** A run became claimable (no payload). */
+export const QUEUED_CHANNEL = "whenthen_queued";

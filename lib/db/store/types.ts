@@ -1,0 +1,586 @@
+/**
+ * The store seam (issue 16): everything the app keeps, as async interfaces, one per aggregate, and
+ * a unit of work for the writes that must commit together. Two implementations pass one contract
+ * suite (tests/contract/store.ts): SQLite (lib/db/store/sqlite, the default) and PostgreSQL.
+ *
+ * Only a store writes SQL or knows its dialect. Everything above (ingress, queue loop, scheduler,
+ * executor, API, pages, scripts) talks to `Store`.
+ *
+ * Conventions every method follows (the contract suite checks them):
+ * - Timestamps cross the seam as ISO 8601 UTC strings with milliseconds (`Date#toISOString()`),
+ *   or as `Date` where the argument is "now"; they are stored so that they sort and compare as
+ *   those strings (SQLite: text; PostgreSQL: a store may use timestamptz but must hand back the
+ *   same `toISOString()` text it was given, millisecond precision).
+ * - JSON columns (definition, payload, steps, seen_keys, last_value) go in as values (or, on the
+ *   ingest hot path, as already-serialized text) and come back parsed.
+ * - "false" / `null` returns mean "nothing matched" (a lost claim, an unknown id), never an error.
+ *   A method throws only when the database itself failed (disk full, connection lost, constraint
+ *   broken in a way the method does not document): the error is the driver's, with its code, so
+ *   lib/core/faults can tell a full disk (SQLite `SQLITE_FULL`, PostgreSQL `53100`) from a bug.
+ * - Every method resolves only after its write is committed (or, inside `transaction`, is part of
+ *   the transaction that commits or rolls back as a whole). A claim that was not committed is
+ *   never returned (issue 12: nothing executes without a committed claim).
+ */
+import type { applets, events, jobLocks, runs, users, workers } from "../schema";
+import type { RunStatus, Step } from "../../executor/types";
+import type { TriggerState } from "../../triggers/types";
+
+// ---------------------------------------------------------------------------------------------
+// Row types: derived once from the Drizzle schema (lib/db/schema.ts). JSON columns are typed by
+// what they hold; integer booleans become booleans.
+// ---------------------------------------------------------------------------------------------
+
+type AppletColumns = typeof applets.$inferSelect;
+type RunColumns = typeof runs.$inferSelect;
+type EventColumns = typeof events.$inferSelect;
+type UserColumns = typeof users.$inferSelect;
+type WorkerColumns = typeof workers.$inferSelect;
+type JobLockColumns = typeof jobLocks.$inferSelect;
+
+/** An applet: the whole definition as one JSON document (validated by lib/definition on the way in). */
+export type Applet = Omit<AppletColumns, "enabled" | "definition"> & {
+  enabled: boolean;
+  definition: Record<string, unknown>;
+};
+
+/** What `applets.insert` / `applets.update` write. `now` is updated_at (and created_at unless given). */
+export interface AppletInsert {
+  id: string;
+  name: string;
+  enabled: boolean;
+  triggerType: string;
+  definition: unknown;
+  webhookToken: string;
+  now: string;
+  createdAt?: string;
+}
+
+/** The four columns the webhook hot path reads. `definition` is the stored JSON text (parsed lazily by the ingress). */
+export interface HookApplet {
+  id: string;
+  enabled: boolean;
+  webhookToken: string;
+  definition: string;
+}
+
+/** A run as the app sees it; the claim token is only ever handed to the claimer (`ClaimedRun`). */
+export type Run = Omit<RunColumns, "status" | "steps" | "claimToken"> & {
+  status: RunStatus;
+  steps: Step[];
+  /** Set when the stored steps could not be read; `steps` is then empty (the executor fails the run with it). */
+  stepsError?: string;
+};
+
+/** A run this worker claimed: `claimToken` fences every settle below. */
+export interface ClaimedRun extends Run {
+  claimToken: string;
+}
+
+export type EventSource = "webhook" | "schedule" | "rss" | "email" | "poll" | "manual";
+
+export type StoredEvent = Pick<EventColumns, "id" | "appletId" | "source" | "dedupeKey" | "receivedAt"> & {
+  payload: Record<string, unknown>;
+};
+
+/** A terminal status: what `finish` may set. */
+export type FinalStatus = Exclude<RunStatus, "queued" | "running">;
+
+export interface IngestInput {
+  appletId: string;
+  source: string;
+  /** Unique per applet when not null: a second event with the same key inserts nothing. */
+  dedupeKey: string | null;
+  /** Already capped (lib/core/limits capJson) and serialized: the hot path serializes once. */
+  payloadJson: string;
+  /** The event's received_at; also the run's created_at, updated_at and first next_attempt_at. */
+  receivedAt: string;
+  maxAttempts: number;
+  /** An id chosen by the caller (email attachments are saved under the event id before ingest). */
+  eventId?: string;
+}
+
+/** An ingested event and its queued run; null when the dedupe key was already taken. */
+export type Ingested = { eventId: string; runId: string } | null;
+
+/** A running run handed back to the queue because its worker's lease expired or it was stuck. */
+export interface RecoveredRun {
+  id: string;
+  appletId: string;
+  lockedBy: string | null;
+  /** `lease`: its worker stopped renewing (or has no row); `stuck`: locked past the stuck bound. */
+  reason: "lease" | "stuck";
+}
+
+export interface RunListFilter {
+  appletId?: string;
+  status?: string;
+  /** created_at >= from (ISO). */
+  from?: string;
+  /** created_at <= to (ISO). */
+  to?: string;
+  /** Opaque cursor from a previous page (`nextCursor`). */
+  cursor?: string;
+  /** Page size, clamped to 1..200; default 50. */
+  limit?: number;
+}
+
+/** One run change for the SSE stream. */
+export interface RunChange {
+  id: string;
+  applet_id: string;
+  status: string;
+  updated_at: string;
+}
+
+/** Per applet: runs created since `since`, and the latest run's status and created_at. */
+export interface AppletRunStats {
+  applet_id: string;
+  runs_24h: number;
+  last_status: string | null;
+  last_at: string | null;
+}
+
+/** A polled applet with a next_run_at (the scheduler's view, lib/scheduler/store). */
+export interface ScheduledApplet {
+  applet_id: string;
+  trigger_type: string;
+  /** The stored definition JSON text (an unreadable one must not stop the listing). */
+  definition: string;
+  enabled: boolean;
+  /** The stored text, exactly: `claimDue` compares it as stored. */
+  next_run_at: string;
+  error_count: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface PendingSlot {
+  applet_id: string;
+  trigger_type: string;
+  pending_slot: string;
+}
+
+/** An applet whose trigger's last check failed, with that error (the applets list's "needs attention"). */
+export interface TriggerError {
+  appletId: string;
+  lastError: string;
+}
+
+/** An event as the editor's sample picker shows it: payload parsed. */
+export interface RecentEvent {
+  id: string;
+  source: string;
+  receivedAt: string;
+  payload: Record<string, unknown>;
+}
+
+export type User = UserColumns;
+
+export interface NewUser {
+  id: string;
+  /** Stored as given; lib/auth normalises (trim, lower case) before it gets here. */
+  email: string;
+  passwordHash: string;
+  now: string;
+}
+
+export type JobLock = JobLockColumns;
+
+export type WorkerRow = Omit<WorkerColumns, "updatedAt">;
+
+export interface Heartbeat {
+  id: string;
+  hostname: string;
+  pid: number;
+  now: Date;
+  leaseMs: number;
+  fault: string | null;
+}
+
+export interface SecretListing {
+  name: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** The state a seeded run is put in after `runs.ingest` created it queued (scripts/seed.ts only). */
+export interface SeedRunState {
+  status: RunStatus;
+  attempt: number;
+  maxAttempts: number;
+  nextAttemptAt: string | null;
+  lockedBy: string | null;
+  lockedAt: string | null;
+  claimToken: string | null;
+  startedAt: string | null;
+  finishedAt: string | null;
+  error: string | null;
+  steps: Step[];
+  updatedAt: string;
+}
+
+/** How the engine hands freed space back to the file system (retention, lib/scheduler/retention). */
+export type SpaceMode =
+  /** SQLite without auto_vacuum: freed pages stay in the file until a one-time conversion. */
+  | "none"
+  /** SQLite with auto_vacuum = FULL: every commit returns pages; nothing to do. */
+  | "full"
+  /** SQLite with auto_vacuum = INCREMENTAL: `reclaimStep` returns pages in small steps. */
+  | "incremental"
+  /** The engine manages space itself (PostgreSQL autovacuum): retention only deletes rows. */
+  | "engine";
+
+// ---------------------------------------------------------------------------------------------
+// Aggregates
+// ---------------------------------------------------------------------------------------------
+
+/** Applets (table applets). Events, runs and trigger state belong to an applet (ON DELETE CASCADE). */
+export interface AppletsStore {
+  /** The applet, or null. */
+  get(id: string): Promise<Applet | null>;
+  /** Every applet, ordered by created_at, then id. */
+  list(): Promise<Applet[]>;
+  /** Enabled applets of one trigger type (the mail receiver: `email`), any order. */
+  listByTriggerType(type: string): Promise<Applet[]>;
+  /** Inserts with run_count 0 and no last_fired_at. Throws on a duplicate id or webhook token (unique). */
+  insert(a: AppletInsert): Promise<void>;
+  /** Replaces name, enabled, trigger type, definition and webhook token (created_at, counters kept); false: no such applet. */
+  update(a: AppletInsert): Promise<boolean>;
+  /** false: no such applet. */
+  setEnabled(id: string, enabled: boolean, now: string): Promise<boolean>;
+  /** The applet holding this webhook token (tokens are unique), or null. */
+  byWebhookToken(token: string): Promise<{ id: string; name: string } | null>;
+  /** Sets the token (does not touch updated_at); false: no such applet. Throws when another applet holds it. */
+  setWebhookToken(id: string, token: string): Promise<boolean>;
+  /** Deletes the applet with its events, runs and trigger state (cascade); false: no such applet. */
+  delete(id: string): Promise<boolean>;
+  /**
+   * The webhook hot path: the four columns of the applet with this id, whatever its trigger type
+   * (the ingress asks the trigger registry whether requests feed it; any other answers 404 like an
+   * unknown hook); null when there is none. One primary-key read.
+   */
+  forHook(id: string): Promise<HookApplet | null>;
+  /** Ids of the applet's events (their attachment folders are deleted with it). */
+  eventIds(id: string): Promise<string[]>;
+}
+
+/**
+ * Trigger state (table trigger_state): the poller's memory, one row per applet, and the
+ * scheduler's slot claims. `next_run_at` is compared as stored text (`IS` semantics: null equals
+ * null), so a claim is one conditional UPDATE that exactly one worker wins.
+ */
+export interface TriggerStateStore {
+  /** The state, or null when the applet has no row yet (callers use `emptyTriggerState()`). */
+  get(appletId: string): Promise<TriggerState | null>;
+  /** Upserts every column including next_run_at. */
+  save(appletId: string, s: TriggerState, now: string): Promise<void>;
+  /** Upserts next_run_at only (applet save / enable / disable: the one source of next_run_at). */
+  setNextRunAt(appletId: string, nextRunAt: string | null, now: string): Promise<void>;
+  /**
+   * Moves next_run_at from `expected` (null matches null) to `next` in one conditional UPDATE;
+   * false when it no longer holds `expected` (another worker or a save got there first).
+   */
+  claimSlot(appletId: string, expected: string | null, next: string, now: string): Promise<boolean>;
+  /**
+   * The scheduler's claim of a due slot (one worker wins): next_run_at moves from `expected` to
+   * `next`, and `expected` is kept as pending_slot until `savePolled` stores its outcome.
+   * false when next_run_at is no longer `expected`.
+   */
+  claimDue(appletId: string, expected: string, next: string, now: string): Promise<boolean>;
+  /**
+   * Stores a poll's outcome without touching next_run_at (the claim moved it). pending_slot is
+   * cleared only when it is still `slot` (a later claim keeps its own). false: no row.
+   */
+  savePolled(appletId: string, s: Omit<TriggerState, "nextRunAt">, now: string, slot?: string | null): Promise<boolean>;
+  /** Claimed slots whose outcome was never stored (their worker stopped in between), with the applet's trigger type. */
+  listPending(): Promise<PendingSlot[]>;
+  /** Clears pending_slot only if it is still `slot`. */
+  clearPending(appletId: string, slot: string): Promise<void>;
+  setLastError(appletId: string, error: string, now: string): Promise<void>;
+  /** Every applet whose state holds a last_error (its trigger's last check failed), ordered by applet id; [] when none. */
+  lastErrors(): Promise<TriggerError[]>;
+  /**
+   * Applets of `types` (joined with their state) that have a next_run_at, ordered by next_run_at
+   * then applet id; `dueAt`: only next_run_at <= dueAt; `enabledOnly`; `limit`. An index seek on
+   * next_run_at: cost proportional to the due rows, not the stored ones. [] when `types` is empty.
+   */
+  listScheduled(opts: { types: readonly string[]; dueAt?: string; enabledOnly?: boolean; limit?: number }): Promise<ScheduledApplet[]>;
+  /** Enabled applets of `types` with a state row whose next_run_at is null. */
+  listUnscheduled(types: readonly string[]): Promise<{ applet_id: string; trigger_type: string; definition: string }[]>;
+}
+
+/**
+ * The queue: events and runs. Rules (DESIGN.md, the contract suite checks each):
+ * - Every trigger ends in `ingest`: the event (deduped on applet + dedupe key) and its queued run
+ *   commit together, or neither does.
+ * - `claim` takes the oldest due queued run (ordered by next_attempt_at, then created_at) among
+ *   applets with no run `running`: at most one running run per applet, ever, across workers. It
+ *   sets status running, locked_by, locked_at = started_at = now, a fresh claim token, clears
+ *   finished_at, and returns the row only after that is committed. A backlog of 100,000 runs of
+ *   one applet must cost a claim a few index seeks.
+ * - Every settle (`saveSteps`, `finish`, `retryLater`, `release`) is conditional on the run being
+ *   `running` with the caller's claim token: a holder whose run was recovered and claimed again
+ *   changes nothing and gets false.
+ * - A retried run keeps its attempt count going up and is not claimable before its next_attempt_at.
+ */
+export interface RunsStore {
+  /** One event and its queued run in one transaction; null (nothing written) when the dedupe key exists. Throws when the applet does not exist. */
+  ingest(i: IngestInput): Promise<Ingested>;
+  /** The event a dedupe key was first stored with and its first run (what a sender's redelivery is told); null when the key is unknown. One index seek. */
+  firstOfDedupeKey(appletId: string, dedupeKey: string): Promise<{ eventId: string; runId: string | null } | null>;
+  /** The status of each of these runs that exists (one query serves every webhook waiting on its run). */
+  statuses(ids: string[]): Promise<Map<string, RunStatus>>;
+  /**
+   * Group commit: many ingests, one commit. Each slot holds its result, or the Error of that row
+   * alone (its applet was deleted a moment ago): one bad row never fails the others. Throws only
+   * when nothing could be stored (the database failed).
+   */
+  ingestMany(items: IngestInput[]): Promise<(Ingested | Error)[]>;
+  /** Claims the oldest due queued run whose applet has nothing running; null when there is none. */
+  claim(workerId: string, now: Date): Promise<ClaimedRun | null>;
+  /** Records progress mid-run (steps, updated_at); false when the claim was lost. */
+  saveSteps(run: ClaimedRun, steps: Step[], now: Date): Promise<boolean>;
+  /**
+   * Ends the run with a final status, error and steps (`steps` null keeps the stored ones),
+   * finished_at = now, clears lock, token and next_attempt_at, and in the same transaction counts
+   * it on the applet (run_count + 1, last_fired_at = now). false (and no count) when the claim was lost.
+   */
+  finish(run: ClaimedRun, status: FinalStatus, steps: Step[] | null, error: string | null, now: Date): Promise<boolean>;
+  /**
+   * `finish`, then `claim` for `workerId`, in ONE transaction (one commit per run on a busy worker).
+   * `next` is claimed even when `ok` is false (a lost claim still frees the worker).
+   */
+  finishAndClaim(
+    run: ClaimedRun,
+    status: FinalStatus,
+    steps: Step[] | null,
+    error: string | null,
+    now: Date,
+    workerId: string,
+  ): Promise<{ ok: boolean; next: ClaimedRun | null }>;
+  /** Back to queued for the next attempt: attempt + 1, next_attempt_at, steps and error stored, lock and token cleared. false: claim lost. */
+  retryLater(run: ClaimedRun, steps: Step[], error: string, nextAttemptAt: Date, now: Date): Promise<boolean>;
+  /** Hands a claimed run back with the same attempt (started_at cleared): a worker stopping, or one that could not start it. false: claim lost. */
+  release(run: ClaimedRun, now: Date): Promise<boolean>;
+  /**
+   * Running runs nobody will settle go back to queued with the same attempt and the same
+   * next_attempt_at (null becomes created_at), so they keep their place (oldest first): those
+   * whose locked_by names no worker with a live lease (`workers.lease_until > now`, or no row),
+   * and any locked before `stuckBefore`. Runs locked by `self` are judged by the stuck bound only.
+   * Each is fenced by the token seen, so a run settled in between is left alone. Returns those
+   * recovered. A plain read when there is nothing to recover.
+   */
+  recoverStale(opts: { now: Date; stuckBefore: Date; self?: string }): Promise<RecoveredRun[]>;
+  get(id: string): Promise<Run | null>;
+  /** The event, payload parsed; null when unknown. Throws (naming the event) when the payload is not JSON. */
+  event(eventId: string): Promise<StoredEvent | null>;
+  /**
+   * The editor's sample picker: this applet's latest `limit` events, newest first (received_at
+   * desc, then id desc), payload parsed; [] for an applet without events or an unknown id.
+   */
+  recentEvents(appletId: string, limit: number): Promise<RecentEvent[]>;
+  /** The Retry button: a failed or dead run queued again now, attempt + 1 (max_attempts raised to fit). false: not failed/dead or unknown. */
+  retry(id: string, now: Date): Promise<boolean>;
+  /** The Replay button: a fresh queued run (attempt 1, no steps) of the same event, created now; its id, or null when the run is unknown. */
+  replay(id: string, now: Date): Promise<string | null>;
+  /**
+   * Whether this run is a replay: its created_at differs from the event's received_at, or the same
+   * event has an earlier run (created_at, then id).
+   */
+  isReplay(run: Pick<Run, "id" | "eventId" | "createdAt">, eventReceivedAt: string): Promise<boolean>;
+  /** A page of runs, newest first (created_at desc, id desc), by keyset cursor; nextCursor null on the last page. */
+  list(f: RunListFilter): Promise<{ runs: Run[]; nextCursor: string | null }>;
+  /**
+   * For the SSE stream: runs whose (updated_at, id) comes after (`at`, `id`) in that order, oldest
+   * change first, at most `limit` (default 500). `id` "" starts at `at` itself (updated_at >= at).
+   */
+  changedAfter(at: string, id: string, limit?: number): Promise<RunChange[]>;
+  /** Per applet (every applet, also those without runs): runs created since `since` and the latest run. */
+  statsByApplet(since: string): Promise<AppletRunStats[]>;
+}
+
+/** Encrypted secrets (lib/secrets encrypts; the store keeps ciphertext only). */
+export interface SecretsStore {
+  /** Names with timestamps, ordered by name; never values. */
+  list(): Promise<SecretListing[]>;
+  /** The ciphertext, or null. */
+  getEncrypted(name: string): Promise<string | null>;
+  /**
+   * Every name with its ciphertext, in one read (any order): a run, a poll or a signed webhook
+   * renders its templates against this snapshot, decrypting only the names they use.
+   */
+  allEncrypted(): Promise<{ name: string; valueEncrypted: string }[]>;
+  /** Upsert by name (a new row takes `id`; an existing one keeps its id and created_at). */
+  put(id: string, name: string, encrypted: string, now: string): Promise<void>;
+  delete(name: string): Promise<boolean>;
+}
+
+/** An API token as lists show it; the value is never stored, only its SHA-256 (`hash`). */
+export interface ApiTokenRow {
+  id: string;
+  name: string;
+  prefix: string;
+  readOnly: boolean;
+  lastUsedAt: string | null;
+  createdAt: string;
+}
+
+/** API tokens for scripts and the CLI, found by the SHA-256 of their value (lib/auth/tokens makes and checks them). */
+export interface ApiTokensStore {
+  /** Oldest first. */
+  list(): Promise<ApiTokenRow[]>;
+  byHash(hash: string): Promise<ApiTokenRow | null>;
+  nameTaken(name: string): Promise<boolean>;
+  /** Throws on a hash or id that exists (unique). */
+  insert(t: { id: string; name: string; hash: string; prefix: string; readOnly: boolean; now: string }): Promise<void>;
+  /** Sets last_used_at (the caller throttles). */
+  touch(id: string, now: string): Promise<void>;
+  /** Revokes: the row goes; false when there was none. */
+  delete(id: string): Promise<boolean>;
+}
+
+/** Users and their session version (sessions themselves are signed cookies, lib/auth/session). */
+export interface UsersStore {
+  count(): Promise<number>;
+  /** Exact match on the stored (normalised) email. */
+  byEmail(email: string): Promise<User | null>;
+  byId(id: string): Promise<User | null>;
+  /** The first user created (the admin), or null. */
+  first(): Promise<User | null>;
+  /** Inserts with session_version 1. Throws on a duplicate email. */
+  insert(u: NewUser): Promise<void>;
+  /**
+   * First-run setup: inserts only while the table is empty, serialised so that two setups racing
+   * (in one process or several) create one user; false when a user already exists.
+   */
+  insertIfNone(u: NewUser): Promise<boolean>;
+  /** session_version + 1 (revokes every session so far); the new version, or null for no such user. Committed before it returns. */
+  bumpSessionVersion(id: string, now: string): Promise<number | null>;
+  /** A new password hash, and session_version + 1; the new version, or null. */
+  setPassword(id: string, passwordHash: string, now: string): Promise<number | null>;
+}
+
+/**
+ * Named job locks (spec "Data model: job_locks"; rows `scheduler_tick`, `retention`,
+ * `worker_heartbeat` exist after migration). Taking is one conditional UPDATE; renew and release
+ * only touch a lock still held by `holder`.
+ */
+export interface JobLocksStore {
+  /** Takes the lock when free or expired (expires_at < now): true for exactly one caller. */
+  take(name: string, holder: string, now: Date, ttlMs: number): Promise<boolean>;
+  /** Extends expires_at to now + ttl; false when `holder` no longer holds it. */
+  renew(name: string, holder: string, now: Date, ttlMs: number): Promise<boolean>;
+  /** Frees it and records last_run_at = now; false when `holder` no longer holds it. */
+  release(name: string, holder: string, now: Date): Promise<boolean>;
+  /** Sets last_run_at = now without locking (the worker heartbeat). */
+  heartbeat(name: string, now: Date): Promise<void>;
+  get(name: string): Promise<JobLock | null>;
+}
+
+/** Worker leases (lib/queue/lease), read by `runs.recoverStale` and /api/health. */
+export interface WorkersStore {
+  /**
+   * Renews (or first registers) the worker's lease (lease_until = now + leaseMs, seen_at, fault)
+   * and sets `worker_heartbeat`'s last_run_at, in one transaction. Throws when it cannot be written.
+   */
+  heartbeat(h: Heartbeat): Promise<void>;
+  /** A clean stop: the row goes, so nothing waits for the lease to expire. */
+  remove(id: string): Promise<boolean>;
+  /** Workers whose lease_until is after `now`, oldest (created_at, id) first. */
+  live(now: Date): Promise<WorkerRow[]>;
+  /** Drops rows whose lease ended before `before` and that no running run names; how many. */
+  prune(before: Date): Promise<number>;
+}
+
+/** Retention and space (lib/scheduler/retention), in small transactions that never hold the write lock long. */
+export interface MaintenanceStore {
+  /** Deletes at most `limit` finished (not queued/running) runs created before `before`; how many. */
+  deleteRunsBefore(before: string, limit: number): Promise<number>;
+  /** Deletes at most `limit` events received before `before` that no run references; their ids. */
+  deleteEventsBefore(before: string, limit: number): Promise<string[]>;
+  spaceMode(): Promise<SpaceMode>;
+  /** Bytes of the database and of its free space (0 where the engine does not say). */
+  size(): Promise<{ bytes: number; freeBytes: number; pageSize: number }>;
+  /** Mode `none` only: switch to incremental (SQLite: one VACUUM; needs free disk about the file's size). */
+  convertToIncremental(): Promise<void>;
+  /** Mode `incremental` only: return up to `pages` free pages to the file system, one short write. */
+  reclaimStep(pages: number): Promise<void>;
+}
+
+/** Writes only scripts/seed.ts needs (demo runs in every state); kept apart so the queue's fenced settles stay the only way the app changes a run. */
+export interface SeedStore {
+  /** Overwrites the run's state; false: no such run. */
+  setRunState(runId: string, s: SeedRunState): Promise<boolean>;
+  /** Recomputes run_count (finished runs) and last_fired_at (latest finished_at) from the runs. */
+  recountApplet(appletId: string): Promise<void>;
+}
+
+/** The aggregates bound to one transaction (or to autocommit, on `Store` itself). */
+export interface StoreAggregates {
+  applets: AppletsStore;
+  triggerState: TriggerStateStore;
+  /** The queue: events + runs. */
+  runs: RunsStore;
+  secrets: SecretsStore;
+  users: UsersStore;
+  jobLocks: JobLocksStore;
+  workers: WorkersStore;
+  seed: SeedStore;
+  apiTokens: ApiTokensStore;
+}
+
+/** `Store#transaction`'s argument: the same aggregates, every call part of one transaction. */
+export type StoreTx = StoreAggregates;
+
+export interface Store extends StoreAggregates {
+  /** Engine name for logs and health (`sqlite` | `postgres`); never branch on it above the stores. */
+  readonly engine: string;
+  maintenance: MaintenanceStore;
+  /**
+   * Cross-process wake-ups (PostgreSQL: LISTEN/NOTIFY). Absent where the engine has none (SQLite):
+   * callers then keep polling. Each `on…` returns its unsubscribe function. A listener may be
+   * called spuriously or late (a poll stays the safety net); it must not throw.
+   */
+  notifications?: {
+    /** A run became claimable (ingest, retry, replay, release, recovery) in any process. */
+    onQueued(listener: () => void): () => void;
+    /** A run changed status in any process (the SSE stream of every web process). */
+    onRunChanged(listener: (change: RunChange) => void): () => void;
+  };
+  /**
+   * Unit of work: runs `fn` with the aggregates bound to one transaction, commits when the
+   * promise it returns resolves, rolls back (and rethrows) when it rejects. Resolves after COMMIT.
+   *
+   * Rules for `fn`:
+   * - Use only `tx` inside it, never the outer `store` (on SQLite, whose one connection the
+   *   transaction holds, an outer call waits for the transaction that waits for it).
+   * - Await only store calls: no network or file I/O while the transaction holds its locks.
+   * - Transactions do not nest (`tx` has no `transaction`); a method that is a transaction of its
+   *   own (`ingest`, `finish`, `heartbeat`, …) called on `tx` becomes part of the outer one.
+   * - Writes inside it are serialised with every other writer (SQLite: BEGIN IMMEDIATE;
+   *   PostgreSQL: READ COMMITTED with the row locks the statements take), so a read-then-write in
+   *   `fn` sees no concurrent write of the same rows committed in between on SQLite; on PostgreSQL
+   *   the conditional UPDATEs above (claims, fenced settles) carry the correctness, not the isolation level.
+   */
+  transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
+  /** Resolves when every call in flight has settled and the connection(s) are closed. */
+  close(): Promise<void>;
+  /**
+   * Where opening needs I/O the synchronous `openStore` cannot do (PostgreSQL: migrations under an
+   * advisory lock, the key check), it happens in the background; this resolves when it is done and
+   * rejects with the reason the process must not start. Composition roots await it before serving.
+   * Absent (SQLite): the store is ready when `openStore` returns.
+   */
+  ready?(): Promise<void>;
+}
+
+/** What a composition root asks for; lib/db/store/index.ts picks the implementation from `url`. */
+export interface StoreOptions {
+  /** `file:…` or a path (SQLite), `postgres://…` (PostgreSQL). */
+  url: string;
+  /** Web processes leave WAL checkpoints to a background thread (SQLite only; others ignore it). */
+  role?: "web" | "worker";
+  sqliteSynchronous?: "NORMAL" | "FULL";
+  /** PostgreSQL connection pool size per process. */
+  poolSize?: number;
+}

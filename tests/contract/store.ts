@@ -1,0 +1,660 @@
+/**
+ * The behaviour every Store promises (lib/db/store/types.ts). Each engine's test file calls
+ * `runStoreContract` with a factory; a case an engine cannot run says why in its name.
+ *
+ * Every case starts from a fresh, empty, migrated store. Times are fixed instants, never the wall
+ * clock; nothing sleeps.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import type { ClaimedRun, IngestInput, Store } from "@/lib/db/store";
+import type { Step } from "@/lib/executor/types";
+import { emptyTriggerState } from "@/lib/triggers/types";
+
+export interface StoreContractOptions {
+  name: string;
+  /** A fresh, empty store (its own file / schema). */
+  create: () => Promise<Store>;
+  /** Closes the store and drops what `create` made. */
+  cleanup: (store: Store) => Promise<void>;
+  /** A second, independent connection to the same database, for the cases with two workers. */
+  connectPeer: (store: Store) => Promise<Store>;
+  /** Cases this engine cannot run, by the start of their name, with the reason. */
+  skip?: Record<string, string>;
+}
+
+const T0 = new Date("2026-03-07T12:00:00.000Z");
+const at = (ms: number) => new Date(T0.getTime() + ms);
+const iso = (ms = 0) => at(ms).toISOString();
+
+const definition = { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "http", config: { url: "https://example.com/in" } }] };
+let tokens = 0;
+const token = () => `token-${String(++tokens).padStart(6, "0")}-0123456789abcdefghijklmnopqrstuv`;
+
+async function addApplet(store: Store, id: string, extra: { triggerType?: string; enabled?: boolean; createdAt?: string } = {}) {
+  await store.applets.insert({
+    id,
+    name: `Applet ${id}`,
+    enabled: extra.enabled ?? true,
+    triggerType: extra.triggerType ?? "webhook",
+    definition: { ...definition, trigger: { type: extra.triggerType ?? "webhook", config: {} } },
+    webhookToken: token(),
+    now: extra.createdAt ?? iso(),
+  });
+}
+
+let events = 0;
+const input = (appletId: string, o: Partial<IngestInput> = {}): IngestInput => ({
+  appletId,
+  source: "webhook",
+  dedupeKey: null,
+  payloadJson: JSON.stringify({ n: ++events }),
+  receivedAt: iso(),
+  maxAttempts: 3,
+  ...o,
+});
+
+const step = (name: string): Step => ({ kind: "action", name, index: 0, status: "succeeded", attempt: 1, warnings: [], logs: [], started_at: iso(), duration_ms: 1, output: { ok: true } });
+
+export function runStoreContract(options: StoreContractOptions): void {
+  const { name, create, cleanup, connectPeer } = options;
+  const skips = options.skip ?? {};
+  const skipOf = (title: string) => Object.entries(skips).find(([prefix]) => title.startsWith(prefix))?.[1];
+  const test = (title: string, fn: () => Promise<void>) => {
+    const why = skipOf(title);
+    if (why) it.skip(`${title} (skipped: ${why})`, fn);
+    else it(title, fn);
+  };
+
+  describe(`Store contract: ${name}`, () => {
+    const open: Store[] = [];
+    const peers: Store[] = [];
+    const fresh = async (): Promise<Store> => {
+      const store = await create();
+      open.push(store);
+      return store;
+    };
+    const peerOf = async (store: Store): Promise<Store> => {
+      const peer = await connectPeer(store);
+      peers.push(peer);
+      return peer;
+    };
+    afterEach(async () => {
+      await Promise.all(peers.splice(0).map((p) => p.close()));
+      await Promise.all(open.splice(0).map((s) => cleanup(s)));
+    });
+
+    // ---------------------------------------------------------------- applets
+
+    describe("applets", () => {
+      test("insert, get, list in created order, update keeps counters, setEnabled, delete", async () => {
+        const store = await fresh();
+        await addApplet(store, "b", { createdAt: iso(1) });
+        await addApplet(store, "a", { createdAt: iso(2) });
+        const a = (await store.applets.get("a"))!;
+        expect(a).toMatchObject({ id: "a", name: "Applet a", enabled: true, triggerType: "webhook", runCount: 0, lastFiredAt: null, createdAt: iso(2), updatedAt: iso(2) });
+        expect(a.definition).toEqual(definition);
+        expect((await store.applets.list()).map((x) => x.id)).toEqual(["b", "a"]);
+        expect(await store.applets.update({ id: "a", name: "Renamed", enabled: false, triggerType: "webhook", definition, webhookToken: a.webhookToken, now: iso(5) })).toBe(true);
+        expect(await store.applets.get("a")).toMatchObject({ name: "Renamed", enabled: false, createdAt: iso(2), updatedAt: iso(5) });
+        expect(await store.applets.update({ id: "nope", name: "x", enabled: true, triggerType: "webhook", definition, webhookToken: token(), now: iso() })).toBe(false);
+        expect(await store.applets.setEnabled("a", true, iso(6))).toBe(true);
+        expect(await store.applets.setEnabled("nope", true, iso(6))).toBe(false);
+        expect(await store.applets.get("a")).toMatchObject({ enabled: true, updatedAt: iso(6) });
+        expect(await store.applets.delete("a")).toBe(true);
+        expect(await store.applets.delete("a")).toBe(false);
+        expect(await store.applets.get("a")).toBeNull();
+      });
+
+      test("webhook tokens are unique; byWebhookToken and setWebhookToken", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        await addApplet(store, "b");
+        const a = (await store.applets.get("a"))!;
+        const b = (await store.applets.get("b"))!;
+        expect(await store.applets.byWebhookToken(a.webhookToken)).toEqual({ id: "a", name: "Applet a" });
+        expect(await store.applets.byWebhookToken("no-such-token")).toBeNull();
+        await expect(store.applets.setWebhookToken("b", a.webhookToken)).rejects.toThrow();
+        await expect(store.applets.insert({ id: "c", name: "c", enabled: true, triggerType: "webhook", definition, webhookToken: b.webhookToken, now: iso() })).rejects.toThrow();
+        expect(await store.applets.setWebhookToken("b", "fresh-token-value")).toBe(true);
+        expect(await store.applets.byWebhookToken("fresh-token-value")).toEqual({ id: "b", name: "Applet b" });
+      });
+
+      test("forHook reads the hook columns of any applet by id; listByTriggerType only enabled ones", async () => {
+        const store = await fresh();
+        await addApplet(store, "hook");
+        await addApplet(store, "mail", { triggerType: "email" });
+        await addApplet(store, "mail-off", { triggerType: "email", enabled: false });
+        const hook = (await store.applets.forHook("hook"))!;
+        expect(hook).toMatchObject({ id: "hook", enabled: true });
+        expect(JSON.parse(hook.definition)).toEqual(definition);
+        expect(await store.applets.forHook("mail")).toMatchObject({ id: "mail", enabled: true });
+        expect(await store.applets.forHook("missing")).toBeNull();
+        expect((await store.applets.listByTriggerType("email")).map((a) => a.id)).toEqual(["mail"]);
+      });
+
+      test("deleting an applet deletes its events, runs and trigger state (cascade); eventIds lists its events", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        const one = (await store.runs.ingest(input("a")))!;
+        const two = (await store.runs.ingest(input("a")))!;
+        await store.triggerState.setNextRunAt("a", iso(60_000), iso());
+        expect((await store.applets.eventIds("a")).sort()).toEqual([one.eventId, two.eventId].sort());
+        await store.applets.delete("a");
+        expect(await store.runs.get(one.runId)).toBeNull();
+        expect(await store.runs.event(one.eventId)).toBeNull();
+        expect(await store.triggerState.get("a")).toBeNull();
+      });
+    });
+
+    // ---------------------------------------------------------------- queue
+
+    describe("queue", () => {
+      test("recentEvents: one applet's latest events, newest first (received_at, then id), payload parsed, at most limit", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        await addApplet(store, "b");
+        const old = (await store.runs.ingest(input("a", { payloadJson: '{"n":"old"}', receivedAt: iso(1), source: "webhook" })))!;
+        const mid = (await store.runs.ingest(input("a", { payloadJson: '{"n":"mid"}', receivedAt: iso(2), source: "manual" })))!;
+        const last = (await store.runs.ingest(input("a", { payloadJson: '{"n":"last","deep":{"x":[1,2]}}', receivedAt: iso(3) })))!;
+        await store.runs.ingest(input("b", { receivedAt: iso(9) }));
+        expect(await store.runs.recentEvents("a", 10)).toEqual([
+          { id: last.eventId, source: "webhook", receivedAt: iso(3), payload: { n: "last", deep: { x: [1, 2] } } },
+          { id: mid.eventId, source: "manual", receivedAt: iso(2), payload: { n: "mid" } },
+          { id: old.eventId, source: "webhook", receivedAt: iso(1), payload: { n: "old" } },
+        ]);
+        expect((await store.runs.recentEvents("a", 2)).map((e) => e.id)).toEqual([last.eventId, mid.eventId]);
+        // Same received_at: the larger id first.
+        const tied = [(await store.runs.ingest(input("b", { receivedAt: iso(20) })))!, (await store.runs.ingest(input("b", { receivedAt: iso(20) })))!];
+        expect((await store.runs.recentEvents("b", 2)).map((e) => e.id)).toEqual(tied.map((t) => t.eventId).sort().reverse());
+        expect(await store.runs.recentEvents("missing", 10)).toEqual([]);
+      });
+
+      test("ingest stores the event and one queued run due at received_at; an unknown applet throws", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        const r = (await store.runs.ingest(input("a", { payloadJson: '{"hello":"world"}', source: "manual" })))!;
+        expect(await store.runs.event(r.eventId)).toEqual({ id: r.eventId, appletId: "a", source: "manual", dedupeKey: null, payload: { hello: "world" }, receivedAt: iso() });
+        expect(await store.runs.get(r.runId)).toMatchObject({ id: r.runId, appletId: "a", eventId: r.eventId, status: "queued", attempt: 1, maxAttempts: 3, nextAttemptAt: iso(), lockedBy: null, startedAt: null, finishedAt: null, error: null, steps: [], createdAt: iso(), updatedAt: iso() });
+        await expect(store.runs.ingest(input("missing"))).rejects.toThrow();
+      });
+
+      test("idempotency keys: a dedupe key is unique per applet, null never dedupes, a caller's event id is kept", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        await addApplet(store, "b");
+        expect(await store.runs.ingest(input("a", { dedupeKey: "k1", eventId: "ev-chosen" }))).toEqual({ eventId: "ev-chosen", runId: expect.any(String) });
+        expect(await store.runs.ingest(input("a", { dedupeKey: "k1" }))).toBeNull();
+        expect(await store.runs.ingest(input("b", { dedupeKey: "k1" }))).not.toBeNull();
+        expect(await store.runs.ingest(input("a"))).not.toBeNull();
+        expect(await store.runs.ingest(input("a"))).not.toBeNull();
+        expect((await store.applets.eventIds("a")).length).toBe(3);
+      });
+
+      test("firstOfDedupeKey names the event a key was stored with and its first run; statuses reads many runs at once", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        await addApplet(store, "b");
+        const first = (await store.runs.ingest(input("a", { dedupeKey: "delivery-1" })))!;
+        expect(await store.runs.firstOfDedupeKey("a", "delivery-1")).toEqual({ eventId: first.eventId, runId: first.runId });
+        expect(await store.runs.firstOfDedupeKey("b", "delivery-1")).toBeNull();
+        expect(await store.runs.firstOfDedupeKey("a", "delivery-2")).toBeNull();
+        const other = (await store.runs.ingest(input("b")))!;
+        const claimed = (await store.runs.claim("w1", at(1000)))!;
+        const statuses = await store.runs.statuses([first.runId, other.runId, "no-such-run"]);
+        expect(statuses.size).toBe(2);
+        expect(statuses.get(claimed.id)).toBe("running");
+        expect([...statuses.values()].sort()).toEqual(["queued", "running"]);
+        expect((await store.runs.statuses([])).size).toBe(0);
+      });
+
+      test("ingestMany: one result per item in order, a duplicate is null, a row whose applet is gone fails alone", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        const results = await store.runs.ingestMany([input("a", { dedupeKey: "x" }), input("a", { dedupeKey: "x" }), input("gone"), input("a")]);
+        expect(results).toHaveLength(4);
+        expect(results[0]).toMatchObject({ eventId: expect.any(String), runId: expect.any(String) });
+        expect(results[1]).toBeNull();
+        expect(results[2]).toBeInstanceOf(Error);
+        expect(results[3]).toMatchObject({ runId: expect.any(String) });
+        expect((await store.applets.eventIds("a")).length).toBe(2);
+      });
+
+      test("claim takes the oldest due run first, skips runs not yet due, and returns null when idle", async () => {
+        const store = await fresh();
+        for (const id of ["a", "b", "c"]) await addApplet(store, id);
+        await store.runs.ingest(input("b", { receivedAt: iso(2) }));
+        const oldest = (await store.runs.ingest(input("c", { receivedAt: iso(1) })))!;
+        await store.runs.ingest(input("a", { receivedAt: iso(60_000) }));
+        const first = (await store.runs.claim("w1", at(10)))!;
+        expect(first.id).toBe(oldest.runId);
+        expect(first).toMatchObject({ status: "running", lockedBy: "w1", lockedAt: iso(10), startedAt: iso(10), finishedAt: null });
+        expect(first.claimToken).toEqual(expect.any(String));
+        expect((await store.runs.claim("w1", at(10)))!.appletId).toBe("b");
+        // a's run is due at +60 s only.
+        expect(await store.runs.claim("w1", at(10))).toBeNull();
+        expect((await store.runs.claim("w1", at(60_000)))!.appletId).toBe("a");
+      });
+
+      test("one running run per applet: the next run of a busy applet waits, other applets go on", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        await addApplet(store, "b");
+        const a1 = (await store.runs.ingest(input("a", { receivedAt: iso(1) })))!;
+        const a2 = (await store.runs.ingest(input("a", { receivedAt: iso(2) })))!;
+        const b1 = (await store.runs.ingest(input("b", { receivedAt: iso(3) })))!;
+        const peer = await peerOf(store);
+        const first = (await store.runs.claim("w1", at(10)))!;
+        expect(first.id).toBe(a1.runId);
+        expect((await peer.runs.claim("w2", at(10)))!.id).toBe(b1.runId);
+        expect(await peer.runs.claim("w2", at(10))).toBeNull();
+        expect(await store.runs.finish(first, "succeeded", [], null, at(20))).toBe(true);
+        expect((await peer.runs.claim("w2", at(20)))!.id).toBe(a2.runId);
+      });
+
+      test("a backlog of one applet does not hide the due runs of others", async () => {
+        const store = await fresh();
+        await addApplet(store, "busy");
+        await addApplet(store, "quiet");
+        await store.runs.ingestMany(Array.from({ length: 300 }, (_, i) => input("busy", { receivedAt: iso(i) })));
+        const quiet = (await store.runs.ingest(input("quiet", { receivedAt: iso(500) })))!;
+        expect((await store.runs.claim("w1", at(1_000)))!.appletId).toBe("busy");
+        expect((await store.runs.claim("w1", at(1_000)))!.id).toBe(quiet.runId);
+        expect(await store.runs.claim("w1", at(1_000))).toBeNull();
+      });
+
+      test("claim tokens fence every settle: a holder whose run was recovered and claimed again changes nothing", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        const { runId } = (await store.runs.ingest(input("a")))!;
+        const stale = (await store.runs.claim("dead", at(1)))!;
+        // "dead" has no worker row: its run goes back at once, and "live" claims it.
+        expect(await store.runs.recoverStale({ now: at(2), stuckBefore: at(-600_000) })).toEqual([{ id: runId, appletId: "a", lockedBy: "dead", reason: "lease" }]);
+        const current = (await store.runs.claim("live", at(3)))!;
+        expect(current.claimToken).not.toBe(stale.claimToken);
+        expect(await store.runs.saveSteps(stale, [step("late")], at(4))).toBe(false);
+        expect(await store.runs.retryLater(stale, [], "late", at(60_000), at(4))).toBe(false);
+        expect(await store.runs.release(stale, at(4))).toBe(false);
+        expect(await store.runs.finish(stale, "failed", [], "late", at(4))).toBe(false);
+        expect(await store.runs.get(runId)).toMatchObject({ status: "running", lockedBy: "live", steps: [] });
+        expect((await store.applets.get("a"))!.runCount).toBe(0);
+        expect(await store.runs.finish(current, "succeeded", [step("done")], null, at(5))).toBe(true);
+        expect(await store.runs.get(runId)).toMatchObject({ status: "succeeded", lockedBy: null, finishedAt: iso(5), nextAttemptAt: null, steps: [step("done")] });
+        expect(await store.applets.get("a")).toMatchObject({ runCount: 1, lastFiredAt: iso(5) });
+        expect(await store.runs.finish(current, "succeeded", [], null, at(6))).toBe(false);
+      });
+
+      test("saveSteps records progress; finish with null steps keeps them", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        const { runId } = (await store.runs.ingest(input("a")))!;
+        const run = (await store.runs.claim("w1", at(1)))!;
+        expect(await store.runs.saveSteps(run, [step("first")], at(2))).toBe(true);
+        expect(await store.runs.get(runId)).toMatchObject({ steps: [step("first")], updatedAt: iso(2) });
+        expect(await store.runs.finish(run, "failed", null, "broken", at(3))).toBe(true);
+        expect(await store.runs.get(runId)).toMatchObject({ status: "failed", error: "broken", steps: [step("first")] });
+      });
+
+      test("retries: retryLater requeues with attempt + 1, not claimable before its due time, then claimable", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        const { runId } = (await store.runs.ingest(input("a")))!;
+        const run = (await store.runs.claim("w1", at(1)))!;
+        expect(await store.runs.retryLater(run, [step("s")], "answered 500", at(30_000), at(2))).toBe(true);
+        expect(await store.runs.get(runId)).toMatchObject({ status: "queued", attempt: 2, nextAttemptAt: iso(30_000), error: "answered 500", lockedBy: null, steps: [step("s")] });
+        expect(await store.runs.claim("w1", at(29_999))).toBeNull();
+        const again = (await store.runs.claim("w1", at(30_000)))!;
+        expect(again).toMatchObject({ id: runId, attempt: 2 });
+      });
+
+      test("release hands a run back with the same attempt; retry and replay from the Run page", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        const { runId, eventId } = (await store.runs.ingest(input("a")))!;
+        const run = (await store.runs.claim("w1", at(1)))!;
+        expect(await store.runs.release(run, at(2))).toBe(true);
+        expect(await store.runs.get(runId)).toMatchObject({ status: "queued", attempt: 1, startedAt: null, lockedBy: null });
+        expect(await store.runs.retry(runId, at(3))).toBe(false);
+        const again = (await store.runs.claim("w1", at(3)))!;
+        await store.runs.finish(again, "dead", [], "gave up", at(4));
+        expect(await store.runs.retry(runId, at(5))).toBe(true);
+        expect(await store.runs.get(runId)).toMatchObject({ status: "queued", attempt: 2, nextAttemptAt: iso(5), finishedAt: null });
+        const replayId = (await store.runs.replay(runId, at(6)))!;
+        expect(await store.runs.get(replayId)).toMatchObject({ status: "queued", attempt: 1, eventId, steps: [], createdAt: iso(6) });
+        expect(await store.runs.replay("missing", at(6))).toBeNull();
+        expect(await store.runs.isReplay({ id: runId, eventId, createdAt: iso() }, iso())).toBe(false);
+        expect(await store.runs.isReplay({ id: replayId, eventId, createdAt: iso(6) }, iso())).toBe(true);
+      });
+
+      test("stale-lease recovery: runs of a worker whose lease expired go back with their place; a live worker's stay until the stuck bound", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        await addApplet(store, "b");
+        const ra = (await store.runs.ingest(input("a", { receivedAt: iso(1) })))!;
+        const rb = (await store.runs.ingest(input("b", { receivedAt: iso(2) })))!;
+        await store.workers.heartbeat({ id: "gone", hostname: "h1", pid: 1, now: at(0), leaseMs: 30_000, fault: null });
+        await store.workers.heartbeat({ id: "alive", hostname: "h2", pid: 2, now: at(0), leaseMs: 600_000, fault: null });
+        await store.runs.claim("gone", at(10));
+        await store.runs.claim("alive", at(10));
+        expect(await store.runs.recoverStale({ now: at(20_000), stuckBefore: at(-600_000) })).toEqual([]);
+        expect(await store.runs.recoverStale({ now: at(40_000), stuckBefore: at(-600_000) })).toEqual([{ id: ra.runId, appletId: "a", lockedBy: "gone", reason: "lease" }]);
+        expect(await store.runs.get(ra.runId)).toMatchObject({ status: "queued", attempt: 1, nextAttemptAt: iso(1), lockedBy: null });
+        // The live worker's run is recovered only past the stuck bound; its own caller (self) only then too.
+        expect(await store.runs.recoverStale({ now: at(40_000), stuckBefore: at(5), self: "alive" })).toEqual([]);
+        expect(await store.runs.recoverStale({ now: at(40_000), stuckBefore: at(11), self: "alive" })).toEqual([{ id: rb.runId, appletId: "b", lockedBy: "alive", reason: "stuck" }]);
+      });
+
+      test("finishAndClaim ends one run and claims the next in one transaction", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        const r1 = (await store.runs.ingest(input("a", { receivedAt: iso(1) })))!;
+        const r2 = (await store.runs.ingest(input("a", { receivedAt: iso(2) })))!;
+        const run = (await store.runs.claim("w1", at(10)))!;
+        const { ok, next } = await store.runs.finishAndClaim(run, "succeeded", [step("x")], null, at(20), "w1");
+        expect(ok).toBe(true);
+        expect(next).toMatchObject({ id: r2.runId, status: "running", lockedBy: "w1", startedAt: iso(20) });
+        expect(await store.runs.get(r1.runId)).toMatchObject({ status: "succeeded", finishedAt: iso(20) });
+        // A lost claim still claims the next run (and records nothing for the lost one).
+        const lost = await store.runs.finishAndClaim(run, "failed", [], "late", at(30), "w1");
+        expect(lost.ok).toBe(false);
+        expect(lost.next).toBeNull();
+        expect(await store.runs.get(r1.runId)).toMatchObject({ status: "succeeded" });
+      });
+
+      test("list pages newest first by keyset cursor and filters by applet, status and dates; changedAfter and statsByApplet", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        await addApplet(store, "b");
+        const ids: string[] = [];
+        for (let i = 0; i < 5; i++) ids.push((await store.runs.ingest(input(i % 2 ? "b" : "a", { receivedAt: iso(i * 1000) })))!.runId);
+        const page1 = await store.runs.list({ limit: 2 });
+        expect(page1.runs.map((r) => r.id)).toEqual([ids[4], ids[3]]);
+        const page2 = await store.runs.list({ limit: 2, cursor: page1.nextCursor! });
+        expect(page2.runs.map((r) => r.id)).toEqual([ids[2], ids[1]]);
+        const page3 = await store.runs.list({ limit: 2, cursor: page2.nextCursor! });
+        expect(page3).toEqual({ runs: [expect.objectContaining({ id: ids[0] })], nextCursor: null });
+        expect((await store.runs.list({ appletId: "b" })).runs.map((r) => r.id)).toEqual([ids[3], ids[1]]);
+        expect((await store.runs.list({ from: iso(1000), to: iso(3000) })).runs.map((r) => r.id)).toEqual([ids[3], ids[2], ids[1]]);
+        expect((await store.runs.list({ status: "running" })).runs).toEqual([]);
+        const changes = await store.runs.changedAfter(iso(2000), "");
+        expect(changes.map((c) => c.id)).toEqual([ids[2], ids[3], ids[4]]);
+        expect(changes[0]).toEqual({ id: ids[2], applet_id: "a", status: "queued", updated_at: iso(2000) });
+        expect((await store.runs.changedAfter(iso(2000), ids[2]!)).map((c) => c.id)).toEqual([ids[3], ids[4]]);
+        const stats = new Map((await store.runs.statsByApplet(iso(2000))).map((s) => [s.applet_id, s]));
+        expect(Number(stats.get("a")!.runs_24h)).toBe(2);
+        expect(stats.get("b")).toMatchObject({ last_status: "queued", last_at: iso(3000) });
+      });
+
+      test("two workers claiming at once on two connections never get the same run", async () => {
+        const store = await fresh();
+        for (let i = 0; i < 10; i++) {
+          await addApplet(store, `a${i}`);
+          await store.runs.ingest(input(`a${i}`, { receivedAt: iso(i) }));
+        }
+        const peer = await peerOf(store);
+        const claimed = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 ? store : peer).runs.claim(`w${i % 2}`, at(100))));
+        const ids = claimed.filter((r): r is ClaimedRun => r !== null).map((r) => r.id);
+        expect(ids).toHaveLength(10);
+        expect(new Set(ids).size).toBe(10);
+      });
+    });
+
+    // ---------------------------------------------------------------- unit of work
+
+    describe("unit of work", () => {
+      test("what a transaction writes commits together; a throw rolls all of it back and rethrows", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        const kept = await store.transaction(async (tx) => {
+          const r = await tx.runs.ingest(input("a", { dedupeKey: "kept" }));
+          await tx.triggerState.setNextRunAt("a", iso(1000), iso());
+          return r;
+        });
+        expect(await store.runs.get(kept!.runId)).not.toBeNull();
+        await expect(
+          store.transaction(async (tx) => {
+            await tx.runs.ingest(input("a", { dedupeKey: "rolled-back" }));
+            await tx.triggerState.setNextRunAt("a", iso(9000), iso());
+            throw new Error("boom");
+          }),
+        ).rejects.toThrow("boom");
+        expect(await store.runs.ingest(input("a", { dedupeKey: "rolled-back" }))).not.toBeNull();
+        expect((await store.triggerState.get("a"))!.nextRunAt).toBe(iso(1000));
+      });
+
+      test("calls outside a transaction wait for it: they neither join it nor see its writes before it commits", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        let release!: () => void;
+        const gate = new Promise<void>((r) => (release = r));
+        let inside: string | undefined;
+        const tx = store.transaction(async (t) => {
+          inside = (await t.runs.ingest(input("a", { dedupeKey: "tx" })))!.runId;
+          await gate;
+          throw new Error("rolled back");
+        });
+        // Started while the transaction is open; it must not become part of it.
+        const outside = store.runs.ingest(input("a", { dedupeKey: "outside" }));
+        await new Promise((r) => setTimeout(r, 20));
+        release();
+        await expect(tx).rejects.toThrow("rolled back");
+        expect(await outside).not.toBeNull();
+        expect(await store.runs.get(inside!)).toBeNull();
+      });
+
+      test("two units of work never interleave", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        const order: string[] = [];
+        const one = store.transaction(async (tx) => {
+          order.push("one:start");
+          await tx.triggerState.setNextRunAt("a", iso(1), iso());
+          await new Promise((r) => setTimeout(r, 10));
+          order.push("one:end");
+        });
+        const two = store.transaction(async (tx) => {
+          order.push("two:start");
+          await tx.triggerState.setNextRunAt("a", iso(2), iso());
+          order.push("two:end");
+        });
+        await Promise.all([one, two]);
+        expect(order).toEqual(["one:start", "one:end", "two:start", "two:end"]);
+        expect((await store.triggerState.get("a"))!.nextRunAt).toBe(iso(2));
+      });
+    });
+
+    // ---------------------------------------------------------------- trigger state
+
+    describe("trigger state", () => {
+      test("save and get round-trip every field; setNextRunAt touches only next_run_at", async () => {
+        const store = await fresh();
+        await addApplet(store, "a", { triggerType: "rss" });
+        expect(await store.triggerState.get("a")).toBeNull();
+        const state = { ...emptyTriggerState(), nextRunAt: iso(60_000), lastPolledAt: iso(), seenKeys: ["k1", "k2"], lastValue: { price: 3 }, etag: '"e1"', lastModified: "Sat, 07 Mar 2026 12:00:00 GMT", lastError: "x", errorCount: 2 };
+        await store.triggerState.save("a", state, iso());
+        expect(await store.triggerState.get("a")).toEqual(state);
+        await store.triggerState.setNextRunAt("a", null, iso(1));
+        expect(await store.triggerState.get("a")).toEqual({ ...state, nextRunAt: null });
+      });
+
+      test("claimSlot and claimDue: exactly one of two racing claims wins; pending slots until savePolled", async () => {
+        const store = await fresh();
+        await addApplet(store, "a", { triggerType: "schedule" });
+        await store.triggerState.setNextRunAt("a", iso(0), iso());
+        const peer = await peerOf(store);
+        const wins = await Promise.all([store.triggerState.claimDue("a", iso(0), iso(300_000), iso()), peer.triggerState.claimDue("a", iso(0), iso(300_000), iso())]);
+        expect(wins.filter(Boolean)).toHaveLength(1);
+        expect(await store.triggerState.listPending()).toEqual([{ applet_id: "a", trigger_type: "schedule", pending_slot: iso(0) }]);
+        expect(await store.triggerState.savePolled("a", { ...emptyTriggerState(), lastPolledAt: iso(1) }, iso(1), iso(0))).toBe(true);
+        expect(await store.triggerState.listPending()).toEqual([]);
+        expect((await store.triggerState.get("a"))!.nextRunAt).toBe(iso(300_000));
+        expect(await store.triggerState.claimSlot("a", iso(0), iso(1), iso())).toBe(false);
+        expect(await store.triggerState.claimSlot("a", iso(300_000), iso(600_000), iso())).toBe(true);
+        await store.triggerState.setNextRunAt("a", null, iso());
+        expect(await store.triggerState.claimSlot("a", null, iso(5), iso())).toBe(true);
+      });
+
+      test("clearPending only clears the slot it names; setLastError", async () => {
+        const store = await fresh();
+        await addApplet(store, "a", { triggerType: "schedule" });
+        await store.triggerState.setNextRunAt("a", iso(0), iso());
+        await store.triggerState.claimDue("a", iso(0), iso(300_000), iso());
+        await store.triggerState.clearPending("a", iso(1));
+        expect(await store.triggerState.listPending()).toHaveLength(1);
+        await store.triggerState.clearPending("a", iso(0));
+        expect(await store.triggerState.listPending()).toEqual([]);
+        await store.triggerState.setLastError("a", "scheduler: broken", iso(2));
+        expect((await store.triggerState.get("a"))!.lastError).toBe("scheduler: broken");
+      });
+
+      test("lastErrors lists the applets whose state holds a last_error, by applet id", async () => {
+        const store = await fresh();
+        expect(await store.triggerState.lastErrors()).toEqual([]);
+        await addApplet(store, "z", { triggerType: "rss" });
+        await addApplet(store, "m", { triggerType: "rss" });
+        await addApplet(store, "fine", { triggerType: "rss" });
+        await store.triggerState.save("z", { ...emptyTriggerState(), lastError: "rss: 404 Not Found", errorCount: 1 }, iso());
+        await store.triggerState.setNextRunAt("m", iso(5), iso());
+        await store.triggerState.setLastError("m", "poll: timed out", iso(1));
+        await store.triggerState.save("fine", { ...emptyTriggerState(), lastPolledAt: iso() }, iso());
+        expect(await store.triggerState.lastErrors()).toEqual([
+          { appletId: "m", lastError: "poll: timed out" },
+          { appletId: "z", lastError: "rss: 404 Not Found" },
+        ]);
+        await store.triggerState.save("z", { ...emptyTriggerState(), lastError: null }, iso(2));
+        expect(await store.triggerState.lastErrors()).toEqual([{ appletId: "m", lastError: "poll: timed out" }]);
+      });
+
+      test("listScheduled orders by next_run_at, filters due, types, enabled and limit; listUnscheduled", async () => {
+        const store = await fresh();
+        await addApplet(store, "late", { triggerType: "schedule" });
+        await addApplet(store, "early", { triggerType: "rss" });
+        await addApplet(store, "off", { triggerType: "schedule", enabled: false });
+        await addApplet(store, "hook");
+        await addApplet(store, "never", { triggerType: "poll" });
+        await store.triggerState.setNextRunAt("late", iso(2000), iso());
+        await store.triggerState.setNextRunAt("early", iso(1000), iso());
+        await store.triggerState.setNextRunAt("off", iso(500), iso());
+        await store.triggerState.setNextRunAt("hook", iso(100), iso());
+        await store.triggerState.setNextRunAt("never", null, iso());
+        const types = ["schedule", "rss", "poll"];
+        expect((await store.triggerState.listScheduled({ types })).map((r) => r.applet_id)).toEqual(["off", "early", "late"]);
+        expect((await store.triggerState.listScheduled({ types, enabledOnly: true, dueAt: iso(1500) })).map((r) => r.applet_id)).toEqual(["early"]);
+        expect((await store.triggerState.listScheduled({ types, limit: 1 })).map((r) => r.applet_id)).toEqual(["off"]);
+        const off = (await store.triggerState.listScheduled({ types: ["schedule"] }))[0]!;
+        expect(off).toMatchObject({ applet_id: "off", trigger_type: "schedule", enabled: false, next_run_at: iso(500), error_count: 0 });
+        expect(await store.triggerState.listScheduled({ types: [] })).toEqual([]);
+        expect((await store.triggerState.listUnscheduled(types)).map((r) => r.applet_id)).toEqual(["never"]);
+      });
+    });
+
+    // ---------------------------------------------------------------- secrets, users, locks, workers
+
+    describe("secrets", () => {
+      test("put upserts by name keeping created_at; list has no values; allEncrypted; delete", async () => {
+        const store = await fresh();
+        await store.secrets.put("id1", "B_KEY", "cipher-b", iso(1));
+        await store.secrets.put("id2", "A_KEY", "cipher-a", iso(2));
+        await store.secrets.put("id3", "B_KEY", "cipher-b2", iso(3));
+        expect(await store.secrets.list()).toEqual([
+          { name: "A_KEY", createdAt: iso(2), updatedAt: iso(2) },
+          { name: "B_KEY", createdAt: iso(1), updatedAt: iso(3) },
+        ]);
+        expect(await store.secrets.getEncrypted("B_KEY")).toBe("cipher-b2");
+        expect(await store.secrets.getEncrypted("NONE")).toBeNull();
+        expect((await store.secrets.allEncrypted()).sort((a, b) => a.name.localeCompare(b.name))).toEqual([
+          { name: "A_KEY", valueEncrypted: "cipher-a" },
+          { name: "B_KEY", valueEncrypted: "cipher-b2" },
+        ]);
+        expect(await store.secrets.delete("A_KEY")).toBe(true);
+        expect(await store.secrets.delete("A_KEY")).toBe(false);
+      });
+    });
+
+    describe("API tokens", () => {
+      test("insert, byHash, list oldest first, nameTaken, touch, delete; a hash is unique", async () => {
+        const store = await fresh();
+        await store.apiTokens.insert({ id: "t1", name: "cli", hash: "h1", prefix: "wt_aaaaaa", readOnly: false, now: iso(1) });
+        await store.apiTokens.insert({ id: "t2", name: "dashboard", hash: "h2", prefix: "wt_bbbbbb", readOnly: true, now: iso(2) });
+        await expect(store.apiTokens.insert({ id: "t3", name: "again", hash: "h1", prefix: "wt_cccccc", readOnly: false, now: iso(3) })).rejects.toThrow();
+        expect(await store.apiTokens.list()).toEqual([
+          { id: "t1", name: "cli", prefix: "wt_aaaaaa", readOnly: false, lastUsedAt: null, createdAt: iso(1) },
+          { id: "t2", name: "dashboard", prefix: "wt_bbbbbb", readOnly: true, lastUsedAt: null, createdAt: iso(2) },
+        ]);
+        expect((await store.apiTokens.byHash("h2"))?.id).toBe("t2");
+        expect(await store.apiTokens.byHash("nope")).toBeNull();
+        expect(await store.apiTokens.nameTaken("cli")).toBe(true);
+        expect(await store.apiTokens.nameTaken("other")).toBe(false);
+        await store.apiTokens.touch("t1", iso(5));
+        expect((await store.apiTokens.byHash("h1"))?.lastUsedAt).toBe(iso(5));
+        expect(await store.apiTokens.delete("t1")).toBe(true);
+        expect(await store.apiTokens.delete("t1")).toBe(false);
+        expect(await store.apiTokens.byHash("h1")).toBeNull();
+      });
+    });
+
+    describe("users and sessions", () => {
+      test("insertIfNone creates one admin even when two race on two connections; lookups; session versions", async () => {
+        const store = await fresh();
+        const peer = await peerOf(store);
+        const u = (id: string, email: string) => ({ id, email, passwordHash: "$argon2id$x", now: iso() });
+        const created = await Promise.all([store.users.insertIfNone(u("u1", "a@example.com")), peer.users.insertIfNone(u("u2", "b@example.com"))]);
+        expect(created.filter(Boolean)).toHaveLength(1);
+        expect(await store.users.count()).toBe(1);
+        const admin = (await store.users.first())!;
+        expect(admin).toMatchObject({ sessionVersion: 1, passwordHash: "$argon2id$x", createdAt: iso() });
+        expect(await store.users.byEmail(admin.email)).toEqual(admin);
+        expect(await store.users.byId(admin.id)).toEqual(admin);
+        expect(await store.users.byEmail("nobody@example.com")).toBeNull();
+        expect(await store.users.bumpSessionVersion(admin.id, iso(1))).toBe(2);
+        expect(await store.users.setPassword(admin.id, "$argon2id$new", iso(2))).toBe(3);
+        expect(await store.users.byId(admin.id)).toMatchObject({ passwordHash: "$argon2id$new", sessionVersion: 3, updatedAt: iso(2) });
+        expect(await store.users.bumpSessionVersion("missing", iso())).toBeNull();
+        await expect(store.users.insert(u("u3", admin.email))).rejects.toThrow();
+      });
+    });
+
+    describe("job locks", () => {
+      test("every named job has its row; take is exclusive until expiry; renew and release only for the holder", async () => {
+        const store = await fresh();
+        for (const n of ["scheduler_tick", "retention", "worker_heartbeat"]) expect(await store.jobLocks.get(n)).toMatchObject({ name: n, lockedBy: null });
+        const peer = await peerOf(store);
+        const taken = await Promise.all([store.jobLocks.take("retention", "a", at(0), 60_000), peer.jobLocks.take("retention", "b", at(0), 60_000)]);
+        expect(taken.filter(Boolean)).toHaveLength(1);
+        const holder = taken[0] ? "a" : "b";
+        const other = holder === "a" ? "b" : "a";
+        expect(await store.jobLocks.take("retention", other, at(60_000), 60_000)).toBe(false);
+        expect(await store.jobLocks.renew("retention", other, at(1), 60_000)).toBe(false);
+        expect(await store.jobLocks.renew("retention", holder, at(1), 60_000)).toBe(true);
+        expect(await store.jobLocks.get("retention")).toMatchObject({ lockedBy: holder, expiresAt: iso(60_001) });
+        expect(await store.jobLocks.take("retention", other, at(60_002), 60_000)).toBe(true);
+        expect(await store.jobLocks.release("retention", holder, at(60_003))).toBe(false);
+        expect(await store.jobLocks.release("retention", other, at(60_004))).toBe(true);
+        expect(await store.jobLocks.get("retention")).toEqual({ name: "retention", lockedBy: null, lockedAt: null, expiresAt: null, lastRunAt: iso(60_004) });
+        await store.jobLocks.heartbeat("scheduler_tick", at(5));
+        expect((await store.jobLocks.get("scheduler_tick"))!.lastRunAt).toBe(iso(5));
+      });
+    });
+
+    describe("workers", () => {
+      test("heartbeat registers and renews a lease and stamps worker_heartbeat; live, remove, prune", async () => {
+        const store = await fresh();
+        await store.workers.heartbeat({ id: "w1", hostname: "h", pid: 10, now: at(0), leaseMs: 30_000, fault: null });
+        await store.workers.heartbeat({ id: "w2", hostname: "h", pid: 11, now: at(1), leaseMs: 30_000, fault: "disk full" });
+        expect((await store.jobLocks.get("worker_heartbeat"))!.lastRunAt).toBe(iso(1));
+        expect(await store.workers.live(at(10))).toEqual([
+          { id: "w1", hostname: "h", pid: 10, seenAt: iso(0), leaseUntil: iso(30_000), fault: null, createdAt: iso(0) },
+          { id: "w2", hostname: "h", pid: 11, seenAt: iso(1), leaseUntil: iso(30_001), fault: "disk full", createdAt: iso(1) },
+        ]);
+        await store.workers.heartbeat({ id: "w1", hostname: "h", pid: 10, now: at(20_000), leaseMs: 30_000, fault: null });
+        expect((await store.workers.live(at(30_500))).map((w) => w.id)).toEqual(["w1"]);
+        // A row that a running run still names stays through prune.
+        await addApplet(store, "a");
+        await store.runs.ingest(input("a"));
+        await store.runs.claim("w2", at(2));
+        expect(await store.workers.prune(at(100_000))).toBe(1);
+        expect(await store.workers.remove("w2")).toBe(true);
+        expect(await store.workers.remove("w2")).toBe(false);
+      });
+    });
+  });
+}

@@ -1,0 +1,82 @@
+import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import pg from "pg";
+import { afterEach, describe, expect, test } from "vitest";
+import { openPostgresStore } from "@/lib/db/store/postgres";
+import { TEST_POSTGRES_URL, noPostgres } from "../helpers/postgres";
+
+const ROOT = path.resolve(__dirname, "../..");
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+const hasTools = spawnSync("sh", ["-c", "command -v pg_dump && command -v pg_restore"]).status === 0;
+const skip = noPostgres ?? (hasTools ? null : "pg_dump/pg_restore are not installed (apt-get install -y postgresql-client)");
+
+/** A database of its own on the test server (pg_dump dumps a whole database), dropped afterwards. */
+async function scratchDatabase(): Promise<string> {
+  // Named after the test database, so a server shared by several checkouts keeps them apart.
+  const base = new URL(TEST_POSTGRES_URL).pathname.slice(1) || "whenthen";
+  const name = `${base}_backup_${randomBytes(4).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  cleanups.push(async () => {
+    const c = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+    await c.connect();
+    await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await c.end();
+  });
+  const url = new URL(TEST_POSTGRES_URL);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+describe.skipIf(skip)(`pnpm backup on PostgreSQL${skip ? ` (${skip})` : ""}`, () => {
+  test("#16: pnpm backup writes a checked pg_dump; pg_restore as docs/backup.md says brings every applet and run back", async () => {
+    const url = await scratchDatabase();
+    const dataDir = mkdtempSync(path.join(tmpdir(), "whenthen-pgbackup-"));
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    const store = openPostgresStore({ url, poolSize: 2 });
+    await store.ready();
+    const t = "2026-03-07T12:00:00.000Z";
+    await store.applets.insert({ id: "a1", name: "kept", enabled: true, triggerType: "webhook", definition: { version: 1 }, webhookToken: "tok", now: t });
+    for (let i = 0; i < 25; i++) await store.runs.ingest({ appletId: "a1", source: "webhook", dedupeKey: `k${i}`, payloadJson: JSON.stringify({ i }), receivedAt: t, maxAttempts: 5 });
+    await store.secrets.put("s1", "API_KEY", "v1:cipher", t);
+    await store.close();
+
+    const env: NodeJS.ProcessEnv = { NODE_ENV: "test", PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", DATA_DIR: dataDir, DATABASE_URL: url };
+    const r = spawnSync("bash", ["scripts/backup.sh"], { cwd: ROOT, env, encoding: "utf8" });
+    expect(r.stderr).toBe("");
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/backup: wrote .*\/backups\/\d{8}T\d{6}Z\.dump \(\d+ bytes, pg_restore --list ok, via pg_dump\)/);
+    const [dump] = readdirSync(path.join(dataDir, "backups")).filter((f) => f.endsWith(".dump"));
+    expect(dump).toBeDefined();
+
+    // Lose everything, then restore as documented.
+    const lose = new pg.Client({ connectionString: url });
+    await lose.connect();
+    await lose.query("DELETE FROM applets; DELETE FROM secrets");
+    await lose.end();
+    const restore = spawnSync("pg_restore", ["--clean", "--if-exists", "--no-owner", "-d", url, path.join(dataDir, "backups", dump!)], { encoding: "utf8" });
+    expect(restore.stderr).toBe("");
+    expect(restore.status).toBe(0);
+
+    const back = openPostgresStore({ url, poolSize: 2 });
+    cleanups.push(() => back.close());
+    await back.ready();
+    expect((await back.applets.list()).map((a) => a.name)).toEqual(["kept"]);
+    expect((await back.runs.list({ limit: 200 })).runs).toHaveLength(25);
+    expect(await back.secrets.getEncrypted("API_KEY")).toBe("v1:cipher");
+    // The restored database still announces run changes (the trigger came back with it).
+    const heard = new Promise<void>((resolve) => back.notifications.onQueued(resolve));
+    await new Promise((res) => setTimeout(res, 300));
+    await back.runs.ingest({ appletId: "a1", source: "webhook", dedupeKey: null, payloadJson: "{}", receivedAt: t, maxAttempts: 5 });
+    await heard;
+  });
+});

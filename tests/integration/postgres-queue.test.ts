@@ -1,0 +1,203 @@
+import pg from "pg";
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { openPostgresStore, type PostgresStore } from "@/lib/db/store/postgres";
+import { migratePostgres } from "@/lib/db/store/postgres/migrate";
+import type { IngestInput } from "@/lib/db/store/types";
+import { TEST_POSTGRES_URL, createTestPostgresStore, createTestSchema, noPostgres } from "../helpers/postgres";
+
+/**
+ * The PostgreSQL store's own guarantees, beyond the shared contract: migrations under an advisory
+ * lock, the queue's rules with several stores (several processes' pools) claiming at once,
+ * NOTIFY wake-ups, and the key check. Real PostgreSQL (TEST_POSTGRES_URL), a schema per test.
+ */
+const T0 = new Date("2026-03-07T12:00:00.000Z");
+const at = (ms: number) => new Date(T0.getTime() + ms);
+
+async function addApplet(store: PostgresStore, id: string) {
+  await store.applets.insert({ id, name: id, enabled: true, triggerType: "webhook", definition: { version: 1 }, webhookToken: `tok-${id}`, now: T0.toISOString() });
+}
+const hook = (appletId: string, ms: number, extra: Partial<IngestInput> = {}): IngestInput => ({
+  appletId,
+  source: "webhook",
+  dedupeKey: null,
+  payloadJson: JSON.stringify({ n: ms }),
+  receivedAt: at(ms).toISOString(),
+  maxAttempts: 5,
+  ...extra,
+});
+
+describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` : ""}`, () => {
+  test("#16: ten migrators starting at once apply each migration exactly once", async () => {
+    const { schema, drop } = await createTestSchema("mig");
+    const clients = Array.from({ length: 10 }, () => new pg.Client({ connectionString: TEST_POSTGRES_URL, options: `-c search_path=${schema}` }));
+    try {
+      await Promise.all(clients.map((c) => c.connect()));
+      const results = await Promise.all(
+        clients.map((c) => migratePostgres({ exec: async (t) => (await c.query(t)).rows ?? [], query: async (t, p) => (await c.query(t, p)).rows }, undefined, { jobNames: ["scheduler_tick"] })),
+      );
+      const applied = results.flatMap((r) => r.applied).sort();
+      const recorded = (await clients[0]!.query<{ tag: string }>("SELECT tag FROM _migrations ORDER BY tag")).rows.map((r) => r.tag);
+      expect(recorded.length).toBeGreaterThan(1);
+      expect(applied).toEqual(recorded);
+      // Exactly one migrator did the work; the other nine found it done.
+      expect(results.filter((r) => r.applied.length > 0)).toHaveLength(1);
+      expect((await clients[0]!.query("SELECT name FROM job_locks")).rows).toEqual([{ name: "scheduler_tick" }]);
+    } finally {
+      await Promise.all(clients.map((c) => c.end().catch(() => undefined)));
+      await drop();
+    }
+  });
+
+  describe("the queue", () => {
+    let store: Awaited<ReturnType<typeof createTestPostgresStore>>;
+    // A fresh schema per test: no test sees another's runs.
+    beforeEach(async () => {
+      store = await createTestPostgresStore();
+    });
+    afterEach(async () => store?.cleanup());
+
+    test("ingest stores the event and its run; a duplicate dedupe key stores nothing; a batch with a deleted applet fails that row alone", async () => {
+      await addApplet(store, "a-ingest");
+      const first = await store.runs.ingest(hook("a-ingest", 0, { dedupeKey: "k1" }));
+      expect(first).not.toBeNull();
+      expect(await store.runs.ingest(hook("a-ingest", 1, { dedupeKey: "k1" }))).toBeNull();
+      const run = await store.runs.get(first!.runId);
+      expect(run).toMatchObject({ status: "queued", attempt: 1, nextAttemptAt: at(0).toISOString(), createdAt: at(0).toISOString(), steps: [] });
+      expect((await store.runs.event(first!.eventId))?.payload).toEqual({ n: 0 });
+
+      const batch = await store.runs.ingestMany([hook("a-ingest", 2), hook("gone", 3), hook("a-ingest", 4, { dedupeKey: "k2" }), hook("a-ingest", 5, { dedupeKey: "k2" })]);
+      expect(batch[0]).toMatchObject({ eventId: expect.any(String) });
+      expect(batch[1]).toBeInstanceOf(Error);
+      expect(batch[2]).toMatchObject({ eventId: expect.any(String) });
+      expect(batch[3]).toBeNull();
+      const clean = await store.runs.ingestMany([hook("a-ingest", 6), hook("a-ingest", 7, { dedupeKey: "k3" }), hook("a-ingest", 8, { dedupeKey: "k3" })]);
+      expect(clean.map((r) => r === null)).toEqual([false, false, true]);
+    });
+
+    test("claims go oldest due first, one running run per applet across two processes' pools, each fenced by its token", async () => {
+      const other = openPostgresStore({ url: TEST_POSTGRES_URL, schema: store.schema, poolSize: 4 });
+      try {
+        for (const id of ["q1", "q2", "q3"]) await addApplet(store, id);
+        // q2's first run is the oldest overall; q3's is not due yet.
+        await store.runs.ingest(hook("q1", 20));
+        await store.runs.ingest(hook("q2", 10));
+        await store.runs.ingest(hook("q1", 30));
+        await store.runs.ingest(hook("q2", 40));
+        await store.runs.ingest(hook("q3", 5_000));
+        const now = at(1_000);
+        const first = await store.runs.claim("w1", now);
+        expect(first?.appletId).toBe("q2");
+        expect(first?.createdAt).toBe(at(10).toISOString());
+
+        // Eight claims at once from two pools: only q1 is free, so exactly one wins it.
+        const claims = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? other : store).runs.claim(`w${i}`, now)));
+        const won = claims.filter((c) => c !== null);
+        expect(won).toHaveLength(1);
+        expect(won[0]?.appletId).toBe("q1");
+        expect(won[0]?.createdAt).toBe(at(20).toISOString());
+
+        // Fencing: a stale token changes nothing.
+        const stale = { ...first!, claimToken: "not-the-token" };
+        expect(await store.runs.finish(stale, "succeeded", [], null, now)).toBe(false);
+        expect(await store.runs.saveSteps(stale, [], now)).toBe(false);
+        expect(await store.runs.retryLater(stale, [], "x", now, now)).toBe(false);
+        expect(await store.runs.release(stale, now)).toBe(false);
+
+        // Finish and claim in one transaction: q2's next run is claimable again at once.
+        const { ok, next } = await store.runs.finishAndClaim(first!, "succeeded", [], null, at(1_001), "w1");
+        expect(ok).toBe(true);
+        expect(next?.appletId).toBe("q2");
+        expect(next?.createdAt).toBe(at(40).toISOString());
+        expect((await store.applets.get("q2"))?.runCount).toBe(1);
+        expect(await store.runs.finish(first!, "succeeded", [], null, at(1_002))).toBe(false);
+
+        // A retry waits for its time; q3 becomes due later.
+        expect(await store.runs.retryLater(next!, [], "boom", at(60_000), at(1_003))).toBe(true);
+        expect(await store.runs.claim("w1", at(2_000))).toBeNull();
+        expect((await store.runs.claim("w1", at(6_000)))?.appletId).toBe("q3");
+        const retried = await store.runs.claim("w1", at(60_000));
+        expect(retried?.attempt).toBe(2);
+      } finally {
+        await other.close();
+      }
+    });
+
+    test("stale runs go back to the queue: a worker without a live lease, or a run locked past the stuck bound", async () => {
+      await addApplet(store, "s1");
+      await addApplet(store, "s2");
+      await store.runs.ingest(hook("s1", 0));
+      await store.runs.ingest(hook("s2", 1));
+      await store.workers.heartbeat({ id: "alive", hostname: "h", pid: 1, now: at(100_000), leaseMs: 30_000, fault: null });
+      const dead = await store.runs.claim("dead-worker", at(100_000));
+      const live = await store.runs.claim("alive", at(100_000));
+      expect([dead?.appletId, live?.appletId].sort()).toEqual(["s1", "s2"]);
+      const recovered = await store.runs.recoverStale({ now: at(101_000), stuckBefore: at(0) });
+      expect(recovered).toEqual([{ id: dead!.id, appletId: dead!.appletId, lockedBy: "dead-worker", reason: "lease" }]);
+      expect(await store.runs.finish(dead!, "succeeded", [], null, at(101_000))).toBe(false);
+      const stuck = await store.runs.recoverStale({ now: at(102_000), stuckBefore: at(101_500), self: "alive" });
+      expect(stuck.map((r) => [r.id, r.reason])).toEqual([[live!.id, "stuck"]]);
+      const again = await store.runs.get(dead!.id);
+      expect(again).toMatchObject({ status: "queued", attempt: 1, nextAttemptAt: at(dead!.appletId === "s1" ? 0 : 1).toISOString() });
+    });
+
+    test("#16: NOTIFY reaches every listening store: a queued run wakes workers, every change reaches the live views, within a second", async () => {
+      const web1 = openPostgresStore({ url: TEST_POSTGRES_URL, schema: store.schema, poolSize: 1 });
+      const web2 = openPostgresStore({ url: TEST_POSTGRES_URL, schema: store.schema, poolSize: 1 });
+      try {
+        await Promise.all([web1.ready(), web2.ready()]);
+        await addApplet(store, "n1");
+        const woke: number[] = [];
+        const changes1: string[] = [];
+        const changes2: string[] = [];
+        web1.notifications.onQueued(() => woke.push(Date.now()));
+        web1.notifications.onRunChanged((c) => changes1.push(`${c.id}:${c.status}`));
+        web2.notifications.onRunChanged((c) => changes2.push(`${c.id}:${c.status}`));
+        // The LISTEN sessions open on first subscription.
+        await new Promise((r) => setTimeout(r, 300));
+        const sent = Date.now();
+        const ingested = await store.runs.ingest(hook("n1", 0));
+        const claimed = await store.runs.claim("w", at(1_000));
+        await store.runs.finish(claimed!, "succeeded", [], null, at(1_001));
+        const want = [`${ingested!.runId}:queued`, `${ingested!.runId}:running`, `${ingested!.runId}:succeeded`];
+        const deadline = Date.now() + 1_000;
+        while ((changes1.length < 3 || changes2.length < 3) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        expect(changes1).toEqual(want);
+        expect(changes2).toEqual(want);
+        expect(woke.length).toBeGreaterThanOrEqual(1);
+        expect(woke[0]! - sent).toBeLessThan(1_000);
+      } finally {
+        await web1.close();
+        await web2.close();
+      }
+    });
+  });
+
+  test("#16.6: a process whose SECRETS_KEY or SESSION_SECRET differs from the database's refuses to start, and the keys are never stored", async () => {
+    const { schema, drop } = await createTestSchema("keys");
+    const key = Buffer.alloc(32, 1);
+    try {
+      const first = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 1, keys: { secretsKey: key, sessionSecret: "s1" } });
+      await first.ready();
+      const stored = (await first.pool.query<{ value: string }>("SELECT value FROM instance")).rows.map((r) => r.value);
+      expect(stored).toHaveLength(2);
+      expect(stored.join()).not.toContain(key.toString("base64"));
+      expect(stored.join()).not.toContain("s1");
+      await first.close();
+
+      const same = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 1, keys: { secretsKey: key, sessionSecret: "s1" } });
+      await expect(same.ready()).resolves.toBeUndefined();
+      await same.close();
+
+      const otherKey = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 1, keys: { secretsKey: Buffer.alloc(32, 2), sessionSecret: "s1" } });
+      await expect(otherKey.ready()).rejects.toThrow(/SECRETS_KEY differs from the one this database was initialised with.*Refusing to start/);
+      await expect(otherKey.applets.list()).rejects.toThrow(/SECRETS_KEY differs/);
+      await otherKey.close();
+
+      const otherSession = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 1, keys: { secretsKey: key, sessionSecret: "s2" } });
+      await expect(otherSession.ready()).rejects.toThrow(/SESSION_SECRET differs/);
+      await otherSession.close();
+    } finally {
+      await drop();
+    }
+  });
+});
