@@ -22,11 +22,22 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-function setup(engine: TestEngine) {
+function idleApp(engine: TestEngine) {
   const app = createTestApp({ engine });
+  cleanups.push(() => app.cleanup());
+  return app;
+}
+
+function setup(engine: TestEngine) {
+  const app = idleApp(engine);
+  return { app, worker: begin(app) };
+}
+
+/** The worker claims as soon as a run is queued: a test that puts a run in a state first starts it after. */
+function begin(app: ReturnType<typeof createTestApp>) {
   const worker = startWorker(app, { deps: { sandbox } });
-  cleanups.push(() => app.cleanup(), () => worker.stop());
-  return { app, worker };
+  cleanups.push(() => worker.stop());
+  return worker;
 }
 
 const slack = (webhook_url: string, extra: Record<string, unknown> = {}) => ({
@@ -99,7 +110,7 @@ forEachEngine((engine) => {
 
   describe("#20.10: a crash re-run is told apart from a clean retry", () => {
     test("#20.10: only a run that resumed the same attempt marks the step that ran again", async () => {
-      const { app, worker } = setup(engine);
+      const app = idleApp(engine);
       const two = { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "slack", config: { webhook_url: SLACK_WEBHOOK, text: "one" } }, { type: "slack", config: { webhook_url: SLACK_WEBHOOK, text: "two" } }] };
       const a = await app.applets.create({ name: "two steps", definition: two });
       // As a worker leaves a run it was killed in: action 1 recorded at attempt 1, action 2 in flight,
@@ -110,6 +121,7 @@ forEachEngine((engine) => {
       // A run that failed for real and was retried by hand: attempt 2, nothing ran twice.
       const failing = await app.applets.create({ name: "fails", definition: slack(SLACK_WEBHOOK, { actions: [{ type: "slack", config: { webhook_url: SLACK_WEBHOOK, text: "{{trigger.body.missing}}" } }] }) });
       const retried = (await app.applets.test(failing.id, { body: {} })).runId;
+      const worker = begin(app);
       await worker.drain();
       expect((await app.store.runs.get(retried))!.status).toBe("failed");
       expect(await app.store.runs.retry(retried, app.clock.now())).toBe(true);

@@ -28,7 +28,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await new Promise((r) => server.close(r));
-  app.cleanup();
+  await app.cleanup();
 });
 
 const count = async (table: "events" | "runs") => Number((await app.sql.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`))!.n);

@@ -29,7 +29,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await new Promise((r) => server.close(r));
-  app.cleanup();
+  await app.cleanup();
 });
 
 const hook = async (trigger: Record<string, unknown>, status = 200) => {
