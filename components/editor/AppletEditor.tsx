@@ -1,6 +1,6 @@
 "use client";
 import { useRouter } from "next/navigation";
-import { useMemo, useReducer, useState } from "react";
+import { useEffect, useMemo, useReducer, useRef, useState } from "react";
 import { ingredientGroups } from "@/lib/ui/format";
 import type { Meta, MetaTrigger } from "@/lib/api/queries";
 import type { Definition } from "@/lib/definition";
@@ -36,6 +36,17 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
   const router = useRouter();
   const [draft, dispatch] = useReducer(draftReducer, applet, (stored) => draftFromDefinition(meta, stored));
   const [reported, setReported] = useState<ReportedProblem[]>([]);
+  // Set by a refused save: once its problems are on screen, the first field in error gets the
+  // focus (and is scrolled to), so a keyboard user lands on it. After the commit, not in the next
+  // frame: React may paint the problems after that frame, and the focus then stayed on the button.
+  const focusFirstProblem = useRef(false);
+  useEffect(() => {
+    if (!focusFirstProblem.current) return;
+    focusFirstProblem.current = false;
+    const first = document.querySelector<HTMLElement>('[aria-invalid="true"], [role="alert"]');
+    first?.scrollIntoView({ block: "center", behavior: "smooth" });
+    if (first?.matches("input, textarea, select")) first.focus({ preventScroll: true });
+  }, [reported]);
   const [saving, setSaving] = useState(false);
   const [saveError, setSaveError] = useState<string | null>(null);
   /** The snapshot last saved, so "Saved." shows only while nothing has changed since. */
@@ -116,13 +127,8 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
     setSaving(false);
     if (!answer.ok) {
       if ("error" in answer) return setSaveError(answer.error);
+      focusFirstProblem.current = true;
       setReported(reportProblems(meta, draft, answer.problems));
-      // The first field in error gets the focus (and is scrolled to), so a keyboard user lands on it.
-      requestAnimationFrame(() => {
-        const first = document.querySelector<HTMLElement>('[aria-invalid="true"], [role="alert"]');
-        first?.scrollIntoView({ block: "center", behavior: "smooth" });
-        if (first?.matches("input, textarea, select")) first.focus({ preventScroll: true });
-      });
       return;
     }
     setReported([]);

@@ -86,7 +86,8 @@ describe.skipIf(!hasChromium)("#20: the editor and the run log with real data", 
     const summary = page.getByTestId("save-problems");
     await summary.filter({ hasText: "Action 1 (Slack message) › Webhook URL: Webhook URL is empty" }).waitFor();
     expect(await summary.textContent()).not.toContain("definition.actions");
-    // Focus is on the first field in error.
+    // Focus is on the first field in error (moved in the frame after the problems render).
+    await page.waitForFunction(() => document.activeElement?.id === "action0-webhook_url", undefined, { timeout: 5_000 }).catch(() => undefined);
     expect(await page.evaluate(() => document.activeElement?.id)).toBe("action0-webhook_url");
     await screenshot(page, "20-editor-field-errors");
     await field.getByRole("button", { name: /Use the example for Webhook URL/ }).click();
