@@ -33,16 +33,17 @@ function subscribeNow(onChange: () => void): () => void {
 const useNow = () => useSyncExternalStore(subscribeNow, () => now, () => 0);
 
 /**
- * A timestamp in the reader's own time zone. The server does not know that zone, so it renders UTC
- * and the browser swaps in local time after hydration (no hydration mismatch). `compact` drops the
- * date when it is today.
+ * A timestamp in the reader's own time zone, labelled with it ("CET"): one rule for every screen,
+ * the runs filter's days included. The server does not know that zone, so it renders UTC and the
+ * browser swaps in local time after hydration (no hydration mismatch). `compact` drops the date
+ * when it is today, and the zone (its table names the zone once, above it).
  */
 export function LocalTime({ iso, relative = false, compact = false, className }: { iso: string | null | undefined; relative?: boolean; compact?: boolean; className?: string }) {
   const client = useIsClient();
   const current = useNow();
   if (!iso) return <span className={className ?? "text-slate-400"}>–</span>;
   const d = new Date(iso);
-  const text = client ? (compact ? compactTime(d, new Date()) : d.toLocaleString(undefined, { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit" })) : `${iso.slice(0, 19).replace("T", " ")} UTC`;
+  const text = client ? (compact ? compactTime(d, new Date()) : d.toLocaleString(undefined, { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit", timeZoneName: "short" })) : `${iso.slice(0, 19).replace("T", " ")} UTC`;
   return (
     <time dateTime={iso} title={iso} className={className}>
       {text}

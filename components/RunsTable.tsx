@@ -7,7 +7,7 @@ import { useRunStream } from "@/lib/ui/stream";
 import type { RunRow } from "@/lib/api/queries";
 import { api } from "@/lib/ui/api-client";
 import { LocalTime } from "./LocalTime";
-import { StatusBadge } from "./StatusBadge";
+import { RunStatusBadge, ZoneName } from "./RunStatusBadge";
 
 export interface RunsQuery {
   applet_id?: string;
@@ -75,7 +75,10 @@ export function RunsTable({ initial, query, showApplet = true, emptyText }: { in
     <div>
       <p className="mb-2 flex items-center gap-1.5 text-xs text-slate-500" aria-live="polite">
         <span className={`inline-block h-2 w-2 rounded-full ${live === "live" ? "bg-green-500" : live === "polling" ? "bg-amber-500" : "bg-slate-300"}`} />
-        {live === "live" ? "Live" : live === "polling" ? "Stream unavailable: refreshing every 5 s" : "Connecting…"}
+        <span>{live === "live" ? "Live" : live === "polling" ? "Stream unavailable: refreshing every 5 s" : "Connecting…"}</span>
+        <span className="ml-auto">
+          Times in <ZoneName />
+        </span>
       </p>
       {rows.length === 0 ? (
         <div className="card py-8 text-center text-sm text-slate-600">{emptyText ?? (Object.values(query).some(Boolean) ? "No runs match these filters." : "No runs yet.")}</div>
@@ -87,7 +90,7 @@ export function RunsTable({ initial, query, showApplet = true, emptyText }: { in
             <thead className="bg-slate-50">
               <tr>
                 <th className="th w-24">Run</th>
-                <th className="th w-28">Status</th>
+                <th className="th w-44">Status</th>
                 {showApplet ? <th className="th">Applet</th> : null}
                 <th className="th w-40">Created</th>
                 <th className="th w-28">Attempt</th>
@@ -104,7 +107,7 @@ export function RunsTable({ initial, query, showApplet = true, emptyText }: { in
                     </Link>
                   </td>
                   <td className="td">
-                    <StatusBadge status={r.status} />
+                    <RunStatusBadge run={r} />
                   </td>
                   {showApplet ? (
                     <td className="td">
@@ -122,11 +125,6 @@ export function RunsTable({ initial, query, showApplet = true, emptyText }: { in
                   </td>
                   <td className="td tabular-nums text-slate-700">
                     {r.attempt}/{r.max_attempts}
-                    {r.status === "queued" && r.next_attempt_at && r.attempt > 1 ? (
-                      <span className="block truncate text-xs text-slate-500">
-                        next <LocalTime iso={r.next_attempt_at} compact />
-                      </span>
-                    ) : null}
                   </td>
                   <td className="td tabular-nums text-slate-700">{r.started_at && r.finished_at ? formatDuration(new Date(r.finished_at).getTime() - new Date(r.started_at).getTime()) : "–"}</td>
                   <td className="td">

@@ -1,6 +1,7 @@
 "use client";
 import { useRouter } from "next/navigation";
 import { Fragment, useState } from "react";
+import { tokenBreaks } from "@/lib/ui/format";
 import { LocalTime } from "./LocalTime";
 import { api, errorBody, type InferResponseType } from "@/lib/ui/api-client";
 
@@ -70,10 +71,14 @@ export function SecretsManager({ secrets }: { secrets: SecretRow[] }) {
               <Fragment key={s.name}>
                 <tr>
                   <td className="td pl-0">
-                    <span className="font-mono break-all">{s.name}</span>
+                    <span className="font-mono break-words" data-testid="secret-name">
+                      <Breakable text={s.name} />
+                    </span>
                     {/* On a phone the other columns fold in under the name. */}
                     <span className="mt-0.5 block text-xs text-slate-600 sm:hidden">
-                      <span className="code break-all">{`{{secrets.${s.name}}}`}</span>
+                      <span className="code break-words">
+                        <Breakable text={`{{secrets.${s.name}}}`} />
+                      </span>
                       <span className="mt-0.5 block">
                         set <LocalTime iso={s.updated_at} compact />
                       </span>
@@ -160,5 +165,19 @@ export function SecretsManager({ secrets }: { secrets: SecretRow[] }) {
       </form>
       {error ? <p className="text-sm text-red-700">{error}</p> : null}
     </div>
+  );
+}
+
+/** A token that breaks only after its `_` and `.`, never in the middle of a word. */
+function Breakable({ text }: { text: string }) {
+  return (
+    <>
+      {tokenBreaks(text).map((part, i) => (
+        <Fragment key={i}>
+          {i > 0 ? <wbr /> : null}
+          {part}
+        </Fragment>
+      ))}
+    </>
   );
 }

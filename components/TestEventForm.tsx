@@ -2,10 +2,13 @@
 import Link from "next/link";
 import { useState } from "react";
 import { api, errorBody } from "@/lib/ui/api-client";
+import { freshTestPayload, parseSample } from "@/lib/ui/sample";
+import { SamplePicker, builtinChoice, type SampleChoice } from "./editor/SamplePicker";
 
 /** "Send test event": a manual event with this payload and a queued run (POST /api/applets/:id/test). */
 export function TestEventForm({ appletId, sample }: { appletId: string; sample: Record<string, unknown> }) {
-  const [text, setText] = useState(() => JSON.stringify(sample, null, 2));
+  const [choice, setChoice] = useState<SampleChoice>(() => builtinChoice(sample));
+  const text = choice.text;
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [runId, setRunId] = useState<string | null>(null);
@@ -13,13 +16,9 @@ export function TestEventForm({ appletId, sample }: { appletId: string; sample: 
   async function send() {
     setError(null);
     setRunId(null);
-    let payload: unknown;
-    try {
-      payload = JSON.parse(text) as unknown;
-    } catch (err) {
-      return setError(`Not valid JSON: ${(err as Error).message}`);
-    }
-    if (!payload || typeof payload !== "object" || Array.isArray(payload)) return setError("The payload must be a JSON object.");
+    const parsed = parseSample(text);
+    if (!parsed.ok) return setError(parsed.error);
+    const payload = freshTestPayload(parsed.value, sample, new Date());
     setBusy(true);
     const res = await api.api.applets[":id"].test.$post({ param: { id: appletId }, json: { ...payload } }).catch(() => null);
     setBusy(false);
@@ -29,10 +28,8 @@ export function TestEventForm({ appletId, sample }: { appletId: string; sample: 
 
   return (
     <div className="flex flex-col gap-2">
-      <label htmlFor="test-payload" className="text-xs text-slate-600">
-        Payload (the trigger&apos;s ingredients; prefilled with its sample)
-      </label>
-      <textarea id="test-payload" value={text} onChange={(e) => setText(e.target.value)} rows={10} spellCheck={false} className="input font-mono text-xs" />
+      <SamplePicker appletId={appletId} builtin={sample} fetched={[]} value={choice} onChange={setChoice} idPrefix="test-payload" textLabel="Test event payload (JSON)" />
+      <p className="text-xs text-slate-500">The built-in sample&apos;s received_at and user-agent are set to this send&apos;s.</p>
       <div className="flex flex-wrap items-center gap-3">
         <button type="button" className="btn-primary" onClick={() => void send()} disabled={busy}>
           {busy ? "Sending…" : "Send test event"}

@@ -5,13 +5,35 @@ import { PluginIcon } from "@/components/PluginIcon";
 import { StatusBadge } from "@/components/StatusBadge";
 import { appletList } from "@/lib/api/queries";
 import { services } from "@/lib/services";
+import { listApplets, needsAttention, type AppletListQuery } from "@/lib/ui/applet-list";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Applets · whenthen" };
 
-export default async function AppletsPage() {
-  // The same list GET /api/applets answers.
-  const applets = await appletList(services().app);
+const one = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v) || undefined;
+
+export default async function AppletsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const sp = await searchParams;
+  const { app } = services();
+  // The same list GET /api/applets answers, searched, filtered, sorted and paged here.
+  const all = await appletList(app);
+  const triggerErrors = new Map((await app.store.triggerState.lastErrors()).map((e) => [e.appletId, e.lastError]));
+  const query: AppletListQuery = {
+    q: one(sp.q),
+    trigger: one(sp.trigger),
+    status: (["enabled", "disabled", "attention"] as const).find((s) => s === one(sp.status)),
+    sort: (["name", "last_run", "created"] as const).find((s) => s === one(sp.sort)),
+    page: Number(one(sp.page) ?? 1) || 1,
+  };
+  const listed = listApplets(
+    all.map((a) => ({ ...a, triggerType: a.trigger_type, createdAt: a.created_at, lastStatus: a.last_run_status, lastAt: a.last_run_at, triggerError: triggerErrors.get(a.id) ?? null })),
+    query,
+  );
+  const applets = listed.items;
+  const filtered = Boolean(query.q || query.trigger || query.status);
+  const link = (extra: Record<string, string | undefined>) =>
+    "/?" + new URLSearchParams(Object.entries({ q: query.q, trigger: query.trigger, status: query.status, sort: query.sort, ...extra }).filter((e): e is [string, string] => Boolean(e[1]))).toString();
+  const triggerTypes = [...new Set(all.map((a) => a.trigger_type))].sort();
 
   return (
     <div className="mx-auto max-w-6xl">
@@ -22,7 +44,66 @@ export default async function AppletsPage() {
         </Link>
       </header>
 
-      {applets.length === 0 ? (
+      {all.length > 0 ? (
+        <form method="get" action="/" className="card mb-4 grid grid-cols-2 items-end gap-3 sm:flex sm:flex-wrap" role="search">
+          <div className="col-span-2 sm:col-span-1">
+            <label htmlFor="a-q" className="field-label mb-1">
+              Search by name
+            </label>
+            <input id="a-q" type="search" name="q" defaultValue={query.q ?? ""} className="input sm:w-56" />
+          </div>
+          <div>
+            <label htmlFor="a-trigger" className="field-label mb-1">
+              Trigger
+            </label>
+            <select id="a-trigger" name="trigger" defaultValue={query.trigger ?? ""} className="input sm:w-36">
+              <option value="">Any</option>
+              {triggerTypes.map((t) => (
+                <option key={t} value={t}>
+                  {t}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div>
+            <label htmlFor="a-status" className="field-label mb-1">
+              Status
+            </label>
+            <select id="a-status" name="status" defaultValue={query.status ?? ""} className="input sm:w-44">
+              <option value="">Any</option>
+              <option value="enabled">Enabled</option>
+              <option value="disabled">Disabled</option>
+              <option value="attention">Needs attention</option>
+            </select>
+          </div>
+          <div>
+            <label htmlFor="a-sort" className="field-label mb-1">
+              Sort by
+            </label>
+            <select id="a-sort" name="sort" defaultValue={query.sort ?? "name"} className="input sm:w-36">
+              <option value="name">Name</option>
+              <option value="last_run">Last run</option>
+              <option value="created">Newest</option>
+            </select>
+          </div>
+          <div className="col-span-2 flex gap-3">
+            <button type="submit" className="btn-primary">
+              Show
+            </button>
+            {filtered ? (
+              <Link href="/" className="btn-secondary">
+                Clear
+              </Link>
+            ) : null}
+          </div>
+        </form>
+      ) : null}
+
+      {all.length > 0 && applets.length === 0 ? (
+        <div className="card py-8 text-center text-sm text-slate-600" data-testid="no-match">
+          No applet matches these filters.
+        </div>
+      ) : applets.length === 0 ? (
         <div className="card py-12 text-center">
           <p className="font-medium">No applets yet.</p>
           <p className="mt-1 text-sm text-slate-600">An applet is one rule: when a trigger fires (a webhook, a schedule, a feed, an email, a value that changes), run its actions.</p>
@@ -50,6 +131,11 @@ export default async function AppletsPage() {
                       <Link href={`/applets/${a.id}`} className="block truncate font-medium text-indigo-700 hover:underline">
                         {a.name}
                       </Link>
+                      {needsAttention(a) ? (
+                        <span className="mt-0.5 block truncate text-xs text-red-700" data-testid="needs-attention" title={a.triggerError ?? undefined}>
+                          Needs attention: {a.triggerError ? "the trigger reports an error" : `the last run ${a.lastStatus}`}
+                        </span>
+                      ) : null}
                     </td>
                     <td className="td">
                       <span className="inline-flex items-center gap-1.5">
@@ -83,6 +169,27 @@ export default async function AppletsPage() {
           </table>
         </div>
       )}
+      {listed.pages > 1 ? (
+        <div className="mt-3 flex items-center justify-between text-sm">
+          {listed.page > 1 ? (
+            <Link href={link({ page: String(listed.page - 1) })} className="btn-secondary">
+              ← Previous
+            </Link>
+          ) : (
+            <span />
+          )}
+          <span className="text-slate-600">
+            Page {listed.page} of {listed.pages} · {listed.total} applets
+          </span>
+          {listed.page < listed.pages ? (
+            <Link href={link({ page: String(listed.page + 1) })} className="btn-secondary">
+              Next →
+            </Link>
+          ) : (
+            <span />
+          )}
+        </div>
+      ) : null}
     </div>
   );
 }

@@ -13,12 +13,14 @@ import type { Preview } from "./usePreview";
 const NO_ERRORS = new Map<string, string[]>();
 
 /** Step 2, "Then do that": one slot per action, and "Preview" for them all. */
-export function ActionsStep({ meta, trigger, draft, dispatch, problems, groups, preview, isNew }: {
+export function ActionsStep({ meta, trigger, draft, dispatch, problems, warnings, groups, preview, isNew }: {
   meta: Meta;
   trigger: MetaTrigger;
   draft: Draft;
   dispatch: Dispatch<DraftAction>;
   problems: PlacedProblems;
+  /** What a save would not refuse but a run would trip on (a secret that does not exist). */
+  warnings?: PlacedProblems;
   groups: IngredientGroup[];
   preview: Preview;
   isNew: boolean;
@@ -45,6 +47,7 @@ export function ActionsStep({ meta, trigger, draft, dispatch, problems, groups, 
                 removable={removable}
                 dispatch={dispatch}
                 problems={problems}
+                warnings={warnings}
                 groups={groups}
                 preview={preview}
                 isNew={isNew}
@@ -57,7 +60,7 @@ export function ActionsStep({ meta, trigger, draft, dispatch, problems, groups, 
           <button type="button" className="btn-secondary" onClick={preview.run} disabled={!typed.length || preview.busy}>
             {preview.busy ? "Rendering…" : "Preview"}
           </button>
-          <span className="text-xs text-slate-500">Renders every field against the trigger&apos;s sample event; nothing is sent.</span>
+          <span className="text-xs text-slate-500">Renders every field against the sample picked above; nothing is sent.</span>
         </div>
         {preview.error ? <p className="rounded-md bg-red-50 p-2 text-sm text-red-800 ring-1 ring-red-200">{preview.error}</p> : null}
         {preview.preview && preview.following ? <SampleDetails sample={trigger.sample} /> : null}
@@ -93,7 +96,7 @@ function ActionPicker({ meta, slot, slotIndex, removable, dispatch }: { meta: Me
   );
 }
 
-function PickedAction({ meta, slot, slotIndex, defIndex, removable, dispatch, problems, groups, preview, isNew }: {
+function PickedAction({ meta, slot, slotIndex, defIndex, removable, dispatch, problems, warnings, groups, preview, isNew }: {
   meta: Meta;
   slot: PickedSlot;
   slotIndex: number;
@@ -101,6 +104,8 @@ function PickedAction({ meta, slot, slotIndex, defIndex, removable, dispatch, pr
   removable: boolean;
   dispatch: Dispatch<DraftAction>;
   problems: PlacedProblems;
+  /** What a save would not refuse but a run would trip on (a secret that does not exist). */
+  warnings?: PlacedProblems;
   groups: IngredientGroup[];
   preview: Preview;
   isNew: boolean;
@@ -132,7 +137,7 @@ function PickedAction({ meta, slot, slotIndex, defIndex, removable, dispatch, pr
         </div>
       </div>
       {action ? (
-        <ConfigForm idPrefix={`action${slotIndex}`} fields={action.fields} cfg={slot.cfg} onChange={(cfg) => dispatch({ kind: "setActionConfig", key: slot.key, cfg })} errors={placed?.fields ?? NO_ERRORS} groups={groups} />
+        <ConfigForm idPrefix={`action${slotIndex}`} fields={action.fields} cfg={slot.cfg} onChange={(cfg) => dispatch({ kind: "setActionConfig", key: slot.key, cfg })} errors={placed?.fields ?? NO_ERRORS} warnings={warnings?.slots.get(slot.key)?.fields} groups={groups} />
       ) : (
         <pre className="pre">{pretty(slot.original)}</pre>
       )}

@@ -1,14 +1,18 @@
 "use client";
 import { useRouter } from "next/navigation";
-import { useMemo, useReducer, useState } from "react";
+import { useEffect, useMemo, useReducer, useRef, useState } from "react";
 import { ingredientGroups } from "@/lib/ui/format";
 import type { Meta, MetaTrigger } from "@/lib/api/queries";
 import type { Definition } from "@/lib/definition";
 import { ActionsStep } from "./ActionsStep";
-import { saveApplet, type FilterTestResult, type PreviewRequest } from "./api";
+import { saveApplet, saveDraft, type FilterTestResult, type PreviewRequest } from "./api";
+import { SamplePicker, builtinChoice, type SampleChoice } from "./SamplePicker";
+import { parseSample } from "@/lib/ui/sample";
 import { actionOf, buildDefinition, draftFromDefinition, draftReducer, openProblems, placeProblems, reportProblems, shownName, snapshotOf, triggerOf, typedSlots, type ReportedProblem } from "./draft";
 import { browserTimeZone } from "./fields";
 import { FilterCode } from "./FilterCode";
+import { wordProblems } from "./problems";
+import { missingSecretRefs, secretMissingMessage } from "@/lib/template/secret-refs";
 import { needsRenderedPreview } from "./panels";
 import { SaveSection, type SaveStatus } from "./SaveSection";
 import { TransformForm } from "./TransformForm";
@@ -32,6 +36,17 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
   const router = useRouter();
   const [draft, dispatch] = useReducer(draftReducer, applet, (stored) => draftFromDefinition(meta, stored));
   const [reported, setReported] = useState<ReportedProblem[]>([]);
+  // Set by a refused save: once its problems are on screen, the first field in error gets the
+  // focus (and is scrolled to), so a keyboard user lands on it. After the commit, not in the next
+  // frame: React may paint the problems after that frame, and the focus then stayed on the button.
+  const focusFirstProblem = useRef(false);
+  useEffect(() => {
+    if (!focusFirstProblem.current) return;
+    focusFirstProblem.current = false;
+    const first = document.querySelector<HTMLElement>('[aria-invalid="true"], [role="alert"]');
+    first?.scrollIntoView({ block: "center", behavior: "smooth" });
+    if (first?.matches("input, textarea, select")) first.focus({ preventScroll: true });
+  }, [reported]);
   const [saving, setSaving] = useState(false);
   const [saveError, setSaveError] = useState<string | null>(null);
   /** The snapshot last saved, so "Saved." shows only while nothing has changed since. */
@@ -39,6 +54,11 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
   const [filterResult, setFilterResult] = useState<FilterTestResult | null>(null);
 
   const trigger = triggerOf(meta, draft.trigger.type);
+  // ---- the sample everything is tested against: built-in, fetched, a past event, or typed ----
+  const [fetched, setFetched] = useState<Record<string, unknown>[]>([]);
+  const [sampleChoice, setSampleChoice] = useState<SampleChoice>(() => builtinChoice(trigger?.sample ?? {}));
+  const typedSample = parseSample(sampleChoice.text);
+  const sample = typedSample.ok ? typedSample.value : (trigger?.sample ?? {});
   const definition = buildDefinition(meta, draft);
   const name = shownName(meta, draft);
 
@@ -49,7 +69,10 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
   useUnsavedGuard(dirty);
   const status: SaveStatus = savedSnapshot !== null && savedSnapshot === snapshot ? "saved" : dirty ? "unsaved" : null;
 
-  const problems = placeProblems(draft, openProblems(meta, draft, reported));
+  const worded = wordProblems(meta, draft, openProblems(meta, draft, reported));
+  const problems = placeProblems(draft, worded);
+  // Not refused on save, but said at the field before it: a template naming a secret that does not exist.
+  const warnings = placeProblems(draft, missingSecretRefs(definition, secrets).map((r) => ({ path: r.path, message: secretMissingMessage(r.name) })));
 
   const transformOutput = draft.transform ? draft.transform.output || "output" : null;
   const groups = useMemo(() => ingredientGroups({ trigger, transformOutput, filterCode: draft.filterCode, secrets }), [trigger, transformOutput, draft.filterCode, secrets]);
@@ -59,7 +82,7 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
     trigger && definition
       ? {
           definition,
-          sample: trigger.sample,
+          sample,
           vars: filterResult?.vars ?? {},
           // The model is not called in a preview; a marked stand-in shows where its answer goes.
           ai: transformOutput ? { [transformOutput]: "[AI output: not generated in preview]" } : {},
@@ -75,8 +98,24 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
     if (t.type !== draft.previousTrigger) {
       preview.reset();
       setFilterResult(null);
+      setFetched([]);
+      setSampleChoice(builtinChoice(t.sample));
     }
     dispatch({ kind: "pickTrigger", trigger: t, timeZone: browserTimeZone() });
+  }
+
+  /** A new applet saved disabled, to get its id and webhook URL before it is finished. */
+  async function saveAsDraft() {
+    setSaving(true);
+    setSaveError(null);
+    const answer = await saveDraft({ name: name.trim(), definition });
+    setSaving(false);
+    if (!answer.ok) {
+      if ("error" in answer) return setSaveError(answer.error);
+      return setReported(reportProblems(meta, draft, answer.problems));
+    }
+    setBaseline(snapshot);
+    router.push(`/applets/${answer.id}`);
   }
 
   async function save() {
@@ -88,8 +127,8 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
     setSaving(false);
     if (!answer.ok) {
       if ("error" in answer) return setSaveError(answer.error);
+      focusFirstProblem.current = true;
       setReported(reportProblems(meta, draft, answer.problems));
-      requestAnimationFrame(() => document.querySelector('[aria-invalid="true"], [role="alert"]')?.scrollIntoView({ block: "center", behavior: "smooth" }));
       return;
     }
     setReported([]);
@@ -105,17 +144,24 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
 
   return (
     <div className="flex flex-col gap-5">
-      <TriggerStep meta={meta} draft={draft} dispatch={dispatch} onPick={pickTrigger} problems={problems} isNew={!applet} />
+      <TriggerStep meta={meta} draft={draft} dispatch={dispatch} onPick={pickTrigger} problems={problems} isNew={!applet} onFetched={(items) => {
+        setFetched(items);
+        // The first fetched item is what the feed really holds: test against it from now on.
+        if (items[0] && sampleChoice.source === "builtin") setSampleChoice({ source: "fetched:0", text: JSON.stringify(items[0], null, 2) });
+      }} onSaveDraft={() => void saveAsDraft()} />
       {trigger ? (
         <>
-          <ActionsStep meta={meta} trigger={trigger} draft={draft} dispatch={dispatch} problems={problems} groups={groups} preview={preview} isNew={!applet} />
+          <section className="card" aria-label="Sample">
+            <SamplePicker appletId={applet?.id} builtin={trigger.sample} fetched={fetched} value={sampleChoice} onChange={setSampleChoice} />
+          </section>
+          <ActionsStep meta={meta} trigger={trigger} draft={draft} dispatch={dispatch} problems={problems} warnings={warnings} groups={groups} preview={preview} isNew={!applet} />
 
           {/* ---- optional steps ---- */}
           {draft.filterCode !== null ? (
             <FilterCode
               code={draft.filterCode}
               onChange={(code) => dispatch({ kind: "setFilterCode", code })}
-              sample={trigger.sample}
+              sample={sample}
               errors={problems.filter}
               onResult={setFilterResult}
               onRemove={() => {
@@ -141,7 +187,7 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
             </button>
           </div>
 
-          <SaveSection draft={draft} name={name} dispatch={dispatch} nameErrors={problems.name} problems={problems.all} saveError={saveError} saving={saving} status={status} isNew={!applet} onSave={() => void save()} />
+          <SaveSection draft={draft} name={name} dispatch={dispatch} nameErrors={problems.name} problems={worded} saveError={saveError} saving={saving} status={status} isNew={!applet} onSave={() => void save()} />
         </>
       ) : null}
     </div>

@@ -17,6 +17,8 @@ export function ConfigForm(props: {
   cfg: FormConfig;
   onChange: (cfg: FormConfig) => void;
   errors: Map<string, string[]>;
+  /** Said at the field but not refused on save (a secret that does not exist). */
+  warnings?: Map<string, string[]>;
   groups: IngredientGroup[] | null;
 }) {
   const set = (name: string, v: FormValue) => props.onChange({ ...props.cfg, [name]: v });
@@ -62,9 +64,20 @@ export function ConfigForm(props: {
                 {f.help}
               </p>
             ) : null}
+            {usesPlaceholder(f) && props.cfg[f.name] === "" && f.placeholder ? (
+              // A placeholder is an example, not a value: one click makes it the value.
+              <button type="button" className="mt-1 text-xs font-medium text-indigo-700 hover:underline" onClick={() => set(f.name, f.placeholder!)} aria-label={`Use the example for ${f.label}: ${f.placeholder}`}>
+                Use <span className="font-mono">{f.placeholder}</span>
+              </button>
+            ) : null}
             {errs.map((e) => (
               <p key={e} className="mt-1 text-xs font-medium text-red-700" role="alert">
                 {e}
+              </p>
+            ))}
+            {(props.warnings?.get(f.name) ?? []).map((w) => (
+              <p key={w} className="mt-1 text-xs font-medium text-amber-800" data-testid="field-warning">
+                {w}
               </p>
             ))}
           </div>
@@ -117,11 +130,11 @@ function FieldControl({ field: f, id, value, onChange, zone, invalid, groups, he
       return labelled(<ListField field={f} id={id} items={Array.isArray(value) ? value : [""]} onChange={onChange} groups={groups} invalid={invalid} />);
     case "json":
     case "textarea":
-      return <TemplateInput header={label} id={id} label={f.label} value={s} onChange={onChange} multiline mono={f.kind === "json"} rows={f.kind === "json" ? 5 : 4} placeholder={f.placeholder} invalid={invalid} groups={groups} describedBy={helpId} />;
+      return <TemplateInput header={label} id={id} label={f.label} value={s} onChange={onChange} multiline mono={f.kind === "json"} rows={f.kind === "json" ? 5 : 4} placeholder={example(f)} invalid={invalid} groups={groups} describedBy={helpId} />;
     case "secret":
     case "text":
     default:
-      return <TemplateInput header={label} id={id} label={f.label} value={s} onChange={onChange} mono={f.kind === "secret"} placeholder={f.placeholder} invalid={invalid} groups={groups} describedBy={helpId} />;
+      return <TemplateInput header={label} id={id} label={f.label} value={s} onChange={onChange} mono={f.kind === "secret"} placeholder={example(f)} invalid={invalid} groups={groups} describedBy={helpId} />;
   }
 }
 
@@ -174,3 +187,9 @@ function columnName(i: number): string {
   }
   return s;
 }
+
+/** Text-like fields whose placeholder is an example the user may adopt as it is. */
+const usesPlaceholder = (f: FieldMeta): boolean => f.kind === "text" || f.kind === "secret" || f.kind === "textarea" || f.kind === "json";
+
+/** "e.g. {{secrets.SLACK_WEBHOOK}}": greyed italic text that no one reads as a filled-in value. */
+const example = (f: FieldMeta): string | undefined => (f.placeholder ? `e.g. ${f.placeholder}` : undefined);

@@ -38,7 +38,8 @@ export function CronField({ id, value, onChange, timezone, invalid }: { id: stri
 }
 
 function CronPreview({ expr, timezone, label }: { expr: string; timezone: string; label?: string }) {
-  if (!expr) return <p className="help">Pick a preset or type a 5-field cron expression (minute hour day-of-month month day-of-week).</p>;
+  // The field's own help says what the five fields are; this only says what appears here.
+  if (!expr) return <p className="help">Pick a preset or type an expression: its next three fire times appear here.</p>;
   // The scheduler's own function, so the preview follows the same DST rule as the fires.
   const timing = { cron: expr, timezone: timezone || undefined };
   try {

@@ -1,6 +1,6 @@
 "use client";
 import { useState } from "react";
-import { pretty } from "@/lib/ui/format";
+import { fetchedItemsSummary, pretty } from "@/lib/ui/format";
 import { fetchTrigger } from "./api";
 
 interface FetchState {
@@ -10,12 +10,14 @@ interface FetchState {
 }
 
 /** "Fetch now" for RSS and poll: runs the trigger's fetch without saving, to check the URL and path. */
-export function FetchNow({ type, config }: { type: string; config: Record<string, unknown> }) {
+export function FetchNow({ type, config, onItems }: { type: string; config: Record<string, unknown>; onItems?: (items: Record<string, unknown>[]) => void }) {
   const [state, setState] = useState<FetchState>({ busy: false });
   async function run() {
     setState({ busy: true });
     const answer = await fetchTrigger(type, config);
     setState(answer.ok ? { busy: false, result: answer.value } : { busy: false, error: answer.error });
+    // A feed's items become samples to test with: the item as an event would carry it.
+    if (answer.ok) onItems?.(fetchedSamples(answer.value));
   }
   return (
     <div className="flex flex-col gap-2">
@@ -38,8 +40,7 @@ function FetchResult({ result }: { result: unknown }) {
       <div className="rounded-md bg-slate-50 p-3 text-sm ring-1 ring-slate-200" data-testid="fetch-result">
         <p className="mb-2 text-xs text-slate-600">
           {typeof r.feed_title === "string" ? `${r.feed_title}: ` : ""}
-          {typeof r.item_count === "number" ? r.item_count : r.items.length} item{(typeof r.item_count === "number" ? r.item_count : r.items.length) === 1 ? "" : "s"} in the feed
-          {items.length ? "; the first three:" : "."}
+          {fetchedItemsSummary(typeof r.item_count === "number" ? r.item_count : r.items.length, items.length)}
         </p>
         <ol className="flex list-decimal flex-col gap-2 pl-5">
           {items.map((it, i) => (
@@ -65,4 +66,11 @@ function FetchResult({ result }: { result: unknown }) {
     );
   }
   return <pre className="pre" data-testid="fetch-result">{pretty(result)}</pre>;
+}
+
+/** The items of a "Fetch now" answer as event payloads (without the dedupe key the fetch adds). */
+export function fetchedSamples(result: unknown): Record<string, unknown>[] {
+  const items = result && typeof result === "object" ? (result as { items?: unknown }).items : undefined;
+  if (!Array.isArray(items)) return [];
+  return items.filter((i): i is Record<string, unknown> => Boolean(i) && typeof i === "object").map(({ key: _key, ...payload }) => payload);
 }

@@ -1,6 +1,6 @@
 "use client";
 import { useRef, useState } from "react";
-import { pretty } from "@/lib/ui/format";
+import { filterPlaceholder, pretty } from "@/lib/ui/format";
 import { testFilter, type FilterTestResult } from "./api";
 
 export type { FilterTestResult };
@@ -70,7 +70,7 @@ export function FilterCode(props: { code: string; onChange: (code: string) => vo
         onKeyDown={onKeyDown}
         spellCheck={false}
         rows={8}
-        placeholder={"if (!trigger.body.title) skip('no title');\nset('upper', trigger.body.title.toUpperCase());"}
+        placeholder={filterPlaceholder(props.sample)}
         className={`input font-mono text-[13px] leading-relaxed ${props.errors.length ? "ring-red-500" : ""}`}
       />
       {props.errors.map((e) => (
@@ -82,7 +82,7 @@ export function FilterCode(props: { code: string; onChange: (code: string) => vo
         <button type="button" className="btn-secondary" onClick={() => void test()} disabled={busy || !props.code.trim()}>
           {busy ? "Testing…" : "Test filter"}
         </button>
-        <span className="text-xs text-slate-500">Runs against the trigger&apos;s sample event.</span>
+        <span className="text-xs text-slate-500">Runs against the sample picked above.</span>
       </div>
       {failure ? <p className="mt-2 rounded-md bg-red-50 p-2 text-sm text-red-800 ring-1 ring-red-200">{failure}</p> : null}
       {result ? (

@@ -1,7 +1,7 @@
 "use client";
 import type { Dispatch } from "react";
-import type { Problem } from "@/lib/definition";
 import type { Draft, DraftAction } from "./draft";
+import type { WordedProblem } from "./problems";
 import { Alerts } from "./PluginCards";
 import { TimezoneSelect } from "./TimezoneSelect";
 
@@ -14,7 +14,7 @@ export function SaveSection({ draft, name, dispatch, nameErrors, problems, saveE
   name: string;
   dispatch: Dispatch<DraftAction>;
   nameErrors: string[];
-  problems: Problem[];
+  problems: WordedProblem[];
   saveError: string | null;
   saving: boolean;
   status: SaveStatus;
@@ -67,7 +67,7 @@ export function SaveSection({ draft, name, dispatch, nameErrors, problems, saveE
           <ul className="mt-1 list-disc pl-5 text-xs">
             {problems.map((p, i) => (
               <li key={i}>
-                <span className="font-mono">{p.path || "(applet)"}</span>: {p.message}
+                <span className="font-medium">{p.where}</span>: {p.message}
               </li>
             ))}
           </ul>

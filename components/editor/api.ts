@@ -82,3 +82,28 @@ export async function fetchTrigger(type: string, config: Record<string, unknown>
   }
   return { ok: false, error: refused.error ?? `failed (${res.status})` };
 }
+
+// ---- samples -------------------------------------------------------------------------------------
+
+export type PastEvent = InferResponseType<(typeof api.api.applets)[":id"]["events"]["$get"], 200>["events"][number];
+
+/** GET /api/applets/:id/events: the applet's last 20 events, for the sample picker. */
+export async function pastEvents(appletId: string): Promise<Answer<PastEvent[]>> {
+  const res = await sent(api.api.applets[":id"].events.$get({ param: { id: appletId } }));
+  if (!res) return { ok: false, error: "network error" };
+  if (!res.ok) return { ok: false, error: (await errorBody(res)).error ?? `failed (${statusOf(res)})` };
+  return { ok: true, value: (await res.json()).events };
+}
+
+/** A new applet saved disabled, so a webhook has its URL before anything can fire it. */
+export async function saveDraft(body: { name: string; definition: Definition | null }): Promise<SaveAnswer> {
+  const res = await sent(api.api.applets.$post({ json: { ...body, enabled: false } }));
+  if (!res) return { ok: false, error: "network error: nothing was saved" };
+  if (res.ok) return { ok: true, id: (await res.json()).applet.id };
+  const refused = await errorBody(res);
+  if (statusOf(res) === 400) {
+    const problems = refused.problems ?? [];
+    return { ok: false, problems: problems.length ? problems : [{ path: "", message: refused.error ?? "invalid applet" }] };
+  }
+  return { ok: false, error: refused.error ?? `save failed (${statusOf(res)})` };
+}

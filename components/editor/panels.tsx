@@ -20,6 +20,8 @@ export interface PanelContext {
   rendered: Record<string, unknown> | undefined;
   /** The applet has not been saved yet. */
   isNew: boolean;
+  /** Saves the new applet disabled, so it has an id (and a webhook its URL) before it is finished. */
+  onSaveDraft?: () => void;
 }
 
 interface Panel {
@@ -31,7 +33,20 @@ interface Panel {
 const PANELS: Record<FieldPreview, Panel> = {
   notePath: { needsRender: true, render: (field, ctx) => <NotePath meta={ctx.meta} rendered={ctx.rendered} filenameField={field.name} /> },
   inboundAddress: { needsRender: false, render: (field, ctx) => <InboundAddress meta={ctx.meta} alias={ctx.cfg[field.name]} /> },
-  webhookUrl: { needsRender: false, render: (_field, ctx) => (ctx.isNew ? <p className="text-sm text-slate-600">The webhook URL is shown on the applet&apos;s page after you save.</p> : null) },
+  webhookUrl: {
+    needsRender: false,
+    render: (_field, ctx) =>
+      ctx.isNew ? (
+        <div className="flex flex-wrap items-center gap-2 rounded-md bg-slate-50 p-3 text-sm text-slate-700 ring-1 ring-slate-200">
+          <p className="min-w-0 flex-1">A webhook gets its URL when the applet is saved. Save it disabled now to get the URL and a curl line to test with; nothing runs until you enable it.</p>
+          {ctx.onSaveDraft ? (
+            <button type="button" className="btn-secondary" onClick={ctx.onSaveDraft}>
+              Get the URL (save as a disabled draft)
+            </button>
+          ) : null}
+        </div>
+      ) : null,
+  },
 };
 
 // A panel kind this build does not know (metadata from a newer server) is left out.
@@ -73,7 +88,7 @@ function NotePath({ meta, rendered, filenameField }: { meta: Meta; rendered: Rec
 }
 
 /** The full inbound address an alias makes, and on a laptop the command that delivers a test mail. */
-function InboundAddress({ meta, alias: value }: { meta: Meta; alias: FormConfig[string] | undefined }) {
+export function InboundAddress({ meta, alias: value }: { meta: Meta; alias: FormConfig[string] | undefined }) {
   const alias = typeof value === "string" && value.trim() ? value.trim().toLowerCase() : null;
   const domain = meta.inbound_domain;
   const address = `${alias ?? "anything"}@${domain}`;

@@ -102,6 +102,17 @@ export function createAppletService(app: Services) {
       return ok;
     },
 
+    /**
+     * "Duplicate": a copy named "<name> (copy)", disabled (two applets firing on one trigger is
+     * rarely meant), with its own id and webhook token and no events, runs or trigger state.
+     */
+    async duplicate(id: string): Promise<Applet | null> {
+      const current = await store.applets.get(id);
+      if (!current) return null;
+      const name = `${current.name} (copy)`.slice(0, 200);
+      return this.create({ name, enabled: false, definition: current.definition });
+    },
+
     /** "Send test event": a manual event with the given payload and a queued run. */
     async test(id: string, payload: unknown): Promise<{ eventId: string; runId: string }> {
       const applet = await store.applets.get(id);
@@ -119,9 +130,16 @@ export function createAppletService(app: Services) {
 
     /**
      * Imports an export file: every applet is validated first and nothing is written unless all
-     * are valid. Existing ids are refused unless `overwrite`.
+     * are valid. An id that exists here is refused (`false`, "refuse"), replaced (`true`,
+     * "replace"), or skipped ("skip": the new ones are imported, the existing ones left as they
+     * are, except those listed in `replace`).
      */
-    async import(items: unknown, overwrite: boolean): Promise<{ created: string[]; replaced: string[] }> {
+    async import(items: unknown, existing: boolean | ImportMode, replace: readonly string[] = []): Promise<{ created: string[]; replaced: string[]; skipped?: string[] }> {
+      const mode: ImportMode = existing === true ? "replace" : existing === false ? "refuse" : existing;
+      const replaceIds = new Set(replace);
+      const overwrite = mode !== "refuse";
+      const skipped: string[] = [];
+      const skips = async (id: string) => mode === "skip" && !replaceIds.has(id) && (await store.applets.get(id)) !== null;
       if (!Array.isArray(items)) throw new UserError("import: expected a JSON array of applets", [{ path: "", message: "expected an array" }]);
       const problems: { path: string; message: string }[] = [];
       const valid: { index: number; item: ExportedApplet; definition: Definition; name: string }[] = [];
@@ -153,7 +171,8 @@ export function createAppletService(app: Services) {
           if (typeof item.id === "string" && !overwrite && (await store.applets.get(item.id))) {
             problems.push({ path: `${i}.id`, message: `an applet with id ${item.id} exists; import with overwrite to replace it` });
           }
-          valid.push({ index: i, item: item as ExportedApplet, ...v });
+          if (typeof item.id === "string" && (await skips(item.id))) skipped.push(item.id);
+          else valid.push({ index: i, item: item as ExportedApplet, ...v });
         } catch (err) {
           if (err instanceof UserError) problems.push(...(err.details ?? []).map((p) => ({ path: `${i}.${p.path}`, message: p.message })));
           else throw err;
@@ -197,12 +216,20 @@ export function createAppletService(app: Services) {
           await schedule({ id: item.id, enabled, definition }, tx);
         }
       });
-      return { created, replaced };
+      // `skipped` only where skipping was asked for: the answer to the other modes is unchanged.
+      return mode === "skip" ? { created, replaced, skipped } : { created, replaced };
     },
   };
 }
 
 export type AppletService = ReturnType<typeof createAppletService>;
+
+/** What an import does with an applet whose id exists here. */
+export type ImportMode = "refuse" | "replace" | "skip";
+
+export function importModeOf(value: string | null): ImportMode | null {
+  return value === "refuse" || value === "replace" || value === "skip" ? value : null;
+}
 
 /**
  * What an applet id may be: 1 to 64 letters, digits, `-` and `_`, starting with a letter or a digit

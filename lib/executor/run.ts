@@ -1,4 +1,4 @@
-import { formatInTimeZone } from "date-fns-tz";
+import { localIso } from "../core/local-iso";
 import type { App } from "../app";
 import type { ActionPlugin } from "../actions/types";
 import { ActionError, errorMessage, isDatabaseError } from "../core/errors";
@@ -6,6 +6,7 @@ import type { ClaimedRun } from "../db/store";
 import { checkDefinition, timezoneOf, type Definition } from "../definition";
 import type { Sandbox } from "../sandbox";
 import { createRedactor, redactingLogger } from "../secrets/redact";
+import { missingSecretsCause } from "../template/secret-refs";
 import { renderConfig, type TemplateContext } from "../template";
 import { backoffMs } from "./backoff";
 import { createStepRunner } from "./step";
@@ -62,6 +63,15 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
   // step that fails before it can report what it used (the transform's provider echoing the
   // prompt) and a field no one thought of (an action's progress) are redacted too.
   const redactor = createRedactor();
+  // Steps recorded in this same attempt mean it was cut off (the worker stopped, or the database
+  // failed) and resumes: the first step it runs now was in flight then, and may have run twice.
+  const resumed = run.steps.some((s) => s.attempt === run.attempt);
+  const priorSteps = new Set(run.steps);
+  const marked = (list: Step[]): Step[] => {
+    if (!resumed) return list;
+    const i = list.findIndex((s) => !priorSteps.has(s));
+    return i < 0 ? list : list.map((s, j) => (j === i ? { ...s, rerun: true as const } : s));
+  };
 
   // Every settle goes through here: a database that refuses it leaves the outcome to be stored
   // again by the caller, never the run to be executed again.
@@ -76,7 +86,7 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
   const finish = (status: "succeeded" | "skipped" | "failed" | "dead", rawError: string | null, keepStoredSteps = false): Promise<Outcome> =>
     settle(async () => {
       const error = rawError === null ? null : redactor.redact(rawError);
-      const recorded = keepStoredSteps ? null : redactor.redact(steps);
+      const recorded = keepStoredSteps ? null : redactor.redact(marked(steps));
       if (opts.claimNextAs) {
         const r = await store.runs.finishAndClaim(run, status, recorded, error, clock.now(), opts.claimNextAs);
         return r.ok ? { status, error: error ?? undefined, next: r.next } : { status: "lost", next: r.next };
@@ -88,7 +98,7 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
   // stored later, see `settle`); it only means a crash now would resume from an earlier step.
   const saveProgress = async (current: Step[]): Promise<boolean> => {
     try {
-      return await store.runs.saveSteps(run, redactor.redact(current), clock.now());
+      return await store.runs.saveSteps(run, redactor.redact(marked(current)), clock.now());
     } catch (err) {
       if (!isDatabaseError(err)) throw err;
       log.warn("could not record a run's progress; carrying on", { run_id: run.id, error: errorMessage(err) });
@@ -174,7 +184,8 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
       // The sandbox itself could not run the code (closing, a payload that is not JSON): not the filter's fault, retry.
       if (r.state === "failed") return settleFailure(new ActionError(`sandbox unavailable: ${errorMessage(r.error)}`, { retryable: true }), "filter");
       if (r.state === "reused") ctx.vars = (r.step.output as { vars?: Record<string, unknown> } | undefined)?.vars ?? {};
-      else if (r.value.error) return finish("failed", `filter: ${r.value.error}`);
+      // The sandbox names itself in some messages ("filter: timed out …"): said once, not twice.
+      else if (r.value.error) return finish("failed", r.value.error.startsWith("filter: ") ? r.value.error : `filter: ${r.value.error}`);
       else if (r.value.skipped) return finish("skipped", r.value.reason ? `skipped: ${r.value.reason}` : "skipped by filter");
       else ctx.vars = r.value.vars;
     }
@@ -232,7 +243,10 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
       if (r.state === "failed") {
         if (!plugin) return finish("failed", `${where}: unknown action type`);
         log.info("action failed", { run_id: run.id, action: action.type, error: r.step.error });
-        return settleFailure(r.error, where);
+        // A secret that does not exist renders empty and the action then fails on the empty value:
+        // the error names the secret, the real cause, not only its effect.
+        const cause = missingSecretsCause(r.step.warnings);
+        return settleFailure(r.error, cause ? `${where}: ${cause}` : where);
       }
     }
     return finish("succeeded", null);
@@ -244,7 +258,7 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
     if (!retryable) return finish("failed", message);
     if (run.attempt >= run.maxAttempts) return finish("dead", message);
     const at = new Date(clock.now().getTime() + backoffMs(run.attempt, err instanceof ActionError ? err.retryAfterMs : undefined));
-    return settle(async () => ((await store.runs.retryLater(run, redactor.redact(steps), message, at, clock.now())) ? { status: "retry", error: message } : { status: "lost" }));
+    return settle(async () => ((await store.runs.retryLater(run, redactor.redact(marked(steps)), message, at, clock.now())) ? { status: "retry", error: message } : { status: "lost" }));
   }
 }
 
@@ -264,5 +278,3 @@ function checkedDefinition(applet: { id: string; updatedAt: string; definition: 
   return checked;
 }
 
-const localIso = (d: Date, timezone: string): string =>
-  timezone === "UTC" ? d.toISOString() : formatInTimeZone(d, timezone, "yyyy-MM-dd'T'HH:mm:ss.SSSXXX");

@@ -20,6 +20,11 @@ export interface Step {
   /** Errors of earlier attempts of this step, oldest first. */
   previous_errors?: { attempt: number; error: string; at: string }[];
   truncated?: boolean;
+  /**
+   * The worker stopped while this step was in flight (its run resumed the same attempt): it ran
+   * again and may have run twice. Only then does the run page say so.
+   */
+  rerun?: true;
 }
 
 export type RunStatus = "queued" | "running" | "succeeded" | "failed" | "skipped" | "dead";

@@ -241,6 +241,24 @@ function lineOf(stack, code) {
 const SETUP_GRACE_MS = 400;
 
 /**
+ * The first line at or after `from` with a loop (`while`, `for`, `do`) outside a // comment, or
+ * `from` itself when there is none (a regular expression that backtracks for ever has no loop).
+ */
+/**
+ * @param {string} code
+ * @param {number} from
+ * @returns {number}
+ */
+function loopLineFrom(code, from) {
+  const lines = String(code).split("\n");
+  for (let i = from - 1; i < lines.length; i++) {
+    const text = (lines[i] ?? "").replace(/\/\/.*$/, "");
+    if (/(^|[^\w$.])(while|for|do)\b/.test(text)) return i + 1;
+  }
+  return from;
+}
+
+/**
  * One filter run. Throws only on a host-side defect (for example the WASM module itself failing);
  * every outcome of the filter code is a returned result.
  * @param {RunMessage} job
@@ -476,7 +494,11 @@ function describeFailure(runtime, ctx, state, job, describe, thrown) {
     }
   }
   const [isError, name, message, stack, text] = parts ?? [false, "", "", "", ""];
-  const line = lineOf(stack, job.code);
+  const found = lineOf(stack, job.code);
+  // An interrupt is reported at the start of the function it stopped, not at the statement: the
+  // wrapper's line 1 for a top-level `while (true) {}` on line 2. The loop that ran out the clock
+  // is the first one from there on.
+  const line = state.timedOut && found !== undefined ? loopLineFrom(job.code, found) : found;
   const at = line === undefined ? "" : ` (line ${line})`;
   let error;
   if (state.timedOut) error = `filter: timed out after ${job.timeoutMs} ms${at}`;

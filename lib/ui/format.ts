@@ -85,7 +85,8 @@ export function ingredientGroups(opts: {
     options: [
       { value: "{{applet.name}}", label: "applet.name" },
       { value: "{{run.id}}", label: "run.id" },
-      { value: "{{now}}", label: "now" },
+      { value: "{{now}}", label: "now", description: "the run's start, UTC" },
+      { value: "{{now_local}}", label: "now_local", description: "the run's start in the applet's time zone" },
     ],
   });
   return groups;
@@ -159,3 +160,43 @@ export const pretty = (v: unknown): string => (typeof v === "string" ? v : JSON.
  * creation time and repeat across runs made in the same minute, so the tail (random) is used.
  */
 export const shortId = (id: string): string => id.replace(/-/g, "").slice(-8);
+
+/** Splits a token (`SLACK_WEBHOOK_OPS`, `{{secrets.X}}`) after `_` and `.`, where a line may break. */
+export function tokenBreaks(token: string): string[] {
+  return token.split(/(?<=[_.])/);
+}
+
+/** "2 items in the feed:" or "10 items in the feed; the first 3:", never "the first three" of two. */
+export function fetchedItemsSummary(count: number, shown: number): string {
+  const items = `${count} item${count === 1 ? "" : "s"} in the feed`;
+  if (shown === 0) return `${items}.`;
+  return shown < count ? `${items}; the first ${shown}:` : `${items}:`;
+}
+
+/**
+ * The filter code's placeholder, written against this trigger's own sample: `trigger.subject` for
+ * mail, `trigger.title` for a feed, `trigger.value` for a poll, `trigger.body.title` for a webhook.
+ */
+export function filterPlaceholder(sample: Record<string, unknown> | undefined): string {
+  const paths = samplePaths(sample ?? {}, "trigger");
+  const valueAt = (p: string): unknown =>
+    p
+      .replace(/^trigger\.?/, "")
+      .split(/\.|\[(?:"([^"]*)"|(\d+))\]/)
+      .filter((x) => x !== undefined && x !== "")
+      .reduce<unknown>((v, k) => (v && typeof v === "object" ? (v as Record<string, unknown>)[k] : undefined), sample);
+  const preferred = ["title", "subject", "text", "summary", "name", "message"];
+  const strings = paths.filter((p) => /^[\w.]+$/.test(p) && typeof valueAt(p) === "string");
+  const number = paths.find((p) => /^[\w.]+$/.test(p) && typeof valueAt(p) === "number");
+  // A poll's point is its number (trigger.value): a text field is used only when it is a real one.
+  const text = strings.find((p) => preferred.includes(p.split(".").pop()!)) ?? (number ? undefined : strings[0]);
+  if (text) {
+    const leaf = text.split(".").pop();
+    return `if (!${text}) skip('no ${leaf}');\nset('upper', ${text}.toUpperCase());`;
+  }
+  if (number) {
+    const leaf = number.split(".").pop();
+    return `if (${number} > 100) skip('${leaf} is above 100');\nset('doubled', ${number} * 2);`;
+  }
+  return "if (!trigger) skip('nothing to do');";
+}

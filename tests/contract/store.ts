@@ -149,6 +149,26 @@ export function runStoreContract(options: StoreContractOptions): void {
     // ---------------------------------------------------------------- queue
 
     describe("queue", () => {
+      test("recentEvents: one applet's latest events, newest first (received_at, then id), payload parsed, at most limit", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        await addApplet(store, "b");
+        const old = (await store.runs.ingest(input("a", { payloadJson: '{"n":"old"}', receivedAt: iso(1), source: "webhook" })))!;
+        const mid = (await store.runs.ingest(input("a", { payloadJson: '{"n":"mid"}', receivedAt: iso(2), source: "manual" })))!;
+        const last = (await store.runs.ingest(input("a", { payloadJson: '{"n":"last","deep":{"x":[1,2]}}', receivedAt: iso(3) })))!;
+        await store.runs.ingest(input("b", { receivedAt: iso(9) }));
+        expect(await store.runs.recentEvents("a", 10)).toEqual([
+          { id: last.eventId, source: "webhook", receivedAt: iso(3), payload: { n: "last", deep: { x: [1, 2] } } },
+          { id: mid.eventId, source: "manual", receivedAt: iso(2), payload: { n: "mid" } },
+          { id: old.eventId, source: "webhook", receivedAt: iso(1), payload: { n: "old" } },
+        ]);
+        expect((await store.runs.recentEvents("a", 2)).map((e) => e.id)).toEqual([last.eventId, mid.eventId]);
+        // Same received_at: the larger id first.
+        const tied = [(await store.runs.ingest(input("b", { receivedAt: iso(20) })))!, (await store.runs.ingest(input("b", { receivedAt: iso(20) })))!];
+        expect((await store.runs.recentEvents("b", 2)).map((e) => e.id)).toEqual(tied.map((t) => t.eventId).sort().reverse());
+        expect(await store.runs.recentEvents("missing", 10)).toEqual([]);
+      });
+
       test("ingest stores the event and one queued run due at received_at; an unknown applet throws", async () => {
         const store = await fresh();
         await addApplet(store, "a");
@@ -503,6 +523,24 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect(await store.triggerState.listPending()).toEqual([]);
         await store.triggerState.setLastError("a", "scheduler: broken", iso(2));
         expect((await store.triggerState.get("a"))!.lastError).toBe("scheduler: broken");
+      });
+
+      test("lastErrors lists the applets whose state holds a last_error, by applet id", async () => {
+        const store = await fresh();
+        expect(await store.triggerState.lastErrors()).toEqual([]);
+        await addApplet(store, "z", { triggerType: "rss" });
+        await addApplet(store, "m", { triggerType: "rss" });
+        await addApplet(store, "fine", { triggerType: "rss" });
+        await store.triggerState.save("z", { ...emptyTriggerState(), lastError: "rss: 404 Not Found", errorCount: 1 }, iso());
+        await store.triggerState.setNextRunAt("m", iso(5), iso());
+        await store.triggerState.setLastError("m", "poll: timed out", iso(1));
+        await store.triggerState.save("fine", { ...emptyTriggerState(), lastPolledAt: iso() }, iso());
+        expect(await store.triggerState.lastErrors()).toEqual([
+          { appletId: "m", lastError: "poll: timed out" },
+          { appletId: "z", lastError: "rss: 404 Not Found" },
+        ]);
+        await store.triggerState.save("z", { ...emptyTriggerState(), lastError: null }, iso(2));
+        expect(await store.triggerState.lastErrors()).toEqual([{ appletId: "m", lastError: "poll: timed out" }]);
       });
 
       test("listScheduled orders by next_run_at, filters due, types, enabled and limit; listUnscheduled", async () => {

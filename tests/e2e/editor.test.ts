@@ -162,7 +162,7 @@ describe.skipIf(!hasChromium)("applet editor in a real browser", () => {
     await page.getByTestId("trigger-card-rss").click();
     await page.locator("#trigger-url").fill(fake!.url("/feed.xml"));
     await page.getByRole("button", { name: "Fetch now" }).click();
-    await page.getByTestId("fetch-result").filter({ hasText: "the first three" }).waitFor();
+    await page.getByTestId("fetch-result").filter({ hasText: "5 items in the feed; the first 3:" }).waitFor();
     await screenshot(page, "06-new-applet-rss-fetch-now");
 
     // Push switches its fields by provider; sheets has "Add column".
@@ -228,15 +228,18 @@ describe.skipIf(!hasChromium)("applet editor in a real browser", () => {
     await screenshot(page, "14-settings");
 
     // Import of an export of this same install: every id exists, so the page asks, then replaces.
+    // Since #20.6 it asks in the page, one applet at a time (ticked: replaced; left: kept).
     const exported = await (await page.request.get("/api/export")).text();
-    const asked: string[] = [];
-    page.once("dialog", (d) => {
-      asked.push(d.message());
-      void d.accept();
-    });
     await page.locator('input[type="file"]').setInputFiles({ name: "applets.json", mimeType: "application/json", buffer: Buffer.from(exported) });
-    await page.getByRole("status").filter({ hasText: /Imported: 0 new, \d+ replaced\./ }).waitFor();
-    expect(asked[0]).toMatch(/already exist/);
+    const asked = page.getByTestId("import-conflicts");
+    await asked.waitFor();
+    expect(await asked.textContent()).toMatch(/already exist/);
+    const boxes = asked.getByRole("checkbox");
+    const existing = await boxes.count();
+    expect(existing).toBe((JSON.parse(exported) as unknown[]).length);
+    for (let i = 0; i < existing; i++) await boxes.nth(i).check();
+    await asked.getByRole("button", { name: `Import 0 new, replace ${existing}` }).click();
+    await page.getByRole("status").filter({ hasText: `Imported: 0 new, ${existing} replaced.` }).waitFor();
 
     expect(errors).toEqual([]);
     await page.context().close();

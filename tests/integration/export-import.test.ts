@@ -113,4 +113,31 @@ forEachEngine((engine) => {
       expect((await app.store.applets.get(fixture[1]!.id))!.webhookToken).toBe(fixture[0]!.webhook_token);
     });
   });
+
+  describe("#20.6: importing a file with applets that exist here", () => {
+    test("#20.6: restoring one deleted applet imports it and leaves the existing ones (existing=skip), replacing only those asked for", async () => {
+      const { app, api } = fresh();
+      await api.handle(post("/api/import", fixture));
+      const [gone, renamed] = [fixture[0]!, fixture[1]!];
+      await app.applets.delete(gone.id);
+      await app.applets.update(renamed.id, { name: "Renamed here" });
+      const third = fixture[2]!;
+      await app.applets.update(third.id, { name: "Also renamed here" });
+
+      // Refused as before when nothing is said: the UI learns which ones exist from this answer.
+      const asked = await api.handle(post("/api/import", fixture));
+      expect(asked.status).toBe(400);
+      expect(((await asked.json()) as { problems: unknown[] }).problems).toHaveLength(fixture.length - 1);
+
+      const res = await api.handle(post(`/api/import?existing=skip&replace=${third.id}`, fixture));
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { created: string[]; replaced: string[]; skipped: string[] };
+      expect(body.created).toEqual([gone.id]);
+      expect(body.replaced).toEqual([third.id]);
+      expect(body.skipped).toHaveLength(fixture.length - 2);
+      expect(await app.store.applets.get(gone.id)).not.toBeNull();
+      expect((await app.store.applets.get(renamed.id))!.name).toBe("Renamed here");
+      expect((await app.store.applets.get(third.id))!.name).not.toBe("Also renamed here");
+    });
+  });
 });

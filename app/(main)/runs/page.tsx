@@ -1,5 +1,7 @@
 import Link from "next/link";
 import { RunsTable, type RunsQuery } from "@/components/RunsTable";
+import { ZoneInput, ZoneName } from "@/components/RunStatusBadge";
+import { dayBounds, validZone } from "@/lib/ui/run-timing";
 import { appletList, runsPage } from "@/lib/api/queries";
 import { services } from "@/lib/services";
 import { RUN_STATUSES } from "@/lib/ui/run-status";
@@ -22,19 +24,22 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
   };
   const { app } = services();
   const applets = await appletList(app);
-  // Dates are whole UTC days; `to` includes its day. The same page GET /api/runs answers.
+  // Dates are whole days in the reader's zone (the form sends it, as `tz`); `to` includes its day.
+  // The same page GET /api/runs answers.
+  const tz = validZone(one(sp.tz)) ? one(sp.tz)! : "UTC";
+  const bounds = dayBounds(query.from, query.to, tz);
   const page = await runsPage(app, {
     appletId: query.applet_id,
     status: query.status,
-    from: query.from ? `${query.from}T00:00:00.000Z` : undefined,
-    to: query.to ? `${query.to}T23:59:59.999Z` : undefined,
+    from: bounds.from,
+    to: bounds.to,
     cursor: query.cursor,
     limit: 50,
   });
   // The API takes ISO bounds; the client table reloads through it with the same meaning.
-  const apiQuery: RunsQuery = { ...query, from: query.from && `${query.from}T00:00:00.000Z`, to: query.to && `${query.to}T23:59:59.999Z` };
+  const apiQuery: RunsQuery = { ...query, from: bounds.from, to: bounds.to };
   const keep = (extra: Record<string, string | undefined>) =>
-    "/runs?" + new URLSearchParams(Object.entries({ ...query, cursor: undefined, ...extra }).filter((e): e is [string, string] => Boolean(e[1]))).toString();
+    "/runs?" + new URLSearchParams(Object.entries({ ...query, tz: query.from || query.to ? tz : undefined, cursor: undefined, ...extra }).filter((e): e is [string, string] => Boolean(e[1]))).toString();
   const filtered = Boolean(query.applet_id || query.status || query.from || query.to);
   // A hand-edited or stale link must not look like it filters when it does not.
   const notes: React.ReactNode[] = [];
@@ -87,17 +92,18 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
         </div>
         <div className="min-w-0">
           <label htmlFor="f-from" className="field-label mb-1">
-            From (UTC day)
+            From (day, <ZoneName />)
           </label>
           <input id="f-from" type="date" name="from" defaultValue={query.from ?? ""} className="input sm:w-40" />
         </div>
         <div className="min-w-0">
           <label htmlFor="f-to" className="field-label mb-1">
-            To (UTC day)
+            To (day, <ZoneName />)
           </label>
           <input id="f-to" type="date" name="to" defaultValue={query.to ?? ""} className="input sm:w-40" />
         </div>
         <div className="col-span-2 flex gap-3">
+          <ZoneInput />
           <button type="submit" className="btn-primary">
             Filter
           </button>

@@ -2,13 +2,16 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { actionRegistry } from "../../actions";
 import { UserError, errorMessage } from "../../core/errors";
+import { localIso } from "../../core/local-iso";
 import { checkDefinition, timezoneOf } from "../../definition";
 import { renderConfig } from "../../template";
 import { triggerRegistry } from "../../triggers";
 import { pollContext } from "../../triggers/context";
 import type { ApiDeps, ApiEnv } from "../env";
 import { appletDetail, appletDetailOf, appletList } from "../queries";
+import { recentEvents } from "../samples";
 import { jsonBody } from "../validate";
+import { saveWarnings } from "../warnings";
 
 const record = (field: string) => z.record(z.string(), z.unknown(), { error: `${field} must be a JSON object` });
 
@@ -48,7 +51,7 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
     .post("/api/applets", jsonBody("applet", appletBody), async (c) => {
       const body = c.req.valid("json");
       const a = await applets.create({ name: body.name as string, enabled: body.enabled, definition: body.definition });
-      return c.json({ applet: await appletDetailOf(app, a) }, 201);
+      return c.json({ applet: await appletDetailOf(app, a), warnings: await saveWarnings(app, a.definition) }, 201);
     })
     .post("/api/applets/preview", jsonBody("preview", previewBody), async (c) => {
       const body = c.req.valid("json");
@@ -56,17 +59,21 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
       // A definition with problems still previews what it can: the editor shows both.
       const def = checked.ok ? checked.definition : (body.definition as { actions?: { type?: unknown; config?: unknown }[] } | null);
       const known = new Set((await app.secrets.list()).map((s) => s.name));
+      const timezone = checked.ok ? timezoneOf(checked.definition) : "UTC";
+      const now = app.clock.now();
       const ctx = {
         trigger: body.sample ?? {},
         ai: body.ai ?? {},
         vars: body.vars ?? {},
         applet: { id: "preview", name: "Preview" },
         run: { id: "preview", attempt: 1 },
-        now: app.clock.now().toISOString(),
+        event: { id: "preview", source: "manual", received_at: now.toISOString() },
+        now: now.toISOString(),
+        // What a run renders too (lib/executor/run.ts): a preview that left it out marked it unresolved.
+        now_local: localIso(now, timezone),
         // The browser never sees a secret value, only that it would resolve.
         secrets: (name: string) => (known.has(name) ? `[secret ${name}]` : undefined),
       };
-      const timezone = checked.ok ? timezoneOf(checked.definition) : "UTC";
       const list = Array.isArray(def?.actions) ? def.actions : [];
       const actions = list.map((a, index) => {
         const r = renderConfig(a?.config ?? {}, ctx, { timezone, typedKeys: actionRegistry.get(String(a?.type))?.typedConfig });
@@ -110,7 +117,7 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
     .put("/api/applets/:id", jsonBody("applet", appletBody), async (c) => {
       const body = c.req.valid("json");
       const a = await applets.update(c.req.param("id"), body);
-      return a ? c.json({ applet: await appletDetailOf(app, a) }, 200) : c.json(notFound, 404);
+      return a ? c.json({ applet: await appletDetailOf(app, a), warnings: await saveWarnings(app, a.definition) }, 200) : c.json(notFound, 404);
     })
     .delete("/api/applets/:id", async (c) => ((await applets.delete(c.req.param("id"))) ? c.json({ deleted: true }, 200) : c.json(notFound, 404)))
     .post("/api/applets/:id/enable", async (c) => {
@@ -120,6 +127,14 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
     .post("/api/applets/:id/disable", async (c) => {
       const a = await applets.setEnabled(c.req.param("id"), false);
       return a ? c.json({ applet: await appletDetailOf(app, a) }, 200) : c.json(notFound, 404);
+    })
+    .get("/api/applets/:id/events", async (c) => {
+      const id = c.req.param("id");
+      return (await app.store.applets.get(id)) ? c.json({ events: await recentEvents(app, id) }, 200) : c.json(notFound, 404);
+    })
+    .post("/api/applets/:id/duplicate", async (c) => {
+      const a = await applets.duplicate(c.req.param("id"));
+      return a ? c.json({ applet: await appletDetailOf(app, a) }, 201) : c.json(notFound, 404);
     })
     .post("/api/applets/:id/test", jsonBody("test event", z.record(z.string(), z.unknown())), async (c) => {
       const id = c.req.param("id");

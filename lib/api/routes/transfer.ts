@@ -7,7 +7,12 @@ import { jsonBody, queryParams } from "../validate";
 const exportFile = z.array(z.unknown(), { error: "expected a JSON array of applets, as GET /api/export writes it" });
 
 const exportQuery = z.object({ applet_id: z.string().optional() });
-const importQuery = z.object({ overwrite: z.enum(["true", "false"], { error: 'overwrite must be "true" or "false"' }).optional() });
+const importQuery = z.object({
+  overwrite: z.enum(["true", "false"], { error: 'overwrite must be "true" or "false"' }).optional(),
+  // What to do with an applet whose id exists here; `replace`: the ids that replace under "skip".
+  existing: z.enum(["refuse", "replace", "skip"], { error: 'existing must be "refuse", "replace" or "skip"' }).optional(),
+  replace: z.string().optional(),
+});
 
 /** Export files and their import. An export file is checked item by item by lib/applets/service.ts, every problem with its path. */
 export function transferRoutes({ app, applets }: ApiDeps) {
@@ -20,6 +25,12 @@ export function transferRoutes({ app, applets }: ApiDeps) {
     })
     // The items themselves are the service's to check: every problem of every item, with its index.
     .post("/api/import", queryParams("import", importQuery), jsonBody("import", exportFile, LIMITS.importBodyBytes), async (c) =>
-      c.json(await applets.import(c.req.valid("json"), c.req.valid("query").overwrite === "true"), 200),
+      c.json(await importFile(applets, c.req.valid("json"), c.req.valid("query")), 200),
     );
+}
+
+/** ?existing=… wins; ?overwrite=true is "replace" (kept for older clients and the CLI). */
+function importFile(applets: ApiDeps["applets"], items: unknown[], q: { overwrite?: string; existing?: "refuse" | "replace" | "skip"; replace?: string }) {
+  const mode = q.existing ?? (q.overwrite === "true" ? "replace" : "refuse");
+  return applets.import(items, mode, (q.replace ?? "").split(",").filter(Boolean));
 }

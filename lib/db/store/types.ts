@@ -160,6 +160,20 @@ export interface PendingSlot {
   pending_slot: string;
 }
 
+/** An applet whose trigger's last check failed, with that error (the applets list's "needs attention"). */
+export interface TriggerError {
+  appletId: string;
+  lastError: string;
+}
+
+/** An event as the editor's sample picker shows it: payload parsed. */
+export interface RecentEvent {
+  id: string;
+  source: string;
+  receivedAt: string;
+  payload: Record<string, unknown>;
+}
+
 export type User = UserColumns;
 
 export interface NewUser {
@@ -283,6 +297,8 @@ export interface TriggerStateStore {
   /** Clears pending_slot only if it is still `slot`. */
   clearPending(appletId: string, slot: string): Promise<void>;
   setLastError(appletId: string, error: string, now: string): Promise<void>;
+  /** Every applet whose state holds a last_error (its trigger's last check failed), ordered by applet id; [] when none. */
+  lastErrors(): Promise<TriggerError[]>;
   /**
    * Applets of `types` (joined with their state) that have a next_run_at, ordered by next_run_at
    * then applet id; `dueAt`: only next_run_at <= dueAt; `enabledOnly`; `limit`. An index seek on
@@ -365,6 +381,11 @@ export interface RunsStore {
   get(id: string): Promise<Run | null>;
   /** The event, payload parsed; null when unknown. Throws (naming the event) when the payload is not JSON. */
   event(eventId: string): Promise<StoredEvent | null>;
+  /**
+   * The editor's sample picker: this applet's latest `limit` events, newest first (received_at
+   * desc, then id desc), payload parsed; [] for an applet without events or an unknown id.
+   */
+  recentEvents(appletId: string, limit: number): Promise<RecentEvent[]>;
   /** The Retry button: a failed or dead run queued again now, attempt + 1 (max_attempts raised to fit). false: not failed/dead or unknown. */
   retry(id: string, now: Date): Promise<boolean>;
   /** The Replay button: a fresh queued run (attempt 1, no steps) of the same event, created now; its id, or null when the run is unknown. */

@@ -1,14 +1,17 @@
 import { Breadcrumb } from "@/components/Breadcrumb";
 import Link from "next/link";
 import { notFound } from "next/navigation";
+import { AppletCounters } from "@/components/AppletCounters";
 import { CopyButton } from "@/components/CopyButton";
 import { DeleteAppletButton } from "@/components/DeleteAppletButton";
+import { DuplicateAppletButton } from "@/components/DuplicateAppletButton";
 import { EnabledToggle } from "@/components/EnabledToggle";
 import { LocalTime } from "@/components/LocalTime";
 import { PluginIcon } from "@/components/PluginIcon";
 import { RunsTable } from "@/components/RunsTable";
 import { TestEventForm } from "@/components/TestEventForm";
 import { AppletEditor } from "@/components/editor/AppletEditor";
+import { InboundAddress } from "@/components/editor/panels";
 import { appletDetail, meta as readMeta, runsPage, secretList } from "@/lib/api/queries";
 import { services } from "@/lib/services";
 import { triggerRegistry } from "@/lib/triggers";
@@ -29,6 +32,10 @@ export default async function AppletPage({ params }: { params: Promise<{ id: str
   const feed = triggerRegistry.get(a.trigger_type)?.feed;
   const state = a.trigger_state;
   const curl = `curl -X POST '${a.webhook_url}' -H 'content-type: application/json' -d '${JSON.stringify((trigger?.sample.body as object | undefined) ?? { hello: "world" }).replace(/'/g, "'\\''")}'`;
+
+  const aliasValue = a.definition.trigger.config.to_alias;
+  const alias = typeof aliasValue === "string" && aliasValue.trim() ? aliasValue.trim().toLowerCase() : "";
+  const inbound = alias ? `${alias}@${meta.inbound_domain}` : `*@${meta.inbound_domain}`;
 
   return (
     <div className="mx-auto max-w-5xl">
@@ -51,6 +58,7 @@ export default async function AppletPage({ params }: { params: Promise<{ id: str
           <a href={`/api/export?applet_id=${encodeURIComponent(a.id)}`} className="btn-secondary" download>
             Export JSON
           </a>
+          <DuplicateAppletButton id={a.id} />
           <DeleteAppletButton id={a.id} name={a.name} />
         </div>
       </header>
@@ -70,17 +78,21 @@ export default async function AppletPage({ params }: { params: Promise<{ id: str
             </div>
           </div>
         ) : null}
+        {a.trigger_type === "email" ? (
+          // Where to send mail, at the top as a webhook's URL is: the thing a user needs first.
+          <div data-testid="inbound-address">
+            <p className="field-label mb-1">Inbound address</p>
+            <div className="flex items-center gap-2">
+              <input readOnly value={inbound} aria-label="Inbound address" className="input font-mono text-xs" />
+              <CopyButton text={inbound} />
+            </div>
+            <div className="mt-2">
+              <InboundAddress meta={meta} alias={alias} />
+            </div>
+          </div>
+        ) : null}
         <dl className="grid grid-cols-2 gap-x-6 gap-y-2 md:grid-cols-4">
-          <div>
-            <dt className="text-xs text-slate-500">Last fired</dt>
-            <dd>
-              <LocalTime iso={a.last_fired_at} />
-            </dd>
-          </div>
-          <div>
-            <dt className="text-xs text-slate-500">Runs finished</dt>
-            <dd className="tabular-nums">{a.run_count}</dd>
-          </div>
+          <AppletCounters appletId={a.id} initial={{ last_fired_at: a.last_fired_at, run_count: a.run_count }} />
           {state?.next_run_at !== undefined && feed === "polled" ? (
             <div>
               <dt className="text-xs text-slate-500">Next check</dt>

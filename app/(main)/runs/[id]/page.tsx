@@ -4,7 +4,9 @@ import { notFound } from "next/navigation";
 import { LocalTime } from "@/components/LocalTime";
 import { RunActions } from "@/components/RunActions";
 import { RunLive } from "@/components/RunLive";
+import { RunStatusBadge } from "@/components/RunStatusBadge";
 import { StatusBadge } from "@/components/StatusBadge";
+import { reranAfterCrash, runSpan } from "@/lib/ui/run-timing";
 import { formatDuration, pretty, shortId } from "@/lib/ui/format";
 import { runDetail } from "@/lib/api/queries";
 import type { Step } from "@/lib/executor/types";
@@ -18,7 +20,7 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
   const detail = await runDetail(services().app, id);
   if (!detail) notFound();
   const { run, event, applet } = detail;
-  const duration = run.started_at && run.finished_at ? new Date(run.finished_at).getTime() - new Date(run.started_at).getTime() : null;
+  const span = runSpan(run);
 
   return (
     <div className="mx-auto max-w-5xl">
@@ -35,7 +37,7 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
         <div>
           <h1 className="flex items-center gap-3 text-xl font-semibold">
             Run <span className="font-mono text-base text-slate-500" title={run.id}>{shortId(run.id)}</span>
-            <StatusBadge status={run.status} testId="run-status" />
+            <RunStatusBadge run={run} testId="run-status" />
           </h1>
           <div className="mt-1">
             <RunLive runId={run.id} status={run.status} />
@@ -48,13 +50,18 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
         <Meta label="Created">
           <LocalTime iso={run.created_at} />
         </Meta>
-        <Meta label="Started">
-          <LocalTime iso={run.started_at} />
+        <Meta label={run.attempt > 1 ? "First attempt started" : "Started"}>
+          <span data-testid="run-started">
+            <LocalTime iso={span.firstStart} />
+          </span>
         </Meta>
         <Meta label="Finished">
           <LocalTime iso={run.finished_at} />
         </Meta>
-        <Meta label="Duration">{formatDuration(duration)}</Meta>
+        <Meta label={run.attempt > 1 ? "Duration, all attempts" : "Duration"}>
+          <span data-testid="run-duration">{formatDuration(span.totalMs)}</span>
+          {run.attempt > 1 && span.lastAttemptMs !== null ? <span className="block text-xs text-slate-500">last attempt {formatDuration(span.lastAttemptMs)}</span> : null}
+        </Meta>
         <Meta label="Attempt">
           {run.attempt} of {run.max_attempts}
         </Meta>
@@ -71,9 +78,9 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
       </dl>
 
       <RunOutcome status={run.status} error={run.error} />
-      {run.attempt > 1 ? (
-        <p className="mb-4 rounded-md bg-amber-50 p-3 text-sm text-amber-900 ring-1 ring-amber-200">
-          A retry resumes after the steps that already succeeded; the step that was in flight may have run twice.
+      {reranAfterCrash(run.steps) ? (
+        <p className="mb-4 rounded-md bg-amber-50 p-3 text-sm text-amber-900 ring-1 ring-amber-200" data-testid="rerun-banner">
+          The worker stopped while a step of this run was in flight; the run resumed after the steps that had succeeded, so the step marked &quot;ran again&quot; may have run twice.
         </p>
       ) : null}
 
@@ -161,6 +168,7 @@ function StepCard({ step: s, position, runAttempt }: { step: Step; position: num
         <p className="text-xs text-slate-500">
           {formatDuration(s.duration_ms)} · started <LocalTime iso={s.started_at} /> · attempt {s.attempt}
           {s.attempt < runAttempt && s.status === "succeeded" ? " (kept from an earlier attempt)" : ""}
+          {s.rerun ? <span className="ml-1 font-medium text-amber-800">· ran again after the worker stopped</span> : null}
         </p>
       </div>
       {s.error ? <p className="mt-2 rounded bg-red-50 p-2 font-mono text-xs wrap-anywhere whitespace-pre-wrap text-red-900 ring-1 ring-red-200">{s.error}</p> : null}

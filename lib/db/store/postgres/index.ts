@@ -345,6 +345,13 @@ function triggerStateStore(q: Queryable): TriggerStateStore {
     setLastError: async (appletId, error, now) => {
       await query(q, "UPDATE trigger_state SET last_error = $1, updated_at = $2 WHERE applet_id = $3", [error, now, appletId]);
     },
+    lastErrors: async () =>
+      (
+        await query<{ appletId: string; lastError: string }>(
+          q,
+          `SELECT applet_id AS "appletId", last_error AS "lastError" FROM trigger_state WHERE last_error IS NOT NULL ORDER BY applet_id`,
+        )
+      ).rows,
     listScheduled: async (opts) => {
       if (opts.types.length === 0) return [];
       const due = opts.dueAt !== undefined;
@@ -590,6 +597,15 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
       ).rows[0];
       return e ? { id: e.id, appletId: e.applet_id, source: e.source, dedupeKey: e.dedupe_key, payload: e.payload, receivedAt: e.received_at } : null;
     },
+
+    recentEvents: async (appletId, limit) =>
+      (
+        await query<{ id: string; source: string; payload: Record<string, unknown>; received_at: string }>(
+          q,
+          "SELECT id, source, payload, received_at FROM events WHERE applet_id = $1 ORDER BY received_at DESC, id DESC LIMIT $2",
+          [appletId, limit],
+        )
+      ).rows.map((e) => ({ id: e.id, source: e.source, receivedAt: e.received_at, payload: e.payload })),
 
     retry: async (id, now) =>
       (

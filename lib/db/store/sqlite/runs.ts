@@ -4,7 +4,7 @@ import type { Sqlite } from "./client";
 import { readJson } from "./json";
 import type { RunStatus, Step } from "../../../executor/types";
 import type { runs } from "../../schema";
-import type { AppletRunStats, ClaimedRun, FinalStatus, Ingested, IngestInput, RecoveredRun, Run, RunChange, RunListFilter, StoredEvent } from "../types";
+import type { AppletRunStats, ClaimedRun, FinalStatus, Ingested, IngestInput, RecoveredRun, Run, RunChange, RunListFilter, RecentEvent, StoredEvent } from "../types";
 import type { RawRow } from "./rows";
 
 type RunRowRaw = RawRow<typeof runs>;
@@ -178,6 +178,9 @@ export function createRunsRepo(sqlite: Sqlite) {
             next_attempt_at = @now, finished_at = NULL, updated_at = @now
      WHERE id = @id AND status IN ('failed', 'dead')`,
   );
+  const recentEventsOf = sqlite.prepare<{ appletId: string; limit: number }, { id: string; source: string; payload: string; received_at: string }>(
+    "SELECT id, source, payload, received_at FROM events WHERE applet_id = @appletId ORDER BY received_at DESC, id DESC LIMIT @limit",
+  );
   const eventOf = sqlite.prepare<[string], { id: string; applet_id: string; source: string; dedupe_key: string | null; payload: string; received_at: string }>(
     "SELECT id, applet_id, source, dedupe_key, payload, received_at FROM events WHERE id = ?",
   );
@@ -311,6 +314,10 @@ export function createRunsRepo(sqlite: Sqlite) {
         ? { id: e.id, appletId: e.applet_id, source: e.source, dedupeKey: e.dedupe_key, payload: readJson<Record<string, unknown>>(e.payload, `the stored payload of event ${e.id}`), receivedAt: e.received_at }
         : null;
     },
+
+    /** The editor's sample picker: this applet's latest events, newest first. */
+    recentEvents: (appletId: string, limit: number): RecentEvent[] =>
+      recentEventsOf.all({ appletId, limit }).map((e) => ({ id: e.id, source: e.source, receivedAt: e.received_at, payload: readJson<Record<string, unknown>>(e.payload, `the stored payload of event ${e.id}`) })),
 
     /** The Retry button: the same run, attempt + 1, queued now. */
     retry: (id: string, now: Date): boolean => manualRetry.run({ id, now: now.toISOString() }).changes === 1,

@@ -1,7 +1,7 @@
 import type { Sqlite } from "./client";
 import type { TriggerState } from "../../../triggers/types";
 import type { triggerState } from "../../schema";
-import type { PendingSlot, ScheduledApplet } from "../types";
+import type { PendingSlot, ScheduledApplet, TriggerError } from "../types";
 import type { RawRow } from "./rows";
 
 type Raw = RawRow<typeof triggerState>;
@@ -68,6 +68,9 @@ export function createTriggerStateRepo(sqlite: Sqlite) {
      WHERE ts.pending_slot IS NOT NULL`,
   );
   const setError = sqlite.prepare("UPDATE trigger_state SET last_error = ?, updated_at = ? WHERE applet_id = ?");
+  const lastErrors = sqlite.prepare<[], TriggerError>(
+    "SELECT applet_id AS appletId, last_error AS lastError FROM trigger_state WHERE last_error IS NOT NULL ORDER BY applet_id",
+  );
   const scheduledCache = new Map<string, ReturnType<typeof sqlite.prepare<unknown[], ScheduledRowRaw>>>();
   /**
    * Polled applets with a next_run_at, ordered by it. Driven by trigger_state_next_run_idx: a due
@@ -116,6 +119,8 @@ export function createTriggerStateRepo(sqlite: Sqlite) {
       savePolled.run({ ...stateParams(appletId, s, now), slot }).changes === 1,
     /** Claimed slots whose outcome was never stored: the worker that claimed them stopped in between. */
     listPending: (): PendingSlot[] => pending.all(),
+    /** Applets whose trigger's last check failed, for the applets list's "needs attention". */
+    lastErrors: (): TriggerError[] => lastErrors.all(),
     clearPending: (appletId: string, slot: string): void => void clearPending.run(appletId, slot),
     setLastError: (appletId: string, error: string, now: string): void => void setError.run(error, now, appletId),
     /** Polled applets of `types` with a next_run_at; `dueAt`: only those with next_run_at <= it. */

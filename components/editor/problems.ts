@@ -1,0 +1,60 @@
+import type { Problem } from "@/lib/definition";
+import type { FieldMeta } from "@/lib/plugin";
+import { actionOf, triggerOf, typedSlots, type Catalog, type Draft } from "./draft";
+
+/**
+ * A save's problems in the editor's words: where it is as the form labels it ("Action 1 (Slack) ›
+ * Webhook URL", not `definition.actions.0.config.webhook_url`), and the message with the field's
+ * label in place of its config key (`Webhook URL is empty`, not `slack: "webhook_url" is empty`).
+ * Pure, so tests/unit/issue20.test.ts pins it.
+ */
+export interface WordedProblem extends Problem {
+  /** Where the problem is, as the editor labels it. */
+  where: string;
+}
+
+const SETTINGS: Record<string, string> = {
+  name: "Name",
+  "definition.filter": "Filter code",
+  "definition.retry": "Attempts before giving up",
+  "definition.timezone": "Time zone for dates in templates",
+  "definition.transform": "AI transform",
+};
+
+export function wordProblem(catalog: Catalog, draft: Draft, p: Problem): WordedProblem {
+  const parts = p.path.split(".");
+  if (parts[0] === "definition" && parts[1] === "trigger") {
+    const trigger = triggerOf(catalog, draft.trigger.type);
+    const field = parts[2] === "config" ? trigger?.fields.find((f) => f.name === parts[3]) : undefined;
+    const base = `Trigger (${trigger?.label ?? draft.trigger.type ?? "none"})`;
+    return { ...p, where: field ? `${base} › ${field.label}` : base, message: inWords(p.message, field, trigger?.type) };
+  }
+  if (parts[0] === "definition" && parts[1] === "actions" && parts[2] !== undefined && /^\d+$/.test(parts[2])) {
+    const index = Number(parts[2]);
+    const slot = typedSlots(draft)[index];
+    const action = actionOf(catalog, slot?.type);
+    const field = parts[3] === "config" ? action?.fields.find((f) => f.name === parts[4]) : undefined;
+    const base = `Action ${index + 1} (${action?.label ?? slot?.type ?? "?"})`;
+    return { ...p, where: field ? `${base} › ${field.label}` : base, message: inWords(p.message, field, action?.type) };
+  }
+  if (parts[0] === "definition" && parts[1] === "actions") return { ...p, where: "Actions" };
+  const key = parts[0] === "definition" ? `definition.${parts[1] ?? ""}` : parts[0]!;
+  if (parts[1] === "transform" && parts[2]) return { ...p, where: `AI transform › ${parts[2]}` };
+  return { ...p, where: SETTINGS[key] ?? "Applet" };
+}
+
+/**
+ * `slack: "webhook_url" is empty; it is required` → `Webhook URL is empty; it is required`. A
+ * message that does not name the field is kept, without the plug-in's prefix.
+ */
+export function inWords(message: string, field: FieldMeta | undefined, pluginType: string | undefined): string {
+  let m = message;
+  if (pluginType && m.startsWith(`${pluginType}: `)) m = m.slice(pluginType.length + 2);
+  if (!field) return m;
+  const quoted = new RegExp(`["'\`]${field.name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}["'\`]`, "g");
+  const named = m.replace(quoted, field.label);
+  if (named !== m) return named;
+  return m.charAt(0).toUpperCase() + m.slice(1);
+}
+
+export const wordProblems = (catalog: Catalog, draft: Draft, problems: Problem[]): WordedProblem[] => problems.map((p) => wordProblem(catalog, draft, p));

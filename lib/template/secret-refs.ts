@@ -1,0 +1,45 @@
+/**
+ * The secrets a definition's templates name (`{{secrets.SLACK_WEBHOOK}}`, `{{ secrets.T | urlencode }}`),
+ * with where they are, so a save can warn about one that does not exist before a run fails on it.
+ * Pure: the caller passes the names that exist.
+ */
+export interface SecretRef {
+  /** Where the template is, e.g. `definition.actions.0.config.webhook_url`. */
+  path: string;
+  name: string;
+}
+
+const REF = /(?<!\\)\{\{\s*secrets\.([A-Za-z0-9_]+)/g;
+
+export function secretRefs(value: unknown, path: string, out: SecretRef[] = []): SecretRef[] {
+  if (typeof value === "string") {
+    for (const m of value.matchAll(REF)) out.push({ path, name: m[1]! });
+  } else if (Array.isArray(value)) {
+    value.forEach((v, i) => secretRefs(v, `${path}.${i}`, out));
+  } else if (value && typeof value === "object") {
+    for (const [k, v] of Object.entries(value)) secretRefs(v, `${path}.${k}`, out);
+  }
+  return out;
+}
+
+/** The references in a definition's trigger, transform and actions to secrets not in `known`. */
+export function missingSecretRefs(definition: { trigger?: { config?: unknown }; transform?: unknown; actions?: { config?: unknown }[] } | null | undefined, known: Iterable<string>): SecretRef[] {
+  if (!definition) return [];
+  const have = new Set(known);
+  const refs = [
+    ...secretRefs(definition.trigger?.config, "definition.trigger.config"),
+    ...secretRefs(definition.transform, "definition.transform"),
+    ...(definition.actions ?? []).flatMap((a, i) => secretRefs(a?.config, `definition.actions.${i}.config`)),
+  ];
+  return refs.filter((r) => !have.has(r.name));
+}
+
+/** What a run error says when templates named secrets that do not exist (their render warnings). */
+export function missingSecretsCause(warnings: string[]): string | null {
+  const names = [...new Set(warnings.filter((w) => w.startsWith("unresolved: secrets.")).map((w) => w.slice("unresolved: secrets.".length)))];
+  if (!names.length) return null;
+  return `${names.map((n) => `unresolved: secrets.${n}`).join(", ")} (no secret with ${names.length === 1 ? "this name" : "these names"} exists)`;
+}
+
+/** The warning for a reference to a secret that does not exist, on save and in the editor. */
+export const secretMissingMessage = (name: string): string => `There is no secret named ${name} (add it in Settings → Secrets); a run would render it empty.`;

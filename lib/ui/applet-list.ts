@@ -1,0 +1,46 @@
+/**
+ * The applets list's search, filters, sort and pages, pure: the page passes the applets and their
+ * run stats, tests pass plain objects.
+ */
+export interface ListedApplet {
+  id: string;
+  name: string;
+  enabled: boolean;
+  triggerType: string;
+  createdAt: string;
+  /** The latest run's status, if any. */
+  lastStatus: string | null;
+  lastAt: string | null;
+  /** The trigger's last error (a feed that cannot be read), if any. */
+  triggerError: string | null;
+}
+
+export interface AppletListQuery {
+  q?: string;
+  trigger?: string;
+  status?: "enabled" | "disabled" | "attention";
+  sort?: "name" | "last_run" | "created";
+  page?: number;
+}
+
+export const APPLETS_PAGE_SIZE = 50;
+
+/** Needs attention: its last run failed or died, or its trigger reports an error. */
+export const needsAttention = (a: ListedApplet): boolean => a.lastStatus === "failed" || a.lastStatus === "dead" || a.triggerError !== null;
+
+export function listApplets<T extends ListedApplet>(all: T[], query: AppletListQuery): { items: T[]; total: number; page: number; pages: number } {
+  const q = query.q?.trim().toLowerCase();
+  let items = all.filter(
+    (a) =>
+      (!q || a.name.toLowerCase().includes(q)) &&
+      (!query.trigger || a.triggerType === query.trigger) &&
+      (query.status === "enabled" ? a.enabled : query.status === "disabled" ? !a.enabled : query.status === "attention" ? needsAttention(a) : true),
+  );
+  const byName = (x: T, y: T) => x.name.localeCompare(y.name, undefined, { sensitivity: "base" }) || x.id.localeCompare(y.id);
+  if (query.sort === "last_run") items = [...items].sort((x, y) => (y.lastAt ?? "").localeCompare(x.lastAt ?? "") || byName(x, y));
+  else if (query.sort === "created") items = [...items].sort((x, y) => y.createdAt.localeCompare(x.createdAt) || byName(x, y));
+  else items = [...items].sort(byName);
+  const pages = Math.max(1, Math.ceil(items.length / APPLETS_PAGE_SIZE));
+  const page = Math.min(Math.max(1, Math.floor(query.page ?? 1)), pages);
+  return { items: items.slice((page - 1) * APPLETS_PAGE_SIZE, page * APPLETS_PAGE_SIZE), total: items.length, page, pages };
+}
