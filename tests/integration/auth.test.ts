@@ -60,6 +60,8 @@ const ROUTER_ROUTES: [method: string, pattern: string, path: string][] = [
   ["POST", "/api/applets/:id/enable", "/api/applets/a1/enable"],
   ["POST", "/api/applets/:id/disable", "/api/applets/a1/disable"],
   ["POST", "/api/applets/:id/test", "/api/applets/a1/test"],
+  ["GET", "/api/applets/:id/events", "/api/applets/a1/events"],
+  ["POST", "/api/applets/:id/duplicate", "/api/applets/a1/duplicate"],
   ["GET", "/api/runs", "/api/runs?status=failed"],
   ["GET", "/api/runs/:id", "/api/runs/r1"],
   ["POST", "/api/runs/:id/retry", "/api/runs/r1/retry"],
