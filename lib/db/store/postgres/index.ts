@@ -1,3 +1,4 @@
+import { toRun as toRunRow } from "../run-row";
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import { newId } from "../../../core/ids";
@@ -412,23 +413,7 @@ function readSteps(text: string): { steps: Step[]; stepsError?: string } {
   }
 }
 
-const toRun = (r: RunRaw): Run => ({
-  id: r.id,
-  appletId: r.applet_id,
-  eventId: r.event_id,
-  status: r.status as RunStatus,
-  attempt: r.attempt,
-  maxAttempts: r.max_attempts,
-  nextAttemptAt: r.next_attempt_at,
-  lockedBy: r.locked_by,
-  lockedAt: r.locked_at,
-  startedAt: r.started_at,
-  finishedAt: r.finished_at,
-  error: r.error,
-  ...readSteps(r.steps),
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
+const toRun = (r: RunRaw): Run => toRunRow(r, readSteps);
 
 /** Two claims raced for one applet and this one lost on runs_running_idx: claim again. */
 const lostRace = (err: unknown) => sqlState(err) === "23505" && (err as { constraint?: string }).constraint === "runs_running_idx";

@@ -1,3 +1,4 @@
+import { toRun as toRunRow } from "../run-row";
 import { randomUUID } from "node:crypto";
 import { newId } from "../../../core/ids";
 import type { Sqlite } from "./client";
@@ -9,23 +10,7 @@ import type { RawRow } from "./rows";
 
 type RunRowRaw = RawRow<typeof runs>;
 
-const toRun = (r: RunRowRaw): Run => ({
-  id: r.id,
-  appletId: r.applet_id,
-  eventId: r.event_id,
-  status: r.status as RunStatus,
-  attempt: r.attempt,
-  maxAttempts: r.max_attempts,
-  nextAttemptAt: r.next_attempt_at,
-  lockedBy: r.locked_by,
-  lockedAt: r.locked_at,
-  startedAt: r.started_at,
-  finishedAt: r.finished_at,
-  error: r.error,
-  ...readSteps(r.steps),
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
+const toRun = (r: RunRowRaw): Run => toRunRow(r, readSteps);
 
 /**
  * A steps column that is not JSON (written by hand, or by a bug) must not make the run unreadable:

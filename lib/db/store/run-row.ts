@@ -1,0 +1,40 @@
+import type { RunStatus, Step } from "../../executor/types";
+import type { Run } from "./types";
+
+/** A `runs` row as both engines hand it back (snake_case columns, steps as stored text). */
+export interface RunRowRaw {
+  id: string;
+  applet_id: string;
+  event_id: string;
+  status: string;
+  attempt: number;
+  max_attempts: number;
+  next_attempt_at: string | null;
+  locked_by: string | null;
+  locked_at: string | null;
+  started_at: string | null;
+  finished_at: string | null;
+  error: string | null;
+  steps: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The row as a Run; each engine reads its stored steps text its own way (`readSteps`). */
+export const toRun = (r: RunRowRaw, readSteps: (text: string) => { steps: Step[]; stepsError?: string }): Run => ({
+  id: r.id,
+  appletId: r.applet_id,
+  eventId: r.event_id,
+  status: r.status as RunStatus,
+  attempt: r.attempt,
+  maxAttempts: r.max_attempts,
+  nextAttemptAt: r.next_attempt_at,
+  lockedBy: r.locked_by,
+  lockedAt: r.locked_at,
+  startedAt: r.started_at,
+  finishedAt: r.finished_at,
+  error: r.error,
+  ...readSteps(r.steps),
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
