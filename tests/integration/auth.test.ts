@@ -440,6 +440,22 @@ describe("#19: API tokens", () => {
     expect(((await revoked.json()) as { error: string }).error).toMatch(/revoked/);
   });
 
+  it("#18: a save with an API token is recorded as that token's in the applet's history; with the session, as the user's", async () => {
+    const made = await makeToken({ name: "deploy script" });
+    const definition = { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "http", config: { url: "https://example.com/in" } }] };
+    const created = await call(b.api, "POST", "/api/applets", { headers: bearer(made.token), body: { name: "By token", definition } });
+    expect(created.status).toBe(201);
+    const id = ((await created.json()) as { applet: { id: string } }).applet.id;
+    const cookie = await signedIn(b);
+    expect((await call(b.api, "PUT", `/api/applets/${id}`, { cookie, body: { name: "By session" } })).status).toBe(200);
+    const listed = (await (await call(b.api, "GET", `/api/applets/${id}/versions`, { headers: bearer(made.token) })).json()) as { versions: { version: number; author: Record<string, unknown> }[] };
+    expect(listed.versions.map((v) => [v.version, v.author])).toEqual([
+      [2, { kind: "user", id: expect.any(String), label: EMAIL, text: EMAIL }],
+      [1, { kind: "token", id: made.id, label: "deploy script", text: "API token “deploy script”" }],
+    ]);
+    expect((await call(b.api, "DELETE", `/api/applets/${id}`, { cookie })).status).toBe(200);
+  });
+
   it("failed tokens are rate limited per address like failed sign-ins", async () => {
     const good = await makeToken({ name: "limited" });
     const from = { [CLIENT_IP_HEADER]: "198.51.100.77" };

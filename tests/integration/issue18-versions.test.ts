@@ -1,6 +1,14 @@
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { createApi, type Api } from "@/lib/api";
-import { versionDiff } from "@/lib/applets/versions";
+import { changeSummary, versionDiff } from "@/lib/applets/versions";
+import type { Store } from "@/lib/db/store";
+import { openPostgresStore } from "@/lib/db/store/postgres";
+import { defaultPgMigrationsDir } from "@/lib/db/store/postgres/migrate";
+import { openSqliteStore } from "@/lib/db/store/sqlite";
+import { defaultMigrationsDir, openDatabase } from "@/lib/db/store/sqlite/client";
 import { executeRun } from "@/lib/executor/run";
 import { actionRegistry } from "@/lib/actions";
 import { TEST_USER, testIdentity } from "../helpers/auth";
@@ -8,6 +16,7 @@ import { createTestApp, webhookToHttp, type TestApp } from "../helpers/db";
 import { forEachEngine, type TestEngine } from "../helpers/engines";
 import { sentTo, useHttpMocks } from "../helpers/http";
 import { startWorker } from "../helpers/worker";
+import { TEST_POSTGRES_URL, createTestSchema, noPostgres } from "../helpers/postgres";
 
 /** Issue #18, version history of applets: every save is a version, runs link to theirs, restore is a new save. */
 
@@ -246,5 +255,81 @@ forEachEngine((engine) => {
       await call(api, "DELETE", `/api/applets/${id}`);
       expect(Number((await app.sql.get<{ n: number }>("SELECT COUNT(*) AS n FROM applet_versions WHERE applet_id = ?", id))!.n)).toBe(0);
     });
+  });
+});
+
+/** A copy of a migrations folder whose journal stops before the version-history migration: the release before it. */
+function releaseBefore(dir: string, tag: string): string {
+  const old = mkdtempSync(path.join(tmpdir(), "whenthen-old-migrations-"));
+  cleanups.push(() => rmSync(old, { recursive: true, force: true }));
+  cpSync(dir, old, { recursive: true });
+  const journalFile = path.join(old, "meta", "_journal.json");
+  const journal = JSON.parse(readFileSync(journalFile, "utf8")) as { entries: { tag: string }[] };
+  expect(journal.entries.map((e) => e.tag)).toContain(tag);
+  journal.entries = journal.entries.filter((e) => e.tag !== tag);
+  writeFileSync(journalFile, JSON.stringify(journal));
+  return old;
+}
+
+async function expectBackfilled(store: Store, runId: string) {
+  const versions = await store.applets.versions("old");
+  expect(versions).toEqual([
+    {
+      appletId: "old",
+      version: 1,
+      name: "From before",
+      enabled: false,
+      definition: webhookToHttp(URL_A),
+      source: "backfill",
+      restoredFrom: null,
+      author: { kind: "system", id: null, label: "before version history" },
+      createdAt: "2026-01-02T03:04:05.000Z",
+    },
+  ]);
+  expect((await store.applets.get("old"))!.version).toBe(1);
+  expect(changeSummary(null, versions[0]!)).toBe("The definition when version history began");
+  // A run from before says nothing it does not know: which definition it ran with was never recorded.
+  expect((await store.runs.get(runId))!.appletVersion).toBeNull();
+}
+
+describe("#18: the migration gives every existing applet a first version, so history is never empty", () => {
+  test("#18: SQLite: an applet saved before version history has version 1 from its current definition after the upgrade", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "whenthen-18-"));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, "app.db");
+    // The older release's database (its store would not even prepare against it): rows by hand.
+    const before = openDatabase(file, { migrationsDir: releaseBefore(defaultMigrationsDir(), "0007_applet_versions") });
+    const sqlite = before.sqlite;
+    expect(sqlite.prepare("SELECT name FROM sqlite_master WHERE name = 'applet_versions'").get()).toBeUndefined();
+    sqlite
+      .prepare("INSERT INTO applets (id, name, enabled, trigger_type, definition, webhook_token, created_at, updated_at) VALUES ('old', 'From before', 0, 'webhook', ?, 'old-token', ?, ?)")
+      .run(JSON.stringify(webhookToHttp(URL_A)), "2026-01-01T00:00:00.000Z", "2026-01-02T03:04:05.000Z");
+    sqlite.prepare("INSERT INTO events (id, applet_id, source, payload, received_at, created_at, updated_at) VALUES ('e1', 'old', 'webhook', '{}', 'x', 'x', 'x')").run();
+    sqlite
+      .prepare("INSERT INTO runs (id, applet_id, event_id, status, attempt, max_attempts, steps, created_at, updated_at) VALUES ('r1', 'old', 'e1', 'succeeded', 1, 1, '[]', 'x', 'x')")
+      .run();
+    before.close();
+    const after = openSqliteStore({ file });
+    cleanups.push(() => after.close());
+    await expectBackfilled(after, "r1");
+  });
+
+  test.skipIf(noPostgres !== null)(`#18: PostgreSQL: an applet saved before version history has version 1 from its current definition after the upgrade${noPostgres ? ` (skipped: ${noPostgres})` : ""}`, async () => {
+    const { schema, drop } = await createTestSchema("v18");
+    cleanups.push(drop);
+    const before = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 2, migrationsDir: releaseBefore(defaultPgMigrationsDir(), "0005_applet_versions") });
+    await before.ready();
+    // The older release's SQL: no versions table, no applet_version column.
+    await before.pool.query(
+      "INSERT INTO applets (id, name, enabled, trigger_type, definition, webhook_token, created_at, updated_at) VALUES ('old', 'From before', 0, 'webhook', $1::json, 'old-token', $2, $3)",
+      [JSON.stringify(webhookToHttp(URL_A)), "2026-01-01T00:00:00.000Z", "2026-01-02T03:04:05.000Z"],
+    );
+    await before.pool.query("INSERT INTO events (id, applet_id, source, payload, received_at, created_at, updated_at) VALUES ('e1', 'old', 'webhook', '{}', 'x', 'x', 'x')");
+    await before.pool.query("INSERT INTO runs (id, applet_id, event_id, status, attempt, max_attempts, steps, created_at, updated_at) VALUES ('r1', 'old', 'e1', 'succeeded', 1, 1, '[]', 'x', 'x')");
+    await before.close();
+    const after = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 2 });
+    cleanups.push(() => after.close());
+    await after.ready();
+    await expectBackfilled(after, "r1");
   });
 });
