@@ -1,6 +1,8 @@
+import Database from "better-sqlite3";
+import path from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FakeServices, SKIP_REASON, hasChromium, launchBrowser, screenshot, signedInPage, startApp, type RunningApp } from "./harness";
+import { FakeServices, SCREENSHOTS, SKIP_REASON, hasChromium, launchBrowser, screenshot, signedInPage, startApp, type RunningApp } from "./harness";
 
 /**
  * Issue #18, version history, in a real browser against the real app: edit an applet twice, open
@@ -58,11 +60,13 @@ describe.skipIf(!hasChromium)("#18: version history of applets in the browser", 
     expect(await texts("del")).toEqual(['− "text": "Deploy two",']);
     expect(await texts("add")).toEqual(['+ "text": "Deploy three: {{trigger.body.commit}}",']);
     await screenshot(page, "18-history");
+    await page.locator("#history").screenshot({ path: path.join(SCREENSHOTS, "18-history-panel.png") });
     // Any two versions: from 1 to 3.
     await diff.getByLabel("from").selectOption("1");
     await diff.locator('[data-diff="del"]').filter({ hasText: "Deploy one" }).waitFor();
     await page.setViewportSize({ width: 390, height: 844 });
     await screenshot(page, "18-history-390");
+    await page.locator("#history").screenshot({ path: path.join(SCREENSHOTS, "18-history-panel-390.png") });
     await page.setViewportSize({ width: 1280, height: 900 });
 
     // Restore version 1: a new save (version 4), and the editor shows it.
@@ -74,6 +78,17 @@ describe.skipIf(!hasChromium)("#18: version history of applets in the browser", 
     const stored = (await (await page.request.get(`/api/applets/${id}`)).json()) as { applet: { version: number; definition: { actions: { config: { text: string } }[] } } };
     expect([stored.applet.version, stored.applet.definition.actions[0]!.config.text]).toEqual([4, "Deploy one"]);
     await screenshot(page, "18-history-restored");
+
+    // A version today's checks refuse (as an older release may have stored it): not restored, each field named.
+    const db = new Database(path.join(app!.dataDir, "app.db"));
+    db.prepare("UPDATE applet_versions SET definition = json_set(definition, '$.actions[0].config.webhook_url', 'not a url') WHERE applet_id = ? AND version = 2").run(id);
+    db.close();
+    await page.getByTestId("restore-2").click();
+    const refused = page.getByTestId("restore-error");
+    await refused.filter({ hasText: "Version 2 was not restored" }).waitFor();
+    expect(await refused.textContent()).toContain("definition.actions.0.config.webhook_url");
+    expect(await page.locator("#action0-text").inputValue()).toBe("Deploy one");
+    await page.locator("#history").screenshot({ path: path.join(SCREENSHOTS, "18-restore-refused.png") });
 
     // A run links to the version it ran with.
     const test = await page.request.post(`/api/applets/${id}/test`, { data: { body: { commit: "abc" } } });
