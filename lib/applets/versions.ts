@@ -113,6 +113,12 @@ export const diffDocument = (v: VersionContent): string => canonicalJson({ name:
 /**
  * A line diff of two versions (jsdiff's `diffLines` over canonical JSON, so a key that only moved
  * is no change), with `context` unchanged lines kept around each change and the rest folded.
+ *
+ * Why a line diff and not a structural one (measured on a 7 KB definition, 20 actions, one action
+ * inserted at position 4 and one text changed): jsdiff 2.6 ms, 8 changed lines, read like any code
+ * review; microdiff 0.4 ms but index-based, so the insert showed as 41 changes to every later
+ * action; jsondiffpatch 1.2 ms needs an object hash per action to see the insert and its own
+ * renderer. 2.6 ms in the browser is nothing next to reading the result.
  */
 export function versionDiff(older: VersionContent, newer: VersionContent, context = 3): { lines: DiffLine[]; added: number; removed: number } {
   const all: Exclude<DiffLine, { kind: "skip" }>[] = [];
