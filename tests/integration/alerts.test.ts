@@ -1,6 +1,6 @@
 import { http, HttpResponse } from "msw";
 import { afterEach, describe, expect, test } from "vitest";
-import { dispatchAlerts } from "@/lib/alerts/dispatch";
+import { dispatchAlerts, SEND_LOCK_MS } from "@/lib/alerts/dispatch";
 import { createApi } from "@/lib/api";
 import { alertSettingsView, appletList } from "@/lib/api/queries";
 import { createTestApp, webhookToHttp, type TestApp } from "../helpers/db";
@@ -130,6 +130,32 @@ forEachEngine((engine) => {
       await app.store.alerts.setAppletAlerts(applet.id, null, false, app.clock.now().toISOString());
       for (let i = 0; i < 4; i++) await runOnce(app, worker, applet.id);
       expect((await app.store.applets.get(applet.id))!.enabled).toBe(true);
+    });
+
+    test("#18: a send cut off mid-way (its worker died) is sent again after its lock, once, with the same idempotency key", async () => {
+      const app = createTestApp({ engine, env: { PUBLIC_URL: "https://wt.example.com" } });
+      cleanups.push(() => app.cleanup());
+      await app.store.alerts.saveSettings(
+        { channel: { type: "http", config: { url: "https://status.test/status/200" } }, windowMinutes: 15, triggerThreshold: 3, autoPause: false, autoPauseAfter: 5 },
+        app.clock.now().toISOString(),
+      );
+      const worker = startWorker(app);
+      cleanups.push(() => worker.stop());
+      const applet = await app.applets.create({ name: "Cut off", definition: webhookToHttp("https://status.test/status/400") });
+      await runOnce(app, worker, applet.id);
+      // The first dispatcher committed the send and died before the provider answered.
+      const [pending] = await app.store.alerts.pending(10);
+      const now = app.clock.now();
+      expect(await app.store.alerts.beginSend(pending!.id, [], JSON.stringify({ title: "t", text: "cut off", link: "l" }), "http", now.toISOString(), new Date(now.getTime() + SEND_LOCK_MS).toISOString())).toBe(true);
+      sent.length = 0;
+      await dispatch(app);
+      expect(sentTo("status")).toHaveLength(0);
+      app.clock.advance(SEND_LOCK_MS + 1);
+      await dispatch(app);
+      await dispatch(app);
+      expect(sentTo("status")).toHaveLength(1);
+      expect(sentTo("status")[0]!.headers["idempotency-key"]).toBe(`alert:${pending!.id}`);
+      expect((await app.store.alerts.recent(10)).map((a) => [a.id, a.status])).toEqual([[pending!.id, "sent"]]);
     });
 
     test("#18: an applet set to no alerts sends none; its own channel overrides Settings'", async () => {
