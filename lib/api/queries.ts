@@ -65,12 +65,9 @@ function summary(a: Applet) {
 }
 
 /** An applet's alert choices as the API shows them: `default` follows Settings. */
-export function appletAlertsOf(a: Applet) {
+export function appletAlertsOf(a: Applet): { channel: "default" | "none" | AlertChannel; auto_pause: "default" | "on" | "off" } {
   const channel = a.alertChannel === null ? "default" : "mode" in a.alertChannel ? "none" : a.alertChannel;
-  return { channel, auto_pause: a.autoPause === null ? "default" : a.autoPause ? "on" : "off" } as {
-    channel: "default" | "none" | AlertChannel;
-    auto_pause: "default" | "on" | "off";
-  };
+  return { channel, auto_pause: a.autoPause === null ? "default" : a.autoPause ? "on" : "off" };
 }
 
 /** An alert as Settings lists it (the provider's answer is stored redacted). */

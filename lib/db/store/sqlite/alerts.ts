@@ -48,7 +48,7 @@ export const toAlertRow = (r: AlertRaw): AlertRow => ({
   kind: r.kind as AlertRow["kind"],
   runId: r.run_id,
   error: r.error,
-  detail: typeof r.detail === "object" && r.detail !== null ? (r.detail as Record<string, unknown>) : parseObject(r.detail),
+  detail: typeof r.detail === "object" && r.detail !== null ? (r.detail) : parseObject(r.detail),
   status: r.status as AlertRow["status"],
   foldedInto: r.folded_into,
   message: r.message,
