@@ -3,19 +3,10 @@ import { actionRegistry } from "../actions";
 import type { Problem } from "../definition";
 import { checkUrlForSave } from "../net/safe-fetch";
 import { CHANNEL_TYPES, type AlertChannel, type ChannelType } from "./policy";
+import { MESSAGE_FIELDS } from "./fields";
 import type { AlertMessage } from "./message";
 
-/**
- * The fields of each plug-in that carry the message: whenthen writes them for every alert, so a
- * channel's config holds only where it goes (the webhook URL, the address, the topic) and how.
- */
-export const MESSAGE_FIELDS: Record<ChannelType, readonly string[]> = {
-  email: ["subject", "body_markdown"],
-  slack: ["text", "blocks"],
-  discord: ["content"],
-  push: ["title", "message"],
-  http: ["body"],
-};
+export { MESSAGE_FIELDS };
 
 /** The message fields of `type` filled from `msg` (the http body is the alert as JSON). */
 export function messageFields(type: ChannelType, msg: AlertMessage, facts: Record<string, unknown>, config: Record<string, unknown>): Record<string, unknown> {
