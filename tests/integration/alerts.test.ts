@@ -2,6 +2,7 @@ import { http, HttpResponse } from "msw";
 import { afterEach, describe, expect, test } from "vitest";
 import { dispatchAlerts, SEND_LOCK_MS } from "@/lib/alerts/dispatch";
 import { createApi } from "@/lib/api";
+import { runSchedulerTick } from "@/lib/scheduler/tick";
 import { alertSettingsView, appletList } from "@/lib/api/queries";
 import { createTestApp, webhookToHttp, type TestApp } from "../helpers/db";
 import { forEachEngine } from "../helpers/engines";
@@ -156,6 +157,34 @@ forEachEngine((engine) => {
       expect(sentTo("status")).toHaveLength(1);
       expect(sentTo("status")[0]!.headers["idempotency-key"]).toBe(`alert:${pending!.id}`);
       expect((await app.store.alerts.recent(10)).map((a) => [a.id, a.status])).toEqual([[pending!.id, "sent"]]);
+    });
+
+    test("#18: an RSS trigger failing 3 checks in a row sends one alert (not one per check), and a good check one recovery notice", async () => {
+      const { app } = await setup();
+      let status = 500;
+      server.use(http.get("https://feeds.example/broken.xml", () => new HttpResponse(status === 200 ? "<rss><channel></channel></rss>" : "upstream down", { status, headers: { "content-type": "application/rss+xml" } })));
+      const applet = await app.applets.create({
+        name: "Blog feed",
+        definition: { version: 1, trigger: { type: "rss", config: { url: "https://feeds.example/broken.xml", interval_min: 15 } }, actions: [{ type: "http", config: { url: "https://status.test/status/200" } }] },
+      });
+      sent.length = 0;
+      const tick = async () => {
+        app.clock.set((await app.store.triggerState.get(applet.id))!.nextRunAt!);
+        await runSchedulerTick(app, app.clock.now(), { holder: "test" });
+        await dispatch(app);
+      };
+      for (let i = 0; i < 2; i++) await tick();
+      expect(slackTexts()).toHaveLength(0);
+      for (let i = 0; i < 3; i++) await tick(); // the third fails: one alert; the 4th and 5th add none
+      expect(slackTexts()).toHaveLength(1);
+      expect(slackTexts()[0]).toContain('The trigger of "Blog feed" failed 3 checks in a row');
+      expect(slackTexts()[0]).toContain("answered HTTP 500");
+      expect(slackTexts()[0]).toContain(`https://wt.example.com/applets/${applet.id}`);
+      status = 200;
+      await tick();
+      await tick();
+      expect(slackTexts()).toHaveLength(2);
+      expect(slackTexts()[1]).toContain('The trigger of "Blog feed" works again');
     });
 
     test("#18: an applet set to no alerts sends none; its own channel overrides Settings'", async () => {
