@@ -191,6 +191,12 @@ export function runStoreContract(options: StoreContractOptions): void {
         const testId = await store.alerts.insert({ appletId: null, kind: "test", runId: null, error: null, detail: {} }, iso(400));
         await store.alerts.skip([testId], "no channel", iso(401));
         expect((await store.alerts.recent(1))[0]).toMatchObject({ id: testId, status: "skipped", providerAnswer: "no channel", appletName: null });
+        // Retention: done alerts before the bound go (folded ones too), pending ones stay.
+        await settle(store, "a", "failed", 500);
+        expect(await store.alerts.deleteBefore(iso(450), 2)).toBe(2);
+        expect(await store.alerts.deleteBefore(iso(450), 100)).toBe(2);
+        expect(await store.alerts.deleteBefore(iso(1000), 100)).toBe(0);
+        expect((await store.alerts.pending(10)).length).toBe(1);
       });
     });
 

@@ -302,6 +302,8 @@ export interface AlertsStore {
   recent(limit: number): Promise<AlertRow[]>;
   /** How many alerts were folded into this one. */
   foldedCount(id: string): Promise<number>;
+  /** Retention: deletes at most `limit` alerts created before `before` that are done (not pending or sending); how many. */
+  deleteBefore(before: string, limit: number): Promise<number>;
 }
 
 /** Applets (table applets). Events, runs and trigger state belong to an applet (ON DELETE CASCADE). */

@@ -1,6 +1,6 @@
 import { newId } from "../../../core/ids";
 import { DEFAULT_ALERT_SETTINGS, onPolled, onRunSettled, type AlertSettings, type AppletAlertState, type NewAlert } from "../../../alerts/policy";
-import { readAppletChannel, readChannel, toAlertRow } from "../sqlite/alerts";
+import { readAppletChannel, readChannel, toAlertRow, type AlertRaw } from "../alert-row";
 import type { AlertRow, AlertsStore } from "../types";
 import { query, type Queryable } from "./pool";
 
@@ -13,7 +13,6 @@ const SELECT_ALERT = `SELECT al.id, al.applet_id, a.name AS applet_name, al.kind
   al.channel_type, al.provider_answer, al.locked_until, al.dispatched_at, al.sent_at, al.created_at
   FROM alerts al LEFT JOIN applets a ON a.id = al.applet_id`;
 
-type AlertRaw = Parameters<typeof toAlertRow>[0];
 
 async function settingsOn(q: Queryable): Promise<AlertSettings> {
   const r = (
@@ -141,6 +140,14 @@ export function alertsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => 
       if (ids.length) await query(q, "UPDATE alerts SET status = 'skipped', provider_answer = $1, updated_at = $2 WHERE id = ANY($3::text[]) AND status = 'pending'", [reason, now, ids]);
     },
     recent: (limit) => rows(`${SELECT_ALERT} WHERE al.status <> 'folded' ORDER BY al.created_at DESC, al.id DESC LIMIT $1`, [limit]),
+    deleteBefore: async (before, limit) =>
+      (
+        await query(
+          q,
+          "DELETE FROM alerts WHERE id IN (SELECT id FROM alerts WHERE created_at < $1 AND status NOT IN ('pending', 'sending') ORDER BY created_at LIMIT $2)",
+          [before, limit],
+        )
+      ).rowCount ?? 0,
     foldedCount: async (id) => Number((await query<{ n: string }>(q, "SELECT COUNT(*) AS n FROM alerts WHERE folded_into = $1", [id])).rows[0]?.n ?? 0),
   };
 }

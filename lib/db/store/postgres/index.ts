@@ -38,7 +38,7 @@ import { defaultPgMigrationsDir, migratePostgres } from "./migrate";
 import { createPool, inTransaction, query, queryDynamic, sqlState, type Queryable } from "./pool";
 import * as Q from "./queue-sql";
 import { alertsStore, recordPolled, recordSettled } from "./alerts";
-import { readAppletChannel } from "../sqlite/alerts";
+import { readAppletChannel } from "../alert-row";
 import { settleNeedsAlertState } from "../../../alerts/policy";
 
 /** The named jobs of the spec; one row each so a lock is always a single UPDATE (as on SQLite). */

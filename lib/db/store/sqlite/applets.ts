@@ -3,7 +3,7 @@ import type { Applet, AppletInsert, HookApplet } from "../types";
 import type { Sqlite } from "./client";
 import type { RawRow } from "./rows";
 import { readJson } from "./json";
-import { readAppletChannel } from "./alerts";
+import { readAppletChannel } from "../alert-row";
 
 type AppletRowRaw = RawRow<typeof applets>;
 
