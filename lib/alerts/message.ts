@@ -55,7 +55,7 @@ export function composeMessage(batch: readonly AlertRow[], publicUrl: string): A
     if (!latest) lines.push(appletLink);
   }
   if (recovered) {
-    lines.push(last.detail.of === "trigger" ? `The trigger of "${name}" works again.` : `"${name}" succeeded again${lines.length ? " since" : ""}${last.runId ? ` (run ${last.runId})` : ""}.`);
+    lines.push(last.detail.of === "trigger" ? `The trigger of "${name}" works again.` : `"${name}" ${lines.length ? "has since succeeded again" : "succeeded again"}${last.runId ? ` (run ${last.runId})` : ""}.`);
     if (!lines.some((l) => l.startsWith("http"))) lines.push(appletLink);
   }
   const title = recovered
