@@ -3,7 +3,8 @@ import type { AlertChannel } from "../alerts/policy";
 import type { App } from "../app";
 import { actionRegistry } from "../actions";
 import { serviceAccountEmail } from "../actions/sheets";
-import type { Applet, RunListFilter } from "../db/store";
+import type { Applet, AppletVersion, RunListFilter } from "../db/store";
+import { authorText, changeSummary } from "../applets/versions";
 import type { Definition } from "../definition";
 import { triggerRegistry } from "../triggers";
 import { actionTypesOf, runRow } from "./serialize";
@@ -54,6 +55,7 @@ function summary(a: Applet) {
     action_types: actionTypesOf(a),
     last_fired_at: a.lastFiredAt,
     run_count: a.runCount,
+    version: a.version,
     created_at: a.createdAt,
     updated_at: a.updatedAt,
     // Issue 18: set while auto-pause has disabled the applet (cleared on enable); the list and
@@ -135,6 +137,36 @@ export async function appletDetail(app: Reads, id: string) {
   return a ? await appletDetailOf(app, a) : null;
 }
 
+/** A version as the history lists it: who, when, how, and what it changed against the one before (`summary`). */
+function versionRow(v: AppletVersion, previous: AppletVersion | null) {
+  return {
+    version: v.version,
+    name: v.name,
+    enabled: v.enabled,
+    source: v.source,
+    restored_from: v.restoredFrom,
+    author: { kind: v.author.kind, id: v.author.id, label: v.author.label, text: authorText(v.author) },
+    created_at: v.createdAt,
+    summary: changeSummary(previous, v),
+  };
+}
+
+/** GET /api/applets/:id/versions: every version, newest first; null when there is no such applet. */
+export async function appletVersions(app: Reads, id: string) {
+  if (!(await app.store.applets.get(id))) return null;
+  const all = await app.store.applets.versions(id);
+  return all.map((v, i) => versionRow(v, all[i + 1] ?? null));
+}
+
+/** GET /api/applets/:id/versions/:n: one version with its definition; null when the applet or the version does not exist. */
+export async function appletVersion(app: Reads, id: string, n: number) {
+  const v = await app.store.applets.version(id, n);
+  if (!v) return null;
+  const previous = n > 1 ? await app.store.applets.version(id, n - 1) : null;
+  const current = await app.store.applets.get(id);
+  return { ...versionRow(v, previous), definition: v.definition as unknown as Definition, current: current?.version === v.version };
+}
+
 /** GET /api/runs: a page of runs, newest first, each with its applet's name. */
 export async function runsPage(app: Reads, filter: RunListFilter) {
   const page = await app.store.runs.list(filter);
@@ -177,3 +209,5 @@ export type RunDetail = NonNullable<Awaited<ReturnType<typeof runDetail>>>;
 export type TokenRow = ReturnType<typeof tokenRow>;
 export type AlertSettingsView = Awaited<ReturnType<typeof alertSettingsView>>;
 export type AppletAlerts = ReturnType<typeof appletAlertsOf>;
+export type VersionListItem = NonNullable<Awaited<ReturnType<typeof appletVersions>>>[number];
+export type VersionDetail = NonNullable<Awaited<ReturnType<typeof appletVersion>>>;

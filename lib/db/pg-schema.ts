@@ -114,6 +114,7 @@ export const runs = pgTable(
     finishedAt: text("finished_at"),
     error: text("error"),
     steps: json("steps").notNull().default(sql`'[]'::json`),
+    appletVersion: integer("applet_version"),
     ...timestamps,
   },
   (t) => [
@@ -129,6 +130,28 @@ export const runs = pgTable(
     index("runs_event_idx").on(t.eventId),
     index("runs_created_idx").on(t.createdAt),
   ],
+);
+
+/** Every save of an applet (issue 18); see lib/db/schema.ts appletVersions. */
+export const appletVersions = pgTable(
+  "applet_versions",
+  {
+    id: text("id").primaryKey(),
+    appletId: text("applet_id")
+      .notNull()
+      .references(() => applets.id, { onDelete: "cascade" }),
+    version: integer("version").notNull(),
+    name: text("name").notNull(),
+    enabled: integer("enabled").notNull(),
+    definition: json("definition").notNull(),
+    source: text("source").notNull(),
+    restoredFrom: integer("restored_from"),
+    authorType: text("author_type").notNull(),
+    authorId: text("author_id"),
+    authorLabel: text("author_label").notNull(),
+    ...timestamps,
+  },
+  (t) => [uniqueIndex("applet_versions_applet_version_idx").on(t.appletId, t.version)],
 );
 
 export const secrets = pgTable("secrets", {

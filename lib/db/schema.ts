@@ -122,6 +122,12 @@ export const runs = sqliteTable(
     finishedAt: text("finished_at"),
     error: text("error"),
     steps: text("steps", { mode: "json" }).notNull().default(sql`'[]'`),
+    /**
+     * The applet version (applet_versions.version) this run executes with: set by the claim, so a
+     * retry records the version of its latest attempt; a skipped run gets the version current at
+     * ingest. Null: not claimed yet, or a run from before version history.
+     */
+    appletVersion: integer("applet_version"),
     ...timestamps,
   },
   (t) => [
@@ -136,6 +142,35 @@ export const runs = sqliteTable(
     index("runs_event_idx").on(t.eventId),
     index("runs_created_idx").on(t.createdAt),
   ],
+);
+
+/**
+ * Every save of an applet (issue 18): the whole definition, name and enabled state as saved, who
+ * saved it and how. `version` counts from 1 per applet; the highest is the applet's current
+ * definition. Written in the transaction of the save (lib/db/store applets.insert/update).
+ */
+export const appletVersions = sqliteTable(
+  "applet_versions",
+  {
+    id: text("id").primaryKey(),
+    appletId: text("applet_id")
+      .notNull()
+      .references(() => applets.id, { onDelete: "cascade" }),
+    version: integer("version").notNull(),
+    name: text("name").notNull(),
+    enabled: integer("enabled").notNull(),
+    definition: text("definition", { mode: "json" }).notNull(),
+    /** create | save | restore | import | duplicate | backfill (the first version the migration made of an older applet). */
+    source: text("source").notNull(),
+    /** restore: the version it restored. */
+    restoredFrom: integer("restored_from"),
+    /** user | token | system; the id and a label (email, token name) as they were at the save. */
+    authorType: text("author_type").notNull(),
+    authorId: text("author_id"),
+    authorLabel: text("author_label").notNull(),
+    ...timestamps,
+  },
+  (t) => [uniqueIndex("applet_versions_applet_version_idx").on(t.appletId, t.version)],
 );
 
 export const secrets = sqliteTable("secrets", {

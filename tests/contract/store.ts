@@ -222,6 +222,72 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect(await store.applets.get("a")).toBeNull();
       });
 
+      test("#18: insert stores version 1 and every update the next, with author and source, in the same transaction; setEnabled stores none", async () => {
+        const store = await fresh();
+        const user = { kind: "user" as const, id: "u1", label: "owner@example.com" };
+        await store.applets.insert({ id: "a", name: "First", enabled: true, triggerType: "webhook", definition, webhookToken: token(), now: iso(1), author: user });
+        expect((await store.applets.get("a"))!.version).toBe(1);
+        const a = (await store.applets.get("a"))!;
+        const changed = { ...definition, actions: [{ type: "http", config: { url: "https://example.com/v2" } }] };
+        const tokenAuthor = { kind: "token" as const, id: "t1", label: "deploy" };
+        expect(await store.applets.update({ ...a, name: "Second", enabled: false, definition: changed, now: iso(2), author: tokenAuthor })).toBe(true);
+        expect(await store.applets.setEnabled("a", true, iso(3))).toBe(true);
+        expect(await store.applets.update({ ...a, definition, now: iso(4), author: user, source: "restore", restoredFrom: 1 })).toBe(true);
+        // No version for an applet that does not exist.
+        expect(await store.applets.update({ ...a, id: "nope", now: iso(5) })).toBe(false);
+        expect((await store.applets.get("a"))!.version).toBe(3);
+        expect((await store.applets.list()).map((x) => x.version)).toEqual([3]);
+        const versions = await store.applets.versions("a");
+        expect(versions).toEqual([
+          { appletId: "a", version: 3, name: "First", enabled: true, definition, source: "restore", restoredFrom: 1, author: user, createdAt: iso(4) },
+          { appletId: "a", version: 2, name: "Second", enabled: false, definition: changed, source: "save", restoredFrom: null, author: tokenAuthor, createdAt: iso(2) },
+          { appletId: "a", version: 1, name: "First", enabled: true, definition, source: "create", restoredFrom: null, author: user, createdAt: iso(1) },
+        ]);
+        expect(await store.applets.version("a", 2)).toEqual(versions[1]);
+        expect(await store.applets.version("a", 9)).toBeNull();
+        expect(await store.applets.versions("nope")).toEqual([]);
+        // Without an author the save is whenthen's own.
+        await addApplet(store, "b");
+        expect((await store.applets.version("b", 1))!.author).toEqual({ kind: "system", id: null, label: "whenthen" });
+        // A save that fails writes no version either (a duplicate webhook token).
+        await expect(store.applets.update({ ...a, webhookToken: (await store.applets.get("b"))!.webhookToken, now: iso(6) })).rejects.toThrow();
+        expect((await store.applets.versions("a")).map((v) => v.version)).toEqual([3, 2, 1]);
+        // Inside a unit of work the row and its version roll back together.
+        await expect(
+          store.transaction(async (tx) => {
+            await tx.applets.update({ ...a, name: "Rolled back", now: iso(7) });
+            throw new Error("abort");
+          }),
+        ).rejects.toThrow("abort");
+        expect((await store.applets.get("a"))!.name).toBe("First");
+        expect((await store.applets.versions("a")).map((v) => v.version)).toEqual([3, 2, 1]);
+        // The history goes with the applet.
+        expect(await store.applets.delete("a")).toBe(true);
+        expect(await store.applets.versions("a")).toEqual([]);
+      });
+
+      test("#18: the claim records the applet's current version on the run; a retry claimed after a save records the newer one; ingestSkipped the version at ingest", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        const ingested = (await store.runs.ingest(input("a")))!;
+        expect((await store.runs.get(ingested.runId))!.appletVersion).toBeNull();
+        const a = (await store.applets.get("a"))!;
+        await store.applets.update({ ...a, now: iso(1) });
+        const claimed = (await store.runs.claim("w1", at(10)))!;
+        expect(claimed.appletVersion).toBe(2);
+        expect((await store.runs.get(claimed.id))!.appletVersion).toBe(2);
+        expect(await store.runs.retryLater(claimed, [], "boom", at(20), at(11))).toBe(true);
+        await store.applets.update({ ...a, now: iso(12) });
+        const again = (await store.runs.claim("w1", at(30)))!;
+        expect([again.id, again.appletVersion]).toEqual([claimed.id, 3]);
+        expect(await store.runs.finish(again, "succeeded", [], null, at(31))).toBe(true);
+        // Later saves leave the finished run's version alone.
+        await store.applets.update({ ...a, now: iso(40) });
+        expect((await store.runs.get(claimed.id))!.appletVersion).toBe(3);
+        const skipped = (await store.runs.ingestSkipped(input("a"), "skipped: overlap"))!;
+        expect((await store.runs.get(skipped.runId))!.appletVersion).toBe(4);
+      });
+
       test("webhook tokens are unique; byWebhookToken and setWebhookToken", async () => {
         const store = await fresh();
         await addApplet(store, "a");

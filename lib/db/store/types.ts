@@ -49,9 +49,43 @@ export type Applet = Omit<AppletColumns, "enabled" | "definition" | "alertOpen" 
   alertChannel: AppletAlertChannel;
   /** null: the Settings default. */
   autoPause: boolean | null;
+  /** Its current version (the highest in applet_versions, read with the row); 0 only for a row no store method wrote. */
+  version: number;
 };
 
-/** What `applets.insert` / `applets.update` write. `now` is updated_at (and created_at unless given). */
+/** Who saved a version: a signed-in user, an API token, or whenthen itself (a script, the migration). The label is kept as it was then. */
+export interface VersionAuthor {
+  kind: "user" | "token" | "system";
+  id: string | null;
+  /** The user's email or the token's name at the time of the save. */
+  label: string;
+}
+
+/** How a version came to be. `backfill`: the first version the migration made of an applet saved before version history. */
+export type VersionSource = "create" | "save" | "restore" | "import" | "duplicate" | "backfill";
+
+/** One saved version of an applet (issue 18): what was saved, who saved it, when, and how. */
+export interface AppletVersion {
+  appletId: string;
+  version: number;
+  name: string;
+  enabled: boolean;
+  definition: Record<string, unknown>;
+  source: VersionSource;
+  /** With source `restore`: the version it restored. */
+  restoredFrom: number | null;
+  author: VersionAuthor;
+  createdAt: string;
+}
+
+/** The author of a save nobody made through the API (seed script, benches, tests of the store). */
+export const SYSTEM_AUTHOR: VersionAuthor = { kind: "system", id: null, label: "whenthen" };
+
+/**
+ * What `applets.insert` / `applets.update` write. `now` is updated_at (and created_at unless given).
+ * Each also stores the next version (name, enabled, definition as written) with `author`
+ * (default SYSTEM_AUTHOR) and `source` (default `create` / `save`), in the same transaction.
+ */
 export interface AppletInsert {
   id: string;
   name: string;
@@ -61,6 +95,9 @@ export interface AppletInsert {
   webhookToken: string;
   now: string;
   createdAt?: string;
+  author?: VersionAuthor;
+  source?: VersionSource;
+  restoredFrom?: number | null;
 }
 
 /** The four columns the webhook hot path reads. `definition` is the stored JSON text (parsed lazily by the ingress). */
@@ -314,11 +351,24 @@ export interface AppletsStore {
   list(): Promise<Applet[]>;
   /** Enabled applets of one trigger type (the mail receiver: `email`), any order. */
   listByTriggerType(type: string): Promise<Applet[]>;
-  /** Inserts with run_count 0 and no last_fired_at. Throws on a duplicate id or webhook token (unique). */
+  /**
+   * Inserts with run_count 0 and no last_fired_at, and its version 1, in one transaction. Throws
+   * on a duplicate id or webhook token (unique).
+   */
   insert(a: AppletInsert): Promise<void>;
-  /** Replaces name, enabled, trigger type, definition and webhook token (created_at, counters kept); false: no such applet. */
+  /**
+   * Replaces name, enabled, trigger type, definition and webhook token (created_at, counters kept)
+   * and stores them as the next version, in one transaction; false (and no version): no such applet.
+   */
   update(a: AppletInsert): Promise<boolean>;
-  /** false: no such applet. Enabling clears an auto-pause (paused_reason, paused_at) and the failure streak. */
+  /** Every version of the applet, newest first; [] for an unknown id. */
+  versions(id: string): Promise<AppletVersion[]>;
+  /** One version, or null. */
+  version(id: string, version: number): Promise<AppletVersion | null>;
+  /**
+   * false: no such applet. Not a save: no version is stored (a version records the enabled state its save wrote).
+   * Issue 18: enabling clears an auto-pause (paused_reason, paused_at) and the failure streak.
+   */
   setEnabled(id: string, enabled: boolean, now: string): Promise<boolean>;
   /** The applet holding this webhook token (tokens are unique), or null. */
   byWebhookToken(token: string): Promise<{ id: string; name: string } | null>;
@@ -390,7 +440,8 @@ export interface TriggerStateStore {
  * - `claim` takes the oldest due queued run (ordered by next_attempt_at, then created_at) among
  *   applets with no run `running`: at most one running run per applet, ever, across workers. It
  *   sets status running, locked_by, locked_at = started_at = now, a fresh claim token, clears
- *   finished_at, and returns the row only after that is committed. A backlog of 100,000 runs of
+ *   finished_at, records the applet's current version as applet_version (the version this attempt
+ *   executes with, lib/executor/run.ts), and returns the row only after that is committed. A backlog of 100,000 runs of
  *   one applet must cost a claim a few index seeks.
  * - Every settle (`saveSteps`, `finish`, `retryLater`, `release`) is conditional on the run being
  *   `running` with the caller's claim token: a holder whose run was recovered and claimed again

@@ -14,7 +14,8 @@ import { RunsTable } from "@/components/RunsTable";
 import { TestEventForm } from "@/components/TestEventForm";
 import { AppletEditor } from "@/components/editor/AppletEditor";
 import { InboundAddress } from "@/components/editor/panels";
-import { appletDetail, meta as readMeta, runsPage, secretList } from "@/lib/api/queries";
+import { AppletHistory } from "@/components/AppletHistory";
+import { appletDetail, appletVersions, meta as readMeta, runsPage, secretList } from "@/lib/api/queries";
 import { services } from "@/lib/services";
 import { CHANNEL_TYPES } from "@/lib/alerts/policy";
 import { triggerRegistry } from "@/lib/triggers";
@@ -22,14 +23,21 @@ import { triggerRegistry } from "@/lib/triggers";
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Applet · whenthen" };
 
-export default async function AppletPage({ params }: { params: Promise<{ id: string }> }) {
+export default async function AppletPage({ params, searchParams }: { params: Promise<{ id: string }>; searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const { id } = await params;
+  const query = await searchParams;
+  // ?version=N (a run page's link): the history opens on that version. ?restored=N: a restore
+  // just saved version N, and the editor starts again from it.
+  const numberOf = (v: unknown) => (typeof v === "string" && /^[1-9][0-9]{0,8}$/.test(v) ? Number(v) : undefined);
+  const selectedVersion = numberOf(query.version);
+  const restored = numberOf(query.restored);
   const { app } = services();
   const a = await appletDetail(app, id);
   if (!a) notFound();
   const meta = await readMeta(app);
   const secrets = (await secretList(app)).map((s) => s.name);
   const { runs } = await runsPage(app, { appletId: a.id, limit: 50 });
+  const versions = (await appletVersions(app, a.id)) ?? [];
   const trigger = meta.triggers.find((t) => t.type === a.trigger_type);
   // How the trigger is fed decides what the page shows: a URL for a request-fed one, the next check for a polled one.
   const feed = triggerRegistry.get(a.trigger_type)?.feed;
@@ -150,9 +158,13 @@ export default async function AppletPage({ params }: { params: Promise<{ id: str
         <RunsTable initial={runs} query={{ applet_id: a.id }} showApplet={false} emptyText="No runs yet. Send a test event above, or fire the trigger." />
       </section>
 
-      <section>
-        <h2 className="mb-2 text-base font-semibold">Definition</h2>
-        <AppletEditor meta={meta} secrets={secrets} applet={{ id: a.id, name: a.name, definition: a.definition }} />
+      <AppletHistory appletId={a.id} versions={versions} selected={selectedVersion ?? (restored ? restored : undefined)} />
+
+      <section id="definition">
+        <h2 className="mb-2 text-base font-semibold">
+          Definition <span className="text-sm font-normal text-slate-500">· version {a.version}</span>
+        </h2>
+        <AppletEditor key={restored ? `restored-${restored}` : "editor"} meta={meta} secrets={secrets} applet={{ id: a.id, name: a.name, definition: a.definition }} />
       </section>
     </div>
   );

@@ -16,7 +16,7 @@
  */
 
 const columns = (t: string) =>
-  `${t}id, ${t}applet_id, ${t}event_id, ${t}status, ${t}attempt, ${t}max_attempts, ${t}next_attempt_at, ${t}locked_by, ${t}locked_at, ${t}claim_token, ${t}started_at, ${t}finished_at, ${t}error, ${t}steps::text AS steps, ${t}created_at, ${t}updated_at`;
+  `${t}id, ${t}applet_id, ${t}event_id, ${t}status, ${t}attempt, ${t}max_attempts, ${t}next_attempt_at, ${t}locked_by, ${t}locked_at, ${t}claim_token, ${t}started_at, ${t}finished_at, ${t}error, ${t}steps::text AS steps, ${t}applet_version, ${t}created_at, ${t}updated_at`;
 
 /** A run row as the store reads it (steps as text, parsed by the store so a bad value cannot throw in the driver). */
 export const RUN_COLUMNS = columns("");
@@ -85,7 +85,8 @@ export const CLAIM = `WITH RECURSIVE queued_applets(applet_id) AS (
     FOR UPDATE OF r SKIP LOCKED
   )
   UPDATE runs SET status = 'running', locked_by = $1, locked_at = $2, claim_token = $3,
-         started_at = $2, finished_at = NULL, updated_at = $2
+         started_at = $2, finished_at = NULL, updated_at = $2,
+         applet_version = (SELECT MAX(v.version) FROM applet_versions v WHERE v.applet_id = runs.applet_id)
   FROM picked WHERE runs.id = picked.id AND runs.status = 'queued'
   RETURNING ${columns("runs.")}`;
 

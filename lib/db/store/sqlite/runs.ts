@@ -55,14 +55,14 @@ export function createRunsRepo(sqlite: Sqlite, alerts: AlertsRepo) {
   };
   const ingestTx = sqlite.transaction(ingestRow);
   const insertSkippedRun = sqlite.prepare(
-    `INSERT INTO runs (id, applet_id, event_id, status, attempt, max_attempts, next_attempt_at, steps, error, finished_at, created_at, updated_at)
-     VALUES (?, ?, ?, 'skipped', 1, ?, NULL, '[]', ?, ?, ?, ?)`,
+    `INSERT INTO runs (id, applet_id, event_id, status, attempt, max_attempts, next_attempt_at, steps, error, finished_at, created_at, updated_at, applet_version)
+     VALUES (?, ?, ?, 'skipped', 1, ?, NULL, '[]', ?, ?, ?, ?, (SELECT MAX(version) FROM applet_versions WHERE applet_id = ?))`,
   );
   const ingestSkippedTx = sqlite.transaction((i: IngestInput, reason: string): Ingested => {
     const eventId = i.eventId ?? newId();
     if (insertEvent.run(eventId, i.appletId, i.source, i.dedupeKey, i.payloadJson, i.receivedAt, i.receivedAt, i.receivedAt).changes === 0) return null;
     const runId = newId();
-    insertSkippedRun.run(runId, i.appletId, eventId, i.maxAttempts, reason, i.receivedAt, i.receivedAt, i.receivedAt);
+    insertSkippedRun.run(runId, i.appletId, eventId, i.maxAttempts, reason, i.receivedAt, i.receivedAt, i.receivedAt, i.appletId);
     return { eventId, runId };
   });
   const activeOfStmt = sqlite.prepare<[string], { queued: number; running: number }>(
@@ -103,7 +103,8 @@ export function createRunsRepo(sqlite: Sqlite, alerts: AlertsRepo) {
          AND NOT EXISTS (SELECT 1 FROM runs x WHERE x.status = 'running' AND x.applet_id = q.applet_id)
      )
      UPDATE runs SET status = 'running', locked_by = @worker, locked_at = @now, claim_token = @token,
-            started_at = @now, finished_at = NULL, updated_at = @now
+            started_at = @now, finished_at = NULL, updated_at = @now,
+            applet_version = (SELECT MAX(v.version) FROM applet_versions v WHERE v.applet_id = runs.applet_id)
      WHERE id = (SELECT id FROM candidates ORDER BY next_attempt_at, created_at LIMIT 1) AND status = 'queued'
      RETURNING *`,
   );
