@@ -42,6 +42,8 @@ type JobLockColumns = typeof jobLocks.$inferSelect;
 export type Applet = Omit<AppletColumns, "enabled" | "definition" | "alertOpen" | "triggerAlertOpen" | "alertChannel" | "autoPause"> & {
   enabled: boolean;
   definition: Record<string, unknown>;
+  /** Its current version (the highest in applet_versions, read with the row); 0 only for a row no store method wrote. */
+  version: number;
   /** Issue 18: a failure alert went out and no run succeeded since (a recovery notice is due). */
   alertOpen: boolean;
   triggerAlertOpen: boolean;
@@ -49,8 +51,6 @@ export type Applet = Omit<AppletColumns, "enabled" | "definition" | "alertOpen" 
   alertChannel: AppletAlertChannel;
   /** null: the Settings default. */
   autoPause: boolean | null;
-  /** Its current version (the highest in applet_versions, read with the row); 0 only for a row no store method wrote. */
-  version: number;
 };
 
 /** Who saved a version: a signed-in user, an API token, or whenthen itself (a script, the migration). The label is kept as it was then. */
@@ -365,10 +365,7 @@ export interface AppletsStore {
   versions(id: string): Promise<AppletVersion[]>;
   /** One version, or null. */
   version(id: string, version: number): Promise<AppletVersion | null>;
-  /**
-   * false: no such applet. Not a save: no version is stored (a version records the enabled state its save wrote).
-   * Issue 18: enabling clears an auto-pause (paused_reason, paused_at) and the failure streak.
-   */
+  /** false: no such applet. Not a save: no version is stored (a version records the enabled state its save wrote). Enabling clears an auto-pause (paused_reason, paused_at) and the failure streak. */
   setEnabled(id: string, enabled: boolean, now: string): Promise<boolean>;
   /** The applet holding this webhook token (tokens are unique), or null. */
   byWebhookToken(token: string): Promise<{ id: string; name: string } | null>;
