@@ -13,6 +13,8 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
+const ATTACHMENT = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+
 /** A SQLite install with one of everything db:copy must carry: a user, two applets, their state, events, runs in several states, a secret. */
 function seedSqlite(file: string) {
   const db = openDatabase(file);
@@ -40,6 +42,8 @@ function seedSqlite(file: string) {
     }
   }
   s.prepare("INSERT INTO secrets (id, name, value_encrypted, created_at, updated_at) VALUES ('s1', 'API_KEY', 'v1:ciphertext', ?, ?)").run(t, t);
+  // An inbound mail's attachment (a BLOB, every byte value) for one event.
+  s.prepare("INSERT INTO event_files (event_id, filename, content_type, size, content, created_at) VALUES ('a1-e0', 'INV-1.pdf', 'application/pdf', 256, ?, ?)").run(ATTACHMENT, t);
   db.close();
 }
 
@@ -61,7 +65,7 @@ describe.skipIf(noPostgres)(`pnpm db:copy${noPostgres ? ` (${noPostgres})` : ""}
     const r = spawnSync(process.execPath, ["--import", "tsx", "scripts/db-copy.ts", "--from", `file:${file}`, "--to", url], { cwd: ROOT, env, encoding: "utf8" });
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
-    expect(r.stdout).toContain("db:copy: done: 1 users, 2 applets, 2 trigger_state, 10 events, 10 runs, 1 secrets, 3 job_locks, 0 workers, 0 api_tokens");
+    expect(r.stdout).toContain("db:copy: done: 1 users, 2 applets, 2 trigger_state, 10 events, 10 runs, 1 secrets, 3 job_locks, 0 workers, 0 api_tokens, 1 event_files");
 
     const store = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 2, keys: { secretsKey: Buffer.from(key, "base64"), sessionSecret: "session-secret" } });
     cleanups.push(() => store.close());
@@ -74,6 +78,7 @@ describe.skipIf(noPostgres)(`pnpm db:copy${noPostgres ? ` (${noPostgres})` : ""}
     expect(applets[0]!.definition).toEqual({ version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "http", config: { url: "https://x.example/{{a}}" } }] });
     expect(await store.applets.byWebhookToken("token-a2")).toEqual({ id: "a2", name: "Applet a2 ünïcode" });
     expect(await store.secrets.getEncrypted("API_KEY")).toBe("v1:ciphertext");
+    expect(await store.eventFiles.get("a1-e0", "INV-1.pdf")).toEqual({ contentType: "application/pdf", size: 256, content: ATTACHMENT });
     expect(await store.users.byEmail("me@example.com")).toMatchObject({ id: "u1", sessionVersion: 3 });
     expect(await store.triggerState.get("a1")).toMatchObject({ seenKeys: ["k1", "k2"], lastValue: { v: 1 }, errorCount: 1 });
     const runs = await store.runs.list({ limit: 200 });

@@ -1,7 +1,8 @@
 import { fork, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import nodemailer from "nodemailer";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { spawnWorkerProcess, type WorkerProcess } from "../helpers/processes";
 import { TEST_POSTGRES_URL, createTestSchema, noPostgres } from "../helpers/postgres";
@@ -11,7 +12,8 @@ import { TEST_POSTGRES_URL, createTestSchema, noPostgres } from "../helpers/post
  * feed of server.ts, each its own node) and one worker process on one PostgreSQL database, with a
  * DATA_DIR each, as three hosts would have them. A webhook ingested by web A and executed by the
  * worker shows up on the SSE stream of web B, which saw neither: only the database's NOTIFY can
- * have told it.
+ * have told it. And an email attachment received by the worker's SMTP receiver is served by web B
+ * from the database: the three share nothing but it.
  */
 const KEY = Buffer.alloc(32, 7).toString("base64");
 const SESSION_SECRET = "shared-session-secret-for-the-two-web-hosts";
@@ -109,12 +111,14 @@ describe.skipIf(noPostgres)(`two web processes and a worker on one PostgreSQL da
   let b: WebHost;
   let worker: WorkerProcess;
   let token: string;
+  let root: string;
+  let smtpPort: number;
 
   beforeAll(async () => {
     const { schema, drop } = await createTestSchema("webs");
     cleanups.push(drop);
     const url = `${TEST_POSTGRES_URL}${TEST_POSTGRES_URL.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-    const root = mkdtempSync(path.join(tmpdir(), "whenthen-pgwebs-"));
+    root = mkdtempSync(path.join(tmpdir(), "whenthen-pgwebs-"));
     cleanups.push(() => rmSync(root, { recursive: true, force: true }));
     // A first, so that it migrates alone; B then finds the database initialised with the same keys.
     a = await startWeb(url, path.join(root, "web-a"));
@@ -126,10 +130,13 @@ describe.skipIf(noPostgres)(`two web processes and a worker on one PostgreSQL da
       DATABASE_POOL_SIZE: "3",
       SECRETS_KEY: KEY,
       SESSION_SECRET,
-      INBOUND_EMAIL: "false",
-      LOG_LEVEL: "warn",
+      INBOUND_EMAIL: "true",
+      INBOUND_DOMAIN: "hooks.example",
+      PUBLIC_URL: "http://localhost:3000",
+      LOG_LEVEL: "info",
     });
     cleanups.push(() => worker.kill());
+    smtpPort = Number(/"smtp_port":(\d+)/.exec(await worker.waitFor(/worker started/, 60_000))![1]);
 
     const setup = await fetch(`${a.base}/api/setup`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "me@example.com", password: "correct horse battery" }) });
     expect(setup.status).toBe(201);
@@ -162,6 +169,41 @@ describe.skipIf(noPostgres)(`two web processes and a worker on one PostgreSQL da
     // And the run is the one the worker executed: web B reads it as succeeded from the database.
     const { run } = (await (await fetch(`${b.base}/api/runs/${runId}`, { headers: { authorization: `Bearer ${token}` } })).json()) as { run: { status: string } };
     expect(run.status).toBe("succeeded");
-    expect(worker.lines.filter((l) => /"level":"error"/.test(l))).toEqual([]);
+    expect(worker.lines.filter((l) => / ERROR /.test(l))).toEqual([]);
+  }, 60_000);
+
+  test("#16: an email attachment received by the worker (its own DATA_DIR) is served by web B through its signed link, from the database", async () => {
+    const created = await fetch(`${a.base}/api/applets`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+      body: JSON.stringify({ name: "Invoices", definition: { version: 1, trigger: { type: "email", config: { to_alias: "invoices" } }, actions: [{ type: "note", config: { filename: "invoices.md", content: "{{trigger.subject}}" } }] } }),
+    });
+    expect(created.status).toBe(201);
+    const { applet } = (await created.json()) as { applet: { id: string } };
+    const streamB = openStream(b.base, token);
+    await streamB.opened;
+
+    const transport = nodemailer.createTransport({ host: "127.0.0.1", port: smtpPort, secure: false, ignoreTLS: true });
+    try {
+      await transport.sendMail({ envelope: { from: "ada@example.com", to: ["invoices@hooks.example"] }, raw: readFileSync(path.resolve("fixtures/inbound/with-attachment.eml")) });
+    } finally {
+      transport.close();
+    }
+    const done = await streamB.waitFor((m) => m.data.applet_id === applet.id && m.data.status === "succeeded");
+    const detail = (await (await fetch(`${b.base}/api/runs/${done.data.run_id}`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+      event: { payload: { attachments: { filename: string; url: string }[] } };
+    };
+    const [attachment] = detail.event.payload.attachments;
+    expect(attachment!.filename).toBe("INV-2026-0042.pdf");
+    // The link names PUBLIC_URL (any web host behind it); here it is sent to web B.
+    const link = new URL(attachment!.url);
+    const file = await fetch(`${b.base}${link.pathname}${link.search}`);
+    expect(file.status).toBe(200);
+    expect(file.headers.get("content-type")).toBe("application/pdf");
+    const bytes = Buffer.from(await file.arrayBuffer());
+    expect(bytes.length).toBe(596);
+    expect(bytes.subarray(0, 8).toString()).toBe("%PDF-1.4");
+    // Nothing of it is on any host's disk.
+    for (const host of ["web-a", "web-b", "worker"]) expect(existsSync(path.join(root, host, "files")), host).toBe(false);
   }, 60_000);
 });

@@ -4,6 +4,7 @@ import type { Logger } from "../../../core/log";
 import type {
   ApiTokensStore,
   AppletsStore,
+  EventFilesStore,
   JobLocksStore,
   MaintenanceStore,
   RunsStore,
@@ -19,6 +20,7 @@ import { createApiTokensRepo } from "./api-tokens";
 import { createAppletsRepo } from "./applets";
 import { startWalCheckpointer } from "./checkpoint";
 import { openDatabase, type DbHandle, type Sqlite } from "./client";
+import { createEventFilesRepo } from "./event-files";
 import { asError, ConnectionGate } from "./gate";
 import { createJobLocksRepo } from "./job-locks";
 import { createMaintenanceRepo } from "./maintenance";
@@ -45,6 +47,7 @@ function createRepos(sqlite: Sqlite) {
     seed: createSeedRepo(sqlite),
     maintenance: createMaintenanceRepo(sqlite),
     apiTokens: createApiTokensRepo(sqlite),
+    eventFiles: createEventFilesRepo(sqlite),
   };
 }
 type Repos = ReturnType<typeof createRepos>;
@@ -69,7 +72,8 @@ function aggregates(repos: Repos, call: <R>(fn: () => R) => Promise<R>): StoreAg
   const seed: SeedStore = wrap(repos.seed, call);
   const maintenance: MaintenanceStore = wrap(repos.maintenance, call);
   const apiTokens: ApiTokensStore = wrap(repos.apiTokens, call);
-  return { applets, triggerState, runs, secrets, users, jobLocks, workers, seed, maintenance, apiTokens };
+  const eventFiles: EventFilesStore = wrap(repos.eventFiles, call);
+  return { applets, triggerState, runs, secrets, users, jobLocks, workers, seed, maintenance, apiTokens, eventFiles };
 }
 
 /**
