@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { index, integer, json, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { customType, index, integer, json, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
 
 /**
  * The PostgreSQL twin of lib/db/schema.ts, drizzle-kit's source for drizzle-pg/. The columns keep
@@ -204,6 +204,22 @@ export const apiTokens = pgTable("api_tokens", {
   lastUsedAt: text("last_used_at"),
   ...timestamps,
 });
+
+const bytea = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => "bytea" });
+
+/** Inbound mail attachments; same columns as SQLite's event_files (lib/db/schema.ts). */
+export const eventFiles = pgTable(
+  "event_files",
+  {
+    eventId: text("event_id").notNull(),
+    filename: text("filename").notNull(),
+    contentType: text("content_type").notNull(),
+    size: integer("size").notNull(),
+    content: bytea("content").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.eventId, t.filename] })],
+);
 
 /** Issue 18: the same as lib/db/schema.ts alertSettings and alerts. */
 export const alertSettings = pgTable("alert_settings", {
