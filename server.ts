@@ -1,6 +1,5 @@
 import { createServer } from "node:http";
 import next from "next";
-import { Cron } from "croner";
 import { createApi } from "@/lib/api";
 import { createApp } from "@/lib/app";
 import { loadEnvFile } from "@/lib/core/env-file";
@@ -8,7 +7,7 @@ import { listenErrorMessage } from "@/lib/core/listen-error";
 import { createAppletService } from "@/lib/applets/service";
 import { createAuth } from "@/lib/auth";
 import { stampClientIp } from "@/lib/auth/client-ip";
-import { publishRunUpdates } from "@/lib/bus/poll";
+import { startLiveUpdates } from "@/lib/bus/live";
 import { handleFileRequest } from "@/lib/files/serve";
 import { createIngress } from "@/lib/http/ingress";
 import { createPageGate } from "@/lib/http/page-gate";
@@ -50,21 +49,8 @@ const pageGate = createPageGate(auth);
 const nextApp = next({ dev, dir: process.cwd(), hostname: app.config.host, port: app.config.port });
 const handle = nextApp.getRequestHandler();
 
-// The worker is another process: a look at runs changed since the last look feeds the SSE bus,
-// every 2 s on SQLite. Where the store announces run changes (PostgreSQL NOTIFY, from every worker
-// on every host), each announcement triggers a look within 50 ms, and the timed look is only the
-// safety net for a dropped LISTEN connection (every 10 s).
-const updates = publishRunUpdates(app);
-const lookForUpdates = () =>
-  updates().catch((err: unknown) => log.warn("could not read run changes for the live view", { error: err instanceof Error ? err.message : String(err) }));
-let updatesSoon: NodeJS.Timeout | null = null;
-app.store.notifications?.onRunChanged(() => {
-  updatesSoon ??= setTimeout(() => {
-    updatesSoon = null;
-    void lookForUpdates();
-  }, 50);
-});
-const updatesJob = new Cron(app.store.notifications ? "*/10 * * * * *" : "*/2 * * * * *", { protect: true }, lookForUpdates);
+// The SSE bus learns of run changes made by workers (and other web processes): lib/bus/live.ts.
+const live = startLiveUpdates(app, log);
 
 // The port is taken before Next is ready, so a taken port fails at once with the variable to change,
 // and webhooks are acknowledged while Next still prepares; pages wait for it.
@@ -99,7 +85,7 @@ await nextReady;
 log.info("pages ready");
 
 function shutdown() {
-  updatesJob.stop();
+  live.stop();
   server.close(() => {
     void sandbox.close();
     void app.close().then(() => process.exit(0));

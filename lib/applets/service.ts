@@ -130,11 +130,11 @@ export function createAppletService(app: Services) {
       return store.applets.get(id);
     },
 
-    /** Deletes the applet with its events, runs, trigger state and attachment folders. */
+    /** Deletes the applet with its events, runs, trigger state and attachments. */
     async delete(id: string): Promise<boolean> {
       const eventIds = await store.applets.eventIds(id);
       const ok = await store.applets.delete(id);
-      if (ok) await Promise.all(eventIds.map((eventId) => deleteEventFiles(app.config.dataDir, eventId)));
+      if (ok) await deleteEventFiles(app, eventIds);
       return ok;
     },
 

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { bigint, index, integer, json, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, customType, index, integer, json, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
 
 /**
  * The PostgreSQL twin of lib/db/schema.ts, drizzle-kit's source for drizzle-pg/. The columns keep
@@ -270,6 +270,23 @@ export const plannedSubjects = pgTable("planned_subjects", {
   version: bigint("version", { mode: "number" }).notNull(),
   updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
 });
+
+const bytea = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => "bytea" });
+
+/** Inbound mail attachments; same columns as SQLite's event_files (lib/db/schema.ts). */
+export const eventFiles = pgTable(
+  "event_files",
+  {
+    eventId: text("event_id").notNull(),
+    filename: text("filename").notNull(),
+    contentType: text("content_type").notNull(),
+    size: integer("size").notNull(),
+    content: bytea("content").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.eventId, t.filename] })],
+);
+
 /** Issue 18: the same as lib/db/schema.ts alertSettings and alerts. */
 export const alertSettings = pgTable("alert_settings", {
   id: text("id").primaryKey(),

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { blob, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /**
  * SQLite types only (spec "Data model"): text, integer, real. Timestamps are ISO 8601 UTC strings,
@@ -291,6 +291,27 @@ export const plannedSubjects = sqliteTable("planned_subjects", {
   version: integer("version").notNull(),
   updatedAt: integer("updated_at").notNull(),
 });
+
+/**
+ * Inbound mail attachments (#16: nothing of a run lives only on one host's disk). One row per
+ * file of an event, saved by the worker that received the message, served by any web process
+ * (lib/files/serve.ts). No foreign key: the files are stored before their event, which may then
+ * turn out a duplicate; applet deletion and retention delete them with their events.
+ */
+export const eventFiles = sqliteTable(
+  "event_files",
+  {
+    eventId: text("event_id").notNull(),
+    /** Sanitized (lib/files/sanitize) and unique within the event. */
+    filename: text("filename").notNull(),
+    contentType: text("content_type").notNull(),
+    size: integer("size").notNull(),
+    content: blob("content", { mode: "buffer" }).notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.eventId, t.filename] })],
+);
+
 /** The install's alert settings (issue 18): one row, id `default`, created on first save. */
 export const alertSettings = sqliteTable("alert_settings", {
   id: text("id").primaryKey(),

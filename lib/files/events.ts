@@ -1,30 +1,30 @@
-import { randomBytes } from "node:crypto";
-import { link, mkdir, readFile, readdir, rename, rm, writeFile, copyFile } from "node:fs/promises";
+import { readFile, rm, stat } from "node:fs/promises";
 import path from "node:path";
+import type { EventFileInput, Store, StoredEventFile } from "../db/store";
 
 /**
- * Files that belong to one event (inbound mail attachments): `DATA_DIR/files/events/<eventId>/`.
- * The folder lives and dies with its event; retention and applet deletion call deleteEventFiles.
- * A folder is written under a temporary name and renamed into place, so a crash mid-write leaves
- * only a `.tmp-*` folder (removed by cleanupTemporaryEventFiles), never a half-written event folder.
+ * Files that belong to one event (inbound mail attachments). They live in the database
+ * (`event_files`, lib/db/store), not on the receiving host's disk (#16): with workers and web
+ * processes on several hosts, the worker that received a message and the web process that serves
+ * its signed link share only the database. They live and die with their event: applet deletion
+ * and retention call deleteEventFiles with the ids of the events they delete.
+ *
+ * Installs from before kept them under `DATA_DIR/files/events/<eventId>/` (and a `.meta.json` of
+ * content types): those are still served and deleted from there, never written.
  */
 
 export const ATTACHMENT_MAX_BYTES = 5 * 1024 * 1024;
 export const MESSAGE_ATTACHMENTS_MAX_BYTES = 20 * 1024 * 1024;
 
-/** Content types of the folder's files. A dot name: sanitized attachment names never start with one. */
+/** Content types of a legacy folder's files. A dot name: sanitized attachment names never start with one. */
 const META_FILE = ".meta.json";
 const EVENT_ID = /^[A-Za-z0-9-]{1,64}$/;
 
-export interface EventFile {
-  /** Already sanitized (lib/files/sanitize) and unique within the event. */
-  filename: string;
-  contentType: string;
-  content: Buffer;
-}
+export type EventFile = EventFileInput;
 
 export const eventFilesRoot = (dataDir: string): string => path.join(dataDir, "files", "events");
 
+/** The legacy folder of an event's files (installs from before the files moved into the database). */
 export function eventFilesDir(dataDir: string, eventId: string): string {
   if (!EVENT_ID.test(eventId)) throw new Error(`files: invalid event id ${JSON.stringify(eventId.slice(0, 80))}`);
   return path.join(eventFilesRoot(dataDir), eventId);
@@ -44,63 +44,47 @@ export function selectStorable(sizes: number[], limits = { perFile: ATTACHMENT_M
   });
 }
 
-export async function saveEventFiles(dataDir: string, eventId: string, files: EventFile[]): Promise<void> {
-  const dir = eventFilesDir(dataDir, eventId);
-  const tmp = await makeTemporaryDir(dataDir);
-  try {
-    const meta: Record<string, { content_type: string; size: number }> = {};
-    for (const f of files) {
-      if (f.filename.startsWith(".") || f.filename.includes("/") || f.filename.includes("\\")) {
-        throw new Error(`files: refusing unsanitized file name ${JSON.stringify(f.filename)}`);
-      }
-      await writeFile(path.join(tmp, f.filename), f.content, { flag: "wx" });
-      meta[f.filename] = { content_type: f.contentType, size: f.content.length };
-    }
-    await writeFile(path.join(tmp, META_FILE), JSON.stringify(meta));
-    await rename(tmp, dir);
-  } catch (err) {
-    await rm(tmp, { recursive: true, force: true });
-    throw err;
+/** Stores the event's files, all or none. */
+export async function saveEventFiles(store: Pick<Store, "eventFiles">, eventId: string, files: EventFile[], now: Date): Promise<void> {
+  if (!EVENT_ID.test(eventId)) throw new Error(`files: invalid event id ${JSON.stringify(eventId.slice(0, 80))}`);
+  for (const f of files) {
+    if (f.filename === "" || f.filename.startsWith(".") || /[/\\\0]/.test(f.filename)) throw new Error(`files: refusing unsanitized file name ${JSON.stringify(f.filename)}`);
   }
+  await store.eventFiles.save(eventId, files, now.toISOString());
 }
 
 /**
  * Gives `toEventId` the same files as `fromEventId` (one message matching several applets: each
- * event owns its folder, so deleting one never breaks another's links). Hard links where the
- * filesystem allows, copies otherwise.
+ * event owns its copy, so deleting one never breaks another's links).
  */
-export async function copyEventFiles(dataDir: string, fromEventId: string, toEventId: string): Promise<void> {
-  const from = eventFilesDir(dataDir, fromEventId);
-  const dir = eventFilesDir(dataDir, toEventId);
-  const tmp = await makeTemporaryDir(dataDir);
-  try {
-    for (const name of await readdir(from)) {
-      await link(path.join(from, name), path.join(tmp, name)).catch(() => copyFile(path.join(from, name), path.join(tmp, name)));
-    }
-    await rename(tmp, dir);
-  } catch (err) {
-    await rm(tmp, { recursive: true, force: true });
-    throw err;
-  }
+export async function copyEventFiles(store: Pick<Store, "eventFiles">, fromEventId: string, toEventId: string, now: Date): Promise<void> {
+  await store.eventFiles.copy(fromEventId, toEventId, now.toISOString());
 }
 
-/** Removes the event's folder; a missing folder is fine (events without attachments have none). */
-export async function deleteEventFiles(dataDir: string, eventId: string): Promise<void> {
-  await rm(eventFilesDir(dataDir, eventId), { recursive: true, force: true });
+/** Removes the events' files (rows, and a legacy folder where one is left); events without files are fine. */
+export async function deleteEventFiles(app: { store: Pick<Store, "eventFiles">; config: { dataDir: string } }, eventIds: string[]): Promise<void> {
+  if (eventIds.length === 0) return;
+  await app.store.eventFiles.deleteForEvents(eventIds);
+  await Promise.all(eventIds.filter((id) => EVENT_ID.test(id)).map((id) => rm(eventFilesDir(app.config.dataDir, id), { recursive: true, force: true })));
 }
 
-/** Leftovers of writes interrupted by a crash. Called when the receiver starts. */
-export async function cleanupTemporaryEventFiles(dataDir: string): Promise<void> {
-  const root = eventFilesRoot(dataDir);
-  const names = await readdir(root).catch(() => [] as string[]);
-  await Promise.all(names.filter((n) => n.startsWith(".tmp-")).map((n) => rm(path.join(root, n), { recursive: true, force: true })));
+/** One file of an event: from the database, else from a legacy folder; null when there is none. */
+export async function readEventFile(app: { store: Pick<Store, "eventFiles">; config: { dataDir: string } }, eventId: string, filename: string): Promise<StoredEventFile | null> {
+  const stored = await app.store.eventFiles.get(eventId, filename);
+  if (stored) return stored;
+  const dir = eventFilesDir(app.config.dataDir, eventId);
+  const file = path.resolve(dir, filename);
+  if (path.dirname(file) !== dir || filename.startsWith(".")) return null;
+  const info = await stat(file).catch(() => null);
+  if (!info?.isFile()) return null;
+  const content = await readFile(file);
+  return { contentType: (await legacyContentType(dir, filename)) ?? "application/octet-stream", size: content.length, content };
 }
 
-/** The stored content type of one file, or null when the event or the file is unknown. */
-export async function readEventFileType(dataDir: string, eventId: string, filename: string): Promise<string | null> {
+async function legacyContentType(dir: string, filename: string): Promise<string | null> {
   let meta: unknown;
   try {
-    meta = JSON.parse(await readFile(path.join(eventFilesDir(dataDir, eventId), META_FILE), "utf8"));
+    meta = JSON.parse(await readFile(path.join(dir, META_FILE), "utf8"));
   } catch {
     return null;
   }
@@ -108,10 +92,4 @@ export async function readEventFileType(dataDir: string, eventId: string, filena
   const entry: unknown = (meta as Record<string, unknown>)[filename];
   const type = entry && typeof entry === "object" ? (entry as { content_type?: unknown }).content_type : undefined;
   return typeof type === "string" ? type : null;
-}
-
-async function makeTemporaryDir(dataDir: string): Promise<string> {
-  const tmp = path.join(eventFilesRoot(dataDir), `.tmp-${randomBytes(8).toString("hex")}`);
-  await mkdir(tmp, { recursive: true });
-  return tmp;
 }

@@ -1,9 +1,6 @@
-import { createReadStream } from "node:fs";
-import { stat } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import path from "node:path";
 import type { App } from "../app";
-import { eventFilesDir, readEventFileType } from "./events";
+import { readEventFile } from "./events";
 import { sanitizeFilename } from "./sanitize";
 import { verifyFileSignature } from "./signed-url";
 
@@ -13,7 +10,7 @@ import { verifyFileSignature } from "./signed-url";
  * stranger chose both the bytes and the claimed type, and they are served from the app's origin.
  */
 export function handleFileRequest(
-  app: Pick<App, "config" | "clock" | "log">,
+  app: Pick<App, "config" | "clock" | "log" | "store">,
   req: IncomingMessage,
   res: ServerResponse,
   pathname: string,
@@ -26,7 +23,7 @@ export function handleFileRequest(
   });
 }
 
-async function serve(app: Pick<App, "config" | "clock" | "log">, req: IncomingMessage, res: ServerResponse, pathname: string, search: URLSearchParams) {
+async function serve(app: Pick<App, "config" | "clock" | "log" | "store">, req: IncomingMessage, res: ServerResponse, pathname: string, search: URLSearchParams) {
   if (req.method !== "GET" && req.method !== "HEAD") {
     res.setHeader("Allow", "GET, HEAD");
     return send(res, 405, "method not allowed");
@@ -38,32 +35,22 @@ async function serve(app: Pick<App, "config" | "clock" | "log">, req: IncomingMe
   const check = verifyFileSignature(app.config.sessionSecret, eventId, filename, search.get("exp"), search.get("sig"), app.clock.now());
   if (check !== "ok") return send(res, 403, check === "expired" ? "link expired" : "bad signature");
 
-  // The signature already pins the name; these checks keep a leaked secret from reaching outside the folder.
+  // The signature already pins the name; this keeps a leaked secret from naming anything else.
   if (sanitizeFilename(filename, "file", { keepLetters: true }) !== filename) return send(res, 404, "not found");
-  const dir = eventFilesDir(app.config.dataDir, eventId);
-  const file = path.resolve(dir, filename);
-  if (path.dirname(file) !== dir) return send(res, 404, "not found");
-
-  const info = await stat(file).catch(() => null);
-  if (!info?.isFile()) return send(res, 404, "not found");
-  const type = (await readEventFileType(app.config.dataDir, eventId, filename)) ?? "application/octet-stream";
+  // From the database, whichever host received the mail (a legacy folder of an older install otherwise).
+  const file = await readEventFile(app, eventId, filename);
+  if (!file) return send(res, 404, "not found");
 
   res.writeHead(200, {
-    "Content-Type": type,
-    "Content-Length": info.size,
+    "Content-Type": file.contentType,
+    "Content-Length": file.content.length,
     "Content-Disposition": `attachment; filename="${asciiFallback(filename)}"; filename*=UTF-8''${encodeRfc5987(filename)}`,
     "X-Content-Type-Options": "nosniff",
     "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'; sandbox",
     "Cache-Control": "private, no-store",
     "Referrer-Policy": "no-referrer",
   });
-  if (req.method === "HEAD") return void res.end();
-  const stream = createReadStream(file);
-  stream.on("error", (err) => {
-    app.log.error("files: read failed", { path: pathname, err });
-    res.destroy();
-  });
-  stream.pipe(res);
+  res.end(req.method === "HEAD" ? undefined : file.content);
 }
 
 /** `/api/files/events/<eventId>/<filename>` with each segment percent-decoded; null otherwise. */

@@ -5,7 +5,7 @@ import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 
 import type { App } from "../app";
 import { UserError, errorMessage } from "../core/errors";
 import { checkDefinition, maxAttemptsOf, type Definition } from "../definition";
-import { cleanupTemporaryEventFiles, copyEventFiles, deleteEventFiles, saveEventFiles, selectStorable } from "../files/events";
+import { copyEventFiles, deleteEventFiles, saveEventFiles, selectStorable } from "../files/events";
 import { signedFileUrl } from "../files/signed-url";
 import type { Ingested } from "../db/store";
 import { ingest } from "../queue/ingest";
@@ -62,7 +62,6 @@ export async function startReceiver(app: App, opts: ReceiverOptions = {}): Promi
   const maxBytes = opts.maxBytes ?? MAX_MESSAGE_BYTES;
   const inboundDomain = asciiDomain(app.config.inboundDomain);
   if (!inboundDomain) throw new Error(`smtp: INBOUND_DOMAIN ${JSON.stringify(app.config.inboundDomain)} is not a valid domain`);
-  await cleanupTemporaryEventFiles(app.config.dataDir);
 
   let inFlight = 0;
   let idle: (() => void) | null = null;
@@ -267,8 +266,8 @@ export async function deliver(app: App, raw: Buffer, envelopeRcpts: string[]): P
 
   const keep = selectStorable(contents.map((c) => c.length));
   const storable = email.attachments.flatMap((a, i) => (keep[i] ? [{ filename: a.filename, contentType: a.content_type, content: contents[i]! }] : []));
-  // The first event's folder is the source the others copy from; folders of events that were
-  // not created (duplicates, failures) are removed at the end, once no copy needs them.
+  // The first event's files are the source the others copy from; files of events that were not
+  // created (duplicates, failures) are removed at the end, once no copy needs them.
   let source: string | null = null;
   const discard: string[] = [];
   let queued = 0;
@@ -276,8 +275,8 @@ export async function deliver(app: App, raw: Buffer, envelopeRcpts: string[]): P
     for (const { applet, triggerType, maxAttempts } of matched) {
       const eventId = newId();
       if (storable.length > 0) {
-        if (source) await copyEventFiles(app.config.dataDir, source, eventId);
-        else await saveEventFiles(app.config.dataDir, eventId, storable);
+        if (source) await copyEventFiles(app.store, source, eventId, receivedAt);
+        else await saveEventFiles(app.store, eventId, storable, receivedAt);
         source ??= eventId;
       }
       const payload: NormalizedEmail = {
@@ -308,7 +307,7 @@ export async function deliver(app: App, raw: Buffer, envelopeRcpts: string[]): P
       log.info("email event queued", { ...context, applet_id: applet.id, event_id: result.eventId, run_id: result.runId });
     }
   } finally {
-    await Promise.all(discard.map((id) => deleteEventFiles(app.config.dataDir, id)));
+    await deleteEventFiles(app, discard);
   }
   return queued > 0 ? ` (${queued} event${queued === 1 ? "" : "s"})` : " (duplicate)";
 }

@@ -31,7 +31,7 @@ export const CONVERT_MAX_BYTES = 256 * 2 ** 20;
 export interface RetentionResult {
   /** false: another instance holds the retention lock. */
   ran: boolean;
-  /** Events deleted (their attachment folders went with them). */
+  /** Events deleted (their attachments went with them). */
   deletedEvents: number;
   /** The cut-off: everything older was eligible. */
   before: string | null;
@@ -41,7 +41,7 @@ export interface RetentionResult {
 
 
 /**
- * Deletes runs and events older than RUN_RETENTION_DAYS, and the attachment folders of the
+ * Deletes runs and events older than RUN_RETENTION_DAYS, and the attachments of the
  * deleted events, under the `retention` job lock (TTL 10 minutes), then returns the freed pages to
  * the file system so the file shrinks instead of only growing. Runs still queued or running are
  * kept, and so is an event one of them needs.
@@ -67,13 +67,11 @@ export async function runRetention(
       if (lock.lost()) break;
       const ids = await maintenance.deleteEventsBefore(before, RETENTION_BATCH);
       deleted += ids.length;
-      for (const id of ids) {
-        // One folder that cannot be removed (an id that is not ours, a permission problem) must not
-        // keep the others: it is logged and the next hour's run does not see it again.
-        await deleteEventFiles(app.config.dataDir, id).catch((err: unknown) =>
-          log.warn("could not delete an event's files", { event_id: id, error: err instanceof Error ? err.message : String(err) }),
-        );
-      }
+      // Files that cannot be removed (a legacy folder with a permission problem) must not keep
+      // the events from going: logged, and the next hour's run does not see these ids again.
+      await deleteEventFiles(app, ids).catch((err: unknown) =>
+        log.warn("could not delete the events' files", { events: ids.length, error: err instanceof Error ? err.message : String(err) }),
+      );
       if (ids.length < RETENTION_BATCH) break;
       await pause();
     }

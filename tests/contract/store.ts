@@ -953,6 +953,44 @@ export function runStoreContract(options: StoreContractOptions): void {
       });
     });
 
+    describe("event files (#16: attachments in the database)", () => {
+      const pdf = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+      const big = Buffer.alloc(5 * 1024 * 1024, 0xab);
+
+      test("#16: save, get byte for byte (every byte value, 5 MB), from another connection; unknown names and events are null", async () => {
+        const store = await fresh();
+        const peer = await peerOf(store);
+        await store.eventFiles.save("e1", [{ filename: "INV-1.pdf", contentType: "application/pdf", content: pdf }, { filename: "scan ü.png", contentType: "image/png", content: big }], iso(1));
+        expect(await peer.eventFiles.get("e1", "INV-1.pdf")).toEqual({ contentType: "application/pdf", size: 256, content: pdf });
+        const scan = (await peer.eventFiles.get("e1", "scan ü.png"))!;
+        expect(scan.size).toBe(big.length);
+        expect(scan.content.equals(big)).toBe(true);
+        expect(await store.eventFiles.get("e1", "nope.pdf")).toBeNull();
+        expect(await store.eventFiles.get("e2", "INV-1.pdf")).toBeNull();
+      });
+
+      test("#16: an event's files are saved all or none: a name twice stores nothing", async () => {
+        const store = await fresh();
+        await expect(store.eventFiles.save("e1", [{ filename: "a.txt", contentType: "text/plain", content: Buffer.from("a") }, { filename: "a.txt", contentType: "text/plain", content: Buffer.from("b") }], iso(1))).rejects.toThrow();
+        expect(await store.eventFiles.get("e1", "a.txt")).toBeNull();
+        await store.eventFiles.save("e1", [], iso(1));
+        expect(await store.eventFiles.get("e1", "a.txt")).toBeNull();
+      });
+
+      test("#16: copy gives another event its own files; deleteForEvents removes only the named events' files", async () => {
+        const store = await fresh();
+        await store.eventFiles.save("e1", [{ filename: "INV-1.pdf", contentType: "application/pdf", content: pdf }, { filename: "b.txt", contentType: "text/plain", content: Buffer.from("b") }], iso(1));
+        expect(await store.eventFiles.copy("e1", "e2", iso(2))).toBe(2);
+        expect(await store.eventFiles.copy("missing", "e3", iso(2))).toBe(0);
+        expect(await store.eventFiles.deleteForEvents(["e1", "e9"])).toBe(2);
+        expect(await store.eventFiles.get("e1", "INV-1.pdf")).toBeNull();
+        expect(await store.eventFiles.get("e2", "INV-1.pdf")).toEqual({ contentType: "application/pdf", size: 256, content: pdf });
+        expect(await store.eventFiles.deleteForEvents([])).toBe(0);
+        expect(await store.eventFiles.deleteForEvents(["e2"])).toBe(2);
+        expect(await store.eventFiles.get("e2", "b.txt")).toBeNull();
+      });
+    });
+
     describe("users and sessions", () => {
       test("insertIfNone creates one admin even when two race on two connections; lookups; session versions", async () => {
         const store = await fresh();

@@ -7,7 +7,12 @@
  * the background for minutes after a cold start, moving its RSS by tens of MB, which is noise a
  * memory bound of 20 MB cannot live with; this process has none.
  *
- * Reads DATA_DIR and PUBLIC_URL from the environment; sends `{ port }` to its parent when listening.
+ * Like server.ts it serves signed attachment links (/api/files/) and feeds the SSE stream from the
+ * store's run changes (lib/bus/live.ts: NOTIFY on PostgreSQL, polling on SQLite), so two of these
+ * on one database behave as two web hosts.
+ *
+ * Reads DATA_DIR, PUBLIC_URL (and DATABASE_URL, the keys) from the environment; sends `{ port }`
+ * to its parent when listening.
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -17,14 +22,21 @@ import { createApp } from "@/lib/app";
 import { createAppletService } from "@/lib/applets/service";
 import { createAuth } from "@/lib/auth";
 import { stampClientIp } from "@/lib/auth/client-ip";
+import { startLiveUpdates } from "@/lib/bus/live";
+import { handleFileRequest } from "@/lib/files/serve";
 import { createIngress } from "@/lib/http/ingress";
 import { createPageGate } from "@/lib/http/page-gate";
 import { createWebGuard } from "@/lib/http/web-guard";
 
 const app = createApp({ role: "web" });
+// PostgreSQL: migrate and check the keys before serving, as server.ts does.
+await app.store.ready?.();
 const auth = createAuth(app);
 const api = createApi({ app, applets: createAppletService(app), auth });
-const ingress = createIngress(app);
+const ingress = createIngress(app, {
+  "/api/files/": (req, res, url) => handleFileRequest(app, req, res, url.pathname, url.searchParams),
+});
+const live = startLiveUpdates(app, app.log.child("web"));
 const webGuard = createWebGuard({ publicUrl: app.config.publicUrl, dev: false });
 const pageGate = createPageGate(auth);
 
@@ -51,4 +63,8 @@ function handleApi(req: import("node:http").IncomingMessage, res: import("node:h
   });
 }
 server.listen(0, "127.0.0.1", () => process.send?.({ port: (server.address() as AddressInfo).port }));
-process.on("SIGTERM", () => server.close(() => process.exit(0)));
+process.on("SIGTERM", () => {
+  live.stop();
+  server.closeAllConnections();
+  server.close(() => void app.close().then(() => process.exit(0)));
+});

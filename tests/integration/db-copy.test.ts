@@ -13,6 +13,8 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
+const ATTACHMENT = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+
 /** A SQLite install with one of everything db:copy must carry: a user, two applets, their state, events, runs in several states, a secret. */
 function seedSqlite(file: string) {
   const db = openDatabase(file);
@@ -44,6 +46,8 @@ function seedSqlite(file: string) {
     }
   }
   s.prepare("INSERT INTO secrets (id, name, value_encrypted, created_at, updated_at) VALUES ('s1', 'API_KEY', 'v1:ciphertext', ?, ?)").run(t, t);
+  // An inbound mail's attachment (a BLOB, every byte value) for one event.
+  s.prepare("INSERT INTO event_files (event_id, filename, content_type, size, content, created_at) VALUES ('a1-e0', 'INV-1.pdf', 'application/pdf', 256, ?, ?)").run(ATTACHMENT, t);
   db.close();
 }
 
@@ -65,7 +69,7 @@ describe.skipIf(noPostgres)(`pnpm db:copy${noPostgres ? ` (${noPostgres})` : ""}
     const r = spawnSync(process.execPath, ["--import", "tsx", "scripts/db-copy.ts", "--from", `file:${file}`, "--to", url], { cwd: ROOT, env, encoding: "utf8" });
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
-    expect(r.stdout).toContain("db:copy: done: 1 users, 2 applets, 2 applet_versions, 2 trigger_state, 10 events, 10 runs, 0 planned_runs, 0 planned_subjects, 1 secrets, 4 job_locks, 0 workers, 0 api_tokens, 0 alert_settings, 0 alerts");
+    expect(r.stdout).toContain("db:copy: done: 1 users, 2 applets, 2 applet_versions, 2 trigger_state, 10 events, 10 runs, 0 planned_runs, 0 planned_subjects, 1 secrets, 4 job_locks, 0 workers, 0 api_tokens, 0 alert_settings, 0 alerts, 1 event_files");
 
     const store = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 2, keys: { secretsKey: Buffer.from(key, "base64"), sessionSecret: "session-secret" } });
     cleanups.push(() => store.close());
@@ -80,6 +84,7 @@ describe.skipIf(noPostgres)(`pnpm db:copy${noPostgres ? ` (${noPostgres})` : ""}
     expect((await store.applets.versions("a2")).map((v) => [v.version, v.source, v.author.label, v.definition])).toEqual([[1, "create", "me@example.com", applets[0]!.definition]]);
     expect(applets.map((a) => a.version)).toEqual([1, 1]);
     expect(await store.secrets.getEncrypted("API_KEY")).toBe("v1:ciphertext");
+    expect(await store.eventFiles.get("a1-e0", "INV-1.pdf")).toEqual({ contentType: "application/pdf", size: 256, content: ATTACHMENT });
     expect(await store.users.byEmail("me@example.com")).toMatchObject({ id: "u1", sessionVersion: 3 });
     expect(await store.triggerState.get("a1")).toMatchObject({ seenKeys: ["k1", "k2"], lastValue: { v: 1 }, errorCount: 1 });
     const runs = await store.runs.list({ limit: 200 });

@@ -64,7 +64,7 @@ forEachEngine((engine) => {
 
   async function clearEvents() {
     const sql = testSql(app.store);
-    for (const { id } of await sql.all<{ id: string }>("SELECT id FROM events")) rmSync(path.join(dataDir, "files/events", id), { recursive: true, force: true });
+    await sql.run("DELETE FROM event_files");
     await sql.run("DELETE FROM runs");
     await sql.run("DELETE FROM events");
   }
@@ -248,8 +248,7 @@ forEachEngine((engine) => {
       expect(info.accepted).toEqual(["nobody@hooks.example"]);
       expect(await count("events")).toBe(0);
       expect(await count("runs")).toBe(0);
-      const filesDir = path.join(dataDir, "files/events");
-      expect(existsSync(filesDir) ? readdirSync(filesDir) : []).toEqual([]);
+      expect(Number((await testSql(app.store).get<{ n: number }>("SELECT COUNT(*) AS n FROM event_files"))!.n)).toBe(0);
     });
 
     test("AC6: rules combine — from_contains and subject_regex must both match as well", async () => {
@@ -336,15 +335,17 @@ forEachEngine((engine) => {
       expect(payloads[2]!.message_id).toMatch(/^<[0-9a-f]{64}@whenthen\.generated>$/);
     });
 
-    test("AC6: the attachment fixture writes the file under DATA_DIR/files/events/<id>/ and its signed URL returns 200 before exp and 403 after", async () => {
+    test("AC6: the attachment fixture is stored in the database under its event (#16: not on this host's disk) and its signed URL returns 200 before exp and 403 after", async () => {
       await deliver(fixture("with-attachment.eml"), ["invoices@hooks.example"]);
       const [event] = await eventsOf(APPLETS.invoices);
       const attachments = event!.payload.attachments as { filename: string; content_type: string; size: number; url: string }[];
       expect(attachments).toHaveLength(1);
       const att = attachments[0]!;
       expect(att).toMatchObject({ filename: "INV-2026-0042.pdf", content_type: "application/pdf", size: 596 });
-      const stored = path.join(dataDir, "files/events", event!.id, "INV-2026-0042.pdf");
-      expect(readFileSync(stored).subarray(0, 8).toString()).toBe("%PDF-1.4");
+      const stored = (await app.store.eventFiles.get(event!.id, "INV-2026-0042.pdf"))!;
+      expect(stored).toMatchObject({ contentType: "application/pdf", size: 596 });
+      expect(stored.content.subarray(0, 8).toString()).toBe("%PDF-1.4");
+      expect(existsSync(path.join(dataDir, "files"))).toBe(false);
 
       const url = new URL(att.url);
       expect(url.origin).toBe("https://auto.example.com");
@@ -359,7 +360,7 @@ forEachEngine((engine) => {
       expect(ok.headers.get("content-type")).toBe("application/pdf");
       expect(ok.headers.get("x-content-type-options")).toBe("nosniff");
       expect(ok.headers.get("content-disposition")).toBe(`attachment; filename="INV-2026-0042.pdf"; filename*=UTF-8''INV-2026-0042.pdf`);
-      expect(Buffer.from(await ok.arrayBuffer()).equals(readFileSync(stored))).toBe(true);
+      expect(Buffer.from(await ok.arrayBuffer()).equals(stored.content)).toBe(true);
 
       clock.advance(1000);
       const expired = await fetch(local);
@@ -384,21 +385,22 @@ forEachEngine((engine) => {
       expect(await get(`${url.pathname}?exp=${exp}`)).toBe(403);
       expect(await get(`${url.pathname.replace("INV-2026-0042.pdf", ".meta.json")}?exp=${exp}&sig=${sig}`)).toBe(403);
       expect(await get(`${url.pathname}${url.search}`)).toBe(200);
-      await deleteEventFiles(dataDir, event!.id);
-      expect(existsSync(path.join(dataDir, "files/events", event!.id))).toBe(false);
+      await deleteEventFiles(app, [event!.id]);
+      expect(await app.store.eventFiles.get(event!.id, "INV-2026-0042.pdf")).toBeNull();
       expect(await get(`${url.pathname}${url.search}`)).toBe(404);
     });
 
-    test("AC6: one message matching two applets gives each event its own copy of the attachments; a redelivery leaves no stray folder", async () => {
+    test("AC6: one message matching two applets gives each event its own copy of the attachments; a redelivery leaves no stray files", async () => {
       await addApplet(APPLETS.billing, { from_contains: "ada@" });
       try {
         await deliver(fixture("with-attachment.eml"), ["invoices@hooks.example"]);
         await deliver(fixture("with-attachment.eml"), ["invoices@hooks.example"]);
         const ids = [...(await eventsOf(APPLETS.invoices)), ...(await eventsOf(APPLETS.billing))].map((e) => e.id);
         expect(ids).toHaveLength(2);
-        expect(readdirSync(path.join(dataDir, "files/events")).sort()).toEqual([...ids].sort());
-        await deleteEventFiles(dataDir, ids[0]!);
-        expect(readFileSync(path.join(dataDir, "files/events", ids[1]!, "INV-2026-0042.pdf")).length).toBe(596);
+        const owners = await testSql(app.store).all<{ event_id: string }>("SELECT DISTINCT event_id FROM event_files");
+        expect(owners.map((r) => r.event_id).sort()).toEqual([...ids].sort());
+        await deleteEventFiles(app, [ids[0]!]);
+        expect((await app.store.eventFiles.get(ids[1]!, "INV-2026-0042.pdf"))?.content.length).toBe(596);
       } finally {
         await app.store.applets.delete(APPLETS.billing);
       }

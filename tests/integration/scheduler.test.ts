@@ -636,7 +636,7 @@ forEachEngine((engine) => {
   });
 
   describe("Worker: retention", () => {
-    test("Worker: runs and events older than RUN_RETENTION_DAYS are deleted with their attachment folders, under the retention lock", async () => {
+    test("Worker: runs and events older than RUN_RETENTION_DAYS are deleted with their attachments (in the database, and a legacy folder), under the retention lock", async () => {
       const applet = await createApplet(app, "Old", { type: "schedule", config: { cron: "0 * * * *", timezone: "UTC" } });
       app.clock.set("2026-03-07T13:00:00.000Z");
       await tick();
@@ -644,6 +644,7 @@ forEachEngine((engine) => {
       const folder = path.join(app.dataDir, "files", "events", old!.id);
       mkdirSync(folder, { recursive: true });
       writeFileSync(path.join(folder, "receipt.pdf"), "%PDF-1.4");
+      await app.store.eventFiles.save(old!.id, [{ filename: "invoice.pdf", contentType: "application/pdf", content: Buffer.from("%PDF-1.4") }], app.clock.now().toISOString());
       // The run finished (retention keeps queued and running runs).
       await app.sql.run("UPDATE runs SET status = 'succeeded' WHERE event_id = ?", old!.id);
 
@@ -661,6 +662,7 @@ forEachEngine((engine) => {
       expect((await eventsOf(app, applet.id)).map((e) => e.id)).not.toContain(old!.id);
       expect((await runsOf(app, applet.id)).map((x) => x.event_id)).not.toContain(old!.id);
       expect(existsSync(folder)).toBe(false);
+      expect(await app.store.eventFiles.get(old!.id, "invoice.pdf")).toBeNull();
       // The newer event (and its still-queued run) stays.
       expect(await eventsOf(app, applet.id)).toHaveLength(1);
     });

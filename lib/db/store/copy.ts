@@ -9,10 +9,12 @@ import { inTransaction, queryDynamic } from "./postgres/pool";
  * tests/unit/pg-schema.test.ts), so each table is copied column for column; JSON text becomes
  * json. One transaction: a copy that fails leaves the target as it was.
  */
-export const COPIED_TABLES = ["users", "applets", "applet_versions", "trigger_state", "events", "runs", "planned_runs", "planned_subjects", "secrets", "job_locks", "workers", "api_tokens", "alert_settings", "alerts"] as const;
+export const COPIED_TABLES = ["users", "applets", "applet_versions", "trigger_state", "events", "runs", "planned_runs", "planned_subjects", "secrets", "job_locks", "workers", "api_tokens", "alert_settings", "alerts", "event_files"] as const;
 export type CopiedTable = (typeof COPIED_TABLES)[number];
 
 const BATCH = 500;
+/** Attachments are up to 5 MB each: a batch also ends at this many bytes of BLOBs. */
+const BATCH_BYTES = 16 * 1024 * 1024;
 
 export async function copySqliteToPostgres(opts: { from: string; pool: pg.Pool; log?: (line: string) => void }): Promise<Record<CopiedTable, number>> {
   if (!existsSync(opts.from)) throw new Error(`db:copy: ${opts.from} does not exist`);
@@ -27,7 +29,7 @@ export async function copySqliteToPostgres(opts: { from: string; pool: pg.Pool; 
       // A row trigger would announce every copied run; the listeners hear one wake-up at the end.
       await c.query("ALTER TABLE runs DISABLE TRIGGER runs_notify");
       for (const table of COPIED_TABLES) {
-        // A table an older install never had (api_tokens before issue 19) has nothing to copy.
+        // A table an older install never had (api_tokens before issue 19, event_files before #16's) has nothing to copy.
         if (!sqlite.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table)) {
           counts[table] = 0;
           continue;
@@ -38,16 +40,19 @@ export async function copySqliteToPostgres(opts: { from: string; pool: pg.Pool; 
         const conflict = table === "job_locks" ? `ON CONFLICT (name) DO UPDATE SET ${columns.filter((c) => c !== "name").map((c) => `"${c}" = excluded."${c}"`).join(", ")}` : "";
         let n = 0;
         let batch: unknown[][] = [];
+        let bytes = 0;
         const flush = async () => {
           if (batch.length === 0) return;
           const values = batch.map((_, i) => `(${columns.map((__, j) => `$${i * columns.length + j + 1}`).join(", ")})`).join(", ");
           await queryDynamic(c, `INSERT INTO ${table} (${quoted}) VALUES ${values} ${conflict}`, batch.flat());
           n += batch.length;
           batch = [];
+          bytes = 0;
         };
         for (const row of sqlite.prepare(`SELECT ${quoted} FROM ${table}`).raw().iterate() as IterableIterator<unknown[]>) {
           batch.push(row);
-          if (batch.length === BATCH) await flush();
+          for (const v of row) if (Buffer.isBuffer(v)) bytes += v.length;
+          if (batch.length === BATCH || bytes >= BATCH_BYTES) await flush();
         }
         await flush();
         counts[table] = n;

@@ -663,6 +663,35 @@ export interface ApiTokensStore {
   delete(id: string): Promise<boolean>;
 }
 
+/** One file of an event (an inbound mail attachment) as it is saved. */
+export interface EventFileInput {
+  /** Already sanitized (lib/files/sanitize) and unique within the event. */
+  filename: string;
+  contentType: string;
+  content: Buffer;
+}
+
+export interface StoredEventFile {
+  contentType: string;
+  size: number;
+  content: Buffer;
+}
+
+/**
+ * Event files in the database (#16): whichever host received the mail, every web process serves
+ * its attachments. Saved before the event row (which may turn out a duplicate), so there is no
+ * foreign key: whoever deletes events deletes their files too (applet deletion, retention).
+ */
+export interface EventFilesStore {
+  /** The event's files, all or none. Throws when the event already has a file of one of those names. */
+  save(eventId: string, files: EventFileInput[], now: string): Promise<void>;
+  /** Gives `toEventId` a copy of every file of `fromEventId` (one message matching several applets); how many. */
+  copy(fromEventId: string, toEventId: string, now: string): Promise<number>;
+  get(eventId: string, filename: string): Promise<StoredEventFile | null>;
+  /** Removes every file of these events; how many files. */
+  deleteForEvents(eventIds: string[]): Promise<number>;
+}
+
 /** Users and their session version (sessions themselves are signed cookies, lib/auth/session). */
 export interface UsersStore {
   count(): Promise<number>;
@@ -753,6 +782,7 @@ export interface StoreAggregates {
   workers: WorkersStore;
   seed: SeedStore;
   apiTokens: ApiTokensStore;
+  eventFiles: EventFilesStore;
   alerts: AlertsStore;
 }
 

@@ -39,6 +39,7 @@ import type {
   UsersStore,
   WorkersStore,
 } from "../types";
+import { eventFilesStore } from "./event-files";
 import { checkInstanceKeys, type InstanceKeys } from "./instance";
 import { createListener, type Listener } from "./listen";
 import { defaultPgMigrationsDir, migratePostgres } from "./migrate";
@@ -171,6 +172,7 @@ function aggregates(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<
     workers: workersStore(q, begin),
     seed: seedStore(q),
     apiTokens: apiTokensStore(q),
+    eventFiles: eventFilesStore(q),
     alerts: alertsStore(q, begin),
   };
 }

@@ -5,6 +5,7 @@ import type {
   AlertsStore,
   ApiTokensStore,
   AppletsStore,
+  EventFilesStore,
   JobLocksStore,
   MaintenanceStore,
   PlannedRunsStore,
@@ -22,6 +23,7 @@ import { createApiTokensRepo } from "./api-tokens";
 import { createAppletsRepo } from "./applets";
 import { startWalCheckpointer } from "./checkpoint";
 import { openDatabase, type DbHandle, type Sqlite } from "./client";
+import { createEventFilesRepo } from "./event-files";
 import { asError, ConnectionGate } from "./gate";
 import { createJobLocksRepo } from "./job-locks";
 import { createMaintenanceRepo } from "./maintenance";
@@ -53,6 +55,7 @@ function createRepos(sqlite: Sqlite) {
     seed: createSeedRepo(sqlite),
     maintenance: createMaintenanceRepo(sqlite),
     apiTokens: createApiTokensRepo(sqlite),
+    eventFiles: createEventFilesRepo(sqlite),
   };
 }
 type Repos = ReturnType<typeof createRepos>;
@@ -78,8 +81,9 @@ function aggregates(repos: Repos, call: <R>(fn: () => R) => Promise<R>): StoreAg
   const seed: SeedStore = wrap(repos.seed, call);
   const maintenance: MaintenanceStore = wrap(repos.maintenance, call);
   const apiTokens: ApiTokensStore = wrap(repos.apiTokens, call);
+  const eventFiles: EventFilesStore = wrap(repos.eventFiles, call);
   const alerts: AlertsStore = wrap(repos.alerts, call);
-  return { applets, triggerState, runs, plannedRuns, secrets, users, jobLocks, workers, seed, maintenance, apiTokens, alerts };
+  return { applets, triggerState, runs, plannedRuns, secrets, users, jobLocks, workers, seed, maintenance, apiTokens, eventFiles, alerts };
 }
 
 /**

@@ -1,0 +1,161 @@
+/**
+ * The app on PostgreSQL as users run it (issue 16), every figure from one run on one machine:
+ *  1. baseline: plain node:http + one prepared PostgreSQL insert per request (bench/servers/baseline-pg.ts),
+ *     on the same database server;
+ *  2. production: `node dist/server.mjs` and `node dist/worker.mjs` as separate processes with
+ *     DATABASE_URL=postgres://…, the worker draining meanwhile: webhook ingest req/s and p50/p99;
+ *  3. end to end with 1, 2 and 4 worker processes (each WORKER_CONCURRENCY 4, the default):
+ *     N webhooks → http action to a local sink → succeeded, timed from the first request until the
+ *     last run settles.
+ * Load comes from autocannon at 50 connections on loopback. Needs `pnpm build` first and
+ * BENCH_POSTGRES_URL or TEST_POSTGRES_URL (a schema of its own is created and dropped).
+ * `pnpm bench webhook webhook-postgres` measures SQLite and PostgreSQL in one run.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import autocannon from "autocannon";
+import pg from "pg";
+import { createApp } from "@/lib/app";
+import { createAppletService } from "@/lib/applets/service";
+import { silentLogger } from "@/lib/core/log";
+import { freePorts, requireBuild, start, until, waitHealthy, type Proc } from "./processes";
+import type { BenchFigure } from "./types";
+
+const PG_URL = process.env.BENCH_POSTGRES_URL || process.env.TEST_POSTGRES_URL;
+const CONNECTIONS = 50;
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
+const APPLETS = 20;
+const E2E_RUNS = Number(process.env.BENCH_E2E_RUNS ?? 10_000);
+const WORKER_COUNTS = [1, 2, 4];
+const r1 = (v: number) => Math.round(v * 10) / 10;
+
+export default async function bench(): Promise<BenchFigure[]> {
+  if (!PG_URL) throw new Error("bench webhook-postgres: set BENCH_POSTGRES_URL or TEST_POSTGRES_URL (e.g. postgres://postgres@127.0.0.1:5432/bench)");
+  requireBuild();
+  const schema = `bench_app_${randomBytes(4).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  const baselineSchema = `${schema}_base`;
+  await admin.query(`CREATE SCHEMA ${baselineSchema}`);
+  const url = `${PG_URL}${PG_URL.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "whenthen-bench-pg-"));
+  const procs: Proc[] = [];
+  const keys = { SECRETS_KEY: randomBytes(32).toString("base64"), SESSION_SECRET: randomBytes(24).toString("hex") };
+  const [sinkPort, basePort, webPort, smtpPort] = (await freePorts(4)) as [number, number, number, number];
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, ALLOW_PRIVATE_URLS: "true", LOG_LEVEL: "warn", NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1" };
+  const ready = (p: Proc) => new Promise<void>((resolve) => p.child.once("message", () => resolve()));
+  const db = new pg.Pool({ connectionString: url, max: 2 });
+  const count = async (where = "TRUE") => (await db.query<{ n: number }>(`SELECT COUNT(*)::int AS n FROM runs WHERE ${where}`)).rows[0]!.n;
+  try {
+    const sink = start("bench/servers/sink.ts", { ...env, PORT: String(sinkPort) }, { tsx: true });
+    procs.push(sink);
+    await ready(sink);
+
+    const base = start("bench/servers/baseline-pg.ts", { ...env, PORT: String(basePort), BENCH_PG_URL: PG_URL, BENCH_PG_SCHEMA: baselineSchema }, { tsx: true });
+    await ready(base);
+    base.resetEld();
+    const baseline = await load(`http://127.0.0.1:${basePort}`, ["/"]);
+    const baseEld = await base.eld();
+    await base.stop();
+
+    // Applets whose action posts to the sink, made before the app starts (as a user's would be).
+    const app = createApp({ env: { DATA_DIR: dataDir, DATABASE_URL: url, ALLOW_PRIVATE_URLS: "true", ...keys }, log: silentLogger });
+    await app.store.ready?.();
+    const service = createAppletService(app);
+    const hooks: string[] = [];
+    for (let i = 0; i < APPLETS; i++) {
+      const a = await service.create({
+        name: `bench ${i}`,
+        definition: {
+          version: 1,
+          trigger: { type: "webhook", config: {} },
+          actions: [{ type: "http", config: { url: `http://127.0.0.1:${sinkPort}/in`, method: "POST", body: { title: "{{trigger.body.title}}", n: "{{trigger.body.n}}" } } }],
+        },
+      });
+      hooks.push(`/api/hooks/${a.id}/${a.webhookToken}`);
+    }
+    await app.close();
+
+    const appEnv = { ...env, ...keys, DATABASE_URL: url, PORT: String(webPort), HOST: "127.0.0.1", PUBLIC_URL: `http://127.0.0.1:${webPort}` };
+    // The first worker keeps the SMTP receiver (one MX, one host); the others run without it.
+    const startWorker = (i: number) => start("dist/worker.mjs", { ...appEnv, SMTP_INBOUND_PORT: String(smtpPort), INBOUND_EMAIL: i === 0 ? "true" : "false" });
+    const workers = [startWorker(0)];
+    const web = start("dist/server.mjs", { ...appEnv, SMTP_INBOUND_PORT: String(smtpPort), INBOUND_EMAIL: "false" });
+    procs.push(workers[0]!, web);
+    await waitHealthy(`http://127.0.0.1:${webPort}`, [web, workers[0]!]);
+    await new Promise((r) => setTimeout(r, 2000));
+
+    const runsBefore = await count();
+    web.resetEld();
+    const ingest = await load(`http://127.0.0.1:${webPort}`, hooks);
+    const webEld = await web.eld();
+    const ingested = (await count()) - runsBefore;
+    await until("the worker to drain the ingest backlog", async () => (await count("status IN ('queued','running')")) === 0, 900_000);
+
+    const e2e: { workers: number; rps: number; seconds: number; failed: number }[] = [];
+    for (const n of WORKER_COUNTS) {
+      while (workers.length < n) {
+        const w = startWorker(workers.length);
+        workers.push(w);
+        procs.push(w);
+      }
+      // A new worker is up when its heartbeat row is there.
+      await until(`${n} workers`, async () => (await db.query<{ n: number }>("SELECT COUNT(*)::int AS n FROM workers")).rows[0]!.n >= n, 60_000);
+      const before = await count("status = 'succeeded'");
+      const failedBefore = await count("status NOT IN ('succeeded', 'queued', 'running')");
+      const t0 = performance.now();
+      await load(`http://127.0.0.1:${webPort}`, hooks, E2E_RUNS);
+      await until(`the end-to-end runs with ${n} workers`, async () => (await count("status = 'succeeded'")) + (await count("status NOT IN ('succeeded', 'queued', 'running')")) - failedBefore >= before + E2E_RUNS, 900_000);
+      const seconds = (performance.now() - t0) / 1000;
+      e2e.push({ workers: n, rps: E2E_RUNS / seconds, seconds, failed: (await count("status NOT IN ('succeeded', 'queued', 'running')")) - failedBefore });
+    }
+    sink.child.send("count");
+    const sunk = await new Promise<number>((r) => sink.child.once("message", (m) => r((m as { count: number }).count)));
+    const server = (await db.query<{ server_version: string }>("SHOW server_version")).rows[0]!.server_version;
+    const perThousand = (cpuMs: number, requests: number) => cpuMs / (requests / 1000);
+
+    return [
+      { name: "PostgreSQL baseline: node:http + one prepared PostgreSQL insert, 50 connections", unit: "req/s", value: baseline.rps, notes: `p50 ${baseline.p50} ms, p99 ${baseline.p99} ms, event-loop delay p99 ${r1(baseEld.p99)} ms; PostgreSQL ${server} on the same machine` },
+      { name: "PostgreSQL production (dist/server.mjs + dist/worker.mjs): webhook ingest, 50 connections, one worker draining", unit: "req/s", value: ingest.rps, notes: `${ingest.requests} requests, ${ingest.non2xx} not 202, ${ingested} runs stored; web event-loop delay p99 ${r1(webEld.p99)} ms` },
+      { name: "PostgreSQL production: webhook ingest vs its baseline", unit: "%", value: (ingest.rps / baseline.rps) * 100, target: ">= 60" },
+      {
+        name: "PostgreSQL production: web process CPU per 1,000 webhooks vs the baseline's",
+        unit: "%",
+        value: (perThousand(webEld.cpuMs, ingest.requests) / perThousand(baseEld.cpuMs, baseline.requests)) * 100,
+        notes: `web ${r1(perThousand(webEld.cpuMs, ingest.requests))} ms, baseline ${r1(perThousand(baseEld.cpuMs, baseline.requests))} ms of CPU per 1,000 requests: what each costs itself, which contention for the cores changes far less than req/s`,
+      },
+      { name: "PostgreSQL production: webhook ingest p50", unit: "ms", value: ingest.p50 },
+      { name: "PostgreSQL production: webhook ingest p99", unit: "ms", value: ingest.p99 },
+      ...e2e.map((r) => ({
+        name: `PostgreSQL end to end, ${E2E_RUNS} webhooks → http action → succeeded, ${r.workers} worker process${r.workers > 1 ? "es" : ""}`,
+        unit: "runs/s",
+        value: r.rps,
+        ...(r.workers === 2 ? { target: ">= 1000" } : {}),
+        notes: `${r.seconds.toFixed(1)} s, ${APPLETS} applets, WORKER_CONCURRENCY ${process.env.WORKER_CONCURRENCY ?? 4} each, ${r.failed} runs not succeeded`,
+      })),
+      { name: "PostgreSQL: requests the sink saw", unit: "requests", value: sunk, notes: `${E2E_RUNS * WORKER_COUNTS.length} end-to-end runs plus the ${ingested} of the ingest load` },
+    ];
+  } finally {
+    await Promise.all(procs.map((p) => p.stop()));
+    await db.end();
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await admin.query(`DROP SCHEMA IF EXISTS ${baselineSchema} CASCADE`);
+    await admin.end();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** autocannon round-robin over the paths; a fixed amount of requests when `amount` is given. */
+async function load(base: string, paths: string[], amount?: number) {
+  const body = JSON.stringify({ title: "Order #1042 paid", amount: 59.9, n: 1 });
+  const result = await autocannon({
+    url: base,
+    connections: CONNECTIONS,
+    ...(amount ? { amount } : { duration: SECONDS }),
+    requests: paths.map((p) => ({ method: "POST" as const, path: p, headers: { "content-type": "application/json" }, body })),
+  });
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, requests: result.requests.total, non2xx: result.non2xx };
+}
