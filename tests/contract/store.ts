@@ -83,6 +83,123 @@ export function runStoreContract(options: StoreContractOptions): void {
       await Promise.all(open.splice(0).map((s) => cleanup(s)));
     });
 
+    // ---------------------------------------------------------------- alerts (issue 18)
+
+    describe("alerts", () => {
+      const channel = { type: "slack" as const, config: { webhook_url: "{{secrets.SLACK}}" } };
+      const withChannel = async (store: Store, extra: { autoPause?: boolean; autoPauseAfter?: number; triggerThreshold?: number } = {}) =>
+        store.alerts.saveSettings(
+          { channel, windowMinutes: 15, triggerThreshold: extra.triggerThreshold ?? 3, autoPause: extra.autoPause ?? false, autoPauseAfter: extra.autoPauseAfter ?? 5 },
+          iso(),
+        );
+      const settle = async (store: Store, appletId: string, status: "succeeded" | "failed" | "dead" | "skipped", ms: number, viaClaim = false) => {
+        await store.runs.ingest(input(appletId, { receivedAt: iso(ms) }));
+        const run = (await store.runs.claim("w", at(ms)))!;
+        const ok = viaClaim
+          ? (await store.runs.finishAndClaim(run, status, [], status === "succeeded" ? null : "boom", at(ms), "w")).ok
+          : await store.runs.finish(run, status, [], status === "succeeded" ? null : "boom", at(ms));
+        expect(ok).toBe(true);
+        return run.id;
+      };
+
+      test("settings: defaults until saved, then round-trip; setAppletAlerts stores an applet's channel and auto-pause", async () => {
+        const store = await fresh();
+        expect(await store.alerts.settings()).toEqual({ channel: null, windowMinutes: 15, triggerThreshold: 3, autoPause: false, autoPauseAfter: 5, updatedAt: null });
+        await store.alerts.saveSettings({ channel, windowMinutes: 30, triggerThreshold: 4, autoPause: true, autoPauseAfter: 7 }, iso(1));
+        expect(await store.alerts.settings()).toEqual({ channel, windowMinutes: 30, triggerThreshold: 4, autoPause: true, autoPauseAfter: 7, updatedAt: iso(1) });
+        await addApplet(store, "a");
+        expect(await store.alerts.setAppletAlerts("a", { mode: "none" }, false, iso(2))).toBe(true);
+        expect(await store.applets.get("a")).toMatchObject({ alertChannel: { mode: "none" }, autoPause: false });
+        expect(await store.alerts.setAppletAlerts("a", null, null, iso(3))).toBe(true);
+        expect(await store.applets.get("a")).toMatchObject({ alertChannel: null, autoPause: null });
+        expect(await store.alerts.setAppletAlerts("nope", null, null, iso(3))).toBe(false);
+      });
+
+      test("finish records a failure alert with the run, counts the streak, and a later success records one recovery", async () => {
+        const store = await fresh();
+        await withChannel(store);
+        await addApplet(store, "a");
+        const r1 = await settle(store, "a", "dead", 1);
+        const r2 = await settle(store, "a", "failed", 2, true);
+        expect(await store.applets.get("a")).toMatchObject({ failureStreak: 2, alertOpen: true, runCount: 2 });
+        await settle(store, "a", "skipped", 3);
+        expect((await store.applets.get("a"))!.failureStreak).toBe(2);
+        const ok = await settle(store, "a", "succeeded", 4);
+        await settle(store, "a", "succeeded", 5);
+        expect(await store.applets.get("a")).toMatchObject({ failureStreak: 0, alertOpen: false });
+        const pending = await store.alerts.pending(10);
+        expect(pending.map((p) => [p.kind, p.runId, p.appletName])).toEqual([
+          ["failure", r1, "Applet a"],
+          ["failure", r2, "Applet a"],
+          ["recovery", ok, "Applet a"],
+        ]);
+        expect(pending[0]).toMatchObject({ status: "pending", error: "boom", detail: { status: "dead", streak: 1 } });
+      });
+
+      test("no channel: nothing is recorded, but auto-pause still disables after N with its reason; enabling clears it and the streak", async () => {
+        const store = await fresh();
+        await store.alerts.saveSettings({ channel: null, windowMinutes: 15, triggerThreshold: 3, autoPause: true, autoPauseAfter: 2 }, iso());
+        await addApplet(store, "a");
+        await settle(store, "a", "failed", 1);
+        expect((await store.applets.get("a"))!.enabled).toBe(true);
+        await settle(store, "a", "failed", 2);
+        expect(await store.applets.get("a")).toMatchObject({ enabled: false, pausedReason: "Paused after 2 failed runs in a row", pausedAt: iso(2) });
+        expect(await store.alerts.pending(10)).toEqual([]);
+        expect(await store.applets.setEnabled("a", true, iso(3))).toBe(true);
+        expect(await store.applets.get("a")).toMatchObject({ enabled: true, pausedReason: null, pausedAt: null, failureStreak: 0 });
+      });
+
+      test("savePolled crossing the threshold records one trigger alert, staying above records none, back to 0 one recovery", async () => {
+        const store = await fresh();
+        await withChannel(store, { triggerThreshold: 3 });
+        await addApplet(store, "r", { triggerType: "rss" });
+        await store.triggerState.setNextRunAt("r", iso(), iso());
+        const poll = (n: number, ms: number) =>
+          store.triggerState.savePolled("r", { ...emptyTriggerState(), lastPolledAt: iso(ms), lastError: n ? "feed answered 404" : null, errorCount: n }, iso(ms));
+        for (const [i, n] of [1, 2, 3, 4, 5].entries()) expect(await poll(n, i)).toBe(true);
+        await poll(0, 10);
+        await poll(0, 11);
+        expect((await store.alerts.pending(10)).map((p) => [p.kind, p.error, p.detail])).toEqual([
+          ["trigger", "feed answered 404", { failures: 3 }],
+          ["recovery", null, { of: "trigger" }],
+        ]);
+      });
+
+      test("beginSend is won once and folds the others; markSent/markFailed; stale sends; recent leaves folded ones out", async () => {
+        const store = await fresh();
+        await withChannel(store);
+        await addApplet(store, "a");
+        for (let i = 1; i <= 3; i++) await settle(store, "a", "failed", i);
+        const [x, y, z] = await store.alerts.pending(10);
+        expect(await store.alerts.lastDispatchedAt("a")).toBeNull();
+        expect(await store.alerts.beginSend(z!.id, [x!.id, y!.id], '{"title":"t"}', "slack", iso(10), iso(130))).toBe(true);
+        expect(await store.alerts.beginSend(z!.id, [], "again", "slack", iso(11), iso(131))).toBe(false);
+        expect(await store.alerts.pending(10)).toEqual([]);
+        expect(await store.alerts.foldedCount(z!.id)).toBe(2);
+        expect(await store.alerts.lastDispatchedAt("a")).toBe(iso(10));
+        expect(await store.alerts.stale(iso(100))).toEqual([]);
+        const [stale] = await store.alerts.stale(iso(200));
+        expect(stale).toMatchObject({ id: z!.id, status: "sending", message: '{"title":"t"}', lockedUntil: iso(130) });
+        expect(await store.alerts.relock(z!.id, iso(130), iso(400), iso(200))).toBe(true);
+        expect(await store.alerts.relock(z!.id, iso(130), iso(400), iso(200))).toBe(false);
+        await store.alerts.markFailed(z!.id, "403 invalid_token [redacted]", iso(201));
+        const [shown, ...rest] = await store.alerts.recent(10);
+        expect(rest).toEqual([]);
+        expect(shown).toMatchObject({ id: z!.id, status: "failed", providerAnswer: "403 invalid_token [redacted]", channelType: "slack", lockedUntil: null });
+        await store.alerts.markSent(z!.id, iso(300));
+        expect((await store.alerts.recent(10))[0]).toMatchObject({ status: "sent", sentAt: iso(300), providerAnswer: null });
+        const testId = await store.alerts.insert({ appletId: null, kind: "test", runId: null, error: null, detail: {} }, iso(400));
+        await store.alerts.skip([testId], "no channel", iso(401));
+        expect((await store.alerts.recent(1))[0]).toMatchObject({ id: testId, status: "skipped", providerAnswer: "no channel", appletName: null });
+        // Retention: done alerts before the bound go (folded ones too), pending ones stay.
+        await settle(store, "a", "failed", 500);
+        expect(await store.alerts.deleteBefore(iso(450), 2)).toBe(2);
+        expect(await store.alerts.deleteBefore(iso(450), 100)).toBe(2);
+        expect(await store.alerts.deleteBefore(iso(1000), 100)).toBe(0);
+        expect((await store.alerts.pending(10)).length).toBe(1);
+      });
+    });
+
     // ---------------------------------------------------------------- applets
 
     describe("applets", () => {
@@ -701,7 +818,7 @@ export function runStoreContract(options: StoreContractOptions): void {
     describe("job locks", () => {
       test("every named job has its row; take is exclusive until expiry; renew and release only for the holder", async () => {
         const store = await fresh();
-        for (const n of ["scheduler_tick", "retention", "worker_heartbeat"]) expect(await store.jobLocks.get(n)).toMatchObject({ name: n, lockedBy: null });
+        for (const n of ["scheduler_tick", "retention", "worker_heartbeat", "alerts"]) expect(await store.jobLocks.get(n)).toMatchObject({ name: n, lockedBy: null });
         const peer = await peerOf(store);
         const taken = await Promise.all([store.jobLocks.take("retention", "a", at(0), 60_000), peer.jobLocks.take("retention", "b", at(0), 60_000)]);
         expect(taken.filter(Boolean)).toHaveLength(1);

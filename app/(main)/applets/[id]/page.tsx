@@ -1,7 +1,9 @@
 import { Breadcrumb } from "@/components/Breadcrumb";
 import Link from "next/link";
 import { notFound } from "next/navigation";
+import { AppletAlertsForm } from "@/components/AppletAlertsForm";
 import { AppletCounters } from "@/components/AppletCounters";
+import { PausedNote } from "@/components/PausedNote";
 import { CopyButton } from "@/components/CopyButton";
 import { DeleteAppletButton } from "@/components/DeleteAppletButton";
 import { DuplicateAppletButton } from "@/components/DuplicateAppletButton";
@@ -15,6 +17,7 @@ import { InboundAddress } from "@/components/editor/panels";
 import { AppletHistory } from "@/components/AppletHistory";
 import { appletDetail, appletVersions, meta as readMeta, runsPage, secretList } from "@/lib/api/queries";
 import { services } from "@/lib/services";
+import { CHANNEL_TYPES } from "@/lib/alerts/policy";
 import { triggerRegistry } from "@/lib/triggers";
 
 export const dynamic = "force-dynamic";
@@ -44,6 +47,8 @@ export default async function AppletPage({ params, searchParams }: { params: Pro
   const aliasValue = a.definition.trigger.config.to_alias;
   const alias = typeof aliasValue === "string" && aliasValue.trim() ? aliasValue.trim().toLowerCase() : "";
   const inbound = alias ? `${alias}@${meta.inbound_domain}` : `*@${meta.inbound_domain}`;
+  const channelActions = meta.actions.filter((x) => (CHANNEL_TYPES as readonly string[]).includes(x.type));
+  const settingsChannel = (await app.store.alerts.settings()).channel?.type ?? null;
 
   return (
     <div className="mx-auto max-w-5xl">
@@ -70,6 +75,15 @@ export default async function AppletPage({ params, searchParams }: { params: Pro
           <DeleteAppletButton id={a.id} name={a.name} />
         </div>
       </header>
+
+      {a.paused_reason ? (
+        <div role="status" className="mb-4 rounded-md bg-amber-50 p-3 text-sm text-amber-900 ring-1 ring-amber-200" data-testid="paused-banner">
+          <p className="font-semibold">This applet is paused</p>
+          <p className="mt-1">
+            <PausedNote reason={a.paused_reason} at={a.paused_at} />. Its last runs below say what went wrong; the switch next to its name turns it back on.
+          </p>
+        </div>
+      ) : null}
 
       <section className="card mb-4 flex flex-col gap-3 text-sm">
         {feed === "http" ? (
@@ -127,6 +141,11 @@ export default async function AppletPage({ params, searchParams }: { params: Pro
       <section className="card mb-4">
         <h2 className="mb-2 text-base font-semibold">Send test event</h2>
         <TestEventForm appletId={a.id} sample={trigger?.sample ?? {}} />
+      </section>
+
+      <section className="card mb-4" id="alerts">
+        <h2 className="mb-2 text-base font-semibold">Alerts</h2>
+        <AppletAlertsForm appletId={a.id} initial={a.alerts} actions={channelActions} settingsChannel={settingsChannel} />
       </section>
 
       <section className="mb-6">

@@ -43,9 +43,12 @@ import { createListener, type Listener } from "./listen";
 import { defaultPgMigrationsDir, migratePostgres } from "./migrate";
 import { createPool, inTransaction, query, queryDynamic, sqlState, type Queryable } from "./pool";
 import * as Q from "./queue-sql";
+import { alertsStore, recordPolled, recordSettled } from "./alerts";
+import { readAppletChannel } from "../alert-row";
+import { settleNeedsAlertState } from "../../../alerts/policy";
 
 /** The named jobs of the spec; one row each so a lock is always a single UPDATE (as on SQLite). */
-const JOB_NAMES = ["scheduler_tick", "retention", "worker_heartbeat"] as const;
+const JOB_NAMES = ["scheduler_tick", "retention", "worker_heartbeat", "alerts"] as const;
 
 export interface PostgresStoreOptions {
   url: string;
@@ -158,7 +161,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
 function aggregates(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T>) => Promise<T>): StoreAggregates {
   return {
     applets: appletsStore(q, begin),
-    triggerState: triggerStateStore(q),
+    triggerState: triggerStateStore(q, begin),
     runs: runsStore(q, begin),
     secrets: secretsStore(q),
     users: usersStore(q, begin),
@@ -166,6 +169,7 @@ function aggregates(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<
     workers: workersStore(q, begin),
     seed: seedStore(q),
     apiTokens: apiTokensStore(q),
+    alerts: alertsStore(q, begin),
   };
 }
 
@@ -180,6 +184,13 @@ interface AppletRaw {
   webhook_token: string;
   last_fired_at: string | null;
   run_count: number;
+  failure_streak: number;
+  alert_open: number;
+  trigger_alert_open: number;
+  alert_channel: unknown;
+  auto_pause: number | null;
+  paused_reason: string | null;
+  paused_at: string | null;
   created_at: string;
   updated_at: string;
   version: number | null;
@@ -223,12 +234,24 @@ const toApplet = (r: AppletRaw): Applet => ({
   webhookToken: r.webhook_token,
   lastFiredAt: r.last_fired_at,
   runCount: r.run_count,
+  failureStreak: r.failure_streak,
+  alertOpen: r.alert_open === 1,
+  triggerAlertOpen: r.trigger_alert_open === 1,
+  alertChannel: readAppletChannel(r.alert_channel),
+  autoPause: r.auto_pause === null ? null : r.auto_pause === 1,
+  pausedReason: r.paused_reason,
+  pausedAt: r.paused_at,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
   version: r.version ?? 0,
 });
 
 const appletParams = (a: AppletInsert) => [a.id, a.name, a.enabled ? 1 : 0, a.triggerType, JSON.stringify(a.definition), a.webhookToken, a.now, a.createdAt ?? a.now];
+
+/** Issue 18: enabling clears an auto-pause and starts the failure streak over (as on SQLite). `p` is the enabled parameter. */
+const unpause = (p: string) => `paused_reason = CASE WHEN ${p}::int = 1 THEN NULL ELSE paused_reason END,
+  paused_at = CASE WHEN ${p}::int = 1 THEN NULL ELSE paused_at END,
+  failure_streak = CASE WHEN ${p}::int = 1 AND enabled = 0 THEN 0 ELSE failure_streak END`;
 
 /**
  * The next version of the applet, numbered in the statement that writes it. Run after the
@@ -272,7 +295,7 @@ function appletsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promis
           ((
             await query(
               c,
-              "UPDATE applets SET name = $2, enabled = $3, trigger_type = $4, definition = $5::json, webhook_token = $6, updated_at = $7 WHERE id = $1",
+              `UPDATE applets SET name = $2, enabled = $3, trigger_type = $4, definition = $5::json, webhook_token = $6, updated_at = $7, ${unpause("$3")} WHERE id = $1`,
               appletParams(a).slice(0, 7),
             )
           ).rowCount ?? 0) > 0;
@@ -286,7 +309,7 @@ function appletsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promis
       return r ? toVersion(r) : null;
     },
     setEnabled: async (id, enabled, now) =>
-      ((await query(q, "UPDATE applets SET enabled = $1, updated_at = $2 WHERE id = $3", [enabled ? 1 : 0, now, id])).rowCount ?? 0) > 0,
+      ((await query(q, `UPDATE applets SET ${unpause("$1")}, enabled = $1, updated_at = $2 WHERE id = $3`, [enabled ? 1 : 0, now, id])).rowCount ?? 0) > 0,
     byWebhookToken: async (token) => (await query<{ id: string; name: string }>(q, "SELECT id, name FROM applets WHERE webhook_token = $1", [token])).rows[0] ?? null,
     setWebhookToken: async (id, token) => ((await query(q, "UPDATE applets SET webhook_token = $1 WHERE id = $2", [token, id])).rowCount ?? 0) > 0,
     delete: async (id) => ((await query(q, "DELETE FROM applets WHERE id = $1", [id])).rowCount ?? 0) > 0,
@@ -352,7 +375,7 @@ interface ScheduledRaw {
   updated_at: string;
 }
 
-function triggerStateStore(q: Queryable): TriggerStateStore {
+function triggerStateStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T>) => Promise<T>): TriggerStateStore {
   return {
     get: async (appletId) => {
       const r = (await query<StateRaw>(q, "SELECT * FROM trigger_state WHERE applet_id = $1", [appletId])).rows[0];
@@ -388,17 +411,22 @@ function triggerStateStore(q: Queryable): TriggerStateStore {
           [next, now, appletId, expected],
         )
       ).rowCount === 1,
-    savePolled: async (appletId, s, now, slot = null) =>
-      (
+    savePolled: (appletId, s, now, slot = null) =>
+      begin(async (c) => {
+        const before = (await query<{ error_count: number }>(c, "SELECT error_count FROM trigger_state WHERE applet_id = $1 FOR UPDATE", [appletId])).rows[0]?.error_count ?? 0;
+        const ok = (
         await query(
-          q,
+          c,
           `UPDATE trigger_state SET last_polled_at = $2, seen_keys = $3::json, last_value = $4::json, etag = $5, last_modified = $6,
              last_error = $7, error_count = $8, updated_at = $9,
              pending_slot = CASE WHEN pending_slot = $10::text THEN NULL ELSE pending_slot END
            WHERE applet_id = $1`,
           [...stateParams(appletId, s, now), slot],
         )
-      ).rowCount === 1,
+      ).rowCount === 1;
+        if (ok) await recordPolled(c, appletId, before, s.errorCount, s.lastError, now);
+        return ok;
+      }),
     listPending: async () =>
       (
         await query<{ applet_id: string; trigger_type: string; pending_slot: string }>(
@@ -519,8 +547,16 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
     }
   };
 
-  const finishOn = async (c: Queryable, run: ClaimedRun, status: FinalStatus, steps: Step[] | null, error: string | null, now: Date) =>
-    (await query(c, Q.FINISH_AND_COUNT, [run.id, run.claimToken, status, steps === null ? null : JSON.stringify(steps), error, now.toISOString()])).rowCount === 1;
+  // Issue 18: the alerts the settle means (lib/alerts/policy) are recorded on the same client, so
+  // `c` must be a transaction's (`finish` opens one).
+  const finishOn = async (c: Queryable, run: ClaimedRun, status: FinalStatus, steps: Step[] | null, error: string | null, now: Date) => {
+    const at = now.toISOString();
+    const r = await query<{ id: string; alert_open: number }>(c, Q.FINISH_AND_COUNT, [run.id, run.claimToken, status, steps === null ? null : JSON.stringify(steps), error, at]);
+    const bumped = r.rows[0];
+    if (r.rowCount !== 1 || !bumped) return false;
+    if (settleNeedsAlertState(status, bumped.alert_open === 1)) await recordSettled(c, run.appletId, { id: run.id, status, error, attempt: run.attempt }, at);
+    return true;
+  };
 
   // A checked-out client is inside a transaction (Store#transaction); the pool is autocommit.
   const inTx = "release" in q;
@@ -607,7 +643,7 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
 
     saveSteps: async (run, steps, now) => (await query(q, Q.SAVE_STEPS, [run.id, run.claimToken, JSON.stringify(steps), now.toISOString()])).rowCount === 1,
 
-    finish: (run, status, steps, error, now) => finishOn(q, run, status, steps, error, now),
+    finish: (run, status, steps, error, now) => begin((c) => finishOn(c, run, status, steps, error, now)),
 
     finishAndClaim: (run, status, steps, error, now, workerId) =>
       begin(async (c) => {

@@ -101,11 +101,14 @@ export const BUMP_APPLET = "UPDATE applets SET run_count = run_count + 1, last_f
 
 /**
  * FINISH and BUMP_APPLET in one statement: the applet is counted only when the fenced finish
- * changed the run. $1..$6 as FINISH.
+ * changed the run. $1..$6 as FINISH. Issue 18: the failure streak moves with it, and alert_open
+ * says whether a success owes a recovery notice.
  */
 export const FINISH_AND_COUNT = `WITH f AS (${FINISH})
-  UPDATE applets SET run_count = run_count + 1, last_fired_at = $6 FROM f WHERE applets.id = f.applet_id
-  RETURNING applets.id`;
+  UPDATE applets SET run_count = run_count + 1, last_fired_at = $6,
+    failure_streak = CASE WHEN $3::text IN ('failed', 'dead') THEN applets.failure_streak + 1 WHEN $3::text = 'succeeded' THEN 0 ELSE applets.failure_streak END
+  FROM f WHERE applets.id = f.applet_id
+  RETURNING applets.id, applets.alert_open`;
 
 /** $1 run id, $2 claim token, $3 steps JSON, $4 now. */
 export const SAVE_STEPS = "UPDATE runs SET steps = $3::json, updated_at = $4 WHERE id = $1 AND claim_token = $2 AND status = 'running'";

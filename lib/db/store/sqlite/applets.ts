@@ -4,6 +4,7 @@ import { SYSTEM_AUTHOR, type Applet, type AppletInsert, type AppletVersion, type
 import type { Sqlite } from "./client";
 import type { RawRow } from "./rows";
 import { readJson } from "./json";
+import { readAppletChannel } from "../alert-row";
 
 type AppletRowRaw = RawRow<typeof applets> & { version: number | null };
 type VersionRowRaw = RawRow<typeof appletVersions>;
@@ -32,6 +33,13 @@ const toApplet = (r: AppletRowRaw): Applet => ({
   webhookToken: r.webhook_token,
   lastFiredAt: r.last_fired_at,
   runCount: r.run_count,
+  failureStreak: r.failure_streak,
+  alertOpen: r.alert_open === 1,
+  triggerAlertOpen: r.trigger_alert_open === 1,
+  alertChannel: readAppletChannel(r.alert_channel),
+  autoPause: r.auto_pause === null ? null : r.auto_pause === 1,
+  pausedReason: r.paused_reason,
+  pausedAt: r.paused_at,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
   version: r.version ?? 0,
@@ -55,11 +63,16 @@ export function createAppletsRepo(sqlite: Sqlite) {
     `INSERT INTO applets (id, name, enabled, trigger_type, definition, webhook_token, run_count, created_at, updated_at)
      VALUES (@id, @name, @enabled, @triggerType, @definition, @webhookToken, 0, @createdAt, @now)`,
   );
+  // Issue 18: an applet enabled again (by a save or the toggle) is no longer paused, and its failure
+  // streak starts over (or the next failure would pause it again at once).
+  const UNPAUSE = `paused_reason = CASE WHEN @enabled = 1 THEN NULL ELSE paused_reason END,
+       paused_at = CASE WHEN @enabled = 1 THEN NULL ELSE paused_at END,
+       failure_streak = CASE WHEN @enabled = 1 AND enabled = 0 THEN 0 ELSE failure_streak END`;
   const update = sqlite.prepare(
     `UPDATE applets SET name = @name, enabled = @enabled, trigger_type = @triggerType, definition = @definition,
-       webhook_token = @webhookToken, updated_at = @now WHERE id = @id`,
+       webhook_token = @webhookToken, updated_at = @now, ${UNPAUSE} WHERE id = @id`,
   );
-  const setEnabled = sqlite.prepare("UPDATE applets SET enabled = ?, updated_at = ? WHERE id = ?");
+  const setEnabled = sqlite.prepare(`UPDATE applets SET ${UNPAUSE}, enabled = @enabled, updated_at = @now WHERE id = @id`);
   const setToken = sqlite.prepare("UPDATE applets SET webhook_token = ? WHERE id = ?");
   const byToken = sqlite.prepare<[string], { id: string; name: string }>("SELECT id, name FROM applets WHERE webhook_token = ?");
   const remove = sqlite.prepare("DELETE FROM applets WHERE id = ?");
@@ -117,7 +130,7 @@ export function createAppletsRepo(sqlite: Sqlite) {
       const r = versionOf.get(id, version);
       return r ? toVersion(r) : null;
     },
-    setEnabled: (id: string, enabled: boolean, now: string): boolean => setEnabled.run(enabled ? 1 : 0, now, id).changes > 0,
+    setEnabled: (id: string, enabled: boolean, now: string): boolean => setEnabled.run({ enabled: enabled ? 1 : 0, now, id }).changes > 0,
     /** The applet holding a webhook token (tokens are unique), if any. */
     byWebhookToken: (token: string): { id: string; name: string } | null => byToken.get(token) ?? null,
     setWebhookToken: (id: string, token: string): boolean => setToken.run(token, id).changes > 0,

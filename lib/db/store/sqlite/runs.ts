@@ -1,6 +1,8 @@
 import { toRun as toRunRow } from "../run-row";
 import { randomUUID } from "node:crypto";
 import { newId } from "../../../core/ids";
+import { settleNeedsAlertState } from "../../../alerts/policy";
+import type { AlertsRepo } from "./alerts";
 import type { Sqlite } from "./client";
 import { readJson } from "./json";
 import type { RunStatus, Step } from "../../../executor/types";
@@ -33,7 +35,7 @@ export type RunsRepo = ReturnType<typeof createRunsRepo>;
  * the event (deduped on applet + dedupe key) and its queued run. Every settle is fenced by the
  * claim token, so a worker whose lease was taken over changes nothing.
  */
-export function createRunsRepo(sqlite: Sqlite) {
+export function createRunsRepo(sqlite: Sqlite, alerts: AlertsRepo) {
   const insertEvent = sqlite.prepare(
     `INSERT INTO events (id, applet_id, source, dedupe_key, payload, received_at, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
@@ -115,8 +117,12 @@ export function createRunsRepo(sqlite: Sqlite) {
             locked_by = NULL, locked_at = NULL, claim_token = NULL, next_attempt_at = NULL
      WHERE id = @id AND claim_token = @token AND status = 'running'`,
   );
-  const bumpApplet = sqlite.prepare(
-    "UPDATE applets SET run_count = run_count + 1, last_fired_at = ? WHERE id = ?",
+  // Issue 18: the failure streak moves in the same statement (failed/dead + 1, succeeded 0), and
+  // alert_open says whether a success owes a recovery notice, so a healthy run costs nothing more.
+  const bumpApplet = sqlite.prepare<{ now: string; status: string; id: string }, { alert_open: number }>(
+    `UPDATE applets SET run_count = run_count + 1, last_fired_at = @now,
+       failure_streak = CASE WHEN @status IN ('failed', 'dead') THEN failure_streak + 1 WHEN @status = 'succeeded' THEN 0 ELSE failure_streak END
+     WHERE id = @id RETURNING alert_open`,
   );
   const requeue = sqlite.prepare(
     `UPDATE runs SET status = 'queued', attempt = attempt + 1, next_attempt_at = @next, steps = @steps, error = @error,
@@ -188,9 +194,12 @@ export function createRunsRepo(sqlite: Sqlite) {
   );
 
   const finishTx = sqlite.transaction(
-    (id: string, token: string, status: RunStatus, steps: Step[] | null, error: string | null, now: string, appletId: string): boolean => {
+    (id: string, token: string, status: RunStatus, steps: Step[] | null, error: string | null, now: string, appletId: string, attempt: number): boolean => {
       const ok = finish.run({ id, token, status, steps: steps === null ? null : JSON.stringify(steps), error, now }).changes === 1;
-      if (ok) bumpApplet.run(now, appletId);
+      if (ok) {
+        const [bumped] = bumpApplet.all({ now, status, id: appletId });
+        if (bumped && settleNeedsAlertState(status, bumped.alert_open === 1)) alerts.recordSettled(appletId, { id, status, error, attempt }, now);
+      }
       return ok;
     },
   );
@@ -206,7 +215,7 @@ export function createRunsRepo(sqlite: Sqlite) {
   };
   const finishAndClaimTx = sqlite.transaction(
     (run: ClaimedRun, status: FinalStatus, steps: Step[] | null, error: string | null, now: Date, workerId: string) => {
-      const ok = finishTx(run.id, run.claimToken, status, steps, error, now.toISOString(), run.appletId);
+      const ok = finishTx(run.id, run.claimToken, status, steps, error, now.toISOString(), run.appletId, run.attempt);
       return { ok, next: claimOne(workerId, now) };
     },
   );
@@ -250,7 +259,7 @@ export function createRunsRepo(sqlite: Sqlite) {
 
     /** Ends the run (succeeded, skipped, failed, dead) and counts it on the applet; `steps` null keeps the stored ones. */
     finish: (run: ClaimedRun, status: FinalStatus, steps: Step[] | null, error: string | null, now: Date): boolean =>
-      finishTx(run.id, run.claimToken, status, steps, error, now.toISOString(), run.appletId),
+      finishTx(run.id, run.claimToken, status, steps, error, now.toISOString(), run.appletId, run.attempt),
 
     /**
      * Ends a run and claims the next one in the same transaction: one commit per run instead of
