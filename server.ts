@@ -11,6 +11,7 @@ import { stampClientIp } from "@/lib/auth/client-ip";
 import { publishRunUpdates } from "@/lib/bus/poll";
 import { handleFileRequest } from "@/lib/files/serve";
 import { createIngress } from "@/lib/http/ingress";
+import { createMetricsRoute } from "@/lib/http/metrics";
 import { createPageGate } from "@/lib/http/page-gate";
 import { createWebGuard } from "@/lib/http/web-guard";
 import { createSandbox } from "@/lib/sandbox";
@@ -47,6 +48,7 @@ const ingress = createIngress(app, {
 });
 const webGuard = createWebGuard({ publicUrl: app.config.publicUrl, dev });
 const pageGate = createPageGate(auth);
+const metricsRoute = createMetricsRoute(app, auth);
 const nextApp = next({ dev, dir: process.cwd(), hostname: app.config.host, port: app.config.port });
 const handle = nextApp.getRequestHandler();
 
@@ -76,6 +78,8 @@ const server = createServer((req, res) => {
   if (webGuard(req, res)) return;
   // Login rate limiting keys on the connecting address; the API only sees a Web Request.
   stampClientIp(req, app.config.trustProxy);
+  // GET /metrics for a scraper with an API token (never a page, never Next).
+  if (metricsRoute(req, res)) return;
   pageGate(req, res).then(
     (answered) => {
       if (!answered) void nextReady.then(() => handle(req, res));

@@ -2,6 +2,18 @@ import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { App } from "../app";
 import type { FaultTracker } from "../core/faults";
+import { snapshot } from "../metrics";
+
+/** What a heartbeat publishes besides the lease: read by /api/health, the banner and GET /metrics. */
+export interface WorkerReport {
+  /** The port this worker's SMTP receiver listens on; null when it runs none. */
+  smtpPort: number | null;
+  /** This process's counters (lib/metrics `snapshot`). */
+  metrics: string | null;
+}
+
+/** The default report: this process's counters, no SMTP receiver. */
+export const countersOnly = async (): Promise<WorkerReport> => ({ smtpPort: null, metrics: await snapshot() });
 
 /**
  * A worker's lease: its row in `workers`, renewed by the heartbeat. Another worker recovers the
@@ -27,7 +39,7 @@ export const newWorkerId = (): string => `${hostname()}:${process.pid}:${randomB
 
 export function createWorkerLease(
   app: Pick<App, "store" | "clock">,
-  opts: { workerId: string; leaseMs: number; faults: FaultTracker },
+  opts: { workerId: string; leaseMs: number; faults: FaultTracker; report?: () => Promise<WorkerReport> },
 ): WorkerLease {
   let renewedAt = Number.NEGATIVE_INFINITY;
   const host = hostname();
@@ -38,7 +50,18 @@ export function createWorkerLease(
       const now = app.clock.now();
       if (!force && now.getTime() - renewedAt < opts.leaseMs / 3) return true;
       try {
-        await app.store.workers.heartbeat({ id: opts.workerId, hostname: host, pid: process.pid, now, leaseMs: opts.leaseMs, fault: opts.faults.current({ except: "heartbeat" }) });
+        // A report that cannot be made (a bug) must not cost the lease: the heartbeat goes without it.
+        const report = await (opts.report ?? countersOnly)().catch((): WorkerReport => ({ smtpPort: null, metrics: null }));
+        await app.store.workers.heartbeat({
+          id: opts.workerId,
+          hostname: host,
+          pid: process.pid,
+          now,
+          leaseMs: opts.leaseMs,
+          fault: opts.faults.current({ except: "heartbeat" }),
+          smtpPort: report.smtpPort,
+          metrics: report.metrics,
+        });
       } catch (err) {
         opts.faults.failed("heartbeat", err);
         return false;
