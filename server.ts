@@ -8,6 +8,7 @@ import { listenErrorMessage } from "@/lib/core/listen-error";
 import { createAppletService } from "@/lib/applets/service";
 import { createAuth } from "@/lib/auth";
 import { stampClientIp } from "@/lib/auth/client-ip";
+import { watchHealth } from "@/lib/bus/health";
 import { publishRunUpdates } from "@/lib/bus/poll";
 import { handleFileRequest } from "@/lib/files/serve";
 import { createIngress } from "@/lib/http/ingress";
@@ -66,6 +67,9 @@ app.store.notifications?.onRunChanged(() => {
     void lookForUpdates();
   }, 50);
 });
+// The banner on every page: the worker heartbeat and the SMTP receiver, watched here and pushed
+// to every open page over the same stream.
+const healthWatch = watchHealth(app);
 const updatesJob = new Cron(app.store.notifications ? "*/10 * * * * *" : "*/2 * * * * *", { protect: true }, lookForUpdates);
 
 // The port is taken before Next is ready, so a taken port fails at once with the variable to change,
@@ -104,6 +108,7 @@ log.info("pages ready");
 
 function shutdown() {
   updatesJob.stop();
+  healthWatch.stop();
   server.close(() => {
     void sandbox.close();
     void app.close().then(() => process.exit(0));
