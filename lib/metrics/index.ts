@@ -89,7 +89,10 @@ export function parseSnapshot(text: string | null): MetricsSnapshot | null {
   try {
     const parsed: unknown = JSON.parse(text);
     if (!Array.isArray(parsed)) return null;
-    return parsed.filter((m): m is MetricsSnapshot[number] => typeof m === "object" && m !== null && typeof m.name === "string" && Array.isArray(m.values));
+    return parsed.filter((m: unknown): m is MetricsSnapshot[number] => {
+      const o = m as { name?: unknown; values?: unknown } | null;
+      return typeof o === "object" && o !== null && typeof o.name === "string" && Array.isArray(o.values);
+    });
   } catch {
     return null;
   }
