@@ -13,6 +13,10 @@ export interface ListedApplet {
   lastAt: string | null;
   /** The trigger's last error (a feed that cannot be read), if any. */
   triggerError: string | null;
+  /** How long ago its next poll or schedule slot was due, when it is overdue (lib/ui/overdue). */
+  overdueMs?: number | null;
+  /** Runs of the last 24 h that ended failed or dead. */
+  failed24h?: number;
 }
 
 export interface AppletListQuery {
@@ -25,8 +29,9 @@ export interface AppletListQuery {
 
 export const APPLETS_PAGE_SIZE = 50;
 
-/** Needs attention: its last run failed or died, or its trigger reports an error. */
-export const needsAttention = (a: ListedApplet): boolean => a.lastStatus === "failed" || a.lastStatus === "dead" || a.triggerError !== null;
+/** Needs attention: its last run failed or died, its trigger reports an error, or its next check is overdue. */
+export const needsAttention = (a: ListedApplet): boolean =>
+  a.lastStatus === "failed" || a.lastStatus === "dead" || a.triggerError !== null || (a.overdueMs ?? null) !== null;
 
 export function listApplets<T extends ListedApplet>(all: T[], query: AppletListQuery): { items: T[]; total: number; page: number; pages: number } {
   const q = query.q?.trim().toLowerCase();
