@@ -92,7 +92,7 @@ async function scrape(url: string, token: string): Promise<Family[]> {
   const res = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
   expect(res.status).toBe(200);
   expect(res.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
-  return parsePrometheusTextFormat(await res.text()) as Family[];
+  return parsePrometheusTextFormat(await res.text());
 }
 
 const hookApplet = async (app: App, id: string, sinkUrl: string) => {
