@@ -69,14 +69,9 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
     return { render: (template) => renderTemplate(template, { trigger: {}, secrets }).value, nowMs: () => app.clock.now().getTime() };
   };
   const refusals = createRefusalLog(app, log);
-  // One in-memory increment per request (a child per outcome, looked up once): no write, no await.
-  const webhookRequests = processMetrics().webhookRequests;
-  const byOutcome = new Map<WebhookOutcome, { inc(): void }>();
-  const count = (outcome: WebhookOutcome) => {
-    let c = byOutcome.get(outcome);
-    if (!c) byOutcome.set(outcome, (c = webhookRequests.labels({ outcome })));
-    c.inc();
-  };
+  // One in-memory increment per request (lib/metrics countWebhook): no write, no await.
+  const metrics = processMetrics();
+  const count = (outcome: WebhookOutcome) => metrics.countWebhook(outcome);
   const waiter = createRunWaiter(app);
   return (req, res) => {
     const rawUrl = req.url ?? "/";
