@@ -120,7 +120,7 @@ if (app.config.inboundEmail) {
   try {
     receiver = await startReceiver(app);
     // Say so now rather than at the next heartbeat: the web's banner would call it not listening.
-    void executor.lease.keep({ force: true });
+    void executor.lease.keep({ force: true, fresh: true });
   } catch (err) {
     log.error(listenErrorMessage(err, "SMTP_INBOUND_PORT", app.config.smtpInboundPort, app.config.host));
     process.exit(1);

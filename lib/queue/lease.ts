@@ -28,7 +28,11 @@ export interface WorkerLease {
    * when the renewal failed (the fault is recorded): nothing may be claimed then, because another
    * worker may soon take the claim back.
    */
-  keep(opts?: { force?: boolean }): Promise<boolean>;
+  keep(opts?: {
+    force?: boolean;
+    /** Make the report (SMTP port, counters) for this heartbeat, instead of sending the one made after the last. */
+    fresh?: boolean;
+  }): Promise<boolean>;
   /** A clean stop: the row goes, so no one waits for the lease to expire. */
   end(): Promise<void>;
 }
@@ -43,16 +47,24 @@ export function createWorkerLease(
 ): WorkerLease {
   let renewedAt = Number.NEGATIVE_INFINITY;
   const host = hostname();
+  // The report is made after each heartbeat for the next one, so the heartbeat itself never waits
+  // for it (its write starts at once, as the lease's callers expect). A report that cannot be made
+  // (a bug) must not cost the lease: the heartbeat goes without it.
+  let report: WorkerReport = { smtpPort: null, metrics: null };
+  const makeReport = () =>
+    (opts.report ?? countersOnly)().then(
+      (r) => void (report = r),
+      () => void (report = { smtpPort: null, metrics: null }),
+    );
   return {
     workerId: opts.workerId,
     leaseMs: opts.leaseMs,
-    async keep({ force = false } = {}) {
+    async keep({ force = false, fresh = false } = {}) {
+      if (fresh) await makeReport();
       const now = app.clock.now();
       if (!force && now.getTime() - renewedAt < opts.leaseMs / 3) return true;
       try {
-        // A report that cannot be made (a bug) must not cost the lease: the heartbeat goes without it.
-        const report = await (opts.report ?? countersOnly)().catch((): WorkerReport => ({ smtpPort: null, metrics: null }));
-        await app.store.workers.heartbeat({
+        const beat = app.store.workers.heartbeat({
           id: opts.workerId,
           hostname: host,
           pid: process.pid,
@@ -62,6 +74,8 @@ export function createWorkerLease(
           smtpPort: report.smtpPort,
           metrics: report.metrics,
         });
+        void makeReport();
+        await beat;
       } catch (err) {
         opts.faults.failed("heartbeat", err);
         return false;
