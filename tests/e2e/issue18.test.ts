@@ -47,15 +47,24 @@ describe.skipIf(!hasChromium)("#18: health at a glance", () => {
       name: "A healthy webhook",
       definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "slack", config: { webhook_url: fake!.url("/ok/services/T/B/Y"), text: "x" } }] },
     });
+    // A webhook whose Slack answers 400 (not retried): its run fails.
+    const { applet: failing } = await post<{ applet: { id: string } }>(page, "/api/applets", {
+      name: "Slack refuses",
+      definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "slack", config: { webhook_url: fake!.url("/fail/services/T/B/Z"), text: "x" } }] },
+    });
+    await post(page, `/api/applets/${failing.id}/test`, { body: { title: "x" } });
     // The worker's scheduler polls the new applet at its next tick (every 15 s); the list is a
     // server-rendered page, so it is reloaded until the mark is there.
     await page.goto("/");
     const mark = page.getByTestId("trigger-error-mark");
-    for (let i = 0; i < 60 && (await mark.count()) === 0; i++) {
+    const failed = page.getByTestId("failed-24h");
+    for (let i = 0; i < 60 && ((await mark.count()) === 0 || (await failed.count()) === 0); i++) {
       await page.waitForTimeout(1000);
       await page.reload();
     }
     await mark.waitFor();
+    expect(await page.locator("tr", { has: failed }).getByRole("link", { name: "Slack refuses" }).count()).toBe(1);
+    expect(await failed.textContent()).toBe("1 failed");
     const row = page.locator("tr", { has: mark });
     expect(await row.getByRole("link", { name: "Prices as a feed" }).count()).toBe(1);
     const message = page.getByTestId("trigger-error-message");
