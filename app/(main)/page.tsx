@@ -1,6 +1,7 @@
 import Link from "next/link";
 import { EnabledToggle } from "@/components/EnabledToggle";
 import { LocalTime } from "@/components/LocalTime";
+import { PausedNote } from "@/components/PausedNote";
 import { PluginIcon } from "@/components/PluginIcon";
 import { StatusBadge } from "@/components/StatusBadge";
 import { TriggerErrorMark } from "@/components/TriggerErrorMark";
@@ -22,7 +23,7 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
   const query: AppletListQuery = {
     q: one(sp.q),
     trigger: one(sp.trigger),
-    status: (["enabled", "disabled", "attention"] as const).find((s) => s === one(sp.status)),
+    status: (["enabled", "disabled", "paused", "attention"] as const).find((s) => s === one(sp.status)),
     sort: (["name", "last_run", "created"] as const).find((s) => s === one(sp.sort)),
     page: Number(one(sp.page) ?? 1) || 1,
   };
@@ -36,6 +37,7 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
       triggerError: a.trigger_error,
       overdueMs: a.next_check_overdue_ms,
       failed24h: a.failed_24h,
+      pausedReason: a.paused_reason,
     })),
     query,
   );
@@ -83,6 +85,7 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
               <option value="">Any</option>
               <option value="enabled">Enabled</option>
               <option value="disabled">Disabled</option>
+              <option value="paused">Paused</option>
               <option value="attention">Needs attention</option>
             </select>
           </div>
@@ -141,6 +144,11 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
                       <Link href={`/applets/${a.id}`} className="block truncate font-medium text-indigo-700 hover:underline">
                         {a.name}
                       </Link>
+                      {a.paused_reason ? (
+                        <span className="mt-0.5 block text-xs font-medium text-amber-800" data-testid="paused-mark">
+                          <PausedNote reason={a.paused_reason} at={a.paused_at} />
+                        </span>
+                      ) : null}
                       {needsAttention(a) ? (
                         <span className="mt-1 flex flex-wrap items-center gap-x-2 gap-y-1 text-xs" data-testid="needs-attention">
                           {a.triggerError ? <TriggerErrorMark message={a.triggerError} /> : null}
@@ -149,7 +157,7 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
                               next check was due {formatAge(a.overdueMs)} ago
                             </span>
                           ) : null}
-                          {!a.triggerError && a.overdueMs == null ? <span className="text-red-700">the last run {a.lastStatus}</span> : null}
+                          {a.lastStatus === "failed" || a.lastStatus === "dead" ? <span className="text-red-700">the last run {a.lastStatus}</span> : null}
                         </span>
                       ) : null}
                     </td>

@@ -149,6 +149,20 @@ forEachEngine((engine) => {
   });
 });
 
+describe("#18: needs attention and paused, in the list's pure filter", () => {
+  test("an auto-paused applet needs attention and is what 'Paused' lists; a plainly disabled one is neither", () => {
+    const base = { enabled: false, triggerType: "webhook", createdAt: "2026-03-07T12:00:00.000Z", lastStatus: "succeeded", lastAt: null, triggerError: null };
+    const all = [
+      { ...base, id: "p", name: "Paused", pausedReason: "Paused after 5 failed runs in a row" },
+      { ...base, id: "d", name: "Disabled", pausedReason: null },
+      { ...base, id: "e", name: "Enabled", enabled: true },
+    ];
+    expect(listApplets(all, { status: "attention" }).items.map((a) => a.id)).toEqual(["p"]);
+    expect(listApplets(all, { status: "paused" }).items.map((a) => a.id)).toEqual(["p"]);
+    expect(listApplets(all, { status: "disabled" }).items.map((a) => a.id)).toEqual(["d", "p"]);
+  });
+});
+
 describe("#18: WORKER_STALE_SECONDS", () => {
   test("defaults to 60 s and must exceed the heartbeat interval, naming both variables", () => {
     expect(loadConfig({ DATA_DIR: "/tmp/x" }).workerStaleMs).toBe(60_000);

@@ -1,5 +1,6 @@
 import { readdirSync, statSync } from "node:fs";
 import path from "node:path";
+import { AlertSettingsForm } from "@/components/AlertSettingsForm";
 import { ApiTokens } from "@/components/ApiTokens";
 import { ImportApplets } from "@/components/ImportApplets";
 import { LocalTime } from "@/components/LocalTime";
@@ -8,7 +9,8 @@ import { SheetsTest } from "@/components/SheetsTest";
 import { HealthPanel } from "@/components/HealthPanel";
 import { checkHealth } from "@/lib/health";
 import { collectHealthFigures } from "@/lib/metrics/collect";
-import { meta as readMeta, secretList, tokenList } from "@/lib/api/queries";
+import { alertSettingsView, meta as readMeta, secretList, tokenList } from "@/lib/api/queries";
+import { CHANNEL_TYPES } from "@/lib/alerts/policy";
 import { services } from "@/lib/services";
 
 export const dynamic = "force-dynamic";
@@ -35,6 +37,8 @@ export default async function SettingsPage() {
   const outbox = cfg.smtpUrl ? [] : outboxFiles(path.join(cfg.dataDir, "outbox"));
   // The same report as /api/health: a full disk, a worker that stopped or reports a fault.
   const health = await checkHealth(app);
+  const alerts = await alertSettingsView(app);
+  const channelActions = meta.actions.filter((a) => (CHANNEL_TYPES as readonly string[]).includes(a.type));
 
   return (
     <div className="mx-auto flex max-w-4xl flex-col gap-5">
@@ -59,6 +63,10 @@ export default async function SettingsPage() {
           The same figures for Prometheus: <span className="code">GET {cfg.publicUrl}/metrics</span> with a read-only API token (below) as{" "}
           <span className="code">Authorization: Bearer …</span>.
         </p>
+      </Section>
+
+      <Section title="Failure alerts" id="alerts">
+        <AlertSettingsForm initial={alerts} actions={channelActions} />
       </Section>
 
       <Section title="Secrets" id="secrets">
