@@ -4,9 +4,11 @@ import { LocalTime } from "@/components/LocalTime";
 import { PausedNote } from "@/components/PausedNote";
 import { PluginIcon } from "@/components/PluginIcon";
 import { StatusBadge } from "@/components/StatusBadge";
+import { TriggerErrorMark } from "@/components/TriggerErrorMark";
 import { appletList } from "@/lib/api/queries";
 import { services } from "@/lib/services";
 import { listApplets, needsAttention, type AppletListQuery } from "@/lib/ui/applet-list";
+import { formatAge } from "@/lib/ui/overdue";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Applets · whenthen" };
@@ -18,16 +20,25 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
   const { app } = services();
   // The same list GET /api/applets answers, searched, filtered, sorted and paged here.
   const all = await appletList(app);
-  const triggerErrors = new Map((await app.store.triggerState.lastErrors()).map((e) => [e.appletId, e.lastError]));
   const query: AppletListQuery = {
     q: one(sp.q),
     trigger: one(sp.trigger),
-    status: (["enabled", "disabled", "attention"] as const).find((s) => s === one(sp.status)),
+    status: (["enabled", "disabled", "paused", "attention"] as const).find((s) => s === one(sp.status)),
     sort: (["name", "last_run", "created"] as const).find((s) => s === one(sp.sort)),
     page: Number(one(sp.page) ?? 1) || 1,
   };
   const listed = listApplets(
-    all.map((a) => ({ ...a, triggerType: a.trigger_type, createdAt: a.created_at, lastStatus: a.last_run_status, lastAt: a.last_run_at, triggerError: triggerErrors.get(a.id) ?? null })),
+    all.map((a) => ({
+      ...a,
+      triggerType: a.trigger_type,
+      createdAt: a.created_at,
+      lastStatus: a.last_run_status,
+      lastAt: a.last_run_at,
+      triggerError: a.trigger_error,
+      overdueMs: a.next_check_overdue_ms,
+      failed24h: a.failed_24h,
+      pausedReason: a.paused_reason,
+    })),
     query,
   );
   const applets = listed.items;
@@ -74,6 +85,7 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
               <option value="">Any</option>
               <option value="enabled">Enabled</option>
               <option value="disabled">Disabled</option>
+              <option value="paused">Paused</option>
               <option value="attention">Needs attention</option>
             </select>
           </div>
@@ -138,8 +150,14 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
                         </span>
                       ) : null}
                       {needsAttention(a) ? (
-                        <span className="mt-0.5 block truncate text-xs text-red-700" data-testid="needs-attention" title={a.triggerError ?? undefined}>
-                          Needs attention: {a.triggerError ? "the trigger reports an error" : `the last run ${a.lastStatus}`}
+                        <span className="mt-1 flex flex-wrap items-center gap-x-2 gap-y-1 text-xs" data-testid="needs-attention">
+                          {a.triggerError ? <TriggerErrorMark message={a.triggerError} /> : null}
+                          {a.overdueMs != null ? (
+                            <span className="text-amber-800" data-testid="overdue-mark">
+                              next check was due {formatAge(a.overdueMs)} ago
+                            </span>
+                          ) : null}
+                          {a.lastStatus === "failed" || a.lastStatus === "dead" ? <span className="text-red-700">the last run {a.lastStatus}</span> : null}
                         </span>
                       ) : null}
                     </td>
@@ -167,7 +185,19 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
                         <span className="text-slate-400">never run</span>
                       )}
                     </td>
-                    <td className="td text-right tabular-nums">{a.runs_24h}</td>
+                    <td className="td text-right whitespace-nowrap tabular-nums">
+                      {a.runs_24h}
+                      {a.failed_24h > 0 ? (
+                        <Link
+                          href={`/runs?applet_id=${encodeURIComponent(a.id)}`}
+                          className="ml-2 rounded bg-red-50 px-1.5 py-0.5 text-xs font-medium text-red-800 ring-1 ring-red-200 hover:underline"
+                          data-testid="failed-24h"
+                          title={`${a.failed_24h} of the runs of the last 24 hours failed or died`}
+                        >
+                          {a.failed_24h} failed
+                        </Link>
+                      ) : null}
+                    </td>
                   </tr>
                 );
               })}

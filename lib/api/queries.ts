@@ -7,6 +7,7 @@ import type { Applet, AppletVersion, RunListFilter } from "../db/store";
 import { authorText, changeSummary } from "../applets/versions";
 import type { Definition } from "../definition";
 import { triggerRegistry } from "../triggers";
+import { overdueMs } from "../ui/overdue";
 import { actionTypesOf, runRow } from "./serialize";
 
 /**
@@ -103,16 +104,30 @@ export async function alertSettingsView(app: Pick<App, "store">) {
   };
 }
 
-/** GET /api/applets: every applet with its last 24 h of runs. */
+/**
+ * GET /api/applets: every applet with its last 24 h of runs and its trigger's health (the last
+ * check's error, an overdue next check): three reads for the whole list, whatever its length.
+ */
 export async function appletList(app: Reads) {
-  const since = new Date(app.clock.now().getTime() - 86_400_000).toISOString();
-  const stats = new Map((await app.store.runs.statsByApplet(since)).map((s) => [s.applet_id, s]));
-  return (await app.store.applets.list()).map((a) => ({
-    ...summary(a),
-    runs_24h: stats.get(a.id)?.runs_24h ?? 0,
-    last_run_status: stats.get(a.id)?.last_status ?? null,
-    last_run_at: stats.get(a.id)?.last_at ?? null,
-  }));
+  const now = app.clock.now();
+  const since = new Date(now.getTime() - 86_400_000).toISOString();
+  const [runStats, triggers, applets] = await Promise.all([app.store.runs.statsByApplet(since), app.store.triggerState.overview(), app.store.applets.list()]);
+  const stats = new Map(runStats.map((s) => [s.applet_id, s]));
+  const trigger = new Map(triggers.map((t) => [t.appletId, t]));
+  return applets.map((a) => {
+    const t = trigger.get(a.id);
+    return {
+      ...summary(a),
+      runs_24h: Number(stats.get(a.id)?.runs_24h ?? 0),
+      failed_24h: Number(stats.get(a.id)?.failed_24h ?? 0),
+      last_run_status: stats.get(a.id)?.last_status ?? null,
+      last_run_at: stats.get(a.id)?.last_at ?? null,
+      trigger_error: t?.lastError ?? null,
+      next_check_at: t?.nextRunAt ?? null,
+      // A disabled applet is not checked: its next check is never late.
+      next_check_overdue_ms: a.enabled ? overdueMs(t?.nextRunAt ?? null, now) : null,
+    };
+  });
 }
 
 /** An applet as GET /api/applets/:id and every write to it answer: its definition, webhook URL and trigger state. */

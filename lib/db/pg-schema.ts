@@ -176,6 +176,8 @@ export const workers = pgTable("workers", {
   seenAt: text("seen_at").notNull(),
   leaseUntil: text("lease_until").notNull(),
   fault: text("fault"),
+  smtpPort: integer("smtp_port"),
+  metrics: text("metrics"),
   ...timestamps,
 });
 

@@ -203,6 +203,10 @@ export const workers = sqliteTable("workers", {
   leaseUntil: text("lease_until").notNull(),
   /** What the worker could not do at its last heartbeat (a full disk, say); null when healthy. */
   fault: text("fault"),
+  /** The port its SMTP receiver listens on; null when it runs none (INBOUND_EMAIL=false) or it stopped listening. */
+  smtpPort: integer("smtp_port"),
+  /** Its in-memory counters (lib/metrics snapshot JSON) at the last heartbeat, for GET /metrics. */
+  metrics: text("metrics"),
   ...timestamps,
 });
 

@@ -586,6 +586,40 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect(stats.get("b")).toMatchObject({ last_status: "queued", last_at: iso(3000) });
       });
 
+      test("#18: statsByApplet counts failed and dead runs of the window; tally counts runs per applet and status, the queue and its oldest due run", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        await addApplet(store, "b");
+        expect(await store.runs.tally(iso(0), at(0))).toEqual({ byApplet: [], queued: 0, oldestDueAt: null });
+        // a: an old failed run (before the window), a failed and a dead one in it, one succeeded.
+        const settle = async (appletId: string, receivedAt: number, status: "failed" | "dead" | "succeeded") => {
+          await store.runs.ingest(input(appletId, { receivedAt: iso(receivedAt) }));
+          const run = (await store.runs.claim("w1", at(receivedAt + 1)))!;
+          expect(await store.runs.finish(run, status, [], status === "succeeded" ? null : "boom", at(receivedAt + 2))).toBe(true);
+        };
+        await settle("a", 0, "failed");
+        await settle("a", 1000, "failed");
+        await settle("a", 2000, "dead");
+        await settle("a", 3000, "succeeded");
+        // c: one running, one queued for later; b: one queued and due long ago.
+        await addApplet(store, "c");
+        await store.runs.ingest(input("c", { receivedAt: iso(4000) }));
+        expect((await store.runs.claim("w1", at(4001)))!.appletId).toBe("c");
+        await store.runs.ingest(input("b", { receivedAt: iso(100) }));
+        await store.runs.ingest(input("c", { receivedAt: iso(9000) }));
+        const stats = new Map((await store.runs.statsByApplet(iso(500))).map((s) => [s.applet_id, s]));
+        expect(Number(stats.get("a")!.failed_24h)).toBe(2);
+        expect(Number(stats.get("a")!.runs_24h)).toBe(3);
+        expect(Number(stats.get("b")!.failed_24h)).toBe(0);
+        const tally = await store.runs.tally(iso(500), at(5000));
+        const by = (t: typeof tally) => Object.fromEntries(t.byApplet.map((r) => [`${r.appletId}/${r.status}`, Number(r.count)]));
+        expect(by(tally)).toEqual({ "a/failed": 1, "a/dead": 1, "a/succeeded": 1, "b/queued": 1, "c/running": 1, "c/queued": 1 });
+        expect(Number(tally.queued)).toBe(2);
+        // c's queued run is due at 9000, not yet at 5000: the oldest due one is b's.
+        expect(tally.oldestDueAt).toBe(iso(100));
+        expect((await store.runs.tally(iso(500), at(50))).oldestDueAt).toBeNull();
+      });
+
       test("two workers claiming at once on two connections never get the same run", async () => {
         const store = await fresh();
         for (let i = 0; i < 10; i++) {
@@ -724,6 +758,20 @@ export function runStoreContract(options: StoreContractOptions): void {
         ]);
         await store.triggerState.save("z", { ...emptyTriggerState(), lastError: null }, iso(2));
         expect(await store.triggerState.lastErrors()).toEqual([{ appletId: "m", lastError: "poll: timed out" }]);
+      });
+
+      test("#18: overview lists every polled applet's last error, error count and next check, by applet id", async () => {
+        const store = await fresh();
+        expect(await store.triggerState.overview()).toEqual([]);
+        await addApplet(store, "z", { triggerType: "rss" });
+        await addApplet(store, "m", { triggerType: "schedule" });
+        await addApplet(store, "hook");
+        await store.triggerState.save("z", { ...emptyTriggerState(), lastError: "rss: not a feed", errorCount: 3, lastPolledAt: iso(1) }, iso(1));
+        await store.triggerState.setNextRunAt("m", iso(60_000), iso());
+        expect(await store.triggerState.overview()).toEqual([
+          { appletId: "m", lastError: null, errorCount: 0, nextRunAt: iso(60_000), lastPolledAt: null },
+          { appletId: "z", lastError: "rss: not a feed", errorCount: 3, nextRunAt: null, lastPolledAt: iso(1) },
+        ]);
       });
 
       test("listScheduled orders by next_run_at, filters due, types, enabled and limit; listUnscheduled", async () => {
@@ -882,8 +930,8 @@ export function runStoreContract(options: StoreContractOptions): void {
         await store.workers.heartbeat({ id: "w2", hostname: "h", pid: 11, now: at(1), leaseMs: 30_000, fault: "disk full" });
         expect((await store.jobLocks.get("worker_heartbeat"))!.lastRunAt).toBe(iso(1));
         expect(await store.workers.live(at(10))).toEqual([
-          { id: "w1", hostname: "h", pid: 10, seenAt: iso(0), leaseUntil: iso(30_000), fault: null, createdAt: iso(0) },
-          { id: "w2", hostname: "h", pid: 11, seenAt: iso(1), leaseUntil: iso(30_001), fault: "disk full", createdAt: iso(1) },
+          { id: "w1", hostname: "h", pid: 10, seenAt: iso(0), leaseUntil: iso(30_000), fault: null, smtpPort: null, metrics: null, createdAt: iso(0) },
+          { id: "w2", hostname: "h", pid: 11, seenAt: iso(1), leaseUntil: iso(30_001), fault: "disk full", smtpPort: null, metrics: null, createdAt: iso(1) },
         ]);
         await store.workers.heartbeat({ id: "w1", hostname: "h", pid: 10, now: at(20_000), leaseMs: 30_000, fault: null });
         expect((await store.workers.live(at(30_500))).map((w) => w.id)).toEqual(["w1"]);
@@ -894,6 +942,14 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect(await store.workers.prune(at(100_000))).toBe(1);
         expect(await store.workers.remove("w2")).toBe(true);
         expect(await store.workers.remove("w2")).toBe(false);
+      });
+
+      test("#18: a heartbeat stores the worker's SMTP port and metrics snapshot, and the next one replaces them", async () => {
+        const store = await fresh();
+        await store.workers.heartbeat({ id: "w1", hostname: "h", pid: 10, now: at(0), leaseMs: 30_000, fault: null, smtpPort: 2525, metrics: '[{"name":"x"}]' });
+        expect(await store.workers.live(at(1))).toEqual([expect.objectContaining({ id: "w1", smtpPort: 2525, metrics: '[{"name":"x"}]' })]);
+        await store.workers.heartbeat({ id: "w1", hostname: "h", pid: 10, now: at(10), leaseMs: 30_000, fault: null, smtpPort: null, metrics: "[]" });
+        expect(await store.workers.live(at(11))).toEqual([expect.objectContaining({ id: "w1", smtpPort: null, metrics: "[]" })]);
       });
     });
   });

@@ -42,6 +42,7 @@ export function runRoutes({ app, auth, streamPingMs }: ApiDeps) {
     .get("/api/stream", (c) =>
       streamRuns(app.bus, c.req.raw, {
         pingMs: streamPingMs,
+        nowMs: () => app.clock.now().getTime(),
         // A stream outlives its request: a logout elsewhere ends it at the next ping.
         stillAllowed: async () => (await auth.sessionOf(c.req.raw)) !== null,
       }),

@@ -181,6 +181,8 @@ export interface RunChange {
 export interface AppletRunStats {
   applet_id: string;
   runs_24h: number;
+  /** Of those, the runs that ended failed or dead. */
+  failed_24h: number;
   last_status: string | null;
   last_at: string | null;
 }
@@ -203,6 +205,25 @@ export interface PendingSlot {
   applet_id: string;
   trigger_type: string;
   pending_slot: string;
+}
+
+/** What the store says about the queue for GET /metrics and the Settings Health panel. */
+export interface RunTally {
+  /** Runs per applet and status: those created since `since`, and every queued and running one whatever its age. */
+  byApplet: { appletId: string; status: string; count: number }[];
+  /** Runs waiting in the queue (due now or for a later retry). */
+  queued: number;
+  /** The oldest next_attempt_at (created_at when it has none) of a queued run that is due at `now`; null when none is due. */
+  oldestDueAt: string | null;
+}
+
+/** A polled applet's trigger as the applets list shows it: its last error and when its next check is due. */
+export interface TriggerOverview {
+  appletId: string;
+  lastError: string | null;
+  errorCount: number;
+  nextRunAt: string | null;
+  lastPolledAt: string | null;
 }
 
 /** An applet whose trigger's last check failed, with that error (the applets list's "needs attention"). */
@@ -240,6 +261,10 @@ export interface Heartbeat {
   now: Date;
   leaseMs: number;
   fault: string | null;
+  /** The port its SMTP receiver listens on; null (or absent) when it runs none. */
+  smtpPort?: number | null;
+  /** Its in-memory counters (lib/metrics `snapshot`), stored as given; null (or absent): none. */
+  metrics?: string | null;
 }
 
 export interface SecretListing {
@@ -421,6 +446,11 @@ export interface TriggerStateStore {
   /** Every applet whose state holds a last_error (its trigger's last check failed), ordered by applet id; [] when none. */
   lastErrors(): Promise<TriggerError[]>;
   /**
+   * Every state row with a last_error or a next_run_at (the polled applets), ordered by applet id, in
+   * one read: the applets list's trigger error marks and overdue checks.
+   */
+  overview(): Promise<TriggerOverview[]>;
+  /**
    * Applets of `types` (joined with their state) that have a next_run_at, ordered by next_run_at
    * then applet id; `dueAt`: only next_run_at <= dueAt; `enabledOnly`; `limit`. An index seek on
    * next_run_at: cost proportional to the due rows, not the stored ones. [] when `types` is empty.
@@ -529,6 +559,12 @@ export interface RunsStore {
   changedAfter(at: string, id: string, limit?: number): Promise<RunChange[]>;
   /** Per applet (every applet, also those without runs): runs created since `since` and the latest run. */
   statsByApplet(since: string): Promise<AppletRunStats[]>;
+  /**
+   * GET /metrics and the Health panel: runs per applet and status (created since `since`, plus every
+   * queued and running one), the queue depth and its oldest due run at `now`. Index reads only: the
+   * queued and running runs through their partial indexes, the rest through created_at.
+   */
+  tally(since: string, now: Date): Promise<RunTally>;
 }
 
 /** Encrypted secrets (lib/secrets encrypts; the store keeps ciphertext only). */

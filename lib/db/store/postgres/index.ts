@@ -33,6 +33,7 @@ import type {
   SeedStore,
   Store,
   StoreAggregates,
+  TriggerOverview,
   TriggerStateStore,
   User,
   UsersStore,
@@ -450,6 +451,14 @@ function triggerStateStore(q: Queryable, begin: <T>(fn: (client: Queryable) => P
           `SELECT applet_id AS "appletId", last_error AS "lastError" FROM trigger_state WHERE last_error IS NOT NULL ORDER BY applet_id`,
         )
       ).rows,
+    overview: async () =>
+      (
+        await query<TriggerOverview>(
+          q,
+          `SELECT applet_id AS "appletId", last_error AS "lastError", error_count AS "errorCount", next_run_at AS "nextRunAt", last_polled_at AS "lastPolledAt"
+           FROM trigger_state WHERE last_error IS NOT NULL OR next_run_at IS NOT NULL ORDER BY applet_id`,
+        )
+      ).rows,
     listScheduled: async (opts) => {
       if (opts.types.length === 0) return [];
       const due = opts.dueAt !== undefined;
@@ -767,16 +776,38 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
 
     statsByApplet: async (since) =>
       (
-        await query<{ applet_id: string; runs_24h: number; last_status: string | null; last_at: string | null }>(
+        await query<{ applet_id: string; runs_24h: number; failed_24h: number; last_status: string | null; last_at: string | null }>(
           q,
           `SELECT a.id AS applet_id,
                   (SELECT COUNT(*)::int FROM runs r WHERE r.applet_id = a.id AND r.created_at >= $1) AS runs_24h,
+                  (SELECT COUNT(*)::int FROM runs r WHERE r.applet_id = a.id AND r.created_at >= $1 AND r.status IN ('failed', 'dead')) AS failed_24h,
                   l.status AS last_status, l.created_at AS last_at
            FROM applets a
            LEFT JOIN LATERAL (SELECT status, created_at FROM runs r WHERE r.applet_id = a.id ORDER BY r.created_at DESC LIMIT 1) l ON true`,
           [since],
         )
       ).rows,
+
+    tally: async (since, now) => {
+      const byApplet = (
+        await query<{ applet_id: string; status: string; n: number }>(
+          q,
+          `SELECT applet_id, status, COUNT(*)::int AS n FROM runs WHERE created_at >= $1 AND status NOT IN ('queued', 'running') GROUP BY applet_id, status
+           UNION ALL SELECT applet_id, 'queued', COUNT(*)::int FROM runs WHERE status = 'queued' GROUP BY applet_id
+           UNION ALL SELECT applet_id, 'running', COUNT(*)::int FROM runs WHERE status = 'running' GROUP BY applet_id`,
+          [since],
+        )
+      ).rows.map((r) => ({ appletId: r.applet_id, status: r.status, count: r.n }));
+      const t = (
+        await query<{ queued: number; oldest_due: string | null }>(
+          q,
+          `SELECT COUNT(*)::int AS queued, MIN(COALESCE(next_attempt_at, created_at)) FILTER (WHERE COALESCE(next_attempt_at, created_at) <= $1) AS oldest_due
+           FROM runs WHERE status = 'queued'`,
+          [now.toISOString()],
+        )
+      ).rows[0]!;
+      return { byApplet, queued: t.queued, oldestDueAt: t.oldest_due };
+    },
   };
 }
 
@@ -921,23 +952,39 @@ function workersStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promis
         const now = h.now.toISOString();
         await query(
           c,
-          `INSERT INTO workers (id, hostname, pid, seen_at, lease_until, fault, created_at, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $4, $4)
+          `INSERT INTO workers (id, hostname, pid, seen_at, lease_until, fault, smtp_port, metrics, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $4, $4)
            ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at, lease_until = excluded.lease_until,
-             fault = excluded.fault, updated_at = excluded.updated_at`,
-          [h.id, h.hostname, h.pid, now, new Date(h.now.getTime() + h.leaseMs).toISOString(), h.fault],
+             fault = excluded.fault, smtp_port = excluded.smtp_port, metrics = excluded.metrics, updated_at = excluded.updated_at`,
+          [h.id, h.hostname, h.pid, now, new Date(h.now.getTime() + h.leaseMs).toISOString(), h.fault, h.smtpPort ?? null, h.metrics ?? null],
         );
         await query(c, "UPDATE job_locks SET last_run_at = $1 WHERE name = 'worker_heartbeat'", [now]);
       }),
     remove: async (id) => (await query(q, "DELETE FROM workers WHERE id = $1", [id])).rowCount === 1,
     live: async (now) =>
       (
-        await query<{ id: string; hostname: string; pid: number; seen_at: string; lease_until: string; fault: string | null; created_at: string }>(
-          q,
-          "SELECT * FROM workers WHERE lease_until > $1 ORDER BY created_at, id",
-          [now.toISOString()],
-        )
-      ).rows.map((r) => ({ id: r.id, hostname: r.hostname, pid: r.pid, seenAt: r.seen_at, leaseUntil: r.lease_until, fault: r.fault, createdAt: r.created_at })),
+        await query<{
+          id: string;
+          hostname: string;
+          pid: number;
+          seen_at: string;
+          lease_until: string;
+          fault: string | null;
+          smtp_port: number | null;
+          metrics: string | null;
+          created_at: string;
+        }>(q, "SELECT * FROM workers WHERE lease_until > $1 ORDER BY created_at, id", [now.toISOString()])
+      ).rows.map((r) => ({
+        id: r.id,
+        hostname: r.hostname,
+        pid: r.pid,
+        seenAt: r.seen_at,
+        leaseUntil: r.lease_until,
+        fault: r.fault,
+        smtpPort: r.smtp_port,
+        metrics: r.metrics,
+        createdAt: r.created_at,
+      })),
     prune: async (before) =>
       (
         await query(

@@ -7,7 +7,7 @@ import type { Sqlite } from "./client";
 import { readJson } from "./json";
 import type { RunStatus, Step } from "../../../executor/types";
 import type { runs } from "../../schema";
-import type { AppletRunStats, ClaimedRun, FinalStatus, Ingested, IngestInput, RecoveredRun, Run, RunChange, RunListFilter, RecentEvent, StoredEvent } from "../types";
+import type { AppletRunStats, ClaimedRun, FinalStatus, Ingested, IngestInput, RecoveredRun, Run, RunChange, RunListFilter, RunTally, RecentEvent, StoredEvent } from "../types";
 import type { RawRow } from "./rows";
 
 type RunRowRaw = RawRow<typeof runs>;
@@ -187,6 +187,17 @@ export function createRunsRepo(sqlite: Sqlite, alerts: AlertsRepo) {
        AND (created_at < @createdAt OR (created_at = @createdAt AND id < @id)) LIMIT 1`,
   );
   // Keyset order (updated_at, id), so a page boundary inside one millisecond loses nothing.
+  // The finished runs of the window through runs_created_idx; queued and running ones through their
+  // partial indexes, however old (a backlog is what a dashboard must see).
+  const tallyByApplet = sqlite.prepare<[string], { applet_id: string; status: string; n: number }>(
+    `SELECT applet_id, status, COUNT(*) AS n FROM runs WHERE created_at >= ? AND status NOT IN ('queued', 'running') GROUP BY applet_id, status
+     UNION ALL SELECT applet_id, 'queued', COUNT(*) FROM runs WHERE status = 'queued' GROUP BY applet_id
+     UNION ALL SELECT applet_id, 'running', COUNT(*) FROM runs WHERE status = 'running' GROUP BY applet_id`,
+  );
+  const queueTally = sqlite.prepare<[{ now: string }], { queued: number; oldest_due: string | null }>(
+    `SELECT COUNT(*) AS queued, MIN(CASE WHEN COALESCE(next_attempt_at, created_at) <= @now THEN COALESCE(next_attempt_at, created_at) END) AS oldest_due
+     FROM runs WHERE status = 'queued'`,
+  );
   const changedAfter = sqlite.prepare<{ at: string; id: string; limit: number }, { id: string; applet_id: string; status: string; updated_at: string }>(
     `SELECT id, applet_id, status, updated_at FROM runs
      WHERE updated_at >= @at AND (updated_at > @at OR id > @id)
@@ -369,14 +380,22 @@ export function createRunsRepo(sqlite: Sqlite, alerts: AlertsRepo) {
     /** Runs created in the last 24 h and the latest run, per applet (applets list). */
     statsByApplet: (since: string): AppletRunStats[] =>
       sqlite
-        .prepare<[string], AppletRunStats>(
+        .prepare<[{ since: string }], AppletRunStats>(
           `SELECT a.id AS applet_id,
-                  (SELECT COUNT(*) FROM runs r WHERE r.applet_id = a.id AND r.created_at >= ?) AS runs_24h,
+                  (SELECT COUNT(*) FROM runs r WHERE r.applet_id = a.id AND r.created_at >= @since) AS runs_24h,
+                  (SELECT COUNT(*) FROM runs r WHERE r.applet_id = a.id AND r.created_at >= @since AND r.status IN ('failed', 'dead')) AS failed_24h,
                   (SELECT status FROM runs r WHERE r.applet_id = a.id ORDER BY r.created_at DESC LIMIT 1) AS last_status,
                   (SELECT created_at FROM runs r WHERE r.applet_id = a.id ORDER BY r.created_at DESC LIMIT 1) AS last_at
            FROM applets a`,
         )
-        .all(since),
+        .all({ since }),
+
+    /** Runs per applet and status, the queue depth and its oldest due run (GET /metrics). */
+    tally: (since: string, now: Date): RunTally => {
+      const byApplet = tallyByApplet.all(since).map((r) => ({ appletId: r.applet_id, status: r.status, count: r.n }));
+      const q = queueTally.get({ now: now.toISOString() })!;
+      return { byApplet, queued: q.queued, oldestDueAt: q.oldest_due };
+    },
   };
 }
 
