@@ -68,6 +68,7 @@ const ROUTER_ROUTES: [method: string, pattern: string, path: string][] = [
   ["POST", "/api/runs/:id/replay", "/api/runs/r1/replay"],
   ["GET", "/api/stream", "/api/stream"],
   ["POST", "/api/settings/sheets-test", "/api/settings/sheets-test"],
+  ["POST", "/api/account/password", "/api/account/password"],
   ["GET", "/api/tokens", "/api/tokens"],
   ["POST", "/api/tokens", "/api/tokens"],
   ["DELETE", "/api/tokens/:id", "/api/tokens/t1"],
@@ -416,7 +417,8 @@ describe("#19: API tokens", () => {
       n++;
       if (p === "/api/stream") continue; // an open stream; checked below with a GET that ends
       const withToken = await call(b.api, method, p, { headers: bearer(rw.token), body: { name: "X_TOKEN_TEST", value: "v" } });
-      const tokenRoute = p.startsWith("/api/tokens");
+      // Tokens and the password are managed with a session, never with a token.
+      const tokenRoute = p.startsWith("/api/tokens") || p.startsWith("/api/account/");
       expect(withToken.status, `${method} ${p}`).not.toBe(401);
       if (tokenRoute) expect(withToken.status, `${method} ${p}: tokens are managed with a session`).toBe(403);
       else expect(withToken.status, `${method} ${p}`).not.toBe(403);
