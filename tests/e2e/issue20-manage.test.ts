@@ -23,12 +23,71 @@ describe.skipIf(!hasChromium)("#20: managing applets, runs and the account", () 
     await app?.stop();
   }, 30_000);
 
-  // eslint-disable-next-line @typescript-eslint/no-unused-vars
   const post = async <T>(page: Page, path: string, data: unknown): Promise<T> => {
     const res = await page.request.post(path, { data });
     if (!res.ok()) throw new Error(`POST ${path}: ${res.status()} ${await res.text()}`);
     return (await res.json()) as T;
   };
+
+  it("#20: runs are found by error text and by a payload value; the failed ones are retried in bulk after a confirmation that says how many; a replay links to its original", async () => {
+    const { page, errors } = await signedInPage(browser!, app!);
+    const { applet } = await post<{ applet: { id: string } }>(page, "/api/applets", {
+      name: "Orders that fail",
+      definition: {
+        version: 1,
+        trigger: { type: "webhook", config: {} },
+        filter: { code: "throw new Error('order ' + trigger.body.order + ' has no customer')" },
+        actions: [{ type: "note", config: { filename: "orders.md", content: "{{trigger.body.order}}" } }],
+      },
+    });
+    const runIds: string[] = [];
+    for (const order of [1041, 1042, 1043]) runIds.push((await post<{ run_id: string }>(page, `/api/applets/${applet.id}/test`, { body: { order } })).run_id);
+    // Wait until the worker has failed all three.
+    for (const id of runIds) {
+      for (let i = 0; i < 600; i++) {
+        const res = await page.request.get(`/api/runs/${id}`);
+        if (((await res.json()) as { run: { status: string } }).run.status === "failed") break;
+        await page.waitForTimeout(100);
+      }
+    }
+    // By a value in the payload: one run.
+    await page.goto("/runs");
+    await page.getByLabel("Payload contains").fill("1042");
+    await page.getByRole("button", { name: "Filter" }).click();
+    await page.waitForURL(/payload=1042/);
+    await page.locator(`[data-run-id="${runIds[1]}"]`).waitFor();
+    expect(await page.locator("[data-run-id]").count()).toBe(1);
+    // By error text: all three.
+    await page.goto("/runs?error=has%20no%20customer");
+    for (const id of runIds) await page.locator(`[data-run-id="${id}"]`).waitFor();
+    expect(await page.locator("[data-run-id]").count()).toBe(3);
+    await page.getByTestId("select-all-runs").check();
+    await page.getByRole("button", { name: "Retry 3 runs…" }).click();
+    await page.getByTestId("bulk-retry-confirm").filter({ hasText: "Retry 3 runs?" }).waitFor();
+    await screenshot(page, "20-runs-bulk-retry-confirm");
+    await page.getByRole("button", { name: "Yes, retry 3 runs" }).click();
+    await page.getByTestId("bulk-retry-result").filter({ hasText: "Retried 3 runs." }).waitFor();
+    for (const id of runIds) {
+      const run = ((await (await page.request.get(`/api/runs/${id}`)).json()) as { run: { attempt: number } }).run;
+      expect(run.attempt).toBe(2);
+    }
+    await screenshot(page, "20-runs-search-bulk-retry");
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.getByTestId("select-all-runs").check();
+    await page.getByRole("button", { name: /Retry \d runs?…/ }).click();
+    await screenshot(page, "20-runs-search-bulk-retry-390");
+    await page.setViewportSize({ width: 1280, height: 900 });
+
+    // Replay: the new run says what it replays, and the original lists it.
+    await page.goto(`/runs/${runIds[0]}`);
+    await page.getByRole("button", { name: "Replay" }).click();
+    await page.waitForURL((u) => u.pathname.startsWith("/runs/") && !u.pathname.endsWith(runIds[0]!));
+    await page.getByTestId("replay-of").getByRole("link").click();
+    await page.waitForURL((u) => u.pathname.endsWith(runIds[0]!));
+    await page.getByTestId("replays").getByRole("link").first().waitFor();
+    expect(errors).toEqual([]);
+    await page.context().close();
+  }, 240_000);
 
   it("#20: the password is changed in Settings with the current one; another browser is signed out, this one stays", async () => {
     const { page, errors } = await signedInPage(browser!, app!);

@@ -66,6 +66,7 @@ const ROUTER_ROUTES: [method: string, pattern: string, path: string][] = [
   ["GET", "/api/runs/:id", "/api/runs/r1"],
   ["POST", "/api/runs/:id/retry", "/api/runs/r1/retry"],
   ["POST", "/api/runs/:id/replay", "/api/runs/r1/replay"],
+  ["POST", "/api/runs/bulk-retry", "/api/runs/bulk-retry"],
   ["GET", "/api/stream", "/api/stream"],
   ["POST", "/api/settings/sheets-test", "/api/settings/sheets-test"],
   ["POST", "/api/account/password", "/api/account/password"],
