@@ -3,6 +3,8 @@ import { EnabledToggle } from "@/components/EnabledToggle";
 import { LocalTime } from "@/components/LocalTime";
 import { PluginIcon } from "@/components/PluginIcon";
 import { StatusBadge } from "@/components/StatusBadge";
+import { ExampleApplets } from "@/components/ExampleApplets";
+import { exampleCards } from "@/lib/applets/example-cards";
 import { appletList } from "@/lib/api/queries";
 import { services } from "@/lib/services";
 import { listApplets, needsAttention, type AppletListQuery } from "@/lib/ui/applet-list";
@@ -110,6 +112,7 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
           <Link href="/applets/new" className="btn-primary mt-4">
             Create your first applet
           </Link>
+          <ExampleApplets examples={exampleCards(app.config.inboundDomain)} />
         </div>
       ) : (
         <div className="relative overflow-x-auto rounded-lg bg-white shadow-sm ring-1 ring-slate-200">

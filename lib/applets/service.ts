@@ -9,6 +9,7 @@ import { actionRegistry } from "../actions";
 import { firstRunOf, getTrigger, polledTrigger } from "../triggers";
 import { emptyTriggerState } from "../triggers/types";
 import { deleteEventFiles } from "../files/events";
+import { exampleByKey } from "./examples";
 
 export interface AppletInput {
   name: string;
@@ -111,6 +112,16 @@ export function createAppletService(app: Services) {
       if (!current) return null;
       const name = `${current.name} (copy)`.slice(0, 200);
       return this.create({ name, enabled: false, definition: current.definition });
+    },
+
+    /**
+     * Onboarding (#20): one of the ready examples (lib/applets/examples) as a new applet, disabled
+     * until its owner has looked at it; null for an unknown key.
+     */
+    async fromExample(key: string): Promise<Applet | null> {
+      const example = exampleByKey(key);
+      if (!example) return null;
+      return this.create({ name: example.name, enabled: false, definition: example.definition({ inboundDomain: app.config.inboundDomain }) });
     },
 
     /** "Send test event": a manual event with the given payload and a queued run. */

@@ -29,6 +29,24 @@ describe.skipIf(!hasChromium)("#20: managing applets, runs and the account", () 
     return (await res.json()) as T;
   };
 
+  it("#20: an empty install offers five ready examples; a click saves one as a disabled applet and opens it", async () => {
+    const { page, errors } = await signedInPage(browser!, app!);
+    await page.goto("/");
+    const examples = page.getByTestId("examples");
+    await examples.waitFor();
+    expect(await examples.getByRole("listitem").count()).toBe(5);
+    await screenshot(page, "20-applets-examples");
+    await page.setViewportSize({ width: 390, height: 844 });
+    await screenshot(page, "20-applets-examples-390");
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.getByRole("button", { name: "Use the example “Contact form → notes”" }).click();
+    await page.waitForURL(/\/applets\/[0-9a-f-]{36}$/);
+    await page.getByRole("heading", { name: "Contact form → notes" }).first().waitFor();
+    expect(await page.getByRole("switch").first().getAttribute("aria-checked")).toBe("false");
+    expect(errors).toEqual([]);
+    await page.context().close();
+  }, 240_000);
+
   it("#20: runs are found by error text and by a payload value; the failed ones are retried in bulk after a confirmation that says how many; a replay links to its original", async () => {
     const { page, errors } = await signedInPage(browser!, app!);
     const { applet } = await post<{ applet: { id: string } }>(page, "/api/applets", {

@@ -51,6 +51,7 @@ const ROUTER_ROUTES: [method: string, pattern: string, path: string][] = [
   ["GET", "/api/meta", "/api/meta"],
   ["GET", "/api/applets", "/api/applets"],
   ["POST", "/api/applets", "/api/applets"],
+  ["POST", "/api/applets/from-example", "/api/applets/from-example"],
   ["POST", "/api/applets/preview", "/api/applets/preview"],
   ["POST", "/api/applets/filter-test", "/api/applets/filter-test"],
   ["POST", "/api/triggers/fetch", "/api/triggers/fetch"],

@@ -43,6 +43,8 @@ const fetchBody = z.strictObject({
   config: record("config").optional(),
 });
 
+const exampleBody = z.strictObject({ key: z.string({ error: "key is required: which example (see the applets page)" }) });
+
 /** Applets: list, create, read, update, delete, enable/disable, a test event, and the editor's previews. */
 export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
   const notFound = { error: "no such applet" } as const;
@@ -52,6 +54,11 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
       const body = c.req.valid("json");
       const a = await applets.create({ name: body.name as string, enabled: body.enabled, definition: body.definition });
       return c.json({ applet: await appletDetailOf(app, a), warnings: await saveWarnings(app, a.definition) }, 201);
+    })
+    // Onboarding: a ready example (lib/applets/examples) becomes a disabled applet to edit.
+    .post("/api/applets/from-example", jsonBody("example", exampleBody), async (c) => {
+      const a = await applets.fromExample(c.req.valid("json").key);
+      return a ? c.json({ applet: await appletDetailOf(app, a) }, 201) : c.json({ error: "no such example" }, 404);
     })
     .post("/api/applets/preview", jsonBody("preview", previewBody), async (c) => {
       const body = c.req.valid("json");
