@@ -7,7 +7,8 @@ import { ExampleApplets } from "@/components/ExampleApplets";
 import { exampleCards } from "@/lib/applets/example-cards";
 import { appletList } from "@/lib/api/queries";
 import { services } from "@/lib/services";
-import { listApplets, needsAttention, type AppletListQuery } from "@/lib/ui/applet-list";
+import { listApplets, needsAttention, tagsInUse, type AppletListQuery } from "@/lib/ui/applet-list";
+import { TagChips, TagFilter } from "@/components/Tags";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Applets · whenthen" };
@@ -26,15 +27,17 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
     status: (["enabled", "disabled", "attention"] as const).find((s) => s === one(sp.status)),
     sort: (["name", "last_run", "created"] as const).find((s) => s === one(sp.sort)),
     page: Number(one(sp.page) ?? 1) || 1,
+    tag: one(sp.tag),
   };
   const listed = listApplets(
     all.map((a) => ({ ...a, triggerType: a.trigger_type, createdAt: a.created_at, lastStatus: a.last_run_status, lastAt: a.last_run_at, triggerError: triggerErrors.get(a.id) ?? null })),
     query,
   );
   const applets = listed.items;
-  const filtered = Boolean(query.q || query.trigger || query.status);
+  const filtered = Boolean(query.q || query.trigger || query.status || query.tag);
+  const tags = tagsInUse(all);
   const link = (extra: Record<string, string | undefined>) =>
-    "/?" + new URLSearchParams(Object.entries({ q: query.q, trigger: query.trigger, status: query.status, sort: query.sort, ...extra }).filter((e): e is [string, string] => Boolean(e[1]))).toString();
+    "/?" + new URLSearchParams(Object.entries({ q: query.q, trigger: query.trigger, status: query.status, tag: query.tag, sort: query.sort, ...extra }).filter((e): e is [string, string] => Boolean(e[1]))).toString();
   const triggerTypes = [...new Set(all.map((a) => a.trigger_type))].sort();
 
   return (
@@ -78,6 +81,7 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
               <option value="attention">Needs attention</option>
             </select>
           </div>
+          <TagFilter tags={tags} selected={query.tag} />
           <div>
             <label htmlFor="a-sort" className="field-label mb-1">
               Sort by
@@ -134,6 +138,7 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
                       <Link href={`/applets/${a.id}`} className="block truncate font-medium text-indigo-700 hover:underline">
                         {a.name}
                       </Link>
+                      <TagChips tags={a.tags} />
                       {needsAttention(a) ? (
                         <span className="mt-0.5 block truncate text-xs text-red-700" data-testid="needs-attention" title={a.triggerError ?? undefined}>
                           Needs attention: {a.triggerError ? "the trigger reports an error" : `the last run ${a.lastStatus}`}

@@ -56,6 +56,7 @@ function summary(a: Applet) {
     action_types: actionTypesOf(a),
     last_fired_at: a.lastFiredAt,
     run_count: a.runCount,
+    tags: a.tags,
     created_at: a.createdAt,
     updated_at: a.updatedAt,
   };

@@ -10,11 +10,14 @@ import { firstRunOf, getTrigger, polledTrigger } from "../triggers";
 import { emptyTriggerState } from "../triggers/types";
 import { deleteEventFiles } from "../files/events";
 import { exampleByKey } from "./examples";
+import { normaliseTags } from "./tags";
 
 export interface AppletInput {
   name: string;
   enabled?: boolean;
   definition: unknown;
+  /** Short labels (lib/applets/tags); absent on update keeps the stored ones. */
+  tags?: unknown;
 }
 
 /** One applet as exported: enough to recreate it with the same id and webhook URL. */
@@ -25,6 +28,8 @@ export interface ExportedApplet {
   webhook_token: string;
   definition: Definition;
   created_at?: string;
+  /** #20; an export from before tags has none. */
+  tags?: string[];
 }
 
 type Services = Pick<App, "store" | "clock" | "config" | "bus" | "log">;
@@ -33,8 +38,10 @@ type Services = Pick<App, "store" | "clock" | "config" | "bus" | "log">;
 export function createAppletService(app: Services) {
   const { store, clock } = app;
 
-  function validate(input: AppletInput): { name: string; definition: Definition } {
+  function validate(input: AppletInput): { name: string; definition: Definition; tags: string[] | undefined } {
     const problems: { path: string; message: string }[] = [];
+    const tagged = input?.tags === undefined ? null : normaliseTags(input.tags);
+    if (tagged && !tagged.ok) problems.push({ path: "tags", message: tagged.message });
     const name = typeof input?.name === "string" ? input.name.trim() : "";
     if (!name) problems.push({ path: "name", message: "required" });
     else if (name.length > 200) problems.push({ path: "name", message: "at most 200 characters" });
@@ -44,7 +51,7 @@ export function createAppletService(app: Services) {
     if (problems.length || !checked.ok) {
       throw new UserError(`applet: ${problems.length} problem(s): ${problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`, problems);
     }
-    return { name, definition: checked.definition };
+    return { name, definition: checked.definition, tags: tagged?.ok ? tagged.tags : undefined };
   }
 
   /** next_run_at has one source: this, on save and on enable. */
@@ -60,18 +67,18 @@ export function createAppletService(app: Services) {
   }
 
   function toExport(a: Applet): ExportedApplet {
-    return { id: a.id, name: a.name, enabled: a.enabled, webhook_token: a.webhookToken, definition: a.definition as unknown as Definition, created_at: a.createdAt };
+    return { id: a.id, name: a.name, enabled: a.enabled, webhook_token: a.webhookToken, definition: a.definition as unknown as Definition, created_at: a.createdAt, tags: a.tags };
   }
 
   return {
     validate,
 
     async create(input: AppletInput & { id?: string; webhookToken?: string; createdAt?: string }): Promise<Applet> {
-      const { name, definition } = validate(input);
+      const { name, definition, tags } = validate(input);
       const now = clock.now().toISOString();
       const id = input.id ?? newId();
       const enabled = input.enabled ?? true;
-      await store.applets.insert({ id, name, enabled, triggerType: definition.trigger.type, definition, webhookToken: input.webhookToken ?? newWebhookToken(), now, createdAt: input.createdAt });
+      await store.applets.insert({ id, name, enabled, triggerType: definition.trigger.type, definition, webhookToken: input.webhookToken ?? newWebhookToken(), now, createdAt: input.createdAt, tags: tags ?? [] });
       await schedule({ id, enabled, definition });
       return (await store.applets.get(id))!;
     },
@@ -79,10 +86,10 @@ export function createAppletService(app: Services) {
     async update(id: string, input: Partial<AppletInput>): Promise<Applet | null> {
       const current = await store.applets.get(id);
       if (!current) return null;
-      const merged = { name: input.name ?? current.name, enabled: input.enabled ?? current.enabled, definition: input.definition ?? current.definition };
-      const { name, definition } = validate(merged);
+      const merged = { name: input.name ?? current.name, enabled: input.enabled ?? current.enabled, definition: input.definition ?? current.definition, tags: input.tags };
+      const { name, definition, tags } = validate(merged);
       const triggerChanged = JSON.stringify(definition.trigger) !== JSON.stringify(current.definition.trigger);
-      await store.applets.update({ id, name, enabled: merged.enabled, triggerType: definition.trigger.type, definition, webhookToken: current.webhookToken, now: clock.now().toISOString() });
+      await store.applets.update({ id, name, enabled: merged.enabled, triggerType: definition.trigger.type, definition, webhookToken: current.webhookToken, now: clock.now().toISOString(), tags });
       if (triggerChanged || merged.enabled !== current.enabled) await schedule({ id, enabled: merged.enabled, definition });
       return store.applets.get(id);
     },
@@ -111,7 +118,7 @@ export function createAppletService(app: Services) {
       const current = await store.applets.get(id);
       if (!current) return null;
       const name = `${current.name} (copy)`.slice(0, 200);
-      return this.create({ name, enabled: false, definition: current.definition });
+      return this.create({ name, enabled: false, definition: current.definition, tags: current.tags });
     },
 
     /**
@@ -153,7 +160,7 @@ export function createAppletService(app: Services) {
       const skips = async (id: string) => mode === "skip" && !replaceIds.has(id) && (await store.applets.get(id)) !== null;
       if (!Array.isArray(items)) throw new UserError("import: expected a JSON array of applets", [{ path: "", message: "expected an array" }]);
       const problems: { path: string; message: string }[] = [];
-      const valid: { index: number; item: ExportedApplet; definition: Definition; name: string }[] = [];
+      const valid: { index: number; item: ExportedApplet; definition: Definition; name: string; tags: string[] | undefined }[] = [];
       const seen = new Set<string>();
       // token -> position in the file
       const tokens = new Map<string, number>();
@@ -163,7 +170,7 @@ export function createAppletService(app: Services) {
           problems.push({ path: `${i}`, message: "expected an object" });
           continue;
         }
-        const extra = Object.keys(item).filter((k) => !["id", "name", "enabled", "webhook_token", "definition", "created_at"].includes(k));
+        const extra = Object.keys(item).filter((k) => !["id", "name", "enabled", "webhook_token", "definition", "created_at", "tags"].includes(k));
         if (extra.length) problems.push({ path: `${i}`, message: `unknown key${extra.length > 1 ? "s" : ""}: ${extra.join(", ")}` });
         const idProblem = appletIdProblem(item.id);
         if (idProblem) problems.push({ path: `${i}.id`, message: idProblem });
@@ -178,7 +185,7 @@ export function createAppletService(app: Services) {
         }
         if (item.enabled !== undefined && typeof item.enabled !== "boolean") problems.push({ path: `${i}.enabled`, message: "must be true or false" });
         try {
-          const v = validate({ name: item.name ?? "", definition: item.definition });
+          const v = validate({ name: item.name ?? "", definition: item.definition, tags: item.tags });
           if (typeof item.id === "string" && !overwrite && (await store.applets.get(item.id))) {
             problems.push({ path: `${i}.id`, message: `an applet with id ${item.id} exists; import with overwrite to replace it` });
           }
@@ -212,11 +219,12 @@ export function createAppletService(app: Services) {
           const current = await tx.applets.get(item.id);
           if (current && current.webhookToken !== item.webhook_token) await tx.applets.setWebhookToken(item.id, `import-${newWebhookToken()}`);
         }
-        for (const { item, definition, name } of valid) {
+        for (const { item, definition, name, tags } of valid) {
           const enabled = item.enabled !== false;
           const now = clock.now().toISOString();
           const createdAt = item.created_at === undefined ? now : new Date(item.created_at).toISOString();
-          const row = { id: item.id, name, enabled, triggerType: definition.trigger.type, definition, webhookToken: item.webhook_token, now, createdAt };
+          // An export from before tags replaces an applet with no tags: the file is what it restores.
+          const row = { id: item.id, name, enabled, triggerType: definition.trigger.type, definition, webhookToken: item.webhook_token, now, createdAt, tags: tags ?? [] };
           if (await tx.applets.get(item.id)) {
             await tx.applets.update(row);
             replaced.push(item.id);

@@ -31,6 +31,8 @@ export const applets = sqliteTable(
     webhookToken: text("webhook_token").notNull().unique(),
     lastFiredAt: text("last_fired_at"),
     runCount: integer("run_count").notNull().default(0),
+    /** A JSON array of short labels (#20), for the applets list's tag filter; export carries it. */
+    tags: text("tags", { mode: "json" }).notNull().default(sql`'[]'`),
     ...timestamps,
   },
   (t) => [index("applets_trigger_type_idx").on(t.triggerType, t.enabled)],

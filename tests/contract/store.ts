@@ -105,6 +105,20 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect(await store.applets.get("a")).toBeNull();
       });
 
+      test("#20: tags are stored as given, [] by default; an update without tags keeps them, with tags replaces them", async () => {
+        const store = await fresh();
+        await addApplet(store, "plain");
+        expect((await store.applets.get("plain"))!.tags).toEqual([]);
+        await store.applets.insert({ id: "t", name: "t", enabled: true, triggerType: "webhook", definition, webhookToken: token(), now: iso(), tags: ["Work", "finance/receipts"] });
+        expect((await store.applets.get("t"))!.tags).toEqual(["Work", "finance/receipts"]);
+        const t = (await store.applets.get("t"))!;
+        await store.applets.update({ id: "t", name: "renamed", enabled: true, triggerType: "webhook", definition, webhookToken: t.webhookToken, now: iso(1) });
+        expect(await store.applets.get("t")).toMatchObject({ name: "renamed", tags: ["Work", "finance/receipts"] });
+        await store.applets.update({ id: "t", name: "renamed", enabled: true, triggerType: "webhook", definition, webhookToken: t.webhookToken, now: iso(2), tags: [] });
+        expect((await store.applets.get("t"))!.tags).toEqual([]);
+        expect((await store.applets.list()).map((a) => a.tags)).toEqual([[], []]);
+      });
+
       test("webhook tokens are unique; byWebhookToken and setWebhookToken", async () => {
         const store = await fresh();
         await addApplet(store, "a");

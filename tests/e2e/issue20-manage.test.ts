@@ -43,6 +43,19 @@ describe.skipIf(!hasChromium)("#20: managing applets, runs and the account", () 
     await page.waitForURL(/\/applets\/[0-9a-f-]{36}$/);
     await page.getByRole("heading", { name: "Contact form → notes" }).first().waitFor();
     expect(await page.getByRole("switch").first().getAttribute("aria-checked")).toBe("false");
+    // Tags, edited on the applet and filtered by in the list.
+    const tags = page.getByTestId("tags-editor");
+    await tags.getByLabel("Tags").fill("laptop, Inbox");
+    await tags.getByRole("button", { name: "Save tags" }).click();
+    await tags.getByText("Saved.").waitFor();
+    await post(page, "/api/applets/from-example", { key: "schedule-to-email" });
+    await page.goto("/");
+    await page.getByLabel("Tag").selectOption("Inbox");
+    await page.getByRole("button", { name: "Show" }).click();
+    await page.waitForURL(/tag=Inbox/);
+    expect(await page.getByRole("link", { name: "Contact form → notes" }).count()).toBe(1);
+    expect(await page.getByRole("link", { name: "Weekday standup reminder" }).count()).toBe(0);
+    await screenshot(page, "20-applets-tag-filter");
     expect(errors).toEqual([]);
     await page.context().close();
   }, 240_000);

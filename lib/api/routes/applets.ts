@@ -24,6 +24,7 @@ const appletBody = z.strictObject({
   name: z.string({ error: "name must be text" }).optional(),
   enabled: z.boolean({ error: "enabled must be true or false" }).optional(),
   definition: z.unknown().optional(),
+  tags: z.array(z.string({ error: "each tag must be text" }), { error: "tags must be a list of words" }).optional(),
 });
 
 const previewBody = z.strictObject({
@@ -52,7 +53,7 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
     .get("/api/applets", async (c) => c.json({ applets: await appletList(app) }))
     .post("/api/applets", jsonBody("applet", appletBody), async (c) => {
       const body = c.req.valid("json");
-      const a = await applets.create({ name: body.name as string, enabled: body.enabled, definition: body.definition });
+      const a = await applets.create({ name: body.name as string, enabled: body.enabled, definition: body.definition, tags: body.tags });
       return c.json({ applet: await appletDetailOf(app, a), warnings: await saveWarnings(app, a.definition) }, 201);
     })
     // Onboarding: a ready example (lib/applets/examples) becomes a disabled applet to edit.

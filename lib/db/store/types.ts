@@ -38,9 +38,11 @@ type WorkerColumns = typeof workers.$inferSelect;
 type JobLockColumns = typeof jobLocks.$inferSelect;
 
 /** An applet: the whole definition as one JSON document (validated by lib/definition on the way in). */
-export type Applet = Omit<AppletColumns, "enabled" | "definition"> & {
+export type Applet = Omit<AppletColumns, "enabled" | "definition" | "tags"> & {
   enabled: boolean;
   definition: Record<string, unknown>;
+  /** Short labels (#20), as lib/applets/tags normalised them; [] when none. */
+  tags: string[];
 };
 
 /** What `applets.insert` / `applets.update` write. `now` is updated_at (and created_at unless given). */
@@ -53,6 +55,8 @@ export interface AppletInsert {
   webhookToken: string;
   now: string;
   createdAt?: string;
+  /** Insert: [] when absent. Update: absent keeps the stored tags. */
+  tags?: string[];
 }
 
 /** The four columns the webhook hot path reads. `definition` is the stored JSON text (parsed lazily by the ingress). */

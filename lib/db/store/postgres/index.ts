@@ -177,6 +177,7 @@ interface AppletRaw {
   webhook_token: string;
   last_fired_at: string | null;
   run_count: number;
+  tags: unknown;
   created_at: string;
   updated_at: string;
 }
@@ -190,11 +191,12 @@ const toApplet = (r: AppletRaw): Applet => ({
   webhookToken: r.webhook_token,
   lastFiredAt: r.last_fired_at,
   runCount: r.run_count,
+  tags: Array.isArray(r.tags) ? (r.tags as unknown[]).filter((t): t is string => typeof t === "string") : [],
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
 
-const appletParams = (a: AppletInsert) => [a.id, a.name, a.enabled ? 1 : 0, a.triggerType, JSON.stringify(a.definition), a.webhookToken, a.now, a.createdAt ?? a.now];
+const appletParams = (a: AppletInsert) => [a.id, a.name, a.enabled ? 1 : 0, a.triggerType, JSON.stringify(a.definition), a.webhookToken, a.now, a.createdAt ?? a.now, a.tags === undefined ? null : JSON.stringify(a.tags)];
 
 function appletsStore(q: Queryable): AppletsStore {
   return {
@@ -208,8 +210,8 @@ function appletsStore(q: Queryable): AppletsStore {
     insert: async (a) => {
       await query(
         q,
-        `INSERT INTO applets (id, name, enabled, trigger_type, definition, webhook_token, run_count, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5::json, $6, 0, $8, $7)`,
+        `INSERT INTO applets (id, name, enabled, trigger_type, definition, webhook_token, run_count, tags, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5::json, $6, 0, COALESCE($9::json, '[]'::json), $8, $7)`,
         appletParams(a),
       );
     },
@@ -217,8 +219,8 @@ function appletsStore(q: Queryable): AppletsStore {
       ((
         await query(
           q,
-          "UPDATE applets SET name = $2, enabled = $3, trigger_type = $4, definition = $5::json, webhook_token = $6, updated_at = $7 WHERE id = $1",
-          appletParams(a).slice(0, 7),
+          "UPDATE applets SET name = $2, enabled = $3, trigger_type = $4, definition = $5::json, webhook_token = $6, updated_at = $7, tags = COALESCE($8::json, tags) WHERE id = $1",
+          [...appletParams(a).slice(0, 7), a.tags === undefined ? null : JSON.stringify(a.tags)],
         )
       ).rowCount ?? 0) > 0,
     setEnabled: async (id, enabled, now) =>

@@ -15,9 +15,20 @@ const toApplet = (r: AppletRowRaw): Applet => ({
   webhookToken: r.webhook_token,
   lastFiredAt: r.last_fired_at,
   runCount: r.run_count,
+  tags: readTags(r.tags),
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
+
+/** A tags column that is not a JSON array of text (written by hand) reads as no tags: it must not make the applet unreadable. */
+function readTags(text: string): string[] {
+  try {
+    const v = JSON.parse(text) as unknown;
+    return Array.isArray(v) ? v.filter((t): t is string => typeof t === "string") : [];
+  } catch {
+    return [];
+  }
+}
 
 export type AppletsRepo = ReturnType<typeof createAppletsRepo>;
 
@@ -25,12 +36,12 @@ export function createAppletsRepo(sqlite: Sqlite) {
   const byId = sqlite.prepare<[string], AppletRowRaw>("SELECT * FROM applets WHERE id = ?");
   const all = sqlite.prepare<[], AppletRowRaw>("SELECT * FROM applets ORDER BY created_at, id");
   const insert = sqlite.prepare(
-    `INSERT INTO applets (id, name, enabled, trigger_type, definition, webhook_token, run_count, created_at, updated_at)
-     VALUES (@id, @name, @enabled, @triggerType, @definition, @webhookToken, 0, @createdAt, @now)`,
+    `INSERT INTO applets (id, name, enabled, trigger_type, definition, webhook_token, run_count, tags, created_at, updated_at)
+     VALUES (@id, @name, @enabled, @triggerType, @definition, @webhookToken, 0, COALESCE(@tags, '[]'), @createdAt, @now)`,
   );
   const update = sqlite.prepare(
     `UPDATE applets SET name = @name, enabled = @enabled, trigger_type = @triggerType, definition = @definition,
-       webhook_token = @webhookToken, updated_at = @now WHERE id = @id`,
+       webhook_token = @webhookToken, tags = COALESCE(@tags, tags), updated_at = @now WHERE id = @id`,
   );
   const setEnabled = sqlite.prepare("UPDATE applets SET enabled = ?, updated_at = ? WHERE id = ?");
   const setToken = sqlite.prepare("UPDATE applets SET webhook_token = ? WHERE id = ?");
@@ -52,6 +63,7 @@ export function createAppletsRepo(sqlite: Sqlite) {
     webhookToken: a.webhookToken,
     now: a.now,
     createdAt: a.createdAt ?? a.now,
+    tags: a.tags === undefined ? null : JSON.stringify(a.tags),
   });
 
   return {
