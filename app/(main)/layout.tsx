@@ -27,7 +27,7 @@ export default function MainLayout({ children }: { children: React.ReactNode }) 
           </div>
         </div>
       </aside>
-      <main className="min-w-0 flex-1 px-4 py-4 md:px-8 md:py-6">{children}</main>
+      <main id="main" tabIndex={-1} className="min-w-0 flex-1 px-4 py-4 md:px-8 md:py-6">{children}</main>
     </div>
   );
 }

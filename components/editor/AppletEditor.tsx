@@ -19,6 +19,7 @@ import { TransformForm } from "./TransformForm";
 import { TriggerStep } from "./TriggerStep";
 import { usePreview } from "./usePreview";
 import { useUnsavedGuard } from "./useUnsavedGuard";
+import { useSaveShortcut } from "./useSaveShortcut";
 
 export interface EditorApplet {
   id: string;
@@ -141,6 +142,9 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
       router.push(`/applets/${answer.id}`);
     }
   }
+
+  // Ctrl/Cmd+S: the same save as the button, once a trigger is picked.
+  useSaveShortcut(() => void save(), Boolean(trigger) && !saving);
 
   return (
     <div className="flex flex-col gap-5">

@@ -74,13 +74,8 @@ describe.skipIf(!hasChromium)("#20: managing applets, runs and the account", () 
     const runIds: string[] = [];
     for (const order of [1041, 1042, 1043]) runIds.push((await post<{ run_id: string }>(page, `/api/applets/${applet.id}/test`, { body: { order } })).run_id);
     // Wait until the worker has failed all three.
-    for (const id of runIds) {
-      for (let i = 0; i < 600; i++) {
-        const res = await page.request.get(`/api/runs/${id}`);
-        if (((await res.json()) as { run: { status: string } }).run.status === "failed") break;
-        await page.waitForTimeout(100);
-      }
-    }
+    const statusOf = async (id: string) => ((await (await page.request.get(`/api/runs/${id}`)).json()) as { run: { status: string } }).run.status;
+    for (const id of runIds) await expect.poll(() => statusOf(id), { timeout: 180_000, interval: 250 }).toBe("failed");
     // By a value in the payload: one run.
     await page.goto("/runs");
     await page.getByLabel("Payload contains").fill("1042");
@@ -116,6 +111,36 @@ describe.skipIf(!hasChromium)("#20: managing applets, runs and the account", () 
     await page.getByTestId("replay-of").getByRole("link").click();
     await page.waitForURL((u) => u.pathname.endsWith(runIds[0]!));
     await page.getByTestId("replays").getByRole("link").first().waitFor();
+    expect(errors).toEqual([]);
+    await page.context().close();
+  }, 420_000);
+
+  it("#20: keyboard — a skip link first on every page, Ctrl+S saves in the editor, and a refused save puts the focus on the first error", async () => {
+    const { page, errors } = await signedInPage(browser!, app!);
+    for (const path of ["/", "/runs", "/settings", "/applets/new"]) {
+      await page.goto(path);
+      await page.keyboard.press("Tab");
+      expect(await page.evaluate(() => document.activeElement?.textContent), path).toBe("Skip to content");
+      await page.keyboard.press("Enter");
+      expect(await page.evaluate(() => document.activeElement?.id), path).toBe("main");
+    }
+    // A refused save (an empty required field) by Ctrl+S: the focus lands on the field.
+    await page.goto("/applets/new");
+    await page.getByTestId("trigger-card-webhook").click();
+    await page.getByTestId("action-card-note").click();
+    await page.locator("#applet-name").fill("Keyboard test");
+    await page.keyboard.press("Control+s");
+    await page.getByTestId("save-problems").waitFor();
+    await page.waitForFunction(() => document.activeElement?.getAttribute("aria-invalid") === "true", undefined, { timeout: 10_000 }).catch(() => undefined);
+    expect(await page.evaluate(() => document.activeElement?.getAttribute("aria-invalid"))).toBe("true");
+    // Fixed, Ctrl+S saves and opens the applet; there, Ctrl+S saves an edit in place.
+    const { applet } = await post<{ applet: { id: string } }>(page, "/api/applets/from-example", { key: "webhook-to-note" });
+    await page.goto(`/applets/${applet.id}`);
+    await page.locator("#applet-name").fill("Contact form → notes (renamed by Ctrl+S)");
+    await page.keyboard.press("Control+s");
+    await page.getByText("Saved.", { exact: true }).first().waitFor();
+    const stored = ((await (await page.request.get(`/api/applets/${applet.id}`)).json()) as { applet: { name: string } }).applet;
+    expect(stored.name).toBe("Contact form → notes (renamed by Ctrl+S)");
     expect(errors).toEqual([]);
     await page.context().close();
   }, 240_000);
