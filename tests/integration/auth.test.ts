@@ -63,6 +63,8 @@ const ROUTER_ROUTES: [method: string, pattern: string, path: string][] = [
   ["POST", "/api/applets/:id/test", "/api/applets/a1/test"],
   ["GET", "/api/applets/:id/events", "/api/applets/a1/events"],
   ["POST", "/api/applets/:id/duplicate", "/api/applets/a1/duplicate"],
+  ["POST", "/api/applets/:id/listen", "/api/applets/a1/listen"],
+  ["DELETE", "/api/applets/:id/listen", "/api/applets/a1/listen"],
   ["GET", "/api/runs", "/api/runs?status=failed"],
   ["GET", "/api/runs/:id", "/api/runs/r1"],
   ["POST", "/api/runs/:id/retry", "/api/runs/r1/retry"],

@@ -12,6 +12,7 @@ import { appletDetail, appletDetailOf, appletList } from "../queries";
 import { recentEvents } from "../samples";
 import { jsonBody } from "../validate";
 import { saveWarnings } from "../warnings";
+import { listenersOf } from "../../webhooks/listen";
 
 const record = (field: string) => z.record(z.string(), z.unknown(), { error: `${field} must be a JSON object` });
 
@@ -139,6 +140,18 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
     .get("/api/applets/:id/events", async (c) => {
       const id = c.req.param("id");
       return (await app.store.applets.get(id)) ? c.json({ events: await recentEvents(app, id) }, 200) : c.json(notFound, 404);
+    })
+    // "Listen for test event" (#20): the next request to this webhook applet is kept as a sample,
+    // also while it is disabled (lib/webhooks/listen); the editor polls /events for it.
+    .post("/api/applets/:id/listen", async (c) => {
+      const a = await app.store.applets.get(c.req.param("id"));
+      if (!a) return c.json(notFound, 404);
+      if (triggerRegistry.get(a.triggerType)?.feed !== "http") throw new UserError(`listen: only an applet fed by requests (a webhook) can listen; this one is ${a.triggerType}`, [{ path: "trigger", message: a.triggerType }]);
+      return c.json({ listening_until: listenersOf(app.bus).start(a.id, app.clock.now()), webhook_url: `${app.config.publicUrl}/api/hooks/${a.id}/${a.webhookToken}` }, 200);
+    })
+    .delete("/api/applets/:id/listen", (c) => {
+      listenersOf(app.bus).stop(c.req.param("id"));
+      return c.json({ listening: false }, 200);
     })
     .post("/api/applets/:id/duplicate", async (c) => {
       const a = await applets.duplicate(c.req.param("id"));
