@@ -20,6 +20,8 @@ import {
 export interface SessionUser {
   userId: string;
   email: string;
+  /** Set when the request came with an API token (it acts for the admin): which one, for "who saved this" (applet versions). */
+  token?: { id: string; name: string };
 }
 
 export interface Credentials {
@@ -117,7 +119,7 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
     if (path === "/api/tokens" || path.startsWith("/api/tokens/")) return refuse(403, "API tokens are managed in Settings while signed in, not with a token");
     if (path.startsWith("/api/account/")) return refuse(403, "the password is changed in Settings while signed in, not with a token");
     if (identity.readOnly && req.method !== "GET" && req.method !== "HEAD") return refuse(403, `the token “${identity.name}” is read-only; a ${req.method} needs a token that may write`);
-    return { userId: admin.id, email: admin.email };
+    return { userId: admin.id, email: admin.email, token: { id: identity.tokenId, name: identity.name } };
   }
 
   const hasUser = async (): Promise<boolean> => (userExists ||= (await users.count()) > 0);

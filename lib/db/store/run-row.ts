@@ -16,6 +16,7 @@ export interface RunRowRaw {
   finished_at: string | null;
   error: string | null;
   steps: string;
+  applet_version: number | null;
   created_at: string;
   updated_at: string;
 }
@@ -35,6 +36,7 @@ export const toRun = (r: RunRowRaw, readSteps: (text: string) => { steps: Step[]
   finishedAt: r.finished_at,
   error: r.error,
   ...readSteps(r.steps),
+  appletVersion: r.applet_version,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });

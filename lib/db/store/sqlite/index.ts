@@ -2,6 +2,7 @@ import path from "node:path";
 import type { Clock } from "../../../core/clock";
 import type { Logger } from "../../../core/log";
 import type {
+  AlertsStore,
   ApiTokensStore,
   AppletsStore,
   JobLocksStore,
@@ -15,6 +16,7 @@ import type {
   UsersStore,
   WorkersStore,
 } from "../types";
+import { createAlertsRepo } from "./alerts";
 import { createApiTokensRepo } from "./api-tokens";
 import { createAppletsRepo } from "./applets";
 import { startWalCheckpointer } from "./checkpoint";
@@ -34,10 +36,12 @@ type Async<T> = { [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (
 
 /** The synchronous repos over one connection (today's prepared statements, unchanged). */
 function createRepos(sqlite: Sqlite) {
+  const alerts = createAlertsRepo(sqlite);
   return {
+    alerts: alerts.store,
     applets: createAppletsRepo(sqlite),
-    triggerState: createTriggerStateRepo(sqlite),
-    runs: createRunsRepo(sqlite),
+    triggerState: createTriggerStateRepo(sqlite, alerts),
+    runs: createRunsRepo(sqlite, alerts),
     secrets: createSecretsRepo(sqlite),
     users: createUsersRepo(sqlite),
     jobLocks: createJobLocksRepo(sqlite),
@@ -69,7 +73,8 @@ function aggregates(repos: Repos, call: <R>(fn: () => R) => Promise<R>): StoreAg
   const seed: SeedStore = wrap(repos.seed, call);
   const maintenance: MaintenanceStore = wrap(repos.maintenance, call);
   const apiTokens: ApiTokensStore = wrap(repos.apiTokens, call);
-  return { applets, triggerState, runs, secrets, users, jobLocks, workers, seed, maintenance, apiTokens };
+  const alerts: AlertsStore = wrap(repos.alerts, call);
+  return { applets, triggerState, runs, secrets, users, jobLocks, workers, seed, maintenance, apiTokens, alerts };
 }
 
 /**
