@@ -34,7 +34,7 @@ export default async function MainLayout({ children }: { children: React.ReactNo
           </div>
         </div>
       </aside>
-      <main className="min-w-0 flex-1 px-4 py-4 md:px-8 md:py-6">
+      <main id="main" tabIndex={-1} className="min-w-0 flex-1 px-4 py-4 md:px-8 md:py-6">
         <HealthBanner initial={banner && healthAt(banner, app.clock.now().getTime())} />
         {children}
       </main>

@@ -5,10 +5,13 @@ import { PausedNote } from "@/components/PausedNote";
 import { PluginIcon } from "@/components/PluginIcon";
 import { StatusBadge } from "@/components/StatusBadge";
 import { TriggerErrorMark } from "@/components/TriggerErrorMark";
+import { ExampleApplets } from "@/components/ExampleApplets";
+import { exampleCards } from "@/lib/applets/example-cards";
 import { appletList } from "@/lib/api/queries";
 import { services } from "@/lib/services";
-import { listApplets, needsAttention, type AppletListQuery } from "@/lib/ui/applet-list";
+import { listApplets, needsAttention, tagsInUse, type AppletListQuery } from "@/lib/ui/applet-list";
 import { formatAge } from "@/lib/ui/overdue";
+import { TagChips, TagFilter } from "@/components/Tags";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Applets · whenthen" };
@@ -26,6 +29,7 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
     status: (["enabled", "disabled", "paused", "attention"] as const).find((s) => s === one(sp.status)),
     sort: (["name", "last_run", "created"] as const).find((s) => s === one(sp.sort)),
     page: Number(one(sp.page) ?? 1) || 1,
+    tag: one(sp.tag),
   };
   const listed = listApplets(
     all.map((a) => ({
@@ -42,9 +46,10 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
     query,
   );
   const applets = listed.items;
-  const filtered = Boolean(query.q || query.trigger || query.status);
+  const filtered = Boolean(query.q || query.trigger || query.status || query.tag);
+  const tags = tagsInUse(all);
   const link = (extra: Record<string, string | undefined>) =>
-    "/?" + new URLSearchParams(Object.entries({ q: query.q, trigger: query.trigger, status: query.status, sort: query.sort, ...extra }).filter((e): e is [string, string] => Boolean(e[1]))).toString();
+    "/?" + new URLSearchParams(Object.entries({ q: query.q, trigger: query.trigger, status: query.status, tag: query.tag, sort: query.sort, ...extra }).filter((e): e is [string, string] => Boolean(e[1]))).toString();
   const triggerTypes = [...new Set(all.map((a) => a.trigger_type))].sort();
 
   return (
@@ -89,6 +94,7 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
               <option value="attention">Needs attention</option>
             </select>
           </div>
+          <TagFilter tags={tags} selected={query.tag} />
           <div>
             <label htmlFor="a-sort" className="field-label mb-1">
               Sort by
@@ -123,6 +129,7 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
           <Link href="/applets/new" className="btn-primary mt-4">
             Create your first applet
           </Link>
+          <ExampleApplets examples={exampleCards(app.config.inboundDomain)} />
         </div>
       ) : (
         <div className="relative overflow-x-auto rounded-lg bg-white shadow-sm ring-1 ring-slate-200">
@@ -144,6 +151,7 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
                       <Link href={`/applets/${a.id}`} className="block truncate font-medium text-indigo-700 hover:underline">
                         {a.name}
                       </Link>
+                      <TagChips tags={a.tags} />
                       {a.paused_reason ? (
                         <span className="mt-0.5 block text-xs font-medium text-amber-800" data-testid="paused-mark">
                           <PausedNote reason={a.paused_reason} at={a.paused_at} />

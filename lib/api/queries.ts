@@ -18,6 +18,9 @@ import { actionTypesOf, runRow } from "./serialize";
 
 type Reads = Pick<App, "config" | "clock" | "store" | "secrets">;
 
+/** How many replays a run's page lists under the original. */
+export const REPLAYS_SHOWN = 20;
+
 /** GET /api/meta: the plug-in catalog the editor builds its forms from, and the settings page's facts. */
 export async function meta(app: Pick<App, "config">) {
   return {
@@ -56,6 +59,7 @@ function summary(a: Applet) {
     action_types: actionTypesOf(a),
     last_fired_at: a.lastFiredAt,
     run_count: a.runCount,
+    tags: a.tags,
     version: a.version,
     created_at: a.createdAt,
     updated_at: a.updatedAt,
@@ -186,7 +190,8 @@ export async function appletVersion(app: Reads, id: string, n: number) {
 export async function runsPage(app: Reads, filter: RunListFilter) {
   const page = await app.store.runs.list(filter);
   const names = new Map((await app.store.applets.list()).map((a) => [a.id, a.name]));
-  return { runs: page.runs.map((r) => runRow(r, names.get(r.appletId) ?? null)), next_cursor: page.nextCursor };
+  // A search that stopped at its bound says where (the page may be short; next_cursor continues).
+  return { runs: page.runs.map((r) => runRow(r, names.get(r.appletId) ?? null)), next_cursor: page.nextCursor, search_stopped_at: page.searchStoppedAt ?? null };
 }
 
 /** GET /api/runs/:id: the run with its steps, its event and its applet; null when there is no such run. */
@@ -195,8 +200,16 @@ export async function runDetail(app: Reads, id: string) {
   if (!run) return null;
   const event = await app.store.runs.event(run.eventId);
   const applet = await app.store.applets.get(run.appletId);
+  // The link between a replay and its original: the event's first run is the original (or the
+  // oldest retention kept), every later one a replay of it.
+  // One more than shown, so the page can say "more than 20".
+  const ofEvent = await app.store.runs.ofEvent(run.eventId, REPLAYS_SHOWN + 2);
+  const original = ofEvent[0] && ofEvent[0].id !== run.id ? ofEvent[0] : null;
+  const link = (r: { id: string; status: string; createdAt: string }) => ({ id: r.id, status: r.status, created_at: r.createdAt });
   return {
     run: { ...runRow(run, applet?.name ?? null), steps: run.steps },
+    replay_of: original ? link(original) : null,
+    replays: original ? [] : ofEvent.slice(1).map(link),
     event: event && { id: event.id, applet_id: event.appletId, source: event.source, dedupe_key: event.dedupeKey, payload: event.payload, received_at: event.receivedAt },
     applet: applet ? { id: applet.id, name: applet.name } : null,
   };

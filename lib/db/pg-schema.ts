@@ -44,6 +44,8 @@ export const applets = pgTable(
     autoPause: integer("auto_pause"),
     pausedReason: text("paused_reason"),
     pausedAt: text("paused_at"),
+    /** A JSON array of short labels (#20), for the applets list's tag filter; export carries it. */
+    tags: json("tags").notNull().default(sql`'[]'::json`),
     ...timestamps,
   },
   (t) => [index("applets_trigger_type_idx").on(t.triggerType, t.enabled)],

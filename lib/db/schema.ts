@@ -44,6 +44,8 @@ export const applets = sqliteTable(
     /** Why the applet was disabled by auto-pause (cleared on enable), and when. */
     pausedReason: text("paused_reason"),
     pausedAt: text("paused_at"),
+    /** A JSON array of short labels (#20), for the applets list's tag filter; export carries it. */
+    tags: text("tags", { mode: "json" }).notNull().default(sql`'[]'`),
     ...timestamps,
   },
   (t) => [index("applets_trigger_type_idx").on(t.triggerType, t.enabled)],

@@ -7,7 +7,8 @@ import { LIMITS } from "../core/limits";
 import { processMetrics } from "../metrics";
 import { checkHealth } from "../health";
 import { maxAttemptsOf, type Definition } from "../definition";
-import { createIngestBatcher } from "../queue/ingest";
+import { createIngestBatcher, ingestSkipped } from "../queue/ingest";
+import { listenersOf } from "../webhooks/listen";
 import { closeWhenUnread, readNodeBody } from "./body";
 import { createSecurityHeaders } from "./security-headers";
 import { renderTemplate } from "../template";
@@ -140,7 +141,10 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
     const rawBody = await readNodeBody(req, LIMITS.webhookBodyBytes);
     if (rawBody === null) return tooLarge(req, res);
 
-    if (!row.enabled) {
+    // "Listen for test event" (#20): a disabled applet's request is kept as a sample, and nothing runs.
+    const listeners = listenersOf(app.bus);
+    const capture = listeners.listening(row.id, app.clock.now());
+    if (!row.enabled && !capture) {
       send(res, 200, { queued: false, reason: "disabled" });
       return "disabled";
     }
@@ -166,6 +170,12 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
       return "refused";
     }
     const dedupeKey = outcome.event.dedupeKey;
+    if (capture) listeners.captured(row.id);
+    if (!row.enabled) {
+      const kept = await ingestSkipped(app, { appletId, source: plugin.type, dedupeKey, payload: outcome.event.payload, maxAttempts, receivedAt }, "captured by “Listen for test event”: the applet is disabled, so nothing ran");
+      send(res, 200, { queued: false, reason: "captured for the editor's test; the applet is disabled, so nothing ran", event_id: kept?.eventId ?? null });
+      return "disabled";
+    }
     const result = await ingestBatched({ appletId, source: plugin.type, dedupeKey, payload: outcome.event.payload, maxAttempts, receivedAt });
     faults.succeeded("storing webhooks");
     if (!result) {

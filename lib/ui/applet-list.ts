@@ -1,3 +1,4 @@
+import { hasTag } from "../applets/tags";
 /**
  * The applets list's search, filters, sort and pages, pure: the page passes the applets and their
  * run stats, tests pass plain objects.
@@ -19,6 +20,8 @@ export interface ListedApplet {
   failed24h?: number;
   /** Why auto-pause disabled it ("Paused after 5 failed runs in a row"), while it stays paused. */
   pausedReason?: string | null;
+  /** #20: its tags; an applet listed without them matches no tag filter. */
+  tags?: readonly string[];
 }
 
 export interface AppletListQuery {
@@ -27,9 +30,18 @@ export interface AppletListQuery {
   status?: "enabled" | "disabled" | "paused" | "attention";
   sort?: "name" | "last_run" | "created";
   page?: number;
+  /** #20: only applets with this tag (without case). */
+  tag?: string;
 }
 
 export const APPLETS_PAGE_SIZE = 50;
+
+/** Every tag in use, each once (the first spelling), sorted without case: the tag filter's choices. */
+export function tagsInUse(all: readonly { tags?: readonly string[] }[]): string[] {
+  const byKey = new Map<string, string>();
+  for (const a of all) for (const t of a.tags ?? []) if (!byKey.has(t.toLowerCase())) byKey.set(t.toLowerCase(), t);
+  return [...byKey.values()].sort((x, y) => x.localeCompare(y, undefined, { sensitivity: "base" }));
+}
 
 /** Needs attention: its last run failed or died, its trigger reports an error, its next check is overdue, or auto-pause stopped it. */
 export const needsAttention = (a: ListedApplet): boolean =>
@@ -41,7 +53,8 @@ export function listApplets<T extends ListedApplet>(all: T[], query: AppletListQ
     (a) =>
       (!q || a.name.toLowerCase().includes(q)) &&
       (!query.trigger || a.triggerType === query.trigger) &&
-      (query.status === "enabled"
+      (!query.tag || hasTag(a.tags ?? [], query.tag)) &&
+            (query.status === "enabled"
         ? a.enabled
         : query.status === "disabled"
           ? !a.enabled

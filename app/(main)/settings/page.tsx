@@ -2,6 +2,7 @@ import { readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { AlertSettingsForm } from "@/components/AlertSettingsForm";
 import { ApiTokens } from "@/components/ApiTokens";
+import { ChangePassword } from "@/components/ChangePassword";
 import { ImportApplets } from "@/components/ImportApplets";
 import { LocalTime } from "@/components/LocalTime";
 import { SecretsManager } from "@/components/SecretsManager";
@@ -71,6 +72,10 @@ export default async function SettingsPage() {
 
       <Section title="Secrets" id="secrets">
         <SecretsManager secrets={secrets} />
+      </Section>
+
+      <Section title="Password" id="password">
+        <ChangePassword />
       </Section>
 
       <Section title="API tokens" id="tokens">

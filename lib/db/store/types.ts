@@ -39,9 +39,11 @@ type WorkerColumns = typeof workers.$inferSelect;
 type JobLockColumns = typeof jobLocks.$inferSelect;
 
 /** An applet: the whole definition as one JSON document (validated by lib/definition on the way in). */
-export type Applet = Omit<AppletColumns, "enabled" | "definition" | "alertOpen" | "triggerAlertOpen" | "alertChannel" | "autoPause"> & {
+export type Applet = Omit<AppletColumns, "enabled" | "definition" | "tags" | "alertOpen" | "triggerAlertOpen" | "alertChannel" | "autoPause"> & {
   enabled: boolean;
   definition: Record<string, unknown>;
+  /** Short labels (#20), as lib/applets/tags normalised them; [] when none. */
+  tags: string[];
   /** Its current version (the highest in applet_versions, read with the row); 0 only for a row no store method wrote. */
   version: number;
   /** Issue 18: a failure alert went out and no run succeeded since (a recovery notice is due). */
@@ -95,6 +97,8 @@ export interface AppletInsert {
   webhookToken: string;
   now: string;
   createdAt?: string;
+  /** Insert: [] when absent. Update: absent keeps the stored tags. */
+  tags?: string[];
   author?: VersionAuthor;
   source?: VersionSource;
   restoredFrom?: number | null;
@@ -167,6 +171,37 @@ export interface RunListFilter {
   cursor?: string;
   /** Page size, clamped to 1..200; default 50. */
   limit?: number;
+  /** Runs whose error contains this text (case-insensitive for ASCII letters). */
+  errorText?: string;
+  /** Runs whose event payload (its stored JSON text, first `RUN_SEARCH_PAYLOAD_BYTES`) contains this text (case-insensitive for ASCII letters). */
+  payloadText?: string;
+  /** How many runs a search looks at (1..RUN_SEARCH_SCAN, the default): tests make the bound small. */
+  searchScan?: number;
+}
+
+/**
+ * A search (errorText / payloadText) is bounded: one page looks at no more than the newest
+ * `RUN_SEARCH_SCAN` runs that match the other filters (after the cursor), and reads at most the
+ * first `RUN_SEARCH_PAYLOAD_BYTES` of each payload, so its cost does not grow with the table.
+ * When that bound is reached before the page fills, the page says where it stopped
+ * (`searchStoppedAt`) and `nextCursor` continues from there.
+ */
+export const RUN_SEARCH_SCAN = 2000;
+export const RUN_SEARCH_PAYLOAD_BYTES = 65536;
+
+/** A page of `runs.list`. */
+export interface RunPage {
+  runs: Run[];
+  nextCursor: string | null;
+  /** Set when a search stopped at its bound: the created_at of the oldest run it looked at (nextCursor continues there). */
+  searchStoppedAt?: string;
+}
+
+/** A run of an event, as the link between a replay and its original shows it. */
+export interface EventRun {
+  id: string;
+  status: RunStatus;
+  createdAt: string;
 }
 
 /** One run change for the SSE stream. */
@@ -550,8 +585,16 @@ export interface RunsStore {
    * event has an earlier run (created_at, then id).
    */
   isReplay(run: Pick<Run, "id" | "eventId" | "createdAt">, eventReceivedAt: string): Promise<boolean>;
-  /** A page of runs, newest first (created_at desc, id desc), by keyset cursor; nextCursor null on the last page. */
-  list(f: RunListFilter): Promise<{ runs: Run[]; nextCursor: string | null }>;
+  /**
+   * A page of runs, newest first (created_at desc, id desc), by keyset cursor; nextCursor null on
+   * the last page. With errorText / payloadText, bounded as `RUN_SEARCH_SCAN` says.
+   */
+  list(f: RunListFilter): Promise<RunPage>;
+  /**
+   * The runs of one event, oldest first (created_at, then id), at most `limit`: the first is the
+   * original (or the oldest retention kept), the others its replays. One index seek on event_id.
+   */
+  ofEvent(eventId: string, limit: number): Promise<EventRun[]>;
   /**
    * For the SSE stream: runs whose (updated_at, id) comes after (`at`, `id`) in that order, oldest
    * change first, at most `limit` (default 500). `id` "" starts at `at` itself (updated_at >= at).

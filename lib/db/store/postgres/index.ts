@@ -38,8 +38,11 @@ import type {
   User,
   UsersStore,
   WorkersStore,
+  EventRun,
+  RunPage,
 } from "../types";
 import { eventFilesStore } from "./event-files";
+import { RUN_SEARCH_PAYLOAD_BYTES, RUN_SEARCH_SCAN } from "../types";
 import { checkInstanceKeys, type InstanceKeys } from "./instance";
 import { createListener, type Listener } from "./listen";
 import { defaultPgMigrationsDir, migratePostgres } from "./migrate";
@@ -187,6 +190,7 @@ interface AppletRaw {
   webhook_token: string;
   last_fired_at: string | null;
   run_count: number;
+  tags: unknown;
   failure_streak: number;
   alert_open: number;
   trigger_alert_open: number;
@@ -237,6 +241,7 @@ const toApplet = (r: AppletRaw): Applet => ({
   webhookToken: r.webhook_token,
   lastFiredAt: r.last_fired_at,
   runCount: r.run_count,
+  tags: Array.isArray(r.tags) ? (r.tags as unknown[]).filter((t): t is string => typeof t === "string") : [],
   failureStreak: r.failure_streak,
   alertOpen: r.alert_open === 1,
   triggerAlertOpen: r.trigger_alert_open === 1,
@@ -249,7 +254,7 @@ const toApplet = (r: AppletRaw): Applet => ({
   version: r.version ?? 0,
 });
 
-const appletParams = (a: AppletInsert) => [a.id, a.name, a.enabled ? 1 : 0, a.triggerType, JSON.stringify(a.definition), a.webhookToken, a.now, a.createdAt ?? a.now];
+const appletParams = (a: AppletInsert) => [a.id, a.name, a.enabled ? 1 : 0, a.triggerType, JSON.stringify(a.definition), a.webhookToken, a.now, a.createdAt ?? a.now, a.tags === undefined ? null : JSON.stringify(a.tags)];
 
 /** Issue 18: enabling clears an auto-pause and starts the failure streak over (as on SQLite). `p` is the enabled parameter. */
 const unpause = (p: string) => `paused_reason = CASE WHEN ${p}::int = 1 THEN NULL ELSE paused_reason END,
@@ -286,8 +291,8 @@ function appletsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promis
       begin(async (c) => {
         await query(
           c,
-          `INSERT INTO applets (id, name, enabled, trigger_type, definition, webhook_token, run_count, created_at, updated_at)
-           VALUES ($1, $2, $3, $4, $5::json, $6, 0, $8, $7)`,
+          `INSERT INTO applets (id, name, enabled, trigger_type, definition, webhook_token, run_count, tags, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5::json, $6, 0, COALESCE($9::json, '[]'::json), $8, $7)`,
           appletParams(a),
         );
         await insertVersion(c, a, "create");
@@ -298,8 +303,8 @@ function appletsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promis
           ((
             await query(
               c,
-              `UPDATE applets SET name = $2, enabled = $3, trigger_type = $4, definition = $5::json, webhook_token = $6, updated_at = $7, ${unpause("$3")} WHERE id = $1`,
-              appletParams(a).slice(0, 7),
+              `UPDATE applets SET name = $2, enabled = $3, trigger_type = $4, definition = $5::json, webhook_token = $6, updated_at = $7, tags = COALESCE($8::json, tags), ${unpause("$3")} WHERE id = $1`,
+              [...appletParams(a).slice(0, 7), a.tags === undefined ? null : JSON.stringify(a.tags)],
             )
           ).rowCount ?? 0) > 0;
         if (changed) await insertVersion(c, a, "save");
@@ -739,7 +744,7 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
         )
       ).rowCount === 1,
 
-    list: async (f: RunListFilter) => {
+    list: async (f: RunListFilter): Promise<RunPage> => {
       const limit = Math.min(Math.max(f.limit ?? 50, 1), 200);
       const where: string[] = [];
       const args: unknown[] = [];
@@ -747,21 +752,50 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
         args.push(value);
         where.push(clause(args.length));
       };
-      if (f.appletId) add((n) => `applet_id = $${n}`, f.appletId);
-      if (f.status) add((n) => `status = $${n}`, f.status);
-      if (f.from) add((n) => `created_at >= $${n}`, f.from);
-      if (f.to) add((n) => `created_at <= $${n}`, f.to);
+      if (f.appletId) add((n) => `r.applet_id = $${n}`, f.appletId);
+      if (f.status) add((n) => `r.status = $${n}`, f.status);
+      if (f.from) add((n) => `r.created_at >= $${n}`, f.from);
+      if (f.to) add((n) => `r.created_at <= $${n}`, f.to);
       if (f.cursor) {
         const [createdAt, id] = decodeCursor(f.cursor);
         args.push(createdAt, id);
-        where.push(`(created_at < $${args.length - 1} OR (created_at = $${args.length - 1} AND id < $${args.length}))`);
+        where.push(`(r.created_at < $${args.length - 1} OR (r.created_at = $${args.length - 1} AND r.id < $${args.length}))`);
       }
-      const sql = `SELECT ${Q.RUN_COLUMNS} FROM runs ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`;
-      const rows = (await queryDynamic<RunRaw>(q, sql, args)).rows;
+      const whereSql = (w: string[]) => (w.length ? "WHERE " + w.join(" AND ") : "");
+      const order = "ORDER BY r.created_at DESC, r.id DESC";
+      const searching = Boolean(f.errorText || f.payloadText);
+      const scan = Math.min(Math.max(Math.trunc(f.searchScan ?? RUN_SEARCH_SCAN), 1), RUN_SEARCH_SCAN);
+      // A search looks at the newest RUN_SEARCH_SCAN runs the other filters select, no further
+      // (as on SQLite): the boundary is the last of them, and matches are looked for above it.
+      // The last run inside the bound, and the one after it: none after it, and no bound is needed.
+      const edge = searching ? (await queryDynamic<{ created_at: string; id: string }>(q, `SELECT r.created_at, r.id FROM runs r ${whereSql(where)} ${order} LIMIT 2 OFFSET ${scan - 1}`, args)).rows : [];
+      const boundary = edge.length === 2 ? edge[0] : undefined;
+      const searchWhere = [...where];
+      const searchArgs = [...args];
+      const push = (clause: (n: number) => string, value: unknown) => {
+        searchArgs.push(value);
+        searchWhere.push(clause(searchArgs.length));
+      };
+      if (boundary) {
+        searchArgs.push(boundary.created_at, boundary.id);
+        searchWhere.push(`(r.created_at > $${searchArgs.length - 1} OR (r.created_at = $${searchArgs.length - 1} AND r.id >= $${searchArgs.length}))`);
+      }
+      if (f.errorText) push((n) => `r.error IS NOT NULL AND strpos(lower(r.error), lower($${n})) > 0`, f.errorText);
+      const join = f.payloadText ? "JOIN events e ON e.id = r.event_id" : "";
+      if (f.payloadText) push((n) => `strpos(lower(left(e.payload::text, ${RUN_SEARCH_PAYLOAD_BYTES})), lower($${n})) > 0`, f.payloadText);
+      const runColumns = Q.RUN_COLUMNS.split(", ").map((c) => `r.${c}`).join(", ");
+      const sql = `SELECT ${runColumns} FROM runs r ${join} ${whereSql(searchWhere)} ${order} LIMIT ${limit + 1}`;
+      const rows = (await queryDynamic<RunRaw>(q, sql, searchArgs)).rows;
       const page = rows.slice(0, limit).map(toRun);
       const last = page[page.length - 1];
-      return { runs: page, nextCursor: rows.length > limit && last ? encodeCursor(last.createdAt, last.id) : null };
+      if (rows.length > limit && last) return { runs: page, nextCursor: encodeCursor(last.createdAt, last.id) };
+      return boundary ? { runs: page, nextCursor: encodeCursor(boundary.created_at, boundary.id), searchStoppedAt: boundary.created_at } : { runs: page, nextCursor: null };
     },
+
+    ofEvent: async (eventId, limit) =>
+      (await query<{ id: string; status: RunStatus; created_at: string }>(q, "SELECT id, status, created_at FROM runs WHERE event_id = $1 ORDER BY created_at, id LIMIT $2", [eventId, limit])).rows.map(
+        (r): EventRun => ({ id: r.id, status: r.status, createdAt: r.created_at }),
+      ),
 
     changedAfter: async (at, id, limit = 500) =>
       (
