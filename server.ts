@@ -8,8 +8,10 @@ import { createAppletService } from "@/lib/applets/service";
 import { createAuth } from "@/lib/auth";
 import { stampClientIp } from "@/lib/auth/client-ip";
 import { startLiveUpdates } from "@/lib/bus/live";
+import { watchHealth } from "@/lib/bus/health";
 import { handleFileRequest } from "@/lib/files/serve";
 import { createIngress } from "@/lib/http/ingress";
+import { createMetricsRoute } from "@/lib/http/metrics";
 import { createPageGate } from "@/lib/http/page-gate";
 import { createWebGuard } from "@/lib/http/web-guard";
 import { createSandbox } from "@/lib/sandbox";
@@ -46,11 +48,15 @@ const ingress = createIngress(app, {
 });
 const webGuard = createWebGuard({ publicUrl: app.config.publicUrl, dev });
 const pageGate = createPageGate(auth);
+const metricsRoute = createMetricsRoute(app, auth);
 const nextApp = next({ dev, dir: process.cwd(), hostname: app.config.host, port: app.config.port });
 const handle = nextApp.getRequestHandler();
 
 // The SSE bus learns of run changes made by workers (and other web processes): lib/bus/live.ts.
 const live = startLiveUpdates(app, log);
+// The banner on every page: the worker heartbeat and the SMTP receiver, watched here and pushed
+// to every open page over the same stream.
+const healthWatch = watchHealth(app);
 
 // The port is taken before Next is ready, so a taken port fails at once with the variable to change,
 // and webhooks are acknowledged while Next still prepares; pages wait for it.
@@ -62,6 +68,8 @@ const server = createServer((req, res) => {
   if (webGuard(req, res)) return;
   // Login rate limiting keys on the connecting address; the API only sees a Web Request.
   stampClientIp(req, app.config.trustProxy);
+  // GET /metrics for a scraper with an API token (never a page, never Next).
+  if (metricsRoute(req, res)) return;
   pageGate(req, res).then(
     (answered) => {
       if (!answered) void nextReady.then(() => handle(req, res));
@@ -86,6 +94,7 @@ log.info("pages ready");
 
 function shutdown() {
   live.stop();
+  healthWatch.stop();
   server.close(() => {
     void sandbox.close();
     void app.close().then(() => process.exit(0));

@@ -8,6 +8,7 @@ import type { RunRow } from "@/lib/api/queries";
 import { api } from "@/lib/ui/api-client";
 import { LocalTime } from "./LocalTime";
 import { RunStatusBadge, ZoneName } from "./RunStatusBadge";
+import { BulkRetryBar, SelectRunBox, retryable } from "./BulkRetry";
 
 export interface RunsQuery {
   applet_id?: string;
@@ -15,6 +16,10 @@ export interface RunsQuery {
   from?: string;
   to?: string;
   cursor?: string;
+  /** Text in the run's error (#20 search). */
+  error?: string;
+  /** Text in the event's payload (#20 search). */
+  payload?: string;
 }
 
 
@@ -28,6 +33,17 @@ export function RunsTable({ initial, query, showApplet = true, emptyText }: { in
   const [live, setLive] = useState<"connecting" | "live" | "polling">("connecting");
   const firstPage = !query.cursor;
   const router = useRouter();
+  // Bulk retry (#20): failed and dead runs of this page, selected by their checkboxes.
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const selectable = rows.filter((r) => retryable(r.status));
+  const chosen = selectable.filter((r) => selected.has(r.id)).map((r) => r.id);
+  const select = (id: string, on: boolean) =>
+    setSelected((s) => {
+      const next = new Set(s);
+      if (on) next.add(id);
+      else next.delete(id);
+      return next;
+    });
 
   async function reloadPage() {
     const res = await api.api.runs.$get({ query }).catch(() => null);
@@ -85,10 +101,33 @@ export function RunsTable({ initial, query, showApplet = true, emptyText }: { in
       ) : (
         // Fixed layout: the table is exactly as wide as its container (the error column truncates
         // instead of pushing the row off-screen); below ~50rem it scrolls inside its own box.
+        <>
+        <BulkRetryBar
+          selected={chosen}
+          onClear={() => setSelected(new Set())}
+          onDone={(ids) => {
+            setSelected(new Set());
+            ids.forEach((id) => void refreshRow(id));
+          }}
+        />
         <div className="relative overflow-x-auto rounded-lg bg-white shadow-sm ring-1 ring-slate-200">
           <table className={`w-full table-fixed divide-y divide-slate-200 ${showApplet ? "min-w-[50rem]" : "min-w-[38rem]"}`} data-testid="runs-table">
             <thead className="bg-slate-50">
               <tr>
+                <th className="th w-10 pr-0">
+                  {selectable.length ? (
+                    <input
+                      type="checkbox"
+                      className="h-4 w-4"
+                      checked={chosen.length === selectable.length}
+                      onChange={(e) => setSelected(e.target.checked ? new Set(selectable.map((r) => r.id)) : new Set())}
+                      aria-label={`Select all ${selectable.length} failed or dead runs on this page for retry`}
+                      data-testid="select-all-runs"
+                    />
+                  ) : (
+                    <span className="sr-only">Select</span>
+                  )}
+                </th>
                 <th className="th w-24">Run</th>
                 <th className="th w-44">Status</th>
                 {showApplet ? <th className="th">Applet</th> : null}
@@ -101,6 +140,7 @@ export function RunsTable({ initial, query, showApplet = true, emptyText }: { in
             <tbody className="divide-y divide-slate-100">
               {rows.map((r) => (
                 <tr key={r.id} className="cursor-pointer hover:bg-slate-50" data-run-id={r.id} onClick={(e) => openRow(e, r.id)}>
+                  <td className="td w-10 pr-0">{retryable(r.status) ? <SelectRunBox id={r.id} label={`run ${shortId(r.id)}`} checked={selected.has(r.id)} onChange={select} /> : null}</td>
                   <td className="td">
                     <Link href={`/runs/${r.id}`} className="font-mono text-sm font-medium text-indigo-700 hover:underline" aria-label={`Run ${shortId(r.id)}, ${r.status}`} data-testid="run-link">
                       {shortId(r.id)}
@@ -138,6 +178,7 @@ export function RunsTable({ initial, query, showApplet = true, emptyText }: { in
             </tbody>
           </table>
         </div>
+        </>
       )}
     </div>
   );

@@ -1,10 +1,15 @@
 import { statfsSync } from "node:fs";
 import path from "node:path";
 import type { App } from "./app";
+import type { AppConfig } from "./core/config";
 import { errorMessage } from "./core/errors";
 
-/** The worker renews its lease (and this heartbeat) every third of WORKER_LEASE_SECONDS, at most 15 s apart. */
+/**
+ * The worker renews its lease (and this heartbeat) every third of WORKER_LEASE_SECONDS, at most
+ * 15 s apart; older than this (WORKER_STALE_SECONDS, default 60) and the worker is taken to be stopped.
+ */
 export const HEARTBEAT_MAX_AGE_MS = 60_000;
+const staleMsOf = (config: Pick<AppConfig, "workerStaleMs">): number => config.workerStaleMs ?? HEARTBEAT_MAX_AGE_MS;
 /** Less free space than this where the database lives, and SQLite is about to refuse writes. */
 export const DISK_LOW_BYTES = 1024 * 1024;
 
@@ -32,7 +37,7 @@ export async function checkHealth(app: Pick<App, "store" | "clock" | "config">):
     if (seen === null) problems.push("worker: no heartbeat yet; the worker is not running");
     else {
       const age = now.getTime() - Date.parse(seen);
-      if (age > HEARTBEAT_MAX_AGE_MS) problems.push(`worker: no heartbeat for ${Math.round(age / 1000)} s; it is not running, or cannot write to the database`);
+      if (age > staleMsOf(app.config)) problems.push(`worker: no heartbeat for ${Math.round(age / 1000)} s; it is not running, or cannot write to the database`);
     }
     for (const w of await app.store.workers.live(now)) {
       if (w.fault) problems.push(`worker ${w.id}: ${w.fault}`);
@@ -52,3 +57,33 @@ export async function checkHealth(app: Pick<App, "store" | "clock" | "config">):
 }
 
 const formatBytes = (n: number): string => (n < 1024 ? `${n} bytes` : `${Math.floor(n / 1024)} KB`);
+
+/**
+ * What the banner on every signed-in page says (issue 18), null parts when all is well:
+ * - `worker`: the heartbeat is older than WORKER_STALE_SECONDS (or there never was one), with how
+ *   old it is and how many runs wait;
+ * - `smtp`: the inbound SMTP receiver is configured (INBOUND_EMAIL is not false) but no live
+ *   worker reports it listening (the worker that runs it is down, or it stopped listening). Left
+ *   out while the worker banner shows: that one already says nothing runs.
+ */
+export interface HealthBanner {
+  worker: { seenAt: string | null; ageMs: number | null; queued: number } | null;
+  smtp: { port: number } | null;
+}
+
+export async function healthBanner(app: Pick<App, "store" | "clock" | "config">): Promise<HealthBanner> {
+  const now = app.clock.now();
+  const [beat, live] = await Promise.all([app.store.jobLocks.get("worker_heartbeat"), app.store.workers.live(now)]);
+  const seenAt = beat?.lastRunAt ?? null;
+  const ageMs = seenAt === null ? null : Math.max(0, now.getTime() - Date.parse(seenAt));
+  if (ageMs === null || ageMs > staleMsOf(app.config)) {
+    const { queued } = await app.store.runs.tally(now.toISOString(), now);
+    return { worker: { seenAt, ageMs, queued: Number(queued) }, smtp: null };
+  }
+  const listening = live.some((w) => w.smtpPort !== null && w.smtpPort !== undefined);
+  return { worker: null, smtp: app.config.inboundEmail && !listening ? { port: app.config.smtpInboundPort } : null };
+}
+
+/** Whether two banners say the same (the age aside, which the page counts up itself). */
+export const sameBanner = (a: HealthBanner | null, b: HealthBanner | null): boolean =>
+  JSON.stringify(a && { w: a.worker && a.worker.queued, s: a.smtp }) === JSON.stringify(b && { w: b.worker && b.worker.queued, s: b.smtp });

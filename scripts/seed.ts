@@ -1,7 +1,8 @@
 /**
- * Demo data for a development database (`pnpm seed`): one applet of each trigger type with
- * realistic configs, the secrets they reference (placeholder values), and four runs per applet in
- * mixed states (succeeded, failed, skipped, dead, queued, running): 20 runs in all.
+ * Demo data for a development database (`pnpm seed`): the five ready examples of
+ * lib/applets/examples (one per trigger type, the same list the applets page offers when it is
+ * empty), and four runs per applet in mixed states (succeeded, failed, skipped, dead, queued,
+ * running): 20 runs in all.
  *
  *   pnpm seed            validate, then seed DATA_DIR/app.db (or DATABASE_URL)
  *   pnpm seed --check    validate the five definitions only; write nothing
@@ -11,13 +12,13 @@
  * config that no longer matches its schema) are left out, and the script exits 1 after seeding
  * the rest. Running it again on a seeded database changes nothing.
  *
- * The schedule, RSS and poll applets are created disabled: enabled, a running worker would start
- * polling outside URLs and posting to the placeholder webhooks. The webhook and email applets
- * only act on what is sent to them, so they are enabled. The queued and running runs are real
- * queue rows: a worker started on this database picks them up (running ones after the 10 minute
- * stale-lease rule) and their actions fail against the placeholder secrets.
+ * The RSS and poll applets are created disabled: enabled, a running worker would start polling
+ * outside URLs. The webhook, schedule and email applets only act on what is sent to them (or
+ * write to the outbox), so they are enabled. The queued and running runs are real queue rows: a
+ * worker started on this database picks them up (running ones after the 10 minute stale-lease
+ * rule) and runs their actions (notes under NOTES_ROOT, email to the outbox).
  */
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { createApp, type App } from "../lib/app";
 import { createAppletService } from "../lib/applets/service";
@@ -27,6 +28,7 @@ import type { RunStatus, Step } from "../lib/executor/types";
 import { toText } from "../lib/core/text";
 import { renderConfig } from "../lib/template";
 import type { TriggerType } from "../lib/triggers";
+import { APPLET_EXAMPLES } from "../lib/applets/examples";
 
 interface Fixture {
   id: string;
@@ -55,13 +57,6 @@ interface RunPlan {
   skipReason?: string;
 }
 
-const SECRETS: Record<string, string> = {
-  SLACK_WEBHOOK: "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
-  DISCORD_WEBHOOK: "https://discord.com/api/webhooks/000000000000000000/placeholder-token",
-  GITHUB_WEBHOOK_SECRET: "seed-placeholder-github-secret",
-  BOOKKEEPING_TOKEN: "seed-placeholder-bookkeeping-token",
-};
-
 const HEADLINES = [
   { title: "SQLite is not a toy database", author: "antonz", points: 412 },
   { title: "Show HN: I replaced my IFTTT applets with 200 lines of cron", author: "jkl", points: 233 },
@@ -69,11 +64,11 @@ const HEADLINES = [
   { title: "The WAL file and you", author: "drh", points: 301 },
 ];
 
-const COMMITS = [
-  { ref: "refs/heads/main", message: "Fix checkout button on Safari 19", pusher: "dana" },
-  { ref: "refs/heads/main", message: "Bump next to 16.4.6", pusher: "renovate[bot]" },
-  { ref: "refs/heads/feature/pricing-page", message: "WIP pricing table", pusher: "omar" },
-  { ref: "refs/heads/main", message: "Add status page link to footer", pusher: "dana" },
+const CONTACTS = [
+  { name: "Dana Whitfield", email: "dana@example.org", message: "Do you ship to Norway?" },
+  { name: "Omar Haddad", email: "omar@example.net", message: "The pricing page link in the footer is broken." },
+  { name: "Li Wei", email: "li.wei@example.com", message: "Can I get an invoice for order 1042?" },
+  { name: "Ann Berg", email: "ann@example.org", message: "Thanks, it works now!" },
 ];
 
 const PRICES = ["48750.12", "47990.55", "49310.00", "46820.73"];
@@ -81,236 +76,150 @@ const PRICES = ["48750.12", "47990.55", "49310.00", "46820.73"];
 const iso = (d: Date) => d.toISOString();
 const hex = (bytes: number) => randomBytes(bytes).toString("hex");
 
+/**
+ * The seed's part of each example: a fixed id, whether it is enabled, its demo events and runs.
+ * The applets themselves (names, definitions) are lib/applets/examples, the list the applets
+ * page's empty state offers.
+ */
+interface SeedPlan {
+  id: string;
+  enabled: boolean;
+  payload(n: number, at: Date, inboundDomain: string): Record<string, unknown>;
+  dedupeKey(n: number, at: Date, payload: Record<string, unknown>): string | null;
+  /** One plan per run, newest first. */
+  runs: RunPlan[];
+}
+
+const PLANS: Record<string, SeedPlan> = {
+  "webhook-to-note": {
+    id: "5eed0000-0000-4000-8000-000000000001",
+    enabled: true,
+    payload: (n, at) => ({
+      body: CONTACTS[n % CONTACTS.length]!,
+      headers: { "content-type": "application/json", "user-agent": "curl/8.5.0" },
+      query: {},
+      method: "POST",
+      received_at: iso(at),
+    }),
+    dedupeKey: () => null,
+    runs: [
+      { status: "succeeded", hoursAgo: 2 },
+      { status: "succeeded", hoursAgo: 9 },
+      { status: "failed", hoursAgo: 20, failAt: 0, error: "action 1 (note): EACCES: permission denied, open 'notes/inbox/contact-form.md'" },
+      { status: "succeeded", hoursAgo: 49 },
+    ],
+  },
+  "schedule-to-email": {
+    id: "5eed0000-0000-4000-8000-000000000002",
+    enabled: true,
+    payload: (_n, at) => {
+      const local = new Intl.DateTimeFormat("en-CA", { timeZone: "Europe/Berlin", year: "numeric", month: "2-digit", day: "2-digit" }).format(at);
+      const weekday = new Intl.DateTimeFormat("en-US", { timeZone: "Europe/Berlin", weekday: "long" }).format(at);
+      return { fired_at: iso(at), fired_at_local: `${local}T08:30:00+01:00`, date: local, time: "08:30", weekday, timezone: "Europe/Berlin" };
+    },
+    dedupeKey: (_n, at) => iso(at),
+    runs: [
+      { status: "queued", hoursAgo: 0 },
+      { status: "succeeded", hoursAgo: 24 },
+      { status: "succeeded", hoursAgo: 48 },
+      { status: "succeeded", hoursAgo: 72 },
+    ],
+  },
+  "rss-to-note": {
+    id: "5eed0000-0000-4000-8000-000000000003",
+    enabled: false,
+    payload: (n, at) => {
+      const h = HEADLINES[n % HEADLINES.length]!;
+      const item = 40_000_000 + n * 7919;
+      const content = `<p>Article URL: <a href="https://example.org/${item}">https://example.org/${item}</a></p><p>Points: ${h.points}</p>`;
+      return {
+        title: h.title,
+        link: `https://news.ycombinator.com/item?id=${item}`,
+        content,
+        summary: `Article URL: https://example.org/${item} Points: ${h.points}`,
+        author: h.author,
+        published_at: iso(new Date(at.getTime() - 25 * 60_000)),
+        categories: [],
+        feed_title: "Hacker News: Front Page",
+        feed_url: "https://hnrss.org/frontpage",
+      };
+    },
+    dedupeKey: (_n, _at, p) => String(p.link),
+    runs: [
+      { status: "running", hoursAgo: 0.01, runningAt: 0 },
+      { status: "skipped", hoursAgo: 5, skipReason: "discussion thread" },
+      { status: "dead", hoursAgo: 30, attempt: 5, failAt: 0, error: "action 1 (note): ENOSPC: no space left on device, write" },
+      { status: "succeeded", hoursAgo: 55 },
+    ],
+  },
+  "email-to-note": {
+    id: "5eed0000-0000-4000-8000-000000000004",
+    enabled: true,
+    payload: (n, at, inboundDomain) => {
+      const number = `${1040 + n}-${2231 + n * 17}`;
+      const text = `Receipt from Fly-by-Night Hosting\nAmount paid: $${(12 + n * 3).toFixed(2)}\nReceipt #${number}\n`;
+      return {
+        from: "receipts+acct_1Nx@stripe.com",
+        from_name: "Fly-by-Night Hosting",
+        to: [`receipts@${inboundDomain}`],
+        cc: [],
+        subject: `Your receipt from Fly-by-Night Hosting #${number}`,
+        text,
+        html: `<p>${text.replace(/\n/g, "<br>")}</p>`,
+        date: iso(at),
+        message_id: `<${hex(8)}@mail.stripe.com>`,
+        attachments: [],
+        text_first_line: "Receipt from Fly-by-Night Hosting",
+      };
+    },
+    dedupeKey: (_n, _at, p) => String(p.message_id),
+    runs: [
+      { status: "queued", hoursAgo: 0.2, attempt: 2, failAt: 0, error: "action 1 (note): EBUSY: resource busy or locked, open 'notes/finance/receipts.md'" },
+      { status: "succeeded", hoursAgo: 26 },
+      { status: "failed", hoursAgo: 50, failAt: 0, error: "action 1 (note): EACCES: permission denied, open 'notes/finance/receipts.md'" },
+      { status: "succeeded", hoursAgo: 70 },
+    ],
+  },
+  "poll-to-email": {
+    id: "5eed0000-0000-4000-8000-000000000005",
+    enabled: false,
+    payload: (n, at) => {
+      const value = PRICES[n % PRICES.length]!;
+      return {
+        value,
+        previous_value: "50210.40",
+        url: "https://api.coinbase.com/v2/prices/BTC-USD/spot",
+        path: "data.amount",
+        changed_at: iso(at),
+        response: { data: { base: "BTC", currency: "USD", amount: value } },
+        status: 200,
+      };
+    },
+    dedupeKey: (_n, at) => `poll:${iso(at)}`,
+    runs: [
+      { status: "running", hoursAgo: 0.02, runningAt: 0 },
+      { status: "succeeded", hoursAgo: 12 },
+      { status: "failed", hoursAgo: 36, failAt: 1, error: "action 2 (note): EACCES: permission denied, open 'notes/finance/btc-prices.md'" },
+      { status: "dead", hoursAgo: 60, attempt: 5, failAt: 0, error: "action 1 (email): could not write the message to the outbox: EROFS: read-only file system" },
+    ],
+  },
+};
+
+/** The examples of lib/applets/examples with the seed's plan for each (an example without a plan is seeded with no runs). */
 function fixtures(inboundDomain: string): Fixture[] {
-  return [
-    {
-      id: "5eed0000-0000-4000-8000-000000000001",
-      name: "GitHub pushes to main → Slack",
-      enabled: true,
-      source: "webhook",
-      definition: {
-        version: 1,
-        trigger: { type: "webhook", config: { secret_header: "X-Hub-Signature-256", hmac_secret: "{{secrets.GITHUB_WEBHOOK_SECRET}}" } },
-        filter: {
-          code: "if (trigger.body.ref !== 'refs/heads/main') skip('not main: ' + trigger.body.ref);\nset('short', trigger.body.head_commit.id.slice(0, 7));",
-        },
-        actions: [
-          {
-            type: "slack",
-            config: {
-              webhook_url: "{{secrets.SLACK_WEBHOOK}}",
-              text: "{{trigger.body.pusher.name}} pushed to {{trigger.body.repository.full_name}}: {{trigger.body.head_commit.message | truncate:120}} ({{vars.short}}) {{trigger.body.head_commit.url}}",
-            },
-          },
-        ],
-        retry: { max_attempts: 5 },
-      },
-      payload: (n, at) => {
-        const c = COMMITS[n % COMMITS.length]!;
-        const id = hex(20);
-        return {
-          body: {
-            ref: c.ref,
-            repository: { full_name: "acme/website", html_url: "https://github.com/acme/website" },
-            pusher: { name: c.pusher },
-            head_commit: { id, message: c.message, url: `https://github.com/acme/website/commit/${id}`, timestamp: iso(at) },
-          },
-          headers: { "content-type": "application/json", "user-agent": "GitHub-Hookshot/8e1f2a0", "x-github-event": "push", "x-github-delivery": randomUUID() },
-          query: {},
-          method: "POST",
-          received_at: iso(at),
-        };
-      },
-      dedupeKey: () => null,
-      runs: [
-        { status: "succeeded", hoursAgo: 2 },
-        { status: "skipped", hoursAgo: 9, skipReason: "not main: refs/heads/feature/pricing-page" },
-        { status: "succeeded", hoursAgo: 20 },
-        { status: "failed", hoursAgo: 49, failAt: 0, error: "slack: Slack answered 404 no_service (the webhook was removed or the URL is wrong)" },
-      ],
-    },
-    {
-      id: "5eed0000-0000-4000-8000-000000000002",
-      name: "Weekday standup reminder",
-      enabled: true,
-      source: "schedule",
-      definition: {
-        version: 1,
-        trigger: { type: "schedule", config: { cron: "30 8 * * 1-5", timezone: "Europe/Berlin" } },
-        actions: [
-          {
-            type: "email",
-            config: {
-              to: "me@example.com",
-              subject: "Standup in 30 minutes ({{trigger.weekday}} {{trigger.date}})",
-              body_markdown: "Good morning!\n\n- What did I finish yesterday?\n- What is today's one thing?\n- Anything blocking?\n\n_Sent by whenthen at {{trigger.time}} {{trigger.timezone}}._",
-            },
-          },
-        ],
-      },
-      payload: (_n, at) => {
-        const local = new Intl.DateTimeFormat("en-CA", { timeZone: "Europe/Berlin", year: "numeric", month: "2-digit", day: "2-digit" }).format(at);
-        const weekday = new Intl.DateTimeFormat("en-US", { timeZone: "Europe/Berlin", weekday: "long" }).format(at);
-        return { fired_at: iso(at), fired_at_local: `${local}T08:30:00+01:00`, date: local, time: "08:30", weekday, timezone: "Europe/Berlin" };
-      },
-      dedupeKey: (_n, at) => iso(at),
-      runs: [
-        { status: "queued", hoursAgo: 0 },
-        { status: "succeeded", hoursAgo: 24 },
-        { status: "succeeded", hoursAgo: 48 },
-        { status: "succeeded", hoursAgo: 72 },
-      ],
-    },
-    {
-      id: "5eed0000-0000-4000-8000-000000000003",
-      name: "Hacker News front page → reading notes + Discord",
-      enabled: false,
-      source: "rss",
-      definition: {
-        version: 1,
-        trigger: { type: "rss", config: { url: "https://hnrss.org/frontpage", interval_min: 15, fire_on_first_poll: false, max_items_per_poll: 20 } },
-        filter: { code: "if (/^(Ask|Tell) HN/.test(trigger.title)) skip('discussion thread');" },
-        actions: [
-          {
-            type: "note",
-            config: {
-              folder: "reading/hn",
-              filename: "{{trigger.published_at | date:'yyyy-MM-dd'}}-{{trigger.title | slug}}.md",
-              content: "# {{trigger.title}}\n\n{{trigger.link}}\n\n{{trigger.summary}}\n",
-              mode: "create",
-            },
-          },
-          { type: "discord", config: { webhook_url: "{{secrets.DISCORD_WEBHOOK}}", content: "📰 {{trigger.title}}\n{{trigger.link}}" } },
-        ],
-      },
-      payload: (n, at) => {
-        const h = HEADLINES[n % HEADLINES.length]!;
-        const item = 40_000_000 + n * 7919;
-        const content = `<p>Article URL: <a href="https://example.org/${item}">https://example.org/${item}</a></p><p>Points: ${h.points}</p>`;
-        return {
-          title: h.title,
-          link: `https://news.ycombinator.com/item?id=${item}`,
-          content,
-          summary: `Article URL: https://example.org/${item} Points: ${h.points}`,
-          author: h.author,
-          published_at: iso(new Date(at.getTime() - 25 * 60_000)),
-          categories: [],
-          feed_title: "Hacker News: Front Page",
-          feed_url: "https://hnrss.org/frontpage",
-        };
-      },
-      dedupeKey: (_n, _at, p) => String(p.link),
-      runs: [
-        { status: "running", hoursAgo: 0.01, runningAt: 1 },
-        { status: "skipped", hoursAgo: 5, skipReason: "discussion thread" },
-        { status: "dead", hoursAgo: 30, attempt: 5, failAt: 1, error: "discord: Discord answered 502 Bad Gateway" },
-        { status: "succeeded", hoursAgo: 55 },
-      ],
-    },
-    {
-      id: "5eed0000-0000-4000-8000-000000000004",
-      name: "Stripe receipts → bookkeeping",
-      enabled: true,
-      source: "email",
-      definition: {
-        version: 1,
-        trigger: { type: "email", config: { to_alias: "invoices", from_contains: "@stripe.com", subject_regex: "^(Your receipt|Invoice)" } },
-        actions: [
-          {
-            type: "note",
-            config: { folder: "finance", filename: "receipts.md", content: "- {{trigger.date | date:'yyyy-MM-dd'}} {{trigger.from_name}}: {{trigger.subject}}\n", mode: "append" },
-          },
-          {
-            type: "http",
-            config: {
-              url: "https://books.example.com/api/receipts",
-              method: "POST",
-              headers: { Authorization: "Bearer {{secrets.BOOKKEEPING_TOKEN}}" },
-              body: '{"from": {{trigger.from | json}}, "subject": {{trigger.subject | json}}, "message_id": {{trigger.message_id | json}}}',
-              content_type: "application/json",
-            },
-          },
-        ],
-      },
-      payload: (n, at) => {
-        const number = `${1040 + n}-${2231 + n * 17}`;
-        const text = `Receipt from Fly-by-Night Hosting\nAmount paid: $${(12 + n * 3).toFixed(2)}\nReceipt #${number}\n`;
-        return {
-          from: "receipts+acct_1Nx@stripe.com",
-          from_name: "Fly-by-Night Hosting",
-          to: [`invoices@${inboundDomain}`],
-          cc: [],
-          subject: `Your receipt from Fly-by-Night Hosting #${number}`,
-          text,
-          html: `<p>${text.replace(/\n/g, "<br>")}</p>`,
-          date: iso(at),
-          message_id: `<${hex(8)}@mail.stripe.com>`,
-          attachments: [],
-          text_first_line: "Receipt from Fly-by-Night Hosting",
-        };
-      },
-      dedupeKey: (_n, _at, p) => String(p.message_id),
-      runs: [
-        { status: "queued", hoursAgo: 0.2, attempt: 2, failAt: 1, error: "http: POST https://books.example.com/api/receipts answered 503 Service Unavailable" },
-        { status: "succeeded", hoursAgo: 26 },
-        { status: "failed", hoursAgo: 50, failAt: 1, error: "http: POST https://books.example.com/api/receipts answered 422 Unprocessable Entity" },
-        { status: "succeeded", hoursAgo: 70 },
-      ],
-    },
-    {
-      id: "5eed0000-0000-4000-8000-000000000005",
-      name: "BTC under $50k → Discord + price log",
-      enabled: false,
-      source: "poll",
-      definition: {
-        version: 1,
-        trigger: {
-          type: "poll",
-          config: {
-            url: "https://api.coinbase.com/v2/prices/BTC-USD/spot",
-            method: "GET",
-            headers: { Accept: "application/json" },
-            interval_min: 5,
-            path: "data.amount",
-            condition: "lt",
-            target: 50000,
-          },
-        },
-        actions: [
-          { type: "discord", config: { webhook_url: "{{secrets.DISCORD_WEBHOOK}}", content: "BTC is at ${{trigger.value}} (was ${{trigger.previous_value}}), under $50,000." } },
-          {
-            type: "http",
-            config: {
-              url: "https://sheets-proxy.example.com/append",
-              method: "POST",
-              headers: {},
-              body: '{"at": {{trigger.changed_at | json}}, "price": {{trigger.value | json}}}',
-              content_type: "application/json",
-            },
-          },
-        ],
-      },
-      payload: (n, at) => {
-        const value = PRICES[n % PRICES.length]!;
-        return {
-          value,
-          previous_value: "50210.40",
-          url: "https://api.coinbase.com/v2/prices/BTC-USD/spot",
-          path: "data.amount",
-          changed_at: iso(at),
-          response: { data: { base: "BTC", currency: "USD", amount: value } },
-          status: 200,
-        };
-      },
-      dedupeKey: (_n, at) => `poll:${iso(at)}`,
-      runs: [
-        { status: "running", hoursAgo: 0.02, runningAt: 0 },
-        { status: "succeeded", hoursAgo: 12 },
-        { status: "failed", hoursAgo: 36, failAt: 1, error: "http: POST https://sheets-proxy.example.com/append answered 401 Unauthorized" },
-        { status: "dead", hoursAgo: 60, attempt: 5, failAt: 0, error: "discord: Discord answered 429 Too Many Requests (retry_after 12 s)" },
-      ],
-    },
-  ];
+  return APPLET_EXAMPLES.map((e, i): Fixture => {
+    const plan: SeedPlan = PLANS[e.key] ?? { id: `5eed0000-0000-4000-8000-${String(100 + i).padStart(12, "0")}`, enabled: false, payload: () => ({}), dedupeKey: () => null, runs: [] };
+    return {
+      id: plan.id,
+      name: e.name,
+      enabled: plan.enabled,
+      source: e.triggerType,
+      definition: e.definition({ inboundDomain }),
+      payload: (n, at) => plan.payload(n, at, inboundDomain),
+      dedupeKey: (n, at, p) => plan.dedupeKey(n, at, p),
+      runs: plan.runs,
+    };
+  });
 }
 
 /** What each action would have returned, for succeeded steps. */
@@ -470,9 +379,6 @@ async function main(): Promise<number> {
 
     const service = createAppletService(app);
     const now = app.clock.now();
-    for (const [name, value] of Object.entries(SECRETS)) {
-      if (!(await app.store.secrets.getEncrypted(name))) await app.secrets.set(name, value);
-    }
     let applets = 0;
     let runs = 0;
     for (const { fixture: f, definition } of valid) {

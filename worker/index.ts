@@ -8,6 +8,8 @@ import { isDatabaseError } from "@/lib/core/errors";
 import { createFaultTracker } from "@/lib/core/faults";
 import { listenErrorMessage } from "@/lib/core/listen-error";
 import { createLogger } from "@/lib/core/log";
+import type { Receiver } from "@/lib/mail/receiver";
+import { snapshot } from "@/lib/metrics";
 import { newWorkerId } from "@/lib/queue/lease";
 import { startExecutorLoop } from "@/lib/queue/loop";
 import { createSandbox } from "@/lib/sandbox";
@@ -65,9 +67,20 @@ const sandbox = createSandbox();
 // Where the store announces claimable runs (PostgreSQL LISTEN/NOTIFY), idle slots sleep until
 // woken and look on their own only every 5 s (the safety net, and runs whose retry time came);
 // on SQLite they look every 500 ms.
+// The inbound SMTP receiver, started below; the heartbeat reports its port.
+let receiver: Receiver | null = null;
 const executor = startExecutorLoop(
   { app, actions: actionRegistry, sandbox, transform: createTransformRunner(app) },
-  { workerId, concurrency: app.config.workerConcurrency, leaseMs: app.config.workerLeaseMs, faults, idleMs: app.store.notifications ? 5_000 : undefined },
+  {
+    workerId,
+    concurrency: app.config.workerConcurrency,
+    leaseMs: app.config.workerLeaseMs,
+    faults,
+    idleMs: app.store.notifications ? 5_000 : undefined,
+    // The heartbeat says whether this worker's SMTP receiver listens (the web's banner reads it) and
+    // carries this process's counters to GET /metrics.
+    report: async () => ({ smtpPort: receiver?.listening() ? receiver.port : null, metrics: await snapshot() }),
+  },
 );
 app.store.notifications?.onQueued(() => executor.wake());
 
@@ -114,11 +127,12 @@ const retentionJob = new Cron("0 * * * *", { protect: true }, () =>
 
 // The inbound SMTP receiver (email trigger): port 2525 on a laptop, host port 25 → 2525 in compose.
 // INBOUND_EMAIL=false leaves it out, and smtp-server is then never loaded (bench/RESULTS.md: ~14 MB).
-let receiver: { port: number; close(): Promise<void> } | null = null;
 if (app.config.inboundEmail) {
   const { startReceiver } = await import("@/lib/mail/receiver");
   try {
     receiver = await startReceiver(app);
+    // Say so now rather than at the next heartbeat: the web's banner would call it not listening.
+    void executor.lease.keep({ force: true, fresh: true });
   } catch (err) {
     log.error(listenErrorMessage(err, "SMTP_INBOUND_PORT", app.config.smtpInboundPort, app.config.host));
     process.exit(1);

@@ -1,6 +1,10 @@
 import Link from "next/link";
 import { NavLink } from "@/components/NavLink";
+import { HealthBanner } from "@/components/HealthBanner";
 import { SignOutButton } from "@/components/SignOutButton";
+import { healthAt } from "@/lib/api/stream";
+import { healthBanner } from "@/lib/health";
+import { services } from "@/lib/services";
 
 /**
  * The signed-in shell. From `md` up: a left nav that stays in view. On a phone a 192px column
@@ -8,7 +12,10 @@ import { SignOutButton } from "@/components/SignOutButton";
  * one row, the three links below) and the page gets the full width. Plain CSS: it works before
  * hydration. /setup and /login live outside this group, without nav.
  */
-export default function MainLayout({ children }: { children: React.ReactNode }) {
+export default async function MainLayout({ children }: { children: React.ReactNode }) {
+  // The banner as the web's health watch last saw it (lib/bus/health); read here before its first look.
+  const { app } = services();
+  const banner = app.bus.health() ?? (await healthBanner(app).catch(() => null));
   return (
     <div className="flex min-h-screen flex-col md:flex-row">
       {/* The aside stretches with the page (its background); the nav inside stays in view. */}
@@ -27,7 +34,10 @@ export default function MainLayout({ children }: { children: React.ReactNode }) 
           </div>
         </div>
       </aside>
-      <main className="min-w-0 flex-1 px-4 py-4 md:px-8 md:py-6">{children}</main>
+      <main id="main" tabIndex={-1} className="min-w-0 flex-1 px-4 py-4 md:px-8 md:py-6">
+        <HealthBanner initial={banner && healthAt(banner, app.clock.now().getTime())} />
+        {children}
+      </main>
     </div>
   );
 }

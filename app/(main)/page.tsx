@@ -4,9 +4,14 @@ import { LocalTime } from "@/components/LocalTime";
 import { PausedNote } from "@/components/PausedNote";
 import { PluginIcon } from "@/components/PluginIcon";
 import { StatusBadge } from "@/components/StatusBadge";
+import { TriggerErrorMark } from "@/components/TriggerErrorMark";
+import { ExampleApplets } from "@/components/ExampleApplets";
+import { exampleCards } from "@/lib/applets/example-cards";
 import { appletList } from "@/lib/api/queries";
 import { services } from "@/lib/services";
-import { listApplets, needsAttention, type AppletListQuery } from "@/lib/ui/applet-list";
+import { listApplets, needsAttention, tagsInUse, type AppletListQuery } from "@/lib/ui/applet-list";
+import { formatAge } from "@/lib/ui/overdue";
+import { TagChips, TagFilter } from "@/components/Tags";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Applets · whenthen" };
@@ -18,22 +23,33 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
   const { app } = services();
   // The same list GET /api/applets answers, searched, filtered, sorted and paged here.
   const all = await appletList(app);
-  const triggerErrors = new Map((await app.store.triggerState.lastErrors()).map((e) => [e.appletId, e.lastError]));
   const query: AppletListQuery = {
     q: one(sp.q),
     trigger: one(sp.trigger),
-    status: (["enabled", "disabled", "attention"] as const).find((s) => s === one(sp.status)),
+    status: (["enabled", "disabled", "paused", "attention"] as const).find((s) => s === one(sp.status)),
     sort: (["name", "last_run", "created"] as const).find((s) => s === one(sp.sort)),
     page: Number(one(sp.page) ?? 1) || 1,
+    tag: one(sp.tag),
   };
   const listed = listApplets(
-    all.map((a) => ({ ...a, triggerType: a.trigger_type, createdAt: a.created_at, lastStatus: a.last_run_status, lastAt: a.last_run_at, triggerError: triggerErrors.get(a.id) ?? null })),
+    all.map((a) => ({
+      ...a,
+      triggerType: a.trigger_type,
+      createdAt: a.created_at,
+      lastStatus: a.last_run_status,
+      lastAt: a.last_run_at,
+      triggerError: a.trigger_error,
+      overdueMs: a.next_check_overdue_ms,
+      failed24h: a.failed_24h,
+      pausedReason: a.paused_reason,
+    })),
     query,
   );
   const applets = listed.items;
-  const filtered = Boolean(query.q || query.trigger || query.status);
+  const filtered = Boolean(query.q || query.trigger || query.status || query.tag);
+  const tags = tagsInUse(all);
   const link = (extra: Record<string, string | undefined>) =>
-    "/?" + new URLSearchParams(Object.entries({ q: query.q, trigger: query.trigger, status: query.status, sort: query.sort, ...extra }).filter((e): e is [string, string] => Boolean(e[1]))).toString();
+    "/?" + new URLSearchParams(Object.entries({ q: query.q, trigger: query.trigger, status: query.status, tag: query.tag, sort: query.sort, ...extra }).filter((e): e is [string, string] => Boolean(e[1]))).toString();
   const triggerTypes = [...new Set(all.map((a) => a.trigger_type))].sort();
 
   return (
@@ -74,9 +90,11 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
               <option value="">Any</option>
               <option value="enabled">Enabled</option>
               <option value="disabled">Disabled</option>
+              <option value="paused">Paused</option>
               <option value="attention">Needs attention</option>
             </select>
           </div>
+          <TagFilter tags={tags} selected={query.tag} />
           <div>
             <label htmlFor="a-sort" className="field-label mb-1">
               Sort by
@@ -111,6 +129,7 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
           <Link href="/applets/new" className="btn-primary mt-4">
             Create your first applet
           </Link>
+          <ExampleApplets examples={exampleCards(app.config.inboundDomain)} />
         </div>
       ) : (
         <div className="relative overflow-x-auto rounded-lg bg-white shadow-sm ring-1 ring-slate-200">
@@ -132,14 +151,21 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
                       <Link href={`/applets/${a.id}`} className="block truncate font-medium text-indigo-700 hover:underline">
                         {a.name}
                       </Link>
+                      <TagChips tags={a.tags} />
                       {a.paused_reason ? (
                         <span className="mt-0.5 block text-xs font-medium text-amber-800" data-testid="paused-mark">
                           <PausedNote reason={a.paused_reason} at={a.paused_at} />
                         </span>
                       ) : null}
                       {needsAttention(a) ? (
-                        <span className="mt-0.5 block truncate text-xs text-red-700" data-testid="needs-attention" title={a.triggerError ?? undefined}>
-                          Needs attention: {a.triggerError ? "the trigger reports an error" : `the last run ${a.lastStatus}`}
+                        <span className="mt-1 flex flex-wrap items-center gap-x-2 gap-y-1 text-xs" data-testid="needs-attention">
+                          {a.triggerError ? <TriggerErrorMark message={a.triggerError} /> : null}
+                          {a.overdueMs != null ? (
+                            <span className="text-amber-800" data-testid="overdue-mark">
+                              next check was due {formatAge(a.overdueMs)} ago
+                            </span>
+                          ) : null}
+                          {a.lastStatus === "failed" || a.lastStatus === "dead" ? <span className="text-red-700">the last run {a.lastStatus}</span> : null}
                         </span>
                       ) : null}
                     </td>
@@ -167,7 +193,19 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
                         <span className="text-slate-400">never run</span>
                       )}
                     </td>
-                    <td className="td text-right tabular-nums">{a.runs_24h}</td>
+                    <td className="td text-right whitespace-nowrap tabular-nums">
+                      {a.runs_24h}
+                      {a.failed_24h > 0 ? (
+                        <Link
+                          href={`/runs?applet_id=${encodeURIComponent(a.id)}`}
+                          className="ml-2 rounded bg-red-50 px-1.5 py-0.5 text-xs font-medium text-red-800 ring-1 ring-red-200 hover:underline"
+                          data-testid="failed-24h"
+                          title={`${a.failed_24h} of the runs of the last 24 hours failed or died`}
+                        >
+                          {a.failed_24h} failed
+                        </Link>
+                      ) : null}
+                    </td>
                   </tr>
                 );
               })}

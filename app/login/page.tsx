@@ -11,7 +11,7 @@ interface Props {
 export default async function LoginPage({ searchParams }: Props) {
   const next = (await searchParams).next;
   return (
-    <main className="flex min-h-screen items-center justify-center px-4">
+    <main id="main" tabIndex={-1} className="flex min-h-screen items-center justify-center px-4">
       <div className="w-full max-w-sm rounded-lg border border-slate-200 bg-white p-6 shadow-sm">
         <h1 className="text-lg font-semibold">Sign in to whenthen</h1>
         <div className="mt-4">

@@ -12,7 +12,7 @@ export const dynamic = "force-dynamic";
 export default async function SetupPage() {
   if (await services().auth.hasUser()) redirect("/login");
   return (
-    <main className="flex min-h-screen items-center justify-center px-4">
+    <main id="main" tabIndex={-1} className="flex min-h-screen items-center justify-center px-4">
       <div className="w-full max-w-sm rounded-lg border border-slate-200 bg-white p-6 shadow-sm">
         <h1 className="text-lg font-semibold">Set up whenthen</h1>
         <p className="mt-1 text-sm text-slate-600">Create the admin account. This page goes away once it exists.</p>

@@ -19,6 +19,8 @@ import { TransformForm } from "./TransformForm";
 import { TriggerStep } from "./TriggerStep";
 import { usePreview } from "./usePreview";
 import { useUnsavedGuard } from "./useUnsavedGuard";
+import { useSaveShortcut } from "./useSaveShortcut";
+import { ListenForEvent } from "./ListenForEvent";
 
 export interface EditorApplet {
   id: string;
@@ -52,6 +54,7 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
   /** The snapshot last saved, so "Saved." shows only while nothing has changed since. */
   const [savedSnapshot, setSavedSnapshot] = useState<string | null>(null);
   const [filterResult, setFilterResult] = useState<FilterTestResult | null>(null);
+  const [pickerKey, setPickerKey] = useState(0);
 
   const trigger = triggerOf(meta, draft.trigger.type);
   // ---- the sample everything is tested against: built-in, fetched, a past event, or typed ----
@@ -142,6 +145,9 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
     }
   }
 
+  // Ctrl/Cmd+S: the same save as the button, once a trigger is picked.
+  useSaveShortcut(() => void save(), Boolean(trigger) && !saving);
+
   return (
     <div className="flex flex-col gap-5">
       <TriggerStep meta={meta} draft={draft} dispatch={dispatch} onPick={pickTrigger} problems={problems} isNew={!applet} onFetched={(items) => {
@@ -152,7 +158,17 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
       {trigger ? (
         <>
           <section className="card" aria-label="Sample">
-            <SamplePicker appletId={applet?.id} builtin={trigger.sample} fetched={fetched} value={sampleChoice} onChange={setSampleChoice} />
+            <SamplePicker key={pickerKey} appletId={applet?.id} builtin={trigger.sample} fetched={fetched} value={sampleChoice} onChange={setSampleChoice} />
+            {applet && trigger.type === "webhook" ? (
+              <ListenForEvent
+                appletId={applet.id}
+                onEvent={(e) => {
+                  setSampleChoice({ source: `event:${e.id}`, text: JSON.stringify(e.payload, null, 2) });
+                  // The picker lists the applet's events again, with this one among them.
+                  setPickerKey((k) => k + 1);
+                }}
+              />
+            ) : null}
           </section>
           <ActionsStep meta={meta} trigger={trigger} draft={draft} dispatch={dispatch} problems={problems} warnings={warnings} groups={groups} preview={preview} isNew={!applet} />
 

@@ -1,5 +1,6 @@
 import type { App } from "../app";
 import { errorMessage } from "../core/errors";
+import { processMetrics } from "../metrics";
 import type { AlertRow } from "../db/store/types";
 import { composeMessage, type AlertMessage } from "./message";
 import { channelFor, type AlertSettings } from "./policy";
@@ -91,17 +92,20 @@ export async function dispatchAlerts(app: DispatchApp, opts: { holder: string })
     if (!channel) {
       await store.alerts.markFailed(row.id, "no alert channel any more: set one in Settings (or for this applet)", done);
       summary.failed.push(row.id);
+      processMetrics().alertSends.inc({ outcome: "failed" });
       return;
     }
     try {
       await sendThroughChannel(app, channel, message, row);
       await store.alerts.markSent(row.id, clock.now().toISOString());
       summary.sent.push(row.id);
+      processMetrics().alertSends.inc({ outcome: "sent" });
     } catch (err) {
       const answer = errorMessage(err);
       log.warn("an alert could not be sent", { alert_id: row.id, applet_id: row.appletId, channel: channel.type, error: answer });
       await store.alerts.markFailed(row.id, answer, clock.now().toISOString());
       summary.failed.push(row.id);
+      processMetrics().alertSends.inc({ outcome: "failed" });
     }
   }
 }

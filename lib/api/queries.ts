@@ -7,6 +7,7 @@ import type { Applet, AppletVersion, RunListFilter } from "../db/store";
 import { authorText, changeSummary } from "../applets/versions";
 import type { Definition } from "../definition";
 import { triggerRegistry } from "../triggers";
+import { overdueMs } from "../ui/overdue";
 import { actionTypesOf, runRow } from "./serialize";
 
 /**
@@ -16,6 +17,9 @@ import { actionTypesOf, runRow } from "./serialize";
  */
 
 type Reads = Pick<App, "config" | "clock" | "store" | "secrets">;
+
+/** How many replays a run's page lists under the original. */
+export const REPLAYS_SHOWN = 20;
 
 /** GET /api/meta: the plug-in catalog the editor builds its forms from, and the settings page's facts. */
 export async function meta(app: Pick<App, "config">) {
@@ -55,6 +59,7 @@ function summary(a: Applet) {
     action_types: actionTypesOf(a),
     last_fired_at: a.lastFiredAt,
     run_count: a.runCount,
+    tags: a.tags,
     version: a.version,
     created_at: a.createdAt,
     updated_at: a.updatedAt,
@@ -103,16 +108,30 @@ export async function alertSettingsView(app: Pick<App, "store">) {
   };
 }
 
-/** GET /api/applets: every applet with its last 24 h of runs. */
+/**
+ * GET /api/applets: every applet with its last 24 h of runs and its trigger's health (the last
+ * check's error, an overdue next check): three reads for the whole list, whatever its length.
+ */
 export async function appletList(app: Reads) {
-  const since = new Date(app.clock.now().getTime() - 86_400_000).toISOString();
-  const stats = new Map((await app.store.runs.statsByApplet(since)).map((s) => [s.applet_id, s]));
-  return (await app.store.applets.list()).map((a) => ({
-    ...summary(a),
-    runs_24h: stats.get(a.id)?.runs_24h ?? 0,
-    last_run_status: stats.get(a.id)?.last_status ?? null,
-    last_run_at: stats.get(a.id)?.last_at ?? null,
-  }));
+  const now = app.clock.now();
+  const since = new Date(now.getTime() - 86_400_000).toISOString();
+  const [runStats, triggers, applets] = await Promise.all([app.store.runs.statsByApplet(since), app.store.triggerState.overview(), app.store.applets.list()]);
+  const stats = new Map(runStats.map((s) => [s.applet_id, s]));
+  const trigger = new Map(triggers.map((t) => [t.appletId, t]));
+  return applets.map((a) => {
+    const t = trigger.get(a.id);
+    return {
+      ...summary(a),
+      runs_24h: Number(stats.get(a.id)?.runs_24h ?? 0),
+      failed_24h: Number(stats.get(a.id)?.failed_24h ?? 0),
+      last_run_status: stats.get(a.id)?.last_status ?? null,
+      last_run_at: stats.get(a.id)?.last_at ?? null,
+      trigger_error: t?.lastError ?? null,
+      next_check_at: t?.nextRunAt ?? null,
+      // A disabled applet is not checked: its next check is never late.
+      next_check_overdue_ms: a.enabled ? overdueMs(t?.nextRunAt ?? null, now) : null,
+    };
+  });
 }
 
 /** An applet as GET /api/applets/:id and every write to it answer: its definition, webhook URL and trigger state. */
@@ -171,7 +190,8 @@ export async function appletVersion(app: Reads, id: string, n: number) {
 export async function runsPage(app: Reads, filter: RunListFilter) {
   const page = await app.store.runs.list(filter);
   const names = new Map((await app.store.applets.list()).map((a) => [a.id, a.name]));
-  return { runs: page.runs.map((r) => runRow(r, names.get(r.appletId) ?? null)), next_cursor: page.nextCursor };
+  // A search that stopped at its bound says where (the page may be short; next_cursor continues).
+  return { runs: page.runs.map((r) => runRow(r, names.get(r.appletId) ?? null)), next_cursor: page.nextCursor, search_stopped_at: page.searchStoppedAt ?? null };
 }
 
 /** GET /api/applets/:id/planned: the applet's planned runs, by due time; null when there is no such applet. */
@@ -207,8 +227,16 @@ export async function runDetail(app: Reads, id: string) {
   if (!run) return null;
   const event = await app.store.runs.event(run.eventId);
   const applet = await app.store.applets.get(run.appletId);
+  // The link between a replay and its original: the event's first run is the original (or the
+  // oldest retention kept), every later one a replay of it.
+  // One more than shown, so the page can say "more than 20".
+  const ofEvent = await app.store.runs.ofEvent(run.eventId, REPLAYS_SHOWN + 2);
+  const original = ofEvent[0] && ofEvent[0].id !== run.id ? ofEvent[0] : null;
+  const link = (r: { id: string; status: string; createdAt: string }) => ({ id: r.id, status: r.status, created_at: r.createdAt });
   return {
     run: { ...runRow(run, applet?.name ?? null), steps: run.steps },
+    replay_of: original ? link(original) : null,
+    replays: original ? [] : ofEvent.slice(1).map(link),
     event: event && { id: event.id, applet_id: event.appletId, source: event.source, dedupe_key: event.dedupeKey, payload: event.payload, received_at: event.receivedAt },
     applet: applet ? { id: applet.id, name: applet.name } : null,
   };

@@ -1,13 +1,24 @@
 import type { Bus, BusMessage } from "../bus";
+import type { HealthBanner } from "../health";
 
 /** The `data:` of one GET /api/stream message (events run.queued and run.updated). */
 export type StreamMessage = Pick<BusMessage, "run_id" | "applet_id" | "status">;
+
+/** The `data:` of a `health` event: the banner, its worker age as of the moment it was sent. */
+export type HealthMessage = HealthBanner;
+
+/** The banner with the worker's age counted to `nowMs` (the bus keeps it as of its last change). */
+export function healthAt(banner: HealthBanner, nowMs: number): HealthMessage {
+  if (!banner.worker?.seenAt) return banner;
+  return { ...banner, worker: { ...banner.worker, ageMs: Math.max(0, nowMs - Date.parse(banner.worker.seenAt)) } };
+}
 
 /**
  * GET /api/stream: server-sent events of run changes. A client that reconnects with
  * Last-Event-ID first gets what it missed (while the bus still holds it), then live messages.
  */
-export function streamRuns(bus: Bus, req: Request, opts: { stillAllowed?: () => Promise<boolean> | boolean; pingMs?: number } = {}): Response {
+export function streamRuns(bus: Bus, req: Request, opts: { stillAllowed?: () => Promise<boolean> | boolean; pingMs?: number; nowMs?: () => number } = {}): Response {
+  const nowMs = opts.nowMs ?? Date.now;
   const encoder = new TextEncoder();
   const lastId = Number(req.headers.get("last-event-id") ?? new URL(req.url).searchParams.get("last_event_id") ?? NaN);
   let cleanup = () => {};
@@ -22,9 +33,25 @@ export function streamRuns(bus: Bus, req: Request, opts: { stillAllowed?: () => 
           cleanup();
         }
       };
+      // Health events carry no id: Last-Event-ID stays the runs' sequence. The current banner goes
+      // first, so a page (re)connecting is right at once.
+      const sendHealth = (banner: HealthBanner) => {
+        try {
+          controller.enqueue(encoder.encode(`event: health\ndata: ${JSON.stringify(healthAt(banner, nowMs()))}\n\n`));
+        } catch {
+          cleanup();
+        }
+      };
       controller.enqueue(encoder.encode("retry: 3000\n: connected\n\n"));
+      const current = bus.health();
+      if (current) sendHealth(current);
       if (Number.isFinite(lastId)) bus.since(lastId).forEach(send);
-      const unsubscribe = bus.subscribe(send);
+      const unsubscribeRuns = bus.subscribe(send);
+      const unsubscribeHealth = bus.subscribeHealth(sendHealth);
+      const unsubscribe = () => {
+        unsubscribeRuns();
+        unsubscribeHealth();
+      };
       // A comment every 15 s keeps proxies from closing an idle stream; the session is checked again
       // then too, so a stream opened before a logout ends within one interval.
       const ping = async () => {

@@ -9,11 +9,15 @@ import { actionRegistry } from "../actions";
 import { firstRunOf, getTrigger, polledTrigger } from "../triggers";
 import { emptyTriggerState } from "../triggers/types";
 import { deleteEventFiles } from "../files/events";
+import { exampleByKey } from "./examples";
+import { normaliseTags } from "./tags";
 
 export interface AppletInput {
   name: string;
   enabled?: boolean;
   definition: unknown;
+  /** Short labels (lib/applets/tags); absent on update keeps the stored ones. */
+  tags?: unknown;
 }
 
 /** One applet as exported: enough to recreate it with the same id and webhook URL. */
@@ -24,6 +28,8 @@ export interface ExportedApplet {
   webhook_token: string;
   definition: Definition;
   created_at?: string;
+  /** #20; an export from before tags has none. */
+  tags?: string[];
 }
 
 type Services = Pick<App, "store" | "clock" | "config" | "bus" | "log">;
@@ -32,8 +38,10 @@ type Services = Pick<App, "store" | "clock" | "config" | "bus" | "log">;
 export function createAppletService(app: Services) {
   const { store, clock } = app;
 
-  function validate(input: AppletInput): { name: string; definition: Definition } {
+  function validate(input: AppletInput): { name: string; definition: Definition; tags: string[] | undefined } {
     const problems: { path: string; message: string }[] = [];
+    const tagged = input?.tags === undefined ? null : normaliseTags(input.tags);
+    if (tagged && !tagged.ok) problems.push({ path: "tags", message: tagged.message });
     const name = typeof input?.name === "string" ? input.name.trim() : "";
     if (!name) problems.push({ path: "name", message: "required" });
     else if (name.length > 200) problems.push({ path: "name", message: "at most 200 characters" });
@@ -43,7 +51,7 @@ export function createAppletService(app: Services) {
     if (problems.length || !checked.ok) {
       throw new UserError(`applet: ${problems.length} problem(s): ${problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`, problems);
     }
-    return { name, definition: checked.definition };
+    return { name, definition: checked.definition, tags: tagged?.ok ? tagged.tags : undefined };
   }
 
   /** next_run_at has one source: this, on save and on enable. */
@@ -59,7 +67,7 @@ export function createAppletService(app: Services) {
   }
 
   function toExport(a: Applet): ExportedApplet {
-    return { id: a.id, name: a.name, enabled: a.enabled, webhook_token: a.webhookToken, definition: a.definition as unknown as Definition, created_at: a.createdAt };
+    return { id: a.id, name: a.name, enabled: a.enabled, webhook_token: a.webhookToken, definition: a.definition as unknown as Definition, created_at: a.createdAt, tags: a.tags };
   }
 
   return {
@@ -67,12 +75,12 @@ export function createAppletService(app: Services) {
 
     /** `by`: who saves it (its version 1 says so); whenthen itself when not given (scripts, benches). */
     async create(input: AppletInput & { id?: string; webhookToken?: string; createdAt?: string; by?: VersionAuthor; source?: VersionSource }): Promise<Applet> {
-      const { name, definition } = validate(input);
+      const { name, definition, tags } = validate(input);
       const now = clock.now().toISOString();
       const id = input.id ?? newId();
       const enabled = input.enabled ?? true;
       const version = { author: input.by ?? SYSTEM_AUTHOR, source: input.source ?? "create" };
-      await store.applets.insert({ id, name, enabled, triggerType: definition.trigger.type, definition, webhookToken: input.webhookToken ?? newWebhookToken(), now, createdAt: input.createdAt, ...version });
+      await store.applets.insert({ id, name, enabled, triggerType: definition.trigger.type, definition, webhookToken: input.webhookToken ?? newWebhookToken(), now, createdAt: input.createdAt, tags: tags ?? [], ...version });
       await schedule({ id, enabled, definition });
       return (await store.applets.get(id))!;
     },
@@ -81,8 +89,8 @@ export function createAppletService(app: Services) {
     async update(id: string, input: Partial<AppletInput>, by: VersionAuthor = SYSTEM_AUTHOR, how: { source?: VersionSource; restoredFrom?: number } = {}): Promise<Applet | null> {
       const current = await store.applets.get(id);
       if (!current) return null;
-      const merged = { name: input.name ?? current.name, enabled: input.enabled ?? current.enabled, definition: input.definition ?? current.definition };
-      const { name, definition } = validate(merged);
+      const merged = { name: input.name ?? current.name, enabled: input.enabled ?? current.enabled, definition: input.definition ?? current.definition, tags: input.tags };
+      const { name, definition, tags } = validate(merged);
       const triggerChanged = JSON.stringify(definition.trigger) !== JSON.stringify(current.definition.trigger);
       await store.applets.update({
         id,
@@ -95,6 +103,7 @@ export function createAppletService(app: Services) {
         author: by,
         source: how.source ?? "save",
         restoredFrom: how.restoredFrom ?? null,
+        tags,
       });
       if (triggerChanged || merged.enabled !== current.enabled) await schedule({ id, enabled: merged.enabled, definition });
       return store.applets.get(id);
@@ -146,7 +155,17 @@ export function createAppletService(app: Services) {
       const current = await store.applets.get(id);
       if (!current) return null;
       const name = `${current.name} (copy)`.slice(0, 200);
-      return this.create({ name, enabled: false, definition: current.definition, by, source: "duplicate" });
+      return this.create({ name, enabled: false, definition: current.definition, tags: current.tags, by, source: "duplicate" });
+    },
+
+    /**
+     * Onboarding (#20): one of the ready examples (lib/applets/examples) as a new applet, disabled
+     * until its owner has looked at it; null for an unknown key.
+     */
+    async fromExample(key: string, by: VersionAuthor = SYSTEM_AUTHOR): Promise<Applet | null> {
+      const example = exampleByKey(key);
+      if (!example) return null;
+      return this.create({ name: example.name, enabled: false, definition: example.definition({ inboundDomain: app.config.inboundDomain }), by });
     },
 
     /** "Send test event": a manual event with the given payload and a queued run. */
@@ -180,7 +199,7 @@ export function createAppletService(app: Services) {
       const skips = async (id: string) => mode === "skip" && !replaceIds.has(id) && (await store.applets.get(id)) !== null;
       if (!Array.isArray(items)) throw new UserError("import: expected a JSON array of applets", [{ path: "", message: "expected an array" }]);
       const problems: { path: string; message: string }[] = [];
-      const valid: { index: number; item: ExportedApplet; definition: Definition; name: string }[] = [];
+      const valid: { index: number; item: ExportedApplet; definition: Definition; name: string; tags: string[] | undefined }[] = [];
       const seen = new Set<string>();
       // token -> position in the file
       const tokens = new Map<string, number>();
@@ -190,7 +209,7 @@ export function createAppletService(app: Services) {
           problems.push({ path: `${i}`, message: "expected an object" });
           continue;
         }
-        const extra = Object.keys(item).filter((k) => !["id", "name", "enabled", "webhook_token", "definition", "created_at"].includes(k));
+        const extra = Object.keys(item).filter((k) => !["id", "name", "enabled", "webhook_token", "definition", "created_at", "tags"].includes(k));
         if (extra.length) problems.push({ path: `${i}`, message: `unknown key${extra.length > 1 ? "s" : ""}: ${extra.join(", ")}` });
         const idProblem = appletIdProblem(item.id);
         if (idProblem) problems.push({ path: `${i}.id`, message: idProblem });
@@ -205,7 +224,7 @@ export function createAppletService(app: Services) {
         }
         if (item.enabled !== undefined && typeof item.enabled !== "boolean") problems.push({ path: `${i}.enabled`, message: "must be true or false" });
         try {
-          const v = validate({ name: item.name ?? "", definition: item.definition });
+          const v = validate({ name: item.name ?? "", definition: item.definition, tags: item.tags });
           if (typeof item.id === "string" && !overwrite && (await store.applets.get(item.id))) {
             problems.push({ path: `${i}.id`, message: `an applet with id ${item.id} exists; import with overwrite to replace it` });
           }
@@ -239,11 +258,12 @@ export function createAppletService(app: Services) {
           const current = await tx.applets.get(item.id);
           if (current && current.webhookToken !== item.webhook_token) await tx.applets.setWebhookToken(item.id, `import-${newWebhookToken()}`);
         }
-        for (const { item, definition, name } of valid) {
+        for (const { item, definition, name, tags } of valid) {
           const enabled = item.enabled !== false;
           const now = clock.now().toISOString();
           const createdAt = item.created_at === undefined ? now : new Date(item.created_at).toISOString();
-          const row = { id: item.id, name, enabled, triggerType: definition.trigger.type, definition, webhookToken: item.webhook_token, now, createdAt, author: by, source: "import" as const };
+          // An export from before tags replaces an applet with no tags: the file is what it restores.
+          const row = { id: item.id, name, enabled, triggerType: definition.trigger.type, definition, webhookToken: item.webhook_token, now, createdAt, tags: tags ?? [], author: by, source: "import" as const };
           if (await tx.applets.get(item.id)) {
             await tx.applets.update(row);
             replaced.push(item.id);

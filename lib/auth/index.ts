@@ -46,6 +46,12 @@ export interface Auth {
   setup(creds: Credentials): Promise<{ email: string; setCookie: string } | null>;
   /** Checks the password with per-email and per-address failure limits. */
   login(creds: Credentials, ip: string): Promise<LoginResult>;
+  /**
+   * Settings' password change: checks the current password (failures count against the sign-in
+   * limits), stores the new one and bumps the session version, so every other session ends; the
+   * Set-Cookie returned keeps this one signed in with the new version.
+   */
+  changePassword(userId: string, input: { currentPassword: string; newPassword: string }, ip: string): Promise<PasswordChange>;
   /** Revokes every session of the cookie's user; the Set-Cookie that clears it. */
   logout(cookie: string | null | undefined): Promise<string>;
   /** The signed-in user for a `Cookie` request header, or null. */
@@ -56,6 +62,9 @@ export interface Auth {
   ensureAdminFromEnv(): Promise<void>;
   hasUser(): Promise<boolean>;
 }
+
+/** A refused change names its field (`current_password`, `new_password`) like the form shows it; retryAfterSeconds > 0: rate-limited (429). */
+export type PasswordChange = { ok: true; setCookie: string } | { ok: false; field: "current_password" | "new_password"; message: string; retryAfterSeconds: number };
 
 export interface AuthOptions {
   /** Failed logins allowed per email and per client address in `windowMs` before 429. */
@@ -108,6 +117,7 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
     }
     const path = new URL(req.url).pathname;
     if (path === "/api/tokens" || path.startsWith("/api/tokens/")) return refuse(403, "API tokens are managed in Settings while signed in, not with a token");
+    if (path.startsWith("/api/account/")) return refuse(403, "the password is changed in Settings while signed in, not with a token");
     if (identity.readOnly && req.method !== "GET" && req.method !== "HEAD") return refuse(403, `the token “${identity.name}” is read-only; a ${req.method} needs a token that may write`);
     return { userId: admin.id, email: admin.email, token: { id: identity.tokenId, name: identity.name } };
   }
@@ -165,6 +175,28 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
     return { ok: true, email: user.email, setCookie: setCookieFor(user.id, user.sessionVersion) };
   }
 
+  async function changePassword(userId: string, input: { currentPassword: string; newPassword: string }, ip: string): Promise<PasswordChange> {
+    const user = await users.byId(userId);
+    if (!user) return { ok: false, field: "current_password", message: "you are no longer signed in; sign in again", retryAfterSeconds: 0 };
+    const now = app.clock.now().getTime();
+    const waitMs = Math.max(byEmail.retryAfterMs(user.email, now), byIp.retryAfterMs(ip, now));
+    if (waitMs > 0) {
+      const seconds = Math.ceil(waitMs / 1000);
+      return { ok: false, field: "current_password", message: `too many wrong passwords; try again in ${Math.ceil(seconds / 60)} minute(s)`, retryAfterSeconds: seconds };
+    }
+    if (!(await verifyPassword(user.passwordHash, input.currentPassword))) {
+      byEmail.fail(user.email, now);
+      byIp.fail(ip, now);
+      log.warn("password change refused: wrong current password", { email: user.email, ip });
+      return { ok: false, field: "current_password", message: "current password is wrong", retryAfterSeconds: 0 };
+    }
+    if (input.newPassword === input.currentPassword) return { ok: false, field: "new_password", message: "new password is the same as the current one", retryAfterSeconds: 0 };
+    const version = await users.setPassword(user.id, await hashPassword(input.newPassword), app.clock.now().toISOString());
+    if (version === null) return { ok: false, field: "current_password", message: "you are no longer signed in; sign in again", retryAfterSeconds: 0 };
+    log.info("password changed; every other session is signed out", { email: user.email });
+    return { ok: true, setCookie: setCookieFor(user.id, version) };
+  }
+
   async function logout(cookie: string | null | undefined): Promise<string> {
     const session = await sessionFromCookieHeader(cookie);
     // Bumping the version signs out every browser, not just this one: the cookie that was just
@@ -180,6 +212,7 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
     sessionOf: (req) => sessionFromCookieHeader(req.headers.get("cookie")),
     setup,
     login,
+    changePassword,
     logout,
     tokenAccess,
     async ensureAdminFromEnv() {

@@ -25,3 +25,15 @@ export function credentialsSchema(setup: boolean) {
   const password = setup ? base.min(PASSWORD_MIN_LENGTH, `password must be at least ${PASSWORD_MIN_LENGTH} characters`) : base;
   return z.object({ email, password });
 }
+
+/** Settings' password change: the current password (checked by lib/auth) and a new one under the setup policy. */
+export function passwordChangeSchema() {
+  return z.object({
+    current_password: z.string({ error: "current password is required" }).min(1, { error: "current password is required", abort: true }).max(PASSWORD_MAX_LENGTH, { error: "current password is wrong" }),
+    new_password: z
+      .string({ error: "new password is required" })
+      .min(1, { error: "new password is required", abort: true })
+      .max(PASSWORD_MAX_LENGTH, { error: `new password must be at most ${PASSWORD_MAX_LENGTH} characters`, abort: true })
+      .min(PASSWORD_MIN_LENGTH, `new password must be at least ${PASSWORD_MIN_LENGTH} characters`),
+  });
+}

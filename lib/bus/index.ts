@@ -1,4 +1,5 @@
 import { EventEmitter } from "node:events";
+import type { HealthBanner } from "../health";
 
 /** What the SSE stream carries (spec "GET /stream"). */
 export interface RunEvent {
@@ -21,6 +22,7 @@ export class Bus {
   #emitter = new EventEmitter();
   #seq = 0;
   #recent: BusMessage[] = [];
+  #health: HealthBanner | null = null;
 
   constructor(private readonly keep = 1000) {
     this.#emitter.setMaxListeners(0);
@@ -42,6 +44,25 @@ export class Bus {
   subscribe(fn: (msg: BusMessage) => void): () => void {
     this.#emitter.on("message", fn);
     return () => this.#emitter.off("message", fn);
+  }
+
+  /**
+   * The health banner (lib/bus/health watches it): the latest one is kept, so a stream opened
+   * later starts with it, and each change goes to every open stream as a `health` event.
+   */
+  publishHealth(banner: HealthBanner): void {
+    this.#health = banner;
+    this.#emitter.emit("health", banner);
+  }
+
+  /** The latest banner published; null before the first look. */
+  health(): HealthBanner | null {
+    return this.#health;
+  }
+
+  subscribeHealth(fn: (banner: HealthBanner) => void): () => void {
+    this.#emitter.on("health", fn);
+    return () => this.#emitter.off("health", fn);
   }
 
   /** Messages after `seq`, oldest first (for Last-Event-ID). */

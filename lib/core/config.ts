@@ -50,6 +50,12 @@ export interface AppConfig {
    */
   workerLeaseMs: number;
   /**
+   * How old the last worker heartbeat may be before /api/health, the banner on every page and the
+   * Health panel call the worker stopped (WORKER_STALE_SECONDS, default 60). It must exceed the
+   * heartbeat interval (a third of the lease, at most 15 s), or a running worker would look stopped.
+   */
+  workerStaleMs: number;
+  /**
    * On SIGTERM, how long runs in flight may take to finish before they are handed back to the queue
    * (WORKER_SHUTDOWN_SECONDS). Keep it below the stop grace period of whatever stops the worker
    * (docker-compose.yml sets stop_grace_period: 30s).
@@ -147,6 +153,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     workerConcurrency: int(env, "WORKER_CONCURRENCY", 4),
     workerNice: Math.min(int(env, "WORKER_NICE", 10), 19),
     workerLeaseMs: atLeast(env, "WORKER_LEASE_SECONDS", 30, 2) * 1000,
+    workerStaleMs: staleAfter(env),
     workerShutdownMs: atLeast(env, "WORKER_SHUTDOWN_SECONDS", 20, 1) * 1000,
     alertDispatchMs: atLeast(env, "ALERT_DISPATCH_MS", 5000, 100),
     runRetentionDays: int(env, "RUN_RETENTION_DAYS", 30),
@@ -173,6 +180,16 @@ function int(env: Env, name: string, fallback: number): number {
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 0) throw new Error(`config: ${name} must be a non-negative integer, got "${raw}"`);
   return n;
+}
+
+/** WORKER_STALE_SECONDS, checked against the heartbeat interval WORKER_LEASE_SECONDS gives. */
+function staleAfter(env: Env): number {
+  const stale = atLeast(env, "WORKER_STALE_SECONDS", 60, 2);
+  const beatSeconds = Math.min(15, atLeast(env, "WORKER_LEASE_SECONDS", 30, 2) / 3);
+  if (stale <= beatSeconds) {
+    throw new Error(`config: WORKER_STALE_SECONDS (${stale}) must be more than the worker's heartbeat interval (${beatSeconds} s: a third of WORKER_LEASE_SECONDS, at most 15 s)`);
+  }
+  return stale * 1000;
 }
 
 function atLeast(env: Env, name: string, fallback: number, min: number): number {

@@ -44,6 +44,8 @@ export const applets = pgTable(
     autoPause: integer("auto_pause"),
     pausedReason: text("paused_reason"),
     pausedAt: text("paused_at"),
+    /** A JSON array of short labels (#20), for the applets list's tag filter; export carries it. */
+    tags: json("tags").notNull().default(sql`'[]'::json`),
     ...timestamps,
   },
   (t) => [index("applets_trigger_type_idx").on(t.triggerType, t.enabled)],
@@ -185,6 +187,8 @@ export const workers = pgTable("workers", {
   seenAt: text("seen_at").notNull(),
   leaseUntil: text("lease_until").notNull(),
   fault: text("fault"),
+  smtpPort: integer("smtp_port"),
+  metrics: text("metrics"),
   ...timestamps,
 });
 

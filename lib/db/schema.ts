@@ -44,6 +44,8 @@ export const applets = sqliteTable(
     /** Why the applet was disabled by auto-pause (cleared on enable), and when. */
     pausedReason: text("paused_reason"),
     pausedAt: text("paused_at"),
+    /** A JSON array of short labels (#20), for the applets list's tag filter; export carries it. */
+    tags: text("tags", { mode: "json" }).notNull().default(sql`'[]'`),
     ...timestamps,
   },
   (t) => [index("applets_trigger_type_idx").on(t.triggerType, t.enabled)],
@@ -212,6 +214,10 @@ export const workers = sqliteTable("workers", {
   leaseUntil: text("lease_until").notNull(),
   /** What the worker could not do at its last heartbeat (a full disk, say); null when healthy. */
   fault: text("fault"),
+  /** The port its SMTP receiver listens on; null when it runs none (INBOUND_EMAIL=false) or it stopped listening. */
+  smtpPort: integer("smtp_port"),
+  /** Its in-memory counters (lib/metrics snapshot JSON) at the last heartbeat, for GET /metrics. */
+  metrics: text("metrics"),
   ...timestamps,
 });
 

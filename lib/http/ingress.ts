@@ -4,9 +4,11 @@ import type { App } from "../app";
 import { isDatabaseError } from "../core/errors";
 import { createFaultTracker } from "../core/faults";
 import { LIMITS } from "../core/limits";
+import { processMetrics } from "../metrics";
 import { checkHealth } from "../health";
 import { maxAttemptsOf, type Definition } from "../definition";
-import { createIngestBatcher } from "../queue/ingest";
+import { createIngestBatcher, ingestSkipped } from "../queue/ingest";
+import { listenersOf } from "../webhooks/listen";
 import { hasTimedActions } from "../timed/rule";
 import { closeWhenUnread, readNodeBody } from "./body";
 import { createSecurityHeaders } from "./security-headers";
@@ -15,6 +17,9 @@ import { triggerRegistry, type RegisteredRequest } from "../triggers";
 import type { HookContext } from "../triggers/types";
 import { searchParamsToObject } from "../triggers/webhook";
 import { createRunWaiter, renderWebhookResponse } from "../webhooks/respond";
+
+/** What became of a webhook request (the `outcome` label of whenthen_webhook_requests_total). */
+type WebhookOutcome = "accepted" | "duplicate" | "disabled" | "refused" | "not_found" | "too_large" | "unavailable" | "error";
 
 export type IngressHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
 
@@ -66,21 +71,26 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
     return { render: (template) => renderTemplate(template, { trigger: {}, secrets }).value, nowMs: () => app.clock.now().getTime() };
   };
   const refusals = createRefusalLog(app, log);
+  // One in-memory increment per request (lib/metrics countWebhook): no write, no await.
+  const metrics = processMetrics();
+  const count = (outcome: WebhookOutcome) => metrics.countWebhook(outcome);
   const waiter = createRunWaiter(app);
   return (req, res) => {
     const rawUrl = req.url ?? "/";
     if (!rawUrl.startsWith("/api/")) return false;
     if (rawUrl.startsWith("/api/hooks/")) {
       headers.api(res);
-      handleHook(req, res, rawUrl).catch((err) => {
+      handleHook(req, res, rawUrl).then(count, (err) => {
         // A full disk (or another refusal of the database) is not the sender's fault and passes:
         // 503 with Retry-After asks the sender to deliver again later. Nothing was stored.
         if (isDatabaseError(err)) {
+          count("unavailable");
           faults.failed("storing webhooks", err);
           if (!res.headersSent) send(res, 503, { error: "the webhook could not be stored (the database refused the write); retry later" }, { "retry-after": "30" });
           return;
         }
         log.error("webhook failed", { error: err });
+        count("error");
         if (!res.headersSent) send(res, 500, { error: "internal error" });
       });
       return true;
@@ -108,7 +118,7 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
     send(res, report.ok ? 200 : 503, report);
   }
 
-  async function handleHook(req: IncomingMessage, res: ServerResponse, rawUrl: string): Promise<void> {
+  async function handleHook(req: IncomingMessage, res: ServerResponse, rawUrl: string): Promise<WebhookOutcome> {
     const url = new URL(rawUrl, "http://localhost");
     const parts = url.pathname.split("/");
     // ["", "api", "hooks", id, token]
@@ -132,10 +142,17 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
     const rawBody = await readNodeBody(req, LIMITS.webhookBodyBytes);
     if (rawBody === null) return tooLarge(req, res);
 
-    if (!row.enabled) return send(res, 200, { queued: false, reason: "disabled" });
+    // "Listen for test event" (#20): a disabled applet's request is kept as a sample, and nothing runs.
+    const listeners = listenersOf(app.bus);
+    const capture = listeners.listening(row.id, app.clock.now());
+    if (!row.enabled && !capture) {
+      send(res, 200, { queued: false, reason: "disabled" });
+      return "disabled";
+    }
     if (problem) {
       log.warn("webhook refused: the applet cannot take requests", { applet_id: row.id, reason: problem });
-      return send(res, 409, { error: `this applet cannot take requests: ${problem}` });
+      send(res, 409, { error: `this applet cannot take requests: ${problem}` });
+      return "refused";
     }
 
     const receivedAt = app.clock.now().toISOString();
@@ -146,18 +163,27 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
     );
     if (!outcome.accept) {
       if (outcome.reason) refusals.note(row.id, outcome.reason);
-      if (outcome.error) return send(res, outcome.status, { error: outcome.error });
-      res.writeHead(outcome.status, { "content-length": "0" });
-      res.end();
-      return;
+      if (outcome.error) send(res, outcome.status, { error: outcome.error });
+      else {
+        res.writeHead(outcome.status, { "content-length": "0" });
+        res.end();
+      }
+      return "refused";
     }
     const dedupeKey = outcome.event.dedupeKey;
+    if (capture) listeners.captured(row.id);
+    if (!row.enabled) {
+      const kept = await ingestSkipped(app, { appletId, source: plugin.type, dedupeKey, payload: outcome.event.payload, maxAttempts, receivedAt }, "captured by “Listen for test event”: the applet is disabled, so nothing ran");
+      send(res, 200, { queued: false, reason: "captured for the editor's test; the applet is disabled, so nothing ran", event_id: kept?.eventId ?? null });
+      return "disabled";
+    }
     const result = await ingestBatched({ appletId, source: plugin.type, dedupeKey, payload: outcome.event.payload, maxAttempts, receivedAt, definition });
     faults.succeeded("storing webhooks");
     if (!result) {
       // A redelivery: the sender gets the first delivery's ids, and nothing new is stored.
       const first = dedupeKey === null ? null : await app.store.runs.firstOfDedupeKey(appletId, dedupeKey);
-      return send(res, 200, { queued: false, duplicate: true, reason: "duplicate", run_id: first?.runId ?? null, event_id: first?.eventId ?? null });
+      send(res, 200, { queued: false, duplicate: true, reason: "duplicate", run_id: first?.runId ?? null, event_id: first?.eventId ?? null });
+      return "duplicate";
     }
     const respond = outcome.respond;
     if (respond?.respond_wait_seconds) {
@@ -168,10 +194,11 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
         const answer = renderWebhookResponse(respond, run, outcome.event.payload);
         res.writeHead(answer.status, { "content-type": answer.contentType, "content-length": Buffer.byteLength(answer.body), "x-run-id": run.id });
         res.end(answer.body);
-        return;
+        return "accepted";
       }
     }
     send(res, 202, { run_id: result.runId, event_id: result.eventId });
+    return "accepted";
   }
 }
 
@@ -182,18 +209,20 @@ function safeEqual(a: string, b: string): boolean {
   return ba.length === bb.length && timingSafeEqual(ba, bb);
 }
 
-function notFound(req: IncomingMessage, res: ServerResponse) {
+function notFound(req: IncomingMessage, res: ServerResponse): "not_found" {
   req.resume();
   res.writeHead(404, { "content-length": "0" });
   res.end();
+  return "not_found";
 }
 
-function tooLarge(req: IncomingMessage, res: ServerResponse) {
+function tooLarge(req: IncomingMessage, res: ServerResponse): "too_large" {
   // Stop reading and close: a client still sending 50 MB should not keep the socket busy.
   closeWhenUnread(req, res);
   res.writeHead(413, { "content-type": "application/json", connection: "close" });
   res.end(JSON.stringify({ error: `body larger than ${LIMITS.webhookBodyBytes} bytes` }));
   req.resume();
+  return "too_large";
 }
 
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {

@@ -8,6 +8,7 @@ import { checkDefinition, maxAttemptsOf, type Definition } from "../definition";
 import { copyEventFiles, deleteEventFiles, saveEventFiles, selectStorable } from "../files/events";
 import { signedFileUrl } from "../files/signed-url";
 import type { Ingested } from "../db/store";
+import { processMetrics } from "../metrics";
 import { ingest } from "../queue/ingest";
 import type { Applet } from "../db/store";
 import { MAIL_TRIGGERS, triggerRegistry, type RegisteredMail } from "../triggers";
@@ -47,6 +48,8 @@ export interface ReceiverOptions {
 
 export interface Receiver {
   port: number;
+  /** Whether the socket still accepts connections (the heartbeat reports it; the banner says when it does not). */
+  listening(): boolean;
   /** Stops accepting, lets in-flight messages finish (up to the close timeout), then ends every connection. */
   close(): Promise<void>;
 }
@@ -58,6 +61,7 @@ interface SmtpError extends Error {
 const smtpError = (responseCode: number, message: string): SmtpError => Object.assign(new Error(message), { responseCode });
 
 export async function startReceiver(app: App, opts: ReceiverOptions = {}): Promise<Receiver> {
+  const smtpCount = processMetrics().smtpMessages;
   const log = app.log.child("smtp");
   const maxBytes = opts.maxBytes ?? MAX_MESSAGE_BYTES;
   const inboundDomain = asciiDomain(app.config.inboundDomain);
@@ -88,6 +92,7 @@ export async function startReceiver(app: App, opts: ReceiverOptions = {}): Promi
       const problem = recipientProblem(address.address, inboundDomain);
       if (problem) {
         log.info("recipient refused", { rcpt: address.address.slice(0, 320), reason: problem, remote: session.remoteAddress });
+        smtpCount.inc({ outcome: "recipient_rejected" });
         return callback(smtpError(550, `5.1.1 <${printable(address.address)}>: recipient rejected: ${problem}`));
       }
       callback();
@@ -114,24 +119,31 @@ export async function startReceiver(app: App, opts: ReceiverOptions = {}): Promi
       });
       stream.on("error", (err) => {
         log.warn("message stream failed", { err, session: session.id });
+        smtpCount.inc({ outcome: "failed" });
         done(smtpError(451, "4.3.0 Error reading the message, try again later"));
       });
       stream.on("end", () => {
         if (oversized || stream.sizeExceeded) {
           log.info("message refused: too large", { bytes, max: maxBytes, session: session.id });
+          smtpCount.inc({ outcome: "too_large" });
           return done(smtpError(552, `5.3.4 Message exceeds the fixed maximum message size of ${maxBytes} bytes`));
         }
         const rcpts = session.envelope.rcptTo.map((r) => r.address);
         deliver(app, Buffer.concat(chunks), rcpts).then(
-          (summary) => done(null, `2.0.0 Message accepted${summary}`),
+          (summary) => {
+            smtpCount.inc({ outcome: "accepted" });
+            done(null, `2.0.0 Message accepted${summary}`);
+          },
           (err: unknown) => {
             if (err instanceof UnacceptableMessage) {
               // The same bytes will fail the same way every time: a 4xx would make the sender
               // retry for days. A permanent reply bounces it with the reason instead.
               log.info("message refused: cannot be parsed", { reason: err.message, session: session.id });
+              smtpCount.inc({ outcome: "unparseable" });
               return done(smtpError(err.responseCode, `${err.enhancedCode} ${err.message}`));
             }
             log.error("message processing failed", { err: errorMessage(err), session: session.id });
+            smtpCount.inc({ outcome: "failed" });
             // Our failure (disk, database), not the sender's: a temporary error makes them retry.
             done(smtpError(451, "4.3.0 Temporary failure processing the message, try again later"));
           },
@@ -157,6 +169,7 @@ export async function startReceiver(app: App, opts: ReceiverOptions = {}): Promi
   let closing: Promise<void> | null = null;
   return {
     port: bound,
+    listening: () => server.server.listening && closing === null,
     close: () =>
       (closing ??= new Promise<void>((resolve) => {
         server.close(() => resolve());

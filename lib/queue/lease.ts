@@ -2,6 +2,18 @@ import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import type { App } from "../app";
 import type { FaultTracker } from "../core/faults";
+import { snapshot } from "../metrics";
+
+/** What a heartbeat publishes besides the lease: read by /api/health, the banner and GET /metrics. */
+export interface WorkerReport {
+  /** The port this worker's SMTP receiver listens on; null when it runs none. */
+  smtpPort: number | null;
+  /** This process's counters (lib/metrics `snapshot`). */
+  metrics: string | null;
+}
+
+/** The default report: this process's counters, no SMTP receiver. */
+export const countersOnly = async (): Promise<WorkerReport> => ({ smtpPort: null, metrics: await snapshot() });
 
 /**
  * A worker's lease: its row in `workers`, renewed by the heartbeat. Another worker recovers the
@@ -16,7 +28,11 @@ export interface WorkerLease {
    * when the renewal failed (the fault is recorded): nothing may be claimed then, because another
    * worker may soon take the claim back.
    */
-  keep(opts?: { force?: boolean }): Promise<boolean>;
+  keep(opts?: {
+    force?: boolean;
+    /** Make the report (SMTP port, counters) for this heartbeat, instead of sending the one made after the last. */
+    fresh?: boolean;
+  }): Promise<boolean>;
   /** A clean stop: the row goes, so no one waits for the lease to expire. */
   end(): Promise<void>;
 }
@@ -27,18 +43,39 @@ export const newWorkerId = (): string => `${hostname()}:${process.pid}:${randomB
 
 export function createWorkerLease(
   app: Pick<App, "store" | "clock">,
-  opts: { workerId: string; leaseMs: number; faults: FaultTracker },
+  opts: { workerId: string; leaseMs: number; faults: FaultTracker; report?: () => Promise<WorkerReport> },
 ): WorkerLease {
   let renewedAt = Number.NEGATIVE_INFINITY;
   const host = hostname();
+  // The report is made after each heartbeat for the next one, so the heartbeat itself never waits
+  // for it (its write starts at once, as the lease's callers expect). A report that cannot be made
+  // (a bug) must not cost the lease: the heartbeat goes without it.
+  let report: WorkerReport = { smtpPort: null, metrics: null };
+  const makeReport = () =>
+    (opts.report ?? countersOnly)().then(
+      (r) => void (report = r),
+      () => void (report = { smtpPort: null, metrics: null }),
+    );
   return {
     workerId: opts.workerId,
     leaseMs: opts.leaseMs,
-    async keep({ force = false } = {}) {
+    async keep({ force = false, fresh = false } = {}) {
+      if (fresh) await makeReport();
       const now = app.clock.now();
       if (!force && now.getTime() - renewedAt < opts.leaseMs / 3) return true;
       try {
-        await app.store.workers.heartbeat({ id: opts.workerId, hostname: host, pid: process.pid, now, leaseMs: opts.leaseMs, fault: opts.faults.current({ except: "heartbeat" }) });
+        const beat = app.store.workers.heartbeat({
+          id: opts.workerId,
+          hostname: host,
+          pid: process.pid,
+          now,
+          leaseMs: opts.leaseMs,
+          fault: opts.faults.current({ except: "heartbeat" }),
+          smtpPort: report.smtpPort,
+          metrics: report.metrics,
+        });
+        void makeReport();
+        await beat;
       } catch (err) {
         opts.faults.failed("heartbeat", err);
         return false;

@@ -2,7 +2,8 @@ import { createFaultTracker, type FaultTracker } from "../core/faults";
 import { errorMessage, isDatabaseError } from "../core/errors";
 import type { ClaimedRun } from "../db/store";
 import { executeRun, UnsavedOutcome, type ExecutorDeps, type Outcome } from "../executor/run";
-import { createWorkerLease, type WorkerLease } from "./lease";
+import { processMetrics } from "../metrics";
+import { createWorkerLease, type WorkerLease, type WorkerReport } from "./lease";
 
 /** A live worker's run locked longer than this is taken to be stuck and goes back to the queue (spec: 10 minutes). */
 export const STUCK_AFTER_MS = 10 * 60_000;
@@ -22,6 +23,8 @@ export interface ExecutorLoopOptions {
   stuckAfterMs?: number;
   /** Shared with the rest of the process, so the heartbeat reports every fault; one of its own by default. */
   faults?: FaultTracker;
+  /** What the heartbeat publishes besides the lease (the SMTP port; the counters by default). */
+  report?: () => Promise<WorkerReport>;
 }
 
 export interface ExecutorLoop {
@@ -50,7 +53,8 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
   const leaseMs = opts.leaseMs ?? 30_000;
   const stuckAfterMs = opts.stuckAfterMs ?? STUCK_AFTER_MS;
   const faults = opts.faults ?? createFaultTracker({ clock, log });
-  const lease = createWorkerLease(deps.app, { workerId: opts.workerId, leaseMs, faults });
+  const lease = createWorkerLease(deps.app, { workerId: opts.workerId, leaseMs, faults, report: opts.report });
+  const metrics = processMetrics();
   let stopping = false;
   /** Set when stop's grace ran out: the runs still executing were handed back and are not ours. */
   let abandoned = false;
@@ -172,6 +176,7 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
         continue;
       }
       inFlight.set(n, run);
+      metrics.runsStarted.inc();
       let outcome: Outcome | null;
       try {
         // While stopping, finish without claiming more: the loop is about to end.
@@ -180,6 +185,7 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
         outcome = err instanceof UnsavedOutcome ? await storeLater(err, run) : await failOutside(run, err);
       }
       inFlight.delete(n);
+      countOutcome(run, outcome);
       if (abandoned) break;
       next = outcome?.next ?? null;
       if (outcome?.status === "lost") await reportLost(run);
@@ -188,6 +194,15 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
     }
     // A run claimed together with the last finish goes back to the queue untouched.
     if (next) await release(next);
+  };
+
+  /** An attempt that ended (not one lost to another worker or handed back) counts, with its time since the claim. */
+  const countOutcome = (run: ClaimedRun, outcome: Outcome | null) => {
+    const status = outcome?.status;
+    if (!status || status === "lost" || status === "released") return;
+    metrics.runsFinished.inc({ status });
+    const started = Date.parse(run.startedAt ?? run.lockedAt ?? "");
+    if (Number.isFinite(started)) metrics.runDuration.observe({ status }, Math.max(0, clock.now().getTime() - started) / 1000);
   };
 
   /** executeRun settles every failure itself; this is the backstop for one that escaped it. */

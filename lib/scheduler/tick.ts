@@ -1,3 +1,4 @@
+import { processMetrics } from "../metrics";
 import { ScheduleReconciler, type TickSummary } from "@whenthen/schedules";
 import type { App } from "../app";
 import { pollContext } from "../triggers/context";
@@ -120,6 +121,7 @@ async function pollApplet(app: TickApp, appletId: string, slot: Date, now: Date,
     // A context per applet: it collects the secrets this poll rendered, and nothing it stores or
     // logs may carry them (a plug-in redacts what it compares; this is the backstop).
     const ctx: PollContext = pollContext(app, { signal });
+    processMetrics().scheduleLateness.observe({ trigger: applet.triggerType }, Math.max(0, app.clock.now().getTime() - slot.getTime()) / 1000);
     try {
       result = ctx.redact(await plugin.poll(parsed.data, before, ctx, slot));
     } catch (err) {
@@ -160,7 +162,10 @@ async function pollApplet(app: TickApp, appletId: string, slot: Date, now: Date,
       if (wanted !== claimed) await tx.triggerState.claimSlot(appletId, claimed, wanted, nowIso);
     }
   });
-  if (result.state.lastError) app.log.child("scheduler").warn("poll failed", { applet_id: appletId, type: applet.triggerType, error: result.state.lastError });
+  if (result.state.lastError) {
+    processMetrics().pollErrors.inc({ trigger: applet.triggerType });
+    app.log.child("scheduler").warn("poll failed", { applet_id: appletId, type: applet.triggerType, error: result.state.lastError });
+  }
   return created;
 }
 

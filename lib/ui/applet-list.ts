@@ -1,3 +1,4 @@
+import { hasTag } from "../applets/tags";
 /**
  * The applets list's search, filters, sort and pages, pure: the page passes the applets and their
  * run stats, tests pass plain objects.
@@ -13,20 +14,38 @@ export interface ListedApplet {
   lastAt: string | null;
   /** The trigger's last error (a feed that cannot be read), if any. */
   triggerError: string | null;
+  /** How long ago its next poll or schedule slot was due, when it is overdue (lib/ui/overdue). */
+  overdueMs?: number | null;
+  /** Runs of the last 24 h that ended failed or dead. */
+  failed24h?: number;
+  /** Why auto-pause disabled it ("Paused after 5 failed runs in a row"), while it stays paused. */
+  pausedReason?: string | null;
+  /** #20: its tags; an applet listed without them matches no tag filter. */
+  tags?: readonly string[];
 }
 
 export interface AppletListQuery {
   q?: string;
   trigger?: string;
-  status?: "enabled" | "disabled" | "attention";
+  status?: "enabled" | "disabled" | "paused" | "attention";
   sort?: "name" | "last_run" | "created";
   page?: number;
+  /** #20: only applets with this tag (without case). */
+  tag?: string;
 }
 
 export const APPLETS_PAGE_SIZE = 50;
 
-/** Needs attention: its last run failed or died, or its trigger reports an error. */
-export const needsAttention = (a: ListedApplet): boolean => a.lastStatus === "failed" || a.lastStatus === "dead" || a.triggerError !== null;
+/** Every tag in use, each once (the first spelling), sorted without case: the tag filter's choices. */
+export function tagsInUse(all: readonly { tags?: readonly string[] }[]): string[] {
+  const byKey = new Map<string, string>();
+  for (const a of all) for (const t of a.tags ?? []) if (!byKey.has(t.toLowerCase())) byKey.set(t.toLowerCase(), t);
+  return [...byKey.values()].sort((x, y) => x.localeCompare(y, undefined, { sensitivity: "base" }));
+}
+
+/** Needs attention: its last run failed or died, its trigger reports an error, its next check is overdue, or auto-pause stopped it. */
+export const needsAttention = (a: ListedApplet): boolean =>
+  a.lastStatus === "failed" || a.lastStatus === "dead" || a.triggerError !== null || (a.overdueMs ?? null) !== null || Boolean(a.pausedReason);
 
 export function listApplets<T extends ListedApplet>(all: T[], query: AppletListQuery): { items: T[]; total: number; page: number; pages: number } {
   const q = query.q?.trim().toLowerCase();
@@ -34,7 +53,16 @@ export function listApplets<T extends ListedApplet>(all: T[], query: AppletListQ
     (a) =>
       (!q || a.name.toLowerCase().includes(q)) &&
       (!query.trigger || a.triggerType === query.trigger) &&
-      (query.status === "enabled" ? a.enabled : query.status === "disabled" ? !a.enabled : query.status === "attention" ? needsAttention(a) : true),
+      (!query.tag || hasTag(a.tags ?? [], query.tag)) &&
+            (query.status === "enabled"
+        ? a.enabled
+        : query.status === "disabled"
+          ? !a.enabled
+          : query.status === "paused"
+            ? Boolean(a.pausedReason)
+            : query.status === "attention"
+              ? needsAttention(a)
+              : true),
   );
   const byName = (x: T, y: T) => x.name.localeCompare(y.name, undefined, { sensitivity: "base" }) || x.id.localeCompare(y.id);
   if (query.sort === "last_run") items = [...items].sort((x, y) => (y.lastAt ?? "").localeCompare(x.lastAt ?? "") || byName(x, y));

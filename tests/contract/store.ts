@@ -269,6 +269,20 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect(await store.applets.get("a")).toBeNull();
       });
 
+      test("#20: tags are stored as given, [] by default; an update without tags keeps them, with tags replaces them", async () => {
+        const store = await fresh();
+        await addApplet(store, "plain");
+        expect((await store.applets.get("plain"))!.tags).toEqual([]);
+        await store.applets.insert({ id: "t", name: "t", enabled: true, triggerType: "webhook", definition, webhookToken: token(), now: iso(), tags: ["Work", "finance/receipts"] });
+        expect((await store.applets.get("t"))!.tags).toEqual(["Work", "finance/receipts"]);
+        const t = (await store.applets.get("t"))!;
+        await store.applets.update({ id: "t", name: "renamed", enabled: true, triggerType: "webhook", definition, webhookToken: t.webhookToken, now: iso(1) });
+        expect(await store.applets.get("t")).toMatchObject({ name: "renamed", tags: ["Work", "finance/receipts"] });
+        await store.applets.update({ id: "t", name: "renamed", enabled: true, triggerType: "webhook", definition, webhookToken: t.webhookToken, now: iso(2), tags: [] });
+        expect((await store.applets.get("t"))!.tags).toEqual([]);
+        expect((await store.applets.list()).map((a) => a.tags)).toEqual([[], []]);
+      });
+
       test("#18: insert stores version 1 and every update the next, with author and source, in the same transaction; setEnabled stores none", async () => {
         const store = await fresh();
         const user = { kind: "user" as const, id: "u1", label: "owner@example.com" };
@@ -574,6 +588,94 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect(await store.runs.isReplay({ id: replayId, eventId, createdAt: iso(6) }, iso())).toBe(true);
       });
 
+      test("#20: list searches error text and payload text (case-insensitive), with the other filters; a search stops at its scan bound and says where", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        await addApplet(store, "b");
+        const fail = async (appletId: string, ms: number, payload: unknown, error: string | null) => {
+          const { runId } = (await store.runs.ingest(input(appletId, { payloadJson: JSON.stringify(payload), receivedAt: iso(ms) })))!;
+          const run = (await store.runs.claim("w1", at(ms + 1)))!;
+          expect(run.id).toBe(runId);
+          await store.runs.finish(run, error ? "failed" : "succeeded", [], error, at(ms + 2));
+          return runId;
+        };
+        const r1 = await fail("a", 1000, { order: { id: 1042, email: "ann@example.com" } }, "Slack answered 500: Internal Error");
+        const r2 = await fail("b", 2000, { order: { id: 77 } }, "timed out after 10000 ms");
+        const r3 = await fail("a", 3000, { order: { id: 1042 }, note: "second" }, null);
+        const r4 = await fail("a", 4000, { text: "nothing here" }, "slack answered 404");
+        const ids = async (f: Parameters<Store["runs"]["list"]>[0]) => (await store.runs.list(f)).runs.map((r) => r.id);
+        expect(await ids({ errorText: "SLACK ANSWERED" })).toEqual([r4, r1]);
+        expect(await ids({ errorText: "timed out" })).toEqual([r2]);
+        expect(await ids({ payloadText: "1042" })).toEqual([r3, r1]);
+        expect(await ids({ payloadText: "ANN@EXAMPLE" })).toEqual([r1]);
+        expect(await ids({ payloadText: "1042", errorText: "500" })).toEqual([r1]);
+        expect(await ids({ payloadText: "1042", status: "succeeded" })).toEqual([r3]);
+        expect(await ids({ errorText: "slack", appletId: "b" })).toEqual([]);
+        expect(await store.runs.list({ errorText: "no such error" })).toEqual({ runs: [], nextCursor: null });
+        // Pages of a search continue by cursor.
+        const p1 = await store.runs.list({ errorText: "slack", limit: 1 });
+        expect(p1.runs.map((r) => r.id)).toEqual([r4]);
+        expect((await store.runs.list({ errorText: "slack", limit: 1, cursor: p1.nextCursor! })).runs.map((r) => r.id)).toEqual([r1]);
+        // Bounded: with a scan of 2 runs, only r4 and r3 are looked at; the page says where it
+        // stopped and its cursor continues there, where r1 is found.
+        const bounded = await store.runs.list({ errorText: "slack", searchScan: 2 });
+        expect(bounded.runs.map((r) => r.id)).toEqual([r4]);
+        expect(bounded.searchStoppedAt).toBe(iso(3000));
+        const rest = await store.runs.list({ errorText: "slack", searchScan: 2, cursor: bounded.nextCursor! });
+        expect(rest.runs.map((r) => r.id)).toEqual([r1]);
+        expect(rest.nextCursor).toBeNull();
+        expect(rest.searchStoppedAt).toBeUndefined();
+      });
+
+      test("#20: ofEvent lists an event's runs oldest first: the original, then its replays", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        const { runId, eventId } = (await store.runs.ingest(input("a", { receivedAt: iso(1) })))!;
+        const run = (await store.runs.claim("w1", at(2)))!;
+        await store.runs.finish(run, "failed", [], "boom", at(3));
+        const replay1 = (await store.runs.replay(runId, at(10)))!;
+        const replay2 = (await store.runs.replay(replay1, at(20)))!;
+        expect(await store.runs.ofEvent(eventId, 10)).toEqual([
+          { id: runId, status: "failed", createdAt: iso(1) },
+          { id: replay1, status: "queued", createdAt: iso(10) },
+          { id: replay2, status: "queued", createdAt: iso(20) },
+        ]);
+        expect((await store.runs.ofEvent(eventId, 2)).map((r) => r.id)).toEqual([runId, replay1]);
+        expect(await store.runs.ofEvent("missing", 10)).toEqual([]);
+      });
+
+      test("#20: bulk retry in one transaction retries the failed and dead runs with retry's semantics and leaves the others", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        await addApplet(store, "b");
+        const settle = async (appletId: string, ms: number, status: "failed" | "dead" | "succeeded") => {
+          const { runId } = (await store.runs.ingest(input(appletId, { receivedAt: iso(ms) })))!;
+          const run = (await store.runs.claim("w1", at(ms + 1)))!;
+          await store.runs.finish(run, status, [], status === "succeeded" ? null : "boom", at(ms + 2));
+          return runId;
+        };
+        const failed = await settle("a", 10, "failed");
+        const dead = await settle("b", 20, "dead");
+        const ok = await settle("a", 30, "succeeded");
+        const retried = await store.transaction(async (tx) => {
+          const out: string[] = [];
+          for (const id of [failed, dead, ok, "missing"]) if (await tx.runs.retry(id, at(100))) out.push(id);
+          return out;
+        });
+        expect(retried).toEqual([failed, dead]);
+        expect(await store.runs.get(failed)).toMatchObject({ status: "queued", attempt: 2, nextAttemptAt: iso(100), finishedAt: null });
+        expect(await store.runs.get(dead)).toMatchObject({ status: "queued", attempt: 2 });
+        expect(await store.runs.get(ok)).toMatchObject({ status: "succeeded", attempt: 1 });
+        // A batch that fails rolls back as a whole.
+        await expect(
+          store.transaction(async (tx) => {
+            await tx.runs.retry(failed, at(200));
+            throw new Error("stop");
+          }),
+        ).rejects.toThrow("stop");
+        expect(await store.runs.get(failed)).toMatchObject({ status: "queued", attempt: 2 });
+      });
+
       test("stale-lease recovery: runs of a worker whose lease expired go back with their place; a live worker's stay until the stuck bound", async () => {
         const store = await fresh();
         await addApplet(store, "a");
@@ -631,6 +733,40 @@ export function runStoreContract(options: StoreContractOptions): void {
         const stats = new Map((await store.runs.statsByApplet(iso(2000))).map((s) => [s.applet_id, s]));
         expect(Number(stats.get("a")!.runs_24h)).toBe(2);
         expect(stats.get("b")).toMatchObject({ last_status: "queued", last_at: iso(3000) });
+      });
+
+      test("#18: statsByApplet counts failed and dead runs of the window; tally counts runs per applet and status, the queue and its oldest due run", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        await addApplet(store, "b");
+        expect(await store.runs.tally(iso(0), at(0))).toEqual({ byApplet: [], queued: 0, oldestDueAt: null });
+        // a: an old failed run (before the window), a failed and a dead one in it, one succeeded.
+        const settle = async (appletId: string, receivedAt: number, status: "failed" | "dead" | "succeeded") => {
+          await store.runs.ingest(input(appletId, { receivedAt: iso(receivedAt) }));
+          const run = (await store.runs.claim("w1", at(receivedAt + 1)))!;
+          expect(await store.runs.finish(run, status, [], status === "succeeded" ? null : "boom", at(receivedAt + 2))).toBe(true);
+        };
+        await settle("a", 0, "failed");
+        await settle("a", 1000, "failed");
+        await settle("a", 2000, "dead");
+        await settle("a", 3000, "succeeded");
+        // c: one running, one queued for later; b: one queued and due long ago.
+        await addApplet(store, "c");
+        await store.runs.ingest(input("c", { receivedAt: iso(4000) }));
+        expect((await store.runs.claim("w1", at(4001)))!.appletId).toBe("c");
+        await store.runs.ingest(input("b", { receivedAt: iso(100) }));
+        await store.runs.ingest(input("c", { receivedAt: iso(9000) }));
+        const stats = new Map((await store.runs.statsByApplet(iso(500))).map((s) => [s.applet_id, s]));
+        expect(Number(stats.get("a")!.failed_24h)).toBe(2);
+        expect(Number(stats.get("a")!.runs_24h)).toBe(3);
+        expect(Number(stats.get("b")!.failed_24h)).toBe(0);
+        const tally = await store.runs.tally(iso(500), at(5000));
+        const by = (t: typeof tally) => Object.fromEntries(t.byApplet.map((r) => [`${r.appletId}/${r.status}`, Number(r.count)]));
+        expect(by(tally)).toEqual({ "a/failed": 1, "a/dead": 1, "a/succeeded": 1, "b/queued": 1, "c/running": 1, "c/queued": 1 });
+        expect(Number(tally.queued)).toBe(2);
+        // c's queued run is due at 9000, not yet at 5000: the oldest due one is b's.
+        expect(tally.oldestDueAt).toBe(iso(100));
+        expect((await store.runs.tally(iso(500), at(50))).oldestDueAt).toBeNull();
       });
 
       test("two workers claiming at once on two connections never get the same run", async () => {
@@ -885,6 +1021,20 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect(await store.triggerState.lastErrors()).toEqual([{ appletId: "m", lastError: "poll: timed out" }]);
       });
 
+      test("#18: overview lists every polled applet's last error, error count and next check, by applet id", async () => {
+        const store = await fresh();
+        expect(await store.triggerState.overview()).toEqual([]);
+        await addApplet(store, "z", { triggerType: "rss" });
+        await addApplet(store, "m", { triggerType: "schedule" });
+        await addApplet(store, "hook");
+        await store.triggerState.save("z", { ...emptyTriggerState(), lastError: "rss: not a feed", errorCount: 3, lastPolledAt: iso(1) }, iso(1));
+        await store.triggerState.setNextRunAt("m", iso(60_000), iso());
+        expect(await store.triggerState.overview()).toEqual([
+          { appletId: "m", lastError: null, errorCount: 0, nextRunAt: iso(60_000), lastPolledAt: null },
+          { appletId: "z", lastError: "rss: not a feed", errorCount: 3, nextRunAt: null, lastPolledAt: iso(1) },
+        ]);
+      });
+
       test("listScheduled orders by next_run_at, filters due, types, enabled and limit; listUnscheduled", async () => {
         const store = await fresh();
         await addApplet(store, "late", { triggerType: "schedule" });
@@ -1041,8 +1191,8 @@ export function runStoreContract(options: StoreContractOptions): void {
         await store.workers.heartbeat({ id: "w2", hostname: "h", pid: 11, now: at(1), leaseMs: 30_000, fault: "disk full" });
         expect((await store.jobLocks.get("worker_heartbeat"))!.lastRunAt).toBe(iso(1));
         expect(await store.workers.live(at(10))).toEqual([
-          { id: "w1", hostname: "h", pid: 10, seenAt: iso(0), leaseUntil: iso(30_000), fault: null, createdAt: iso(0) },
-          { id: "w2", hostname: "h", pid: 11, seenAt: iso(1), leaseUntil: iso(30_001), fault: "disk full", createdAt: iso(1) },
+          { id: "w1", hostname: "h", pid: 10, seenAt: iso(0), leaseUntil: iso(30_000), fault: null, smtpPort: null, metrics: null, createdAt: iso(0) },
+          { id: "w2", hostname: "h", pid: 11, seenAt: iso(1), leaseUntil: iso(30_001), fault: "disk full", smtpPort: null, metrics: null, createdAt: iso(1) },
         ]);
         await store.workers.heartbeat({ id: "w1", hostname: "h", pid: 10, now: at(20_000), leaseMs: 30_000, fault: null });
         expect((await store.workers.live(at(30_500))).map((w) => w.id)).toEqual(["w1"]);
@@ -1053,6 +1203,14 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect(await store.workers.prune(at(100_000))).toBe(1);
         expect(await store.workers.remove("w2")).toBe(true);
         expect(await store.workers.remove("w2")).toBe(false);
+      });
+
+      test("#18: a heartbeat stores the worker's SMTP port and metrics snapshot, and the next one replaces them", async () => {
+        const store = await fresh();
+        await store.workers.heartbeat({ id: "w1", hostname: "h", pid: 10, now: at(0), leaseMs: 30_000, fault: null, smtpPort: 2525, metrics: '[{"name":"x"}]' });
+        expect(await store.workers.live(at(1))).toEqual([expect.objectContaining({ id: "w1", smtpPort: 2525, metrics: '[{"name":"x"}]' })]);
+        await store.workers.heartbeat({ id: "w1", hostname: "h", pid: 10, now: at(10), leaseMs: 30_000, fault: null, smtpPort: null, metrics: "[]" });
+        expect(await store.workers.live(at(11))).toEqual([expect.objectContaining({ id: "w1", smtpPort: null, metrics: "[]" })]);
       });
     });
   });

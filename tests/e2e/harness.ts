@@ -37,6 +37,10 @@ export interface RunningApp {
   webPid: number;
   /** Everything both processes printed, for failure messages. */
   output(): string;
+  /** Stops the worker process (SIGTERM, a clean stop) and resolves when it is gone. */
+  stopWorker(): Promise<void>;
+  /** Starts a new worker process with the same environment (after `stopWorker`). */
+  startWorker(): void;
   stop(): Promise<void>;
 }
 
@@ -70,7 +74,7 @@ export async function startApp(extraEnv: Record<string, string> = {}): Promise<R
     child.stderr.on("data", add);
     return child;
   };
-  const worker = spawnOne("worker", "worker/index.ts");
+  let worker = spawnOne("worker", "worker/index.ts");
   const web = spawnOne("web", "server.ts");
 
   const app: RunningApp = {
@@ -78,6 +82,11 @@ export async function startApp(extraEnv: Record<string, string> = {}): Promise<R
     dataDir,
     webPid: web.pid!,
     output: () => log,
+    stopWorker: () => stopChild(worker),
+    startWorker() {
+      if (!gone(worker)) throw new Error("the worker is still running; stopWorker() first");
+      worker = spawnOne("worker", "worker/index.ts");
+    },
     async stop() {
       await Promise.all([stopChild(web), stopChild(worker)]);
       rmSync(dataDir, { recursive: true, force: true });

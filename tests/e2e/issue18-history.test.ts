@@ -98,6 +98,10 @@ describe.skipIf(!hasChromium)("#18: version history of applets in the browser", 
     await page.reload();
     const link = page.getByTestId("run-version");
     expect(await link.textContent()).toBe("version 4");
+    await screenshot(page, "18-run-page");
+    await page.setViewportSize({ width: 390, height: 844 });
+    await screenshot(page, "18-run-page-390");
+    await page.setViewportSize({ width: 1280, height: 900 });
     await link.click();
     await page.waitForURL((u) => u.searchParams.get("version") === "4");
     await page.getByTestId("history-list").waitFor();

@@ -1,3 +1,4 @@
+import { processMetrics } from "@/lib/metrics";
 import { http, HttpResponse } from "msw";
 import { afterEach, describe, expect, test } from "vitest";
 import { dispatchAlerts, SEND_LOCK_MS } from "@/lib/alerts/dispatch";
@@ -50,11 +51,15 @@ forEachEngine((engine) => {
       const runId = await runOnce(app, worker, applet.id);
       expect((await app.store.runs.get(runId))!.status).toBe("dead");
       sent.length = 0;
+      const alertsSent = () => processMetrics().alertSends.get().then((m) => m.values.filter((v) => v.labels.outcome === "sent").reduce((n, v) => n + v.value, 0));
+      const sentBefore = await alertsSent();
       await dispatch(app);
       await dispatch(app);
       app.clock.advance(WINDOW_MS + 1);
       await dispatch(app);
       expect(sentTo("slack")).toHaveLength(1);
+      // GET /metrics counts it (whenthen_alert_sends_total{outcome="sent"}).
+      expect((await alertsSent()) - sentBefore).toBe(1);
       const [text] = slackTexts();
       expect(text).toContain('"Orders to CRM"');
       expect(text).toContain("went dead");

@@ -51,6 +51,7 @@ const ROUTER_ROUTES: [method: string, pattern: string, path: string][] = [
   ["GET", "/api/meta", "/api/meta"],
   ["GET", "/api/applets", "/api/applets"],
   ["POST", "/api/applets", "/api/applets"],
+  ["POST", "/api/applets/from-example", "/api/applets/from-example"],
   ["POST", "/api/applets/preview", "/api/applets/preview"],
   ["POST", "/api/applets/timing-preview", "/api/applets/timing-preview"],
   ["POST", "/api/applets/filter-test", "/api/applets/filter-test"],
@@ -64,6 +65,8 @@ const ROUTER_ROUTES: [method: string, pattern: string, path: string][] = [
   ["GET", "/api/applets/:id/planned", "/api/applets/a1/planned"],
   ["GET", "/api/applets/:id/events", "/api/applets/a1/events"],
   ["POST", "/api/applets/:id/duplicate", "/api/applets/a1/duplicate"],
+  ["POST", "/api/applets/:id/listen", "/api/applets/a1/listen"],
+  ["DELETE", "/api/applets/:id/listen", "/api/applets/a1/listen"],
   ["GET", "/api/applets/:id/versions", "/api/applets/a1/versions"],
   ["GET", "/api/applets/:id/versions/:n", "/api/applets/a1/versions/1"],
   ["POST", "/api/applets/:id/versions/:n/restore", "/api/applets/a1/versions/1/restore"],
@@ -71,8 +74,10 @@ const ROUTER_ROUTES: [method: string, pattern: string, path: string][] = [
   ["GET", "/api/runs/:id", "/api/runs/r1"],
   ["POST", "/api/runs/:id/retry", "/api/runs/r1/retry"],
   ["POST", "/api/runs/:id/replay", "/api/runs/r1/replay"],
+  ["POST", "/api/runs/bulk-retry", "/api/runs/bulk-retry"],
   ["GET", "/api/stream", "/api/stream"],
   ["POST", "/api/settings/sheets-test", "/api/settings/sheets-test"],
+  ["POST", "/api/account/password", "/api/account/password"],
   ["GET", "/api/settings/alerts", "/api/settings/alerts"],
   ["PUT", "/api/settings/alerts", "/api/settings/alerts"],
   ["POST", "/api/settings/alerts/test", "/api/settings/alerts/test"],
@@ -425,7 +430,8 @@ describe("#19: API tokens", () => {
       n++;
       if (p === "/api/stream") continue; // an open stream; checked below with a GET that ends
       const withToken = await call(b.api, method, p, { headers: bearer(rw.token), body: { name: "X_TOKEN_TEST", value: "v" } });
-      const tokenRoute = p.startsWith("/api/tokens");
+      // Tokens and the password are managed with a session, never with a token.
+      const tokenRoute = p.startsWith("/api/tokens") || p.startsWith("/api/account/");
       expect(withToken.status, `${method} ${p}`).not.toBe(401);
       if (tokenRoute) expect(withToken.status, `${method} ${p}: tokens are managed with a session`).toBe(403);
       else expect(withToken.status, `${method} ${p}`).not.toBe(403);

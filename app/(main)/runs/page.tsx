@@ -1,6 +1,7 @@
 import Link from "next/link";
 import { RunsTable, type RunsQuery } from "@/components/RunsTable";
 import { ZoneInput, ZoneName } from "@/components/RunStatusBadge";
+import { RunSearchFields, SearchBoundNote } from "@/components/RunSearch";
 import { dayBounds, validZone } from "@/lib/ui/run-timing";
 import { appletList, runsPage } from "@/lib/api/queries";
 import { services } from "@/lib/services";
@@ -21,6 +22,8 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
     from: DATE.test(one(sp.from) ?? "") ? one(sp.from) : undefined,
     to: DATE.test(one(sp.to) ?? "") ? one(sp.to) : undefined,
     cursor: one(sp.cursor),
+    error: one(sp.error)?.trim().slice(0, 200) || undefined,
+    payload: one(sp.payload)?.trim().slice(0, 200) || undefined,
   };
   const { app } = services();
   const applets = await appletList(app);
@@ -34,13 +37,15 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
     from: bounds.from,
     to: bounds.to,
     cursor: query.cursor,
+    errorText: query.error,
+    payloadText: query.payload,
     limit: 50,
   });
   // The API takes ISO bounds; the client table reloads through it with the same meaning.
   const apiQuery: RunsQuery = { ...query, from: bounds.from, to: bounds.to };
   const keep = (extra: Record<string, string | undefined>) =>
     "/runs?" + new URLSearchParams(Object.entries({ ...query, tz: query.from || query.to ? tz : undefined, cursor: undefined, ...extra }).filter((e): e is [string, string] => Boolean(e[1]))).toString();
-  const filtered = Boolean(query.applet_id || query.status || query.from || query.to);
+  const filtered = Boolean(query.applet_id || query.status || query.from || query.to || query.error || query.payload);
   // A hand-edited or stale link must not look like it filters when it does not.
   const notes: React.ReactNode[] = [];
   const rawStatus = one(sp.status);
@@ -102,6 +107,7 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
           </label>
           <input id="f-to" type="date" name="to" defaultValue={query.to ?? ""} className="input sm:w-40" />
         </div>
+        <RunSearchFields error={query.error} payload={query.payload} />
         <div className="col-span-2 flex gap-3">
           <ZoneInput />
           <button type="submit" className="btn-primary">
@@ -121,6 +127,8 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
           ))}
         </ul>
       ) : null}
+
+      {page.search_stopped_at ? <SearchBoundNote stoppedAt={page.search_stopped_at} olderHref={keep({ cursor: page.next_cursor ?? undefined })} /> : null}
 
       <RunsTable key={JSON.stringify(apiQuery)} initial={page.runs} query={apiQuery} />
 

@@ -2,11 +2,14 @@ import { readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { AlertSettingsForm } from "@/components/AlertSettingsForm";
 import { ApiTokens } from "@/components/ApiTokens";
+import { ChangePassword } from "@/components/ChangePassword";
 import { ImportApplets } from "@/components/ImportApplets";
 import { LocalTime } from "@/components/LocalTime";
 import { SecretsManager } from "@/components/SecretsManager";
 import { SheetsTest } from "@/components/SheetsTest";
-import { checkHealth, HEARTBEAT_MAX_AGE_MS } from "@/lib/health";
+import { HealthPanel } from "@/components/HealthPanel";
+import { checkHealth } from "@/lib/health";
+import { collectHealthFigures } from "@/lib/metrics/collect";
 import { alertSettingsView, meta as readMeta, secretList, tokenList } from "@/lib/api/queries";
 import { CHANNEL_TYPES } from "@/lib/alerts/policy";
 import { services } from "@/lib/services";
@@ -22,9 +25,9 @@ export default async function SettingsPage() {
   const secrets = await secretList(app);
   const tokens = await tokenList(app);
   const beat = (await app.store.jobLocks.get("worker_heartbeat"))?.lastRunAt ?? null;
-  const beatAge = beat ? app.clock.now().getTime() - new Date(beat).getTime() : null;
-  // An older heartbeat and the worker, with its SMTP receiver, is not running.
-  const listening = beatAge !== null && beatAge < HEARTBEAT_MAX_AGE_MS;
+  // The same figures as GET /metrics; the receiver listens when a live worker's heartbeat says so.
+  const figures = await collectHealthFigures(app);
+  const listening = figures.smtpListening > 0;
   const publicHost = hostOf(cfg.publicUrl);
   // An MX value that is an IP address is invalid (RFC 5321 wants a name with an A/AAAA record).
   const publicHostIsIp = publicHost !== null && isIpLiteral(publicHost);
@@ -55,12 +58,24 @@ export default async function SettingsPage() {
         </div>
       ) : null}
 
+      <Section title="Health" id="health">
+        <HealthPanel f={figures} heartbeatAt={beat} />
+        <p className="help mt-3">
+          The same figures for Prometheus: <span className="code">GET {cfg.publicUrl}/metrics</span> with a read-only API token (below) as{" "}
+          <span className="code">Authorization: Bearer …</span>.
+        </p>
+      </Section>
+
       <Section title="Failure alerts" id="alerts">
         <AlertSettingsForm initial={alerts} actions={channelActions} />
       </Section>
 
       <Section title="Secrets" id="secrets">
         <SecretsManager secrets={secrets} />
+      </Section>
+
+      <Section title="Password" id="password">
+        <ChangePassword />
       </Section>
 
       <Section title="API tokens" id="tokens">

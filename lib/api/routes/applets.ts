@@ -14,6 +14,7 @@ import { planTimed } from "../../timed/plan";
 import { recentEvents } from "../samples";
 import { jsonBody, pathParams, queryParams } from "../validate";
 import { saveWarnings } from "../warnings";
+import { listenersOf } from "../../webhooks/listen";
 
 const record = (field: string) => z.record(z.string(), z.unknown(), { error: `${field} must be a JSON object` });
 
@@ -26,6 +27,7 @@ const appletBody = z.strictObject({
   name: z.string({ error: "name must be text" }).optional(),
   enabled: z.boolean({ error: "enabled must be true or false" }).optional(),
   definition: z.unknown().optional(),
+  tags: z.array(z.string({ error: "each tag must be text" }), { error: "tags must be a list of words" }).optional(),
 });
 
 const previewBody = z.strictObject({
@@ -64,6 +66,8 @@ const fetchBody = z.strictObject({
   config: record("config").optional(),
 });
 
+const exampleBody = z.strictObject({ key: z.string({ error: "key is required: which example (see the applets page)" }) });
+
 /** `:id` and a version number `:n` (1, 2, 3 …). */
 const versionParams = z.object({
   id: z.string(),
@@ -80,8 +84,13 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
     .get("/api/applets", async (c) => c.json({ applets: await appletList(app) }))
     .post("/api/applets", jsonBody("applet", appletBody), async (c) => {
       const body = c.req.valid("json");
-      const a = await applets.create({ name: body.name as string, enabled: body.enabled, definition: body.definition, by: authorOf(c.get("user")) });
+      const a = await applets.create({ name: body.name as string, enabled: body.enabled, definition: body.definition, tags: body.tags, by: authorOf(c.get("user")) });
       return c.json({ applet: await appletDetailOf(app, a), warnings: await saveWarnings(app, a.definition) }, 201);
+    })
+    // Onboarding: a ready example (lib/applets/examples) becomes a disabled applet to edit.
+    .post("/api/applets/from-example", jsonBody("example", exampleBody), async (c) => {
+      const a = await applets.fromExample(c.req.valid("json").key, authorOf(c.get("user")));
+      return a ? c.json({ applet: await appletDetailOf(app, a) }, 201) : c.json({ error: "no such example" }, 404);
     })
     .post("/api/applets/preview", jsonBody("preview", previewBody), async (c) => {
       const body = c.req.valid("json");
@@ -186,6 +195,18 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
     .get("/api/applets/:id/events", async (c) => {
       const id = c.req.param("id");
       return (await app.store.applets.get(id)) ? c.json({ events: await recentEvents(app, id) }, 200) : c.json(notFound, 404);
+    })
+    // "Listen for test event" (#20): the next request to this webhook applet is kept as a sample,
+    // also while it is disabled (lib/webhooks/listen); the editor polls /events for it.
+    .post("/api/applets/:id/listen", async (c) => {
+      const a = await app.store.applets.get(c.req.param("id"));
+      if (!a) return c.json(notFound, 404);
+      if (triggerRegistry.get(a.triggerType)?.feed !== "http") throw new UserError(`listen: only an applet fed by requests (a webhook) can listen; this one is ${a.triggerType}`, [{ path: "trigger", message: a.triggerType }]);
+      return c.json({ listening_until: listenersOf(app.bus).start(a.id, app.clock.now()), webhook_url: `${app.config.publicUrl}/api/hooks/${a.id}/${a.webhookToken}` }, 200);
+    })
+    .delete("/api/applets/:id/listen", (c) => {
+      listenersOf(app.bus).stop(c.req.param("id"));
+      return c.json({ listening: false }, 200);
     })
     .post("/api/applets/:id/duplicate", async (c) => {
       const a = await applets.duplicate(c.req.param("id"), authorOf(c.get("user")));

@@ -1,7 +1,8 @@
 import { Hono } from "hono";
 import { createMiddleware } from "hono/factory";
 import { clientIpOf } from "../../auth/client-ip";
-import { credentialsSchema } from "../../auth/policy";
+import { credentialsSchema, passwordChangeSchema } from "../../auth/policy";
+import { UserError } from "../../core/errors";
 import { publicRoute, type ApiDeps, type ApiEnv } from "../env";
 import { jsonBody } from "../validate";
 
@@ -26,5 +27,13 @@ export function sessionRoutes({ auth }: ApiDeps) {
       return c.json({ error: "wrong email or password" }, 401);
     })
     .post("/api/logout", publicRoute, async (c) => c.json({ signed_out: true }, 200, { "set-cookie": await auth.logout(c.req.header("cookie")) }))
-    .get("/api/session", (c) => c.json({ email: c.get("user")!.email }));
+    .get("/api/session", (c) => c.json({ email: c.get("user")!.email }))
+    // Settings: the current password is required; every other session ends, this one gets a new cookie.
+    .post("/api/account/password", jsonBody("password change", passwordChangeSchema()), async (c) => {
+      const body = c.req.valid("json");
+      const result = await auth.changePassword(c.get("user")!.userId, { currentPassword: body.current_password, newPassword: body.new_password }, clientIpOf(c.req.raw));
+      if (result.ok) return c.json({ changed: true, other_sessions_signed_out: true }, 200, { "set-cookie": result.setCookie });
+      if (result.retryAfterSeconds > 0) return c.json({ error: result.message, problems: [{ path: result.field, message: result.message }] }, 429, { "retry-after": String(result.retryAfterSeconds) });
+      throw new UserError(`password change: ${result.message}`, [{ path: result.field, message: result.message }]);
+    });
 }

@@ -40,9 +40,11 @@ type WorkerColumns = typeof workers.$inferSelect;
 type JobLockColumns = typeof jobLocks.$inferSelect;
 
 /** An applet: the whole definition as one JSON document (validated by lib/definition on the way in). */
-export type Applet = Omit<AppletColumns, "enabled" | "definition" | "alertOpen" | "triggerAlertOpen" | "alertChannel" | "autoPause"> & {
+export type Applet = Omit<AppletColumns, "enabled" | "definition" | "tags" | "alertOpen" | "triggerAlertOpen" | "alertChannel" | "autoPause"> & {
   enabled: boolean;
   definition: Record<string, unknown>;
+  /** Short labels (#20), as lib/applets/tags normalised them; [] when none. */
+  tags: string[];
   /** Its current version (the highest in applet_versions, read with the row); 0 only for a row no store method wrote. */
   version: number;
   /** Issue 18: a failure alert went out and no run succeeded since (a recovery notice is due). */
@@ -96,6 +98,8 @@ export interface AppletInsert {
   webhookToken: string;
   now: string;
   createdAt?: string;
+  /** Insert: [] when absent. Update: absent keeps the stored tags. */
+  tags?: string[];
   author?: VersionAuthor;
   source?: VersionSource;
   restoredFrom?: number | null;
@@ -176,6 +180,37 @@ export interface RunListFilter {
   cursor?: string;
   /** Page size, clamped to 1..200; default 50. */
   limit?: number;
+  /** Runs whose error contains this text (case-insensitive for ASCII letters). */
+  errorText?: string;
+  /** Runs whose event payload (its stored JSON text, first `RUN_SEARCH_PAYLOAD_BYTES`) contains this text (case-insensitive for ASCII letters). */
+  payloadText?: string;
+  /** How many runs a search looks at (1..RUN_SEARCH_SCAN, the default): tests make the bound small. */
+  searchScan?: number;
+}
+
+/**
+ * A search (errorText / payloadText) is bounded: one page looks at no more than the newest
+ * `RUN_SEARCH_SCAN` runs that match the other filters (after the cursor), and reads at most the
+ * first `RUN_SEARCH_PAYLOAD_BYTES` of each payload, so its cost does not grow with the table.
+ * When that bound is reached before the page fills, the page says where it stopped
+ * (`searchStoppedAt`) and `nextCursor` continues from there.
+ */
+export const RUN_SEARCH_SCAN = 2000;
+export const RUN_SEARCH_PAYLOAD_BYTES = 65536;
+
+/** A page of `runs.list`. */
+export interface RunPage {
+  runs: Run[];
+  nextCursor: string | null;
+  /** Set when a search stopped at its bound: the created_at of the oldest run it looked at (nextCursor continues there). */
+  searchStoppedAt?: string;
+}
+
+/** A run of an event, as the link between a replay and its original shows it. */
+export interface EventRun {
+  id: string;
+  status: RunStatus;
+  createdAt: string;
 }
 
 /** One run change for the SSE stream. */
@@ -190,6 +225,8 @@ export interface RunChange {
 export interface AppletRunStats {
   applet_id: string;
   runs_24h: number;
+  /** Of those, the runs that ended failed or dead. */
+  failed_24h: number;
   last_status: string | null;
   last_at: string | null;
 }
@@ -212,6 +249,25 @@ export interface PendingSlot {
   applet_id: string;
   trigger_type: string;
   pending_slot: string;
+}
+
+/** What the store says about the queue for GET /metrics and the Settings Health panel. */
+export interface RunTally {
+  /** Runs per applet and status: those created since `since`, and every queued and running one whatever its age. */
+  byApplet: { appletId: string; status: string; count: number }[];
+  /** Runs waiting in the queue (due now or for a later retry). */
+  queued: number;
+  /** The oldest next_attempt_at (created_at when it has none) of a queued run that is due at `now`; null when none is due. */
+  oldestDueAt: string | null;
+}
+
+/** A polled applet's trigger as the applets list shows it: its last error and when its next check is due. */
+export interface TriggerOverview {
+  appletId: string;
+  lastError: string | null;
+  errorCount: number;
+  nextRunAt: string | null;
+  lastPolledAt: string | null;
 }
 
 /** An applet whose trigger's last check failed, with that error (the applets list's "needs attention"). */
@@ -286,6 +342,10 @@ export interface Heartbeat {
   now: Date;
   leaseMs: number;
   fault: string | null;
+  /** The port its SMTP receiver listens on; null (or absent) when it runs none. */
+  smtpPort?: number | null;
+  /** Its in-memory counters (lib/metrics `snapshot`), stored as given; null (or absent): none. */
+  metrics?: string | null;
 }
 
 export interface SecretListing {
@@ -467,6 +527,11 @@ export interface TriggerStateStore {
   /** Every applet whose state holds a last_error (its trigger's last check failed), ordered by applet id; [] when none. */
   lastErrors(): Promise<TriggerError[]>;
   /**
+   * Every state row with a last_error or a next_run_at (the polled applets), ordered by applet id, in
+   * one read: the applets list's trigger error marks and overdue checks.
+   */
+  overview(): Promise<TriggerOverview[]>;
+  /**
    * Applets of `types` (joined with their state) that have a next_run_at, ordered by next_run_at
    * then applet id; `dueAt`: only next_run_at <= dueAt; `enabledOnly`; `limit`. An index seek on
    * next_run_at: cost proportional to the due rows, not the stored ones. [] when `types` is empty.
@@ -566,8 +631,16 @@ export interface RunsStore {
    * event has an earlier run (created_at, then id).
    */
   isReplay(run: Pick<Run, "id" | "eventId" | "createdAt">, eventReceivedAt: string): Promise<boolean>;
-  /** A page of runs, newest first (created_at desc, id desc), by keyset cursor; nextCursor null on the last page. */
-  list(f: RunListFilter): Promise<{ runs: Run[]; nextCursor: string | null }>;
+  /**
+   * A page of runs, newest first (created_at desc, id desc), by keyset cursor; nextCursor null on
+   * the last page. With errorText / payloadText, bounded as `RUN_SEARCH_SCAN` says.
+   */
+  list(f: RunListFilter): Promise<RunPage>;
+  /**
+   * The runs of one event, oldest first (created_at, then id), at most `limit`: the first is the
+   * original (or the oldest retention kept), the others its replays. One index seek on event_id.
+   */
+  ofEvent(eventId: string, limit: number): Promise<EventRun[]>;
   /**
    * For the SSE stream: runs whose (updated_at, id) comes after (`at`, `id`) in that order, oldest
    * change first, at most `limit` (default 500). `id` "" starts at `at` itself (updated_at >= at).
@@ -575,6 +648,12 @@ export interface RunsStore {
   changedAfter(at: string, id: string, limit?: number): Promise<RunChange[]>;
   /** Per applet (every applet, also those without runs): runs created since `since` and the latest run. */
   statsByApplet(since: string): Promise<AppletRunStats[]>;
+  /**
+   * GET /metrics and the Health panel: runs per applet and status (created since `since`, plus every
+   * queued and running one), the queue depth and its oldest due run at `now`. Index reads only: the
+   * queued and running runs through their partial indexes, the rest through created_at.
+   */
+  tally(since: string, now: Date): Promise<RunTally>;
 }
 
 /**

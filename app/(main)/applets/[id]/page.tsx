@@ -12,6 +12,7 @@ import { LocalTime } from "@/components/LocalTime";
 import { PluginIcon } from "@/components/PluginIcon";
 import { RunsTable } from "@/components/RunsTable";
 import { TestEventForm } from "@/components/TestEventForm";
+import { AppletTagsEditor } from "@/components/AppletTagsEditor";
 import { AppletEditor } from "@/components/editor/AppletEditor";
 import { InboundAddress } from "@/components/editor/panels";
 import { AppletHistory } from "@/components/AppletHistory";
@@ -130,6 +131,7 @@ export default async function AppletPage({ params, searchParams }: { params: Pro
             </div>
           ) : null}
         </dl>
+        <AppletTagsEditor id={a.id} tags={a.tags} />
         {state?.last_error ? (
           <div className="rounded-md bg-red-50 p-3 text-red-900 ring-1 ring-red-200" data-testid="trigger-error">
             <p className="font-semibold">Last trigger error{state.error_count > 1 ? ` (${state.error_count} in a row)` : ""}</p>

@@ -3,12 +3,13 @@ import Link from "next/link";
 import { notFound } from "next/navigation";
 import { LocalTime } from "@/components/LocalTime";
 import { RunActions } from "@/components/RunActions";
+import { ReplayLinks } from "@/components/ReplayLinks";
 import { RunLive } from "@/components/RunLive";
 import { RunStatusBadge } from "@/components/RunStatusBadge";
 import { StatusBadge } from "@/components/StatusBadge";
 import { reranAfterCrash, runSpan } from "@/lib/ui/run-timing";
 import { formatDuration, pretty, shortId } from "@/lib/ui/format";
-import { runDetail } from "@/lib/api/queries";
+import { REPLAYS_SHOWN, runDetail } from "@/lib/api/queries";
 import type { Step } from "@/lib/executor/types";
 import { services } from "@/lib/services";
 
@@ -89,6 +90,7 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
         ) : null}
       </dl>
 
+      <ReplayLinks replayOf={detail.replay_of} replays={detail.replays} shownMax={REPLAYS_SHOWN} />
       <RunOutcome status={run.status} error={run.error} />
       {reranAfterCrash(run.steps) ? (
         <p className="mb-4 rounded-md bg-amber-50 p-3 text-sm text-amber-900 ring-1 ring-amber-200" data-testid="rerun-banner">

@@ -34,12 +34,16 @@ import type {
   SeedStore,
   Store,
   StoreAggregates,
+  TriggerOverview,
   TriggerStateStore,
   User,
   UsersStore,
   WorkersStore,
+  EventRun,
+  RunPage,
 } from "../types";
 import { eventFilesStore } from "./event-files";
+import { RUN_SEARCH_PAYLOAD_BYTES, RUN_SEARCH_SCAN } from "../types";
 import { checkInstanceKeys, type InstanceKeys } from "./instance";
 import { createListener, type Listener } from "./listen";
 import { defaultPgMigrationsDir, migratePostgres } from "./migrate";
@@ -188,6 +192,7 @@ interface AppletRaw {
   webhook_token: string;
   last_fired_at: string | null;
   run_count: number;
+  tags: unknown;
   failure_streak: number;
   alert_open: number;
   trigger_alert_open: number;
@@ -238,6 +243,7 @@ const toApplet = (r: AppletRaw): Applet => ({
   webhookToken: r.webhook_token,
   lastFiredAt: r.last_fired_at,
   runCount: r.run_count,
+  tags: Array.isArray(r.tags) ? (r.tags as unknown[]).filter((t): t is string => typeof t === "string") : [],
   failureStreak: r.failure_streak,
   alertOpen: r.alert_open === 1,
   triggerAlertOpen: r.trigger_alert_open === 1,
@@ -250,7 +256,7 @@ const toApplet = (r: AppletRaw): Applet => ({
   version: r.version ?? 0,
 });
 
-const appletParams = (a: AppletInsert) => [a.id, a.name, a.enabled ? 1 : 0, a.triggerType, JSON.stringify(a.definition), a.webhookToken, a.now, a.createdAt ?? a.now];
+const appletParams = (a: AppletInsert) => [a.id, a.name, a.enabled ? 1 : 0, a.triggerType, JSON.stringify(a.definition), a.webhookToken, a.now, a.createdAt ?? a.now, a.tags === undefined ? null : JSON.stringify(a.tags)];
 
 /** Issue 18: enabling clears an auto-pause and starts the failure streak over (as on SQLite). `p` is the enabled parameter. */
 const unpause = (p: string) => `paused_reason = CASE WHEN ${p}::int = 1 THEN NULL ELSE paused_reason END,
@@ -287,8 +293,8 @@ function appletsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promis
       begin(async (c) => {
         await query(
           c,
-          `INSERT INTO applets (id, name, enabled, trigger_type, definition, webhook_token, run_count, created_at, updated_at)
-           VALUES ($1, $2, $3, $4, $5::json, $6, 0, $8, $7)`,
+          `INSERT INTO applets (id, name, enabled, trigger_type, definition, webhook_token, run_count, tags, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5::json, $6, 0, COALESCE($9::json, '[]'::json), $8, $7)`,
           appletParams(a),
         );
         await insertVersion(c, a, "create");
@@ -299,8 +305,8 @@ function appletsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promis
           ((
             await query(
               c,
-              `UPDATE applets SET name = $2, enabled = $3, trigger_type = $4, definition = $5::json, webhook_token = $6, updated_at = $7, ${unpause("$3")} WHERE id = $1`,
-              appletParams(a).slice(0, 7),
+              `UPDATE applets SET name = $2, enabled = $3, trigger_type = $4, definition = $5::json, webhook_token = $6, updated_at = $7, tags = COALESCE($8::json, tags), ${unpause("$3")} WHERE id = $1`,
+              [...appletParams(a).slice(0, 7), a.tags === undefined ? null : JSON.stringify(a.tags)],
             )
           ).rowCount ?? 0) > 0;
         if (changed) await insertVersion(c, a, "save");
@@ -450,6 +456,14 @@ function triggerStateStore(q: Queryable, begin: <T>(fn: (client: Queryable) => P
         await query<{ appletId: string; lastError: string }>(
           q,
           `SELECT applet_id AS "appletId", last_error AS "lastError" FROM trigger_state WHERE last_error IS NOT NULL ORDER BY applet_id`,
+        )
+      ).rows,
+    overview: async () =>
+      (
+        await query<TriggerOverview>(
+          q,
+          `SELECT applet_id AS "appletId", last_error AS "lastError", error_count AS "errorCount", next_run_at AS "nextRunAt", last_polled_at AS "lastPolledAt"
+           FROM trigger_state WHERE last_error IS NOT NULL OR next_run_at IS NOT NULL ORDER BY applet_id`,
         )
       ).rows,
     listScheduled: async (opts) => {
@@ -777,7 +791,7 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
         )
       ).rowCount === 1,
 
-    list: async (f: RunListFilter) => {
+    list: async (f: RunListFilter): Promise<RunPage> => {
       const limit = Math.min(Math.max(f.limit ?? 50, 1), 200);
       const where: string[] = [];
       const args: unknown[] = [];
@@ -785,22 +799,51 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
         args.push(value);
         where.push(clause(args.length));
       };
-      if (f.appletId) add((n) => `applet_id = $${n}`, f.appletId);
-      if (f.status) add((n) => `status = $${n}`, f.status);
-      if (f.reason) add((n) => `reason = $${n}`, f.reason);
-      if (f.from) add((n) => `created_at >= $${n}`, f.from);
-      if (f.to) add((n) => `created_at <= $${n}`, f.to);
+      if (f.appletId) add((n) => `r.applet_id = $${n}`, f.appletId);
+      if (f.status) add((n) => `r.status = $${n}`, f.status);
+      if (f.reason) add((n) => `r.reason = $${n}`, f.reason);
+      if (f.from) add((n) => `r.created_at >= $${n}`, f.from);
+      if (f.to) add((n) => `r.created_at <= $${n}`, f.to);
       if (f.cursor) {
         const [createdAt, id] = decodeCursor(f.cursor);
         args.push(createdAt, id);
-        where.push(`(created_at < $${args.length - 1} OR (created_at = $${args.length - 1} AND id < $${args.length}))`);
+        where.push(`(r.created_at < $${args.length - 1} OR (r.created_at = $${args.length - 1} AND r.id < $${args.length}))`);
       }
-      const sql = `SELECT ${Q.RUN_COLUMNS} FROM runs ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`;
-      const rows = (await queryDynamic<RunRaw>(q, sql, args)).rows;
+      const whereSql = (w: string[]) => (w.length ? "WHERE " + w.join(" AND ") : "");
+      const order = "ORDER BY r.created_at DESC, r.id DESC";
+      const searching = Boolean(f.errorText || f.payloadText);
+      const scan = Math.min(Math.max(Math.trunc(f.searchScan ?? RUN_SEARCH_SCAN), 1), RUN_SEARCH_SCAN);
+      // A search looks at the newest RUN_SEARCH_SCAN runs the other filters select, no further
+      // (as on SQLite): the boundary is the last of them, and matches are looked for above it.
+      // The last run inside the bound, and the one after it: none after it, and no bound is needed.
+      const edge = searching ? (await queryDynamic<{ created_at: string; id: string }>(q, `SELECT r.created_at, r.id FROM runs r ${whereSql(where)} ${order} LIMIT 2 OFFSET ${scan - 1}`, args)).rows : [];
+      const boundary = edge.length === 2 ? edge[0] : undefined;
+      const searchWhere = [...where];
+      const searchArgs = [...args];
+      const push = (clause: (n: number) => string, value: unknown) => {
+        searchArgs.push(value);
+        searchWhere.push(clause(searchArgs.length));
+      };
+      if (boundary) {
+        searchArgs.push(boundary.created_at, boundary.id);
+        searchWhere.push(`(r.created_at > $${searchArgs.length - 1} OR (r.created_at = $${searchArgs.length - 1} AND r.id >= $${searchArgs.length}))`);
+      }
+      if (f.errorText) push((n) => `r.error IS NOT NULL AND strpos(lower(r.error), lower($${n})) > 0`, f.errorText);
+      const join = f.payloadText ? "JOIN events e ON e.id = r.event_id" : "";
+      if (f.payloadText) push((n) => `strpos(lower(left(e.payload::text, ${RUN_SEARCH_PAYLOAD_BYTES})), lower($${n})) > 0`, f.payloadText);
+      const runColumns = Q.RUN_COLUMNS.split(", ").map((c) => `r.${c}`).join(", ");
+      const sql = `SELECT ${runColumns} FROM runs r ${join} ${whereSql(searchWhere)} ${order} LIMIT ${limit + 1}`;
+      const rows = (await queryDynamic<RunRaw>(q, sql, searchArgs)).rows;
       const page = rows.slice(0, limit).map(toRun);
       const last = page[page.length - 1];
-      return { runs: page, nextCursor: rows.length > limit && last ? encodeCursor(last.createdAt, last.id) : null };
+      if (rows.length > limit && last) return { runs: page, nextCursor: encodeCursor(last.createdAt, last.id) };
+      return boundary ? { runs: page, nextCursor: encodeCursor(boundary.created_at, boundary.id), searchStoppedAt: boundary.created_at } : { runs: page, nextCursor: null };
     },
+
+    ofEvent: async (eventId, limit) =>
+      (await query<{ id: string; status: RunStatus; created_at: string }>(q, "SELECT id, status, created_at FROM runs WHERE event_id = $1 ORDER BY created_at, id LIMIT $2", [eventId, limit])).rows.map(
+        (r): EventRun => ({ id: r.id, status: r.status, createdAt: r.created_at }),
+      ),
 
     changedAfter: async (at, id, limit = 500) =>
       (
@@ -815,16 +858,38 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
 
     statsByApplet: async (since) =>
       (
-        await query<{ applet_id: string; runs_24h: number; last_status: string | null; last_at: string | null }>(
+        await query<{ applet_id: string; runs_24h: number; failed_24h: number; last_status: string | null; last_at: string | null }>(
           q,
           `SELECT a.id AS applet_id,
                   (SELECT COUNT(*)::int FROM runs r WHERE r.applet_id = a.id AND r.created_at >= $1) AS runs_24h,
+                  (SELECT COUNT(*)::int FROM runs r WHERE r.applet_id = a.id AND r.created_at >= $1 AND r.status IN ('failed', 'dead')) AS failed_24h,
                   l.status AS last_status, l.created_at AS last_at
            FROM applets a
            LEFT JOIN LATERAL (SELECT status, created_at FROM runs r WHERE r.applet_id = a.id ORDER BY r.created_at DESC LIMIT 1) l ON true`,
           [since],
         )
       ).rows,
+
+    tally: async (since, now) => {
+      const byApplet = (
+        await query<{ applet_id: string; status: string; n: number }>(
+          q,
+          `SELECT applet_id, status, COUNT(*)::int AS n FROM runs WHERE created_at >= $1 AND status NOT IN ('queued', 'running') GROUP BY applet_id, status
+           UNION ALL SELECT applet_id, 'queued', COUNT(*)::int FROM runs WHERE status = 'queued' GROUP BY applet_id
+           UNION ALL SELECT applet_id, 'running', COUNT(*)::int FROM runs WHERE status = 'running' GROUP BY applet_id`,
+          [since],
+        )
+      ).rows.map((r) => ({ appletId: r.applet_id, status: r.status, count: r.n }));
+      const t = (
+        await query<{ queued: number; oldest_due: string | null }>(
+          q,
+          `SELECT COUNT(*)::int AS queued, MIN(COALESCE(next_attempt_at, created_at)) FILTER (WHERE COALESCE(next_attempt_at, created_at) <= $1) AS oldest_due
+           FROM runs WHERE status = 'queued'`,
+          [now.toISOString()],
+        )
+      ).rows[0]!;
+      return { byApplet, queued: t.queued, oldestDueAt: t.oldest_due };
+    },
   };
 }
 
@@ -969,23 +1034,39 @@ function workersStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promis
         const now = h.now.toISOString();
         await query(
           c,
-          `INSERT INTO workers (id, hostname, pid, seen_at, lease_until, fault, created_at, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $4, $4)
+          `INSERT INTO workers (id, hostname, pid, seen_at, lease_until, fault, smtp_port, metrics, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $4, $4)
            ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at, lease_until = excluded.lease_until,
-             fault = excluded.fault, updated_at = excluded.updated_at`,
-          [h.id, h.hostname, h.pid, now, new Date(h.now.getTime() + h.leaseMs).toISOString(), h.fault],
+             fault = excluded.fault, smtp_port = excluded.smtp_port, metrics = excluded.metrics, updated_at = excluded.updated_at`,
+          [h.id, h.hostname, h.pid, now, new Date(h.now.getTime() + h.leaseMs).toISOString(), h.fault, h.smtpPort ?? null, h.metrics ?? null],
         );
         await query(c, "UPDATE job_locks SET last_run_at = $1 WHERE name = 'worker_heartbeat'", [now]);
       }),
     remove: async (id) => (await query(q, "DELETE FROM workers WHERE id = $1", [id])).rowCount === 1,
     live: async (now) =>
       (
-        await query<{ id: string; hostname: string; pid: number; seen_at: string; lease_until: string; fault: string | null; created_at: string }>(
-          q,
-          "SELECT * FROM workers WHERE lease_until > $1 ORDER BY created_at, id",
-          [now.toISOString()],
-        )
-      ).rows.map((r) => ({ id: r.id, hostname: r.hostname, pid: r.pid, seenAt: r.seen_at, leaseUntil: r.lease_until, fault: r.fault, createdAt: r.created_at })),
+        await query<{
+          id: string;
+          hostname: string;
+          pid: number;
+          seen_at: string;
+          lease_until: string;
+          fault: string | null;
+          smtp_port: number | null;
+          metrics: string | null;
+          created_at: string;
+        }>(q, "SELECT * FROM workers WHERE lease_until > $1 ORDER BY created_at, id", [now.toISOString()])
+      ).rows.map((r) => ({
+        id: r.id,
+        hostname: r.hostname,
+        pid: r.pid,
+        seenAt: r.seen_at,
+        leaseUntil: r.lease_until,
+        fault: r.fault,
+        smtpPort: r.smtp_port,
+        metrics: r.metrics,
+        createdAt: r.created_at,
+      })),
     prune: async (before) =>
       (
         await query(

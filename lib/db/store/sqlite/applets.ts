@@ -33,6 +33,7 @@ const toApplet = (r: AppletRowRaw): Applet => ({
   webhookToken: r.webhook_token,
   lastFiredAt: r.last_fired_at,
   runCount: r.run_count,
+  tags: readTags(r.tags),
   failureStreak: r.failure_streak,
   alertOpen: r.alert_open === 1,
   triggerAlertOpen: r.trigger_alert_open === 1,
@@ -44,6 +45,16 @@ const toApplet = (r: AppletRowRaw): Applet => ({
   updatedAt: r.updated_at,
   version: r.version ?? 0,
 });
+
+/** A tags column that is not a JSON array of text (written by hand) reads as no tags: it must not make the applet unreadable. */
+function readTags(text: string): string[] {
+  try {
+    const v = JSON.parse(text) as unknown;
+    return Array.isArray(v) ? v.filter((t): t is string => typeof t === "string") : [];
+  } catch {
+    return [];
+  }
+}
 
 export type AppletsRepo = ReturnType<typeof createAppletsRepo>;
 
@@ -60,8 +71,8 @@ export function createAppletsRepo(sqlite: Sqlite) {
   const versionsOf = sqlite.prepare<[string], VersionRowRaw>("SELECT * FROM applet_versions WHERE applet_id = ? ORDER BY version DESC");
   const versionOf = sqlite.prepare<[string, number], VersionRowRaw>("SELECT * FROM applet_versions WHERE applet_id = ? AND version = ?");
   const insert = sqlite.prepare(
-    `INSERT INTO applets (id, name, enabled, trigger_type, definition, webhook_token, run_count, created_at, updated_at)
-     VALUES (@id, @name, @enabled, @triggerType, @definition, @webhookToken, 0, @createdAt, @now)`,
+    `INSERT INTO applets (id, name, enabled, trigger_type, definition, webhook_token, run_count, tags, created_at, updated_at)
+     VALUES (@id, @name, @enabled, @triggerType, @definition, @webhookToken, 0, COALESCE(@tags, '[]'), @createdAt, @now)`,
   );
   // Issue 18: an applet enabled again (by a save or the toggle) is no longer paused, and its failure
   // streak starts over (or the next failure would pause it again at once).
@@ -70,7 +81,7 @@ export function createAppletsRepo(sqlite: Sqlite) {
        failure_streak = CASE WHEN @enabled = 1 AND enabled = 0 THEN 0 ELSE failure_streak END`;
   const update = sqlite.prepare(
     `UPDATE applets SET name = @name, enabled = @enabled, trigger_type = @triggerType, definition = @definition,
-       webhook_token = @webhookToken, updated_at = @now, ${UNPAUSE} WHERE id = @id`,
+       webhook_token = @webhookToken, tags = COALESCE(@tags, tags), updated_at = @now, ${UNPAUSE} WHERE id = @id`,
   );
   const setEnabled = sqlite.prepare(`UPDATE applets SET ${UNPAUSE}, enabled = @enabled, updated_at = @now WHERE id = @id`);
   const setToken = sqlite.prepare("UPDATE applets SET webhook_token = ? WHERE id = ?");
@@ -92,6 +103,7 @@ export function createAppletsRepo(sqlite: Sqlite) {
     webhookToken: a.webhookToken,
     now: a.now,
     createdAt: a.createdAt ?? a.now,
+    tags: a.tags === undefined ? null : JSON.stringify(a.tags),
     versionId: newId(),
     source: a.source ?? source,
     restoredFrom: a.restoredFrom ?? null,

@@ -8,7 +8,7 @@ import { createPlannedRunsRepo } from "./planned-runs";
 import { readJson } from "./json";
 import type { RunStatus, Step } from "../../../executor/types";
 import type { runs } from "../../schema";
-import type { AppletRunStats, ClaimedRun, FinalStatus, Ingested, IngestInput, PlanWrite, RecoveredRun, Run, RunChange, RunListFilter, RecentEvent, StoredEvent } from "../types";
+import { RUN_SEARCH_PAYLOAD_BYTES, RUN_SEARCH_SCAN, type AppletRunStats, type ClaimedRun, type EventRun, type FinalStatus, type Ingested, type IngestInput, type PlanWrite, type RecoveredRun, type Run, type RunChange, type RunListFilter, type RunPage, type RunTally, type RecentEvent, type StoredEvent } from "../types";
 import type { RawRow } from "./rows";
 
 type RunRowRaw = RawRow<typeof runs>;
@@ -191,7 +191,21 @@ export function createRunsRepo(sqlite: Sqlite, alerts: AlertsRepo, applyPlan: (p
     `SELECT 1 AS one FROM runs WHERE event_id = @eventId AND id <> @id
        AND (created_at < @createdAt OR (created_at = @createdAt AND id < @id)) LIMIT 1`,
   );
+  const runsOfEvent = sqlite.prepare<{ eventId: string; limit: number }, { id: string; status: RunStatus; created_at: string }>(
+    "SELECT id, status, created_at FROM runs WHERE event_id = @eventId ORDER BY created_at, id LIMIT @limit",
+  );
   // Keyset order (updated_at, id), so a page boundary inside one millisecond loses nothing.
+  // The finished runs of the window through runs_created_idx; queued and running ones through their
+  // partial indexes, however old (a backlog is what a dashboard must see).
+  const tallyByApplet = sqlite.prepare<[string], { applet_id: string; status: string; n: number }>(
+    `SELECT applet_id, status, COUNT(*) AS n FROM runs WHERE created_at >= ? AND status NOT IN ('queued', 'running') GROUP BY applet_id, status
+     UNION ALL SELECT applet_id, 'queued', COUNT(*) FROM runs WHERE status = 'queued' GROUP BY applet_id
+     UNION ALL SELECT applet_id, 'running', COUNT(*) FROM runs WHERE status = 'running' GROUP BY applet_id`,
+  );
+  const queueTally = sqlite.prepare<[{ now: string }], { queued: number; oldest_due: string | null }>(
+    `SELECT COUNT(*) AS queued, MIN(CASE WHEN COALESCE(next_attempt_at, created_at) <= @now THEN COALESCE(next_attempt_at, created_at) END) AS oldest_due
+     FROM runs WHERE status = 'queued'`,
+  );
   const changedAfter = sqlite.prepare<{ at: string; id: string; limit: number }, { id: string; applet_id: string; status: string; updated_at: string }>(
     `SELECT id, applet_id, status, updated_at FROM runs
      WHERE updated_at >= @at AND (updated_at > @at OR id > @id)
@@ -342,8 +356,8 @@ export function createRunsRepo(sqlite: Sqlite, alerts: AlertsRepo, applyPlan: (p
     isReplay: (run: Pick<Run, "id" | "eventId" | "createdAt">, eventReceivedAt: string): boolean =>
       run.createdAt !== eventReceivedAt || earlierRunOfEvent.get({ eventId: run.eventId, createdAt: run.createdAt, id: run.id }) !== undefined,
 
-    /** A page of runs, newest first, by keyset cursor. */
-    list: (f: RunListFilter): { runs: Run[]; nextCursor: string | null } => {
+    /** A page of runs, newest first, by keyset cursor; a search is bounded (RUN_SEARCH_SCAN). */
+    list: (f: RunListFilter): RunPage => {
       const limit = Math.min(Math.max(f.limit ?? 50, 1), 200);
       const where: string[] = [];
       const args: unknown[] = [];
@@ -351,22 +365,53 @@ export function createRunsRepo(sqlite: Sqlite, alerts: AlertsRepo, applyPlan: (p
         where.push(clause);
         args.push(value);
       };
-      if (f.appletId) add("applet_id = ?", f.appletId);
-      if (f.status) add("status = ?", f.status);
-      if (f.reason) add("reason = ?", f.reason);
-      if (f.from) add("created_at >= ?", f.from);
-      if (f.to) add("created_at <= ?", f.to);
+      if (f.appletId) add("r.applet_id = ?", f.appletId);
+      if (f.status) add("r.status = ?", f.status);
+      if (f.reason) add("r.reason = ?", f.reason);
+      if (f.from) add("r.created_at >= ?", f.from);
+      if (f.to) add("r.created_at <= ?", f.to);
       if (f.cursor) {
         const [createdAt, id] = decodeCursor(f.cursor);
-        where.push("(created_at < ? OR (created_at = ? AND id < ?))");
+        where.push("(r.created_at < ? OR (r.created_at = ? AND r.id < ?))");
         args.push(createdAt, createdAt, id);
       }
-      const sql = `SELECT * FROM runs ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`;
-      const rows = sqlite.prepare<unknown[], RunRowRaw>(sql).all(...args);
+      const whereSql = (w: string[]) => (w.length ? "WHERE " + w.join(" AND ") : "");
+      const order = "ORDER BY r.created_at DESC, r.id DESC";
+      const searching = Boolean(f.errorText || f.payloadText);
+      const scan = Math.min(Math.max(Math.trunc(f.searchScan ?? RUN_SEARCH_SCAN), 1), RUN_SEARCH_SCAN);
+      // A search looks at the newest RUN_SEARCH_SCAN runs the other filters select, no further:
+      // the boundary is the last of them (an index walk of that many entries), and the matches are
+      // looked for only between the cursor and it.
+      // The last run inside the bound, and the one after it: none after it, and no bound is needed.
+      const edge = searching ? sqlite.prepare<unknown[], { created_at: string; id: string }>(`SELECT r.created_at, r.id FROM runs r ${whereSql(where)} ${order} LIMIT 2 OFFSET ${scan - 1}`).all(...args) : [];
+      const boundary = edge.length === 2 ? edge[0] : undefined;
+      const searchWhere = [...where];
+      const searchArgs = [...args];
+      if (boundary) {
+        searchWhere.push("(r.created_at > ? OR (r.created_at = ? AND r.id >= ?))");
+        searchArgs.push(boundary.created_at, boundary.created_at, boundary.id);
+      }
+      if (f.errorText) {
+        searchWhere.push("r.error IS NOT NULL AND instr(lower(r.error), lower(?)) > 0");
+        searchArgs.push(f.errorText);
+      }
+      const join = f.payloadText ? "JOIN events e ON e.id = r.event_id" : "";
+      if (f.payloadText) {
+        searchWhere.push(`instr(lower(substr(e.payload, 1, ${RUN_SEARCH_PAYLOAD_BYTES})), lower(?)) > 0`);
+        searchArgs.push(f.payloadText);
+      }
+      const sql = `SELECT r.* FROM runs r ${join} ${whereSql(searchWhere)} ${order} LIMIT ${limit + 1}`;
+      const rows = sqlite.prepare<unknown[], RunRowRaw>(sql).all(...searchArgs);
       const page = rows.slice(0, limit).map(toRun);
       const last = page[page.length - 1];
-      return { runs: page, nextCursor: rows.length > limit && last ? encodeCursor(last.createdAt, last.id) : null };
+      if (rows.length > limit && last) return { runs: page, nextCursor: encodeCursor(last.createdAt, last.id) };
+      // The page did not fill: either nothing more matches, or the search reached its bound.
+      return boundary ? { runs: page, nextCursor: encodeCursor(boundary.created_at, boundary.id), searchStoppedAt: boundary.created_at } : { runs: page, nextCursor: null };
     },
+
+    /** The runs of one event, oldest first: the original, then its replays. */
+    ofEvent: (eventId: string, limit: number): EventRun[] =>
+      runsOfEvent.all({ eventId, limit }).map((r) => ({ id: r.id, status: r.status, createdAt: r.created_at })),
 
     /**
      * For the SSE stream: runs whose (updated_at, id) comes after (`at`, `id`), oldest change
@@ -377,14 +422,22 @@ export function createRunsRepo(sqlite: Sqlite, alerts: AlertsRepo, applyPlan: (p
     /** Runs created in the last 24 h and the latest run, per applet (applets list). */
     statsByApplet: (since: string): AppletRunStats[] =>
       sqlite
-        .prepare<[string], AppletRunStats>(
+        .prepare<[{ since: string }], AppletRunStats>(
           `SELECT a.id AS applet_id,
-                  (SELECT COUNT(*) FROM runs r WHERE r.applet_id = a.id AND r.created_at >= ?) AS runs_24h,
+                  (SELECT COUNT(*) FROM runs r WHERE r.applet_id = a.id AND r.created_at >= @since) AS runs_24h,
+                  (SELECT COUNT(*) FROM runs r WHERE r.applet_id = a.id AND r.created_at >= @since AND r.status IN ('failed', 'dead')) AS failed_24h,
                   (SELECT status FROM runs r WHERE r.applet_id = a.id ORDER BY r.created_at DESC LIMIT 1) AS last_status,
                   (SELECT created_at FROM runs r WHERE r.applet_id = a.id ORDER BY r.created_at DESC LIMIT 1) AS last_at
            FROM applets a`,
         )
-        .all(since),
+        .all({ since }),
+
+    /** Runs per applet and status, the queue depth and its oldest due run (GET /metrics). */
+    tally: (since: string, now: Date): RunTally => {
+      const byApplet = tallyByApplet.all(since).map((r) => ({ appletId: r.applet_id, status: r.status, count: r.n }));
+      const q = queueTally.get({ now: now.toISOString() })!;
+      return { byApplet, queued: q.queued, oldestDueAt: q.oldest_due };
+    },
   };
 }
 

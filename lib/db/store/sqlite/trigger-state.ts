@@ -2,7 +2,7 @@ import type { AlertsRepo } from "./alerts";
 import type { Sqlite } from "./client";
 import type { TriggerState } from "../../../triggers/types";
 import type { triggerState } from "../../schema";
-import type { PendingSlot, ScheduledApplet, TriggerError } from "../types";
+import type { PendingSlot, ScheduledApplet, TriggerError, TriggerOverview } from "../types";
 import type { RawRow } from "./rows";
 
 type Raw = RawRow<typeof triggerState>;
@@ -80,6 +80,10 @@ export function createTriggerStateRepo(sqlite: Sqlite, alerts: AlertsRepo) {
   const lastErrors = sqlite.prepare<[], TriggerError>(
     "SELECT applet_id AS appletId, last_error AS lastError FROM trigger_state WHERE last_error IS NOT NULL ORDER BY applet_id",
   );
+  const overview = sqlite.prepare<[], TriggerOverview>(
+    `SELECT applet_id AS appletId, last_error AS lastError, error_count AS errorCount, next_run_at AS nextRunAt, last_polled_at AS lastPolledAt
+     FROM trigger_state WHERE last_error IS NOT NULL OR next_run_at IS NOT NULL ORDER BY applet_id`,
+  );
   const scheduledCache = new Map<string, ReturnType<typeof sqlite.prepare<unknown[], ScheduledRowRaw>>>();
   /**
    * Polled applets with a next_run_at, ordered by it. Driven by trigger_state_next_run_idx: a due
@@ -129,6 +133,8 @@ export function createTriggerStateRepo(sqlite: Sqlite, alerts: AlertsRepo) {
     listPending: (): PendingSlot[] => pending.all(),
     /** Applets whose trigger's last check failed, for the applets list's "needs attention". */
     lastErrors: (): TriggerError[] => lastErrors.all(),
+    /** Every polled applet's last error and next check, for the applets list. */
+    overview: (): TriggerOverview[] => overview.all(),
     clearPending: (appletId: string, slot: string): void => void clearPending.run(appletId, slot),
     setLastError: (appletId: string, error: string, now: string): void => void setError.run(error, now, appletId),
     /** Polled applets of `types` with a next_run_at; `dueAt`: only those with next_run_at <= it. */

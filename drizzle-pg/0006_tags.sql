@@ -1,0 +1,1 @@
+ALTER TABLE "applets" ADD COLUMN "tags" json DEFAULT '[]'::json NOT NULL;

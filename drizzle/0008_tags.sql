@@ -1,0 +1,1 @@
+ALTER TABLE `applets` ADD `tags` text DEFAULT '[]' NOT NULL;

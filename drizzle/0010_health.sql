@@ -1,0 +1,2 @@
+ALTER TABLE `workers` ADD `smtp_port` integer;--> statement-breakpoint
+ALTER TABLE `workers` ADD `metrics` text;

@@ -1,0 +1,133 @@
+import type { TriggerType } from "../triggers";
+
+/**
+ * The ready examples (#20 onboarding): one applet per trigger type, using only what works on a
+ * laptop with nothing configured: the email action writes to the outbox (DATA_DIR/outbox) while
+ * SMTP_URL is unset, the note action writes under NOTES_ROOT, and the webhook and email triggers
+ * receive locally (the app's own URL, the worker's SMTP port). The applets list's empty state turns
+ * one into a disabled applet to edit (POST /api/applets/from-example), and `pnpm seed` seeds the
+ * same five with demo runs: one list, here.
+ *
+ * A definition is written as the editor would save it; tests/unit/examples.test.ts checks each
+ * with checkDefinition, so a plug-in change that breaks one fails there, not in front of a user.
+ */
+export interface AppletExample {
+  /** Stable key: the API's `key`, and the seed's id for it. */
+  key: string;
+  triggerType: TriggerType;
+  name: string;
+  /** One sentence for the card: what it does and how to try it on a laptop. */
+  description: string;
+  /** The definition; `inboundDomain` is INBOUND_DOMAIN (the email trigger's address is `<alias>@<domain>`). */
+  definition(ctx: { inboundDomain: string }): Record<string, unknown>;
+}
+
+export const APPLET_EXAMPLES: readonly AppletExample[] = [
+  {
+    key: "webhook-to-note",
+    triggerType: "webhook",
+    name: "Contact form → notes",
+    description: "A local webhook: POST a JSON body ({\"name\", \"email\", \"message\"}) to its URL with curl, and each submission is appended to a note.",
+    definition: () => ({
+      version: 1,
+      trigger: { type: "webhook", config: {} },
+      actions: [
+        {
+          type: "note",
+          config: {
+            folder: "inbox",
+            filename: "contact-form.md",
+            content: "- {{now_local}} **{{trigger.body.name | default:'someone'}}** <{{trigger.body.email | default:'no email'}}>: {{trigger.body.message}}\n",
+            mode: "append",
+          },
+        },
+      ],
+    }),
+  },
+  {
+    key: "schedule-to-email",
+    triggerType: "schedule",
+    name: "Weekday standup reminder",
+    description: "Every weekday at 08:30, an email to yourself; with no SMTP_URL it lands in the outbox, listed in Settings.",
+    definition: () => ({
+      version: 1,
+      trigger: { type: "schedule", config: { cron: "30 8 * * 1-5", timezone: "Europe/Berlin" } },
+      actions: [
+        {
+          type: "email",
+          config: {
+            to: "me@example.com",
+            subject: "Standup in 30 minutes ({{trigger.weekday}} {{trigger.date}})",
+            body_markdown: "Good morning!\n\n- What did I finish yesterday?\n- What is today's one thing?\n- Anything blocking?\n\n_Sent by whenthen at {{trigger.time}} {{trigger.timezone}}._",
+          },
+        },
+      ],
+    }),
+  },
+  {
+    key: "rss-to-note",
+    triggerType: "rss",
+    name: "Hacker News front page → reading notes",
+    description: "Every 15 minutes, each new front-page story becomes a Markdown note (discussion threads are skipped by the filter code).",
+    definition: () => ({
+      version: 1,
+      trigger: { type: "rss", config: { url: "https://hnrss.org/frontpage", interval_min: 15, fire_on_first_poll: false, max_items_per_poll: 20 } },
+      filter: { code: "if (/^(Ask|Tell) HN/.test(trigger.title)) skip('discussion thread');" },
+      actions: [
+        {
+          type: "note",
+          config: {
+            folder: "reading/hn",
+            filename: "{{trigger.published_at | date:'yyyy-MM-dd'}}-{{trigger.title | slug}}.md",
+            content: "# {{trigger.title}}\n\n{{trigger.link}}\n\n{{trigger.summary}}\n",
+            mode: "create",
+          },
+        },
+      ],
+    }),
+  },
+  {
+    key: "email-to-note",
+    triggerType: "email",
+    name: "Receipts by email → bookkeeping note",
+    description: "Forward receipts to its inbound address (on a laptop: swaks to the worker's SMTP port) and each one is appended to a bookkeeping note.",
+    definition: () => ({
+      version: 1,
+      trigger: { type: "email", config: { to_alias: "receipts", subject_regex: "(receipt|invoice)" } },
+      actions: [
+        {
+          type: "note",
+          config: { folder: "finance", filename: "receipts.md", content: "- {{trigger.date | date:'yyyy-MM-dd'}} {{trigger.from_name | default:'(no name)'}} <{{trigger.from}}>: {{trigger.subject}}\n", mode: "append" },
+        },
+      ],
+    }),
+  },
+  {
+    key: "poll-to-email",
+    triggerType: "poll",
+    name: "BTC under $50k → email + price log",
+    description: "Every 5 minutes, checks a public price; when it drops under $50,000, an email (to the outbox) and a line in a price log note.",
+    definition: () => ({
+      version: 1,
+      trigger: {
+        type: "poll",
+        config: {
+          url: "https://api.coinbase.com/v2/prices/BTC-USD/spot",
+          method: "GET",
+          headers: { Accept: "application/json" },
+          interval_min: 5,
+          path: "data.amount",
+          condition: "lt",
+          target: 50000,
+        },
+      },
+      actions: [
+        { type: "email", config: { to: "me@example.com", subject: "BTC is at ${{trigger.value}}", body_markdown: "BTC is at **${{trigger.value}}** (was ${{trigger.previous_value}}), under $50,000." } },
+        { type: "note", config: { folder: "finance", filename: "btc-prices.md", content: "- {{trigger.changed_at}} {{trigger.value}}\n", mode: "append" } },
+      ],
+    }),
+  },
+];
+
+/** The example with this key, or undefined. */
+export const exampleByKey = (key: string): AppletExample | undefined => APPLET_EXAMPLES.find((e) => e.key === key);
