@@ -2,16 +2,18 @@ import { isValidTimeZone } from "@whenthen/schedules";
 import { z } from "zod";
 import { actionRegistry } from "./actions";
 import { triggerRegistry } from "./triggers";
+import { timingSchema, timedSchema, timedRuleProblems, type Timed, type Timing } from "./timed/schema";
 
 /**
  * The applet definition: the whole applet as one JSON document (export/import files), composed
  * from the trigger and action registries. Unknown keys are refused everywhere.
  */
 const triggerSchema = unionByType([...triggerRegistry.values()]);
-const actionSchema = unionByType([...actionRegistry.values()]);
+// An action may carry a timing (issue 17): it then runs at an offset from an anchor instead of at once.
+const actionSchema = unionByType([...actionRegistry.values()], { timing: timingSchema.optional() });
 
-function unionByType(plugins: { type: string; configSchema: z.ZodType }[]) {
-  const options = plugins.map((p) => z.strictObject({ type: z.literal(p.type), config: p.configSchema }));
+function unionByType(plugins: { type: string; configSchema: z.ZodType }[], extra: z.ZodRawShape = {}) {
+  const options = plugins.map((p) => z.strictObject({ type: z.literal(p.type), config: p.configSchema, ...extra }));
   const known = plugins.map((p) => p.type).join(", ");
   const base = options.length >= 2
     ? z.discriminatedUnion("type", options as unknown as [z.ZodObject, z.ZodObject, ...z.ZodObject[]], {
@@ -40,6 +42,8 @@ export const definitionSchema = z.strictObject({
     .string()
     .refine(isValidTimeZone, "unknown IANA time zone")
     .optional(),
+  /** Timed actions' applet-wide settings: the record events are about, supersede, quiet hours, cap. */
+  timed: timedSchema.optional(),
 });
 
 export interface Definition {
@@ -47,10 +51,13 @@ export interface Definition {
   trigger: { type: string; config: Record<string, unknown> };
   filter?: { code: string };
   transform?: { model: string; prompt: string; output: string; json: boolean };
-  actions: { type: string; config: Record<string, unknown> }[];
+  actions: { type: string; config: Record<string, unknown>; timing?: Timing }[];
   retry?: { max_attempts: number };
   timezone?: string;
+  timed?: Timed;
 }
+
+export type { Timed, Timing };
 
 export interface Problem {
   path: string;
@@ -61,8 +68,11 @@ export interface Problem {
 /** Every problem at once, each with its path (`actions.0.config.url`). */
 export function checkDefinition(input: unknown): { ok: true; definition: Definition } | { ok: false; problems: Problem[] } {
   const parsed = definitionSchema.safeParse(input);
-  if (parsed.success) return { ok: true, definition: parsed.data as Definition };
-  return { ok: false, problems: parsed.error.issues.map(issueToProblem) };
+  if (!parsed.success) return { ok: false, problems: parsed.error.issues.map(issueToProblem) };
+  const definition = parsed.data as Definition;
+  // The timing as @vibedout/automations reads it (parseRule): anything it refuses, named by its field here.
+  const problems = timedRuleProblems(definition);
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, definition };
 }
 
 function issueToProblem(issue: z.core.$ZodIssue): Problem {

@@ -16,7 +16,7 @@ const searchText = z
   .optional()
   .transform((v) => v?.trim() || undefined);
 // `error`: text in the run's error; `payload`: text in its event's payload (both bounded, see RunListFilter).
-const runsQuery = z.object({ applet_id: optional, status: optional, from: optional, to: optional, cursor: optional, error: searchText, payload: searchText });
+const runsQuery = z.object({ applet_id: optional, status: optional, reason: optional, from: optional, to: optional, cursor: optional, error: searchText, payload: searchText });
 const bulkRetryBody = z.strictObject({
   run_ids: z
     .array(z.string({ error: "run_ids must hold run ids (text)" }), { error: "run_ids is required: the ids of the runs to retry" })
@@ -31,7 +31,7 @@ export function runRoutes({ app, auth, streamPingMs }: ApiDeps) {
     .get("/api/runs", queryParams("runs", runsQuery), async (c) => {
       const q = c.req.valid("query");
       return c.json(
-        await runsPage(app, { appletId: q.applet_id, status: q.status, from: q.from, to: q.to, cursor: q.cursor, errorText: q.error, payloadText: q.payload, limit: LIMITS.runsPageSize }),
+        await runsPage(app, { appletId: q.applet_id, status: q.status, reason: q.reason, from: q.from, to: q.to, cursor: q.cursor, errorText: q.error, payloadText: q.payload, limit: LIMITS.runsPageSize }),
         200,
       );
     })

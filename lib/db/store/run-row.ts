@@ -16,6 +16,10 @@ export interface RunRowRaw {
   finished_at: string | null;
   error: string | null;
   steps: string;
+  planned_run_id: string | null;
+  action_index: number | null;
+  due_at: string | null;
+  reason: string | null;
   applet_version: number | null;
   created_at: string;
   updated_at: string;
@@ -36,6 +40,10 @@ export const toRun = (r: RunRowRaw, readSteps: (text: string) => { steps: Step[]
   finishedAt: r.finished_at,
   error: r.error,
   ...readSteps(r.steps),
+  plannedRunId: r.planned_run_id,
+  actionIndex: r.action_index === null ? null : Number(r.action_index),
+  dueAt: r.due_at,
+  reason: r.reason,
   appletVersion: r.applet_version,
   createdAt: r.created_at,
   updatedAt: r.updated_at,

@@ -8,6 +8,7 @@ import type {
   EventFilesStore,
   JobLocksStore,
   MaintenanceStore,
+  PlannedRunsStore,
   RunsStore,
   SecretsStore,
   SeedStore,
@@ -26,6 +27,7 @@ import { createEventFilesRepo } from "./event-files";
 import { asError, ConnectionGate } from "./gate";
 import { createJobLocksRepo } from "./job-locks";
 import { createMaintenanceRepo } from "./maintenance";
+import { createPlannedRunsRepo } from "./planned-runs";
 import { createRunsRepo } from "./runs";
 import { createSecretsRepo } from "./secrets";
 import { createSeedRepo } from "./seed";
@@ -38,12 +40,14 @@ type Async<T> = { [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (
 
 /** The synchronous repos over one connection (today's prepared statements, unchanged). */
 function createRepos(sqlite: Sqlite) {
+  const planned = createPlannedRunsRepo(sqlite);
   const alerts = createAlertsRepo(sqlite);
   return {
     alerts: alerts.store,
     applets: createAppletsRepo(sqlite),
     triggerState: createTriggerStateRepo(sqlite, alerts),
-    runs: createRunsRepo(sqlite, alerts),
+    runs: createRunsRepo(sqlite, alerts, planned.applyPlan),
+    plannedRuns: planned.repo,
     secrets: createSecretsRepo(sqlite),
     users: createUsersRepo(sqlite),
     jobLocks: createJobLocksRepo(sqlite),
@@ -69,6 +73,7 @@ function aggregates(repos: Repos, call: <R>(fn: () => R) => Promise<R>): StoreAg
   const applets: AppletsStore = wrap(repos.applets, call);
   const triggerState: TriggerStateStore = wrap(repos.triggerState, call);
   const runs: RunsStore = wrap(repos.runs, call);
+  const plannedRuns: PlannedRunsStore = wrap(repos.plannedRuns, call);
   const secrets: SecretsStore = wrap(repos.secrets, call);
   const users: UsersStore = wrap(repos.users, call);
   const jobLocks: JobLocksStore = wrap(repos.jobLocks, call);
@@ -78,7 +83,7 @@ function aggregates(repos: Repos, call: <R>(fn: () => R) => Promise<R>): StoreAg
   const apiTokens: ApiTokensStore = wrap(repos.apiTokens, call);
   const eventFiles: EventFilesStore = wrap(repos.eventFiles, call);
   const alerts: AlertsStore = wrap(repos.alerts, call);
-  return { applets, triggerState, runs, secrets, users, jobLocks, workers, seed, maintenance, apiTokens, eventFiles, alerts };
+  return { applets, triggerState, runs, plannedRuns, secrets, users, jobLocks, workers, seed, maintenance, apiTokens, eventFiles, alerts };
 }
 
 /**

@@ -1,0 +1,77 @@
+/**
+ * An applet's timed actions as one @vibedout/automations rule: one step per timed action (its id
+ * the action's index), quiet hours and the frequency cap from `timed`. Pure.
+ */
+import { parseRule, type ParseRuleResult, type Rule, type RuleStep } from "@vibedout/automations";
+import { isValidTimeZone } from "@whenthen/schedules";
+import type { Definition } from "../definition";
+import { durationOf } from "./schema";
+
+/** The action name every step of an applet's rule carries; the sweep hands each to the executor. */
+export const TIMED_ACTION = "whenthen.run";
+export const DEFAULT_LATENESS = "1h";
+
+/** Indexes of the actions that carry a timing. */
+export function timedActionIndexes(def: Pick<Definition, "actions">): number[] {
+  return def.actions.flatMap((a, i) => (a.timing ? [i] : []));
+}
+
+export const hasTimedActions = (def: Pick<Definition, "actions">): boolean => def.actions.some((a) => a.timing !== undefined);
+
+/** The step id of action `index` (part of every planned run's id). */
+export const stepIdOf = (index: number): string => String(index);
+
+function zoneOf(def: Definition): string {
+  if (def.timezone) return def.timezone;
+  const tz = def.trigger.config.timezone;
+  return typeof tz === "string" && isValidTimeZone(tz) ? tz : "UTC";
+}
+
+/**
+ * The rule, through parseRule (so the library's own checks apply); null when nothing is timed.
+ * `stepActions[i]` is the action index of step i.
+ */
+export function ruleFor(
+  appletId: string,
+  def: Definition,
+  opts: { eventType: string; enabled: boolean },
+): { parsed: ParseRuleResult; stepActions: number[] } | null {
+  const stepActions = timedActionIndexes(def);
+  if (stepActions.length === 0) return null;
+  const steps = stepActions.map((index): RuleStep => {
+    const t = def.actions[index]!.timing!;
+    const lateness = t.lateness === null ? null : durationOf(t.lateness ?? DEFAULT_LATENESS);
+    return {
+      id: stepIdOf(index),
+      action: TIMED_ACTION,
+      // Text the library refuses stays text, so parseRule names it.
+      offset: durationOf(t.at) ?? t.at,
+      anchor: t.anchor ?? "event",
+      params: { actionIndex: index },
+      lateness: lateness ?? (t.lateness),
+    };
+  });
+  const q = def.timed?.quiet_hours;
+  const cap = def.timed?.frequency_cap;
+  const input = {
+    id: ruleIdOf(appletId),
+    enabled: opts.enabled,
+    trigger: { events: [opts.eventType] },
+    steps,
+    ...(q ? { quietHours: { start: q.start, end: q.end, ...(q.mode ? { mode: q.mode } : {}), ...(q.timezone ? { timezone: q.timezone } : {}) } } : {}),
+    ...(cap ? { frequencyCap: { max: cap.max, per: durationOf(cap.per) ?? cap.per } } : {}),
+    timezone: zoneOf(def),
+  };
+  return { parsed: parseRule(input), stepActions };
+}
+
+/** Rule ids are applet ids (uuid text, which the library's id pattern accepts). */
+export const ruleIdOf = (appletId: string): string => appletId;
+
+/** The rule for planning or sweeping; throws on a definition that did not pass checkDefinition. */
+export function ruleOrThrow(appletId: string, def: Definition, opts: { eventType: string; enabled: boolean }): Rule | null {
+  const built = ruleFor(appletId, def, opts);
+  if (!built) return null;
+  if (!built.parsed.ok) throw new Error(`timed actions: ${built.parsed.problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`);
+  return built.parsed.rule;
+}
