@@ -107,3 +107,30 @@ export async function saveDraft(body: { name: string; definition: Definition | n
   }
   return { ok: false, error: refused.error ?? `save failed (${statusOf(res)})` };
 }
+
+// ---- timing preview (#17) ------------------------------------------------------------------------
+
+/** One timed action planned against the sample: when it would run, or why it would not. */
+export interface TimingPreviewItem {
+  actionIndex: number;
+  dueAt: string | null;
+  timezone: string;
+  status: string;
+  reason?: string | null;
+  explanation: string;
+}
+
+/** POST /api/applets/timing-preview with the request already serialized (`{ definition, sample }`); `null` when it was aborted. */
+export async function previewTiming(body: string, signal: AbortSignal): Promise<Answer<TimingPreviewItem[]> | null> {
+  const res = await sent(fetch("/api/applets/timing-preview", { method: "POST", headers: { "content-type": "application/json" }, body, signal }));
+  if (signal.aborted) return null;
+  if (!res) return { ok: false, error: "network error" };
+  if (!res.ok) {
+    const refused = await errorBody(res);
+    // A definition that does not check yet (an offset still being typed) is said by the save's words.
+    if (statusOf(res) === 400 && refused.problems?.length) return { ok: false, error: refused.problems.map((p) => p.message).join("; ") };
+    return { ok: false, error: refused.error ?? `preview failed (${res.status})` };
+  }
+  const answer = (await res.json()) as { items?: TimingPreviewItem[]; actions?: TimingPreviewItem[] };
+  return { ok: true, value: answer.items ?? answer.actions ?? [] };
+}
