@@ -7,6 +7,7 @@ import { DeleteAppletButton } from "@/components/DeleteAppletButton";
 import { DuplicateAppletButton } from "@/components/DuplicateAppletButton";
 import { EnabledToggle } from "@/components/EnabledToggle";
 import { LocalTime } from "@/components/LocalTime";
+import { PlannedRuns } from "@/components/PlannedRuns";
 import { PluginIcon } from "@/components/PluginIcon";
 import { RunsTable } from "@/components/RunsTable";
 import { TestEventForm } from "@/components/TestEventForm";
@@ -14,6 +15,7 @@ import { AppletEditor } from "@/components/editor/AppletEditor";
 import { InboundAddress } from "@/components/editor/panels";
 import { appletDetail, meta as readMeta, runsPage, secretList } from "@/lib/api/queries";
 import { services } from "@/lib/services";
+import { hasTimedActions } from "@/lib/timed/rule";
 import { triggerRegistry } from "@/lib/triggers";
 
 export const dynamic = "force-dynamic";
@@ -120,6 +122,8 @@ export default async function AppletPage({ params }: { params: Promise<{ id: str
         <h2 className="mb-2 text-base font-semibold">Send test event</h2>
         <TestEventForm appletId={a.id} sample={trigger?.sample ?? {}} />
       </section>
+
+      {hasTimedActions(a.definition) ? <PlannedRuns appletId={a.id} actionLabels={Object.fromEntries(meta.actions.map((x) => [x.type, x.label]))} /> : null}
 
       <section className="mb-6">
         <div className="mb-2 flex items-baseline justify-between">

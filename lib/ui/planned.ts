@@ -1,0 +1,56 @@
+import { reasonWords } from "@/lib/timed/reasons";
+
+/**
+ * How timed runs read on the screens (#17), pure: the countdown to a due time, and why a run was
+ * cancelled or skipped in plain words (the words themselves are lib/timed/reasons.ts', shared with
+ * the API). Tests pass the clock.
+ */
+
+/**
+ * "in 23 h 59 min", "in 4 min 12 s", "in 9 s", "due now"; for a due time that has passed (the
+ * sweep has not picked it up yet), "due 2 min ago". Seconds only under an hour, days over two.
+ */
+export function countdown(dueAt: string | number, now: number): string {
+  const due = typeof dueAt === "number" ? dueAt : Date.parse(dueAt);
+  if (!Number.isFinite(due)) return "–";
+  const diff = due - now;
+  const abs = Math.abs(diff);
+  if (abs < 1000) return "due now";
+  const s = Math.floor(abs / 1000);
+  const d = Math.floor(s / 86_400);
+  const h = Math.floor((s % 86_400) / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const sec = s % 60;
+  let text: string;
+  if (d >= 2) text = h ? `${d} d ${h} h` : `${d} d`;
+  else if (s >= 3600) text = `${d * 24 + h} h ${m} min`;
+  else if (s >= 60) text = `${m} min ${sec} s`;
+  else text = `${sec} s`;
+  return diff > 0 ? `in ${text}` : `due ${text} ago`;
+}
+
+/** A timed run's status as a word for its badge. */
+export const TIMED_STATUS_WORDS: Record<string, string> = {
+  planned: "planned",
+  pending: "planned",
+  cancelled: "cancelled",
+  skipped: "skipped",
+};
+
+/**
+ * Why a timed run did not (or will not) send, as a sentence: "Cancelled: replaced by a newer
+ * version of the record", "Skipped: inside quiet hours". null when there is no reason to give.
+ */
+export function reasonSentence(status: string, reason: string | null | undefined): string | null {
+  const words = reasonWords(reason);
+  if (!words) return null;
+  const verb = status === "cancelled" ? "Cancelled" : status === "skipped" ? "Skipped" : status === "planned" || status === "pending" ? "Planned" : "Not sent";
+  return `${verb}: ${words}`;
+}
+
+/** A planned run's record: "booking b_1, version 3"; null when it is about no named record. */
+export function subjectWords(subjectId: string | null | undefined, subjectVersion: number | string | null | undefined, subjectType?: string | null): string | null {
+  if (!subjectId) return null;
+  const version = subjectVersion === null || subjectVersion === undefined || subjectVersion === "" ? "" : `, version ${subjectVersion}`;
+  return `${subjectType && subjectType !== "record" ? `${subjectType} ` : ""}${subjectId}${version}`;
+}
