@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { index, integer, json, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, index, integer, json, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
 
 /**
  * The PostgreSQL twin of lib/db/schema.ts, drizzle-kit's source for drizzle-pg/. The columns keep
@@ -107,6 +107,14 @@ export const runs = pgTable(
     finishedAt: text("finished_at"),
     error: text("error"),
     steps: json("steps").notNull().default(sql`'[]'::json`),
+    /** Timed runs (issue 17): the planned run this row executes (its own id; a replay keeps the original's). */
+    plannedRunId: text("planned_run_id"),
+    /** Timed runs: the one action this run executes; null runs the applet's untimed actions. */
+    actionIndex: integer("action_index"),
+    /** Timed runs: when it is due (ISO). */
+    dueAt: text("due_at"),
+    /** Why a timed run was cancelled or skipped (lib/timed/reasons). */
+    reason: text("reason"),
     ...timestamps,
   },
   (t) => [
@@ -121,6 +129,7 @@ export const runs = pgTable(
     index("runs_updated_idx").on(t.updatedAt),
     index("runs_event_idx").on(t.eventId),
     index("runs_created_idx").on(t.createdAt),
+    index("runs_status_created_idx").on(t.status, t.createdAt),
   ],
 );
 
@@ -173,4 +182,61 @@ export const apiTokens = pgTable("api_tokens", {
   readOnly: integer("read_only").notNull().default(0),
   lastUsedAt: text("last_used_at"),
   ...timestamps,
+});
+
+/**
+ * Timed actions (issue 17): the runs @vibedout/automations' planner made, in its own shape (times
+ * are epoch milliseconds, as the library's). Each also has its row in `runs` (same id) that the
+ * queue executes when the sweep dispatches it.
+ */
+export const plannedRuns = pgTable(
+  "planned_runs",
+  {
+    id: text("id").primaryKey(),
+    appletId: text("applet_id")
+      .notNull()
+      .references(() => applets.id, { onDelete: "cascade" }),
+    eventId: text("event_id")
+      .notNull()
+      .references(() => events.id, { onDelete: "cascade" }),
+    actionIndex: integer("action_index").notNull(),
+    stepId: text("step_id").notNull(),
+    subjectType: text("subject_type").notNull(),
+    subjectId: text("subject_id").notNull(),
+    subjectVersion: bigint("subject_version", { mode: "number" }).notNull(),
+    cancelKey: text("cancel_key").notNull(),
+    contactId: text("contact_id"),
+    eventType: text("event_type").notNull(),
+    anchorAt: bigint("anchor_at", { mode: "number" }),
+    dueAt: bigint("due_at", { mode: "number" }).notNull(),
+    /** Before quiet hours moved it; null when it was not moved. */
+    originalDueAt: bigint("original_due_at", { mode: "number" }),
+    expiresAt: bigint("expires_at", { mode: "number" }),
+    status: text("status").notNull(),
+    reason: text("reason"),
+    /** The plan's explanation in plain words (the warning of a no_anchor run). */
+    note: text("note"),
+    attempts: integer("attempts").notNull().default(0),
+    claimToken: text("claim_token"),
+    leaseUntil: bigint("lease_until", { mode: "number" }),
+    lastError: text("last_error"),
+    createdAt: bigint("created_at", { mode: "number" }).notNull(),
+    updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
+    finishedAt: bigint("finished_at", { mode: "number" }),
+  },
+  (t) => [
+    index("planned_runs_due_idx").on(t.status, t.dueAt, t.id),
+    index("planned_runs_lease_idx").on(t.status, t.leaseUntil),
+    index("planned_runs_cancel_idx").on(t.cancelKey, t.status, t.subjectVersion),
+    index("planned_runs_cap_idx").on(t.appletId, t.contactId, t.status, t.finishedAt),
+    index("planned_runs_applet_idx").on(t.appletId, t.dueAt),
+    index("planned_runs_event_idx").on(t.eventId),
+  ],
+);
+
+/** The version each subject (cancel key) has reached: an event of an older version plans nothing. */
+export const plannedSubjects = pgTable("planned_subjects", {
+  cancelKey: text("cancel_key").primaryKey(),
+  version: bigint("version", { mode: "number" }).notNull(),
+  updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
 });

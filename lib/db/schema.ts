@@ -109,6 +109,14 @@ export const runs = sqliteTable(
     finishedAt: text("finished_at"),
     error: text("error"),
     steps: text("steps", { mode: "json" }).notNull().default(sql`'[]'`),
+    /** Timed runs (issue 17): the planned run this row executes (its own id; a replay keeps the original's). */
+    plannedRunId: text("planned_run_id"),
+    /** Timed runs: the one action this run executes; null runs the applet's untimed actions. */
+    actionIndex: integer("action_index"),
+    /** Timed runs: when it is due (ISO). */
+    dueAt: text("due_at"),
+    /** Why a timed run was cancelled or skipped (lib/timed/reasons). */
+    reason: text("reason"),
     ...timestamps,
   },
   (t) => [
@@ -122,6 +130,7 @@ export const runs = sqliteTable(
     index("runs_updated_idx").on(t.updatedAt),
     index("runs_event_idx").on(t.eventId),
     index("runs_created_idx").on(t.createdAt),
+    index("runs_status_created_idx").on(t.status, t.createdAt),
   ],
 );
 
@@ -176,4 +185,61 @@ export const apiTokens = sqliteTable("api_tokens", {
   readOnly: integer("read_only").notNull().default(0),
   lastUsedAt: text("last_used_at"),
   ...timestamps,
+});
+
+/**
+ * Timed actions (issue 17): the runs @vibedout/automations' planner made, in its own shape (times
+ * are epoch milliseconds, as the library's). Each also has its row in `runs` (same id) that the
+ * queue executes when the sweep dispatches it.
+ */
+export const plannedRuns = sqliteTable(
+  "planned_runs",
+  {
+    id: text("id").primaryKey(),
+    appletId: text("applet_id")
+      .notNull()
+      .references(() => applets.id, { onDelete: "cascade" }),
+    eventId: text("event_id")
+      .notNull()
+      .references(() => events.id, { onDelete: "cascade" }),
+    actionIndex: integer("action_index").notNull(),
+    stepId: text("step_id").notNull(),
+    subjectType: text("subject_type").notNull(),
+    subjectId: text("subject_id").notNull(),
+    subjectVersion: integer("subject_version").notNull(),
+    cancelKey: text("cancel_key").notNull(),
+    contactId: text("contact_id"),
+    eventType: text("event_type").notNull(),
+    anchorAt: integer("anchor_at"),
+    dueAt: integer("due_at").notNull(),
+    /** Before quiet hours moved it; null when it was not moved. */
+    originalDueAt: integer("original_due_at"),
+    expiresAt: integer("expires_at"),
+    status: text("status").notNull(),
+    reason: text("reason"),
+    /** The plan's explanation in plain words (the warning of a no_anchor run). */
+    note: text("note"),
+    attempts: integer("attempts").notNull().default(0),
+    claimToken: text("claim_token"),
+    leaseUntil: integer("lease_until"),
+    lastError: text("last_error"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+    finishedAt: integer("finished_at"),
+  },
+  (t) => [
+    index("planned_runs_due_idx").on(t.status, t.dueAt, t.id),
+    index("planned_runs_lease_idx").on(t.status, t.leaseUntil),
+    index("planned_runs_cancel_idx").on(t.cancelKey, t.status, t.subjectVersion),
+    index("planned_runs_cap_idx").on(t.appletId, t.contactId, t.status, t.finishedAt),
+    index("planned_runs_applet_idx").on(t.appletId, t.dueAt),
+    index("planned_runs_event_idx").on(t.eventId),
+  ],
+);
+
+/** The version each subject (cancel key) has reached: an event of an older version plans nothing. */
+export const plannedSubjects = sqliteTable("planned_subjects", {
+  cancelKey: text("cancel_key").primaryKey(),
+  version: integer("version").notNull(),
+  updatedAt: integer("updated_at").notNull(),
 });

@@ -27,4 +27,5 @@ export interface Step {
   rerun?: true;
 }
 
-export type RunStatus = "queued" | "running" | "succeeded" | "failed" | "skipped" | "dead";
+/** `planned`: a timed run waiting for its due time (issue 17); `cancelled`: one a newer version of its record replaced. */
+export type RunStatus = "queued" | "running" | "succeeded" | "failed" | "skipped" | "dead" | "planned" | "cancelled";

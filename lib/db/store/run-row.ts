@@ -16,6 +16,10 @@ export interface RunRowRaw {
   finished_at: string | null;
   error: string | null;
   steps: string;
+  planned_run_id: string | null;
+  action_index: number | null;
+  due_at: string | null;
+  reason: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -35,6 +39,10 @@ export const toRun = (r: RunRowRaw, readSteps: (text: string) => { steps: Step[]
   finishedAt: r.finished_at,
   error: r.error,
   ...readSteps(r.steps),
+  plannedRunId: r.planned_run_id,
+  actionIndex: r.action_index === null ? null : Number(r.action_index),
+  dueAt: r.due_at,
+  reason: r.reason,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });

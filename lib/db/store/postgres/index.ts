@@ -1,4 +1,5 @@
 import { toRun as toRunRow } from "../run-row";
+import { applyPlanOn, plannedRunsStore } from "./planned-runs";
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import { newId } from "../../../core/ids";
@@ -154,6 +155,7 @@ function aggregates(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<
     applets: appletsStore(q),
     triggerState: triggerStateStore(q),
     runs: runsStore(q, begin),
+    plannedRuns: plannedRunsStore(q, begin),
     secrets: secretsStore(q),
     users: usersStore(q, begin),
     jobLocks: jobLocksStore(q),
@@ -399,6 +401,10 @@ interface RunRaw {
   finished_at: string | null;
   error: string | null;
   steps: string;
+  planned_run_id: string | null;
+  action_index: number | null;
+  due_at: string | null;
+  reason: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -425,11 +431,22 @@ function decodeCursor(cursor: string): [string, string] {
 }
 
 function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T>) => Promise<T>): RunsStore {
-  const ingestOne = async (c: Queryable, i: IngestInput): Promise<Ingested> => {
+  const ingestRow = async (c: Queryable, i: IngestInput): Promise<Ingested> => {
     const eventId = i.eventId ?? newId();
     const runId = newId();
     const r = await query(c, Q.INGEST, [eventId, i.appletId, i.source, i.dedupeKey, i.payloadJson, i.receivedAt, runId, i.maxAttempts]);
     return r.rowCount === 1 ? { eventId, runId } : null;
+  };
+  // Timed actions (issue 17): the plan goes in the event's transaction, only when the event was stored.
+  const ingestOne = async (c: Queryable, i: IngestInput): Promise<Ingested> => {
+    const plan = i.plan;
+    if (!plan) return ingestRow(c, i);
+    const run = async (tx: Queryable) => {
+      const r = await ingestRow(tx, i);
+      if (r) await applyPlanOn(tx, plan);
+      return r;
+    };
+    return c === q ? begin(run) : run(c);
   };
 
   /**
@@ -457,14 +474,39 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
   // A checked-out client is inside a transaction (Store#transaction); the pool is autocommit.
   const inTx = "release" in q;
 
+  /**
+   * A batch with timed plans: one transaction, row by row (a plan is several statements); a row
+   * whose applet is gone makes the batch redo row by row, each in its own transaction, so it fails alone.
+   */
+  const ingestPlanned = async (items: IngestInput[]): Promise<(Ingested | Error)[]> => {
+    try {
+      return await begin(async (c) => {
+        const out: Ingested[] = [];
+        for (const i of items) out.push(await ingestOne(c, i));
+        return out;
+      });
+    } catch (err) {
+      if (sqlState(err) !== "23503" && sqlState(err) !== "23505") throw err;
+      const out: (Ingested | Error)[] = [];
+      for (const i of items) {
+        try {
+          out.push(await begin((c) => ingestOne(c, i)));
+        } catch (e) {
+          out.push(e instanceof Error ? e : new Error(String(e)));
+        }
+      }
+      return out;
+    }
+  };
+
   return {
     ingest: (i) => ingestOne(q, i),
 
-    ingestSkipped: async (i, reason) => {
+    ingestSkipped: (i, reason) => begin(async (c) => {
       const eventId = i.eventId ?? newId();
       const runId = newId();
       const r = await query(
-        q,
+        c,
         `WITH e AS (
            INSERT INTO events (id, applet_id, source, dedupe_key, payload, received_at, created_at, updated_at)
            VALUES ($1, $2, $3, $4, $5::json, $6, $6, $6) ON CONFLICT DO NOTHING RETURNING id
@@ -474,8 +516,9 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
          RETURNING id`,
         [eventId, i.appletId, i.source, i.dedupeKey, i.payloadJson, i.receivedAt, runId, i.maxAttempts, reason],
       );
+      if (r.rowCount === 1 && i.plan) await applyPlanOn(c, i.plan);
       return r.rowCount === 1 ? { eventId, runId } : null;
-    },
+    }),
 
     activeOf: async (appletId) => {
       const r = (
@@ -505,6 +548,7 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
 
     ingestMany: async (items) => {
       if (items.length === 0) return [];
+      if (items.some((i) => i.plan)) return ingestPlanned(items);
       const ids = items.map((i) => ({ eventId: i.eventId ?? newId(), runId: newId() }));
       // Group commit: the whole batch in one statement. A row can only fail when its applet was
       // deleted a moment ago; then the batch is redone row by row so that row fails alone.
@@ -536,6 +580,7 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
     },
 
     claim: (workerId, now) => claimOn(q, workerId, now, inTx),
+
 
     saveSteps: async (run, steps, now) => (await query(q, Q.SAVE_STEPS, [run.id, run.claimToken, JSON.stringify(steps), now.toISOString()])).rowCount === 1,
 
@@ -611,6 +656,8 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
          SELECT $1, applet_id, event_id, 'queued', 1, max_attempts, $2, '[]', $2, $2 FROM runs WHERE id = $3`,
         [runId, now.toISOString(), id],
       );
+      // A timed run's replay runs its one action again (with its own idempotency key, lib/executor).
+      if (r.rowCount === 1) await query(q, "UPDATE runs SET planned_run_id = o.planned_run_id, action_index = o.action_index FROM runs o WHERE runs.id = $1 AND o.id = $2", [runId, id]);
       return r.rowCount === 1 ? runId : null;
     },
 
@@ -634,6 +681,7 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
       };
       if (f.appletId) add((n) => `applet_id = $${n}`, f.appletId);
       if (f.status) add((n) => `status = $${n}`, f.status);
+      if (f.reason) add((n) => `reason = $${n}`, f.reason);
       if (f.from) add((n) => `created_at >= $${n}`, f.from);
       if (f.to) add((n) => `created_at <= $${n}`, f.to);
       if (f.cursor) {
@@ -876,7 +924,7 @@ function maintenanceStore(q: Queryable): MaintenanceStore {
       (
         await query(
           q,
-          `DELETE FROM runs WHERE id IN (SELECT id FROM runs WHERE created_at < $1 AND status NOT IN ('queued', 'running') LIMIT $2)`,
+          `DELETE FROM runs WHERE id IN (SELECT id FROM runs WHERE created_at < $1 AND status NOT IN ('queued', 'running', 'planned') LIMIT $2)`,
           [before, limit],
         )
       ).rowCount ?? 0,

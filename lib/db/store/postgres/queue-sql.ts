@@ -16,7 +16,7 @@
  */
 
 const columns = (t: string) =>
-  `${t}id, ${t}applet_id, ${t}event_id, ${t}status, ${t}attempt, ${t}max_attempts, ${t}next_attempt_at, ${t}locked_by, ${t}locked_at, ${t}claim_token, ${t}started_at, ${t}finished_at, ${t}error, ${t}steps::text AS steps, ${t}created_at, ${t}updated_at`;
+  `${t}id, ${t}applet_id, ${t}event_id, ${t}status, ${t}attempt, ${t}max_attempts, ${t}next_attempt_at, ${t}locked_by, ${t}locked_at, ${t}claim_token, ${t}started_at, ${t}finished_at, ${t}error, ${t}steps::text AS steps, ${t}planned_run_id, ${t}action_index, ${t}due_at, ${t}reason, ${t}created_at, ${t}updated_at`;
 
 /** A run row as the store reads it (steps as text, parsed by the store so a bad value cannot throw in the driver). */
 export const RUN_COLUMNS = columns("");

@@ -6,6 +6,7 @@ import type {
   AppletsStore,
   JobLocksStore,
   MaintenanceStore,
+  PlannedRunsStore,
   RunsStore,
   SecretsStore,
   SeedStore,
@@ -22,6 +23,7 @@ import { openDatabase, type DbHandle, type Sqlite } from "./client";
 import { asError, ConnectionGate } from "./gate";
 import { createJobLocksRepo } from "./job-locks";
 import { createMaintenanceRepo } from "./maintenance";
+import { createPlannedRunsRepo } from "./planned-runs";
 import { createRunsRepo } from "./runs";
 import { createSecretsRepo } from "./secrets";
 import { createSeedRepo } from "./seed";
@@ -34,10 +36,12 @@ type Async<T> = { [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (
 
 /** The synchronous repos over one connection (today's prepared statements, unchanged). */
 function createRepos(sqlite: Sqlite) {
+  const planned = createPlannedRunsRepo(sqlite);
   return {
     applets: createAppletsRepo(sqlite),
     triggerState: createTriggerStateRepo(sqlite),
-    runs: createRunsRepo(sqlite),
+    runs: createRunsRepo(sqlite, planned.applyPlan),
+    plannedRuns: planned.repo,
     secrets: createSecretsRepo(sqlite),
     users: createUsersRepo(sqlite),
     jobLocks: createJobLocksRepo(sqlite),
@@ -62,6 +66,7 @@ function aggregates(repos: Repos, call: <R>(fn: () => R) => Promise<R>): StoreAg
   const applets: AppletsStore = wrap(repos.applets, call);
   const triggerState: TriggerStateStore = wrap(repos.triggerState, call);
   const runs: RunsStore = wrap(repos.runs, call);
+  const plannedRuns: PlannedRunsStore = wrap(repos.plannedRuns, call);
   const secrets: SecretsStore = wrap(repos.secrets, call);
   const users: UsersStore = wrap(repos.users, call);
   const jobLocks: JobLocksStore = wrap(repos.jobLocks, call);
@@ -69,7 +74,7 @@ function aggregates(repos: Repos, call: <R>(fn: () => R) => Promise<R>): StoreAg
   const seed: SeedStore = wrap(repos.seed, call);
   const maintenance: MaintenanceStore = wrap(repos.maintenance, call);
   const apiTokens: ApiTokensStore = wrap(repos.apiTokens, call);
-  return { applets, triggerState, runs, secrets, users, jobLocks, workers, seed, maintenance, apiTokens };
+  return { applets, triggerState, runs, plannedRuns, secrets, users, jobLocks, workers, seed, maintenance, apiTokens };
 }
 
 /**

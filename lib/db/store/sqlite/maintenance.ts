@@ -11,7 +11,7 @@ const MODES: SpaceMode[] = ["none", "full", "incremental"];
 export function createMaintenanceRepo(sqlite: Sqlite) {
   const deleteRuns = sqlite.prepare<[string, number]>(
     `DELETE FROM runs WHERE rowid IN (
-       SELECT rowid FROM runs WHERE created_at < ? AND status NOT IN ('queued', 'running') LIMIT ?)`,
+       SELECT rowid FROM runs WHERE created_at < ? AND status NOT IN ('queued', 'running', 'planned') LIMIT ?)`,
   );
   // An event one of whose runs is still kept (queued, running, or newer) stays.
   const deleteEvents = sqlite.prepare<[string, number], { id: string }>(

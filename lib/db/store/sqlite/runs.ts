@@ -2,10 +2,11 @@ import { toRun as toRunRow } from "../run-row";
 import { randomUUID } from "node:crypto";
 import { newId } from "../../../core/ids";
 import type { Sqlite } from "./client";
+import { createPlannedRunsRepo } from "./planned-runs";
 import { readJson } from "./json";
 import type { RunStatus, Step } from "../../../executor/types";
 import type { runs } from "../../schema";
-import type { AppletRunStats, ClaimedRun, FinalStatus, Ingested, IngestInput, RecoveredRun, Run, RunChange, RunListFilter, RecentEvent, StoredEvent } from "../types";
+import type { AppletRunStats, ClaimedRun, FinalStatus, Ingested, IngestInput, PlanWrite, RecoveredRun, Run, RunChange, RunListFilter, RecentEvent, StoredEvent } from "../types";
 import type { RawRow } from "./rows";
 
 type RunRowRaw = RawRow<typeof runs>;
@@ -33,7 +34,7 @@ export type RunsRepo = ReturnType<typeof createRunsRepo>;
  * the event (deduped on applet + dedupe key) and its queued run. Every settle is fenced by the
  * claim token, so a worker whose lease was taken over changes nothing.
  */
-export function createRunsRepo(sqlite: Sqlite) {
+export function createRunsRepo(sqlite: Sqlite, applyPlan: (plan: PlanWrite) => unknown = createPlannedRunsRepo(sqlite).applyPlan) {
   const insertEvent = sqlite.prepare(
     `INSERT INTO events (id, applet_id, source, dedupe_key, payload, received_at, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
@@ -49,6 +50,8 @@ export function createRunsRepo(sqlite: Sqlite) {
     if (inserted.changes === 0) return null;
     const runId = newId();
     insertRun.run(runId, i.appletId, eventId, i.maxAttempts, i.receivedAt, i.receivedAt, i.receivedAt);
+    // Timed actions (issue 17): planned in the event's transaction, only when the event was stored.
+    if (i.plan) applyPlan(i.plan);
     return { eventId, runId };
   };
   const ingestTx = sqlite.transaction(ingestRow);
@@ -61,6 +64,7 @@ export function createRunsRepo(sqlite: Sqlite) {
     if (insertEvent.run(eventId, i.appletId, i.source, i.dedupeKey, i.payloadJson, i.receivedAt, i.receivedAt, i.receivedAt).changes === 0) return null;
     const runId = newId();
     insertSkippedRun.run(runId, i.appletId, eventId, i.maxAttempts, reason, i.receivedAt, i.receivedAt, i.receivedAt);
+    if (i.plan) applyPlan(i.plan);
     return { eventId, runId };
   });
   const activeOfStmt = sqlite.prepare<[string], { queued: number; running: number }>(
@@ -158,6 +162,7 @@ export function createRunsRepo(sqlite: Sqlite) {
      WHERE id = @id AND claim_token = @token AND status = 'running'`,
   );
   const byId = sqlite.prepare<[string], RunRowRaw>("SELECT * FROM runs WHERE id = ?");
+  const replayTimed = sqlite.prepare("UPDATE runs SET planned_run_id = ?, action_index = ? WHERE id = ?");
   const manualRetry = sqlite.prepare(
     `UPDATE runs SET status = 'queued', attempt = attempt + 1, max_attempts = MAX(max_attempts, attempt + 1),
             next_attempt_at = @now, finished_at = NULL, updated_at = @now
@@ -313,6 +318,8 @@ export function createRunsRepo(sqlite: Sqlite) {
       if (!r) return null;
       const runId = newId();
       insertRun.run(runId, r.applet_id, r.event_id, r.max_attempts, now.toISOString(), now.toISOString(), now.toISOString());
+      // A timed run's replay runs its one action again (with its own idempotency key, lib/executor).
+      if (r.action_index !== null) replayTimed.run(r.planned_run_id, r.action_index, runId);
       return runId;
     },
 
@@ -336,6 +343,7 @@ export function createRunsRepo(sqlite: Sqlite) {
       };
       if (f.appletId) add("applet_id = ?", f.appletId);
       if (f.status) add("status = ?", f.status);
+      if (f.reason) add("reason = ?", f.reason);
       if (f.from) add("created_at >= ?", f.from);
       if (f.to) add("created_at <= ?", f.to);
       if (f.cursor) {
