@@ -54,3 +54,24 @@ export function subjectWords(subjectId: string | null | undefined, subjectVersio
   const version = subjectVersion === null || subjectVersion === undefined || subjectVersion === "" ? "" : `, version ${subjectVersion}`;
   return `${subjectType && subjectType !== "record" ? `${subjectType} ` : ""}${subjectId}${version}`;
 }
+
+/** What a run row says about its timed run (#17); all null for a run that was not planned. */
+export interface TimedRunInfo {
+  plannedRunId: string | null;
+  dueAt: string | null;
+  reason: string | null;
+}
+
+/** Whether a run is a timed one: planned for a due time, rather than run with its event. */
+export const isTimedRun = (info: TimedRunInfo): boolean => info.plannedRunId !== null || info.dueAt !== null;
+
+/**
+ * The run log's "Error / reason" cell: a timed run's reason as a sentence, a filter's skip reason
+ * (the `error` column holds it, after "skipped: "), else the error.
+ */
+export function runReasonCell(run: { status: string; error: string | null } & TimedRunInfo): { text: string; tone: "reason" | "error" } {
+  const timed = reasonSentence(run.status, run.reason);
+  if (timed) return { text: timed, tone: "reason" };
+  if (run.status === "skipped" || run.status === "cancelled" || run.status === "planned") return { text: run.error?.replace(/^skipped: /, "") ?? "", tone: "reason" };
+  return { text: run.error ?? "", tone: "error" };
+}
