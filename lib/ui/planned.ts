@@ -75,3 +75,10 @@ export function runReasonCell(run: { status: string; error: string | null } & Ti
   if (run.status === "skipped" || run.status === "cancelled" || run.status === "planned") return { text: run.error?.replace(/^skipped: /, "") ?? "", tone: "reason" };
   return { text: run.error ?? "", tone: "error" };
 }
+
+/** The timed fields of a run row as GET /api/runs answers them. */
+export const timedInfoOf = (run: { planned_run_id?: string | null; due_at?: string | null; reason?: string | null }): TimedRunInfo => ({
+  plannedRunId: run.planned_run_id ?? null,
+  dueAt: run.due_at ?? null,
+  reason: run.reason ?? null,
+});
