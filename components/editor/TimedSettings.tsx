@@ -56,7 +56,7 @@ export function TimedSettings({ timed, onChange, errors, groups, anyTimed }: {
           <h2 id="timed-heading" className="inline text-base font-semibold">
             Timed actions: record, quiet hours, cap
           </h2>
-          <span className="ml-2 text-xs text-slate-500">{anyTimed ? "for the actions that run at an offset" : "used once an action runs at an offset"}</span>
+          <span className="mt-0.5 block text-xs text-slate-500 sm:mt-0 sm:ml-2 sm:inline">{anyTimed ? "for the actions that run at an offset" : "used once an action runs at an offset"}</span>
         </summary>
         <div className="mt-4 flex flex-col gap-5">
           {partErrors.map((m) => (
@@ -74,27 +74,20 @@ export function TimedSettings({ timed, onChange, errors, groups, anyTimed }: {
           <Group title="Events that replace or cancel the plan" help="Compared with the value at the path. A replacing event cancels the older version's pending runs (superseded) and plans its own; a cancelling one plans nothing.">
             <div className="grid gap-3 md:grid-cols-3">
               {text("supersedePath", "supersede.path", { mono: true, placeholder: "e.g. trigger.body.event" })}
-              {text("supersedeValues", "supersede.values", { mono: true, placeholder: "booking.rescheduled, booking.cancelled", help: "Comma separated." })}
+              {text("supersedeValues", "supersede.values", { mono: true, placeholder: "booking.rescheduled", help: "Comma separated." })}
               {text("cancelValues", "supersede.cancel_values", { mono: true, placeholder: "booking.cancelled", help: "Comma separated; also listed to the left." })}
             </div>
           </Group>
           <Group title="Contact" help="Whose clock quiet hours follow, and whom the frequency cap counts.">
             <div className="grid gap-3 md:grid-cols-2">
               {text("contactId", "contact.id", { template: true, placeholder: "e.g. {{trigger.body.contact.email}}" })}
-              <div data-field="timed.contact.timezone" className="min-w-0">
-                <label htmlFor="timed-contact-timezone" className="field-label mb-1">
-                  {TIMED_LABELS["contact.timezone"]}
-                </label>
-                <TemplateInput id="timed-contact-timezone" label={TIMED_LABELS["contact.timezone"]!} value={timed.contactTimezone} onChange={(v) => set({ contactTimezone: v })} mono placeholder="e.g. {{trigger.body.contact.tz}}" invalid={errs("contact.timezone").length > 0} groups={groups} />
-                <p className="help">A zone from the payload; without one, the quiet hours&apos; zone, else the applet&apos;s.</p>
-                <FieldErrors messages={errs("contact.timezone")} />
-              </div>
+              {text("contactTimezone", "contact.timezone", { template: true, placeholder: "e.g. {{trigger.body.contact.tz}}", help: "A zone from the payload; without one, the quiet hours' zone, else the applet's." })}
             </div>
           </Group>
           <Group title="Quiet hours" help="A run due inside them waits for their end (defer) or is skipped.">
             <div className="grid grid-cols-2 gap-3 md:grid-cols-4">
-              <Clock id="timed-quiet_hours-start" label={TIMED_LABELS["quiet_hours.start"]!} value={timed.quietStart} onChange={(v) => set({ quietStart: v })} errors={errs("quiet_hours.start")} path="quiet_hours.start" />
-              <Clock id="timed-quiet_hours-end" label={TIMED_LABELS["quiet_hours.end"]!} value={timed.quietEnd} onChange={(v) => set({ quietEnd: v })} errors={errs("quiet_hours.end")} path="quiet_hours.end" />
+              <Clock id="timed-quiet_hours-start" label={TIMED_LABELS["quiet_hours.start"]!} value={timed.quietStart} placeholder="21:00" onChange={(v) => set({ quietStart: v })} errors={errs("quiet_hours.start")} path="quiet_hours.start" />
+              <Clock id="timed-quiet_hours-end" label={TIMED_LABELS["quiet_hours.end"]!} value={timed.quietEnd} placeholder="08:00" onChange={(v) => set({ quietEnd: v })} errors={errs("quiet_hours.end")} path="quiet_hours.end" />
               <div data-field="timed.quiet_hours.mode">
                 <label htmlFor="timed-quiet_hours-mode" className="field-label mb-1">
                   {TIMED_LABELS["quiet_hours.mode"]}
@@ -150,13 +143,13 @@ function Group({ title, help, children }: { title: string; help: string; childre
 }
 
 /** An HH:MM clock time, typed (a time input would turn 24:00 and a half-typed value into nothing). */
-function Clock({ id, label, value, onChange, errors, path }: { id: string; label: string; value: string; onChange: (v: string) => void; errors: string[]; path: string }) {
+function Clock({ id, label, value, placeholder, onChange, errors, path }: { id: string; label: string; value: string; placeholder: string; onChange: (v: string) => void; errors: string[]; path: string }) {
   return (
     <div data-field={`timed.${path}`}>
       <label htmlFor={id} className="field-label mb-1">
         {label}
       </label>
-      <input id={id} type="text" inputMode="numeric" autoComplete="off" value={value} placeholder="21:00" onChange={(e) => onChange(e.target.value)} aria-invalid={errors.length > 0 || undefined} className={`input font-mono ${errors.length ? "ring-red-500" : ""}`} />
+      <input id={id} type="text" inputMode="numeric" autoComplete="off" value={value} placeholder={placeholder} onChange={(e) => onChange(e.target.value)} aria-invalid={errors.length > 0 || undefined} className={`input font-mono ${errors.length ? "ring-red-500" : ""}`} />
       <FieldErrors messages={errors} />
     </div>
   );
