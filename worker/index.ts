@@ -14,6 +14,7 @@ import { createSandbox } from "@/lib/sandbox";
 import { createTransformRunner } from "@/lib/transform";
 import { runRetention } from "@/lib/scheduler/retention";
 import { runSchedulerTick } from "@/lib/scheduler/tick";
+import { startTimedSweeper } from "@/lib/timed/sweep";
 
 /**
  * Worker composition root: executor loop (with the heartbeat that renews this worker's lease),
@@ -68,6 +69,16 @@ const executor = startExecutorLoop(
   { workerId, concurrency: app.config.workerConcurrency, leaseMs: app.config.workerLeaseMs, faults, idleMs: app.store.notifications ? 5_000 : undefined },
 );
 app.store.notifications?.onQueued(() => executor.wake());
+
+// Timed actions (issue 17): due planned runs are checked and dispatched to the executor every
+// second; a dispatched run is an ordinary queued run from there on.
+const sweeper = startTimedSweeper({
+  app,
+  intervalMs: 1_000,
+  onDispatched: () => executor.wake(),
+  onError: (err) => faults.failed("sweeping timed runs", err),
+  onSwept: () => faults.succeeded("sweeping timed runs"),
+});
 
 // Scheduler tick every 15 s and retention hourly, each under its job_locks row (a second worker
 // skips). `protect` keeps one run of each at a time here; shutdown waits for the one in flight.
@@ -129,13 +140,14 @@ async function shutdown(signal: string) {
   log.info(`${signal}: no new runs; finishing the ones in flight (at most ${graceMs / 1000} s)`);
   // Claiming stops first, at once: nothing new starts while the rest winds down.
   const executorStopped = executor.stop({ graceMs });
+  const sweeperStopped = sweeper.stop();
   tickJob.stop();
   retentionJob.stop();
   tickAbort.abort();
   // The tick (aborted), in-flight SMTP messages and runs finish side by side within the grace. A
   // message still arriving at its end is cut; its sender retries it later.
   const deadline = new Promise<void>((r) => setTimeout(r, graceMs).unref());
-  await Promise.all([executorStopped, Promise.race([Promise.all(periodic), deadline]), Promise.race([receiver?.close(), deadline])]);
+  await Promise.all([executorStopped, sweeperStopped, Promise.race([Promise.all(periodic), deadline]), Promise.race([receiver?.close(), deadline])]);
   await sandbox.close();
   await app.close();
   log.info("worker stopped");

@@ -118,7 +118,8 @@ export function createAppletService(app: Services) {
       const applet = await store.applets.get(id);
       if (!applet) throw new UserError(`applet: no applet with id "${id}"`);
       if (!payload || typeof payload !== "object" || Array.isArray(payload)) throw new UserError("test: the payload must be a JSON object", [{ path: "payload", message: "expected an object" }]);
-      const result = await ingest(app, { appletId: id, source: "manual", dedupeKey: null, payload: payload as Record<string, unknown>, maxAttempts: maxAttemptsOf(applet.definition as unknown as Definition) });
+      const definition = applet.definition as unknown as Definition;
+      const result = await ingest(app, { appletId: id, source: "manual", dedupeKey: null, payload: payload as Record<string, unknown>, maxAttempts: maxAttemptsOf(definition), definition });
       return result!;
     },
 

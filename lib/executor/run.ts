@@ -140,6 +140,9 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
     // Asked only when an action runs (a filtered-out run never needs it).
     let replay: boolean | undefined;
     const idempotencyKey = async (index: number): Promise<string> => {
+      // A timed run's key is its planned run's deterministic id (issue 17): the same for every
+      // attempt and every sweep that dispatched it; a replay (a new row) adds its own id.
+      if (run.plannedRunId !== null) return run.plannedRunId === run.id ? run.id : `${run.plannedRunId}:${run.id}`;
       replay ??= await store.runs.isReplay(run, event.receivedAt);
       return replay ? `${run.eventId}:${index}:${run.id}` : `${run.eventId}:${index}`;
     };
@@ -207,8 +210,13 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
       ctx.ai = { [spec.output]: r.state === "reused" ? (r.step.output as { value?: unknown } | undefined)?.value : r.value };
     }
 
-    // Actions, in order
+    // Actions, in order. A timed run (issue 17) executes its one action; the event's own run the
+    // actions without a timing.
+    if (run.actionIndex !== null && !def.actions[run.actionIndex]) {
+      return finish("failed", `executor: the applet no longer has action ${run.actionIndex + 1}, which this timed run was planned for`);
+    }
     for (const [index, action] of def.actions.entries()) {
+      if (run.actionIndex !== null ? index !== run.actionIndex : action.timing !== undefined) continue;
       const plugin = deps.actions.get(action.type);
       const where = `action ${index + 1} (${action.type})`;
       const r = await runner.run({ kind: "action", name: action.type, index }, async (step) => {

@@ -7,6 +7,7 @@ import { LIMITS } from "../core/limits";
 import { checkHealth } from "../health";
 import { maxAttemptsOf, type Definition } from "../definition";
 import { createIngestBatcher } from "../queue/ingest";
+import { hasTimedActions } from "../timed/rule";
 import { closeWhenUnread, readNodeBody } from "./body";
 import { createSecurityHeaders } from "./security-headers";
 import { renderTemplate } from "../template";
@@ -34,7 +35,7 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
   // What a hook needs from the definition, parsed once per version of it: the row is read on every
   // request (so a disable or an edit applies at once), the JSON is parsed only when it changed.
   // The trigger plug-in fed by requests (`feed: "http"`) decides what a request becomes.
-  type HookSettings = { raw: string; plugin: RegisteredRequest | null; config: unknown; problem: string | null; maxAttempts: number };
+  type HookSettings = { raw: string; plugin: RegisteredRequest | null; config: unknown; problem: string | null; maxAttempts: number; definition?: Definition };
   const settings = new Map<string, HookSettings>();
   const hookSettings = (id: string, raw: string): HookSettings => {
     let s = settings.get(id);
@@ -44,7 +45,7 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
       const plugin = found?.feed === "http" ? found : null;
       const parsed = plugin?.configSchema.safeParse(definition.trigger?.config ?? {});
       const problem = !plugin || parsed?.success ? null : "the stored trigger config is invalid";
-      s = { raw, plugin, config: parsed?.success ? parsed.data : null, problem, maxAttempts: maxAttemptsOf(definition) };
+      s = { raw, plugin, config: parsed?.success ? parsed.data : null, problem, maxAttempts: maxAttemptsOf(definition), definition: Array.isArray(definition.actions) && hasTimedActions(definition) ? definition : undefined };
       if (settings.size >= 10_000) settings.clear();
       settings.set(id, s);
     }
@@ -125,7 +126,7 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
     const tokenOk = safeEqual(token, row?.webhookToken ?? token.replace(/./g, "\0"));
     if (!row || !tokenOk) return notFound(req, res);
     // An applet whose trigger is not fed by requests (a schedule) answers like an unknown hook.
-    const { plugin, config, problem, maxAttempts } = hookSettings(row.id, row.definition);
+    const { plugin, config, problem, maxAttempts, definition } = hookSettings(row.id, row.definition);
     if (!plugin) return notFound(req, res);
 
     const rawBody = await readNodeBody(req, LIMITS.webhookBodyBytes);
@@ -151,7 +152,7 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
       return;
     }
     const dedupeKey = outcome.event.dedupeKey;
-    const result = await ingestBatched({ appletId, source: plugin.type, dedupeKey, payload: outcome.event.payload, maxAttempts, receivedAt });
+    const result = await ingestBatched({ appletId, source: plugin.type, dedupeKey, payload: outcome.event.payload, maxAttempts, receivedAt, definition });
     faults.succeeded("storing webhooks");
     if (!result) {
       // A redelivery: the sender gets the first delivery's ids, and nothing new is stored.

@@ -2,6 +2,11 @@ import type { App } from "../app";
 import { LIMITS, capJson } from "../core/limits";
 import type { Ingested, IngestInput, StoreTx } from "../db/store";
 import type { TriggerType } from "../triggers";
+import { newId } from "../core/ids";
+import type { Definition } from "../definition";
+import { errorMessage } from "../core/errors";
+import { planTimed } from "../timed/plan";
+import { hasTimedActions } from "../timed/rule";
 
 export interface IngestRequest {
   appletId: string;
@@ -12,6 +17,11 @@ export interface IngestRequest {
   maxAttempts: number;
   receivedAt?: string;
   eventId?: string;
+  /**
+   * The applet's definition: when it has timed actions (issue 17), the event's planned runs are
+   * made here with @vibedout/automations' planner and stored in the event's transaction.
+   */
+  definition?: Definition;
 }
 
 /** Spliced into the capped payload's JSON (always an object) instead of serializing it once more. */
@@ -29,7 +39,7 @@ function toInput(app: IngestApp, req: IngestRequest): IngestInput {
     const capped = capJson(req.payload, LIMITS.storedPayloadBytes - TRUNCATED_MARK.length, payloadJson).json;
     payloadJson = capped === "{}" ? `{${TRUNCATED_MARK.slice(1)}}` : `${capped.slice(0, -1)}${TRUNCATED_MARK}}`;
   }
-  return {
+  const input: IngestInput = {
     appletId: req.appletId,
     source: req.source,
     dedupeKey: req.dedupeKey,
@@ -38,6 +48,25 @@ function toInput(app: IngestApp, req: IngestRequest): IngestInput {
     maxAttempts: req.maxAttempts,
     eventId: req.eventId,
   };
+  if (req.definition && hasTimedActions(req.definition)) planInto(app, req, req.definition, input);
+  return input;
+}
+
+/** Plans the event's timed actions into `input` (the store writes the plan with the event). */
+function planInto(app: IngestApp, req: IngestRequest, definition: Definition, input: IngestInput): void {
+  const eventId = input.eventId ?? newId();
+  try {
+    const planned = planTimed({ appletId: req.appletId, definition, payload: req.payload, eventId, receivedAt: Date.parse(input.receivedAt), maxAttempts: req.maxAttempts });
+    for (const warning of planned.warnings) app.log.warn(`timed actions: ${warning}`, { applet_id: req.appletId, event_id: eventId });
+    if (planned.write) {
+      input.eventId = eventId;
+      input.plan = planned.write;
+    }
+  } catch (err) {
+    // A stored definition the planner refuses (older than the code's checks): the event is kept and
+    // its untimed actions run; the timed ones are not planned, and the log says why.
+    app.log.error("timed actions: could not plan this event", { applet_id: req.appletId, error: errorMessage(err) });
+  }
 }
 
 function announce(app: IngestApp, req: IngestRequest, result: Ingested): Ingested {

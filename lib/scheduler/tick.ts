@@ -137,7 +137,7 @@ async function pollApplet(app: TickApp, appletId: string, slot: Date, now: Date,
     const overlap = result.overlap ?? "queue";
     const active = overlap === "queue" || result.events.length === 0 ? null : await tx.runs.activeOf(appletId);
     for (const e of result.events) {
-      const req = { appletId: appletId, source: plugin!.type, dedupeKey: e.dedupeKey, payload: e.payload, maxAttempts: maxAttemptsOf(def), receivedAt: nowIso };
+      const req = { appletId: appletId, source: plugin!.type, dedupeKey: e.dedupeKey, payload: e.payload, maxAttempts: maxAttemptsOf(def), receivedAt: nowIso, definition: def };
       const blocked = active !== null && (overlap === "skip" ? active.queued + active.running > 0 : active.queued > 0);
       if (blocked) {
         const why = overlap === "skip" ? (active.running > 0 ? "the previous run was still running" : "the previous run was still waiting") : "a run was already waiting";

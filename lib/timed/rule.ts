@@ -48,7 +48,7 @@ export function ruleFor(
       offset: durationOf(t.at) ?? t.at,
       anchor: t.anchor ?? "event",
       params: { actionIndex: index },
-      lateness: lateness ?? (t.lateness as string),
+      lateness: lateness ?? (t.lateness),
     };
   });
   const q = def.timed?.quiet_hours;

@@ -6,7 +6,7 @@
  * clock; nothing sleeps.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import type { ClaimedRun, IngestInput, Store } from "@/lib/db/store";
+import type { ClaimedPlannedRun, ClaimedRun, IngestInput, PlannedRunInsert, PlanWrite, Store } from "@/lib/db/store";
 import type { Step } from "@/lib/executor/types";
 import { emptyTriggerState } from "@/lib/triggers/types";
 
@@ -54,6 +54,53 @@ const input = (appletId: string, o: Partial<IngestInput> = {}): IngestInput => (
 });
 
 const step = (name: string): Step => ({ kind: "action", name, index: 0, status: "succeeded", attempt: 1, warnings: [], logs: [], started_at: iso(), duration_ms: 1, output: { ok: true } });
+
+/** A planned run of applet `appletId`, action 0, subject booking:`subject` at `version` (ids unique per tuple, as the planner's). */
+const plannedRun = (appletId: string, eventId: string, o: { subject?: string; version?: number; dueMs?: number; status?: "pending" | "skipped"; reason?: string | null; contact?: string | null; step?: string } = {}): PlannedRunInsert => {
+  const subject = o.subject ?? "b1";
+  const version = o.version ?? 1;
+  const step = o.step ?? "0";
+  return {
+    id: `run_${appletId}_${subject}_${version}_${step}_${o.contact ?? ""}`,
+    ruleId: appletId,
+    stepId: step,
+    action: "whenthen.run",
+    params: { actionIndex: Number(step) },
+    subjectType: "booking",
+    subjectId: subject,
+    subjectVersion: version,
+    cancelKey: `${appletId}:booking:${subject}`,
+    contactId: o.contact ?? null,
+    eventId,
+    eventType: "booking.created",
+    anchorAt: T0.getTime() + 86_400_000,
+    dueAt: T0.getTime() + (o.dueMs ?? 1000),
+    expiresAt: null,
+    status: o.status ?? "pending",
+    reason: o.reason ?? null,
+    createdAt: T0.getTime(),
+    appletId,
+    actionIndex: Number(step),
+    note: o.status === "skipped" ? "no anchor: trigger.body.starts_at is missing" : null,
+    originalDueAt: null,
+    maxAttempts: 3,
+  };
+};
+const planOf = (runs: PlannedRunInsert[], o: { key: string; version: number; supersedes?: boolean; atMs?: number }): PlanWrite => ({
+  runs,
+  cancel: o.supersedes ? { key: o.key, belowVersion: o.version, reason: "superseded" } : null,
+  subject: { key: o.key, version: o.version },
+  at: T0.getTime() + (o.atMs ?? 0),
+});
+let plannedEvents = 0;
+const nextEventId = () => `evt-planned-${String(++plannedEvents).padStart(6, "0")}`;
+/** Ingests one event of applet "a" about booking `subject` at `version` with its plan. */
+async function ingestPlanned(store: Store, o: { subject?: string; version: number; supersedes?: boolean; runs?: number; dueMs?: number; dedupeKey?: string; contact?: string | null }) {
+  const eventId = nextEventId();
+  const runs = o.runs === 0 ? [] : [plannedRun("a", eventId, { subject: o.subject, version: o.version, dueMs: o.dueMs, contact: o.contact })];
+  return store.runs.ingest(input("a", { eventId, dedupeKey: o.dedupeKey ?? null, plan: planOf(runs, { key: `a:booking:${o.subject ?? "b1"}`, version: o.version, supersedes: o.supersedes }) }));
+}
+const LEASE = { leaseMs: 60_000, maxAttempts: 3 };
 
 export function runStoreContract(options: StoreContractOptions): void {
   const { name, create, cleanup, connectPeer } = options;
@@ -414,6 +461,118 @@ export function runStoreContract(options: StoreContractOptions): void {
         const ids = claimed.filter((r): r is ClaimedRun => r !== null).map((r) => r.id);
         expect(ids).toHaveLength(10);
         expect(new Set(ids).size).toBe(10);
+      });
+    });
+
+    // ---------------------------------------------------------------- planned runs (#17)
+
+    describe("planned runs", () => {
+      test("#17: a plan commits with its event: the planned run and its runs row (planned, due_at); a redelivery and a duplicate dedupe key write nothing", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        const first = await ingestPlanned(store, { version: 1, dedupeKey: "k1" });
+        const id = "run_a_b1_1_0_";
+        expect(await store.plannedRuns.get(id)).toMatchObject({ id, appletId: "a", actionIndex: 0, status: "pending", subjectVersion: 1, dueAt: T0.getTime() + 1000, eventId: first!.eventId });
+        expect(await store.runs.get(id)).toMatchObject({ status: "planned", plannedRunId: id, actionIndex: 0, dueAt: iso(1000), reason: null, eventId: first!.eventId });
+        // The planned row is never claimed by the queue; the event's own run is.
+        expect((await store.runs.claim("w", at(5000)))?.id).toBe(first!.runId);
+        // Same event again (no dedupe key): same ids, nothing new.
+        await ingestPlanned(store, { version: 1 });
+        expect(await store.plannedRuns.list("a", { limit: 10 })).toHaveLength(1);
+        // A duplicate dedupe key stores neither the event nor its plan.
+        expect(await store.runs.ingest(input("a", { dedupeKey: "k1", plan: planOf([plannedRun("a", "x", { subject: "b9" })], { key: "a:booking:b9", version: 1 }) }))).toBeNull();
+        expect(await store.plannedRuns.get("run_a_b9_1_0_")).toBeNull();
+        // A plan with a skipped run stores it skipped with its reason and warning, on both rows.
+        const eventId = nextEventId();
+        await store.runs.ingest(input("a", { eventId, plan: planOf([plannedRun("a", eventId, { subject: "b2", status: "skipped", reason: "no_anchor" })], { key: "a:booking:b2", version: 1 }) }));
+        expect(await store.runs.get("run_a_b2_1_0_")).toMatchObject({ status: "skipped", reason: "no_anchor", error: "no anchor: trigger.body.starts_at is missing", finishedAt: iso() });
+        expect(await store.plannedRuns.get("run_a_b2_1_0_")).toMatchObject({ status: "skipped", reason: "no_anchor" });
+      });
+
+      test("#17: a superseding event cancels older pending runs (both rows, superseded) and plans its own; a cancellation plans nothing; an older event is refused", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        await ingestPlanned(store, { version: 1 });
+        await ingestPlanned(store, { version: 2, supersedes: true, dueMs: 2000 });
+        expect(await store.runs.get("run_a_b1_1_0_")).toMatchObject({ status: "cancelled", reason: "superseded", finishedAt: iso() });
+        expect(await store.plannedRuns.get("run_a_b1_1_0_")).toMatchObject({ status: "cancelled", reason: "superseded" });
+        expect(await store.plannedRuns.get("run_a_b1_2_0_")).toMatchObject({ status: "pending", dueAt: T0.getTime() + 2000 });
+        // The same superseding event redelivered cancels nothing of its own plan.
+        expect(await store.plannedRuns.apply(planOf([plannedRun("a", nextEventId(), { version: 2, dueMs: 2000 })], { key: "a:booking:b1", version: 2, supersedes: true }))).toEqual({ inserted: [], cancelled: [] });
+        // Cancellation (version 3): cancels, plans nothing.
+        await ingestPlanned(store, { version: 3, supersedes: true, runs: 0 });
+        expect(await store.plannedRuns.list("a", { status: "pending", limit: 10 })).toEqual([]);
+        // The created event (version 1) delivered again after all that: refused.
+        await ingestPlanned(store, { version: 1 });
+        expect((await store.plannedRuns.list("a", { limit: 10 })).map((r) => [r.subjectVersion, r.status])).toEqual([
+          [1, "cancelled"],
+          [2, "cancelled"],
+        ]);
+        // /api/runs filters: status and reason.
+        const cancelled = await store.runs.list({ status: "cancelled", reason: "superseded" });
+        expect(cancelled.runs.map((r) => r.id).sort()).toEqual(["run_a_b1_1_0_", "run_a_b1_2_0_"]);
+        expect((await store.runs.list({ status: "planned" })).runs).toEqual([]);
+        expect(await store.plannedRuns.latest("a:booking:b1", "0")).toEqual({ subjectVersion: 2, anchorAt: T0.getTime() + 86_400_000, reachedVersion: 3 });
+      });
+
+      test("#17: claimDue takes due runs only, fenced settles: dispatch queues the runs row once; skip, defer, retry; a lease that ran out is claimed again", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        for (const [subject, dueMs] of [["b1", 1000], ["b2", 2000], ["b3", 60_000]] as const) await ingestPlanned(store, { subject, version: 1, dueMs });
+        const claimed = await store.plannedRuns.claimDue(T0.getTime() + 5000, { ...LEASE, limit: 10, token: "t1" });
+        expect(claimed.map((r) => [r.subjectId, r.status, r.attempts, r.claimToken, r.leaseUntil])).toEqual([
+          ["b1", "running", 1, "t1", T0.getTime() + 65_000],
+          ["b2", "running", 1, "t1", T0.getTime() + 65_000],
+        ]);
+        const [one, two] = claimed as [ClaimedPlannedRun, ClaimedPlannedRun];
+        expect(await store.plannedRuns.dispatch(one, T0.getTime() + 5001)).toBe(true);
+        expect(await store.plannedRuns.dispatch(one, T0.getTime() + 5002)).toBe(false);
+        expect(await store.runs.get(one.id)).toMatchObject({ status: "queued", nextAttemptAt: iso(5001) });
+        expect(await store.plannedRuns.get(one.id)).toMatchObject({ status: "done", finishedAt: T0.getTime() + 5001, claimToken: null });
+        // The runs row is now the queue's: queued, due now, claimed and executed like any run.
+        expect((await store.runs.list({ status: "queued" })).runs.map((r) => r.id)).toContain(one.id);
+        expect(await store.plannedRuns.skip(two, T0.getTime() + 5001, "stale")).toBe(true);
+        expect(await store.runs.get(two.id)).toMatchObject({ status: "skipped", reason: "stale" });
+        // Defer and retry bring a run back pending (defer not counting the attempt).
+        const [three] = await store.plannedRuns.claimDue(T0.getTime() + 60_000, { ...LEASE, limit: 10, token: "t2" });
+        expect(await store.plannedRuns.defer(three!, T0.getTime() + 60_000, T0.getTime() + 120_000)).toBe(true);
+        expect(await store.plannedRuns.get(three!.id)).toMatchObject({ status: "pending", attempts: 0, dueAt: T0.getTime() + 120_000 });
+        expect(await store.runs.get(three!.id)).toMatchObject({ status: "planned", dueAt: iso(120_000) });
+        const [again] = await store.plannedRuns.claimDue(T0.getTime() + 120_000, { ...LEASE, limit: 10, token: "t3" });
+        expect(await store.plannedRuns.retry(again!, T0.getTime() + 120_000, T0.getTime() + 180_000, "boom")).toBe(true);
+        expect(await store.plannedRuns.get(again!.id)).toMatchObject({ status: "pending", attempts: 1, lastError: "boom" });
+        // A holder that died: its lease runs out and the run is claimed again with a new token.
+        const [held] = await store.plannedRuns.claimDue(T0.getTime() + 180_000, { ...LEASE, limit: 10, token: "t4" });
+        expect(await store.plannedRuns.claimDue(T0.getTime() + 200_000, { ...LEASE, limit: 10, token: "t5" })).toEqual([]);
+        const [taken] = await store.plannedRuns.claimDue(T0.getTime() + 240_000, { ...LEASE, limit: 10, token: "t6" });
+        expect(taken).toMatchObject({ id: held!.id, claimToken: "t6", attempts: 3 });
+        expect(await store.plannedRuns.dispatch(held!, T0.getTime() + 240_001)).toBe(false);
+        // Its lease runs out on the last allowed attempt: failed, on both rows, never claimed again.
+        expect(await store.plannedRuns.claimDue(T0.getTime() + 400_000, { ...LEASE, limit: 10, token: "t7" })).toEqual([]);
+        expect(await store.runs.get(held!.id)).toMatchObject({ status: "failed", error: "the lease ran out on every attempt" });
+      });
+
+      test("#17: two sweeps on two connections claim disjoint runs; countRecent counts done and live claims ahead; purgeFinished", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        for (let i = 0; i < 12; i++) await ingestPlanned(store, { subject: `b${i}`, version: 1, dueMs: 1000 + i, contact: "c1" });
+        const peer = await peerOf(store);
+        const both = await Promise.all([
+          store.plannedRuns.claimDue(T0.getTime() + 5000, { ...LEASE, limit: 5, token: "s1" }),
+          peer.plannedRuns.claimDue(T0.getTime() + 5000, { ...LEASE, limit: 5, token: "s2" }),
+        ]);
+        const ids = both.flat().map((r) => r.id);
+        expect(ids).toHaveLength(10);
+        expect(new Set(ids).size).toBe(10);
+        const first = both.flat().sort((x, y) => x.dueAt - y.dueAt)[0]!;
+        await store.plannedRuns.dispatch(first, T0.getTime() + 5000);
+        const q = { ruleId: "a", contactId: "c1", since: T0.getTime() };
+        expect(await store.plannedRuns.countRecent(q)).toBe(1);
+        const last = both.flat().sort((x, y) => y.dueAt - x.dueAt)[0]!;
+        // Eight others are held now and sort before the last one.
+        expect(await store.plannedRuns.countRecent({ ...q, inFlightBefore: { dueAt: last.dueAt, id: last.id, now: T0.getTime() + 5000 } })).toBe(1 + 8);
+        expect(await store.plannedRuns.purgeFinished(T0.getTime() + 6000)).toBe(1);
+        expect(await store.plannedRuns.get(first.id)).toBeNull();
       });
     });
 

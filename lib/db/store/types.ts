@@ -199,7 +199,8 @@ export interface PlannedRunInsert extends LibPlannedRun {
 export interface PlanWrite {
   runs: PlannedRunInsert[];
   cancel: CancelInstruction | null;
-  subject: { key: string; version: number };
+  /** The version the subject reaches (recorded so older events plan nothing); null records none. */
+  subject: { key: string; version: number } | null;
   /** Epoch ms the writes are stamped with. */
   at: number;
 }

@@ -47,7 +47,7 @@ export async function applyPlanOn(c: Queryable, plan: PlanWrite): Promise<{ inse
   }
   const inserted: string[] = [];
   for (const r of plan.runs) if (await insertOne(c, r)) inserted.push(r.id);
-  await query(c, RECORD, [plan.subject.key, plan.subject.version, plan.at]);
+  if (plan.subject) await query(c, RECORD, [plan.subject.key, plan.subject.version, plan.at]);
   return { inserted, cancelled };
 }
 

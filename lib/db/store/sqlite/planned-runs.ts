@@ -134,7 +134,7 @@ export function createPlannedRunsRepo(sqlite: Sqlite) {
       }
     }
     const inserted = plan.runs.filter(insertOne).map((r) => r.id);
-    recordVersion.run(plan.subject.key, plan.subject.version, plan.at);
+    if (plan.subject) recordVersion.run(plan.subject.key, plan.subject.version, plan.at);
     return { inserted, cancelled };
   };
   const applyTx = sqlite.transaction(applyPlan);
