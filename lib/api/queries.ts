@@ -98,6 +98,33 @@ export async function runsPage(app: Reads, filter: RunListFilter) {
   return { runs: page.runs.map((r) => runRow(r, names.get(r.appletId) ?? null)), next_cursor: page.nextCursor };
 }
 
+/** GET /api/applets/:id/planned: the applet's planned runs, by due time; null when there is no such applet. */
+export async function plannedOf(app: Reads, appletId: string, opts: { status?: string; limit: number }) {
+  const applet = await app.store.applets.get(appletId);
+  if (!applet) return null;
+  const actions = (applet.definition as { actions?: { type?: unknown }[] }).actions ?? [];
+  const rows = await app.store.plannedRuns.list(appletId, opts);
+  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+  return {
+    items: rows.map((r) => ({
+      id: r.id,
+      actionIndex: r.actionIndex,
+      actionType: typeof actions[r.actionIndex]?.type === "string" ? (actions[r.actionIndex]!.type as string) : null,
+      dueAt: iso(r.dueAt),
+      status: r.status,
+      reason: r.reason,
+      originalDueAt: iso(r.originalDueAt),
+      explanation: r.note ?? "",
+      subjectId: r.subjectId,
+      subjectVersion: r.subjectVersion,
+      contactId: r.contactId,
+      eventId: r.eventId,
+      // Every planned run has its row in the run log, with the same id (planned, cancelled, skipped, then executed).
+      runId: r.id,
+    })),
+  };
+}
+
 /** GET /api/runs/:id: the run with its steps, its event and its applet; null when there is no such run. */
 export async function runDetail(app: Reads, id: string) {
   const run = await app.store.runs.get(id);

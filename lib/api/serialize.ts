@@ -17,6 +17,11 @@ export function runRow(r: Run, appletName: string | null) {
     error: r.error,
     created_at: r.createdAt,
     updated_at: r.updatedAt,
+    // Timed runs (issue 17; the names of W17's contract): null on ordinary runs.
+    plannedRunId: r.plannedRunId,
+    actionIndex: r.actionIndex,
+    dueAt: r.dueAt,
+    reason: r.reason,
   };
 }
 

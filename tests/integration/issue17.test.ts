@@ -2,12 +2,14 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { http, passthrough } from "msw";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
+import { createApi, type Api } from "@/lib/api";
 import { createIngress } from "@/lib/http/ingress";
 import { sweepPlannedRuns } from "@/lib/timed/sweep";
 import { createTestApp, type TestApp } from "../helpers/db";
 import { forEachEngine } from "../helpers/engines";
 import { server as mocks, sentTo, useHttpMocks } from "../helpers/http";
 import { startWorker } from "../helpers/worker";
+import { testIdentity } from "../helpers/auth";
 
 useHttpMocks();
 // The test's own requests to the local ingress go out for real; the actions' go to the mocks.
@@ -36,9 +38,17 @@ forEachEngine((engine) => {
   let app: TestApp;
   let server: Server;
   let base: string;
+  let api: Api;
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await api.handle(
+      new Request(`http://localhost:3000${path}`, { method, headers: body === undefined ? {} : { "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) }),
+    );
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> & { items?: Record<string, unknown>[] } };
+  };
 
   beforeAll(async () => {
     app = createTestApp({ engine, start: "2026-03-07T12:00:00.000Z" });
+    api = createApi({ app, applets: app.applets, auth: testIdentity(app) });
     const ingress = createIngress(app);
     server = createServer((req, res) => {
       if (!ingress(req, res)) {
@@ -217,6 +227,60 @@ forEachEngine((engine) => {
       } finally {
         app.clock.set("2026-03-07T12:00:00.000Z");
       }
+    });
+
+    test("#17: the API: planned runs of an applet, /api/runs status and reason filters, a pure timing preview, a bad offset refused with the field named, export/import carries the timing", async () => {
+      const created = await call("POST", "/api/applets", { name: "api booking", definition: bookingApplet() });
+      expect(created.status).toBe(201);
+      const applet = (created.body as { applet: { id: string; webhookToken?: string; webhook_token?: string } }).applet;
+      const stored = (await app.store.applets.get(applet.id))!;
+      await post(stored, { event: "booking.created", booking: { id: "bk-api", version: 1, starts_at: "2026-03-10T15:00:00-06:00" } });
+      await post(stored, { event: "booking.rescheduled", booking: { id: "bk-api", version: 2, starts_at: "2026-03-10T17:00:00-06:00" } });
+
+      const pending = await call("GET", `/api/applets/${applet.id}/planned?status=pending`);
+      expect(pending.status).toBe(200);
+      expect(pending.body.items).toEqual([
+        expect.objectContaining({ actionIndex: 0, actionType: "http", dueAt: "2026-03-09T23:00:00.000Z", status: "pending", reason: null, originalDueAt: null, subjectId: "bk-api", subjectVersion: 2, explanation: "would run at 2026-03-09 17:00 in America/Mexico_City" }),
+      ]);
+      expect(pending.body.items![0]!.runId).toBe(pending.body.items![0]!.id);
+      expect((await call("GET", `/api/applets/${applet.id}/planned`)).body.items).toHaveLength(2);
+      expect(await call("GET", `/api/applets/${applet.id}/planned?status=later`)).toMatchObject({ status: 400, body: { problems: [{ path: "status" }] } });
+      expect((await call("GET", "/api/applets/nothing-here/planned")).status).toBe(404);
+
+      const planned = await call("GET", `/api/runs?applet_id=${applet.id}&status=planned`);
+      expect((planned.body.runs as Record<string, unknown>[]).map((r) => [r.status, r.dueAt, r.plannedRunId === r.id, r.actionIndex])).toEqual([["planned", "2026-03-09T23:00:00.000Z", true, 0]]);
+      const superseded = await call("GET", `/api/runs?applet_id=${applet.id}&status=cancelled&reason=superseded`);
+      expect((superseded.body.runs as Record<string, unknown>[]).map((r) => r.reason)).toEqual(["superseded"]);
+
+      // The preview plans with the library, purely: nothing is stored.
+      const before = Number((await app.sql.get<{ n: number }>("SELECT COUNT(*) AS n FROM planned_runs"))!.n);
+      const preview = await call("POST", "/api/applets/timing-preview", {
+        definition: bookingApplet({ timed: { quiet_hours: { start: "21:00", end: "08:00" } }, actions: [
+          { type: "http", config: { url: "https://status.test/status/200" } },
+          { type: "http", config: { url: "https://status.test/status/200" }, timing: { at: "-24h", anchor: "trigger.body.booking.starts_at" } },
+          { type: "http", config: { url: "https://status.test/status/200" }, timing: { at: "1h", anchor: "trigger.body.booking.ends_at" } },
+        ] }),
+        sample: { body: { event: "booking.created", booking: { id: "x", version: 1, starts_at: "2026-10-12T22:00:00-06:00" } } },
+      });
+      expect(preview.status).toBe(200);
+      expect(preview.body.items).toEqual([
+        { actionIndex: 1, dueAt: "2026-10-12T14:00:00.000Z", originalDueAt: "2026-10-12T04:00:00.000Z", timezone: "America/Mexico_City", status: "pending", reason: null, explanation: "would run at 2026-10-12 08:00 in America/Mexico_City, moved from 22:00 by quiet hours" },
+        { actionIndex: 2, dueAt: null, originalDueAt: null, timezone: "America/Mexico_City", status: "skipped", reason: "no_anchor", explanation: "no anchor: trigger.body.booking.ends_at is missing" },
+      ]);
+      expect(Number((await app.sql.get<{ n: number }>("SELECT COUNT(*) AS n FROM planned_runs"))!.n)).toBe(before);
+
+      // An offset that does not parse is refused on save with the field named; nothing is stored.
+      const bad = bookingApplet();
+      (bad.actions[0] as { timing: { at: string } }).timing.at = "a day before";
+      const refused = await call("POST", "/api/applets", { name: "bad", definition: bad });
+      expect(refused.status).toBe(400);
+      expect((refused.body.problems as { path: string }[]).map((p) => p.path)).toEqual(["definition.actions.0.timing.at"]);
+
+      // Export carries timing and timed (import reads definitions through the same checkDefinition).
+      const exported = await call("GET", "/api/export");
+      const mine = (exported.body as unknown as { name: string; definition: Record<string, unknown> }[]).find((a) => a.name === "api booking")!;
+      expect(mine.definition.timed).toEqual(bookingApplet().timed);
+      expect((mine.definition.actions as { timing?: unknown }[])[0]!.timing).toEqual({ at: "-24h", anchor: "trigger.body.booking.starts_at" });
     });
   });
 });

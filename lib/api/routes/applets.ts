@@ -8,7 +8,9 @@ import { renderConfig } from "../../template";
 import { triggerRegistry } from "../../triggers";
 import { pollContext } from "../../triggers/context";
 import type { ApiDeps, ApiEnv } from "../env";
-import { appletDetail, appletDetailOf, appletList } from "../queries";
+import { appletDetail, appletDetailOf, appletList, plannedOf } from "../queries";
+import { planTimed } from "../../timed/plan";
+import { queryParams } from "../validate";
 import { recentEvents } from "../samples";
 import { jsonBody } from "../validate";
 import { saveWarnings } from "../warnings";
@@ -31,6 +33,25 @@ const previewBody = z.strictObject({
   sample: record("sample").optional(),
   vars: record("vars").optional(),
   ai: record("ai").optional(),
+});
+
+const timingPreviewBody = z.strictObject({
+  definition: z.unknown(),
+  sample: record("sample").optional(),
+});
+
+const PLANNED_STATUSES = ["pending", "running", "done", "failed", "cancelled", "skipped"] as const;
+const plannedQuery = z.object({
+  status: z
+    .string()
+    .optional()
+    .transform((v) => v || undefined)
+    .refine((v) => v === undefined || (PLANNED_STATUSES as readonly string[]).includes(v), { message: `status must be one of ${PLANNED_STATUSES.join(", ")}` }),
+  limit: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || v === "" || (/^\d+$/.test(v) && Number(v) >= 1 && Number(v) <= 200), { message: "limit must be a whole number from 1 to 200" })
+    .transform((v) => (v ? Number(v) : 50)),
 });
 
 const filterTestBody = z.strictObject({
@@ -87,6 +108,26 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
       });
       return c.json({ actions, problems: checked.ok ? [] : checked.problems }, 200);
     })
+    // Timed actions (issue 17): what the library's planner would do with this definition and sample,
+    // now. Pure: nothing is stored.
+    .post("/api/applets/timing-preview", jsonBody("timing preview", timingPreviewBody), async (c) => {
+      const body = c.req.valid("json");
+      const checked = checkDefinition(body.definition);
+      if (!checked.ok) return c.json({ items: [], warnings: [], problems: checked.problems }, 200);
+      const now = app.clock.now().getTime();
+      const plan = planTimed({ appletId: "preview", definition: checked.definition, payload: body.sample ?? {}, eventId: "preview", receivedAt: now, maxAttempts: 1 });
+      const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+      const items = plan.runs.map((r) => ({
+        actionIndex: r.actionIndex,
+        dueAt: iso(r.dueAt),
+        originalDueAt: iso(r.originalDueAt),
+        timezone: r.timezone,
+        status: r.status,
+        reason: r.reason,
+        explanation: r.explanation,
+      }));
+      return c.json({ items, warnings: plan.warnings, problems: [] as { path: string; message: string }[] }, 200);
+    })
     .post("/api/applets/filter-test", jsonBody("filter test", filterTestBody), async (c) => {
       const body = c.req.valid("json");
       if (!sandbox) return c.json({ error: "the sandbox is not available in this process" }, 503);
@@ -127,6 +168,11 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
     .post("/api/applets/:id/disable", async (c) => {
       const a = await applets.setEnabled(c.req.param("id"), false);
       return a ? c.json({ applet: await appletDetailOf(app, a) }, 200) : c.json(notFound, 404);
+    })
+    .get("/api/applets/:id/planned", queryParams("planned runs", plannedQuery), async (c) => {
+      const q = c.req.valid("query");
+      const planned = await plannedOf(app, c.req.param("id"), { status: q.status, limit: q.limit });
+      return planned ? c.json(planned, 200) : c.json(notFound, 404);
     })
     .get("/api/applets/:id/events", async (c) => {
       const id = c.req.param("id");

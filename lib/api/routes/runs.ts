@@ -9,7 +9,7 @@ import { queryParams } from "../validate";
 
 // An empty field of the runs page's filter form is no filter. Bounds are ISO date-times.
 const optional = z.string().optional().transform((v) => v || undefined);
-const runsQuery = z.object({ applet_id: optional, status: optional, from: optional, to: optional, cursor: optional });
+const runsQuery = z.object({ applet_id: optional, status: optional, reason: optional, from: optional, to: optional, cursor: optional });
 
 /** The run log: a page of runs, one run, retry, replay, and the live stream of run changes. */
 export function runRoutes({ app, auth, streamPingMs }: ApiDeps) {
@@ -17,7 +17,7 @@ export function runRoutes({ app, auth, streamPingMs }: ApiDeps) {
   return new Hono<ApiEnv>()
     .get("/api/runs", queryParams("runs", runsQuery), async (c) => {
       const q = c.req.valid("query");
-      return c.json(await runsPage(app, { appletId: q.applet_id, status: q.status, from: q.from, to: q.to, cursor: q.cursor, limit: LIMITS.runsPageSize }), 200);
+      return c.json(await runsPage(app, { appletId: q.applet_id, status: q.status, reason: q.reason, from: q.from, to: q.to, cursor: q.cursor, limit: LIMITS.runsPageSize }), 200);
     })
     .get("/api/runs/:id", async (c) => {
       const detail = await runDetail(app, c.req.param("id"));
