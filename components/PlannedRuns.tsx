@@ -1,7 +1,7 @@
 "use client";
 import Link from "next/link";
 import { useCallback, useEffect, useState } from "react";
-import { reasonSentence, subjectWords } from "@/lib/ui/planned";
+import { plannedListsOf, reasonSentence, RECENT_LIMIT, subjectWords, UPCOMING_LIMIT, type PlannedLists } from "@/lib/ui/planned";
 import { useRunStream } from "@/lib/ui/stream";
 import { plannedRuns, type PlannedItem } from "@/lib/ui/planned-api";
 import { Countdown } from "./Countdown";
@@ -9,22 +9,12 @@ import { LocalTime } from "./LocalTime";
 import { StatusBadge } from "./StatusBadge";
 import { ZoneName } from "./RunStatusBadge";
 
-export interface PlannedLists {
-  upcoming: PlannedItem[];
-  /** Cancelled and skipped, newest due first. */
-  recent: PlannedItem[];
-}
-
-const UPCOMING_LIMIT = 20;
-const RECENT_LIMIT = 10;
-
 /** Reads the applet's pending runs and its latest cancelled and skipped ones. */
-export async function loadPlanned(appletId: string): Promise<PlannedLists | { error: string }> {
+async function loadPlanned(appletId: string): Promise<PlannedLists | { error: string }> {
   const [pending, cancelled, skipped] = await Promise.all([plannedRuns(appletId, "pending", UPCOMING_LIMIT), plannedRuns(appletId, "cancelled", RECENT_LIMIT), plannedRuns(appletId, "skipped", RECENT_LIMIT)]);
   for (const r of [pending, cancelled, skipped]) if (!r.ok) return { error: r.error };
   const ok = (r: typeof pending) => (r.ok ? r.value : []);
-  const recent = [...ok(cancelled), ...ok(skipped)].sort((a, b) => Date.parse(b.dueAt) - Date.parse(a.dueAt)).slice(0, RECENT_LIMIT);
-  return { upcoming: ok(pending), recent };
+  return plannedListsOf(ok(pending), [...ok(cancelled), ...ok(skipped)]);
 }
 
 /**
@@ -63,7 +53,7 @@ export function PlannedRuns({ appletId, actionLabels, initial }: { appletId: str
     return () => clearTimeout(timer);
   }, [firstDue, reload]);
 
-  const label = (item: PlannedItem) => `Action ${item.actionIndex + 1}: ${actionLabels[item.actionType] ?? item.actionType}`;
+  const label = (item: PlannedItem) => `Action ${item.actionIndex + 1}: ${(item.actionType && actionLabels[item.actionType]) ?? item.actionType ?? "deleted"}`;
 
   return (
     <section className="mb-6" aria-labelledby="upcoming-heading" data-testid="planned-runs">
@@ -90,7 +80,7 @@ export function PlannedRuns({ appletId, actionLabels, initial }: { appletId: str
                 <span className="font-medium text-slate-900" data-testid="due-at">
                   <LocalTime iso={item.dueAt} />
                 </span>
-                <Countdown dueAt={item.dueAt} className="text-xs font-medium text-indigo-700 tabular-nums" />
+                {item.dueAt ? <Countdown dueAt={item.dueAt} className="text-xs font-medium text-indigo-700 tabular-nums" /> : null}
               </div>
               <div className="min-w-0 flex-1">
                 <Link href={`/runs/${item.runId ?? item.id}`} className="font-medium text-indigo-700 hover:underline">

@@ -163,7 +163,7 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
             <SamplePicker appletId={applet?.id} builtin={trigger.sample} fetched={fetched} value={sampleChoice} onChange={setSampleChoice} />
           </section>
           <ActionsStep meta={meta} trigger={trigger} draft={draft} dispatch={dispatch} problems={problems} warnings={warnings} groups={groups} preview={preview} isNew={!applet} anchors={anchors} timingPreview={timingPreview} />
-          {anyTimed || hasTimedSettings(draft.timed) || problems.timed.size > 0 ? <TimedSettings timed={draft.timed} onChange={(timed) => dispatch({ kind: "setTimed", timed })} errors={problems.timed} groups={groups} anyTimed={anyTimed} /> : null}
+          {anyTimed || hasTimedSettings(draft.timed) || problems.timed.size > 0 ? <TimedSettings timed={draft.timed} onChange={(timed) => dispatch({ kind: "setTimed", timed })} errors={problems.timed} groups={groups} anyTimed={anyTimed} warnings={timingPreview.warnings} /> : null}
 
           {/* ---- optional steps ---- */}
           {draft.filterCode !== null ? (

@@ -12,7 +12,7 @@ type TextKey = { [K in keyof TimedDraft]: TimedDraft[K] extends string ? K : nev
  * whose clock quiet hours follow, quiet hours and a frequency cap. Each field's save problems show
  * under it; problems about a part as a whole under the part's heading.
  */
-export function TimedSettings({ timed, onChange, errors, groups, anyTimed }: {
+export function TimedSettings({ timed, onChange, errors, groups, anyTimed, warnings = [] }: {
   timed: TimedDraft;
   onChange: (timed: TimedDraft) => void;
   /** By `part.field` under `timed` (`quiet_hours.start`), or the part alone. */
@@ -20,6 +20,8 @@ export function TimedSettings({ timed, onChange, errors, groups, anyTimed }: {
   groups: IngredientGroup[];
   /** Whether an action has a timing: the section is open then, and says what it is for. */
   anyTimed: boolean;
+  /** What planning against the sample said about these settings (a subject id that rendered empty). */
+  warnings?: string[];
 }) {
   const set = (patch: Partial<TimedDraft>) => onChange({ ...timed, ...patch });
   const errs = (key: string) => errors.get(key) ?? [];
@@ -59,6 +61,15 @@ export function TimedSettings({ timed, onChange, errors, groups, anyTimed }: {
           <span className="mt-0.5 block text-xs text-slate-500 sm:mt-0 sm:ml-2 sm:inline">{anyTimed ? "for the actions that run at an offset" : "used once an action runs at an offset"}</span>
         </summary>
         <div className="mt-4 flex flex-col gap-5">
+          {warnings.length ? (
+            <ul className="rounded-md bg-amber-50 p-3 text-xs text-amber-900 ring-1 ring-amber-200" data-testid="timed-warnings">
+              {warnings.map((w) => (
+                <li key={w} className="wrap-anywhere">
+                  For the sample: {w.replace(/^timed: /, "")}
+                </li>
+              ))}
+            </ul>
+          ) : null}
           {partErrors.map((m) => (
             <p key={m} className="text-xs font-medium text-red-700" role="alert">
               {m}

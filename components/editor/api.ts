@@ -110,27 +110,21 @@ export async function saveDraft(body: { name: string; definition: Definition | n
 
 // ---- timing preview (#17) ------------------------------------------------------------------------
 
+export type TimingPreviewBody = InferResponseType<(typeof api.api.applets)["timing-preview"]["$post"], 200>;
 /** One timed action planned against the sample: when it would run, or why it would not. */
-export interface TimingPreviewItem {
-  actionIndex: number;
-  dueAt: string | null;
-  timezone: string;
-  status: string;
-  reason?: string | null;
-  explanation: string;
-}
+export type TimingPreviewItem = TimingPreviewBody["items"][number];
 
-/** POST /api/applets/timing-preview with the request already serialized (`{ definition, sample }`); `null` when it was aborted. */
-export async function previewTiming(body: string, signal: AbortSignal): Promise<Answer<TimingPreviewItem[]> | null> {
-  const res = await sent(fetch("/api/applets/timing-preview", { method: "POST", headers: { "content-type": "application/json" }, body, signal }));
+/**
+ * POST /api/applets/timing-preview with `{ definition, sample }` already serialized; `null` when it
+ * was aborted. A definition that does not check yet (an offset still being typed) answers with its
+ * problems, said as the preview's error; the save names their fields.
+ */
+export async function previewTiming(body: string, signal: AbortSignal): Promise<Answer<{ items: TimingPreviewItem[]; warnings: string[] }> | null> {
+  const res = await sent(api.api.applets["timing-preview"].$post({ json: JSON.parse(body) as { definition: unknown; sample: Record<string, unknown> } }, { init: { signal } }));
   if (signal.aborted) return null;
   if (!res) return { ok: false, error: "network error" };
-  if (!res.ok) {
-    const refused = await errorBody(res);
-    // A definition that does not check yet (an offset still being typed) is said by the save's words.
-    if (statusOf(res) === 400 && refused.problems?.length) return { ok: false, error: refused.problems.map((p) => p.message).join("; ") };
-    return { ok: false, error: refused.error ?? `preview failed (${res.status})` };
-  }
-  const answer = (await res.json()) as { items?: TimingPreviewItem[]; actions?: TimingPreviewItem[] };
-  return { ok: true, value: answer.items ?? answer.actions ?? [] };
+  if (!res.ok) return { ok: false, error: (await errorBody(res)).error ?? `preview failed (${statusOf(res)})` };
+  const answer = await res.json();
+  if (answer.problems.length) return { ok: false, error: `fix the timing first (${answer.problems.map((p) => p.message).join("; ")})` };
+  return { ok: true, value: { items: answer.items, warnings: answer.warnings } };
 }

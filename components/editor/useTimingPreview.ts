@@ -7,6 +7,8 @@ import { createPreviewRunner } from "./previewRunner";
 export interface TimingPreview {
   /** One per timed action, from the latest answer; null before the first. */
   items: TimingPreviewItem[] | null;
+  /** What the planner said about the sample as a whole (a subject id that rendered empty). */
+  warnings: string[];
   busy: boolean;
   error: string | null;
 }
@@ -22,6 +24,7 @@ export function useTimingPreview(definition: Definition | null, sample: Record<s
   const timed = definition?.actions.some((a) => a.timing !== undefined) ?? false;
   const body = definition && timed ? JSON.stringify({ definition, sample }) : null;
   const [items, setItems] = useState<TimingPreviewItem[] | null>(null);
+  const [warnings, setWarnings] = useState<string[]>([]);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [runner] = useState(() =>
@@ -33,7 +36,9 @@ export function useTimingPreview(definition: Definition | null, sample: Record<s
         setBusy(false);
         if (!answer.ok) return setError(answer.error);
         setError(null);
-        setItems(answer.value);
+        setItems(answer.value.items);
+        // An action's own warning (no anchor) is its explanation, shown on its card.
+        setWarnings(answer.value.warnings.filter((w) => !/^action \d+ /.test(w)));
       },
     }),
   );
@@ -46,5 +51,5 @@ export function useTimingPreview(definition: Definition | null, sample: Record<s
 
   useEffect(() => runner.cancel, [runner]);
 
-  return { items: body === null ? null : items, busy: body !== null && busy, error: body === null ? null : error };
+  return { items: body === null ? null : items, warnings: body === null ? [] : warnings, busy: body !== null && busy, error: body === null ? null : error };
 }

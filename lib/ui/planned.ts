@@ -1,4 +1,5 @@
 import { reasonWords } from "@/lib/timed/reasons";
+import type { PlannedItem } from "./planned-api";
 
 /**
  * How timed runs read on the screens (#17), pure: the countdown to a due time, and why a run was
@@ -77,8 +78,21 @@ export function runReasonCell(run: { status: string; error: string | null } & Ti
 }
 
 /** The timed fields of a run row as GET /api/runs answers them. */
-export const timedInfoOf = (run: { planned_run_id?: string | null; due_at?: string | null; reason?: string | null }): TimedRunInfo => ({
-  plannedRunId: run.planned_run_id ?? null,
-  dueAt: run.due_at ?? null,
-  reason: run.reason ?? null,
-});
+export const timedInfoOf = (run: TimedRunInfo): TimedRunInfo => ({ plannedRunId: run.plannedRunId, dueAt: run.dueAt, reason: run.reason });
+
+// ---- the applet page's lists -----------------------------------------------------------------------
+
+export const UPCOMING_LIMIT = 20;
+export const RECENT_LIMIT = 10;
+
+export interface PlannedLists {
+  upcoming: PlannedItem[];
+  /** Cancelled and skipped, the latest due first. */
+  recent: PlannedItem[];
+}
+
+/** The lists from the pending runs and the cancelled and skipped ones: the latest of those first. */
+export function plannedListsOf(pending: PlannedItem[], finished: PlannedItem[]): PlannedLists {
+  const recent = [...finished].sort((a, b) => (Date.parse(b.dueAt ?? "") || 0) - (Date.parse(a.dueAt ?? "") || 0)).slice(0, RECENT_LIMIT);
+  return { upcoming: pending, recent };
+}

@@ -8,12 +8,13 @@ import { DuplicateAppletButton } from "@/components/DuplicateAppletButton";
 import { EnabledToggle } from "@/components/EnabledToggle";
 import { LocalTime } from "@/components/LocalTime";
 import { PlannedRuns } from "@/components/PlannedRuns";
+import { plannedListsOf, RECENT_LIMIT, UPCOMING_LIMIT, type PlannedLists } from "@/lib/ui/planned";
 import { PluginIcon } from "@/components/PluginIcon";
 import { RunsTable } from "@/components/RunsTable";
 import { TestEventForm } from "@/components/TestEventForm";
 import { AppletEditor } from "@/components/editor/AppletEditor";
 import { InboundAddress } from "@/components/editor/panels";
-import { appletDetail, meta as readMeta, runsPage, secretList } from "@/lib/api/queries";
+import { appletDetail, meta as readMeta, plannedOf, runsPage, secretList } from "@/lib/api/queries";
 import { services } from "@/lib/services";
 import { hasTimedActions } from "@/lib/timed/rule";
 import { triggerRegistry } from "@/lib/triggers";
@@ -29,6 +30,7 @@ export default async function AppletPage({ params }: { params: Promise<{ id: str
   const meta = await readMeta(app);
   const secrets = (await secretList(app)).map((s) => s.name);
   const { runs } = await runsPage(app, { appletId: a.id, limit: 50 });
+  const planned = hasTimedActions(a.definition) ? await plannedLists(app, a.id) : null;
   const trigger = meta.triggers.find((t) => t.type === a.trigger_type);
   // How the trigger is fed decides what the page shows: a URL for a request-fed one, the next check for a polled one.
   const feed = triggerRegistry.get(a.trigger_type)?.feed;
@@ -123,7 +125,7 @@ export default async function AppletPage({ params }: { params: Promise<{ id: str
         <TestEventForm appletId={a.id} sample={trigger?.sample ?? {}} />
       </section>
 
-      {hasTimedActions(a.definition) ? <PlannedRuns appletId={a.id} actionLabels={Object.fromEntries(meta.actions.map((x) => [x.type, x.label]))} /> : null}
+      {planned ? <PlannedRuns appletId={a.id} actionLabels={Object.fromEntries(meta.actions.map((x) => [x.type, x.label]))} initial={planned} /> : null}
 
       <section className="mb-6">
         <div className="mb-2 flex items-baseline justify-between">
@@ -141,4 +143,14 @@ export default async function AppletPage({ params }: { params: Promise<{ id: str
       </section>
     </div>
   );
+}
+
+/** The Upcoming list's first render: the same reads GET /api/applets/:id/planned answers, so its reloads match. */
+async function plannedLists(app: ReturnType<typeof services>["app"], appletId: string): Promise<PlannedLists> {
+  const [pending, cancelled, skipped] = await Promise.all([
+    plannedOf(app, appletId, { status: "pending", limit: UPCOMING_LIMIT }),
+    plannedOf(app, appletId, { status: "cancelled", limit: RECENT_LIMIT }),
+    plannedOf(app, appletId, { status: "skipped", limit: RECENT_LIMIT }),
+  ]);
+  return plannedListsOf(pending?.items ?? [], [...(cancelled?.items ?? []), ...(skipped?.items ?? [])]);
 }

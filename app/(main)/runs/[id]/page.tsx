@@ -8,6 +8,8 @@ import { RunStatusBadge } from "@/components/RunStatusBadge";
 import { StatusBadge } from "@/components/StatusBadge";
 import { reranAfterCrash, runSpan } from "@/lib/ui/run-timing";
 import { formatDuration, pretty, shortId } from "@/lib/ui/format";
+import { isTimedRun, reasonSentence, timedInfoOf, type TimedRunInfo } from "@/lib/ui/planned";
+import { Countdown } from "@/components/Countdown";
 import { runDetail } from "@/lib/api/queries";
 import type { Step } from "@/lib/executor/types";
 import { services } from "@/lib/services";
@@ -21,6 +23,7 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
   if (!detail) notFound();
   const { run, event, applet } = detail;
   const span = runSpan(run);
+  const timed = timedInfoOf(run);
 
   return (
     <div className="mx-auto max-w-5xl">
@@ -47,9 +50,16 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
       </header>
 
       <dl className="card mb-4 grid grid-cols-2 gap-x-6 gap-y-2 text-sm md:grid-cols-4">
-        <Meta label="Created">
+        <Meta label={isTimedRun(timed) ? "Planned" : "Created"}>
           <LocalTime iso={run.created_at} />
         </Meta>
+        {timed.dueAt ? (
+          <Meta label="Due">
+            <span data-testid="run-due">
+              <LocalTime iso={timed.dueAt} />
+            </span>
+          </Meta>
+        ) : null}
         <Meta label={run.attempt > 1 ? "First attempt started" : "Started"}>
           <span data-testid="run-started">
             <LocalTime iso={span.firstStart} />
@@ -77,7 +87,8 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
         ) : null}
       </dl>
 
-      <RunOutcome status={run.status} error={run.error} />
+      {isTimedRun(timed) ? <TimedOutcome status={run.status} timed={timed} /> : null}
+      <RunOutcome status={run.status} error={run.error} timed={timed} />
       {reranAfterCrash(run.steps) ? (
         <p className="mb-4 rounded-md bg-amber-50 p-3 text-sm text-amber-900 ring-1 ring-amber-200" data-testid="rerun-banner">
           The worker stopped while a step of this run was in flight; the run resumed after the steps that had succeeded, so the step marked &quot;ran again&quot; may have run twice.
@@ -103,7 +114,7 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
       <section>
         <h2 className="mb-2 text-base font-semibold">Steps</h2>
         {run.steps.length === 0 ? (
-          <p className="card text-sm text-slate-600">{run.status === "queued" ? "Waiting for the worker to pick this run up." : run.status === "running" ? "Running: the first step has not finished yet." : "No steps were recorded."}</p>
+          <p className="card text-sm text-slate-600">{run.status === "planned" ? "Nothing has run yet: the run waits for its due time." : run.status === "cancelled" ? "Nothing ran: the run was cancelled before its due time." : run.status === "skipped" && timed.reason ? "Nothing ran: the run was skipped at its due time." : run.status === "queued" ? "Waiting for the worker to pick this run up." : run.status === "running" ? "Running: the first step has not finished yet." : "No steps were recorded."}</p>
         ) : (
           <ol className="flex flex-col gap-3">
             {run.steps.map((s, i) => (
@@ -121,8 +132,10 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
  * failure), the last attempt's error on a run waiting for its retry, and the final error of a
  * failed or dead run. Only the last is shown as an error.
  */
-function RunOutcome({ status, error }: { status: string; error: string | null }) {
+function RunOutcome({ status, error, timed }: { status: string; error: string | null; timed: TimedRunInfo }) {
   if (!error) return null;
+  // A timed run's skip is said by TimedOutcome, with its reason in words.
+  if (status === "skipped" && timed.reason) return null;
   if (status === "skipped") {
     const reason = error.startsWith("skipped: ") ? error.slice("skipped: ".length) : null;
     return (
@@ -144,6 +157,34 @@ function RunOutcome({ status, error }: { status: string; error: string | null })
     <div className="mb-4 rounded-md bg-amber-50 p-3 text-sm text-amber-900 ring-1 ring-amber-200" data-testid="run-last-error">
       <p className="font-semibold">The last attempt failed{status === "queued" ? "; it will be retried" : ""}</p>
       <p className="mt-1 font-mono text-xs wrap-anywhere whitespace-pre-wrap">{error}</p>
+    </div>
+  );
+}
+
+/**
+ * A timed run (#17): while planned, when it will run and a countdown; once cancelled or skipped,
+ * why, in the words lib/timed/reasons.ts gives every screen.
+ */
+function TimedOutcome({ status, timed }: { status: string; timed: TimedRunInfo }) {
+  const sentence = reasonSentence(status, timed.reason);
+  if (status === "planned") {
+    return (
+      <div className="mb-4 rounded-md bg-indigo-50 p-3 text-sm text-indigo-900 ring-1 ring-indigo-200" data-testid="run-timed">
+        <p className="wrap-anywhere">
+          <span className="font-semibold">Planned:</span> runs at <LocalTime iso={timed.dueAt} /> {timed.dueAt ? <Countdown dueAt={timed.dueAt} className="font-medium tabular-nums" /> : null}
+        </p>
+        <p className="mt-1 text-xs text-indigo-800">A timed action: it waits for its due time without holding a worker. A newer version of its record may still replace it.</p>
+      </div>
+    );
+  }
+  if (!sentence) return null;
+  return (
+    <div className="mb-4 rounded-md bg-slate-100 p-3 text-sm text-slate-800 ring-1 ring-slate-200" data-testid="run-timed">
+      <p className="wrap-anywhere">
+        <span className="font-semibold">{sentence.slice(0, sentence.indexOf(":") + 1)}</span>
+        {sentence.slice(sentence.indexOf(":") + 1)}
+      </p>
+      <p className="mt-1 text-xs text-slate-600">This timed run was not sent{timed.dueAt ? <>; it was due <LocalTime iso={timed.dueAt} /></> : null}. Nothing went wrong.</p>
     </div>
   );
 }
