@@ -1,6 +1,7 @@
+import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FakeServices, SKIP_REASON, hasChromium, launchBrowser, screenshot, signedInPage, startApp, type RunningApp } from "./harness";
+import { FakeServices, SCREENSHOTS, SKIP_REASON, hasChromium, launchBrowser, screenshot, signedInPage, startApp, type RunningApp } from "./harness";
 
 /**
  * Issue #17 in a real browser against the real app: a timed action added in the editor (a
@@ -29,10 +30,14 @@ describe.skipIf(!hasChromium)("#17: timed actions in the browser", () => {
     await fake?.stop();
   }, 30_000);
 
-  const both = async (page: Page, name: string) => {
-    await screenshot(page, name);
-    await page.setViewportSize({ width: 390, height: 844 });
-    await screenshot(page, `${name}-390`);
+  /** The page at 1280 and 390 px; with `parts`, those elements alone too (a tall page's detail is unreadable whole). */
+  const both = async (page: Page, name: string, parts: Record<string, string> = {}) => {
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: width === 1280 ? 900 : 844 });
+      const suffix = width === 1280 ? "" : "-390";
+      await screenshot(page, `${name}${suffix}`);
+      for (const [part, testId] of Object.entries(parts)) await page.getByTestId(testId).screenshot({ path: path.join(SCREENSHOTS, `${name}-${part}${suffix}.png`) });
+    }
     await page.setViewportSize({ width: 1280, height: 900 });
   };
 
@@ -80,7 +85,7 @@ describe.skipIf(!hasChromium)("#17: timed actions in the browser", () => {
     expect(await page.getByTestId("action0-timing-summary").textContent()).toBe("24 h before trigger.body.starts_at");
     // The preview plans against the sample: a day before its start.
     await page.getByTestId("action0-timing-preview").filter({ hasText: /would run at/ }).waitFor();
-    await both(page, "17-editor-timing");
+    await both(page, "17-editor-timing", { card: "action-slot-0", settings: "timed-settings" });
 
     await page.getByRole("button", { name: "Save applet" }).click();
     await page.waitForURL(/\/applets\/[0-9a-f-]{36}$/);
@@ -97,7 +102,7 @@ describe.skipIf(!hasChromium)("#17: timed actions in the browser", () => {
     expect(await row.locator('[data-testid="due-at"] time').getAttribute("datetime")).toBe(dueAt);
     expect(await row.getByTestId("countdown").textContent()).toMatch(/^in (1 d|2 d|4\d h)/);
     expect(await row.textContent()).toContain("b_1042, version 1");
-    await both(page, "17-applet-upcoming");
+    await both(page, "17-applet-upcoming", { list: "planned-runs" });
 
     // A cancellation of a newer version cancels the reminder, and says why.
     const cancelled = await page.request.post(hook, { data: booking("booking.cancelled", 2) });
@@ -106,12 +111,14 @@ describe.skipIf(!hasChromium)("#17: timed actions in the browser", () => {
     await recent.getByTestId("planned-reason").filter({ hasText: "Cancelled: replaced by a newer version of the record" }).waitFor();
     await page.getByTestId("upcoming-empty").waitFor();
     nothingSent(fake!);
+    await both(page, "17-applet-cancelled", { list: "planned-runs" });
 
     // The run log lists it under its status, with the reason in words and its due time.
     await page.goto("/runs?status=cancelled");
     const runRow = page.getByTestId("runs-table").locator("tr[data-run-id]").first();
     await runRow.filter({ hasText: "Cancelled: replaced by a newer version of the record" }).waitFor();
     expect(await runRow.locator('[data-testid="run-due"] time').getAttribute("datetime")).toBe(dueAt);
+    await both(page, "17-runs-cancelled");
     await runRow.getByTestId("run-link").click();
     await page.waitForURL(/\/runs\/[^/]+$/);
     await page.getByTestId("run-timed").filter({ hasText: "Cancelled: replaced by a newer version of the record" }).waitFor();

@@ -10,7 +10,8 @@ import { reranAfterCrash, runSpan } from "@/lib/ui/run-timing";
 import { formatDuration, pretty, shortId } from "@/lib/ui/format";
 import { isTimedRun, reasonSentence, timedInfoOf, type TimedRunInfo } from "@/lib/ui/planned";
 import { Countdown } from "@/components/Countdown";
-import { runDetail } from "@/lib/api/queries";
+import { appletDetail, runDetail } from "@/lib/api/queries";
+import { actionRegistry } from "@/lib/actions";
 import type { Step } from "@/lib/executor/types";
 import { services } from "@/lib/services";
 
@@ -24,6 +25,9 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
   const { run, event, applet } = detail;
   const span = runSpan(run);
   const timed = timedInfoOf(run);
+  // A timed run still waiting, cancelled, or skipped at its due time has no attempt to describe.
+  const neverRan = isTimedRun(timed) && run.started_at === null && (run.status === "planned" || run.status === "cancelled" || run.status === "skipped");
+  const actionName = run.actionIndex !== null ? await actionNameOf(run.applet_id, run.actionIndex) : "–";
 
   return (
     <div className="mx-auto max-w-5xl">
@@ -60,22 +64,32 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
             </span>
           </Meta>
         ) : null}
-        <Meta label={run.attempt > 1 ? "First attempt started" : "Started"}>
-          <span data-testid="run-started">
-            <LocalTime iso={span.firstStart} />
-          </span>
-        </Meta>
-        <Meta label="Finished">
-          <LocalTime iso={run.finished_at} />
-        </Meta>
-        <Meta label={run.attempt > 1 ? "Duration, all attempts" : "Duration"}>
-          <span data-testid="run-duration">{formatDuration(span.totalMs)}</span>
-          {run.attempt > 1 && span.lastAttemptMs !== null ? <span className="block text-xs text-slate-500">last attempt {formatDuration(span.lastAttemptMs)}</span> : null}
-        </Meta>
-        <Meta label="Attempt">
-          {run.attempt} of {run.max_attempts}
-        </Meta>
-        <Meta label="Next attempt">{run.status === "queued" && run.next_attempt_at ? <LocalTime iso={run.next_attempt_at} relative /> : "–"}</Meta>
+        {neverRan ? (
+          // A timed run that was planned and never started: when it was settled, and which action.
+          <>
+            <Meta label={run.status === "cancelled" ? "Cancelled" : run.status === "skipped" ? "Skipped" : "Action"}>{run.status === "planned" ? actionName : <LocalTime iso={run.finished_at} />}</Meta>
+            {run.status !== "planned" ? <Meta label="Action">{actionName}</Meta> : null}
+          </>
+        ) : (
+          <>
+            <Meta label={run.attempt > 1 ? "First attempt started" : "Started"}>
+              <span data-testid="run-started">
+                <LocalTime iso={span.firstStart} />
+              </span>
+            </Meta>
+            <Meta label="Finished">
+              <LocalTime iso={run.finished_at} />
+            </Meta>
+            <Meta label={run.attempt > 1 ? "Duration, all attempts" : "Duration"}>
+              <span data-testid="run-duration">{formatDuration(span.totalMs)}</span>
+              {run.attempt > 1 && span.lastAttemptMs !== null ? <span className="block text-xs text-slate-500">last attempt {formatDuration(span.lastAttemptMs)}</span> : null}
+            </Meta>
+            <Meta label="Attempt">
+              {run.attempt} of {run.max_attempts}
+            </Meta>
+            <Meta label="Next attempt">{run.status === "queued" && run.next_attempt_at ? <LocalTime iso={run.next_attempt_at} relative /> : "–"}</Meta>
+          </>
+        )}
         <Meta label="Event source">{event?.source ?? "–"}</Meta>
         <Meta label="Dedupe key">
           <span className="break-all">{event?.dedupe_key ?? "–"}</span>
@@ -260,4 +274,12 @@ function StepCard({ step: s, position, runAttempt }: { step: Step; position: num
 function filterCode(s: Step): string | null {
   const input = s.input as { code?: unknown } | null;
   return s.kind === "filter" && input && typeof input.code === "string" ? input.code : null;
+}
+
+/** "Action 2: Slack message": the timed run's action as its applet's editor numbers and labels it. */
+async function actionNameOf(appletId: string, index: number): Promise<string> {
+  const applet = await appletDetail(services().app, appletId);
+  const type = applet?.definition.actions[index]?.type;
+  const label = type ? (actionRegistry.get(type)?.label ?? type) : null;
+  return label ? `Action ${index + 1}: ${label}` : `Action ${index + 1}`;
 }
