@@ -141,7 +141,7 @@ export function RunsTable({ initial, query, showApplet = true, emptyText }: { in
                   <td className="td tabular-nums text-slate-700">{r.started_at && r.finished_at ? formatDuration(new Date(r.finished_at).getTime() - new Date(r.started_at).getTime()) : "–"}</td>
                   <td className="td">
                     {/* A skipped run's "error" is the filter's reason, and a timed run's reason is in words: neither is a failure. */}
-                    <div className={`truncate text-xs ${cell.tone === "reason" ? "text-slate-600" : "text-red-800"}`} title={cell.text || undefined}>
+                    <div className={`text-xs ${cell.tone === "reason" ? "line-clamp-2 text-slate-600" : "truncate text-red-800"}`} title={cell.text || undefined}>
                       {cell.text}
                     </div>
                   </td>

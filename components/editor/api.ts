@@ -124,7 +124,10 @@ export async function previewTiming(body: string, signal: AbortSignal): Promise<
   if (signal.aborted) return null;
   if (!res) return { ok: false, error: "network error" };
   if (!res.ok) return { ok: false, error: (await errorBody(res)).error ?? `preview failed (${statusOf(res)})` };
-  const answer = await res.json();
+  // Aborted while the body was still arriving (a newer edit, leaving the page): nothing to say.
+  const answer = await res.json().catch(() => null);
+  if (signal.aborted) return null;
+  if (!answer) return { ok: false, error: "the preview's answer was cut off" };
   if (answer.problems.length) return { ok: false, error: `fix the timing first (${answer.problems.map((p) => p.message).join("; ")})` };
   return { ok: true, value: { items: answer.items, warnings: answer.warnings } };
 }
