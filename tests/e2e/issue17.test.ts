@@ -124,6 +124,19 @@ describe.skipIf(!hasChromium)("#17: timed actions in the browser", () => {
     await page.getByTestId("run-timed").filter({ hasText: "Cancelled: replaced by a newer version of the record" }).waitFor();
     expect(await page.getByTestId("run-status").textContent()).toBe("cancelled");
     await both(page, "17-run-cancelled");
+
+    // An event without the anchor's time: a skipped run (no_anchor) whose warning names the path.
+    await page.goto(hook.replace(/\/api\/hooks\/([^/]+)\/.*$/, "/applets/$1"));
+    const missing = await page.request.post(hook, { data: { event: "booking.created", booking: { id: "b_2000", version: 1 }, title: "No start" } });
+    expect(missing.ok()).toBe(true);
+    const skipped = page.getByTestId("planned-recent").locator("li", { hasText: "b_2000" });
+    await skipped.getByTestId("planned-reason").filter({ hasText: "Skipped: the anchor time was missing or not a time" }).waitFor();
+    await skipped.getByRole("link", { name: "Action 1: Slack message" }).click();
+    await page.waitForURL(/\/runs\/[^/]+$/);
+    await page.getByTestId("run-timed").filter({ hasText: "Skipped: the anchor time was missing or not a time" }).waitFor();
+    expect(await page.getByTestId("run-plan").textContent()).toContain("trigger.body.starts_at");
+    await both(page, "17-run-skipped");
+    nothingSent(fake!);
     expect(errors).toEqual([]);
     await page.context().close();
   }, 300_000);

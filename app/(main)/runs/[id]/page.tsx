@@ -8,9 +8,9 @@ import { RunStatusBadge } from "@/components/RunStatusBadge";
 import { StatusBadge } from "@/components/StatusBadge";
 import { reranAfterCrash, runSpan } from "@/lib/ui/run-timing";
 import { formatDuration, pretty, shortId } from "@/lib/ui/format";
-import { isTimedRun, reasonSentence, timedInfoOf, type TimedRunInfo } from "@/lib/ui/planned";
+import { isTimedRun, reasonSentence, subjectWords, timedInfoOf, type TimedRunInfo } from "@/lib/ui/planned";
 import { Countdown } from "@/components/Countdown";
-import { appletDetail, runDetail } from "@/lib/api/queries";
+import { appletDetail, plannedRunNote, runDetail } from "@/lib/api/queries";
 import { actionRegistry } from "@/lib/actions";
 import type { Step } from "@/lib/executor/types";
 import { services } from "@/lib/services";
@@ -27,6 +27,7 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
   const timed = timedInfoOf(run);
   // A timed run still waiting, cancelled, or skipped at its due time has no attempt to describe.
   const neverRan = isTimedRun(timed) && run.started_at === null && (run.status === "planned" || run.status === "cancelled" || run.status === "skipped");
+  const plan = run.plannedRunId ? await plannedRunNote(services().app, run.plannedRunId) : null;
   const actionName = run.actionIndex !== null ? await actionNameOf(run.applet_id, run.actionIndex) : "–";
 
   return (
@@ -101,7 +102,7 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
         ) : null}
       </dl>
 
-      {isTimedRun(timed) ? <TimedOutcome status={run.status} timed={timed} /> : null}
+      {isTimedRun(timed) ? <TimedOutcome status={run.status} timed={timed} plan={plan} /> : null}
       <RunOutcome status={run.status} error={run.error} timed={timed} />
       {reranAfterCrash(run.steps) ? (
         <p className="mb-4 rounded-md bg-amber-50 p-3 text-sm text-amber-900 ring-1 ring-amber-200" data-testid="rerun-banner">
@@ -179,7 +180,8 @@ function RunOutcome({ status, error, timed }: { status: string; error: string | 
  * A timed run (#17): while planned, when it will run and a countdown; once cancelled or skipped,
  * why, in the words lib/timed/reasons.ts gives every screen.
  */
-function TimedOutcome({ status, timed }: { status: string; timed: TimedRunInfo }) {
+function TimedOutcome({ status, timed, plan }: { status: string; timed: TimedRunInfo; plan: { explanation: string; subjectId: string; subjectVersion: number } | null }) {
+  const record = plan ? subjectWords(plan.subjectId, plan.subjectVersion) : null;
   const sentence = reasonSentence(status, timed.reason);
   if (status === "planned") {
     return (
@@ -187,7 +189,8 @@ function TimedOutcome({ status, timed }: { status: string; timed: TimedRunInfo }
         <p className="wrap-anywhere">
           <span className="font-semibold">Planned:</span> runs at <LocalTime iso={timed.dueAt} /> {timed.dueAt ? <Countdown dueAt={timed.dueAt} className="font-medium tabular-nums" /> : null}
         </p>
-        <p className="mt-1 text-xs text-indigo-800">A timed action: it waits for its due time without holding a worker. A newer version of its record may still replace it.</p>
+        {plan?.explanation ? <p className="mt-1 text-xs wrap-anywhere text-indigo-800" data-testid="run-plan">{plan.explanation}</p> : null}
+        <p className="mt-1 text-xs text-indigo-800">A timed action: it waits for its due time without holding a worker.{record ? ` A newer version of its record (${record}) may still replace it.` : ""}</p>
       </div>
     );
   }
@@ -198,7 +201,12 @@ function TimedOutcome({ status, timed }: { status: string; timed: TimedRunInfo }
         <span className="font-semibold">{sentence.slice(0, sentence.indexOf(":") + 1)}</span>
         {sentence.slice(sentence.indexOf(":") + 1)}
       </p>
-      <p className="mt-1 text-xs text-slate-600">This timed run was not sent{timed.dueAt ? <>; it was due <LocalTime iso={timed.dueAt} /></> : null}. Nothing went wrong.</p>
+      {/* The plan's own words: a missing anchor names its path and value. */}
+      {timed.reason === "no_anchor" && plan?.explanation ? <p className="mt-1 font-mono text-xs wrap-anywhere text-slate-700" data-testid="run-plan">{plan.explanation}</p> : null}
+      <p className="mt-1 text-xs text-slate-600">
+        This timed run was not sent{timed.reason === "no_anchor" ? "" : timed.dueAt ? <>; it was due <LocalTime iso={timed.dueAt} /></> : null}
+        {record ? `; record ${record}` : ""}. {timed.reason === "no_anchor" ? "The event carried no time at the anchor: check the payload or the anchor path." : timed.reason === "late" ? "The worker reached it after its lateness window." : "Nothing went wrong."}
+      </p>
     </div>
   );
 }
