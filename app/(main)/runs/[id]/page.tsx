@@ -129,7 +129,7 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
       <section>
         <h2 className="mb-2 text-base font-semibold">Steps</h2>
         {run.steps.length === 0 ? (
-          <p className="card text-sm text-slate-600">{run.status === "planned" ? "Nothing has run yet: the run waits for its due time." : run.status === "cancelled" ? "Nothing ran: the run was cancelled before its due time." : run.status === "skipped" && timed.reason ? "Nothing ran: the run was skipped at its due time." : run.status === "queued" ? "Waiting for the worker to pick this run up." : run.status === "running" ? "Running: the first step has not finished yet." : "No steps were recorded."}</p>
+          <p className="card text-sm text-slate-600">{run.status === "planned" ? "Nothing has run yet: the run waits for its due time." : run.status === "cancelled" ? "Nothing ran: the run was cancelled before its due time." : run.status === "skipped" && timed.reason ? "Nothing ran: the timed run was skipped." : run.status === "queued" ? "Waiting for the worker to pick this run up." : run.status === "running" ? "Running: the first step has not finished yet." : "No steps were recorded."}</p>
         ) : (
           <ol className="flex flex-col gap-3">
             {run.steps.map((s, i) => (
