@@ -94,7 +94,8 @@ export async function ingest(app: IngestApp, req: IngestRequest, tx?: StoreTx): 
  * already skipped, with `reason`, so the run log shows what was not run and why.
  */
 export async function ingestSkipped(app: IngestApp, req: IngestRequest, reason: string, tx?: StoreTx): Promise<Ingested> {
-  const result = await (tx ?? app.store).runs.ingestSkipped(toInput(app, req), reason);
+  // A skipped event plans no timed actions either: the policy said this event is not to run.
+  const result = await (tx ?? app.store).runs.ingestSkipped(toInput(app, { ...req, definition: undefined }), reason);
   if (result) app.bus.publish({ type: "run.updated", run_id: result.runId, applet_id: req.appletId, status: "skipped" });
   return result;
 }

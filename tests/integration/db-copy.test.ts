@@ -61,7 +61,7 @@ describe.skipIf(noPostgres)(`pnpm db:copy${noPostgres ? ` (${noPostgres})` : ""}
     const r = spawnSync(process.execPath, ["--import", "tsx", "scripts/db-copy.ts", "--from", `file:${file}`, "--to", url], { cwd: ROOT, env, encoding: "utf8" });
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
-    expect(r.stdout).toContain("db:copy: done: 1 users, 2 applets, 2 trigger_state, 10 events, 10 runs, 1 secrets, 3 job_locks, 0 workers, 0 api_tokens");
+    expect(r.stdout).toContain("db:copy: done: 1 users, 2 applets, 2 trigger_state, 10 events, 10 runs, 0 planned_runs, 0 planned_subjects, 1 secrets, 3 job_locks, 0 workers, 0 api_tokens");
 
     const store = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 2, keys: { secretsKey: Buffer.from(key, "base64"), sessionSecret: "session-secret" } });
     cleanups.push(() => store.close());
