@@ -15,6 +15,7 @@ import { createTransformRunner } from "@/lib/transform";
 import { runRetention } from "@/lib/scheduler/retention";
 import { runSchedulerTick } from "@/lib/scheduler/tick";
 import { startTimedSweeper } from "@/lib/timed/sweep";
+import { dispatchAlerts } from "@/lib/alerts/dispatch";
 
 /**
  * Worker composition root: executor loop (with the heartbeat that renews this worker's lease),
@@ -111,6 +112,23 @@ const retentionJob = new Cron("0 * * * *", { protect: true }, () =>
   ),
 );
 
+// Alerts (issue 18): every ALERT_DISPATCH_MS (5 s) under the `alerts` job lock; one pass at a time.
+let alertsBusy = false;
+const alertsTimer = setInterval(() => {
+  if (alertsBusy || stopping) return;
+  alertsBusy = true;
+  void track(
+    dispatchAlerts(app, { holder: workerId })
+      .then((r) => {
+        faults.succeeded("sending alerts");
+        if (r && (r.sent.length || r.failed.length)) log.info("alerts", { sent: r.sent.length, failed: r.failed.length, folded: r.folded });
+      })
+      .catch((err: unknown) => void faults.failed("sending alerts", err))
+      .finally(() => (alertsBusy = false)),
+  );
+}, app.config.alertDispatchMs);
+alertsTimer.unref();
+
 // The inbound SMTP receiver (email trigger): port 2525 on a laptop, host port 25 → 2525 in compose.
 // INBOUND_EMAIL=false leaves it out, and smtp-server is then never loaded (bench/RESULTS.md: ~14 MB).
 let receiver: { port: number; close(): Promise<void> } | null = null;
@@ -143,6 +161,7 @@ async function shutdown(signal: string) {
   const sweeperStopped = sweeper.stop();
   tickJob.stop();
   retentionJob.stop();
+  clearInterval(alertsTimer);
   tickAbort.abort();
   // The tick (aborted), in-flight SMTP messages and runs finish side by side within the grace. A
   // message still arriving at its end is cut; its sender retries it later.

@@ -1,6 +1,7 @@
 import Link from "next/link";
 import { EnabledToggle } from "@/components/EnabledToggle";
 import { LocalTime } from "@/components/LocalTime";
+import { PausedNote } from "@/components/PausedNote";
 import { PluginIcon } from "@/components/PluginIcon";
 import { StatusBadge } from "@/components/StatusBadge";
 import { appletList } from "@/lib/api/queries";
@@ -131,6 +132,11 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
                       <Link href={`/applets/${a.id}`} className="block truncate font-medium text-indigo-700 hover:underline">
                         {a.name}
                       </Link>
+                      {a.paused_reason ? (
+                        <span className="mt-0.5 block text-xs font-medium text-amber-800" data-testid="paused-mark">
+                          <PausedNote reason={a.paused_reason} at={a.paused_at} />
+                        </span>
+                      ) : null}
                       {needsAttention(a) ? (
                         <span className="mt-0.5 block truncate text-xs text-red-700" data-testid="needs-attention" title={a.triggerError ?? undefined}>
                           Needs attention: {a.triggerError ? "the trigger reports an error" : `the last run ${a.lastStatus}`}

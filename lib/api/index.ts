@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { methodNotAllowed } from "hono/method-not-allowed";
 import { publicRoute, type ApiDeps, type ApiEnv } from "./env";
 import { apiErrors, noStore, sessionGuard } from "./middleware";
+import { alertRoutes } from "./routes/alerts";
 import { appletRoutes } from "./routes/applets";
 import { runRoutes } from "./routes/runs";
 import { secretRoutes } from "./routes/secrets";
@@ -31,6 +32,7 @@ function build(deps: ApiDeps) {
   return hono
     .route("/", sessionRoutes(deps))
     .route("/", settingsRoutes(deps))
+    .route("/", alertRoutes(deps))
     .route("/", appletRoutes(deps))
     .route("/", runRoutes(deps))
     .route("/", secretRoutes(deps))

@@ -1,8 +1,10 @@
-import type { ApiTokenRow } from "../db/store/types";
+import type { AlertRow, ApiTokenRow } from "../db/store/types";
+import type { AlertChannel } from "../alerts/policy";
 import type { App } from "../app";
 import { actionRegistry } from "../actions";
 import { serviceAccountEmail } from "../actions/sheets";
-import type { Applet, RunListFilter } from "../db/store";
+import type { Applet, AppletVersion, RunListFilter } from "../db/store";
+import { authorText, changeSummary } from "../applets/versions";
 import type { Definition } from "../definition";
 import { triggerRegistry } from "../triggers";
 import { actionTypesOf, runRow } from "./serialize";
@@ -53,8 +55,51 @@ function summary(a: Applet) {
     action_types: actionTypesOf(a),
     last_fired_at: a.lastFiredAt,
     run_count: a.runCount,
+    version: a.version,
     created_at: a.createdAt,
     updated_at: a.updatedAt,
+    // Issue 18: set while auto-pause has disabled the applet (cleared on enable); the list and
+    // "needs attention" read them.
+    paused_reason: a.pausedReason,
+    paused_at: a.pausedAt,
+    failure_streak: a.failureStreak,
+  };
+}
+
+/** An applet's alert choices as the API shows them: `default` follows Settings. */
+export function appletAlertsOf(a: Applet): { channel: "default" | "none" | AlertChannel; auto_pause: "default" | "on" | "off" } {
+  const channel = a.alertChannel === null ? "default" : "mode" in a.alertChannel ? "none" : a.alertChannel;
+  return { channel, auto_pause: a.autoPause === null ? "default" : a.autoPause ? "on" : "off" };
+}
+
+/** An alert as Settings lists it (the provider's answer is stored redacted). */
+export const alertRow = (a: AlertRow) => ({
+  id: a.id,
+  applet_id: a.appletId,
+  applet_name: a.appletName,
+  kind: a.kind,
+  run_id: a.runId,
+  error: a.error,
+  status: a.status,
+  channel_type: a.channelType,
+  provider_answer: a.providerAnswer,
+  dispatched_at: a.dispatchedAt,
+  sent_at: a.sentAt,
+  created_at: a.createdAt,
+});
+
+/** GET /api/settings/alerts: the channel, the window, the thresholds and the latest alerts. */
+export async function alertSettingsView(app: Pick<App, "store">) {
+  const s = await app.store.alerts.settings();
+  const recent = await app.store.alerts.recent(20);
+  return {
+    channel: s.channel,
+    window_minutes: s.windowMinutes,
+    trigger_threshold: s.triggerThreshold,
+    auto_pause: s.autoPause,
+    auto_pause_after: s.autoPauseAfter,
+    updated_at: s.updatedAt,
+    recent: await Promise.all(recent.map(async (a) => ({ ...alertRow(a), folded: await app.store.alerts.foldedCount(a.id) }))),
   };
 }
 
@@ -78,6 +123,7 @@ export async function appletDetailOf(app: Pick<App, "config" | "store">, a: Appl
     // Stored only after lib/definition validated it.
     definition: a.definition as unknown as Definition,
     webhook_token: a.webhookToken,
+    alerts: appletAlertsOf(a),
     webhook_url: `${app.config.publicUrl}/api/hooks/${a.id}/${a.webhookToken}`,
     trigger_state: state
       ? { next_run_at: state.nextRunAt, last_polled_at: state.lastPolledAt, last_error: state.lastError, error_count: state.errorCount, seen_keys: state.seenKeys.length, last_value: state.lastValue }
@@ -89,6 +135,36 @@ export async function appletDetailOf(app: Pick<App, "config" | "store">, a: Appl
 export async function appletDetail(app: Reads, id: string) {
   const a = await app.store.applets.get(id);
   return a ? await appletDetailOf(app, a) : null;
+}
+
+/** A version as the history lists it: who, when, how, and what it changed against the one before (`summary`). */
+function versionRow(v: AppletVersion, previous: AppletVersion | null) {
+  return {
+    version: v.version,
+    name: v.name,
+    enabled: v.enabled,
+    source: v.source,
+    restored_from: v.restoredFrom,
+    author: { kind: v.author.kind, id: v.author.id, label: v.author.label, text: authorText(v.author) },
+    created_at: v.createdAt,
+    summary: changeSummary(previous, v),
+  };
+}
+
+/** GET /api/applets/:id/versions: every version, newest first; null when there is no such applet. */
+export async function appletVersions(app: Reads, id: string) {
+  if (!(await app.store.applets.get(id))) return null;
+  const all = await app.store.applets.versions(id);
+  return all.map((v, i) => versionRow(v, all[i + 1] ?? null));
+}
+
+/** GET /api/applets/:id/versions/:n: one version with its definition; null when the applet or the version does not exist. */
+export async function appletVersion(app: Reads, id: string, n: number) {
+  const v = await app.store.applets.version(id, n);
+  if (!v) return null;
+  const previous = n > 1 ? await app.store.applets.version(id, n - 1) : null;
+  const current = await app.store.applets.get(id);
+  return { ...versionRow(v, previous), definition: v.definition as unknown as Definition, current: current?.version === v.version };
 }
 
 /** GET /api/runs: a page of runs, newest first, each with its applet's name. */
@@ -174,3 +250,7 @@ export type AppletDetail = ReturnType<typeof appletDetailOf>;
 export type RunRow = Awaited<ReturnType<typeof runsPage>>["runs"][number];
 export type RunDetail = NonNullable<Awaited<ReturnType<typeof runDetail>>>;
 export type TokenRow = ReturnType<typeof tokenRow>;
+export type VersionListItem = NonNullable<Awaited<ReturnType<typeof appletVersions>>>[number];
+export type VersionDetail = NonNullable<Awaited<ReturnType<typeof appletVersion>>>;
+export type AlertSettingsView = Awaited<ReturnType<typeof alertSettingsView>>;
+export type AppletAlerts = ReturnType<typeof appletAlertsOf>;

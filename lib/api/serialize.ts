@@ -15,6 +15,8 @@ export function runRow(r: Run, appletName: string | null) {
     started_at: r.startedAt,
     finished_at: r.finishedAt,
     error: r.error,
+    /** The applet version this run executes with (set when it starts); null before that, and for runs from before version history. */
+    applet_version: r.appletVersion,
     created_at: r.createdAt,
     updated_at: r.updatedAt,
     // Timed runs (issue 17; the names of W17's contract): null on ordinary runs.

@@ -57,3 +57,16 @@ export function queryParams<S extends z.ZodType<Record<string, unknown>, Record<
     await next();
   });
 }
+
+/** A route's path parameters, checked against a zod schema of string fields (a version number, say); typed for `c.req.valid("param")` and the client. */
+export function pathParams<S extends z.ZodType<Record<string, unknown>, Record<string, string>>>(what: string, schema: S) {
+  return createMiddleware<ApiEnv, string, { in: { param: z.input<S> }; out: { param: z.output<S> } }>(async (c, next) => {
+    const parsed = schema.safeParse(c.req.param());
+    if (!parsed.success) {
+      const problems = problemsOf(parsed.error);
+      throw new UserError(`${what}: ${problems.map(sentence).join("; ")}`, problems);
+    }
+    c.req.addValidatedData("param", parsed.data);
+    await next();
+  });
+}

@@ -1,7 +1,7 @@
 import type { App } from "../app";
 import { UserError } from "../core/errors";
 import { newId, newWebhookToken } from "../core/ids";
-import type { Applet, StoreAggregates } from "../db/store";
+import { SYSTEM_AUTHOR, type Applet, type StoreAggregates, type VersionAuthor, type VersionSource } from "../db/store";
 import { checkDefinition, maxAttemptsOf, type Definition } from "../definition";
 import { checkUrlForSave } from "../net/safe-fetch";
 import { ingest } from "../queue/ingest";
@@ -65,25 +65,61 @@ export function createAppletService(app: Services) {
   return {
     validate,
 
-    async create(input: AppletInput & { id?: string; webhookToken?: string; createdAt?: string }): Promise<Applet> {
+    /** `by`: who saves it (its version 1 says so); whenthen itself when not given (scripts, benches). */
+    async create(input: AppletInput & { id?: string; webhookToken?: string; createdAt?: string; by?: VersionAuthor; source?: VersionSource }): Promise<Applet> {
       const { name, definition } = validate(input);
       const now = clock.now().toISOString();
       const id = input.id ?? newId();
       const enabled = input.enabled ?? true;
-      await store.applets.insert({ id, name, enabled, triggerType: definition.trigger.type, definition, webhookToken: input.webhookToken ?? newWebhookToken(), now, createdAt: input.createdAt });
+      const version = { author: input.by ?? SYSTEM_AUTHOR, source: input.source ?? "create" };
+      await store.applets.insert({ id, name, enabled, triggerType: definition.trigger.type, definition, webhookToken: input.webhookToken ?? newWebhookToken(), now, createdAt: input.createdAt, ...version });
       await schedule({ id, enabled, definition });
       return (await store.applets.get(id))!;
     },
 
-    async update(id: string, input: Partial<AppletInput>): Promise<Applet | null> {
+    /** A save: the applet and its next version (by `by`) in one transaction. */
+    async update(id: string, input: Partial<AppletInput>, by: VersionAuthor = SYSTEM_AUTHOR, how: { source?: VersionSource; restoredFrom?: number } = {}): Promise<Applet | null> {
       const current = await store.applets.get(id);
       if (!current) return null;
       const merged = { name: input.name ?? current.name, enabled: input.enabled ?? current.enabled, definition: input.definition ?? current.definition };
       const { name, definition } = validate(merged);
       const triggerChanged = JSON.stringify(definition.trigger) !== JSON.stringify(current.definition.trigger);
-      await store.applets.update({ id, name, enabled: merged.enabled, triggerType: definition.trigger.type, definition, webhookToken: current.webhookToken, now: clock.now().toISOString() });
+      await store.applets.update({
+        id,
+        name,
+        enabled: merged.enabled,
+        triggerType: definition.trigger.type,
+        definition,
+        webhookToken: current.webhookToken,
+        now: clock.now().toISOString(),
+        author: by,
+        source: how.source ?? "save",
+        restoredFrom: how.restoredFrom ?? null,
+      });
       if (triggerChanged || merged.enabled !== current.enabled) await schedule({ id, enabled: merged.enabled, definition });
       return store.applets.get(id);
+    },
+
+    /**
+     * "Restore this version": a new save of that version's name and definition (so it is itself a
+     * version, and undoable), checked against today's rules first; the enabled state stays as it is
+     * now (restoring never switches an applet on or off). null when the applet or the version does
+     * not exist; a UserError naming each field when the old definition no longer validates.
+     */
+    async restore(id: string, version: number, by: VersionAuthor = SYSTEM_AUTHOR): Promise<Applet | null> {
+      const old = await store.applets.version(id, version);
+      if (!old) return null;
+      try {
+        validate({ name: old.name, definition: old.definition });
+      } catch (err) {
+        if (!(err instanceof UserError)) throw err;
+        const problems = err.details ?? [];
+        throw new UserError(
+          `restore: version ${version} no longer validates, nothing was restored: ${problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`,
+          problems,
+        );
+      }
+      return this.update(id, { name: old.name, definition: old.definition }, by, { source: "restore", restoredFrom: version });
     },
 
     async setEnabled(id: string, enabled: boolean): Promise<Applet | null> {
@@ -106,11 +142,11 @@ export function createAppletService(app: Services) {
      * "Duplicate": a copy named "<name> (copy)", disabled (two applets firing on one trigger is
      * rarely meant), with its own id and webhook token and no events, runs or trigger state.
      */
-    async duplicate(id: string): Promise<Applet | null> {
+    async duplicate(id: string, by: VersionAuthor = SYSTEM_AUTHOR): Promise<Applet | null> {
       const current = await store.applets.get(id);
       if (!current) return null;
       const name = `${current.name} (copy)`.slice(0, 200);
-      return this.create({ name, enabled: false, definition: current.definition });
+      return this.create({ name, enabled: false, definition: current.definition, by, source: "duplicate" });
     },
 
     /** "Send test event": a manual event with the given payload and a queued run. */
@@ -133,9 +169,10 @@ export function createAppletService(app: Services) {
      * Imports an export file: every applet is validated first and nothing is written unless all
      * are valid. An id that exists here is refused (`false`, "refuse"), replaced (`true`,
      * "replace"), or skipped ("skip": the new ones are imported, the existing ones left as they
-     * are, except those listed in `replace`).
+     * are, except those listed in `replace`). Each imported applet gets a new version by `by`
+     * (an export file carries the current version only, never the history).
      */
-    async import(items: unknown, existing: boolean | ImportMode, replace: readonly string[] = []): Promise<{ created: string[]; replaced: string[]; skipped?: string[] }> {
+    async import(items: unknown, existing: boolean | ImportMode, replace: readonly string[] = [], by: VersionAuthor = SYSTEM_AUTHOR): Promise<{ created: string[]; replaced: string[]; skipped?: string[] }> {
       const mode: ImportMode = existing === true ? "replace" : existing === false ? "refuse" : existing;
       const replaceIds = new Set(replace);
       const overwrite = mode !== "refuse";
@@ -206,7 +243,7 @@ export function createAppletService(app: Services) {
           const enabled = item.enabled !== false;
           const now = clock.now().toISOString();
           const createdAt = item.created_at === undefined ? now : new Date(item.created_at).toISOString();
-          const row = { id: item.id, name, enabled, triggerType: definition.trigger.type, definition, webhookToken: item.webhook_token, now, createdAt };
+          const row = { id: item.id, name, enabled, triggerType: definition.trigger.type, definition, webhookToken: item.webhook_token, now, createdAt, author: by, source: "import" as const };
           if (await tx.applets.get(item.id)) {
             await tx.applets.update(row);
             replaced.push(item.id);

@@ -20,6 +20,8 @@ import {
 export interface SessionUser {
   userId: string;
   email: string;
+  /** Set when the request came with an API token (it acts for the admin): which one, for "who saved this" (applet versions). */
+  token?: { id: string; name: string };
 }
 
 export interface Credentials {
@@ -107,7 +109,7 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
     const path = new URL(req.url).pathname;
     if (path === "/api/tokens" || path.startsWith("/api/tokens/")) return refuse(403, "API tokens are managed in Settings while signed in, not with a token");
     if (identity.readOnly && req.method !== "GET" && req.method !== "HEAD") return refuse(403, `the token “${identity.name}” is read-only; a ${req.method} needs a token that may write`);
-    return { userId: admin.id, email: admin.email };
+    return { userId: admin.id, email: admin.email, token: { id: identity.tokenId, name: identity.name } };
   }
 
   const hasUser = async (): Promise<boolean> => (userExists ||= (await users.count()) > 0);

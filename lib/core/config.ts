@@ -55,6 +55,8 @@ export interface AppConfig {
    * (docker-compose.yml sets stop_grace_period: 30s).
    */
   workerShutdownMs: number;
+  /** Issue 18: how often the worker looks for alerts to send (ALERT_DISPATCH_MS, default 5 s). */
+  alertDispatchMs: number;
   runRetentionDays: number;
   logLevel: string;
   allowPrivateUrls: boolean;
@@ -146,6 +148,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     workerNice: Math.min(int(env, "WORKER_NICE", 10), 19),
     workerLeaseMs: atLeast(env, "WORKER_LEASE_SECONDS", 30, 2) * 1000,
     workerShutdownMs: atLeast(env, "WORKER_SHUTDOWN_SECONDS", 20, 1) * 1000,
+    alertDispatchMs: atLeast(env, "ALERT_DISPATCH_MS", 5000, 100),
     runRetentionDays: int(env, "RUN_RETENTION_DAYS", 30),
     logLevel: env.LOG_LEVEL || "info",
     allowPrivateUrls: env.ALLOW_PRIVATE_URLS === "true" || env.ALLOW_PRIVATE_URLS === "1",

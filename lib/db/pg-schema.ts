@@ -37,6 +37,13 @@ export const applets = pgTable(
     webhookToken: text("webhook_token").notNull().unique(),
     lastFiredAt: text("last_fired_at"),
     runCount: integer("run_count").notNull().default(0),
+    failureStreak: integer("failure_streak").notNull().default(0),
+    alertOpen: integer("alert_open").notNull().default(0),
+    triggerAlertOpen: integer("trigger_alert_open").notNull().default(0),
+    alertChannel: json("alert_channel"),
+    autoPause: integer("auto_pause"),
+    pausedReason: text("paused_reason"),
+    pausedAt: text("paused_at"),
     ...timestamps,
   },
   (t) => [index("applets_trigger_type_idx").on(t.triggerType, t.enabled)],
@@ -115,6 +122,7 @@ export const runs = pgTable(
     dueAt: text("due_at"),
     /** Why a timed run was cancelled or skipped (lib/timed/reasons). */
     reason: text("reason"),
+    appletVersion: integer("applet_version"),
     ...timestamps,
   },
   (t) => [
@@ -131,6 +139,28 @@ export const runs = pgTable(
     index("runs_created_idx").on(t.createdAt),
     index("runs_status_created_idx").on(t.status, t.createdAt),
   ],
+);
+
+/** Every save of an applet (issue 18); see lib/db/schema.ts appletVersions. */
+export const appletVersions = pgTable(
+  "applet_versions",
+  {
+    id: text("id").primaryKey(),
+    appletId: text("applet_id")
+      .notNull()
+      .references(() => applets.id, { onDelete: "cascade" }),
+    version: integer("version").notNull(),
+    name: text("name").notNull(),
+    enabled: integer("enabled").notNull(),
+    definition: json("definition").notNull(),
+    source: text("source").notNull(),
+    restoredFrom: integer("restored_from"),
+    authorType: text("author_type").notNull(),
+    authorId: text("author_id"),
+    authorLabel: text("author_label").notNull(),
+    ...timestamps,
+  },
+  (t) => [uniqueIndex("applet_versions_applet_version_idx").on(t.appletId, t.version)],
 );
 
 export const secrets = pgTable("secrets", {
@@ -240,3 +270,39 @@ export const plannedSubjects = pgTable("planned_subjects", {
   version: bigint("version", { mode: "number" }).notNull(),
   updatedAt: bigint("updated_at", { mode: "number" }).notNull(),
 });
+/** Issue 18: the same as lib/db/schema.ts alertSettings and alerts. */
+export const alertSettings = pgTable("alert_settings", {
+  id: text("id").primaryKey(),
+  channel: json("channel"),
+  windowMinutes: integer("window_minutes").notNull().default(15),
+  triggerThreshold: integer("trigger_threshold").notNull().default(3),
+  autoPause: integer("auto_pause").notNull().default(0),
+  autoPauseAfter: integer("auto_pause_after").notNull().default(5),
+  ...timestamps,
+});
+
+export const alerts = pgTable(
+  "alerts",
+  {
+    id: text("id").primaryKey(),
+    appletId: text("applet_id").references(() => applets.id, { onDelete: "cascade" }),
+    kind: text("kind").notNull(),
+    runId: text("run_id"),
+    error: text("error"),
+    detail: text("detail"),
+    status: text("status").notNull().default("pending"),
+    foldedInto: text("folded_into"),
+    message: text("message"),
+    channelType: text("channel_type"),
+    providerAnswer: text("provider_answer"),
+    lockedUntil: text("locked_until"),
+    dispatchedAt: text("dispatched_at"),
+    sentAt: text("sent_at"),
+    ...timestamps,
+  },
+  (t) => [
+    index("alerts_pending_idx").on(t.appletId, t.createdAt).where(sql`${t.status} IN ('pending', 'sending')`),
+    index("alerts_applet_dispatched_idx").on(t.appletId, t.dispatchedAt),
+    index("alerts_created_idx").on(t.createdAt),
+  ],
+);

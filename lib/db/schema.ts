@@ -31,6 +31,19 @@ export const applets = sqliteTable(
     webhookToken: text("webhook_token").notNull().unique(),
     lastFiredAt: text("last_fired_at"),
     runCount: integer("run_count").notNull().default(0),
+    /** Consecutive failed or dead runs (issue 18: auto-pause counts them); a succeeded run resets it. */
+    failureStreak: integer("failure_streak").notNull().default(0),
+    /** 1 while a failure alert went out and the applet has not succeeded since (a recovery notice is due). */
+    alertOpen: integer("alert_open").notNull().default(0),
+    /** The same for its trigger's consecutive failed checks. */
+    triggerAlertOpen: integer("trigger_alert_open").notNull().default(0),
+    /** Per-applet alert channel: null = the Settings channel, {"mode":"none"} = no alerts, or {"type","config"}. */
+    alertChannel: text("alert_channel", { mode: "json" }),
+    /** Auto-pause: null = the Settings default, 0 off, 1 on. */
+    autoPause: integer("auto_pause"),
+    /** Why the applet was disabled by auto-pause (cleared on enable), and when. */
+    pausedReason: text("paused_reason"),
+    pausedAt: text("paused_at"),
     ...timestamps,
   },
   (t) => [index("applets_trigger_type_idx").on(t.triggerType, t.enabled)],
@@ -117,6 +130,12 @@ export const runs = sqliteTable(
     dueAt: text("due_at"),
     /** Why a timed run was cancelled or skipped (lib/timed/reasons). */
     reason: text("reason"),
+    /**
+     * The applet version (applet_versions.version) this run executes with: set by the claim, so a
+     * retry records the version of its latest attempt; a skipped run gets the version current at
+     * ingest. Null: not claimed yet, or a run from before version history.
+     */
+    appletVersion: integer("applet_version"),
     ...timestamps,
   },
   (t) => [
@@ -132,6 +151,35 @@ export const runs = sqliteTable(
     index("runs_created_idx").on(t.createdAt),
     index("runs_status_created_idx").on(t.status, t.createdAt),
   ],
+);
+
+/**
+ * Every save of an applet (issue 18): the whole definition, name and enabled state as saved, who
+ * saved it and how. `version` counts from 1 per applet; the highest is the applet's current
+ * definition. Written in the transaction of the save (lib/db/store applets.insert/update).
+ */
+export const appletVersions = sqliteTable(
+  "applet_versions",
+  {
+    id: text("id").primaryKey(),
+    appletId: text("applet_id")
+      .notNull()
+      .references(() => applets.id, { onDelete: "cascade" }),
+    version: integer("version").notNull(),
+    name: text("name").notNull(),
+    enabled: integer("enabled").notNull(),
+    definition: text("definition", { mode: "json" }).notNull(),
+    /** create | save | restore | import | duplicate | backfill (the first version the migration made of an older applet). */
+    source: text("source").notNull(),
+    /** restore: the version it restored. */
+    restoredFrom: integer("restored_from"),
+    /** user | token | system; the id and a label (email, token name) as they were at the save. */
+    authorType: text("author_type").notNull(),
+    authorId: text("author_id"),
+    authorLabel: text("author_label").notNull(),
+    ...timestamps,
+  },
+  (t) => [uniqueIndex("applet_versions_applet_version_idx").on(t.appletId, t.version)],
 );
 
 export const secrets = sqliteTable("secrets", {
@@ -243,3 +291,50 @@ export const plannedSubjects = sqliteTable("planned_subjects", {
   version: integer("version").notNull(),
   updatedAt: integer("updated_at").notNull(),
 });
+/** The install's alert settings (issue 18): one row, id `default`, created on first save. */
+export const alertSettings = sqliteTable("alert_settings", {
+  id: text("id").primaryKey(),
+  /** {"type","config"} of an action plug-in (email, slack, discord, push, http); null: no channel. */
+  channel: text("channel", { mode: "json" }),
+  windowMinutes: integer("window_minutes").notNull().default(15),
+  triggerThreshold: integer("trigger_threshold").notNull().default(3),
+  autoPause: integer("auto_pause").notNull().default(0),
+  autoPauseAfter: integer("auto_pause_after").notNull().default(5),
+  ...timestamps,
+});
+
+/**
+ * Alerts (issue 18): the durable record of every failure, recovery and pause to tell someone
+ * about, written in the transaction that settles the run (or stores the poll). The worker's
+ * dispatcher sends them, folding those of one applet inside the window into the next message.
+ */
+export const alerts = sqliteTable(
+  "alerts",
+  {
+    id: text("id").primaryKey(),
+    appletId: text("applet_id").references(() => applets.id, { onDelete: "cascade" }),
+    /** failure | trigger | recovery | paused | test */
+    kind: text("kind").notNull(),
+    runId: text("run_id"),
+    error: text("error"),
+    /** Kind-specific facts (JSON text): the run's status, the streak, the applet name. */
+    detail: text("detail"),
+    /** pending | sending | sent | failed | folded | skipped */
+    status: text("status").notNull().default("pending"),
+    /** For a folded alert: the alert whose message counted it. */
+    foldedInto: text("folded_into"),
+    message: text("message"),
+    channelType: text("channel_type"),
+    /** The provider's answer when the send failed (redacted). */
+    providerAnswer: text("provider_answer"),
+    lockedUntil: text("locked_until"),
+    dispatchedAt: text("dispatched_at"),
+    sentAt: text("sent_at"),
+    ...timestamps,
+  },
+  (t) => [
+    index("alerts_pending_idx").on(t.appletId, t.createdAt).where(sql`${t.status} IN ('pending', 'sending')`),
+    index("alerts_applet_dispatched_idx").on(t.appletId, t.dispatchedAt),
+    index("alerts_created_idx").on(t.createdAt),
+  ],
+);

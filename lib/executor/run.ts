@@ -2,7 +2,7 @@ import { localIso } from "../core/local-iso";
 import type { App } from "../app";
 import type { ActionPlugin } from "../actions/types";
 import { ActionError, errorMessage, isDatabaseError } from "../core/errors";
-import type { ClaimedRun } from "../db/store";
+import type { Applet, ClaimedRun } from "../db/store";
 import { checkDefinition, timezoneOf, type Definition } from "../definition";
 import type { Sandbox } from "../sandbox";
 import { createRedactor, redactingLogger } from "../secrets/redact";
@@ -126,8 +126,9 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
 
   async function executeSteps(): Promise<Outcome> {
     if (run.stepsError !== undefined) return finish("failed", `executor: ${run.stepsError}`, true);
-    const [applet, event, secrets] = await Promise.all([store.applets.get(run.appletId), store.runs.event(run.eventId), app.secrets.lookup()]);
-    if (!applet || !event) return finish("failed", "executor: the applet or event of this run no longer exists");
+    const [current, event, secrets] = await Promise.all([store.applets.get(run.appletId), store.runs.event(run.eventId), app.secrets.lookup()]);
+    if (!current || !event) return finish("failed", "executor: the applet or event of this run no longer exists");
+    const applet = await versionOfRun(current);
     const checked = checkedDefinition(applet);
     if (!checked.ok) {
       return finish("failed", `executor: the applet definition is invalid: ${checked.problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`);
@@ -260,6 +261,20 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
     return finish("succeeded", null);
   }
 
+  /**
+   * The definition this attempt runs with: the applet's as it is now (as before version history),
+   * which is the version the claim recorded on the run (run.appletVersion, read in the claim's own
+   * statement). A save that landed between the claim and the read above made a newer one: the run
+   * then executes the version it recorded, so what the run page links to is what ran.
+   */
+  async function versionOfRun(current: Applet): Promise<{ id: string; name: string; definition: unknown; key: string }> {
+    const key = (n: number) => (n > 0 ? `${current.id}@v${n}` : `${current.id}@${current.updatedAt}`);
+    if (run.appletVersion === null || run.appletVersion === current.version) return { ...current, key: key(current.version) };
+    const recorded = await store.applets.version(run.appletId, run.appletVersion);
+    if (!recorded) return { ...current, key: key(current.version) };
+    return { id: current.id, name: recorded.name, definition: recorded.definition, key: key(recorded.version) };
+  }
+
   function settleFailure(err: unknown, where: string): Promise<Outcome> {
     const message = redactor.redact(`${where}: ${errorMessage(err)}`);
     const retryable = err instanceof ActionError ? err.retryable : false;
@@ -275,8 +290,8 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
  * but only once per applet version, not on every run.
  */
 const checkedCache = new Map<string, ReturnType<typeof checkDefinition>>();
-function checkedDefinition(applet: { id: string; updatedAt: string; definition: unknown }) {
-  const key = `${applet.id}@${applet.updatedAt}`;
+function checkedDefinition(applet: { key: string; definition: unknown }) {
+  const key = applet.key;
   let checked = checkedCache.get(key);
   if (!checked) {
     checked = checkDefinition(applet.definition);

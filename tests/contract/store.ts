@@ -130,6 +130,123 @@ export function runStoreContract(options: StoreContractOptions): void {
       await Promise.all(open.splice(0).map((s) => cleanup(s)));
     });
 
+    // ---------------------------------------------------------------- alerts (issue 18)
+
+    describe("alerts", () => {
+      const channel = { type: "slack" as const, config: { webhook_url: "{{secrets.SLACK}}" } };
+      const withChannel = async (store: Store, extra: { autoPause?: boolean; autoPauseAfter?: number; triggerThreshold?: number } = {}) =>
+        store.alerts.saveSettings(
+          { channel, windowMinutes: 15, triggerThreshold: extra.triggerThreshold ?? 3, autoPause: extra.autoPause ?? false, autoPauseAfter: extra.autoPauseAfter ?? 5 },
+          iso(),
+        );
+      const settle = async (store: Store, appletId: string, status: "succeeded" | "failed" | "dead" | "skipped", ms: number, viaClaim = false) => {
+        await store.runs.ingest(input(appletId, { receivedAt: iso(ms) }));
+        const run = (await store.runs.claim("w", at(ms)))!;
+        const ok = viaClaim
+          ? (await store.runs.finishAndClaim(run, status, [], status === "succeeded" ? null : "boom", at(ms), "w")).ok
+          : await store.runs.finish(run, status, [], status === "succeeded" ? null : "boom", at(ms));
+        expect(ok).toBe(true);
+        return run.id;
+      };
+
+      test("settings: defaults until saved, then round-trip; setAppletAlerts stores an applet's channel and auto-pause", async () => {
+        const store = await fresh();
+        expect(await store.alerts.settings()).toEqual({ channel: null, windowMinutes: 15, triggerThreshold: 3, autoPause: false, autoPauseAfter: 5, updatedAt: null });
+        await store.alerts.saveSettings({ channel, windowMinutes: 30, triggerThreshold: 4, autoPause: true, autoPauseAfter: 7 }, iso(1));
+        expect(await store.alerts.settings()).toEqual({ channel, windowMinutes: 30, triggerThreshold: 4, autoPause: true, autoPauseAfter: 7, updatedAt: iso(1) });
+        await addApplet(store, "a");
+        expect(await store.alerts.setAppletAlerts("a", { mode: "none" }, false, iso(2))).toBe(true);
+        expect(await store.applets.get("a")).toMatchObject({ alertChannel: { mode: "none" }, autoPause: false });
+        expect(await store.alerts.setAppletAlerts("a", null, null, iso(3))).toBe(true);
+        expect(await store.applets.get("a")).toMatchObject({ alertChannel: null, autoPause: null });
+        expect(await store.alerts.setAppletAlerts("nope", null, null, iso(3))).toBe(false);
+      });
+
+      test("finish records a failure alert with the run, counts the streak, and a later success records one recovery", async () => {
+        const store = await fresh();
+        await withChannel(store);
+        await addApplet(store, "a");
+        const r1 = await settle(store, "a", "dead", 1);
+        const r2 = await settle(store, "a", "failed", 2, true);
+        expect(await store.applets.get("a")).toMatchObject({ failureStreak: 2, alertOpen: true, runCount: 2 });
+        await settle(store, "a", "skipped", 3);
+        expect((await store.applets.get("a"))!.failureStreak).toBe(2);
+        const ok = await settle(store, "a", "succeeded", 4);
+        await settle(store, "a", "succeeded", 5);
+        expect(await store.applets.get("a")).toMatchObject({ failureStreak: 0, alertOpen: false });
+        const pending = await store.alerts.pending(10);
+        expect(pending.map((p) => [p.kind, p.runId, p.appletName])).toEqual([
+          ["failure", r1, "Applet a"],
+          ["failure", r2, "Applet a"],
+          ["recovery", ok, "Applet a"],
+        ]);
+        expect(pending[0]).toMatchObject({ status: "pending", error: "boom", detail: { status: "dead", streak: 1 } });
+      });
+
+      test("no channel: nothing is recorded, but auto-pause still disables after N with its reason; enabling clears it and the streak", async () => {
+        const store = await fresh();
+        await store.alerts.saveSettings({ channel: null, windowMinutes: 15, triggerThreshold: 3, autoPause: true, autoPauseAfter: 2 }, iso());
+        await addApplet(store, "a");
+        await settle(store, "a", "failed", 1);
+        expect((await store.applets.get("a"))!.enabled).toBe(true);
+        await settle(store, "a", "failed", 2);
+        expect(await store.applets.get("a")).toMatchObject({ enabled: false, pausedReason: "Paused after 2 failed runs in a row", pausedAt: iso(2) });
+        expect(await store.alerts.pending(10)).toEqual([]);
+        expect(await store.applets.setEnabled("a", true, iso(3))).toBe(true);
+        expect(await store.applets.get("a")).toMatchObject({ enabled: true, pausedReason: null, pausedAt: null, failureStreak: 0 });
+      });
+
+      test("savePolled crossing the threshold records one trigger alert, staying above records none, back to 0 one recovery", async () => {
+        const store = await fresh();
+        await withChannel(store, { triggerThreshold: 3 });
+        await addApplet(store, "r", { triggerType: "rss" });
+        await store.triggerState.setNextRunAt("r", iso(), iso());
+        const poll = (n: number, ms: number) =>
+          store.triggerState.savePolled("r", { ...emptyTriggerState(), lastPolledAt: iso(ms), lastError: n ? "feed answered 404" : null, errorCount: n }, iso(ms));
+        for (const [i, n] of [1, 2, 3, 4, 5].entries()) expect(await poll(n, i)).toBe(true);
+        await poll(0, 10);
+        await poll(0, 11);
+        expect((await store.alerts.pending(10)).map((p) => [p.kind, p.error, p.detail])).toEqual([
+          ["trigger", "feed answered 404", { failures: 3 }],
+          ["recovery", null, { of: "trigger" }],
+        ]);
+      });
+
+      test("beginSend is won once and folds the others; markSent/markFailed; stale sends; recent leaves folded ones out", async () => {
+        const store = await fresh();
+        await withChannel(store);
+        await addApplet(store, "a");
+        for (let i = 1; i <= 3; i++) await settle(store, "a", "failed", i);
+        const [x, y, z] = await store.alerts.pending(10);
+        expect(await store.alerts.lastDispatchedAt("a")).toBeNull();
+        expect(await store.alerts.beginSend(z!.id, [x!.id, y!.id], '{"title":"t"}', "slack", iso(10), iso(130))).toBe(true);
+        expect(await store.alerts.beginSend(z!.id, [], "again", "slack", iso(11), iso(131))).toBe(false);
+        expect(await store.alerts.pending(10)).toEqual([]);
+        expect(await store.alerts.foldedCount(z!.id)).toBe(2);
+        expect(await store.alerts.lastDispatchedAt("a")).toBe(iso(10));
+        expect(await store.alerts.stale(iso(100))).toEqual([]);
+        const [stale] = await store.alerts.stale(iso(200));
+        expect(stale).toMatchObject({ id: z!.id, status: "sending", message: '{"title":"t"}', lockedUntil: iso(130) });
+        expect(await store.alerts.relock(z!.id, iso(130), iso(400), iso(200))).toBe(true);
+        expect(await store.alerts.relock(z!.id, iso(130), iso(400), iso(200))).toBe(false);
+        await store.alerts.markFailed(z!.id, "403 invalid_token [redacted]", iso(201));
+        const [shown, ...rest] = await store.alerts.recent(10);
+        expect(rest).toEqual([]);
+        expect(shown).toMatchObject({ id: z!.id, status: "failed", providerAnswer: "403 invalid_token [redacted]", channelType: "slack", lockedUntil: null });
+        await store.alerts.markSent(z!.id, iso(300));
+        expect((await store.alerts.recent(10))[0]).toMatchObject({ status: "sent", sentAt: iso(300), providerAnswer: null });
+        const testId = await store.alerts.insert({ appletId: null, kind: "test", runId: null, error: null, detail: {} }, iso(400));
+        await store.alerts.skip([testId], "no channel", iso(401));
+        expect((await store.alerts.recent(1))[0]).toMatchObject({ id: testId, status: "skipped", providerAnswer: "no channel", appletName: null });
+        // Retention: done alerts before the bound go (folded ones too), pending ones stay.
+        await settle(store, "a", "failed", 500);
+        expect(await store.alerts.deleteBefore(iso(450), 2)).toBe(2);
+        expect(await store.alerts.deleteBefore(iso(450), 100)).toBe(2);
+        expect(await store.alerts.deleteBefore(iso(1000), 100)).toBe(0);
+        expect((await store.alerts.pending(10)).length).toBe(1);
+      });
+    });
+
     // ---------------------------------------------------------------- applets
 
     describe("applets", () => {
@@ -150,6 +267,72 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect(await store.applets.delete("a")).toBe(true);
         expect(await store.applets.delete("a")).toBe(false);
         expect(await store.applets.get("a")).toBeNull();
+      });
+
+      test("#18: insert stores version 1 and every update the next, with author and source, in the same transaction; setEnabled stores none", async () => {
+        const store = await fresh();
+        const user = { kind: "user" as const, id: "u1", label: "owner@example.com" };
+        await store.applets.insert({ id: "a", name: "First", enabled: true, triggerType: "webhook", definition, webhookToken: token(), now: iso(1), author: user });
+        expect((await store.applets.get("a"))!.version).toBe(1);
+        const a = (await store.applets.get("a"))!;
+        const changed = { ...definition, actions: [{ type: "http", config: { url: "https://example.com/v2" } }] };
+        const tokenAuthor = { kind: "token" as const, id: "t1", label: "deploy" };
+        expect(await store.applets.update({ ...a, name: "Second", enabled: false, definition: changed, now: iso(2), author: tokenAuthor })).toBe(true);
+        expect(await store.applets.setEnabled("a", true, iso(3))).toBe(true);
+        expect(await store.applets.update({ ...a, definition, now: iso(4), author: user, source: "restore", restoredFrom: 1 })).toBe(true);
+        // No version for an applet that does not exist.
+        expect(await store.applets.update({ ...a, id: "nope", now: iso(5) })).toBe(false);
+        expect((await store.applets.get("a"))!.version).toBe(3);
+        expect((await store.applets.list()).map((x) => x.version)).toEqual([3]);
+        const versions = await store.applets.versions("a");
+        expect(versions).toEqual([
+          { appletId: "a", version: 3, name: "First", enabled: true, definition, source: "restore", restoredFrom: 1, author: user, createdAt: iso(4) },
+          { appletId: "a", version: 2, name: "Second", enabled: false, definition: changed, source: "save", restoredFrom: null, author: tokenAuthor, createdAt: iso(2) },
+          { appletId: "a", version: 1, name: "First", enabled: true, definition, source: "create", restoredFrom: null, author: user, createdAt: iso(1) },
+        ]);
+        expect(await store.applets.version("a", 2)).toEqual(versions[1]);
+        expect(await store.applets.version("a", 9)).toBeNull();
+        expect(await store.applets.versions("nope")).toEqual([]);
+        // Without an author the save is whenthen's own.
+        await addApplet(store, "b");
+        expect((await store.applets.version("b", 1))!.author).toEqual({ kind: "system", id: null, label: "whenthen" });
+        // A save that fails writes no version either (a duplicate webhook token).
+        await expect(store.applets.update({ ...a, webhookToken: (await store.applets.get("b"))!.webhookToken, now: iso(6) })).rejects.toThrow();
+        expect((await store.applets.versions("a")).map((v) => v.version)).toEqual([3, 2, 1]);
+        // Inside a unit of work the row and its version roll back together.
+        await expect(
+          store.transaction(async (tx) => {
+            await tx.applets.update({ ...a, name: "Rolled back", now: iso(7) });
+            throw new Error("abort");
+          }),
+        ).rejects.toThrow("abort");
+        expect((await store.applets.get("a"))!.name).toBe("First");
+        expect((await store.applets.versions("a")).map((v) => v.version)).toEqual([3, 2, 1]);
+        // The history goes with the applet.
+        expect(await store.applets.delete("a")).toBe(true);
+        expect(await store.applets.versions("a")).toEqual([]);
+      });
+
+      test("#18: the claim records the applet's current version on the run; a retry claimed after a save records the newer one; ingestSkipped the version at ingest", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        const ingested = (await store.runs.ingest(input("a")))!;
+        expect((await store.runs.get(ingested.runId))!.appletVersion).toBeNull();
+        const a = (await store.applets.get("a"))!;
+        await store.applets.update({ ...a, now: iso(1) });
+        const claimed = (await store.runs.claim("w1", at(10)))!;
+        expect(claimed.appletVersion).toBe(2);
+        expect((await store.runs.get(claimed.id))!.appletVersion).toBe(2);
+        expect(await store.runs.retryLater(claimed, [], "boom", at(20), at(11))).toBe(true);
+        await store.applets.update({ ...a, now: iso(12) });
+        const again = (await store.runs.claim("w1", at(30)))!;
+        expect([again.id, again.appletVersion]).toEqual([claimed.id, 3]);
+        expect(await store.runs.finish(again, "succeeded", [], null, at(31))).toBe(true);
+        // Later saves leave the finished run's version alone.
+        await store.applets.update({ ...a, now: iso(40) });
+        expect((await store.runs.get(claimed.id))!.appletVersion).toBe(3);
+        const skipped = (await store.runs.ingestSkipped(input("a"), "skipped: overlap"))!;
+        expect((await store.runs.get(skipped.runId))!.appletVersion).toBe(4);
       });
 
       test("webhook tokens are unique; byWebhookToken and setWebhookToken", async () => {
@@ -794,7 +977,7 @@ export function runStoreContract(options: StoreContractOptions): void {
     describe("job locks", () => {
       test("every named job has its row; take is exclusive until expiry; renew and release only for the holder", async () => {
         const store = await fresh();
-        for (const n of ["scheduler_tick", "retention", "worker_heartbeat"]) expect(await store.jobLocks.get(n)).toMatchObject({ name: n, lockedBy: null });
+        for (const n of ["scheduler_tick", "retention", "worker_heartbeat", "alerts"]) expect(await store.jobLocks.get(n)).toMatchObject({ name: n, lockedBy: null });
         const peer = await peerOf(store);
         const taken = await Promise.all([store.jobLocks.take("retention", "a", at(0), 60_000), peer.jobLocks.take("retention", "b", at(0), 60_000)]);
         expect(taken.filter(Boolean)).toHaveLength(1);

@@ -64,12 +64,19 @@ const ROUTER_ROUTES: [method: string, pattern: string, path: string][] = [
   ["GET", "/api/applets/:id/planned", "/api/applets/a1/planned"],
   ["GET", "/api/applets/:id/events", "/api/applets/a1/events"],
   ["POST", "/api/applets/:id/duplicate", "/api/applets/a1/duplicate"],
+  ["GET", "/api/applets/:id/versions", "/api/applets/a1/versions"],
+  ["GET", "/api/applets/:id/versions/:n", "/api/applets/a1/versions/1"],
+  ["POST", "/api/applets/:id/versions/:n/restore", "/api/applets/a1/versions/1/restore"],
   ["GET", "/api/runs", "/api/runs?status=failed"],
   ["GET", "/api/runs/:id", "/api/runs/r1"],
   ["POST", "/api/runs/:id/retry", "/api/runs/r1/retry"],
   ["POST", "/api/runs/:id/replay", "/api/runs/r1/replay"],
   ["GET", "/api/stream", "/api/stream"],
   ["POST", "/api/settings/sheets-test", "/api/settings/sheets-test"],
+  ["GET", "/api/settings/alerts", "/api/settings/alerts"],
+  ["PUT", "/api/settings/alerts", "/api/settings/alerts"],
+  ["POST", "/api/settings/alerts/test", "/api/settings/alerts/test"],
+  ["PUT", "/api/applets/:id/alerts", "/api/applets/a1/alerts"],
   ["GET", "/api/tokens", "/api/tokens"],
   ["POST", "/api/tokens", "/api/tokens"],
   ["DELETE", "/api/tokens/:id", "/api/tokens/t1"],
@@ -437,6 +444,22 @@ describe("#19: API tokens", () => {
     const revoked = await call(b.api, "GET", "/api/applets", { headers: bearer(rw.token) });
     expect(revoked.status).toBe(401);
     expect(((await revoked.json()) as { error: string }).error).toMatch(/revoked/);
+  });
+
+  it("#18: a save with an API token is recorded as that token's in the applet's history; with the session, as the user's", async () => {
+    const made = await makeToken({ name: "deploy script" });
+    const definition = { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "http", config: { url: "https://example.com/in" } }] };
+    const created = await call(b.api, "POST", "/api/applets", { headers: bearer(made.token), body: { name: "By token", definition } });
+    expect(created.status).toBe(201);
+    const id = ((await created.json()) as { applet: { id: string } }).applet.id;
+    const cookie = await signedIn(b);
+    expect((await call(b.api, "PUT", `/api/applets/${id}`, { cookie, body: { name: "By session" } })).status).toBe(200);
+    const listed = (await (await call(b.api, "GET", `/api/applets/${id}/versions`, { headers: bearer(made.token) })).json()) as { versions: { version: number; author: Record<string, unknown> }[] };
+    expect(listed.versions.map((v) => [v.version, v.author])).toEqual([
+      [2, { kind: "user", id: expect.any(String), label: EMAIL, text: EMAIL }],
+      [1, { kind: "token", id: made.id, label: "deploy script", text: "API token “deploy script”" }],
+    ]);
+    expect((await call(b.api, "DELETE", `/api/applets/${id}`, { cookie })).status).toBe(200);
   });
 
   it("failed tokens are rate limited per address like failed sign-ins", async () => {

@@ -29,6 +29,10 @@ function seedSqlite(file: string) {
       t,
       t,
     );
+    // #18: its history (one version), copied with it.
+    s.prepare(
+      "INSERT INTO applet_versions (id, applet_id, version, name, enabled, definition, source, restored_from, author_type, author_id, author_label, created_at, updated_at) VALUES (?, ?, 1, ?, 1, ?, 'create', NULL, 'user', 'u1', 'me@example.com', ?, ?)",
+    ).run(`${id}-v1`, id, `Applet ${id} ünïcode`, JSON.stringify({ version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "http", config: { url: "https://x.example/{{a}}" } }] }), t, t);
     s.prepare("INSERT INTO trigger_state (applet_id, next_run_at, seen_keys, last_value, error_count, pending_slot, created_at, updated_at) VALUES (?, ?, '[\"k1\",\"k2\"]', '{\"v\":1}', 1, NULL, ?, ?)").run(id, t, t, t);
     for (let i = 0; i < 5; i++) {
       const e = `${id}-e${i}`;
@@ -61,7 +65,7 @@ describe.skipIf(noPostgres)(`pnpm db:copy${noPostgres ? ` (${noPostgres})` : ""}
     const r = spawnSync(process.execPath, ["--import", "tsx", "scripts/db-copy.ts", "--from", `file:${file}`, "--to", url], { cwd: ROOT, env, encoding: "utf8" });
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
-    expect(r.stdout).toContain("db:copy: done: 1 users, 2 applets, 2 trigger_state, 10 events, 10 runs, 0 planned_runs, 0 planned_subjects, 1 secrets, 3 job_locks, 0 workers, 0 api_tokens");
+    expect(r.stdout).toContain("db:copy: done: 1 users, 2 applets, 2 applet_versions, 2 trigger_state, 10 events, 10 runs, 0 planned_runs, 0 planned_subjects, 1 secrets, 4 job_locks, 0 workers, 0 api_tokens, 0 alert_settings, 0 alerts");
 
     const store = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 2, keys: { secretsKey: Buffer.from(key, "base64"), sessionSecret: "session-secret" } });
     cleanups.push(() => store.close());
@@ -73,6 +77,8 @@ describe.skipIf(noPostgres)(`pnpm db:copy${noPostgres ? ` (${noPostgres})` : ""}
     ]);
     expect(applets[0]!.definition).toEqual({ version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "http", config: { url: "https://x.example/{{a}}" } }] });
     expect(await store.applets.byWebhookToken("token-a2")).toEqual({ id: "a2", name: "Applet a2 ünïcode" });
+    expect((await store.applets.versions("a2")).map((v) => [v.version, v.source, v.author.label, v.definition])).toEqual([[1, "create", "me@example.com", applets[0]!.definition]]);
+    expect(applets.map((a) => a.version)).toEqual([1, 1]);
     expect(await store.secrets.getEncrypted("API_KEY")).toBe("v1:ciphertext");
     expect(await store.users.byEmail("me@example.com")).toMatchObject({ id: "u1", sessionVersion: 3 });
     expect(await store.triggerState.get("a1")).toMatchObject({ seenKeys: ["k1", "k2"], lastValue: { v: 1 }, errorCount: 1 });

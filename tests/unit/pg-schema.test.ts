@@ -9,7 +9,7 @@ import * as sqliteSchema from "@/lib/db/schema";
  * engines give the stores the same row shape. These fail (typecheck and run) when a column is added
  * to one schema and not the other, or changes type in one of them.
  */
-const shared = ["users", "applets", "triggerState", "events", "runs", "secrets", "jobLocks", "workers"] as const;
+const shared = ["users", "applets", "triggerState", "events", "runs", "secrets", "jobLocks", "workers", "appletVersions"] as const;
 
 describe("the PostgreSQL schema mirrors the SQLite one", () => {
   test("every shared table has the same row type on both engines", () => {
@@ -21,6 +21,7 @@ describe("the PostgreSQL schema mirrors the SQLite one", () => {
     expectTypeOf<typeof pgSchema.secrets.$inferSelect>().toEqualTypeOf<typeof sqliteSchema.secrets.$inferSelect>();
     expectTypeOf<typeof pgSchema.jobLocks.$inferSelect>().toEqualTypeOf<typeof sqliteSchema.jobLocks.$inferSelect>();
     expectTypeOf<typeof pgSchema.workers.$inferSelect>().toEqualTypeOf<typeof sqliteSchema.workers.$inferSelect>();
+    expectTypeOf<typeof pgSchema.appletVersions.$inferSelect>().toEqualTypeOf<typeof sqliteSchema.appletVersions.$inferSelect>();
   });
 
   test("every shared table has the same column names and nullability on both engines", () => {

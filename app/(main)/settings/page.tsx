@@ -1,12 +1,14 @@
 import { readdirSync, statSync } from "node:fs";
 import path from "node:path";
+import { AlertSettingsForm } from "@/components/AlertSettingsForm";
 import { ApiTokens } from "@/components/ApiTokens";
 import { ImportApplets } from "@/components/ImportApplets";
 import { LocalTime } from "@/components/LocalTime";
 import { SecretsManager } from "@/components/SecretsManager";
 import { SheetsTest } from "@/components/SheetsTest";
 import { checkHealth, HEARTBEAT_MAX_AGE_MS } from "@/lib/health";
-import { meta as readMeta, secretList, tokenList } from "@/lib/api/queries";
+import { alertSettingsView, meta as readMeta, secretList, tokenList } from "@/lib/api/queries";
+import { CHANNEL_TYPES } from "@/lib/alerts/policy";
 import { services } from "@/lib/services";
 
 export const dynamic = "force-dynamic";
@@ -33,6 +35,8 @@ export default async function SettingsPage() {
   const outbox = cfg.smtpUrl ? [] : outboxFiles(path.join(cfg.dataDir, "outbox"));
   // The same report as /api/health: a full disk, a worker that stopped or reports a fault.
   const health = await checkHealth(app);
+  const alerts = await alertSettingsView(app);
+  const channelActions = meta.actions.filter((a) => (CHANNEL_TYPES as readonly string[]).includes(a.type));
 
   return (
     <div className="mx-auto flex max-w-4xl flex-col gap-5">
@@ -50,6 +54,10 @@ export default async function SettingsPage() {
           </ul>
         </div>
       ) : null}
+
+      <Section title="Failure alerts" id="alerts">
+        <AlertSettingsForm initial={alerts} actions={channelActions} />
+      </Section>
 
       <Section title="Secrets" id="secrets">
         <SecretsManager secrets={secrets} />

@@ -8,11 +8,11 @@ import { renderConfig } from "../../template";
 import { triggerRegistry } from "../../triggers";
 import { pollContext } from "../../triggers/context";
 import type { ApiDeps, ApiEnv } from "../env";
-import { appletDetail, appletDetailOf, appletList, plannedOf } from "../queries";
+import { authorOf } from "../../applets/versions";
+import { appletDetail, appletDetailOf, appletList, appletVersion, appletVersions, plannedOf } from "../queries";
 import { planTimed } from "../../timed/plan";
-import { queryParams } from "../validate";
 import { recentEvents } from "../samples";
-import { jsonBody } from "../validate";
+import { jsonBody, pathParams, queryParams } from "../validate";
 import { saveWarnings } from "../warnings";
 
 const record = (field: string) => z.record(z.string(), z.unknown(), { error: `${field} must be a JSON object` });
@@ -64,6 +64,15 @@ const fetchBody = z.strictObject({
   config: record("config").optional(),
 });
 
+/** `:id` and a version number `:n` (1, 2, 3 …). */
+const versionParams = z.object({
+  id: z.string(),
+  n: z
+    .string()
+    .regex(/^[1-9][0-9]{0,8}$/, { error: "n must be a version number: 1, 2, 3 …" })
+    .transform(Number),
+});
+
 /** Applets: list, create, read, update, delete, enable/disable, a test event, and the editor's previews. */
 export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
   const notFound = { error: "no such applet" } as const;
@@ -71,7 +80,7 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
     .get("/api/applets", async (c) => c.json({ applets: await appletList(app) }))
     .post("/api/applets", jsonBody("applet", appletBody), async (c) => {
       const body = c.req.valid("json");
-      const a = await applets.create({ name: body.name as string, enabled: body.enabled, definition: body.definition });
+      const a = await applets.create({ name: body.name as string, enabled: body.enabled, definition: body.definition, by: authorOf(c.get("user")) });
       return c.json({ applet: await appletDetailOf(app, a), warnings: await saveWarnings(app, a.definition) }, 201);
     })
     .post("/api/applets/preview", jsonBody("preview", previewBody), async (c) => {
@@ -157,7 +166,7 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
     })
     .put("/api/applets/:id", jsonBody("applet", appletBody), async (c) => {
       const body = c.req.valid("json");
-      const a = await applets.update(c.req.param("id"), body);
+      const a = await applets.update(c.req.param("id"), body, authorOf(c.get("user")));
       return a ? c.json({ applet: await appletDetailOf(app, a), warnings: await saveWarnings(app, a.definition) }, 200) : c.json(notFound, 404);
     })
     .delete("/api/applets/:id", async (c) => ((await applets.delete(c.req.param("id"))) ? c.json({ deleted: true }, 200) : c.json(notFound, 404)))
@@ -179,8 +188,25 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
       return (await app.store.applets.get(id)) ? c.json({ events: await recentEvents(app, id) }, 200) : c.json(notFound, 404);
     })
     .post("/api/applets/:id/duplicate", async (c) => {
-      const a = await applets.duplicate(c.req.param("id"));
+      const a = await applets.duplicate(c.req.param("id"), authorOf(c.get("user")));
       return a ? c.json({ applet: await appletDetailOf(app, a) }, 201) : c.json(notFound, 404);
+    })
+    // Version history (issue 18): every save is a version; a restore is a new save of an old one.
+    .get("/api/applets/:id/versions", async (c) => {
+      const versions = await appletVersions(app, c.req.param("id"));
+      return versions ? c.json({ versions }, 200) : c.json(notFound, 404);
+    })
+    .get("/api/applets/:id/versions/:n", pathParams("version", versionParams), async (c) => {
+      const { id, n } = c.req.valid("param");
+      const v = await appletVersion(app, id, n);
+      if (v) return c.json({ version: v }, 200);
+      return (await app.store.applets.get(id)) ? c.json({ error: `applet ${id} has no version ${n}` }, 404) : c.json(notFound, 404);
+    })
+    .post("/api/applets/:id/versions/:n/restore", pathParams("restore", versionParams), async (c) => {
+      const { id, n } = c.req.valid("param");
+      const a = await applets.restore(id, n, authorOf(c.get("user")));
+      if (a) return c.json({ applet: await appletDetailOf(app, a), restored_from: n, warnings: await saveWarnings(app, a.definition) }, 200);
+      return (await app.store.applets.get(id)) ? c.json({ error: `applet ${id} has no version ${n}` }, 404) : c.json(notFound, 404);
     })
     .post("/api/applets/:id/test", jsonBody("test event", z.record(z.string(), z.unknown())), async (c) => {
       const id = c.req.param("id");

@@ -1,7 +1,9 @@
 import { Hono } from "hono";
 import { LIMITS } from "../../core/limits";
+import type { VersionAuthor } from "../../db/store";
 import type { ApiDeps, ApiEnv } from "../env";
 import { z } from "zod";
+import { authorOf } from "../../applets/versions";
 import { jsonBody, queryParams } from "../validate";
 
 const exportFile = z.array(z.unknown(), { error: "expected a JSON array of applets, as GET /api/export writes it" });
@@ -25,12 +27,12 @@ export function transferRoutes({ app, applets }: ApiDeps) {
     })
     // The items themselves are the service's to check: every problem of every item, with its index.
     .post("/api/import", queryParams("import", importQuery), jsonBody("import", exportFile, LIMITS.importBodyBytes), async (c) =>
-      c.json(await importFile(applets, c.req.valid("json"), c.req.valid("query")), 200),
+      c.json(await importFile(applets, c.req.valid("json"), c.req.valid("query"), authorOf(c.get("user"))), 200),
     );
 }
 
 /** ?existing=… wins; ?overwrite=true is "replace" (kept for older clients and the CLI). */
-function importFile(applets: ApiDeps["applets"], items: unknown[], q: { overwrite?: string; existing?: "refuse" | "replace" | "skip"; replace?: string }) {
+function importFile(applets: ApiDeps["applets"], items: unknown[], q: { overwrite?: string; existing?: "refuse" | "replace" | "skip"; replace?: string }, by: VersionAuthor) {
   const mode = q.existing ?? (q.overwrite === "true" ? "replace" : "refuse");
-  return applets.import(items, mode, (q.replace ?? "").split(",").filter(Boolean));
+  return applets.import(items, mode, (q.replace ?? "").split(",").filter(Boolean), by);
 }

@@ -9,7 +9,7 @@ import { inTransaction, queryDynamic } from "./postgres/pool";
  * tests/unit/pg-schema.test.ts), so each table is copied column for column; JSON text becomes
  * json. One transaction: a copy that fails leaves the target as it was.
  */
-export const COPIED_TABLES = ["users", "applets", "trigger_state", "events", "runs", "planned_runs", "planned_subjects", "secrets", "job_locks", "workers", "api_tokens"] as const;
+export const COPIED_TABLES = ["users", "applets", "applet_versions", "trigger_state", "events", "runs", "planned_runs", "planned_subjects", "secrets", "job_locks", "workers", "api_tokens", "alert_settings", "alerts"] as const;
 export type CopiedTable = (typeof COPIED_TABLES)[number];
 
 const BATCH = 500;

@@ -5,6 +5,7 @@ import { openSqliteStore } from "./sqlite";
 import type { Store, StoreOptions } from "./types";
 
 export type * from "./types";
+export { SYSTEM_AUTHOR } from "./types";
 
 export interface OpenStoreOptions extends StoreOptions {
   log?: Logger;

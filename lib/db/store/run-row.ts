@@ -20,6 +20,7 @@ export interface RunRowRaw {
   action_index: number | null;
   due_at: string | null;
   reason: string | null;
+  applet_version: number | null;
   created_at: string;
   updated_at: string;
 }
@@ -43,6 +44,7 @@ export const toRun = (r: RunRowRaw, readSteps: (text: string) => { steps: Step[]
   actionIndex: r.action_index === null ? null : Number(r.action_index),
   dueAt: r.due_at,
   reason: r.reason,
+  appletVersion: r.applet_version,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });

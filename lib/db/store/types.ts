@@ -25,6 +25,7 @@ import type { applets, events, jobLocks, runs, users, workers } from "../schema"
 import type { RunStatus, Step } from "../../executor/types";
 import type { TriggerState } from "../../triggers/types";
 import type { CancelInstruction, CountRecentQuery, PlannedRun as LibPlannedRun, Run as LibRun } from "@vibedout/automations/types";
+import type { AlertKind, AlertSettings, AlertStatus, AppletAlertChannel, NewAlert } from "../../alerts/policy";
 
 // ---------------------------------------------------------------------------------------------
 // Row types: derived once from the Drizzle schema (lib/db/schema.ts). JSON columns are typed by
@@ -39,12 +40,53 @@ type WorkerColumns = typeof workers.$inferSelect;
 type JobLockColumns = typeof jobLocks.$inferSelect;
 
 /** An applet: the whole definition as one JSON document (validated by lib/definition on the way in). */
-export type Applet = Omit<AppletColumns, "enabled" | "definition"> & {
+export type Applet = Omit<AppletColumns, "enabled" | "definition" | "alertOpen" | "triggerAlertOpen" | "alertChannel" | "autoPause"> & {
   enabled: boolean;
   definition: Record<string, unknown>;
+  /** Its current version (the highest in applet_versions, read with the row); 0 only for a row no store method wrote. */
+  version: number;
+  /** Issue 18: a failure alert went out and no run succeeded since (a recovery notice is due). */
+  alertOpen: boolean;
+  triggerAlertOpen: boolean;
+  /** null: the Settings channel; `{ mode: "none" }`: no alerts; or a channel of its own. */
+  alertChannel: AppletAlertChannel;
+  /** null: the Settings default. */
+  autoPause: boolean | null;
 };
 
-/** What `applets.insert` / `applets.update` write. `now` is updated_at (and created_at unless given). */
+/** Who saved a version: a signed-in user, an API token, or whenthen itself (a script, the migration). The label is kept as it was then. */
+export interface VersionAuthor {
+  kind: "user" | "token" | "system";
+  id: string | null;
+  /** The user's email or the token's name at the time of the save. */
+  label: string;
+}
+
+/** How a version came to be. `backfill`: the first version the migration made of an applet saved before version history. */
+export type VersionSource = "create" | "save" | "restore" | "import" | "duplicate" | "backfill";
+
+/** One saved version of an applet (issue 18): what was saved, who saved it, when, and how. */
+export interface AppletVersion {
+  appletId: string;
+  version: number;
+  name: string;
+  enabled: boolean;
+  definition: Record<string, unknown>;
+  source: VersionSource;
+  /** With source `restore`: the version it restored. */
+  restoredFrom: number | null;
+  author: VersionAuthor;
+  createdAt: string;
+}
+
+/** The author of a save nobody made through the API (seed script, benches, tests of the store). */
+export const SYSTEM_AUTHOR: VersionAuthor = { kind: "system", id: null, label: "whenthen" };
+
+/**
+ * What `applets.insert` / `applets.update` write. `now` is updated_at (and created_at unless given).
+ * Each also stores the next version (name, enabled, definition as written) with `author`
+ * (default SYSTEM_AUTHOR) and `source` (default `create` / `save`), in the same transaction.
+ */
 export interface AppletInsert {
   id: string;
   name: string;
@@ -54,6 +96,9 @@ export interface AppletInsert {
   webhookToken: string;
   now: string;
   createdAt?: string;
+  author?: VersionAuthor;
+  source?: VersionSource;
+  restoredFrom?: number | null;
 }
 
 /** The four columns the webhook hot path reads. `definition` is the stored JSON text (parsed lazily by the ingress). */
@@ -280,6 +325,70 @@ export type SpaceMode =
 // Aggregates
 // ---------------------------------------------------------------------------------------------
 
+/** An alert as Settings lists it and the dispatcher reads it. */
+export interface AlertRow {
+  id: string;
+  appletId: string | null;
+  /** The applet's name, joined (null for a test alert or an applet deleted since). */
+  appletName: string | null;
+  kind: AlertKind;
+  runId: string | null;
+  error: string | null;
+  detail: Record<string, unknown>;
+  status: AlertStatus;
+  foldedInto: string | null;
+  message: string | null;
+  channelType: string | null;
+  providerAnswer: string | null;
+  lockedUntil: string | null;
+  dispatchedAt: string | null;
+  sentAt: string | null;
+  createdAt: string;
+}
+
+/**
+ * Alerts (issue 18). Failure, pause and recovery alerts are recorded by `runs.finish` /
+ * `finishAndClaim` and trigger alerts by `triggerState.savePolled`, in their transaction, from the
+ * decisions of lib/alerts/policy; the dispatcher (lib/alerts/dispatch) sends them under the
+ * `alerts` job lock. A send is: `beginSend` (commit the message and the folded ones), the
+ * provider's request, then `markSent` / `markFailed`; a `sending` row whose lock passed (its worker
+ * died mid-send) is sent again with the same message and idempotency key.
+ */
+export interface AlertsStore {
+  /** The settings row, or the defaults (DEFAULT_ALERT_SETTINGS) when none was saved. */
+  settings(): Promise<AlertSettings>;
+  /** Upserts the one settings row (updatedAt is `now`). */
+  saveSettings(s: Omit<AlertSettings, "updatedAt">, now: string): Promise<void>;
+  /** The applet's channel override and auto-pause choice; false: no such applet. */
+  setAppletAlerts(appletId: string, channel: AppletAlertChannel, autoPause: boolean | null, now: string): Promise<boolean>;
+  /** Records an alert outside a settle (a test alert from Settings); its id. */
+  insert(a: NewAlert & { appletId: string | null }, now: string): Promise<string>;
+  /** Pending alerts, oldest first (created_at, id), at most `limit`. */
+  pending(limit: number): Promise<AlertRow[]>;
+  /** `sending` alerts whose lock ended before `now` (their sender stopped mid-send). */
+  stale(now: string): Promise<AlertRow[]>;
+  /** When an alert of this applet was last handed to a provider (sent or failed), or null. */
+  lastDispatchedAt(appletId: string | null): Promise<string | null>;
+  /**
+   * Moves `id` from pending to sending with its message, channel type and lock, and `folded` (still
+   * pending) to folded into it, in one transaction; false (nothing changed) when `id` is no longer pending.
+   */
+  beginSend(id: string, folded: string[], message: string, channelType: string, now: string, lockedUntil: string): Promise<boolean>;
+  /** Renews a stale send's lock before sending it again; false when it is no longer sending with that lock. */
+  relock(id: string, expected: string | null, lockedUntil: string, now: string): Promise<boolean>;
+  markSent(id: string, now: string): Promise<void>;
+  /** The provider's answer, already redacted. */
+  markFailed(id: string, answer: string, now: string): Promise<void>;
+  /** Pending alerts that have nowhere to go (no channel): skipped, with the reason as their answer. */
+  skip(ids: string[], reason: string, now: string): Promise<void>;
+  /** The latest alerts, newest first (created_at desc, id desc), folded ones left out. */
+  recent(limit: number): Promise<AlertRow[]>;
+  /** How many alerts were folded into this one. */
+  foldedCount(id: string): Promise<number>;
+  /** Retention: deletes at most `limit` alerts created before `before` that are done (not pending or sending); how many. */
+  deleteBefore(before: string, limit: number): Promise<number>;
+}
+
 /** Applets (table applets). Events, runs and trigger state belong to an applet (ON DELETE CASCADE). */
 export interface AppletsStore {
   /** The applet, or null. */
@@ -288,11 +397,21 @@ export interface AppletsStore {
   list(): Promise<Applet[]>;
   /** Enabled applets of one trigger type (the mail receiver: `email`), any order. */
   listByTriggerType(type: string): Promise<Applet[]>;
-  /** Inserts with run_count 0 and no last_fired_at. Throws on a duplicate id or webhook token (unique). */
+  /**
+   * Inserts with run_count 0 and no last_fired_at, and its version 1, in one transaction. Throws
+   * on a duplicate id or webhook token (unique).
+   */
   insert(a: AppletInsert): Promise<void>;
-  /** Replaces name, enabled, trigger type, definition and webhook token (created_at, counters kept); false: no such applet. */
+  /**
+   * Replaces name, enabled, trigger type, definition and webhook token (created_at, counters kept)
+   * and stores them as the next version, in one transaction; false (and no version): no such applet.
+   */
   update(a: AppletInsert): Promise<boolean>;
-  /** false: no such applet. */
+  /** Every version of the applet, newest first; [] for an unknown id. */
+  versions(id: string): Promise<AppletVersion[]>;
+  /** One version, or null. */
+  version(id: string, version: number): Promise<AppletVersion | null>;
+  /** false: no such applet. Not a save: no version is stored (a version records the enabled state its save wrote). Enabling clears an auto-pause (paused_reason, paused_at) and the failure streak. */
   setEnabled(id: string, enabled: boolean, now: string): Promise<boolean>;
   /** The applet holding this webhook token (tokens are unique), or null. */
   byWebhookToken(token: string): Promise<{ id: string; name: string } | null>;
@@ -338,6 +457,8 @@ export interface TriggerStateStore {
    * cleared only when it is still `slot` (a later claim keeps its own). false: no row.
    */
   savePolled(appletId: string, s: Omit<TriggerState, "nextRunAt">, now: string, slot?: string | null): Promise<boolean>;
+  // Issue 18: in the same transaction, the alert lib/alerts/policy `onPolled` decides (the error
+  // count crossing the threshold, or back to 0 after it) is recorded.
   /** Claimed slots whose outcome was never stored (their worker stopped in between), with the applet's trigger type. */
   listPending(): Promise<PendingSlot[]>;
   /** Clears pending_slot only if it is still `slot`. */
@@ -362,7 +483,8 @@ export interface TriggerStateStore {
  * - `claim` takes the oldest due queued run (ordered by next_attempt_at, then created_at) among
  *   applets with no run `running`: at most one running run per applet, ever, across workers. It
  *   sets status running, locked_by, locked_at = started_at = now, a fresh claim token, clears
- *   finished_at, and returns the row only after that is committed. A backlog of 100,000 runs of
+ *   finished_at, records the applet's current version as applet_version (the version this attempt
+ *   executes with, lib/executor/run.ts), and returns the row only after that is committed. A backlog of 100,000 runs of
  *   one applet must cost a claim a few index seeks.
  * - Every settle (`saveSteps`, `finish`, `retryLater`, `release`) is conditional on the run being
  *   `running` with the caller's claim token: a holder whose run was recovered and claimed again
@@ -397,6 +519,9 @@ export interface RunsStore {
    * Ends the run with a final status, error and steps (`steps` null keeps the stored ones),
    * finished_at = now, clears lock, token and next_attempt_at, and in the same transaction counts
    * it on the applet (run_count + 1, last_fired_at = now). false (and no count) when the claim was lost.
+   * Issue 18, in the same transaction: failed/dead add one to the applet's failure streak and
+   * succeeded resets it; the alerts lib/alerts/policy `onRunSettled` decides are recorded, and an
+   * auto-pause it decides disables the applet with its reason.
    */
   finish(run: ClaimedRun, status: FinalStatus, steps: Step[] | null, error: string | null, now: Date): Promise<boolean>;
   /**
@@ -628,6 +753,7 @@ export interface StoreAggregates {
   workers: WorkersStore;
   seed: SeedStore;
   apiTokens: ApiTokensStore;
+  alerts: AlertsStore;
 }
 
 /** `Store#transaction`'s argument: the same aggregates, every call part of one transaction. */

@@ -1,7 +1,9 @@
 import { Breadcrumb } from "@/components/Breadcrumb";
 import Link from "next/link";
 import { notFound } from "next/navigation";
+import { AppletAlertsForm } from "@/components/AppletAlertsForm";
 import { AppletCounters } from "@/components/AppletCounters";
+import { PausedNote } from "@/components/PausedNote";
 import { CopyButton } from "@/components/CopyButton";
 import { DeleteAppletButton } from "@/components/DeleteAppletButton";
 import { DuplicateAppletButton } from "@/components/DuplicateAppletButton";
@@ -14,16 +16,24 @@ import { RunsTable } from "@/components/RunsTable";
 import { TestEventForm } from "@/components/TestEventForm";
 import { AppletEditor } from "@/components/editor/AppletEditor";
 import { InboundAddress } from "@/components/editor/panels";
-import { appletDetail, meta as readMeta, plannedOf, runsPage, secretList } from "@/lib/api/queries";
+import { AppletHistory } from "@/components/AppletHistory";
+import { appletDetail, appletVersions, meta as readMeta, plannedOf, runsPage, secretList } from "@/lib/api/queries";
 import { services } from "@/lib/services";
+import { CHANNEL_TYPES } from "@/lib/alerts/policy";
 import { hasTimedActions } from "@/lib/timed/rule";
 import { triggerRegistry } from "@/lib/triggers";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Applet · whenthen" };
 
-export default async function AppletPage({ params }: { params: Promise<{ id: string }> }) {
+export default async function AppletPage({ params, searchParams }: { params: Promise<{ id: string }>; searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const { id } = await params;
+  const query = await searchParams;
+  // ?version=N (a run page's link): the history opens on that version. ?restored=N: a restore
+  // just saved version N, and the editor starts again from it.
+  const numberOf = (v: unknown) => (typeof v === "string" && /^[1-9][0-9]{0,8}$/.test(v) ? Number(v) : undefined);
+  const selectedVersion = numberOf(query.version);
+  const restored = numberOf(query.restored);
   const { app } = services();
   const a = await appletDetail(app, id);
   if (!a) notFound();
@@ -31,6 +41,7 @@ export default async function AppletPage({ params }: { params: Promise<{ id: str
   const secrets = (await secretList(app)).map((s) => s.name);
   const { runs } = await runsPage(app, { appletId: a.id, limit: 50 });
   const planned = hasTimedActions(a.definition) ? await plannedLists(app, a.id) : null;
+  const versions = (await appletVersions(app, a.id)) ?? [];
   const trigger = meta.triggers.find((t) => t.type === a.trigger_type);
   // How the trigger is fed decides what the page shows: a URL for a request-fed one, the next check for a polled one.
   const feed = triggerRegistry.get(a.trigger_type)?.feed;
@@ -40,6 +51,8 @@ export default async function AppletPage({ params }: { params: Promise<{ id: str
   const aliasValue = a.definition.trigger.config.to_alias;
   const alias = typeof aliasValue === "string" && aliasValue.trim() ? aliasValue.trim().toLowerCase() : "";
   const inbound = alias ? `${alias}@${meta.inbound_domain}` : `*@${meta.inbound_domain}`;
+  const channelActions = meta.actions.filter((x) => (CHANNEL_TYPES as readonly string[]).includes(x.type));
+  const settingsChannel = (await app.store.alerts.settings()).channel?.type ?? null;
 
   return (
     <div className="mx-auto max-w-5xl">
@@ -66,6 +79,15 @@ export default async function AppletPage({ params }: { params: Promise<{ id: str
           <DeleteAppletButton id={a.id} name={a.name} />
         </div>
       </header>
+
+      {a.paused_reason ? (
+        <div role="status" className="mb-4 rounded-md bg-amber-50 p-3 text-sm text-amber-900 ring-1 ring-amber-200" data-testid="paused-banner">
+          <p className="font-semibold">This applet is paused</p>
+          <p className="mt-1">
+            <PausedNote reason={a.paused_reason} at={a.paused_at} />. Its last runs below say what went wrong; the switch next to its name turns it back on.
+          </p>
+        </div>
+      ) : null}
 
       <section className="card mb-4 flex flex-col gap-3 text-sm">
         {feed === "http" ? (
@@ -125,6 +147,11 @@ export default async function AppletPage({ params }: { params: Promise<{ id: str
         <TestEventForm appletId={a.id} sample={trigger?.sample ?? {}} />
       </section>
 
+      <section className="card mb-4" id="alerts">
+        <h2 className="mb-2 text-base font-semibold">Alerts</h2>
+        <AppletAlertsForm appletId={a.id} initial={a.alerts} actions={channelActions} settingsChannel={settingsChannel} />
+      </section>
+
       {planned ? <PlannedRuns appletId={a.id} actionLabels={Object.fromEntries(meta.actions.map((x) => [x.type, x.label]))} initial={planned} /> : null}
 
       <section className="mb-6">
@@ -137,9 +164,13 @@ export default async function AppletPage({ params }: { params: Promise<{ id: str
         <RunsTable initial={runs} query={{ applet_id: a.id }} showApplet={false} emptyText="No runs yet. Send a test event above, or fire the trigger." />
       </section>
 
-      <section>
-        <h2 className="mb-2 text-base font-semibold">Definition</h2>
-        <AppletEditor meta={meta} secrets={secrets} applet={{ id: a.id, name: a.name, definition: a.definition }} />
+      <AppletHistory appletId={a.id} versions={versions} selected={selectedVersion ?? (restored ? restored : undefined)} />
+
+      <section id="definition">
+        <h2 className="mb-2 text-base font-semibold">
+          Definition <span className="text-sm font-normal text-slate-500">· version {a.version}</span>
+        </h2>
+        <AppletEditor key={restored ? `restored-${restored}` : "editor"} meta={meta} secrets={secrets} applet={{ id: a.id, name: a.name, definition: a.definition }} />
       </section>
     </div>
   );

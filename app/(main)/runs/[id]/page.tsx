@@ -91,6 +91,18 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
             <Meta label="Next attempt">{run.status === "queued" && run.next_attempt_at ? <LocalTime iso={run.next_attempt_at} relative /> : "–"}</Meta>
           </>
         )}
+        <Meta label="Applet version">
+          {run.applet_version !== null && applet ? (
+            <Link href={`/applets/${applet.id}?version=${run.applet_version}#history`} className="text-indigo-700 hover:underline" data-testid="run-version">
+              version {run.applet_version}
+            </Link>
+          ) : run.status === "queued" || run.status === "planned" ? (
+            <span className="text-slate-600">the one current when it starts</span>
+          ) : (
+            // Runs from before version history (or of a deleted applet) never recorded one.
+            "–"
+          )}
+        </Meta>
         <Meta label="Event source">{event?.source ?? "–"}</Meta>
         <Meta label="Dedupe key">
           <span className="break-all">{event?.dedupe_key ?? "–"}</span>

@@ -6,6 +6,12 @@ import { newId } from "../../../core/ids";
 import type { Logger } from "../../../core/log";
 import type { RunStatus, Step } from "../../../executor/types";
 import type { TriggerState } from "../../../triggers/types";
+import {
+  SYSTEM_AUTHOR,
+  type AppletVersion,
+  type VersionAuthor,
+  type VersionSource,
+} from "../types";
 import type {
   Applet,
   AppletInsert,
@@ -38,9 +44,12 @@ import { createListener, type Listener } from "./listen";
 import { defaultPgMigrationsDir, migratePostgres } from "./migrate";
 import { createPool, inTransaction, query, queryDynamic, sqlState, type Queryable } from "./pool";
 import * as Q from "./queue-sql";
+import { alertsStore, recordPolled, recordSettled } from "./alerts";
+import { readAppletChannel } from "../alert-row";
+import { settleNeedsAlertState } from "../../../alerts/policy";
 
 /** The named jobs of the spec; one row each so a lock is always a single UPDATE (as on SQLite). */
-const JOB_NAMES = ["scheduler_tick", "retention", "worker_heartbeat"] as const;
+const JOB_NAMES = ["scheduler_tick", "retention", "worker_heartbeat", "alerts"] as const;
 
 export interface PostgresStoreOptions {
   url: string;
@@ -152,8 +161,8 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
  */
 function aggregates(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T>) => Promise<T>): StoreAggregates {
   return {
-    applets: appletsStore(q),
-    triggerState: triggerStateStore(q),
+    applets: appletsStore(q, begin),
+    triggerState: triggerStateStore(q, begin),
     runs: runsStore(q, begin),
     plannedRuns: plannedRunsStore(q, begin),
     secrets: secretsStore(q),
@@ -162,6 +171,7 @@ function aggregates(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<
     workers: workersStore(q, begin),
     seed: seedStore(q),
     apiTokens: apiTokensStore(q),
+    alerts: alertsStore(q, begin),
   };
 }
 
@@ -176,9 +186,46 @@ interface AppletRaw {
   webhook_token: string;
   last_fired_at: string | null;
   run_count: number;
+  failure_streak: number;
+  alert_open: number;
+  trigger_alert_open: number;
+  alert_channel: unknown;
+  auto_pause: number | null;
+  paused_reason: string | null;
+  paused_at: string | null;
   created_at: string;
   updated_at: string;
+  version: number | null;
 }
+
+interface VersionRaw {
+  applet_id: string;
+  version: number;
+  name: string;
+  enabled: number;
+  definition: Record<string, unknown>;
+  source: string;
+  restored_from: number | null;
+  author_type: string;
+  author_id: string | null;
+  author_label: string;
+  created_at: string;
+}
+
+/** The applet's current version, read in the same statement as its row. */
+const APPLET_COLUMNS = "applets.*, (SELECT MAX(v.version) FROM applet_versions v WHERE v.applet_id = applets.id) AS version";
+
+const toVersion = (r: VersionRaw): AppletVersion => ({
+  appletId: r.applet_id,
+  version: r.version,
+  name: r.name,
+  enabled: r.enabled === 1,
+  definition: r.definition,
+  source: r.source as VersionSource,
+  restoredFrom: r.restored_from,
+  author: { kind: r.author_type as VersionAuthor["kind"], id: r.author_id, label: r.author_label },
+  createdAt: r.created_at,
+});
 
 const toApplet = (r: AppletRaw): Applet => ({
   id: r.id,
@@ -189,39 +236,82 @@ const toApplet = (r: AppletRaw): Applet => ({
   webhookToken: r.webhook_token,
   lastFiredAt: r.last_fired_at,
   runCount: r.run_count,
+  failureStreak: r.failure_streak,
+  alertOpen: r.alert_open === 1,
+  triggerAlertOpen: r.trigger_alert_open === 1,
+  alertChannel: readAppletChannel(r.alert_channel),
+  autoPause: r.auto_pause === null ? null : r.auto_pause === 1,
+  pausedReason: r.paused_reason,
+  pausedAt: r.paused_at,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
+  version: r.version ?? 0,
 });
 
 const appletParams = (a: AppletInsert) => [a.id, a.name, a.enabled ? 1 : 0, a.triggerType, JSON.stringify(a.definition), a.webhookToken, a.now, a.createdAt ?? a.now];
 
-function appletsStore(q: Queryable): AppletsStore {
+/** Issue 18: enabling clears an auto-pause and starts the failure streak over (as on SQLite). `p` is the enabled parameter. */
+const unpause = (p: string) => `paused_reason = CASE WHEN ${p}::int = 1 THEN NULL ELSE paused_reason END,
+  paused_at = CASE WHEN ${p}::int = 1 THEN NULL ELSE paused_at END,
+  failure_streak = CASE WHEN ${p}::int = 1 AND enabled = 0 THEN 0 ELSE failure_streak END`;
+
+/**
+ * The next version of the applet, numbered in the statement that writes it. Run after the
+ * applet's own INSERT or UPDATE in the same transaction: the UPDATE's row lock makes a second save
+ * of the same applet wait for this one's commit, and its INSERT then sees this version (READ
+ * COMMITTED reads per statement), so two saves never take the same number; the unique index says so too.
+ */
+const insertVersion = (c: Queryable, a: AppletInsert, source: VersionSource) => {
+  const author = a.author ?? SYSTEM_AUTHOR;
+  return query(
+    c,
+    `INSERT INTO applet_versions (id, applet_id, version, name, enabled, definition, source, restored_from, author_type, author_id, author_label, created_at, updated_at)
+     SELECT $1, $2::text, COALESCE(MAX(version), 0) + 1, $3, $4, $5::json, $6, $7, $8, $9, $10, $11, $11
+     FROM applet_versions WHERE applet_id = $2::text`,
+    [newId(), a.id, a.name, a.enabled ? 1 : 0, JSON.stringify(a.definition), a.source ?? source, a.restoredFrom ?? null, author.kind, author.id, author.label, a.now],
+  );
+};
+
+function appletsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T>) => Promise<T>): AppletsStore {
   return {
     get: async (id) => {
-      const r = (await query<AppletRaw>(q, "SELECT * FROM applets WHERE id = $1", [id])).rows[0];
+      const r = (await query<AppletRaw>(q, `SELECT ${APPLET_COLUMNS} FROM applets WHERE id = $1`, [id])).rows[0];
       return r ? toApplet(r) : null;
     },
-    list: async () => (await query<AppletRaw>(q, "SELECT * FROM applets ORDER BY created_at, id")).rows.map(toApplet),
+    list: async () => (await query<AppletRaw>(q, `SELECT ${APPLET_COLUMNS} FROM applets ORDER BY created_at, id`)).rows.map(toApplet),
     listByTriggerType: async (type) =>
-      (await query<AppletRaw>(q, "SELECT * FROM applets WHERE trigger_type = $1 AND enabled = 1", [type])).rows.map(toApplet),
-    insert: async (a) => {
-      await query(
-        q,
-        `INSERT INTO applets (id, name, enabled, trigger_type, definition, webhook_token, run_count, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5::json, $6, 0, $8, $7)`,
-        appletParams(a),
-      );
-    },
-    update: async (a) =>
-      ((
+      (await query<AppletRaw>(q, `SELECT ${APPLET_COLUMNS} FROM applets WHERE trigger_type = $1 AND enabled = 1`, [type])).rows.map(toApplet),
+    insert: (a) =>
+      begin(async (c) => {
         await query(
-          q,
-          "UPDATE applets SET name = $2, enabled = $3, trigger_type = $4, definition = $5::json, webhook_token = $6, updated_at = $7 WHERE id = $1",
-          appletParams(a).slice(0, 7),
-        )
-      ).rowCount ?? 0) > 0,
+          c,
+          `INSERT INTO applets (id, name, enabled, trigger_type, definition, webhook_token, run_count, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5::json, $6, 0, $8, $7)`,
+          appletParams(a),
+        );
+        await insertVersion(c, a, "create");
+      }),
+    update: (a) =>
+      begin(async (c) => {
+        const changed =
+          ((
+            await query(
+              c,
+              `UPDATE applets SET name = $2, enabled = $3, trigger_type = $4, definition = $5::json, webhook_token = $6, updated_at = $7, ${unpause("$3")} WHERE id = $1`,
+              appletParams(a).slice(0, 7),
+            )
+          ).rowCount ?? 0) > 0;
+        if (changed) await insertVersion(c, a, "save");
+        return changed;
+      }),
+    versions: async (id) =>
+      (await query<VersionRaw>(q, "SELECT * FROM applet_versions WHERE applet_id = $1 ORDER BY version DESC", [id])).rows.map(toVersion),
+    version: async (id, version) => {
+      const r = (await query<VersionRaw>(q, "SELECT * FROM applet_versions WHERE applet_id = $1 AND version = $2", [id, version])).rows[0];
+      return r ? toVersion(r) : null;
+    },
     setEnabled: async (id, enabled, now) =>
-      ((await query(q, "UPDATE applets SET enabled = $1, updated_at = $2 WHERE id = $3", [enabled ? 1 : 0, now, id])).rowCount ?? 0) > 0,
+      ((await query(q, `UPDATE applets SET ${unpause("$1")}, enabled = $1, updated_at = $2 WHERE id = $3`, [enabled ? 1 : 0, now, id])).rowCount ?? 0) > 0,
     byWebhookToken: async (token) => (await query<{ id: string; name: string }>(q, "SELECT id, name FROM applets WHERE webhook_token = $1", [token])).rows[0] ?? null,
     setWebhookToken: async (id, token) => ((await query(q, "UPDATE applets SET webhook_token = $1 WHERE id = $2", [token, id])).rowCount ?? 0) > 0,
     delete: async (id) => ((await query(q, "DELETE FROM applets WHERE id = $1", [id])).rowCount ?? 0) > 0,
@@ -287,7 +377,7 @@ interface ScheduledRaw {
   updated_at: string;
 }
 
-function triggerStateStore(q: Queryable): TriggerStateStore {
+function triggerStateStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T>) => Promise<T>): TriggerStateStore {
   return {
     get: async (appletId) => {
       const r = (await query<StateRaw>(q, "SELECT * FROM trigger_state WHERE applet_id = $1", [appletId])).rows[0];
@@ -323,17 +413,22 @@ function triggerStateStore(q: Queryable): TriggerStateStore {
           [next, now, appletId, expected],
         )
       ).rowCount === 1,
-    savePolled: async (appletId, s, now, slot = null) =>
-      (
+    savePolled: (appletId, s, now, slot = null) =>
+      begin(async (c) => {
+        const before = (await query<{ error_count: number }>(c, "SELECT error_count FROM trigger_state WHERE applet_id = $1 FOR UPDATE", [appletId])).rows[0]?.error_count ?? 0;
+        const ok = (
         await query(
-          q,
+          c,
           `UPDATE trigger_state SET last_polled_at = $2, seen_keys = $3::json, last_value = $4::json, etag = $5, last_modified = $6,
              last_error = $7, error_count = $8, updated_at = $9,
              pending_slot = CASE WHEN pending_slot = $10::text THEN NULL ELSE pending_slot END
            WHERE applet_id = $1`,
           [...stateParams(appletId, s, now), slot],
         )
-      ).rowCount === 1,
+      ).rowCount === 1;
+        if (ok) await recordPolled(c, appletId, before, s.errorCount, s.lastError, now);
+        return ok;
+      }),
     listPending: async () =>
       (
         await query<{ applet_id: string; trigger_type: string; pending_slot: string }>(
@@ -405,6 +500,7 @@ interface RunRaw {
   action_index: number | null;
   due_at: string | null;
   reason: string | null;
+  applet_version: number | null;
   created_at: string;
   updated_at: string;
 }
@@ -468,8 +564,16 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
     }
   };
 
-  const finishOn = async (c: Queryable, run: ClaimedRun, status: FinalStatus, steps: Step[] | null, error: string | null, now: Date) =>
-    (await query(c, Q.FINISH_AND_COUNT, [run.id, run.claimToken, status, steps === null ? null : JSON.stringify(steps), error, now.toISOString()])).rowCount === 1;
+  // Issue 18: the alerts the settle means (lib/alerts/policy) are recorded on the same client, so
+  // `c` must be a transaction's (`finish` opens one).
+  const finishOn = async (c: Queryable, run: ClaimedRun, status: FinalStatus, steps: Step[] | null, error: string | null, now: Date) => {
+    const at = now.toISOString();
+    const r = await query<{ id: string; alert_open: number }>(c, Q.FINISH_AND_COUNT, [run.id, run.claimToken, status, steps === null ? null : JSON.stringify(steps), error, at]);
+    const bumped = r.rows[0];
+    if (r.rowCount !== 1 || !bumped) return false;
+    if (settleNeedsAlertState(status, bumped.alert_open === 1)) await recordSettled(c, run.appletId, { id: run.id, status, error, attempt: run.attempt }, at);
+    return true;
+  };
 
   // A checked-out client is inside a transaction (Store#transaction); the pool is autocommit.
   const inTx = "release" in q;
@@ -511,8 +615,8 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
            INSERT INTO events (id, applet_id, source, dedupe_key, payload, received_at, created_at, updated_at)
            VALUES ($1, $2, $3, $4, $5::json, $6, $6, $6) ON CONFLICT DO NOTHING RETURNING id
          )
-         INSERT INTO runs (id, applet_id, event_id, status, attempt, max_attempts, next_attempt_at, steps, error, finished_at, created_at, updated_at)
-         SELECT $7, $2, e.id, 'skipped', 1, $8, NULL, '[]', $9, $6, $6, $6 FROM e
+         INSERT INTO runs (id, applet_id, event_id, status, attempt, max_attempts, next_attempt_at, steps, error, finished_at, created_at, updated_at, applet_version)
+         SELECT $7, $2, e.id, 'skipped', 1, $8, NULL, '[]', $9, $6, $6, $6, (SELECT MAX(v.version) FROM applet_versions v WHERE v.applet_id = $2) FROM e
          RETURNING id`,
         [eventId, i.appletId, i.source, i.dedupeKey, i.payloadJson, i.receivedAt, runId, i.maxAttempts, reason],
       );
@@ -584,7 +688,7 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
 
     saveSteps: async (run, steps, now) => (await query(q, Q.SAVE_STEPS, [run.id, run.claimToken, JSON.stringify(steps), now.toISOString()])).rowCount === 1,
 
-    finish: (run, status, steps, error, now) => finishOn(q, run, status, steps, error, now),
+    finish: (run, status, steps, error, now) => begin((c) => finishOn(c, run, status, steps, error, now)),
 
     finishAndClaim: (run, status, steps, error, now, workerId) =>
       begin(async (c) => {

@@ -16,7 +16,7 @@
  */
 
 const columns = (t: string) =>
-  `${t}id, ${t}applet_id, ${t}event_id, ${t}status, ${t}attempt, ${t}max_attempts, ${t}next_attempt_at, ${t}locked_by, ${t}locked_at, ${t}claim_token, ${t}started_at, ${t}finished_at, ${t}error, ${t}steps::text AS steps, ${t}planned_run_id, ${t}action_index, ${t}due_at, ${t}reason, ${t}created_at, ${t}updated_at`;
+  `${t}id, ${t}applet_id, ${t}event_id, ${t}status, ${t}attempt, ${t}max_attempts, ${t}next_attempt_at, ${t}locked_by, ${t}locked_at, ${t}claim_token, ${t}started_at, ${t}finished_at, ${t}error, ${t}steps::text AS steps, ${t}applet_version, ${t}planned_run_id, ${t}action_index, ${t}due_at, ${t}reason, ${t}created_at, ${t}updated_at`;
 
 /** A run row as the store reads it (steps as text, parsed by the store so a bad value cannot throw in the driver). */
 export const RUN_COLUMNS = columns("");
@@ -85,7 +85,8 @@ export const CLAIM = `WITH RECURSIVE queued_applets(applet_id) AS (
     FOR UPDATE OF r SKIP LOCKED
   )
   UPDATE runs SET status = 'running', locked_by = $1, locked_at = $2, claim_token = $3,
-         started_at = $2, finished_at = NULL, updated_at = $2
+         started_at = $2, finished_at = NULL, updated_at = $2,
+         applet_version = (SELECT MAX(v.version) FROM applet_versions v WHERE v.applet_id = runs.applet_id)
   FROM picked WHERE runs.id = picked.id AND runs.status = 'queued'
   RETURNING ${columns("runs.")}`;
 
@@ -100,11 +101,14 @@ export const BUMP_APPLET = "UPDATE applets SET run_count = run_count + 1, last_f
 
 /**
  * FINISH and BUMP_APPLET in one statement: the applet is counted only when the fenced finish
- * changed the run. $1..$6 as FINISH.
+ * changed the run. $1..$6 as FINISH. Issue 18: the failure streak moves with it, and alert_open
+ * says whether a success owes a recovery notice.
  */
 export const FINISH_AND_COUNT = `WITH f AS (${FINISH})
-  UPDATE applets SET run_count = run_count + 1, last_fired_at = $6 FROM f WHERE applets.id = f.applet_id
-  RETURNING applets.id`;
+  UPDATE applets SET run_count = run_count + 1, last_fired_at = $6,
+    failure_streak = CASE WHEN $3::text IN ('failed', 'dead') THEN applets.failure_streak + 1 WHEN $3::text = 'succeeded' THEN 0 ELSE applets.failure_streak END
+  FROM f WHERE applets.id = f.applet_id
+  RETURNING applets.id, applets.alert_open`;
 
 /** $1 run id, $2 claim token, $3 steps JSON, $4 now. */
 export const SAVE_STEPS = "UPDATE runs SET steps = $3::json, updated_at = $4 WHERE id = $1 AND claim_token = $2 AND status = 'running'";

@@ -1,10 +1,28 @@
-import type { applets } from "../../schema";
-import type { Applet, AppletInsert, HookApplet } from "../types";
+import { newId } from "../../../core/ids";
+import type { applets, appletVersions } from "../../schema";
+import { SYSTEM_AUTHOR, type Applet, type AppletInsert, type AppletVersion, type HookApplet, type VersionSource } from "../types";
 import type { Sqlite } from "./client";
 import type { RawRow } from "./rows";
 import { readJson } from "./json";
+import { readAppletChannel } from "../alert-row";
 
-type AppletRowRaw = RawRow<typeof applets>;
+type AppletRowRaw = RawRow<typeof applets> & { version: number | null };
+type VersionRowRaw = RawRow<typeof appletVersions>;
+
+/** The applet's current version, read in the same statement as its row. */
+const APPLET_COLUMNS = "applets.*, (SELECT MAX(v.version) FROM applet_versions v WHERE v.applet_id = applets.id) AS version";
+
+const toVersion = (r: VersionRowRaw): AppletVersion => ({
+  appletId: r.applet_id,
+  version: r.version,
+  name: r.name,
+  enabled: r.enabled === 1,
+  definition: readJson<Record<string, unknown>>(r.definition, `the stored definition of version ${r.version} of applet ${r.applet_id}`),
+  source: r.source as VersionSource,
+  restoredFrom: r.restored_from,
+  author: { kind: r.author_type as AppletVersion["author"]["kind"], id: r.author_id, label: r.author_label },
+  createdAt: r.created_at,
+});
 
 const toApplet = (r: AppletRowRaw): Applet => ({
   id: r.id,
@@ -15,24 +33,46 @@ const toApplet = (r: AppletRowRaw): Applet => ({
   webhookToken: r.webhook_token,
   lastFiredAt: r.last_fired_at,
   runCount: r.run_count,
+  failureStreak: r.failure_streak,
+  alertOpen: r.alert_open === 1,
+  triggerAlertOpen: r.trigger_alert_open === 1,
+  alertChannel: readAppletChannel(r.alert_channel),
+  autoPause: r.auto_pause === null ? null : r.auto_pause === 1,
+  pausedReason: r.paused_reason,
+  pausedAt: r.paused_at,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
+  version: r.version ?? 0,
 });
 
 export type AppletsRepo = ReturnType<typeof createAppletsRepo>;
 
 export function createAppletsRepo(sqlite: Sqlite) {
-  const byId = sqlite.prepare<[string], AppletRowRaw>("SELECT * FROM applets WHERE id = ?");
-  const all = sqlite.prepare<[], AppletRowRaw>("SELECT * FROM applets ORDER BY created_at, id");
+  const byId = sqlite.prepare<[string], AppletRowRaw>(`SELECT ${APPLET_COLUMNS} FROM applets WHERE id = ?`);
+  const all = sqlite.prepare<[], AppletRowRaw>(`SELECT ${APPLET_COLUMNS} FROM applets ORDER BY created_at, id`);
+  // The next number is read and written in one statement, inside the save's transaction (SQLite
+  // serialises writers), so two saves never take the same number; the unique index says so too.
+  const insertVersion = sqlite.prepare(
+    `INSERT INTO applet_versions (id, applet_id, version, name, enabled, definition, source, restored_from, author_type, author_id, author_label, created_at, updated_at)
+     SELECT @versionId, @id, COALESCE(MAX(version), 0) + 1, @name, @enabled, @definition, @source, @restoredFrom, @authorType, @authorId, @authorLabel, @now, @now
+     FROM applet_versions WHERE applet_id = @id`,
+  );
+  const versionsOf = sqlite.prepare<[string], VersionRowRaw>("SELECT * FROM applet_versions WHERE applet_id = ? ORDER BY version DESC");
+  const versionOf = sqlite.prepare<[string, number], VersionRowRaw>("SELECT * FROM applet_versions WHERE applet_id = ? AND version = ?");
   const insert = sqlite.prepare(
     `INSERT INTO applets (id, name, enabled, trigger_type, definition, webhook_token, run_count, created_at, updated_at)
      VALUES (@id, @name, @enabled, @triggerType, @definition, @webhookToken, 0, @createdAt, @now)`,
   );
+  // Issue 18: an applet enabled again (by a save or the toggle) is no longer paused, and its failure
+  // streak starts over (or the next failure would pause it again at once).
+  const UNPAUSE = `paused_reason = CASE WHEN @enabled = 1 THEN NULL ELSE paused_reason END,
+       paused_at = CASE WHEN @enabled = 1 THEN NULL ELSE paused_at END,
+       failure_streak = CASE WHEN @enabled = 1 AND enabled = 0 THEN 0 ELSE failure_streak END`;
   const update = sqlite.prepare(
     `UPDATE applets SET name = @name, enabled = @enabled, trigger_type = @triggerType, definition = @definition,
-       webhook_token = @webhookToken, updated_at = @now WHERE id = @id`,
+       webhook_token = @webhookToken, updated_at = @now, ${UNPAUSE} WHERE id = @id`,
   );
-  const setEnabled = sqlite.prepare("UPDATE applets SET enabled = ?, updated_at = ? WHERE id = ?");
+  const setEnabled = sqlite.prepare(`UPDATE applets SET ${UNPAUSE}, enabled = @enabled, updated_at = @now WHERE id = @id`);
   const setToken = sqlite.prepare("UPDATE applets SET webhook_token = ? WHERE id = ?");
   const byToken = sqlite.prepare<[string], { id: string; name: string }>("SELECT id, name FROM applets WHERE webhook_token = ?");
   const remove = sqlite.prepare("DELETE FROM applets WHERE id = ?");
@@ -43,7 +83,7 @@ export function createAppletsRepo(sqlite: Sqlite) {
     "SELECT id, enabled, webhook_token, definition FROM applets WHERE id = ?",
   );
 
-  const params = (a: AppletInsert) => ({
+  const params = (a: AppletInsert, source: VersionSource) => ({
     id: a.id,
     name: a.name,
     enabled: a.enabled ? 1 : 0,
@@ -52,6 +92,24 @@ export function createAppletsRepo(sqlite: Sqlite) {
     webhookToken: a.webhookToken,
     now: a.now,
     createdAt: a.createdAt ?? a.now,
+    versionId: newId(),
+    source: a.source ?? source,
+    restoredFrom: a.restoredFrom ?? null,
+    authorType: (a.author ?? SYSTEM_AUTHOR).kind,
+    authorId: (a.author ?? SYSTEM_AUTHOR).id,
+    authorLabel: (a.author ?? SYSTEM_AUTHOR).label,
+  });
+  // The row and its version commit together (inside a Store#transaction, a savepoint of it).
+  const insertTx = sqlite.transaction((a: AppletInsert) => {
+    const p = params(a, "create");
+    insert.run(p);
+    insertVersion.run(p);
+  });
+  const updateTx = sqlite.transaction((a: AppletInsert): boolean => {
+    const p = params(a, "save");
+    if (update.run(p).changes === 0) return false;
+    insertVersion.run(p);
+    return true;
   });
 
   return {
@@ -62,12 +120,17 @@ export function createAppletsRepo(sqlite: Sqlite) {
     list: (): Applet[] => all.all().map(toApplet),
     listByTriggerType: (type: string): Applet[] =>
       sqlite
-        .prepare<[string], AppletRowRaw>("SELECT * FROM applets WHERE trigger_type = ? AND enabled = 1")
+        .prepare<[string], AppletRowRaw>(`SELECT ${APPLET_COLUMNS} FROM applets WHERE trigger_type = ? AND enabled = 1`)
         .all(type)
         .map(toApplet),
-    insert: (a: AppletInsert): void => void insert.run(params(a)),
-    update: (a: AppletInsert): boolean => update.run(params(a)).changes > 0,
-    setEnabled: (id: string, enabled: boolean, now: string): boolean => setEnabled.run(enabled ? 1 : 0, now, id).changes > 0,
+    insert: (a: AppletInsert): void => insertTx(a),
+    update: (a: AppletInsert): boolean => updateTx(a),
+    versions: (id: string): AppletVersion[] => versionsOf.all(id).map(toVersion),
+    version: (id: string, version: number): AppletVersion | null => {
+      const r = versionOf.get(id, version);
+      return r ? toVersion(r) : null;
+    },
+    setEnabled: (id: string, enabled: boolean, now: string): boolean => setEnabled.run({ enabled: enabled ? 1 : 0, now, id }).changes > 0,
     /** The applet holding a webhook token (tokens are unique), if any. */
     byWebhookToken: (token: string): { id: string; name: string } | null => byToken.get(token) ?? null,
     setWebhookToken: (id: string, token: string): boolean => setToken.run(token, id).changes > 0,

@@ -32,7 +32,7 @@ export interface OpenOptions {
 export const JOURNAL_SIZE_LIMIT_BYTES = 4 * 1024 * 1024;
 
 /** The named jobs of the spec; one row each so a lock is always a single UPDATE. */
-export const JOB_NAMES = ["scheduler_tick", "retention", "worker_heartbeat"] as const;
+export const JOB_NAMES = ["scheduler_tick", "retention", "worker_heartbeat", "alerts"] as const;
 
 /**
  * Opens the SQLite file in WAL mode and brings its schema up to date. Both processes call this at

@@ -2,6 +2,7 @@ import path from "node:path";
 import type { Clock } from "../../../core/clock";
 import type { Logger } from "../../../core/log";
 import type {
+  AlertsStore,
   ApiTokensStore,
   AppletsStore,
   JobLocksStore,
@@ -16,6 +17,7 @@ import type {
   UsersStore,
   WorkersStore,
 } from "../types";
+import { createAlertsRepo } from "./alerts";
 import { createApiTokensRepo } from "./api-tokens";
 import { createAppletsRepo } from "./applets";
 import { startWalCheckpointer } from "./checkpoint";
@@ -37,10 +39,12 @@ type Async<T> = { [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (
 /** The synchronous repos over one connection (today's prepared statements, unchanged). */
 function createRepos(sqlite: Sqlite) {
   const planned = createPlannedRunsRepo(sqlite);
+  const alerts = createAlertsRepo(sqlite);
   return {
+    alerts: alerts.store,
     applets: createAppletsRepo(sqlite),
-    triggerState: createTriggerStateRepo(sqlite),
-    runs: createRunsRepo(sqlite, planned.applyPlan),
+    triggerState: createTriggerStateRepo(sqlite, alerts),
+    runs: createRunsRepo(sqlite, alerts, planned.applyPlan),
     plannedRuns: planned.repo,
     secrets: createSecretsRepo(sqlite),
     users: createUsersRepo(sqlite),
@@ -74,7 +78,8 @@ function aggregates(repos: Repos, call: <R>(fn: () => R) => Promise<R>): StoreAg
   const seed: SeedStore = wrap(repos.seed, call);
   const maintenance: MaintenanceStore = wrap(repos.maintenance, call);
   const apiTokens: ApiTokensStore = wrap(repos.apiTokens, call);
-  return { applets, triggerState, runs, plannedRuns, secrets, users, jobLocks, workers, seed, maintenance, apiTokens };
+  const alerts: AlertsStore = wrap(repos.alerts, call);
+  return { applets, triggerState, runs, plannedRuns, secrets, users, jobLocks, workers, seed, maintenance, apiTokens, alerts };
 }
 
 /**

@@ -1,6 +1,8 @@
 import { toRun as toRunRow } from "../run-row";
 import { randomUUID } from "node:crypto";
 import { newId } from "../../../core/ids";
+import { settleNeedsAlertState } from "../../../alerts/policy";
+import type { AlertsRepo } from "./alerts";
 import type { Sqlite } from "./client";
 import { createPlannedRunsRepo } from "./planned-runs";
 import { readJson } from "./json";
@@ -34,7 +36,7 @@ export type RunsRepo = ReturnType<typeof createRunsRepo>;
  * the event (deduped on applet + dedupe key) and its queued run. Every settle is fenced by the
  * claim token, so a worker whose lease was taken over changes nothing.
  */
-export function createRunsRepo(sqlite: Sqlite, applyPlan: (plan: PlanWrite) => unknown = createPlannedRunsRepo(sqlite).applyPlan) {
+export function createRunsRepo(sqlite: Sqlite, alerts: AlertsRepo, applyPlan: (plan: PlanWrite) => unknown = createPlannedRunsRepo(sqlite).applyPlan) {
   const insertEvent = sqlite.prepare(
     `INSERT INTO events (id, applet_id, source, dedupe_key, payload, received_at, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
@@ -56,14 +58,14 @@ export function createRunsRepo(sqlite: Sqlite, applyPlan: (plan: PlanWrite) => u
   };
   const ingestTx = sqlite.transaction(ingestRow);
   const insertSkippedRun = sqlite.prepare(
-    `INSERT INTO runs (id, applet_id, event_id, status, attempt, max_attempts, next_attempt_at, steps, error, finished_at, created_at, updated_at)
-     VALUES (?, ?, ?, 'skipped', 1, ?, NULL, '[]', ?, ?, ?, ?)`,
+    `INSERT INTO runs (id, applet_id, event_id, status, attempt, max_attempts, next_attempt_at, steps, error, finished_at, created_at, updated_at, applet_version)
+     VALUES (?, ?, ?, 'skipped', 1, ?, NULL, '[]', ?, ?, ?, ?, (SELECT MAX(version) FROM applet_versions WHERE applet_id = ?))`,
   );
   const ingestSkippedTx = sqlite.transaction((i: IngestInput, reason: string): Ingested => {
     const eventId = i.eventId ?? newId();
     if (insertEvent.run(eventId, i.appletId, i.source, i.dedupeKey, i.payloadJson, i.receivedAt, i.receivedAt, i.receivedAt).changes === 0) return null;
     const runId = newId();
-    insertSkippedRun.run(runId, i.appletId, eventId, i.maxAttempts, reason, i.receivedAt, i.receivedAt, i.receivedAt);
+    insertSkippedRun.run(runId, i.appletId, eventId, i.maxAttempts, reason, i.receivedAt, i.receivedAt, i.receivedAt, i.appletId);
     if (i.plan) applyPlan(i.plan);
     return { eventId, runId };
   });
@@ -105,7 +107,8 @@ export function createRunsRepo(sqlite: Sqlite, applyPlan: (plan: PlanWrite) => u
          AND NOT EXISTS (SELECT 1 FROM runs x WHERE x.status = 'running' AND x.applet_id = q.applet_id)
      )
      UPDATE runs SET status = 'running', locked_by = @worker, locked_at = @now, claim_token = @token,
-            started_at = @now, finished_at = NULL, updated_at = @now
+            started_at = @now, finished_at = NULL, updated_at = @now,
+            applet_version = (SELECT MAX(v.version) FROM applet_versions v WHERE v.applet_id = runs.applet_id)
      WHERE id = (SELECT id FROM candidates ORDER BY next_attempt_at, created_at LIMIT 1) AND status = 'queued'
      RETURNING *`,
   );
@@ -118,8 +121,12 @@ export function createRunsRepo(sqlite: Sqlite, applyPlan: (plan: PlanWrite) => u
             locked_by = NULL, locked_at = NULL, claim_token = NULL, next_attempt_at = NULL
      WHERE id = @id AND claim_token = @token AND status = 'running'`,
   );
-  const bumpApplet = sqlite.prepare(
-    "UPDATE applets SET run_count = run_count + 1, last_fired_at = ? WHERE id = ?",
+  // Issue 18: the failure streak moves in the same statement (failed/dead + 1, succeeded 0), and
+  // alert_open says whether a success owes a recovery notice, so a healthy run costs nothing more.
+  const bumpApplet = sqlite.prepare<{ now: string; status: string; id: string }, { alert_open: number }>(
+    `UPDATE applets SET run_count = run_count + 1, last_fired_at = @now,
+       failure_streak = CASE WHEN @status IN ('failed', 'dead') THEN failure_streak + 1 WHEN @status = 'succeeded' THEN 0 ELSE failure_streak END
+     WHERE id = @id RETURNING alert_open`,
   );
   const requeue = sqlite.prepare(
     `UPDATE runs SET status = 'queued', attempt = attempt + 1, next_attempt_at = @next, steps = @steps, error = @error,
@@ -192,9 +199,12 @@ export function createRunsRepo(sqlite: Sqlite, applyPlan: (plan: PlanWrite) => u
   );
 
   const finishTx = sqlite.transaction(
-    (id: string, token: string, status: RunStatus, steps: Step[] | null, error: string | null, now: string, appletId: string): boolean => {
+    (id: string, token: string, status: RunStatus, steps: Step[] | null, error: string | null, now: string, appletId: string, attempt: number): boolean => {
       const ok = finish.run({ id, token, status, steps: steps === null ? null : JSON.stringify(steps), error, now }).changes === 1;
-      if (ok) bumpApplet.run(now, appletId);
+      if (ok) {
+        const [bumped] = bumpApplet.all({ now, status, id: appletId });
+        if (bumped && settleNeedsAlertState(status, bumped.alert_open === 1)) alerts.recordSettled(appletId, { id, status, error, attempt }, now);
+      }
       return ok;
     },
   );
@@ -210,7 +220,7 @@ export function createRunsRepo(sqlite: Sqlite, applyPlan: (plan: PlanWrite) => u
   };
   const finishAndClaimTx = sqlite.transaction(
     (run: ClaimedRun, status: FinalStatus, steps: Step[] | null, error: string | null, now: Date, workerId: string) => {
-      const ok = finishTx(run.id, run.claimToken, status, steps, error, now.toISOString(), run.appletId);
+      const ok = finishTx(run.id, run.claimToken, status, steps, error, now.toISOString(), run.appletId, run.attempt);
       return { ok, next: claimOne(workerId, now) };
     },
   );
@@ -254,7 +264,7 @@ export function createRunsRepo(sqlite: Sqlite, applyPlan: (plan: PlanWrite) => u
 
     /** Ends the run (succeeded, skipped, failed, dead) and counts it on the applet; `steps` null keeps the stored ones. */
     finish: (run: ClaimedRun, status: FinalStatus, steps: Step[] | null, error: string | null, now: Date): boolean =>
-      finishTx(run.id, run.claimToken, status, steps, error, now.toISOString(), run.appletId),
+      finishTx(run.id, run.claimToken, status, steps, error, now.toISOString(), run.appletId, run.attempt),
 
     /**
      * Ends a run and claims the next one in the same transaction: one commit per run instead of

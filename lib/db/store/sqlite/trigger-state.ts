@@ -1,3 +1,4 @@
+import type { AlertsRepo } from "./alerts";
 import type { Sqlite } from "./client";
 import type { TriggerState } from "../../../triggers/types";
 import type { triggerState } from "../../schema";
@@ -34,7 +35,7 @@ const stateParams = (appletId: string, s: Omit<TriggerState, "nextRunAt">, now: 
 export type TriggerStateRepo = ReturnType<typeof createTriggerStateRepo>;
 
 /** One row per applet; only the scheduler (and applet save/enable, for next_run_at) writes it. */
-export function createTriggerStateRepo(sqlite: Sqlite) {
+export function createTriggerStateRepo(sqlite: Sqlite, alerts: AlertsRepo) {
   const get = sqlite.prepare<[string], Raw>("SELECT * FROM trigger_state WHERE applet_id = ?");
   const upsert = sqlite.prepare(
     `INSERT INTO trigger_state (applet_id, next_run_at, last_polled_at, seen_keys, last_value, etag, last_modified, last_error, error_count, created_at, updated_at)
@@ -62,6 +63,14 @@ export function createTriggerStateRepo(sqlite: Sqlite) {
        pending_slot = CASE WHEN pending_slot = @slot THEN NULL ELSE pending_slot END
      WHERE applet_id = @appletId`,
   );
+  const errorCountOf = sqlite.prepare<[string], { error_count: number }>("SELECT error_count FROM trigger_state WHERE applet_id = ?");
+  // Issue 18: the outcome and the alert it means (a threshold crossed, or a recovery) commit together.
+  const savePolledTx = sqlite.transaction((appletId: string, s: Omit<TriggerState, "nextRunAt">, now: string, slot: string | null): boolean => {
+    const before = errorCountOf.get(appletId)?.error_count ?? 0;
+    const ok = savePolled.run({ ...stateParams(appletId, s, now), slot }).changes === 1;
+    if (ok) alerts.recordPolled(appletId, before, s.errorCount, s.lastError, now);
+    return ok;
+  });
   const clearPending = sqlite.prepare("UPDATE trigger_state SET pending_slot = NULL WHERE applet_id = ? AND pending_slot = ?");
   const pending = sqlite.prepare<[], { applet_id: string; trigger_type: string; pending_slot: string }>(
     `SELECT ts.applet_id, a.trigger_type, ts.pending_slot FROM trigger_state ts JOIN applets a ON a.id = ts.applet_id
@@ -115,8 +124,7 @@ export function createTriggerStateRepo(sqlite: Sqlite) {
     claimDue: (appletId: string, expected: string, next: string, now: string): boolean =>
       claimDue.run(next, expected, now, appletId, expected).changes === 1,
     /** Stores a poll's outcome for `slot` without touching next_run_at (the scheduler's claim moved it). */
-    savePolled: (appletId: string, s: Omit<TriggerState, "nextRunAt">, now: string, slot: string | null = null): boolean =>
-      savePolled.run({ ...stateParams(appletId, s, now), slot }).changes === 1,
+    savePolled: (appletId: string, s: Omit<TriggerState, "nextRunAt">, now: string, slot: string | null = null): boolean => savePolledTx(appletId, s, now, slot),
     /** Claimed slots whose outcome was never stored: the worker that claimed them stopped in between. */
     listPending: (): PendingSlot[] => pending.all(),
     /** Applets whose trigger's last check failed, for the applets list's "needs attention". */

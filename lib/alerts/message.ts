@@ -1,0 +1,69 @@
+import type { AlertRow } from "../db/store/types";
+
+/** An alert as a person reads it: a title, the text (plain words, a link on its own line) and the link. */
+export interface AlertMessage {
+  title: string;
+  text: string;
+  link: string;
+}
+
+const MAX_ERROR = 500;
+
+/** The error as a sentence: the executor's prefix dropped, one line, cut to a readable length. */
+export function plainError(error: string | null): string {
+  if (!error) return "no error message was recorded";
+  const one = error.replace(/^executor: /, "").replace(/\s+/g, " ").trim();
+  return one.length > MAX_ERROR ? `${one.slice(0, MAX_ERROR - 1)}…` : one;
+}
+
+const hhmm = (iso: string) => `${iso.slice(11, 16)} UTC`;
+
+/**
+ * One message for the alerts of one applet sent together (pure): the latest failure with its run
+ * link and "and N more" for the others folded into it since the last message, a trigger that keeps
+ * failing, an auto-pause, and a recovery when the batch ends with one.
+ */
+export function composeMessage(batch: readonly AlertRow[], publicUrl: string): AlertMessage {
+  const last = batch[batch.length - 1];
+  if (!last) throw new Error("alerts: composeMessage needs at least one alert");
+  const name = last.appletName ?? "an applet that was deleted";
+  const appletLink = last.appletId ? `${publicUrl}/applets/${last.appletId}` : `${publicUrl}/settings#alerts`;
+  if (last.kind === "test") {
+    return { title: "whenthen: test alert", text: `This is a test of the alert channel, sent from Settings.\n${appletLink}`, link: appletLink };
+  }
+  const failures = batch.filter((a) => a.kind === "failure");
+  const trigger = batch.filter((a) => a.kind === "trigger").at(-1);
+  const paused = batch.filter((a) => a.kind === "paused").at(-1);
+  const recovered = last.kind === "recovery";
+  const lines: string[] = [];
+  let link = appletLink;
+  const latest = failures.at(-1);
+  if (latest) {
+    const runLink = `${publicUrl}/runs/${latest.runId}`;
+    link = runLink;
+    const how = latest.detail.status === "dead" ? `went dead after ${Number(latest.detail.attempt) || 1} attempts` : "failed";
+    lines.push(`A run of "${name}" ${how}: ${plainError(latest.error)}`);
+    if (failures.length > 1) lines.push(`…and ${failures.length - 1} more failed run${failures.length - 1 === 1 ? "" : "s"} since ${hhmm(failures[0]!.createdAt)}.`);
+    lines.push(runLink);
+  }
+  if (trigger) {
+    lines.push(`The trigger of "${name}" failed ${Number(trigger.detail.failures) || 1} checks in a row: ${plainError(trigger.error)}`);
+    lines.push(appletLink);
+  }
+  if (paused) {
+    lines.push(`"${name}" was paused after ${Number(paused.detail.streak) || 0} failed runs at ${hhmm(paused.createdAt)}: fix it and enable it again.`);
+    if (!latest) lines.push(appletLink);
+  }
+  if (recovered) {
+    lines.push(last.detail.of === "trigger" ? `The trigger of "${name}" works again.` : `"${name}" ${lines.length ? "has since succeeded again" : "succeeded again"}${last.runId ? ` (run ${last.runId})` : ""}.`);
+    if (!lines.some((l) => l.startsWith("http"))) lines.push(appletLink);
+  }
+  const title = recovered
+    ? `whenthen: "${name}" recovered`
+    : paused
+      ? `whenthen: "${name}" was paused`
+      : latest
+        ? `whenthen: "${name}" ${failures.length > 1 ? `failed ${failures.length} times` : "failed"}`
+        : `whenthen: the trigger of "${name}" keeps failing`;
+  return { title, text: lines.join("\n"), link };
+}
