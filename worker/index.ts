@@ -112,23 +112,6 @@ const retentionJob = new Cron("0 * * * *", { protect: true }, () =>
   ),
 );
 
-// Alerts (issue 18): every ALERT_DISPATCH_MS (5 s) under the `alerts` job lock; one pass at a time.
-let alertsBusy = false;
-const alertsTimer = setInterval(() => {
-  if (alertsBusy || stopping) return;
-  alertsBusy = true;
-  void track(
-    dispatchAlerts(app, { holder: workerId })
-      .then((r) => {
-        faults.succeeded("sending alerts");
-        if (r && (r.sent.length || r.failed.length)) log.info("alerts", { sent: r.sent.length, failed: r.failed.length, folded: r.folded });
-      })
-      .catch((err: unknown) => void faults.failed("sending alerts", err))
-      .finally(() => (alertsBusy = false)),
-  );
-}, app.config.alertDispatchMs);
-alertsTimer.unref();
-
 // The inbound SMTP receiver (email trigger): port 2525 on a laptop, host port 25 → 2525 in compose.
 // INBOUND_EMAIL=false leaves it out, and smtp-server is then never loaded (bench/RESULTS.md: ~14 MB).
 let receiver: { port: number; close(): Promise<void> } | null = null;
@@ -151,6 +134,24 @@ log.info("worker started", {
 });
 
 let stopping = false;
+
+// Alerts (issue 18): every ALERT_DISPATCH_MS (5 s) under the `alerts` job lock; one pass at a time.
+let alertsBusy = false;
+const alertsTimer = setInterval(() => {
+  if (alertsBusy || stopping) return;
+  alertsBusy = true;
+  void track(
+    dispatchAlerts(app, { holder: workerId })
+      .then((r) => {
+        faults.succeeded("sending alerts");
+        if (r && (r.sent.length || r.failed.length)) log.info("alerts", { sent: r.sent.length, failed: r.failed.length, folded: r.folded });
+      })
+      .catch((err: unknown) => void faults.failed("sending alerts", err))
+      .finally(() => (alertsBusy = false)),
+  );
+}, app.config.alertDispatchMs);
+alertsTimer.unref();
+
 async function shutdown(signal: string) {
   if (stopping) return;
   stopping = true;
