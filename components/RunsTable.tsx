@@ -3,6 +3,7 @@ import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { formatDuration, shortId } from "@/lib/ui/format";
+import { runReasonCell, timedInfoOf } from "@/lib/ui/planned";
 import { useRunStream } from "@/lib/ui/stream";
 import type { RunRow } from "@/lib/api/queries";
 import { api } from "@/lib/ui/api-client";
@@ -13,6 +14,8 @@ import { BulkRetryBar, SelectRunBox, retryable } from "./BulkRetry";
 export interface RunsQuery {
   applet_id?: string;
   status?: string;
+  /** A timed run's reason (#17): superseded, late, quiet_hours, … */
+  reason?: string;
   from?: string;
   to?: string;
   cursor?: string;
@@ -138,7 +141,10 @@ export function RunsTable({ initial, query, showApplet = true, emptyText }: { in
               </tr>
             </thead>
             <tbody className="divide-y divide-slate-100">
-              {rows.map((r) => (
+              {rows.map((r) => {
+                const timed = timedInfoOf(r);
+                const cell = runReasonCell({ ...r, ...timed });
+                return (
                 <tr key={r.id} className="cursor-pointer hover:bg-slate-50" data-run-id={r.id} onClick={(e) => openRow(e, r.id)}>
                   <td className="td w-10 pr-0">{retryable(r.status) ? <SelectRunBox id={r.id} label={`run ${shortId(r.id)}`} checked={selected.has(r.id)} onChange={select} /> : null}</td>
                   <td className="td">
@@ -162,19 +168,26 @@ export function RunsTable({ initial, query, showApplet = true, emptyText }: { in
                   ) : null}
                   <td className="td text-slate-700">
                     <LocalTime iso={r.created_at} compact />
+                    {/* A timed run (#17) is due later than it was made. */}
+                    {timed.dueAt ? (
+                      <span className="block text-xs text-slate-500" data-testid="run-due">
+                        due <LocalTime iso={timed.dueAt} compact />
+                      </span>
+                    ) : null}
                   </td>
                   <td className="td tabular-nums text-slate-700">
                     {r.attempt}/{r.max_attempts}
                   </td>
                   <td className="td tabular-nums text-slate-700">{r.started_at && r.finished_at ? formatDuration(new Date(r.finished_at).getTime() - new Date(r.started_at).getTime()) : "–"}</td>
                   <td className="td">
-                    {/* A skipped run's "error" is the filter's reason, not a failure. */}
-                    <div className={`truncate text-xs ${r.status === "skipped" ? "text-slate-600" : "text-red-800"}`} title={r.error ?? undefined}>
-                      {r.status === "skipped" ? r.error?.replace(/^skipped: /, "") : (r.error ?? "")}
+                    {/* A skipped run's "error" is the filter's reason, and a timed run's reason is in words: neither is a failure. */}
+                    <div className={`text-xs ${cell.tone === "reason" ? "line-clamp-2 text-slate-600" : "truncate text-red-800"}`} title={cell.text || undefined}>
+                      {cell.text}
                     </div>
                   </td>
                 </tr>
-              ))}
+                );
+              })}
             </tbody>
           </table>
         </div>

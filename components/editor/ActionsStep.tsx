@@ -9,11 +9,14 @@ import { actionOf, isPicked, typedSlots, type ActionSlot, type PickedSlot, type 
 import { FieldPanels } from "./panels";
 import { Alerts, PluginCards, StepHeading } from "./PluginCards";
 import type { Preview } from "./usePreview";
+import { TimingControl } from "./TimingControl";
+import type { AnchorOption } from "./timing";
+import type { TimingPreview } from "./useTimingPreview";
 
 const NO_ERRORS = new Map<string, string[]>();
 
 /** Step 2, "Then do that": one slot per action, and "Preview" for them all. */
-export function ActionsStep({ meta, trigger, draft, dispatch, problems, warnings, groups, preview, isNew }: {
+export function ActionsStep({ meta, trigger, draft, dispatch, problems, warnings, groups, preview, isNew, anchors, timingPreview }: {
   meta: Meta;
   trigger: MetaTrigger;
   draft: Draft;
@@ -24,6 +27,9 @@ export function ActionsStep({ meta, trigger, draft, dispatch, problems, warnings
   groups: IngredientGroup[];
   preview: Preview;
   isNew: boolean;
+  /** The sample's time-looking values, for the timing's anchor. */
+  anchors: AnchorOption[];
+  timingPreview: TimingPreview;
 }) {
   const typed = typedSlots(draft);
   const removable = draft.actions.length > 1;
@@ -51,6 +57,8 @@ export function ActionsStep({ meta, trigger, draft, dispatch, problems, warnings
                 groups={groups}
                 preview={preview}
                 isNew={isNew}
+                anchors={anchors}
+                timingPreview={timingPreview}
               />
             )}
           </div>
@@ -96,7 +104,7 @@ function ActionPicker({ meta, slot, slotIndex, removable, dispatch }: { meta: Me
   );
 }
 
-function PickedAction({ meta, slot, slotIndex, defIndex, removable, dispatch, problems, warnings, groups, preview, isNew }: {
+function PickedAction({ meta, slot, slotIndex, defIndex, removable, dispatch, problems, warnings, groups, preview, isNew, anchors, timingPreview }: {
   meta: Meta;
   slot: PickedSlot;
   slotIndex: number;
@@ -109,6 +117,8 @@ function PickedAction({ meta, slot, slotIndex, defIndex, removable, dispatch, pr
   groups: IngredientGroup[];
   preview: Preview;
   isNew: boolean;
+  anchors: AnchorOption[];
+  timingPreview: TimingPreview;
 }) {
   const action = actionOf(meta, slot.type);
   const placed = problems.slots.get(slot.key);
@@ -142,6 +152,16 @@ function PickedAction({ meta, slot, slotIndex, defIndex, removable, dispatch, pr
         <pre className="pre">{pretty(slot.original)}</pre>
       )}
       <Alerts messages={placed?.own ?? []} />
+      <TimingControl
+        idPrefix={`action${slotIndex}`}
+        timing={slot.timing}
+        onChange={(timing) => dispatch({ kind: "setTiming", key: slot.key, timing })}
+        errors={placed?.timing ?? NO_ERRORS}
+        anchors={anchors}
+        preview={timingPreview.items?.find((p) => p.actionIndex === defIndex)}
+        previewBusy={timingPreview.busy}
+        previewError={timingPreview.error}
+      />
       <FieldPanels fields={action?.fields ?? []} meta={meta} cfg={slot.cfg} rendered={rendered?.rendered} isNew={isNew} />
       {rendered && action ? <ActionPreview action={action} preview={rendered} templates={preview.preview?.templates[defIndex] ?? {}} index={defIndex} /> : null}
     </div>

@@ -15,9 +15,12 @@ import { wordProblems } from "./problems";
 import { missingSecretRefs, secretMissingMessage } from "@/lib/template/secret-refs";
 import { needsRenderedPreview } from "./panels";
 import { SaveSection, type SaveStatus } from "./SaveSection";
+import { TimedSettings } from "./TimedSettings";
+import { anchorOptions, hasTimedSettings } from "./timing";
 import { TransformForm } from "./TransformForm";
 import { TriggerStep } from "./TriggerStep";
 import { usePreview } from "./usePreview";
+import { useTimingPreview } from "./useTimingPreview";
 import { useUnsavedGuard } from "./useUnsavedGuard";
 import { useSaveShortcut } from "./useSaveShortcut";
 import { ListenForEvent } from "./ListenForEvent";
@@ -96,6 +99,11 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
     typedSlots(draft).some((slot) => needsRenderedPreview(actionOf(meta, slot.type)?.fields ?? [])),
   );
 
+  // ---- timed actions (#17): anchors from the sample, and when each would run for it ----
+  const anchors = anchorOptions(sample);
+  const timingPreview = useTimingPreview(definition, sample);
+  const anyTimed = typedSlots(draft).some((slot) => slot.timing.mode === "later");
+
   function pickTrigger(t: MetaTrigger) {
     // Another trigger has another sample: what was rendered or tested against the old one goes.
     if (t.type !== draft.previousTrigger) {
@@ -170,7 +178,8 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
               />
             ) : null}
           </section>
-          <ActionsStep meta={meta} trigger={trigger} draft={draft} dispatch={dispatch} problems={problems} warnings={warnings} groups={groups} preview={preview} isNew={!applet} />
+          <ActionsStep meta={meta} trigger={trigger} draft={draft} dispatch={dispatch} problems={problems} warnings={warnings} groups={groups} preview={preview} isNew={!applet} anchors={anchors} timingPreview={timingPreview} />
+          {anyTimed || hasTimedSettings(draft.timed) || problems.timed.size > 0 ? <TimedSettings timed={draft.timed} onChange={(timed) => dispatch({ kind: "setTimed", timed })} errors={problems.timed} groups={groups} anyTimed={anyTimed} warnings={timingPreview.warnings} /> : null}
 
           {/* ---- optional steps ---- */}
           {draft.filterCode !== null ? (

@@ -107,3 +107,27 @@ export async function saveDraft(body: { name: string; definition: Definition | n
   }
   return { ok: false, error: refused.error ?? `save failed (${statusOf(res)})` };
 }
+
+// ---- timing preview (#17) ------------------------------------------------------------------------
+
+export type TimingPreviewBody = InferResponseType<(typeof api.api.applets)["timing-preview"]["$post"], 200>;
+/** One timed action planned against the sample: when it would run, or why it would not. */
+export type TimingPreviewItem = TimingPreviewBody["items"][number];
+
+/**
+ * POST /api/applets/timing-preview with `{ definition, sample }` already serialized; `null` when it
+ * was aborted. A definition that does not check yet (an offset still being typed) answers with its
+ * problems, said as the preview's error; the save names their fields.
+ */
+export async function previewTiming(body: string, signal: AbortSignal): Promise<Answer<{ items: TimingPreviewItem[]; warnings: string[] }> | null> {
+  const res = await sent(api.api.applets["timing-preview"].$post({ json: JSON.parse(body) as { definition: unknown; sample: Record<string, unknown> } }, { init: { signal } }));
+  if (signal.aborted) return null;
+  if (!res) return { ok: false, error: "network error" };
+  if (!res.ok) return { ok: false, error: (await errorBody(res)).error ?? `preview failed (${statusOf(res)})` };
+  // Aborted while the body was still arriving (a newer edit, leaving the page): nothing to say.
+  const answer = await res.json().catch(() => null);
+  if (signal.aborted) return null;
+  if (!answer) return { ok: false, error: "the preview's answer was cut off" };
+  if (answer.problems.length) return { ok: false, error: `fix the timing first (${answer.problems.map((p) => p.message).join("; ")})` };
+  return { ok: true, value: { items: answer.items, warnings: answer.warnings } };
+}

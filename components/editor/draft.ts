@@ -2,6 +2,7 @@ import type { Meta, MetaAction, MetaTrigger } from "@/lib/api/queries";
 import type { FieldMeta } from "@/lib/plugin";
 import type { Definition, Problem } from "@/lib/definition";
 import { defaultsFor, fromForm, toForm, type FormConfig } from "./fields";
+import { NO_TIMING, timedFromForm, timedToForm, timingFromForm, timingToForm, type TimedDraft, type TimingDraft } from "./timing";
 
 /**
  * The applet editor's state as plain data, and every change to it as a reducer action: no React,
@@ -32,6 +33,8 @@ export interface ActionSlot extends PluginDraft {
   stash: Record<string, PluginDraft>;
   /** The type "Change" left, offered as "Keep …" while picking. */
   previousType: string | null;
+  /** When it runs (#17): with the event, or at an offset from an anchor. Kept across "Change". */
+  timing: TimingDraft;
 }
 
 export interface TransformDraft {
@@ -60,6 +63,8 @@ export interface Draft {
   maxAttempts: string;
   /** Empty means the default (the schedule's zone, else UTC). */
   timezone: string;
+  /** The applet's settings for its timed actions: subject, supersede, contact, quiet hours, cap. */
+  timed: TimedDraft;
 }
 
 export const NEW_TRANSFORM: TransformDraft = { model: "openai/gpt-4o-mini", prompt: "", output: "summary", json: false };
@@ -67,12 +72,12 @@ export const NEW_TRANSFORM: TransformDraft = { model: "openai/gpt-4o-mini", prom
 export const triggerOf = (catalog: Catalog, type: string | null | undefined): MetaTrigger | undefined => catalog.triggers.find((t) => t.type === type);
 export const actionOf = (catalog: Catalog, type: string | null | undefined): MetaAction | undefined => catalog.actions.find((a) => a.type === type);
 
-const emptySlot = (key: number): ActionSlot => ({ key, type: null, cfg: {}, original: {}, stash: {}, previousType: null });
+const emptySlot = (key: number): ActionSlot => ({ key, type: null, cfg: {}, original: {}, stash: {}, previousType: null, timing: NO_TIMING });
 
 /** A stored applet (or nothing, for a new one) as a draft: the inverse of `buildDefinition`. */
 export function draftFromDefinition(catalog: Catalog, applet?: { name: string; definition: Definition }): Draft {
   const def = applet?.definition;
-  const actions = def ? def.actions.map((a, i): ActionSlot => ({ ...emptySlot(i), type: a.type, cfg: toForm(actionOf(catalog, a.type)?.fields ?? [], a.config), original: a.config })) : [emptySlot(0)];
+  const actions = def ? def.actions.map((a, i): ActionSlot => ({ ...emptySlot(i), type: a.type, cfg: toForm(actionOf(catalog, a.type)?.fields ?? [], a.config), original: a.config, timing: timingToForm(a.timing) })) : [emptySlot(0)];
   return {
     name: applet?.name ?? "",
     nameTouched: Boolean(applet),
@@ -85,6 +90,7 @@ export function draftFromDefinition(catalog: Catalog, applet?: { name: string; d
     transform: def?.transform ? { ...def.transform } : null,
     maxAttempts: def?.retry ? String(def.retry.max_attempts) : "",
     timezone: def?.timezone ?? "",
+    timed: timedToForm(def?.timed),
   };
 }
 
@@ -104,6 +110,8 @@ export type DraftAction =
   | { kind: "setTransform"; transform: TransformDraft | null }
   | { kind: "setMaxAttempts"; value: string }
   | { kind: "setTimezone"; value: string }
+  | { kind: "setTiming"; key: number; timing: TimingDraft }
+  | { kind: "setTimed"; timed: TimedDraft }
   | { kind: "setName"; value: string };
 
 export function draftReducer(draft: Draft, action: DraftAction): Draft {
@@ -146,6 +154,10 @@ export function draftReducer(draft: Draft, action: DraftAction): Draft {
       return { ...draft, maxAttempts: action.value };
     case "setTimezone":
       return { ...draft, timezone: action.value };
+    case "setTiming":
+      return updateSlot(draft, action.key, (slot) => ({ ...slot, timing: action.timing }));
+    case "setTimed":
+      return { ...draft, timed: action.timed };
     case "setName":
       return { ...draft, name: action.value, nameTouched: true };
   }
@@ -175,12 +187,19 @@ export function buildDefinition(catalog: Catalog, draft: Draft): Definition | nu
   const d: Definition = {
     version: 1,
     trigger: { type, config: fromForm(triggerOf(catalog, type)?.fields ?? [], cfg, original) },
-    actions: typedSlots(draft).map((a) => ({ type: a.type, config: fromForm(actionOf(catalog, a.type)?.fields ?? [], a.cfg, a.original) })),
+    actions: typedSlots(draft).map((a) => {
+      const action: Definition["actions"][number] = { type: a.type, config: fromForm(actionOf(catalog, a.type)?.fields ?? [], a.cfg, a.original) };
+      const timing = timingFromForm(a.timing);
+      if (timing) action.timing = timing;
+      return action;
+    }),
   };
   if (draft.filterCode !== null) d.filter = { code: draft.filterCode };
   if (draft.transform) d.transform = { ...draft.transform, output: draft.transform.output || "output" };
   if (draft.maxAttempts.trim()) d.retry = { max_attempts: Number(draft.maxAttempts) };
   if (draft.timezone) d.timezone = draft.timezone;
+  const timed = timedFromForm(draft.timed);
+  if (timed) d.timed = timed;
   return d;
 }
 
@@ -212,7 +231,9 @@ type ProblemPlace =
    * `index` counts the definition's actions (slots still being picked are skipped); `whole`: the
    * action, its type or its config as a whole.
    */
-  | { part: "action"; index: number; field?: string; whole: boolean }
+  | { part: "action"; index: number; field?: string; whole: boolean; timing?: string }
+  /** `field`: the path under `definition.timed`, cut to the part and its field (`quiet_hours.start`). */
+  | { part: "timed"; field: string }
   | { part: "transform"; field?: string }
   | { part: "filter" | "retry" | "timezone" | "applet" };
 
@@ -228,6 +249,8 @@ function placeOf(path: string): ProblemPlace {
       const index = Number(rest[0]);
       if (!Number.isInteger(index) || index < 0) return { part: "actions" };
       const [, sub, field] = rest;
+      // The action's timing (#17): "" for the timing as a whole, else its field (`at`, `lateness`).
+      if (sub === "timing") return { part: "action", index, whole: false, timing: field ?? "" };
       return { part: "action", index, field: sub === "config" ? field : undefined, whole: sub === undefined || (rest.length === 2 && (sub === "config" || sub === "type")) };
     }
     case "transform":
@@ -236,6 +259,8 @@ function placeOf(path: string): ProblemPlace {
     case "retry":
     case "timezone":
       return { part };
+    case "timed":
+      return { part: "timed", field: rest.slice(0, 2).join(".") };
     default:
       return { part: "applet" };
   }
@@ -257,8 +282,15 @@ export function problemState(catalog: Catalog, draft: Draft, path: string): stri
       return JSON.stringify(typedSlots(draft).map((a) => a.type));
     case "action": {
       const slot = typedSlots(draft)[place.index];
+      if (place.timing !== undefined) {
+        // Per field: fixing the offset leaves a lateness problem shown.
+        const timing = slot ? (timingFromForm(slot.timing) as Record<string, unknown> | undefined) : undefined;
+        return JSON.stringify(timing ? (place.timing ? (timing[place.timing] ?? null) : timing) : null);
+      }
       return JSON.stringify(slot ? [slot.type, place.field ? slot.cfg[place.field] : slot.cfg] : null);
     }
+    case "timed":
+      return JSON.stringify(place.field.split(".").reduce<unknown>((v, k) => (v && typeof v === "object" ? (v as Record<string, unknown>)[k] : undefined), timedFromForm(draft.timed)) ?? null);
     case "transform":
       return JSON.stringify(place.field && draft.transform ? draft.transform[place.field as keyof TransformDraft] : draft.transform);
     case "filter":
@@ -294,6 +326,8 @@ export interface SlotProblems {
   fields: FieldErrors;
   /** About the action as a whole: its type, or its config as a whole (unknown keys). */
   own: string[];
+  /** Under the action's timing, by field (`at`, `anchor`, `lateness`); "" for the timing as a whole. */
+  timing: FieldErrors;
 }
 
 /** Problems sorted to the place in the editor that shows them. */
@@ -307,10 +341,12 @@ export interface PlacedProblems {
   slots: Map<number, SlotProblems>;
   filter: string[];
   transform: FieldErrors;
+  /** Under the applet's timed settings, by `part.field` (`quiet_hours.start`), or the part alone. */
+  timed: FieldErrors;
 }
 
 export function placeProblems(draft: Draft, problems: Problem[]): PlacedProblems {
-  const out: PlacedProblems = { all: problems, name: [], triggerType: [], trigger: new Map(), actions: [], slots: new Map(), filter: [], transform: new Map() };
+  const out: PlacedProblems = { all: problems, name: [], triggerType: [], trigger: new Map(), actions: [], slots: new Map(), filter: [], transform: new Map(), timed: new Map() };
   const slots = typedSlots(draft);
   const add = (map: FieldErrors, key: string, message: string) => map.set(key, [...(map.get(key) ?? []), message]);
   for (const p of problems) {
@@ -330,8 +366,9 @@ export function placeProblems(draft: Draft, problems: Problem[]): PlacedProblems
       case "action": {
         const slot = slots[place.index];
         if (!slot) break;
-        const placed: SlotProblems = out.slots.get(slot.key) ?? { fields: new Map(), own: [] };
-        if (place.field !== undefined) add(placed.fields, place.field, p.message);
+        const placed: SlotProblems = out.slots.get(slot.key) ?? { fields: new Map(), own: [], timing: new Map() };
+        if (place.timing !== undefined) add(placed.timing, place.timing, p.message);
+        else if (place.field !== undefined) add(placed.fields, place.field, p.message);
         else if (place.whole) placed.own.push(p.message);
         out.slots.set(slot.key, placed);
         break;
@@ -341,6 +378,9 @@ export function placeProblems(draft: Draft, problems: Problem[]): PlacedProblems
         break;
       case "filter":
         out.filter.push(p.message);
+        break;
+      case "timed":
+        add(out.timed, place.field, p.message);
         break;
       default:
         // Retry, time zone and the applet as a whole: listed in the summary only.

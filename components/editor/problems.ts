@@ -1,6 +1,7 @@
 import type { Problem } from "@/lib/definition";
 import type { FieldMeta } from "@/lib/plugin";
 import { actionOf, triggerOf, typedSlots, type Catalog, type Draft } from "./draft";
+import { TIMED_LABELS, TIMING_LABELS } from "./timing";
 
 /**
  * A save's problems in the editor's words: where it is as the form labels it ("Action 1 (Slack) ›
@@ -35,11 +36,16 @@ export function wordProblem(catalog: Catalog, draft: Draft, p: Problem): WordedP
     const action = actionOf(catalog, slot?.type);
     const field = parts[3] === "config" ? action?.fields.find((f) => f.name === parts[4]) : undefined;
     const base = `Action ${index + 1} (${action?.label ?? slot?.type ?? "?"})`;
+    if (parts[3] === "timing") return { ...p, where: parts[4] ? `${base} › Timing › ${TIMING_LABELS[parts[4]] ?? parts[4]}` : `${base} › Timing` };
     return { ...p, where: field ? `${base} › ${field.label}` : base, message: inWords(p.message, field, action?.type) };
   }
   if (parts[0] === "definition" && parts[1] === "actions") return { ...p, where: "Actions" };
   const key = parts[0] === "definition" ? `definition.${parts[1] ?? ""}` : parts[0]!;
   if (parts[1] === "transform" && parts[2]) return { ...p, where: `AI transform › ${parts[2]}` };
+  if (parts[0] === "definition" && parts[1] === "timed") {
+    const key = parts.slice(2, 4).join(".");
+    return { ...p, where: key ? `Timed actions › ${TIMED_LABELS[key] ?? TIMED_LABELS[parts[2]!] ?? key}` : "Timed actions" };
+  }
   return { ...p, where: SETTINGS[key] ?? "Applet" };
 }
 

@@ -242,6 +242,22 @@ export async function runDetail(app: Reads, id: string) {
   };
 }
 
+/**
+ * A timed run's plan, for its run page (#17): the explanation in words (a no_anchor run's names the
+ * path and the value), the record and the due time before quiet hours moved it. null when the run
+ * was not planned.
+ */
+export async function plannedRunNote(app: Reads, id: string) {
+  const r = await app.store.plannedRuns.get(id);
+  if (!r) return null;
+  return {
+    explanation: r.note ?? "",
+    subjectId: r.subjectId,
+    subjectVersion: r.subjectVersion,
+    originalDueAt: r.originalDueAt === null ? null : new Date(r.originalDueAt).toISOString(),
+  };
+}
+
 /** GET /api/secrets: names and dates; a value never leaves the server. */
 export async function secretList(app: Pick<App, "secrets">) {
   return (await app.secrets.list()).map((s) => ({ name: s.name, created_at: s.createdAt, updated_at: s.updatedAt }));

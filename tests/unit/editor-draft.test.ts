@@ -264,6 +264,24 @@ const reducerCases: { [K in DraftAction["kind"]]: () => void } = {
     expect(buildDefinition(catalog, apply(base, { kind: "setTimezone", value: "Europe/Paris" }))!.timezone).toBe("Europe/Paris");
     expect(buildDefinition(catalog, apply(base, { kind: "setTimezone", value: "" }))).not.toHaveProperty("timezone");
   },
+  setTiming() {
+    const base = apply(fresh(), { kind: "pickTrigger", trigger: triggerMeta("webhook"), timeZone: "UTC" }, { kind: "pickAction", key: 0, action: actionMeta("slack") });
+    const timed = apply(base, { kind: "setTiming", key: 0, timing: { ...base.actions[0]!.timing, mode: "later", at: "-24h", anchor: "trigger.body.starts_at" } });
+    expect(buildDefinition(catalog, timed)!.actions[0]!.timing).toEqual({ at: "-24h", anchor: "trigger.body.starts_at" });
+    // The timing belongs to the slot: changing its action keeps it.
+    const changed = apply(timed, { kind: "changeAction", key: 0 }, { kind: "pickAction", key: 0, action: actionMeta("discord") });
+    expect(buildDefinition(catalog, changed)!.actions[0]!.timing).toEqual({ at: "-24h", anchor: "trigger.body.starts_at" });
+    // Back to "now": no timing is sent, and what was typed comes back with "later".
+    const now = apply(timed, { kind: "setTiming", key: 0, timing: { ...timed.actions[0]!.timing, mode: "now" } });
+    expect(buildDefinition(catalog, now)!.actions[0]).not.toHaveProperty("timing");
+    expect(now.actions[0]!.timing.at).toBe("-24h");
+  },
+  setTimed() {
+    const base = apply(fresh(), { kind: "pickTrigger", trigger: triggerMeta("webhook"), timeZone: "UTC" }, { kind: "pickAction", key: 0, action: actionMeta("slack") });
+    expect(buildDefinition(catalog, base)).not.toHaveProperty("timed");
+    const d = apply(base, { kind: "setTimed", timed: { ...base.timed, quietStart: "21:00", quietEnd: "08:00" } });
+    expect(buildDefinition(catalog, d)!.timed).toEqual({ quiet_hours: { start: "21:00", end: "08:00" } });
+  },
   setName() {
     // Until typed in, the name follows the trigger and actions.
     const picked = apply(fresh(), { kind: "pickTrigger", trigger: triggerMeta("webhook"), timeZone: "UTC" });

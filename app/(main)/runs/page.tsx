@@ -6,6 +6,7 @@ import { dayBounds, validZone } from "@/lib/ui/run-timing";
 import { appletList, runsPage } from "@/lib/api/queries";
 import { services } from "@/lib/services";
 import { RUN_STATUSES } from "@/lib/ui/run-status";
+import { TIMED_REASON_CODES, TIMED_REASONS } from "@/lib/timed/reasons";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Runs · whenthen" };
@@ -19,6 +20,7 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
   const query: RunsQuery = {
     applet_id: one(sp.applet_id),
     status: RUN_STATUSES.find((s) => s === one(sp.status)),
+    reason: TIMED_REASON_CODES.find((r) => r === one(sp.reason)),
     from: DATE.test(one(sp.from) ?? "") ? one(sp.from) : undefined,
     to: DATE.test(one(sp.to) ?? "") ? one(sp.to) : undefined,
     cursor: one(sp.cursor),
@@ -34,6 +36,7 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
   const page = await runsPage(app, {
     appletId: query.applet_id,
     status: query.status,
+    reason: query.reason,
     from: bounds.from,
     to: bounds.to,
     cursor: query.cursor,
@@ -45,11 +48,13 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
   const apiQuery: RunsQuery = { ...query, from: bounds.from, to: bounds.to };
   const keep = (extra: Record<string, string | undefined>) =>
     "/runs?" + new URLSearchParams(Object.entries({ ...query, tz: query.from || query.to ? tz : undefined, cursor: undefined, ...extra }).filter((e): e is [string, string] => Boolean(e[1]))).toString();
-  const filtered = Boolean(query.applet_id || query.status || query.from || query.to || query.error || query.payload);
+  const filtered = Boolean(query.applet_id || query.status || query.reason || query.from || query.to || query.error || query.payload);
   // A hand-edited or stale link must not look like it filters when it does not.
   const notes: React.ReactNode[] = [];
   const rawStatus = one(sp.status);
   if (rawStatus && !query.status) notes.push(`"${rawStatus}" is not a run status, so runs of every status are shown.`);
+  const rawReason = one(sp.reason);
+  if (rawReason && !query.reason) notes.push(`"${rawReason}" is not a reason a timed run is cancelled or skipped for, so runs of every reason are shown.`);
   for (const [key, label] of [["from", "From"], ["to", "To"]] as const) {
     const raw = one(sp[key]);
     if (raw && !query[key]) notes.push(`${label} "${raw}" is not a date (YYYY-MM-DD), so it is ignored.`);
@@ -91,6 +96,19 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
             {RUN_STATUSES.map((s) => (
               <option key={s} value={s}>
                 {s}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="col-span-2 sm:col-span-1">
+          <label htmlFor="f-reason" className="field-label mb-1">
+            Reason (timed runs)
+          </label>
+          <select id="f-reason" name="reason" defaultValue={query.reason ?? ""} className="input sm:w-56">
+            <option value="">Any</option>
+            {TIMED_REASON_CODES.map((r) => (
+              <option key={r} value={r}>
+                {TIMED_REASONS[r]}
               </option>
             ))}
           </select>

@@ -9,6 +9,8 @@ import { DeleteAppletButton } from "@/components/DeleteAppletButton";
 import { DuplicateAppletButton } from "@/components/DuplicateAppletButton";
 import { EnabledToggle } from "@/components/EnabledToggle";
 import { LocalTime } from "@/components/LocalTime";
+import { PlannedRuns } from "@/components/PlannedRuns";
+import { plannedListsOf, RECENT_LIMIT, UPCOMING_LIMIT, type PlannedLists } from "@/lib/ui/planned";
 import { PluginIcon } from "@/components/PluginIcon";
 import { RunsTable } from "@/components/RunsTable";
 import { TestEventForm } from "@/components/TestEventForm";
@@ -16,9 +18,10 @@ import { AppletTagsEditor } from "@/components/AppletTagsEditor";
 import { AppletEditor } from "@/components/editor/AppletEditor";
 import { InboundAddress } from "@/components/editor/panels";
 import { AppletHistory } from "@/components/AppletHistory";
-import { appletDetail, appletVersions, meta as readMeta, runsPage, secretList } from "@/lib/api/queries";
+import { appletDetail, appletVersions, meta as readMeta, plannedOf, runsPage, secretList } from "@/lib/api/queries";
 import { services } from "@/lib/services";
 import { CHANNEL_TYPES } from "@/lib/alerts/policy";
+import { hasTimedActions } from "@/lib/timed/rule";
 import { triggerRegistry } from "@/lib/triggers";
 
 export const dynamic = "force-dynamic";
@@ -38,6 +41,7 @@ export default async function AppletPage({ params, searchParams }: { params: Pro
   const meta = await readMeta(app);
   const secrets = (await secretList(app)).map((s) => s.name);
   const { runs } = await runsPage(app, { appletId: a.id, limit: 50 });
+  const planned = hasTimedActions(a.definition) ? await plannedLists(app, a.id) : null;
   const versions = (await appletVersions(app, a.id)) ?? [];
   const trigger = meta.triggers.find((t) => t.type === a.trigger_type);
   // How the trigger is fed decides what the page shows: a URL for a request-fed one, the next check for a polled one.
@@ -150,6 +154,8 @@ export default async function AppletPage({ params, searchParams }: { params: Pro
         <AppletAlertsForm appletId={a.id} initial={a.alerts} actions={channelActions} settingsChannel={settingsChannel} />
       </section>
 
+      {planned ? <PlannedRuns appletId={a.id} actionLabels={Object.fromEntries(meta.actions.map((x) => [x.type, x.label]))} initial={planned} /> : null}
+
       <section className="mb-6">
         <div className="mb-2 flex items-baseline justify-between">
           <h2 className="text-base font-semibold">Last 50 runs</h2>
@@ -170,4 +176,14 @@ export default async function AppletPage({ params, searchParams }: { params: Pro
       </section>
     </div>
   );
+}
+
+/** The Upcoming list's first render: the same reads GET /api/applets/:id/planned answers, so its reloads match. */
+async function plannedLists(app: ReturnType<typeof services>["app"], appletId: string): Promise<PlannedLists> {
+  const [pending, cancelled, skipped] = await Promise.all([
+    plannedOf(app, appletId, { status: "pending", limit: UPCOMING_LIMIT }),
+    plannedOf(app, appletId, { status: "cancelled", limit: RECENT_LIMIT }),
+    plannedOf(app, appletId, { status: "skipped", limit: RECENT_LIMIT }),
+  ]);
+  return plannedListsOf(pending?.items ?? [], [...(cancelled?.items ?? []), ...(skipped?.items ?? [])]);
 }

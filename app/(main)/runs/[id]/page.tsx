@@ -9,7 +9,10 @@ import { RunStatusBadge } from "@/components/RunStatusBadge";
 import { StatusBadge } from "@/components/StatusBadge";
 import { reranAfterCrash, runSpan } from "@/lib/ui/run-timing";
 import { formatDuration, pretty, shortId } from "@/lib/ui/format";
-import { REPLAYS_SHOWN, runDetail } from "@/lib/api/queries";
+import { isTimedRun, reasonSentence, subjectWords, timedInfoOf, type TimedRunInfo } from "@/lib/ui/planned";
+import { Countdown } from "@/components/Countdown";
+import { appletDetail, plannedRunNote, REPLAYS_SHOWN, runDetail } from "@/lib/api/queries";
+import { actionRegistry } from "@/lib/actions";
 import type { Step } from "@/lib/executor/types";
 import { services } from "@/lib/services";
 
@@ -22,6 +25,11 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
   if (!detail) notFound();
   const { run, event, applet } = detail;
   const span = runSpan(run);
+  const timed = timedInfoOf(run);
+  // A timed run still waiting, cancelled, or skipped at its due time has no attempt to describe.
+  const neverRan = isTimedRun(timed) && run.started_at === null && (run.status === "planned" || run.status === "cancelled" || run.status === "skipped");
+  const plan = run.plannedRunId ? await plannedRunNote(services().app, run.plannedRunId) : null;
+  const actionName = run.actionIndex !== null ? await actionNameOf(run.applet_id, run.actionIndex) : "–";
 
   return (
     <div className="mx-auto max-w-5xl">
@@ -48,31 +56,48 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
       </header>
 
       <dl className="card mb-4 grid grid-cols-2 gap-x-6 gap-y-2 text-sm md:grid-cols-4">
-        <Meta label="Created">
+        <Meta label={isTimedRun(timed) ? "Planned" : "Created"}>
           <LocalTime iso={run.created_at} />
         </Meta>
-        <Meta label={run.attempt > 1 ? "First attempt started" : "Started"}>
-          <span data-testid="run-started">
-            <LocalTime iso={span.firstStart} />
-          </span>
-        </Meta>
-        <Meta label="Finished">
-          <LocalTime iso={run.finished_at} />
-        </Meta>
-        <Meta label={run.attempt > 1 ? "Duration, all attempts" : "Duration"}>
-          <span data-testid="run-duration">{formatDuration(span.totalMs)}</span>
-          {run.attempt > 1 && span.lastAttemptMs !== null ? <span className="block text-xs text-slate-500">last attempt {formatDuration(span.lastAttemptMs)}</span> : null}
-        </Meta>
-        <Meta label="Attempt">
-          {run.attempt} of {run.max_attempts}
-        </Meta>
-        <Meta label="Next attempt">{run.status === "queued" && run.next_attempt_at ? <LocalTime iso={run.next_attempt_at} relative /> : "–"}</Meta>
+        {timed.dueAt ? (
+          <Meta label="Due">
+            <span data-testid="run-due">
+              <LocalTime iso={timed.dueAt} />
+            </span>
+          </Meta>
+        ) : null}
+        {neverRan ? (
+          // A timed run that was planned and never started: when it was settled, and which action.
+          <>
+            <Meta label={run.status === "cancelled" ? "Cancelled" : run.status === "skipped" ? "Skipped" : "Action"}>{run.status === "planned" ? actionName : <LocalTime iso={run.finished_at} />}</Meta>
+            {run.status !== "planned" ? <Meta label="Action">{actionName}</Meta> : null}
+          </>
+        ) : (
+          <>
+            <Meta label={run.attempt > 1 ? "First attempt started" : "Started"}>
+              <span data-testid="run-started">
+                <LocalTime iso={span.firstStart} />
+              </span>
+            </Meta>
+            <Meta label="Finished">
+              <LocalTime iso={run.finished_at} />
+            </Meta>
+            <Meta label={run.attempt > 1 ? "Duration, all attempts" : "Duration"}>
+              <span data-testid="run-duration">{formatDuration(span.totalMs)}</span>
+              {run.attempt > 1 && span.lastAttemptMs !== null ? <span className="block text-xs text-slate-500">last attempt {formatDuration(span.lastAttemptMs)}</span> : null}
+            </Meta>
+            <Meta label="Attempt">
+              {run.attempt} of {run.max_attempts}
+            </Meta>
+            <Meta label="Next attempt">{run.status === "queued" && run.next_attempt_at ? <LocalTime iso={run.next_attempt_at} relative /> : "–"}</Meta>
+          </>
+        )}
         <Meta label="Applet version">
           {run.applet_version !== null && applet ? (
             <Link href={`/applets/${applet.id}?version=${run.applet_version}#history`} className="text-indigo-700 hover:underline" data-testid="run-version">
               version {run.applet_version}
             </Link>
-          ) : run.status === "queued" ? (
+          ) : run.status === "queued" || run.status === "planned" ? (
             <span className="text-slate-600">the one current when it starts</span>
           ) : (
             // Runs from before version history (or of a deleted applet) never recorded one.
@@ -91,7 +116,8 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
       </dl>
 
       <ReplayLinks replayOf={detail.replay_of} replays={detail.replays} shownMax={REPLAYS_SHOWN} />
-      <RunOutcome status={run.status} error={run.error} />
+      {isTimedRun(timed) ? <TimedOutcome status={run.status} timed={timed} plan={plan} /> : null}
+      <RunOutcome status={run.status} error={run.error} timed={timed} />
       {reranAfterCrash(run.steps) ? (
         <p className="mb-4 rounded-md bg-amber-50 p-3 text-sm text-amber-900 ring-1 ring-amber-200" data-testid="rerun-banner">
           The worker stopped while a step of this run was in flight; the run resumed after the steps that had succeeded, so the step marked &quot;ran again&quot; may have run twice.
@@ -117,7 +143,7 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
       <section>
         <h2 className="mb-2 text-base font-semibold">Steps</h2>
         {run.steps.length === 0 ? (
-          <p className="card text-sm text-slate-600">{run.status === "queued" ? "Waiting for the worker to pick this run up." : run.status === "running" ? "Running: the first step has not finished yet." : "No steps were recorded."}</p>
+          <p className="card text-sm text-slate-600">{run.status === "planned" ? "Nothing has run yet: the run waits for its due time." : run.status === "cancelled" ? "Nothing ran: the run was cancelled before its due time." : run.status === "skipped" && timed.reason ? "Nothing ran: the timed run was skipped." : run.status === "queued" ? "Waiting for the worker to pick this run up." : run.status === "running" ? "Running: the first step has not finished yet." : "No steps were recorded."}</p>
         ) : (
           <ol className="flex flex-col gap-3">
             {run.steps.map((s, i) => (
@@ -135,8 +161,10 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
  * failure), the last attempt's error on a run waiting for its retry, and the final error of a
  * failed or dead run. Only the last is shown as an error.
  */
-function RunOutcome({ status, error }: { status: string; error: string | null }) {
+function RunOutcome({ status, error, timed }: { status: string; error: string | null; timed: TimedRunInfo }) {
   if (!error) return null;
+  // A timed run's skip is said by TimedOutcome, with its reason in words.
+  if (status === "skipped" && timed.reason) return null;
   if (status === "skipped") {
     const reason = error.startsWith("skipped: ") ? error.slice("skipped: ".length) : null;
     return (
@@ -158,6 +186,41 @@ function RunOutcome({ status, error }: { status: string; error: string | null })
     <div className="mb-4 rounded-md bg-amber-50 p-3 text-sm text-amber-900 ring-1 ring-amber-200" data-testid="run-last-error">
       <p className="font-semibold">The last attempt failed{status === "queued" ? "; it will be retried" : ""}</p>
       <p className="mt-1 font-mono text-xs wrap-anywhere whitespace-pre-wrap">{error}</p>
+    </div>
+  );
+}
+
+/**
+ * A timed run (#17): while planned, when it will run and a countdown; once cancelled or skipped,
+ * why, in the words lib/timed/reasons.ts gives every screen.
+ */
+function TimedOutcome({ status, timed, plan }: { status: string; timed: TimedRunInfo; plan: { explanation: string; subjectId: string; subjectVersion: number } | null }) {
+  const record = plan ? subjectWords(plan.subjectId, plan.subjectVersion) : null;
+  const sentence = reasonSentence(status, timed.reason);
+  if (status === "planned") {
+    return (
+      <div className="mb-4 rounded-md bg-indigo-50 p-3 text-sm text-indigo-900 ring-1 ring-indigo-200" data-testid="run-timed">
+        <p className="wrap-anywhere">
+          <span className="font-semibold">Planned:</span> runs at <LocalTime iso={timed.dueAt} /> {timed.dueAt ? <Countdown dueAt={timed.dueAt} className="font-medium tabular-nums" /> : null}
+        </p>
+        {plan?.explanation ? <p className="mt-1 text-xs wrap-anywhere text-indigo-800" data-testid="run-plan">{plan.explanation}</p> : null}
+        <p className="mt-1 text-xs text-indigo-800">A timed action: it waits for its due time without holding a worker.{record ? ` A newer version of its record (${record}) may still replace it.` : ""}</p>
+      </div>
+    );
+  }
+  if (!sentence) return null;
+  return (
+    <div className="mb-4 rounded-md bg-slate-100 p-3 text-sm text-slate-800 ring-1 ring-slate-200" data-testid="run-timed">
+      <p className="wrap-anywhere">
+        <span className="font-semibold">{sentence.slice(0, sentence.indexOf(":") + 1)}</span>
+        {sentence.slice(sentence.indexOf(":") + 1)}
+      </p>
+      {/* The plan's own words: a missing anchor names its path and value. */}
+      {timed.reason === "no_anchor" && plan?.explanation ? <p className="mt-1 font-mono text-xs wrap-anywhere text-slate-700" data-testid="run-plan">{plan.explanation}</p> : null}
+      <p className="mt-1 text-xs text-slate-600">
+        This timed run was not sent{timed.reason === "no_anchor" ? "" : timed.dueAt ? <>; it was due <LocalTime iso={timed.dueAt} /></> : null}
+        {record ? `; record ${record}` : ""}. {timed.reason === "no_anchor" ? "The event carried no time at the anchor: check the payload or the anchor path." : timed.reason === "late" ? "The worker reached it after its lateness window." : "Nothing went wrong."}
+      </p>
     </div>
   );
 }
@@ -233,4 +296,12 @@ function StepCard({ step: s, position, runAttempt }: { step: Step; position: num
 function filterCode(s: Step): string | null {
   const input = s.input as { code?: unknown } | null;
   return s.kind === "filter" && input && typeof input.code === "string" ? input.code : null;
+}
+
+/** "Action 2: Slack message": the timed run's action as its applet's editor numbers and labels it. */
+async function actionNameOf(appletId: string, index: number): Promise<string> {
+  const applet = await appletDetail(services().app, appletId);
+  const type = applet?.definition.actions[index]?.type;
+  const label = type ? (actionRegistry.get(type)?.label ?? type) : null;
+  return label ? `Action ${index + 1}: ${label}` : `Action ${index + 1}`;
 }
