@@ -2,7 +2,7 @@
 import type { IngredientGroup } from "@/lib/ui/format";
 import { TemplateInput } from "./TemplateInput";
 import { TimezoneSelect } from "./TimezoneSelect";
-import { hasTimedSettings, TIMED_LABELS, type TimedDraft } from "./timing";
+import { CONDITION_OP_WORDS, conditionPath, hasTimedSettings, TIMED_LABELS, type ConditionDraft, type TimedDraft } from "./timing";
 
 type TextKey = { [K in keyof TimedDraft]: TimedDraft[K] extends string ? K : never }[keyof TimedDraft];
 
@@ -25,7 +25,7 @@ export function TimedSettings({ timed, onChange, errors, groups, anyTimed, warni
 }) {
   const set = (patch: Partial<TimedDraft>) => onChange({ ...timed, ...patch });
   const errs = (key: string) => errors.get(key) ?? [];
-  const partErrors = [...errors.entries()].filter(([k]) => !k.includes(".") || !(k in TIMED_LABELS)).flatMap(([k, ms]) => ms.map((m) => `${TIMED_LABELS[k] ?? k}: ${m}`));
+  const partErrors = [...errors.entries()].filter(([k]) => !k.startsWith("conditions") && (!k.includes(".") || !(k in TIMED_LABELS))).flatMap(([k, ms]) => ms.map((m) => `${TIMED_LABELS[k] ?? k}: ${m}`));
 
   const text = (key: TextKey, path: string, opts: { placeholder?: string; template?: boolean; mono?: boolean; help?: string; width?: string } = {}) => {
     const id = `timed-${path.replace(".", "-")}`;
@@ -56,7 +56,7 @@ export function TimedSettings({ timed, onChange, errors, groups, anyTimed, warni
       <details open={anyTimed || hasTimedSettings(timed) || errors.size > 0}>
         <summary className="cursor-pointer">
           <h2 id="timed-heading" className="inline text-base font-semibold">
-            Timed actions: record, quiet hours, cap
+            Timed actions: record, conditions, quiet hours, cap
           </h2>
           <span className="mt-0.5 block text-xs text-slate-500 sm:mt-0 sm:ml-2 sm:inline">{anyTimed ? "for the actions that run at an offset" : "used once an action runs at an offset"}</span>
         </summary>
@@ -119,6 +119,7 @@ export function TimedSettings({ timed, onChange, errors, groups, anyTimed, warni
               </div>
             </div>
           </Group>
+          <Conditions rows={timed.conditions} onChange={(conditions) => set({ conditions })} errors={errors} />
           <Group title="Frequency cap" help="Per contact, checked when the run is due: over the cap it is skipped.">
             <div className="flex flex-wrap items-start gap-3">
               <div data-field="timed.frequency_cap.max">
@@ -175,5 +176,78 @@ function FieldErrors({ messages }: { messages: string[] }) {
         </p>
       ))}
     </>
+  );
+}
+
+const NEW_CONDITION: ConditionDraft = { group: "all", field: "", op: "eq", value: "" };
+
+/**
+ * Whether an event plans its timed actions at all (#17, the library's conditions): rows that must
+ * all hold, and rows of which one must. Each row's problems show under it, by its path in the
+ * definition (`conditions.all.0.op`).
+ */
+function Conditions({ rows, onChange, errors }: { rows: ConditionDraft[]; onChange: (rows: ConditionDraft[]) => void; errors: Map<string, string[]> }) {
+  const update = (i: number, patch: Partial<ConditionDraft>) => onChange(rows.map((r, j) => (j === i ? { ...r, ...patch } : r)));
+  const rowKeys = new Set(rows.map((_, i) => conditionPath(rows, i)));
+  const listErrors = [...errors.entries()].filter(([k]) => k.startsWith("conditions") && ![...rowKeys].some((r) => k === r || k.startsWith(`${r}.`))).flatMap(([, ms]) => ms);
+  return (
+    <Group title="Conditions" help="Checked when the event arrives: an event they reject plans nothing. Paths start with trigger. (the ingredients), contact. or event. (event.type, event.subject.id); a value is read as JSON when it is JSON (42, true, [&quot;a&quot;,&quot;b&quot;]), else as text.">
+      <ul className="flex flex-col gap-3" data-testid="timed-conditions">
+        {rows.map((row, i) => {
+          const path = conditionPath(rows, i);
+          const at = (f: string) => errors.get(`${path}.${f}`) ?? [];
+          const id = `timed-condition-${i}`;
+          return (
+            <li key={i} data-field={`timed.${path}`} className="grid grid-cols-2 gap-2 rounded-md p-2 ring-1 ring-slate-200 md:grid-cols-[9rem_minmax(0,1fr)_9rem_minmax(0,1fr)_auto] md:items-start">
+              <div>
+                <label htmlFor={`${id}-group`} className="field-label mb-1">
+                  Kind
+                </label>
+                <select id={`${id}-group`} value={row.group} onChange={(e) => update(i, { group: e.target.value as ConditionDraft["group"] })} className="input">
+                  <option value="all">Must hold</option>
+                  <option value="any">One of these</option>
+                </select>
+              </div>
+              <div className="col-span-2 min-w-0 md:col-span-1" data-field={`timed.${path}.field`}>
+                <label htmlFor={`${id}-field`} className="field-label mb-1">
+                  Field
+                </label>
+                <input id={`${id}-field`} type="text" autoComplete="off" spellCheck={false} value={row.field} placeholder="trigger.body.status" onChange={(e) => update(i, { field: e.target.value })} aria-invalid={at("field").length > 0 || undefined} className={`input font-mono ${at("field").length ? "ring-red-500" : ""}`} />
+                <FieldErrors messages={at("field")} />
+              </div>
+              <div data-field={`timed.${path}.op`}>
+                <label htmlFor={`${id}-op`} className="field-label mb-1">
+                  Test
+                </label>
+                <select id={`${id}-op`} value={row.op} onChange={(e) => update(i, { op: e.target.value })} className="input">
+                  {Object.entries(CONDITION_OP_WORDS).map(([op, words]) => (
+                    <option key={op} value={op}>
+                      {words}
+                    </option>
+                  ))}
+                </select>
+                <FieldErrors messages={at("op")} />
+              </div>
+              <div className="col-span-2 min-w-0 md:col-span-1" data-field={`timed.${path}.value`}>
+                <label htmlFor={`${id}-value`} className="field-label mb-1">
+                  Value
+                </label>
+                <input id={`${id}-value`} type="text" autoComplete="off" spellCheck={false} value={row.value} placeholder={row.op === "exists" ? "true (the default) or false" : row.op === "in" || row.op === "not_in" ? '["a", "b"]' : "confirmed"} onChange={(e) => update(i, { value: e.target.value })} aria-invalid={at("value").length > 0 || undefined} className={`input font-mono ${at("value").length ? "ring-red-500" : ""}`} />
+                <FieldErrors messages={[...at("value"), ...(errors.get(path) ?? [])]} />
+              </div>
+              <div className="col-span-2 md:col-span-1 md:pt-6">
+                <button type="button" className="btn-secondary" onClick={() => onChange(rows.filter((_, j) => j !== i))} aria-label={`Remove condition ${i + 1}`}>
+                  Remove
+                </button>
+              </div>
+            </li>
+          );
+        })}
+      </ul>
+      <FieldErrors messages={listErrors} />
+      <button type="button" className="btn-secondary mt-3" onClick={() => onChange([...rows, NEW_CONDITION])} data-testid="add-condition">
+        Add a condition
+      </button>
+    </Group>
   );
 }

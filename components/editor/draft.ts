@@ -260,7 +260,8 @@ function placeOf(path: string): ProblemPlace {
     case "timezone":
       return { part };
     case "timed":
-      return { part: "timed", field: rest.slice(0, 2).join(".") };
+      // A condition's problems are placed on its row: `conditions.all.0.op`.
+      return { part: "timed", field: rest[0] === "conditions" ? rest.slice(0, 4).join(".") : rest.slice(0, 2).join(".") };
     default:
       return { part: "applet" };
   }

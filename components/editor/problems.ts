@@ -1,7 +1,7 @@
 import type { Problem } from "@/lib/definition";
 import type { FieldMeta } from "@/lib/plugin";
 import { actionOf, triggerOf, typedSlots, type Catalog, type Draft } from "./draft";
-import { TIMED_LABELS, TIMING_LABELS } from "./timing";
+import { conditionLabel, TIMED_LABELS, TIMING_LABELS } from "./timing";
 
 /**
  * A save's problems in the editor's words: where it is as the form labels it ("Action 1 (Slack) ›
@@ -44,6 +44,8 @@ export function wordProblem(catalog: Catalog, draft: Draft, p: Problem): WordedP
   if (parts[1] === "transform" && parts[2]) return { ...p, where: `AI transform › ${parts[2]}` };
   if (parts[0] === "definition" && parts[1] === "timed") {
     const key = parts.slice(2, 4).join(".");
+    const condition = parts[2] === "conditions" ? conditionLabel(draft.timed.conditions, parts.slice(2, 6).join(".")) : null;
+    if (condition) return { ...p, where: `Timed actions › ${condition}` };
     return { ...p, where: key ? `Timed actions › ${TIMED_LABELS[key] ?? TIMED_LABELS[parts[2]!] ?? key}` : "Timed actions" };
   }
   return { ...p, where: SETTINGS[key] ?? "Applet" };

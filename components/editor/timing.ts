@@ -88,6 +88,8 @@ export interface TimedDraft {
   quietTimezone: string;
   capMax: string;
   capPer: string;
+  /** The conditions, in the order shown: each in `all` (must hold) or `any` (one of them must). */
+  conditions: ConditionDraft[];
   /** The stored `timed`, so keys the form does not know survive an edit. */
   original: Record<string, unknown>;
 }
@@ -107,8 +109,85 @@ export const NO_TIMED: TimedDraft = {
   quietTimezone: "",
   capMax: "",
   capPer: "",
+  conditions: [],
   original: {},
 };
+
+export interface ConditionDraft {
+  group: "all" | "any";
+  /** "trigger.body.status", "contact.id", "event.type". */
+  field: string;
+  op: string;
+  /** As typed: JSON when it reads as JSON other than a string (42, true, ["a","b"]), else the text itself. */
+  value: string;
+}
+
+export const CONDITION_OP_WORDS: Record<string, string> = {
+  eq: "is",
+  ne: "is not",
+  gt: "is more than",
+  gte: "is at least",
+  lt: "is less than",
+  lte: "is at most",
+  in: "is one of",
+  not_in: "is none of",
+  contains: "contains",
+  exists: "exists",
+};
+
+/** A stored condition value as the form shows it; a string that would read as JSON is shown quoted. */
+export function conditionValueText(v: unknown): string {
+  if (v === undefined) return "";
+  if (typeof v === "string") {
+    try {
+      JSON.parse(v);
+      return JSON.stringify(v);
+    } catch {
+      return v;
+    }
+  }
+  return JSON.stringify(v);
+}
+
+/** What the form's value text means: JSON when it parses, else the text; undefined when empty. */
+export function conditionValueOf(text: string): unknown {
+  const t = text.trim();
+  if (t === "") return undefined;
+  try {
+    return JSON.parse(t) as unknown;
+  } catch {
+    return t;
+  }
+}
+
+function conditionsToForm(c: unknown): ConditionDraft[] {
+  if (!isRecord(c)) return [];
+  return (["all", "any"] as const).flatMap((group) =>
+    (Array.isArray(c[group]) ? (c[group] as unknown[]) : []).filter(isRecord).map((x) => ({ group, field: text(x.field), op: text(x.op) || "eq", value: conditionValueText(x.value) })),
+  );
+}
+
+/** The rows as the definition's `conditions`; the index of each row inside its group is its path's. */
+export function conditionsFromForm(rows: ConditionDraft[]): { all?: unknown[]; any?: unknown[] } | undefined {
+  const of = (group: "all" | "any") =>
+    rows
+      .filter((r) => r.group === group)
+      .map((r) => {
+        const value = conditionValueOf(r.value);
+        return { field: r.field.trim(), op: r.op, ...(value !== undefined ? { value } : {}) };
+      });
+  const all = of("all");
+  const any = of("any");
+  if (!all.length && !any.length) return undefined;
+  return { ...(all.length ? { all } : {}), ...(any.length ? { any } : {}) };
+}
+
+/** The `timed.conditions.<group>.<n>` path of row `index`. */
+export function conditionPath(rows: ConditionDraft[], index: number): string {
+  const row = rows[index]!;
+  const n = rows.slice(0, index).filter((r) => r.group === row.group).length;
+  return `conditions.${row.group}.${n}`;
+}
 
 const list = (v: unknown): string => (Array.isArray(v) ? v.map(text).join(", ") : text(v));
 const splitList = (s: string): string[] =>
@@ -139,6 +218,7 @@ export function timedToForm(timed: unknown): TimedDraft {
     quietTimezone: text(quiet.timezone),
     capMax: text(cap.max),
     capPer: text(cap.per),
+    conditions: conditionsToForm(timed.conditions),
     original: timed,
   };
 }
@@ -148,7 +228,7 @@ export function timedToForm(timed: unknown): TimedDraft {
  * its fields is filled in, the rest as typed, so a save names the field that is missing.
  */
 export function timedFromForm(t: TimedDraft): AppletTimed | undefined {
-  const parts = ["subject", "supersede", "contact", "quiet_hours", "frequency_cap"];
+  const parts = ["subject", "supersede", "contact", "quiet_hours", "frequency_cap", "conditions"];
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(t.original)) if (!parts.includes(k)) out[k] = v;
   // Each part keeps the keys the form does not know, too.
@@ -175,6 +255,8 @@ export function timedFromForm(t: TimedDraft): AppletTimed | undefined {
     // Not a number: sent as typed, so the save says "frequency cap › max" is not one.
     out.frequency_cap = { ...kept("frequency_cap", ["max", "per"]), max: t.capMax.trim() !== "" && Number.isFinite(n) ? n : t.capMax.trim(), per: t.capPer.trim() };
   }
+  const conditions = conditionsFromForm(t.conditions);
+  if (conditions) out.conditions = conditions;
   return Object.keys(out).length ? (out) : undefined;
 }
 
@@ -301,4 +383,15 @@ export const TIMED_LABELS: Record<string, string> = {
   frequency_cap: "Frequency cap",
   "frequency_cap.max": "Frequency cap: at most",
   "frequency_cap.per": "Frequency cap: per",
+  conditions: "Conditions",
 };
+
+/** "Condition 2 › Field" for `conditions.all.1.field` (counted over both groups, as the rows show). */
+export function conditionLabel(rows: ConditionDraft[], key: string): string | null {
+  const m = /^conditions\.(all|any)\.(\d+)(?:\.(field|op|value))?/.exec(key);
+  if (!m) return null;
+  let seen = -1;
+  const row = rows.findIndex((r) => r.group === m[1] && ++seen === Number(m[2]));
+  const field = m[3] === "field" ? " › Field" : m[3] === "op" ? " › Test" : m[3] === "value" ? " › Value" : "";
+  return `Condition ${row >= 0 ? row + 1 : Number(m[2]) + 1}${field}`;
+}

@@ -5,7 +5,7 @@
  * the app adds: its action, the explanation in plain words, and the warning of a run with no anchor.
  * Pure: the clock's `now` comes in, nothing is read or written here.
  */
-import { contactTimeZone, instantToZonedWall, planEventSync, readInstant, type Contact, type Rule, type RuleEvent } from "@vibedout/automations";
+import { conditionScope, contactTimeZone, evaluateConditions, instantToZonedWall, planEventSync, readInstant, type Contact, type Rule, type RuleEvent } from "@vibedout/automations";
 import { isValidTimeZone } from "@whenthen/schedules";
 import type { Definition } from "../definition";
 import type { PlannedRunInsert, PlanWrite } from "../db/store/types";
@@ -146,6 +146,9 @@ export function planTimed(e: TimedEvent): TimedPlan {
     // Scoped to the applet: two applets may speak of the same record id.
     cancelKey: `${e.appletId}:${subject.type}:${subject.id}`,
   };
+  if (!cancelOnly && rule.conditions && !evaluateConditions(rule.conditions, conditionScope(event, contact))) {
+    warnings.push("timed: the conditions do not hold for this event, so its timed actions are not planned");
+  }
   const plan = planEventSync(cancelOnly ? [] : [rule], event, e.receivedAt, { contact, supersedes });
   const zone = contactTimeZone(rule, contact);
 

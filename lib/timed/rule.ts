@@ -2,7 +2,7 @@
  * An applet's timed actions as one @vibedout/automations rule: one step per timed action (its id
  * the action's index), quiet hours and the frequency cap from `timed`. Pure.
  */
-import { parseRule, type ParseRuleResult, type Rule, type RuleStep } from "@vibedout/automations";
+import { parseRule, type Condition, type Conditions, type ParseRuleResult, type Rule, type RuleStep } from "@vibedout/automations";
 import { isValidTimeZone } from "@whenthen/schedules";
 import type { Definition } from "../definition";
 import { durationOf } from "./schema";
@@ -53,6 +53,7 @@ export function ruleFor(
   });
   const q = def.timed?.quiet_hours;
   const cap = def.timed?.frequency_cap;
+  const conditions = def.timed?.conditions;
   const input = {
     id: ruleIdOf(appletId),
     enabled: opts.enabled,
@@ -60,9 +61,27 @@ export function ruleFor(
     steps,
     ...(q ? { quietHours: { start: q.start, end: q.end, ...(q.mode ? { mode: q.mode } : {}), ...(q.timezone ? { timezone: q.timezone } : {}) } } : {}),
     ...(cap ? { frequencyCap: { max: cap.max, per: durationOf(cap.per) ?? cap.per } } : {}),
+    ...(conditions ? { conditions: libraryConditions(conditions) } : {}),
     timezone: zoneOf(def),
   };
   return { parsed: parseRule(input), stepActions };
+}
+
+/**
+ * The definition's conditions as the library reads them: the trigger's ingredients are the event's
+ * payload there (lib/timed/plan.ts puts them under `trigger`), so `trigger.body.x` is
+ * `payload.trigger.body.x`; `contact.` and `event.` are the library's own roots.
+ */
+export function libraryConditions(c: { all?: DefinitionCondition[]; any?: DefinitionCondition[] }): Conditions {
+  const map = (list: DefinitionCondition[]): Condition[] =>
+    list.map((x) => ({ field: x.field.startsWith("trigger.") ? `payload.${x.field}` : x.field, op: x.op as Condition["op"], ...(x.value !== undefined ? { value: x.value } : {}) }));
+  return { ...(c.all ? { all: map(c.all) } : {}), ...(c.any ? { any: map(c.any) } : {}) };
+}
+
+interface DefinitionCondition {
+  field: string;
+  op: string;
+  value?: unknown;
 }
 
 /** Rule ids are applet ids (uuid text, which the library's id pattern accepts). */

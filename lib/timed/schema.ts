@@ -4,7 +4,7 @@
  * @vibedout/automations' parseDuration, and the whole timing is checked once more by its parseRule,
  * so what saves is exactly what the planner accepts.
  */
-import { parseClockTime, parseDuration } from "@vibedout/automations";
+import { CONDITION_OPS, parseClockTime, parseDuration } from "@vibedout/automations";
 import { isValidTimeZone } from "@whenthen/schedules";
 import { z } from "zod";
 import { ruleFor } from "./rule";
@@ -45,7 +45,23 @@ const template = z.string().min(1, "must not be empty").max(500);
 const clock = z.string().refine((v) => parseClockTime(v) !== null, { message: 'must be a 24-hour time "HH:MM"' });
 const zone = z.string().refine(isValidTimeZone, "unknown IANA time zone");
 
+/** Where a condition looks: the trigger's ingredients, the contact, or the event (its type, subject). */
+export const CONDITION_FIELD = /^(trigger|contact|event)(\.[A-Za-z0-9_$-]+)+$/;
+
+const conditionSchema = z.strictObject({
+  field: z.string().regex(CONDITION_FIELD, 'must be a path that starts with trigger., contact. or event., such as "trigger.body.status"'),
+  op: z.enum(CONDITION_OPS as unknown as [string, ...string[]], { error: () => `must be one of ${CONDITION_OPS.join(", ")}` }),
+  /** For `exists`: true (the default) or false; for `in` / `not_in`: a list. */
+  value: z.json().optional(),
+});
+const conditionList = z.array(conditionSchema).max(20, "at most 20 conditions");
+
 export const timedSchema = z.strictObject({
+  /**
+   * Whether an event plans its timed actions at all, with the library's semantics: every `all`
+   * holds and, when `any` is not empty, one of `any` does. An event they reject plans nothing.
+   */
+  conditions: z.strictObject({ all: conditionList.optional(), any: conditionList.optional() }).optional(),
   /** The record a trigger is about; without it every event is a record of its own. */
   subject: z
     .strictObject({
@@ -102,5 +118,6 @@ function definitionPath(rulePath: string, stepActions: number[]): string {
   }
   if (rulePath.startsWith("quietHours")) return rulePath.replace("quietHours", "timed.quiet_hours");
   if (rulePath.startsWith("frequencyCap")) return rulePath.replace("frequencyCap", "timed.frequency_cap");
+  if (rulePath.startsWith("conditions")) return `timed.${rulePath}`;
   return rulePath;
 }

@@ -75,11 +75,18 @@ describe.skipIf(!hasChromium)("#17: timed actions in the browser", () => {
     await settings.getByRole("textbox", { name: "Event type path" }).fill("trigger.body.event");
     await settings.getByRole("textbox", { name: "Values that replace the plan" }).fill("booking.rescheduled, booking.cancelled");
     await settings.getByRole("textbox", { name: "Values that cancel the plan" }).fill("booking.cancelled");
+    // A condition on the record; a path outside the ingredients is refused on its own row.
+    await settings.getByTestId("add-condition").click();
+    await settings.locator("#timed-condition-0-field").fill("booking.id");
+    await settings.locator("#timed-condition-0-op").selectOption("exists");
 
     await page.getByRole("textbox", { name: "Name", exact: true }).fill("Booking reminder");
     await page.getByRole("button", { name: "Save applet" }).click();
     await timing.locator('[data-field="timing.at"]').getByRole("alert").filter({ hasText: /must be an offset/ }).waitFor();
     await page.getByTestId("save-problems").filter({ hasText: "Action 1 (Slack message) › Timing › Offset" }).waitFor();
+    await settings.locator('[data-field="timed.conditions.all.0.field"]').getByRole("alert").filter({ hasText: /must be a path that starts with trigger\./ }).waitFor();
+    await page.getByTestId("save-problems").filter({ hasText: "Timed actions › Condition 1 › Field" }).waitFor();
+    await settings.locator("#timed-condition-0-field").fill("trigger.body.booking.id");
 
     await timing.getByRole("textbox", { name: "Offset", exact: true }).fill("-24h");
     expect(await page.getByTestId("action0-timing-summary").textContent()).toBe("24 h before trigger.body.starts_at");

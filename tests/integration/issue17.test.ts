@@ -282,5 +282,65 @@ forEachEngine((engine) => {
       expect(mine.definition.timed).toEqual(bookingApplet().timed);
       expect((mine.definition.actions as { timing?: unknown }[])[0]!.timing).toEqual({ at: "-24h", anchor: "trigger.body.booking.starts_at" });
     });
+
+    test("#17: conditions decide whether an event plans its timed actions (trigger. paths read the ingredients, all and any); the preview says why nothing is planned; a condition that does not parse is refused on save with its field named", async () => {
+      const conditions = {
+        all: [{ field: "trigger.body.booking.status", op: "eq", value: "confirmed" }],
+        any: [
+          { field: "trigger.body.booking.kind", op: "in", value: ["visit", "call"] },
+          { field: "event.type", op: "eq", value: "booking.vip" },
+        ],
+      };
+      const applet = await app.applets.create({ name: "confirmed visits only", definition: bookingApplet({ timed: { conditions } }) });
+      const at = "2026-03-12T15:00:00-06:00";
+      // Not confirmed: nothing planned. Confirmed but neither a visit/call nor a VIP event: nothing.
+      await post(applet, { event: "booking.created", booking: { id: "c-1", version: 1, starts_at: at, status: "tentative", kind: "visit" } });
+      await post(applet, { event: "booking.created", booking: { id: "c-2", version: 1, starts_at: at, status: "confirmed", kind: "walk-in" } });
+      expect(await planned(applet.id)).toEqual([]);
+      // Confirmed and a visit: planned; a confirmed walk-in sent as a VIP event: planned too (any).
+      await post(applet, { event: "booking.created", booking: { id: "c-3", version: 1, starts_at: at, status: "confirmed", kind: "visit" } });
+      await post(applet, { event: "booking.vip", booking: { id: "c-4", version: 1, starts_at: at, status: "confirmed", kind: "walk-in" } });
+      expect((await planned(applet.id)).map((r) => r.status)).toEqual(["pending", "pending"]);
+      expect(new Set((await app.store.plannedRuns.list(applet.id, { limit: 10 })).map((r) => r.subjectId))).toEqual(new Set(["c-3", "c-4"]));
+      // Export carries them.
+      const exported = await call("GET", "/api/export");
+      expect((exported.body as unknown as { name: string; definition: { timed: unknown } }[]).find((a) => a.name === "confirmed visits only")!.definition.timed).toMatchObject({ conditions });
+
+      // The preview against a sample they reject plans nothing and says so.
+      const preview = await call("POST", "/api/applets/timing-preview", {
+        definition: bookingApplet({ timed: { conditions } }),
+        sample: { body: { event: "booking.created", booking: { id: "x", version: 1, starts_at: at, status: "tentative" } } },
+      });
+      expect(preview.status).toBe(200);
+      expect(preview.body.items).toEqual([]);
+      expect(preview.body.warnings).toContain("timed: the conditions do not hold for this event, so its timed actions are not planned");
+
+      // Refused on save, each with its field: a path outside the ingredients, an unknown test, a list test without a list.
+      const refused = await call("POST", "/api/applets", {
+        name: "bad conditions",
+        definition: bookingApplet({
+          timed: {
+            conditions: {
+              all: [
+                { field: "body.status", op: "eq", value: "x" },
+                { field: "trigger.body.status", op: "equals", value: "x" },
+                { field: "trigger.body.kind", op: "in", value: "visit" },
+              ],
+            },
+          },
+        }),
+      });
+      expect(refused.status).toBe(400);
+      const paths = (refused.body.problems as { path: string }[]).map((p) => p.path);
+      expect(paths).toContain("definition.timed.conditions.all.0.field");
+      expect(paths).toContain("definition.timed.conditions.all.1.op");
+      expect(await app.store.applets.list().then((all) => all.some((a) => a.name === "bad conditions"))).toBe(false);
+      const listNeeded = await call("POST", "/api/applets", {
+        name: "bad conditions",
+        definition: bookingApplet({ timed: { conditions: { all: [{ field: "trigger.body.kind", op: "in", value: "visit" }] } } }),
+      });
+      expect(listNeeded.status).toBe(400);
+      expect((listNeeded.body.problems as { path: string }[]).map((p) => p.path)).toEqual(["definition.timed.conditions.all.0.value"]);
+    });
   });
 });

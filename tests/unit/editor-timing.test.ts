@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { buildDefinition, draftFromDefinition, draftReducer, openProblems, placeProblems, reportProblems, type Catalog, type Draft, type DraftAction } from "@/components/editor/draft";
 import { wordProblem } from "@/components/editor/problems";
-import { anchorNote, anchorOptions, anchorPath, NO_TIMED, NO_TIMING, offsetWords, timedFromForm, timedToForm, timeLook, timingFromForm, timingToForm } from "@/components/editor/timing";
+import { anchorNote, anchorOptions, anchorPath, conditionLabel, conditionPath, conditionValueOf, conditionValueText, NO_TIMED, NO_TIMING, offsetWords, timedFromForm, timedToForm, timeLook, timingFromForm, timingToForm } from "@/components/editor/timing";
 import { actionRegistry } from "@/lib/actions";
 import { checkDefinition, type Definition } from "@/lib/definition";
 import { triggerRegistry } from "@/lib/triggers";
@@ -235,5 +235,58 @@ describe("#17: a save's timing problems, at the field", () => {
     expect(openProblems(catalog, fixedAt, reported).map((p) => p.path)).toEqual(["definition.actions.1.timing.lateness", "definition.timed.quiet_hours.end"]);
     const fixedEnd = apply(fixedAt, { kind: "setTimed", timed: { ...fixedAt.timed, quietEnd: "08:00" } });
     expect(openProblems(catalog, fixedEnd, reported).map((p) => p.path)).toEqual(["definition.actions.1.timing.lateness"]);
+  });
+});
+
+describe("#17: the timed actions' conditions in the editor", () => {
+  const conditions = {
+    all: [
+      { field: "trigger.body.status", op: "eq", value: "confirmed" },
+      { field: "trigger.body.count", op: "gte", value: 2 },
+      { field: "trigger.body.code", op: "eq", value: "42" },
+    ],
+    any: [
+      { field: "trigger.body.kind", op: "in", value: ["visit", "call"] },
+      { field: "contact.id", op: "exists" },
+    ],
+  };
+  const def = (c: unknown): Definition =>
+    ({ version: 1, trigger: { type: "webhook", config: {} }, actions: [slack("later", { at: "-24h", anchor: "trigger.body.starts_at" })], timed: { conditions: c } }) as Definition;
+
+  test("form rows ⇄ the definition: text stays text, JSON stays JSON, a string that reads as JSON is shown quoted", () => {
+    const form = timedToForm({ conditions });
+    expect(form.conditions.map((r) => [r.group, r.field, r.op, r.value])).toEqual([
+      ["all", "trigger.body.status", "eq", "confirmed"],
+      ["all", "trigger.body.count", "gte", "2"],
+      ["all", "trigger.body.code", "eq", '"42"'],
+      ["any", "trigger.body.kind", "in", '["visit","call"]'],
+      ["any", "contact.id", "exists", ""],
+    ]);
+    expect(timedFromForm(form)).toEqual({ conditions });
+    expect(roundTrip(def(conditions))!.timed).toEqual({ conditions });
+    expect(checkDefinition(def(conditions)).ok).toBe(true);
+    expect([conditionValueOf(" confirmed "), conditionValueOf("2"), conditionValueOf('"2"'), conditionValueOf(""), conditionValueText("true")]).toEqual(["confirmed", 2, "2", undefined, '"true"']);
+    expect(timedFromForm({ ...NO_TIMED, conditions: [] })).toBeUndefined();
+  });
+
+  test("a condition's problems are placed on its row, worded by its place in the list, and clear when that row is edited", () => {
+    const d = stored(def(conditions));
+    // Row 4 (the first `any`) is `conditions.any.0`.
+    expect(conditionPath(d.timed.conditions, 3)).toBe("conditions.any.0");
+    const problems = [
+      { path: "definition.timed.conditions.any.0.value", message: "in takes a list" },
+      { path: "definition.timed.conditions.all.1.op", message: "must be one of eq, ne" },
+    ];
+    const placed = placeProblems(d, problems);
+    expect([...placed.timed]).toEqual([
+      ["conditions.any.0.value", ["in takes a list"]],
+      ["conditions.all.1.op", ["must be one of eq, ne"]],
+    ]);
+    expect(problems.map((p) => wordProblem(catalog, d, p).where)).toEqual(["Timed actions › Condition 4 › Value", "Timed actions › Condition 2 › Test"]);
+    expect(conditionLabel(d.timed.conditions, "conditions.all.0")).toBe("Condition 1");
+    const reported = reportProblems(catalog, d, problems);
+    const rows = d.timed.conditions.map((r, i) => (i === 3 ? { ...r, value: '["visit"]' } : r));
+    const edited = draftReducer(d, { kind: "setTimed", timed: { ...d.timed, conditions: rows } });
+    expect(openProblems(catalog, edited, reported).map((p) => p.path)).toEqual(["definition.timed.conditions.all.1.op"]);
   });
 });
