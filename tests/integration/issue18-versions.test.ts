@@ -126,7 +126,7 @@ forEachEngine((engine) => {
       await call(api, "PUT", `/api/applets/${id}`, { definition: webhookToHttp(URL_B) });
       const exported = (await call(api, "GET", `/api/export?applet_id=${id}`)).json as unknown as Record<string, unknown>[];
       expect(exported).toHaveLength(1);
-      expect(Object.keys(exported[0]!).sort()).toEqual(["created_at", "definition", "enabled", "id", "name", "webhook_token"]);
+      expect(Object.keys(exported[0]!).sort()).toEqual(["created_at", "definition", "enabled", "id", "name", "tags", "webhook_token"]);
       expect(urlOf(exported[0]!.definition)).toBe(URL_B);
 
       // Into another install: one version, the import, by whoever imported it.
