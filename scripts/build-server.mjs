@@ -20,7 +20,11 @@ const workspace = /^@(whenthen|vibedout)\//;
 // Pure ESM packages that tree-shake: bundled, so only the functions we call are loaded. date-fns-tz
 // imports the whole date-fns index for one helper; from node_modules that cost the worker 28 MB
 // of RSS, bundled it costs ~1 MB (bench/RESULTS.md, worker parts).
-const bundled = /^(date-fns|date-fns-tz)(\/|$)/;
+//
+// A workspace package's own dependencies live in its node_modules, not the app's (pnpm does not
+// hoist them), so `node dist/…` could not load them: they are bundled too (@vibedout/automations'
+// @noble/hashes, which the timed actions' run ids use; pure ESM, a few KB).
+const bundled = /^(date-fns|date-fns-tz|@noble\/hashes)(\/|$)/;
 
 // lib/sandbox/index.ts starts its threads from `new URL("./worker.mjs", import.meta.url)`; in the
 // bundle import.meta.url is a file in dist/, where worker.mjs is the worker process. The thread's
