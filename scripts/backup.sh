@@ -117,7 +117,11 @@ backup_postgres() {
   [[ ! -e "$out" ]] || die "$out already exists (two backups in the same second?)"
   partial="$BACKUP_DIR/.$stamp.dump.partial"
   pg_dump --format=custom --no-owner --file="$partial" "$PG_URL" || { rm -f -- "$partial"; die "pg_dump failed"; }
-  pg_restore --list "$partial" | grep -q "TABLE DATA .* runs " || { rm -f -- "$partial"; die "the dump $partial has no runs table: is DATABASE_URL the whenthen database?"; }
+  # The listing is read whole before grep looks at it: `pg_restore | grep -q` under pipefail fails
+  # with SIGPIPE as soon as the match comes before the end of the listing (more tables after runs).
+  local listing
+  listing="$(pg_restore --list "$partial")" || { rm -f -- "$partial"; die "pg_restore --list could not read $partial"; }
+  grep -q "TABLE DATA .* runs " <<<"$listing" || { rm -f -- "$partial"; die "the dump $partial has no runs table: is DATABASE_URL the whenthen database?"; }
   mv -- "$partial" "$out"
   log "wrote $out ($(stat -c %s "$out") bytes, pg_restore --list ok, via pg_dump)"
   prune dump
