@@ -144,7 +144,7 @@ describe.skipIf(noPostgres)(`two web processes and a worker on one PostgreSQL da
     token = ((await (await fetch(`${a.base}/api/tokens`, { method: "POST", headers: { "content-type": "application/json", cookie }, body: JSON.stringify({ name: "two hosts" }) })).json()) as { token: string }).token;
   }, 120_000);
 
-  test("#16: a run ingested by web A and executed by the worker shows up on web B's SSE stream, queued then succeeded", async () => {
+  test("#16: a run ingested by web A and executed by the worker shows up on web B's SSE stream until it succeeded", async () => {
     const created = await fetch(`${a.base}/api/applets`, {
       method: "POST",
       headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
@@ -162,10 +162,11 @@ describe.skipIf(noPostgres)(`two web processes and a worker on one PostgreSQL da
 
     const done = await streamB.waitFor((m) => m.data.run_id === runId && m.data.status === "succeeded");
     expect(done).toEqual({ event: "run.updated", data: { run_id: runId, applet_id: applet.id, status: "succeeded" } });
-    // Web B also learnt of the insert web A made (the run's first state), before its end.
-    const first = streamB.messages.findIndex((m) => m.data.run_id === runId);
-    expect(["queued", "running"]).toContain(streamB.messages[first]!.data.status);
-    expect(first).toBeLessThan(streamB.messages.indexOf(done));
+    // What web B said of the run before its end were earlier states (the feed sends each look's
+    // current state, so a run the worker finishes before web B looks arrives as succeeded alone).
+    const states = streamB.messages.filter((m) => m.data.run_id === runId).map((m) => m.data.status);
+    expect(states.at(-1)).toBe("succeeded");
+    for (const s of states.slice(0, -1)) expect(["queued", "running"]).toContain(s);
     // And the run is the one the worker executed: web B reads it as succeeded from the database.
     const { run } = (await (await fetch(`${b.base}/api/runs/${runId}`, { headers: { authorization: `Bearer ${token}` } })).json()) as { run: { status: string } };
     expect(run.status).toBe("succeeded");
