@@ -199,6 +199,7 @@ describe.skipIf(!hasChromium)("applet editor in a real browser", () => {
     expect(stored.applet.definition.actions[0]!.config.text).toBe(":rotating_light: {{vars.service}} failed to deploy ({{trigger.body.commit}})");
 
     // Runs: one held at Slack (running) and one waiting behind it (queued), the rest finished.
+    await ids.holdOrders();
     await page.goto("/runs");
     await page.locator('[data-testid="runs-table"] tr', { hasText: "running" }).first().waitFor();
     await page.locator('[data-testid="runs-table"] tr', { hasText: "queued" }).first().waitFor();
@@ -494,11 +495,16 @@ async function seed(page: Page, fake: FakeServices): Promise<Seeded> {
   const noteRun = await test(journal, sample("schedule"));
   const failedRun = await test(reading, sample("rss"));
   const deadRun = await test(btc, sample("poll"));
-  await test(orders, sample("webhook"));
-  await test(orders, { ...sample("webhook"), body: { title: "Order #1043 paid", amount: 12.5, currency: "EUR" } });
-  await fake.heldRequest();
+  // Two orders, the first held at Slack (running) and the second waiting behind it (queued): sent
+  // just before the runs page is looked at, since the held request times out after 20 s and its
+  // run then waits for a retry, which frees the applet for the second one.
+  const holdOrders = async () => {
+    await test(orders, sample("webhook"));
+    await test(orders, { ...sample("webhook"), body: { title: "Order #1043 paid", amount: 12.5, currency: "EUR" } });
+    await fake.heldRequest();
+  };
 
-  // The other runs settle on their own (the held one keeps its applet's second run queued).
+  // The other runs settle on their own.
   const settled = new Set(["succeeded", "failed", "skipped", "dead"]);
   for (const id of [filteredRun, skippedRun, mailRun, noteRun, failedRun, deadRun]) {
     for (;;) {
@@ -507,5 +513,5 @@ async function seed(page: Page, fake: FakeServices): Promise<Seeded> {
       await page.waitForTimeout(200);
     }
   }
-  return { deploys, failedRun, filteredRun };
+  return { deploys, failedRun, filteredRun, holdOrders };
 }
