@@ -432,6 +432,8 @@ interface Seeded {
   deploys: string;
   failedRun: string;
   filteredRun: string;
+  /** Sends two orders: the first held at Slack (running), the second queued behind it. */
+  holdOrders: () => Promise<void>;
 }
 
 /** Realistic applets and runs through the JSON API, with the browser's session. */
