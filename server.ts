@@ -86,6 +86,9 @@ server.once("error", (err) => {
   log.error(listenErrorMessage(err, "PORT", app.config.port, app.config.host));
   process.exit(1);
 });
+// Handled before anything is said or served: a stop as soon as "listening" is read is a clean one.
+process.on("SIGTERM", shutdown);
+process.on("SIGINT", shutdown);
 server.listen(app.config.port, app.config.host, () => {
   log.info(`listening on ${app.config.publicUrl}`, { host: app.config.host, port: app.config.port, dev, data: app.config.dataDir });
 });
@@ -101,5 +104,3 @@ function shutdown() {
   });
   setTimeout(() => process.exit(0), 5000).unref();
 }
-process.on("SIGTERM", shutdown);
-process.on("SIGINT", shutdown);

@@ -139,14 +139,6 @@ if (app.config.inboundEmail) {
   }
 }
 
-log.info("worker started", {
-  worker_id: workerId,
-  concurrency: app.config.workerConcurrency,
-  lease_s: app.config.workerLeaseMs / 1000,
-  database: app.config.postgres ? `postgres (${app.store.engine})` : app.config.databasePath,
-  smtp_port: receiver?.port ?? "off (INBOUND_EMAIL=false)",
-});
-
 let stopping = false;
 
 // Alerts (issue 18): every ALERT_DISPATCH_MS (5 s) under the `alerts` job lock; one pass at a time.
@@ -189,3 +181,12 @@ async function shutdown(signal: string) {
 }
 process.on("SIGTERM", () => void shutdown("SIGTERM"));
 process.on("SIGINT", () => void shutdown("SIGINT"));
+// Said last, once SIGTERM is handled: a supervisor (or a test) that stops the worker as soon as it
+// reads this line gets a clean shutdown, never the default action of a signal with no handler.
+log.info("worker started", {
+  worker_id: workerId,
+  concurrency: app.config.workerConcurrency,
+  lease_s: app.config.workerLeaseMs / 1000,
+  database: app.config.postgres ? `postgres (${app.store.engine})` : app.config.databasePath,
+  smtp_port: receiver?.port ?? "off (INBOUND_EMAIL=false)",
+});
