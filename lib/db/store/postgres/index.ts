@@ -1,4 +1,4 @@
-import { toRun as toRunRow } from "../run-row";
+import { toRun as toRunRow, type RunRowRaw } from "../run-row";
 import { applyPlanOn, plannedRunsStore } from "./planned-runs";
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
@@ -497,28 +497,9 @@ function triggerStateStore(q: Queryable, begin: <T>(fn: (client: Queryable) => P
 
 // ---------------------------------------------------------------------------------------------
 
-interface RunRaw {
-  id: string;
-  applet_id: string;
-  event_id: string;
-  status: string;
-  attempt: number;
-  max_attempts: number;
-  next_attempt_at: string | null;
-  locked_by: string | null;
-  locked_at: string | null;
+/** The shared row, with the claim token the PostgreSQL queue reads back. */
+interface RunRaw extends RunRowRaw {
   claim_token: string | null;
-  started_at: string | null;
-  finished_at: string | null;
-  error: string | null;
-  steps: string;
-  planned_run_id: string | null;
-  action_index: number | null;
-  due_at: string | null;
-  reason: string | null;
-  applet_version: number | null;
-  created_at: string;
-  updated_at: string;
 }
 
 /** Steps are read as text and parsed here: an unreadable value fails the run (stepsError), never the claim. */
