@@ -32,6 +32,38 @@ function readSteps(text: string): { steps: Step[]; stepsError?: string } {
 export type RunsRepo = ReturnType<typeof createRunsRepo>;
 
 /**
+ * The claim: the oldest due queued run among applets with nothing running. Applets with queued
+ * runs are enumerated one index seek at a time (a loose index scan of runs_queued_idx), so a
+ * backlog of 100,000 runs for one busy applet costs a claim a few seeks, not a scan of the backlog.
+ *
+ * The seeks name their index (INDEXED BY): SQLite's planner, without statistics, preferred
+ * runs_status_created_idx (status, created_at) once it existed, which turned every step of the
+ * scan into a read and a sort of every queued run (a claim of 4 ms at 2,000 queued, seconds under
+ * a webhook backlog, all of it inside the finish-and-claim write transaction the ingress waits on).
+ * INDEXED BY makes a plan that cannot use the index an error at prepare time, not a slow claim.
+ */
+export const CLAIM_SQL = `WITH RECURSIVE queued_applets(applet_id) AS (
+       SELECT (SELECT applet_id FROM runs INDEXED BY runs_queued_idx WHERE status = 'queued' ORDER BY applet_id LIMIT 1)
+       UNION ALL
+       SELECT (SELECT applet_id FROM runs INDEXED BY runs_queued_idx WHERE status = 'queued' AND applet_id > q.applet_id ORDER BY applet_id LIMIT 1)
+       FROM queued_applets q WHERE q.applet_id IS NOT NULL
+     ),
+     candidates(id, next_attempt_at, created_at) AS (
+       SELECT r.id, r.next_attempt_at, r.created_at
+       FROM queued_applets q
+       JOIN runs r ON r.id = (
+         SELECT id FROM runs INDEXED BY runs_queued_idx WHERE status = 'queued' AND applet_id = q.applet_id AND next_attempt_at <= @now
+         ORDER BY next_attempt_at LIMIT 1)
+       WHERE q.applet_id IS NOT NULL
+         AND NOT EXISTS (SELECT 1 FROM runs x INDEXED BY runs_running_idx WHERE x.status = 'running' AND x.applet_id = q.applet_id)
+     )
+     UPDATE runs SET status = 'running', locked_by = @worker, locked_at = @now, claim_token = @token,
+            started_at = @now, finished_at = NULL, updated_at = @now,
+            applet_version = (SELECT MAX(v.version) FROM applet_versions v WHERE v.applet_id = runs.applet_id)
+     WHERE id = (SELECT id FROM candidates ORDER BY next_attempt_at, created_at LIMIT 1) AND status = 'queued'
+     RETURNING *`;
+
+/**
  * Events and runs: the queue lives here. Every trigger ends in `ingest`, one transaction inserting
  * the event (deduped on applet + dedupe key) and its queued run. Every settle is fenced by the
  * claim token, so a worker whose lease was taken over changes nothing.
@@ -87,31 +119,7 @@ export function createRunsRepo(sqlite: Sqlite, alerts: AlertsRepo, applyPlan: (p
     }),
   );
 
-  // The oldest due queued run among applets with nothing running. Applets with queued runs are
-  // enumerated one index seek at a time (a loose index scan), so a backlog of 100,000 runs for one
-  // busy applet costs a claim a few seeks, not a scan of the backlog.
-  const claim = sqlite.prepare<{ worker: string; now: string; token: string }, RunRowRaw>(
-    `WITH RECURSIVE queued_applets(applet_id) AS (
-       SELECT (SELECT applet_id FROM runs WHERE status = 'queued' ORDER BY applet_id LIMIT 1)
-       UNION ALL
-       SELECT (SELECT applet_id FROM runs WHERE status = 'queued' AND applet_id > q.applet_id ORDER BY applet_id LIMIT 1)
-       FROM queued_applets q WHERE q.applet_id IS NOT NULL
-     ),
-     candidates(id, next_attempt_at, created_at) AS (
-       SELECT r.id, r.next_attempt_at, r.created_at
-       FROM queued_applets q
-       JOIN runs r ON r.id = (
-         SELECT id FROM runs WHERE status = 'queued' AND applet_id = q.applet_id AND next_attempt_at <= @now
-         ORDER BY next_attempt_at LIMIT 1)
-       WHERE q.applet_id IS NOT NULL
-         AND NOT EXISTS (SELECT 1 FROM runs x WHERE x.status = 'running' AND x.applet_id = q.applet_id)
-     )
-     UPDATE runs SET status = 'running', locked_by = @worker, locked_at = @now, claim_token = @token,
-            started_at = @now, finished_at = NULL, updated_at = @now,
-            applet_version = (SELECT MAX(v.version) FROM applet_versions v WHERE v.applet_id = runs.applet_id)
-     WHERE id = (SELECT id FROM candidates ORDER BY next_attempt_at, created_at LIMIT 1) AND status = 'queued'
-     RETURNING *`,
-  );
+  const claim = sqlite.prepare<{ worker: string; now: string; token: string }, RunRowRaw>(CLAIM_SQL);
   const saveSteps = sqlite.prepare(
     "UPDATE runs SET steps = ?, updated_at = ? WHERE id = ? AND claim_token = ? AND status = 'running'",
   );
@@ -196,11 +204,12 @@ export function createRunsRepo(sqlite: Sqlite, alerts: AlertsRepo, applyPlan: (p
   );
   // Keyset order (updated_at, id), so a page boundary inside one millisecond loses nothing.
   // The finished runs of the window through runs_created_idx; queued and running ones through their
-  // partial indexes, however old (a backlog is what a dashboard must see).
+  // partial indexes, however old (a backlog is what a dashboard must see). Named (INDEXED BY): left
+  // to itself the planner walked runs_applet_created_idx over every run stored, for the GROUP BY order.
   const tallyByApplet = sqlite.prepare<[string], { applet_id: string; status: string; n: number }>(
-    `SELECT applet_id, status, COUNT(*) AS n FROM runs WHERE created_at >= ? AND status NOT IN ('queued', 'running') GROUP BY applet_id, status
-     UNION ALL SELECT applet_id, 'queued', COUNT(*) FROM runs WHERE status = 'queued' GROUP BY applet_id
-     UNION ALL SELECT applet_id, 'running', COUNT(*) FROM runs WHERE status = 'running' GROUP BY applet_id`,
+    `SELECT applet_id, status, COUNT(*) AS n FROM runs INDEXED BY runs_created_idx WHERE created_at >= ? AND status NOT IN ('queued', 'running') GROUP BY applet_id, status
+     UNION ALL SELECT applet_id, 'queued', COUNT(*) FROM runs INDEXED BY runs_queued_idx WHERE status = 'queued' GROUP BY applet_id
+     UNION ALL SELECT applet_id, 'running', COUNT(*) FROM runs INDEXED BY runs_running_idx WHERE status = 'running' GROUP BY applet_id`,
   );
   const queueTally = sqlite.prepare<[{ now: string }], { queued: number; oldest_due: string | null }>(
     `SELECT COUNT(*) AS queued, MIN(CASE WHEN COALESCE(next_attempt_at, created_at) <= @now THEN COALESCE(next_attempt_at, created_at) END) AS oldest_due
