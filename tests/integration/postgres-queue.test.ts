@@ -122,6 +122,66 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
       }
     });
 
+    test("#16: a success's finish and the next claim are one statement on the pool (one round trip, no transaction); a failure, an open alert or a lost claim take the transaction", async () => {
+      for (const id of ["f1", "f2"]) await addApplet(store, id);
+      for (const [id, ms] of [["f1", 10], ["f1", 20], ["f2", 30], ["f1", 40], ["f2", 50]] as const) await store.runs.ingest(hook(id, ms));
+      const calls: string[] = [];
+      const pool = store.pool as unknown as { query: (...a: unknown[]) => unknown; connect: (...a: unknown[]) => unknown };
+      const [query, connect] = [pool.query, pool.connect];
+      // pool.query checks a client out itself (synchronously): only a connect of the store's own is a transaction.
+      let inQuery = false;
+      pool.query = function (this: unknown, ...a: unknown[]) {
+        const text = typeof a[0] === "string" ? a[0] : (a[0] as { text: string }).text;
+        calls.push(text.trim().slice(0, 30));
+        inQuery = true;
+        try {
+          return query.apply(this, a);
+        } finally {
+          inQuery = false;
+        }
+      };
+      pool.connect = function (this: unknown, ...a: unknown[]) {
+        if (!inQuery) calls.push("connect (a transaction)");
+        return connect.apply(this, a);
+      };
+      try {
+        const first = (await store.runs.claim("w1", at(1_000)))!;
+        expect(first.createdAt).toBe(at(10).toISOString());
+        calls.length = 0;
+        // Oldest due first across applets, the finishing run's own applet counted as free.
+        const a = await store.runs.finishAndClaim(first, "succeeded", [], null, at(1_001), "w1");
+        expect(calls).toEqual([expect.stringMatching(/^WITH RECURSIVE f AS/)]);
+        expect(a).toMatchObject({ ok: true, next: { appletId: "f1", createdAt: at(20).toISOString(), status: "running", lockedBy: "w1" } });
+        expect(await store.runs.get(first.id)).toMatchObject({ status: "succeeded", finishedAt: at(1_001).toISOString(), lockedBy: null });
+        expect((await store.applets.get("f1"))?.runCount).toBe(1);
+        // The claim the statement made is fenced by the token it returned.
+        expect(await store.runs.saveSteps(a.next!, [], at(1_002))).toBe(true);
+
+        // A failure records alert state: the transaction.
+        calls.length = 0;
+        const b = await store.runs.finishAndClaim(a.next!, "failed", [], "boom", at(1_003), "w1");
+        expect(calls).toContain("connect (a transaction)");
+        expect(b).toMatchObject({ ok: true, next: { appletId: "f2", createdAt: at(30).toISOString() } });
+        expect((await store.applets.get("f1"))?.failureStreak).toBe(1);
+
+        // A success while the applet's alert is open owes a recovery notice: the transaction too.
+        await store.pool.query("UPDATE applets SET alert_open = 1 WHERE id = 'f2'");
+        calls.length = 0;
+        const c = await store.runs.finishAndClaim(b.next!, "succeeded", [], null, at(1_004), "w1");
+        expect(calls).toContain("connect (a transaction)");
+        expect(c).toMatchObject({ ok: true, next: { appletId: "f1", createdAt: at(40).toISOString() } });
+
+        // A lost claim changes nothing of the run and still claims the next.
+        const lost = await store.runs.finishAndClaim({ ...c.next!, claimToken: "not-the-token" }, "succeeded", [], null, at(1_005), "w1");
+        expect(lost.ok).toBe(false);
+        expect(lost.next).toMatchObject({ appletId: "f2", createdAt: at(50).toISOString() });
+        expect((await store.runs.get(c.next!.id))?.status).toBe("running");
+      } finally {
+        pool.query = query;
+        pool.connect = connect;
+      }
+    });
+
     test("stale runs go back to the queue: a worker without a live lease, or a run locked past the stuck bound", async () => {
       await addApplet(store, "s1");
       await addApplet(store, "s2");
