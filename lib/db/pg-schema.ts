@@ -133,6 +133,8 @@ export const runs = pgTable(
     // partial indexes keep those a few pages small however long the history is, as on SQLite. The
     // queued one carries created_at so an applet's head (oldest due, then oldest) is one seek.
     index("runs_queued_idx").on(t.appletId, t.nextAttemptAt, t.createdAt).where(sql`${t.status} = 'queued'`),
+    // The same rows in due order: the claim's first pass reads the oldest few (drizzle-pg/0009).
+    index("runs_due_idx").on(t.nextAttemptAt, t.createdAt, t.id).where(sql`${t.status} = 'queued'`),
     // Unique, unlike SQLite's: "one running run per applet" holds across processes even if two
     // claims race (the loser gets a unique violation and claims again), not only by the claim's SQL.
     uniqueIndex("runs_running_idx").on(t.appletId).where(sql`${t.status} = 'running'`),

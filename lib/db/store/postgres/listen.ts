@@ -5,6 +5,11 @@ import { assertSchema } from "./pool";
 export interface Listener {
   /** Calls `fn` with each payload on `channel`; returns the unsubscribe function. */
   on(channel: string, fn: (payload: string) => void): () => void;
+  /**
+   * Whether notifications on `channel` reach this process now: the session is up and its LISTEN
+   * went in. A cache kept fresh by notifications must not be trusted otherwise.
+   */
+  listening(channel: string): boolean;
   close(): Promise<void>;
 }
 
@@ -23,6 +28,8 @@ export function createListener(opts: { url: string; schema?: string; log?: Logge
   let closed = false;
   let retryTimer: NodeJS.Timeout | null = null;
   let failures = 0;
+  /** Channels whose LISTEN went in on the current session. */
+  const active = new Set<string>();
 
   const deliver = (channel: string, payload: string) => {
     for (const fn of subscribers.get(channel) ?? []) {
@@ -41,18 +48,29 @@ export function createListener(opts: { url: string; schema?: string; log?: Logge
       c.on("error", (err) => {
         opts.log?.warn("postgres: the LISTEN connection failed; reconnecting", { error: err.message });
         void c.end().catch(() => undefined);
-        if (client === c) client = null;
+        if (client === c) {
+          client = null;
+          active.clear();
+        }
         schedule();
       });
       try {
         await c.connect();
-        for (const channel of subscribers.keys()) await c.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+        // Until every channel subscribed so far (including any added while this ran) is listened to.
+        const listened = new Set<string>();
+        for (let pending = [...subscribers.keys()]; pending.length > 0; pending = [...subscribers.keys()].filter((ch) => !listened.has(ch))) {
+          for (const channel of pending) {
+            await c.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+            listened.add(channel);
+          }
+        }
         if (closed) {
           await c.end();
           return;
         }
         client = c;
-        if (failures > 0) for (const channel of subscribers.keys()) deliver(channel, "");
+        for (const channel of listened) active.add(channel);
+        if (failures > 0) for (const channel of listened) deliver(channel, "");
         failures = 0;
       } catch (err) {
         void c.end().catch(() => undefined);
@@ -82,18 +100,27 @@ export function createListener(opts: { url: string; schema?: string; log?: Logge
       if (!set) {
         set = new Set();
         subscribers.set(channel, set);
-        if (client) void client.query(`LISTEN ${pg.escapeIdentifier(channel)}`).catch(() => undefined);
+        const c = client;
+        if (c)
+          void c
+            .query(`LISTEN ${pg.escapeIdentifier(channel)}`)
+            .then(() => {
+              if (client === c) active.add(channel);
+            })
+            .catch(() => undefined);
       }
       set.add(fn);
       if (!client) void connect();
       return () => void set.delete(fn);
     },
+    listening: (channel) => client !== null && active.has(channel),
     async close() {
       closed = true;
       if (retryTimer) clearTimeout(retryTimer);
       await connecting?.catch(() => undefined);
       await client?.end().catch(() => undefined);
       client = null;
+      active.clear();
     },
   };
 }

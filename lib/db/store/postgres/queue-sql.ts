@@ -63,17 +63,56 @@ export const INGEST_MANY = `WITH input AS (
   RETURNING event_id`;
 
 /**
- * The heads are computed once (MATERIALIZED) and the pick reads them by primary key (= ANY of an
- * array): written as `id IN (SELECT id FROM heads)`, the planner, with statistics taken while the
- * queue was nearly empty, hashed every queued run against the heads (a bitmap scan of the whole
- * backlog, 1.5 ms at 2,500 queued and growing with it) and evaluated each head's subquery twice.
+ * How a claim finds its run, in two passes (the second only when the first finds nothing: an
+ * Append under LIMIT 1 never starts its second child otherwise):
+ * 1. the oldest due queued runs in due order (runs_due_idx, at most CLAIM_WINDOW of them, walked
+ *    one seek at a time so the planner cannot turn the walk into a scan and sort of the whole
+ *    queue, which it did with the statistics of a nearly empty one), keeping
+ *    a run only when its applet has nothing running and it is its applet's head (one probe of
+ *    runs_running_idx and one ORDER BY … LIMIT 1 seek of runs_queued_idx each: written as "no
+ *    earlier queued run exists", the planner chose a sequential scan that had to read the whole
+ *    table to prove it). The first kept is the claim's answer: any
+ *    older run belongs to an applet that is running or has an older head. A few index seeks
+ *    whatever the number of applets, which is the common case of a worker keeping up;
+ * 2. when those are all of running applets (one applet's backlog of 100,000 behind its running
+ *    run, or more busy applets than the window), the applets with queued runs are enumerated one
+ *    index seek at a time (a loose index scan of runs_queued_idx) and each one's head is read.
+ * The first pass is consumed as it is walked, in its order (no sort, checks as per-row probes that
+ * the planner cannot turn into joins over the whole queue), so it stops at the first run taken.
+ * Candidates are locked one at a time in order (FOR UPDATE SKIP LOCKED in a LATERAL per
+ * candidate), so a claim locks the one row it takes, and a head another claim is taking is
+ * skipped along with the rest of its applet's runs (they are not heads). The passes read rows by
+ * primary key: written as `id IN (SELECT …)`, the planner, with statistics from a nearly empty
+ * queue, hashed every queued run against the candidates (a scan of the whole backlog).
  *
- * The claim's common table expressions, over parameters named by the caller (the claim alone and
- * FINISH_AND_CLAIM number them differently): `picked` is the run to take, locked, or nothing.
- * FINISH_AND_CLAIM passes `finishing`, the run its finish ends (its applet counts as free), and
- * `extra`, a condition on the pick (only after that finish went in).
+ * Over parameters named by the caller (the claim alone and FINISH_AND_CLAIM number them
+ * differently): `picked` is the run to take, locked, or nothing. FINISH_AND_CLAIM passes
+ * `finishing`, the run its finish ends (its applet counts as free), and `extra`, a condition on
+ * the pick (only after that finish went in).
  */
-const claimCtes = (now: string, finishing = "", extra = "") => `queued_applets(applet_id) AS (
+const CLAIM_WINDOW = 64;
+const claimCtes = (now: string, finishing = "", extra = "") => {
+  const free = (applet: string) => `NOT EXISTS (SELECT 1 FROM runs x WHERE x.status = 'running' AND x.applet_id = ${applet}${finishing ? ` AND x.id <> ${finishing}` : ""})`;
+  const due = `r.status = 'queued' AND r.next_attempt_at <= ${now}`;
+  return `oldest(id, applet_id, next_attempt_at, created_at, n) AS (
+    (SELECT r.id, r.applet_id, r.next_attempt_at, r.created_at, 1 FROM runs r
+     WHERE ${due} ORDER BY r.next_attempt_at, r.created_at, r.id LIMIT 1)
+    UNION ALL
+    SELECT s.id, s.applet_id, s.next_attempt_at, s.created_at, s.n FROM oldest p
+    CROSS JOIN LATERAL (
+      SELECT r.id, r.applet_id, r.next_attempt_at, r.created_at, p.n + 1 AS n FROM runs r
+      WHERE ${due} AND (r.next_attempt_at, r.created_at, r.id) > (p.next_attempt_at, p.created_at, p.id)
+      ORDER BY r.next_attempt_at, r.created_at, r.id LIMIT 1
+    ) s
+    WHERE p.n < ${CLAIM_WINDOW}
+  ),
+  fast(id) AS (
+    SELECT c.id FROM oldest c
+    WHERE (SELECT 1 FROM runs x WHERE x.status = 'running' AND x.applet_id = c.applet_id${finishing ? ` AND x.id <> ${finishing}` : ""} LIMIT 1) IS NULL
+      AND c.id = (SELECT o.id FROM runs o WHERE o.status = 'queued' AND o.applet_id = c.applet_id
+                  ORDER BY o.next_attempt_at, o.created_at LIMIT 1)
+  ),
+  queued_applets(applet_id) AS (
     SELECT (SELECT applet_id FROM runs WHERE status = 'queued' ORDER BY applet_id LIMIT 1)
     UNION ALL
     SELECT (SELECT r.applet_id FROM runs r WHERE r.status = 'queued' AND r.applet_id > q.applet_id ORDER BY r.applet_id LIMIT 1)
@@ -87,15 +126,19 @@ const claimCtes = (now: string, finishing = "", extra = "") => `queued_applets(a
       WHERE r.status = 'queued' AND r.applet_id = q.applet_id AND r.next_attempt_at <= ${now}
       ORDER BY r.next_attempt_at, r.created_at LIMIT 1
     ) h
-    WHERE q.applet_id IS NOT NULL
-      AND NOT EXISTS (SELECT 1 FROM runs x WHERE x.status = 'running' AND x.applet_id = q.applet_id${finishing ? ` AND x.id <> ${finishing}` : ""})
+    WHERE q.applet_id IS NOT NULL AND ${free("q.applet_id")}
   ),
   picked AS (
     SELECT r.id
-    FROM (SELECT id FROM heads ORDER BY next_attempt_at, created_at) h
+    FROM (
+      (SELECT id FROM fast)
+      UNION ALL
+      (SELECT id FROM heads ORDER BY next_attempt_at, created_at)
+    ) h
     CROSS JOIN LATERAL (SELECT r.id FROM runs r WHERE r.id = h.id AND r.status = 'queued'${extra} FOR UPDATE OF r SKIP LOCKED) r
     LIMIT 1
   )`;
+};
 
 const claimUpdate = (worker: string, now: string, token: string) => `UPDATE runs SET status = 'running', locked_by = ${worker}, locked_at = ${now}, claim_token = ${token},
          started_at = ${now}, finished_at = NULL, updated_at = ${now},
