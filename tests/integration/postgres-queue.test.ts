@@ -182,6 +182,58 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
       }
     });
 
+    test("#16: a webhook's applet row is read once per web process; a disable, an edit or a delete made by any process reaches it within a second, and its own at once", async () => {
+      const other = openPostgresStore({ url: TEST_POSTGRES_URL, schema: store.schema, poolSize: 2 });
+      try {
+        await addApplet(store, "h1");
+        const pool = other.pool as unknown as { query: (...a: unknown[]) => unknown };
+        const query = pool.query;
+        let reads = 0;
+        pool.query = function (this: unknown, ...a: unknown[]) {
+          if (/FROM applets WHERE id = \$1/.test(typeof a[0] === "string" ? a[0] : (a[0] as { text: string }).text)) reads++;
+          return query.apply(this, a);
+        };
+        // The first request subscribes; once the LISTEN is in, rows are kept.
+        await other.applets.forHook("h1");
+        const deadline = Date.now() + 5_000;
+        for (let before = reads; ; before = reads) {
+          await other.applets.forHook("h1");
+          if (reads === before) break;
+          if (Date.now() > deadline) throw new Error("the hook cache never started keeping rows");
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        const kept = reads;
+        for (let i = 0; i < 5; i++) expect((await other.applets.forHook("h1"))?.enabled).toBe(true);
+        expect(reads).toBe(kept);
+
+        const seen = async (check: (row: Awaited<ReturnType<typeof other.applets.forHook>>) => boolean) => {
+          const until = Date.now() + 1_000;
+          while (!check(await other.applets.forHook("h1"))) {
+            if (Date.now() > until) throw new Error("the other web process did not see the change within a second");
+            await new Promise((r) => setTimeout(r, 10));
+          }
+        };
+        // Another process disables it, changes its token, deletes it.
+        await store.applets.setEnabled("h1", false, at(1).toISOString());
+        await seen((row) => row?.enabled === false);
+        await store.applets.setWebhookToken("h1", "tok-new");
+        await seen((row) => row?.webhookToken === "tok-new");
+        // Counting runs on the applet announces nothing (the finish's update of run_count).
+        const quiet = reads;
+        await store.pool.query("UPDATE applets SET run_count = run_count + 1 WHERE id = 'h1'");
+        await new Promise((r) => setTimeout(r, 100));
+        await other.applets.forHook("h1");
+        expect(reads).toBe(quiet);
+        // Its own write applies to its very next request.
+        await other.applets.setEnabled("h1", true, at(2).toISOString());
+        expect((await other.applets.forHook("h1"))?.enabled).toBe(true);
+        await store.applets.delete("h1");
+        await seen((row) => row === null);
+      } finally {
+        await other.close();
+      }
+    });
+
     test("stale runs go back to the queue: a worker without a live lease, or a run locked past the stuck bound", async () => {
       await addApplet(store, "s1");
       await addApplet(store, "s2");

@@ -46,6 +46,7 @@ import { eventFilesStore } from "./event-files";
 import { RUN_SEARCH_PAYLOAD_BYTES, RUN_SEARCH_SCAN } from "../types";
 import { checkInstanceKeys, type InstanceKeys } from "./instance";
 import { createListener, type Listener } from "./listen";
+import { cachedForHook } from "./hook-cache";
 import { defaultPgMigrationsDir, migratePostgres } from "./migrate";
 import { createPool, inTransaction, query, queryDynamic, sqlState, type Queryable } from "./pool";
 import * as Q from "./queue-sql";
@@ -133,11 +134,32 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
   const listen = () => (listener ??= createListener({ url: opts.listenUrl ?? opts.url, schema: opts.schema, log: opts.log }));
 
   const root = aggregates(readyPool, (fn) => inTransaction(readyPool, fn));
+  // Webhook requests read their applet from this process's cache (hook-cache.ts); this process's
+  // own writes to applets drop it at once, the other processes' through NOTIFY.
+  const hooks = cachedForHook(root.applets.forHook, listen);
+  const dropping =
+    <A extends unknown[], R>(fn: (...a: A) => Promise<R>, id: (...a: A) => string) =>
+    async (...a: A): Promise<R> => {
+      try {
+        return await fn(...a);
+      } finally {
+        hooks.drop(id(...a));
+      }
+    };
+  const applets: typeof root.applets = {
+    ...root.applets,
+    forHook: hooks.forHook,
+    update: dropping(root.applets.update, (a) => a.id),
+    setEnabled: dropping(root.applets.setEnabled, (id) => id),
+    setWebhookToken: dropping(root.applets.setWebhookToken, (id) => id),
+    delete: dropping(root.applets.delete, (id) => id),
+  };
   return {
     engine: "postgres",
     pool,
     ready,
     ...root,
+    applets,
     maintenance: maintenanceStore(readyPool),
     notifications: {
       onQueued: (fn) => listen().on(Q.QUEUED_CHANNEL, () => fn()),
@@ -150,7 +172,13 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
           }
         }),
     },
-    transaction: (fn) => inTransaction(readyPool, (client) => fn(aggregates(client, (inner) => inner(client)))),
+    transaction: async (fn) => {
+      try {
+        return await inTransaction(readyPool, (client) => fn(aggregates(client, (inner) => inner(client))));
+      } finally {
+        hooks.drop(); // what it wrote is not known here: the next requests read their applets again
+      }
+    },
     close: async () => {
       await init.catch(() => undefined);
       await listener?.close();
