@@ -81,7 +81,6 @@ export default async function bench(): Promise<BenchFigure[]> {
     await until("the worker to drain the ingest backlog", () => count(app, "runs", "status IN ('queued','running')") === 0, 900_000);
     const growthPer1000 = ((dbBytes() - bytesBefore) / (ingested / 1000)) / 2 ** 20;
 
-    const before = count(app, "runs", "status = 'succeeded'");
     const e2eStart = performance.now();
     await load(`http://127.0.0.1:${webPort}`, hooks, E2E_RUNS);
     // Every webhook was stored when load() returned (202 is durable): done when nothing is queued

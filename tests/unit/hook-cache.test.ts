@@ -1,6 +1,5 @@
 import { describe, expect, test } from "vitest";
 import { APPLETS_CHANNEL, cachedForHook } from "@/lib/db/store/postgres/hook-cache";
-import type { Listener } from "@/lib/db/store/postgres/listen";
 import type { HookApplet } from "@/lib/db/store/types";
 
 /** A LISTEN session under the test's control: `up` says whether its LISTEN is in; `send` is a notification. */
@@ -40,7 +39,7 @@ describe("#16: the webhook applet cache on PostgreSQL (lib/db/store/postgres/hoo
   test("a second request reads nothing; a notification for the applet (or a reconnect's empty one) makes the next read the database", async () => {
     const db = reader();
     const l = fakeListener();
-    const { forHook } = cachedForHook(db.read, () => l as unknown as Listener);
+    const { forHook } = cachedForHook(db.read, () => l);
     await forHook("a"); // subscribes; the LISTEN is in from now on
     await forHook("a");
     expect(db.reads).toBe(1);
@@ -57,7 +56,7 @@ describe("#16: the webhook applet cache on PostgreSQL (lib/db/store/postgres/hoo
   test("a read overtaken by a change is returned but not kept; unknown applets and reads while LISTEN is down are never kept", async () => {
     const db = reader();
     const l = fakeListener();
-    const { forHook } = cachedForHook(db.read, () => l as unknown as Listener);
+    const { forHook } = cachedForHook(db.read, () => l);
     let open!: () => void;
     db.gate = new Promise((r) => (open = r));
     const pending = forHook("a");
@@ -84,7 +83,7 @@ describe("#16: the webhook applet cache on PostgreSQL (lib/db/store/postgres/hoo
     const db = reader();
     const l = fakeListener();
     let t = 0;
-    const cache = cachedForHook(db.read, () => l as unknown as Listener, { maxAgeMs: 1_000, now: () => t });
+    const cache = cachedForHook(db.read, () => l, { maxAgeMs: 1_000, now: () => t });
     await cache.forHook("a");
     await cache.forHook("a");
     cache.drop("a");

@@ -136,23 +136,22 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
   const root = aggregates(readyPool, (fn) => inTransaction(readyPool, fn));
   // Webhook requests read their applet from this process's cache (hook-cache.ts); this process's
   // own writes to applets drop it at once, the other processes' through NOTIFY.
-  const hooks = cachedForHook(root.applets.forHook, listen);
-  const dropping =
-    <A extends unknown[], R>(fn: (...a: A) => Promise<R>, id: (...a: A) => string) =>
-    async (...a: A): Promise<R> => {
-      try {
-        return await fn(...a);
-      } finally {
-        hooks.drop(id(...a));
-      }
-    };
-  const applets: typeof root.applets = {
-    ...root.applets,
-    forHook: hooks.forHook,
-    update: dropping(root.applets.update, (a) => a.id),
-    setEnabled: dropping(root.applets.setEnabled, (id) => id),
-    setWebhookToken: dropping(root.applets.setWebhookToken, (id) => id),
-    delete: dropping(root.applets.delete, (id) => id),
+  const base = root.applets;
+  const hooks = cachedForHook((id) => base.forHook(id), listen);
+  const dropping = async <R>(write: Promise<R>, id: string): Promise<R> => {
+    try {
+      return await write;
+    } finally {
+      hooks.drop(id);
+    }
+  };
+  const applets: typeof base = {
+    ...base,
+    forHook: (id) => hooks.forHook(id),
+    update: (a) => dropping(base.update(a), a.id),
+    setEnabled: (id, enabled, now) => dropping(base.setEnabled(id, enabled, now), id),
+    setWebhookToken: (id, token) => dropping(base.setWebhookToken(id, token), id),
+    delete: (id) => dropping(base.delete(id), id),
   };
   return {
     engine: "postgres",
