@@ -99,6 +99,8 @@ export const events = sqliteTable(
       .on(t.appletId, t.dedupeKey)
       .where(sql`${t.dedupeKey} IS NOT NULL`),
     index("events_received_idx").on(t.receivedAt),
+    // An applet's events by time: its sample events, and the cascade of its delete (0011).
+    index("events_applet_received_idx").on(t.appletId, t.receivedAt),
   ],
 );
 

@@ -69,3 +69,37 @@ describe("#14 #16 regression: the SQLite queue's query plans", () => {
     expect(run!.id).toBe(oldest.id);
   });
 });
+
+describe("#14 regression: no statement of the SQLite store walks every run or every event", () => {
+  test("each statement prepared on runs or events (or deleting an applet, which cascades to them) reads through an index on what it filters by (the queue's partial indexes may be walked whole)", () => {
+    const sources: string[] = [];
+    const prepare = Database.prototype.prepare;
+    Database.prototype.prepare = function (this: Database.Database, sql: string) {
+      sources.push(sql);
+      return prepare.call(this, sql);
+    } as typeof prepare;
+    let app: TestApp;
+    try {
+      app = createTestApp();
+    } finally {
+      Database.prototype.prepare = prepare;
+    }
+    cleanups.push(() => app.cleanup());
+    const db = sqliteOf(app.store);
+    const checked: string[] = [];
+    const walks: string[] = [];
+    for (const sql of new Set(sources)) {
+      // Deleting an applet deletes its events and runs too (ON DELETE CASCADE): its plan shows those reads.
+      if (!/\b(runs|events)\b|^\s*DELETE FROM applets\b/i.test(sql) || /^\s*(CREATE|PRAGMA|ALTER|DROP|INSERT)\b/i.test(sql)) continue;
+      const names = [...new Set([...sql.matchAll(/[@:$](\w+)/g)].map((m) => m[1]!))];
+      const params = names.length > 0 ? Object.fromEntries(names.map((n) => [n, null])) : Array((sql.match(/\?/g) ?? []).length).fill(null);
+      checked.push(sql);
+      for (const d of plan(db, sql, params)) {
+        const walk = /^SCAN (runs|events)\b(?: AS \w+)?(?: USING (?:COVERING )?INDEX (\w+))?/.exec(d);
+        if (walk && !["runs_queued_idx", "runs_running_idx"].includes(walk[2] ?? "")) walks.push(`${d}  ←  ${sql.replace(/\s+/g, " ").slice(0, 140)}`);
+      }
+    }
+    expect(checked.length).toBeGreaterThan(20);
+    expect(walks).toEqual([]);
+  });
+});
