@@ -67,13 +67,13 @@ export const INGEST_MANY = `WITH input AS (
  * Append under LIMIT 1 never starts its second child otherwise):
  * 1. the oldest due queued runs in due order (runs_due_idx, at most CLAIM_WINDOW of them, walked
  *    one seek at a time so the planner cannot turn the walk into a scan and sort of the whole
- *    queue, which it did with the statistics of a nearly empty one), keeping
- *    a run only when its applet has nothing running and it is its applet's head (one probe of
- *    runs_running_idx and one ORDER BY … LIMIT 1 seek of runs_queued_idx each: written as "no
- *    earlier queued run exists", the planner chose a sequential scan that had to read the whole
- *    table to prove it). The first kept is the claim's answer: any
- *    older run belongs to an applet that is running or has an older head. A few index seeks
- *    whatever the number of applets, which is the common case of a worker keeping up;
+ *    queue, which it did with the statistics of a nearly empty one), keeping a run only when its
+ *    applet has nothing running and it is its applet's head (one probe of runs_running_idx and
+ *    one ORDER BY … LIMIT 1 seek of runs_queued_idx each; written as "no earlier queued run
+ *    exists", the planner chose a sequential scan that had to read the whole table to prove it).
+ *    The first kept is the claim's answer: any older run belongs to an applet that is running or
+ *    has an older head. A few index seeks whatever the number of applets: the common case of a
+ *    worker keeping up;
  * 2. when those are all of running applets (one applet's backlog of 100,000 behind its running
  *    run, or more busy applets than the window), the applets with queued runs are enumerated one
  *    index seek at a time (a loose index scan of runs_queued_idx) and each one's head is read.
@@ -92,7 +92,7 @@ export const INGEST_MANY = `WITH input AS (
  */
 const CLAIM_WINDOW = 64;
 const claimCtes = (now: string, finishing = "", extra = "") => {
-  const free = (applet: string) => `NOT EXISTS (SELECT 1 FROM runs x WHERE x.status = 'running' AND x.applet_id = ${applet}${finishing ? ` AND x.id <> ${finishing}` : ""})`;
+  const free = (applet: string) => `(SELECT 1 FROM runs x WHERE x.status = 'running' AND x.applet_id = ${applet}${finishing ? ` AND x.id <> ${finishing}` : ""} LIMIT 1) IS NULL`;
   const due = `r.status = 'queued' AND r.next_attempt_at <= ${now}`;
   return `oldest(id, applet_id, next_attempt_at, created_at, n) AS (
     (SELECT r.id, r.applet_id, r.next_attempt_at, r.created_at, 1 FROM runs r
@@ -108,7 +108,7 @@ const claimCtes = (now: string, finishing = "", extra = "") => {
   ),
   fast(id) AS (
     SELECT c.id FROM oldest c
-    WHERE (SELECT 1 FROM runs x WHERE x.status = 'running' AND x.applet_id = c.applet_id${finishing ? ` AND x.id <> ${finishing}` : ""} LIMIT 1) IS NULL
+    WHERE ${free("c.applet_id")}
       AND c.id = (SELECT o.id FROM runs o WHERE o.status = 'queued' AND o.applet_id = c.applet_id
                   ORDER BY o.next_attempt_at, o.created_at LIMIT 1)
   ),
