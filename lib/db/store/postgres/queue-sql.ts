@@ -150,11 +150,19 @@ const claimUpdate = (worker: string, now: string, token: string) => `UPDATE runs
 export const CLAIM = `WITH RECURSIVE ${claimCtes("$2")}
   ${claimUpdate("$1", "$2", "$3")}`;
 
-/** $1 run id, $2 claim token, $3 status, $4 steps JSON text or null (keep), $5 error, $6 now. Returns applet_id. */
-export const FINISH = `UPDATE runs SET status = $3, steps = COALESCE($4::json, steps), error = $5, finished_at = $6, updated_at = $6,
+/** The fenced finish, with `extra` added to its condition (FINISH_AND_CLAIM's). */
+const finishSql = (extra = "") => `UPDATE runs SET status = $3, steps = COALESCE($4::json, steps), error = $5, finished_at = $6, updated_at = $6,
          locked_by = NULL, locked_at = NULL, claim_token = NULL, next_attempt_at = NULL
-  WHERE id = $1 AND claim_token = $2 AND status = 'running'
+  WHERE id = $1 AND claim_token = $2 AND status = 'running'${extra}
   RETURNING applet_id`;
+
+/** $1 run id, $2 claim token, $3 status, $4 steps JSON text or null (keep), $5 error, $6 now. Returns applet_id. */
+export const FINISH = finishSql();
+
+/** The count of a finish `f` on its applet; the failure streak moves with it (issue 18). */
+const COUNT_FINISHED = `UPDATE applets SET run_count = run_count + 1, last_fired_at = $6,
+    failure_streak = CASE WHEN $3::text IN ('failed', 'dead') THEN applets.failure_streak + 1 WHEN $3::text = 'succeeded' THEN 0 ELSE applets.failure_streak END
+  FROM f WHERE applets.id = f.applet_id`;
 
 /** $1 now, $2 applet id. */
 export const BUMP_APPLET = "UPDATE applets SET run_count = run_count + 1, last_fired_at = $1 WHERE id = $2";
@@ -165,9 +173,7 @@ export const BUMP_APPLET = "UPDATE applets SET run_count = run_count + 1, last_f
  * says whether a success owes a recovery notice.
  */
 export const FINISH_AND_COUNT = `WITH f AS (${FINISH})
-  UPDATE applets SET run_count = run_count + 1, last_fired_at = $6,
-    failure_streak = CASE WHEN $3::text IN ('failed', 'dead') THEN applets.failure_streak + 1 WHEN $3::text = 'succeeded' THEN 0 ELSE applets.failure_streak END
-  FROM f WHERE applets.id = f.applet_id
+  ${COUNT_FINISHED}
   RETURNING applets.id, applets.alert_open`;
 
 /**
@@ -180,28 +186,21 @@ export const FINISH_AND_COUNT = `WITH f AS (${FINISH})
  * running and runs_running_idx sees one running run per applet. Nothing is claimed unless the
  * fenced finish went in; a finish that owes alert state (a success while the applet's alert is
  * open, lib/alerts/policy) goes in neither, and the caller takes the transaction.
- * Returns one row: `finished` (0 or 1) and the claimed run's columns (null when nothing was due).
+ * Returns one row: `finished` (0 or 1) and the claimed run's columns (null when nothing was due);
+ * `counted`, like every data-modifying CTE, runs whether or not it is read.
  * $1 run id, $2 claim token, $3 status, $4 steps JSON text or null (keep), $5 error, $6 now,
  * $7 worker id, $8 the next claim's token.
  */
 export const FINISH_AND_CLAIM = `WITH RECURSIVE f AS (
-    UPDATE runs SET status = $3, steps = COALESCE($4::json, steps), error = $5, finished_at = $6, updated_at = $6,
-           locked_by = NULL, locked_at = NULL, claim_token = NULL, next_attempt_at = NULL
-    WHERE id = $1 AND claim_token = $2 AND status = 'running' AND $3::text IN ('succeeded', 'skipped')
-      AND NOT ($3::text = 'succeeded' AND EXISTS (SELECT 1 FROM applets a WHERE a.id = runs.applet_id AND a.alert_open = 1))
-    RETURNING applet_id
+    ${finishSql(` AND $3::text IN ('succeeded', 'skipped')
+      AND NOT ($3::text = 'succeeded' AND EXISTS (SELECT 1 FROM applets a WHERE a.id = runs.applet_id AND a.alert_open = 1))`)}
   ),
-  counted AS (
-    UPDATE applets SET run_count = run_count + 1, last_fired_at = $6,
-      failure_streak = CASE WHEN $3::text = 'succeeded' THEN 0 ELSE applets.failure_streak END
-    FROM f WHERE applets.id = f.applet_id
-    RETURNING applets.id
-  ),
+  counted AS (${COUNT_FINISHED}),
   ${claimCtes("$6", "$1", " AND EXISTS (SELECT 1 FROM f)")},
   claimed AS (
     ${claimUpdate("$7", "$6", "$8")}
   )
-  SELECT (SELECT COUNT(*) FROM f)::int AS finished, (SELECT COUNT(*) FROM counted)::int AS counted, claimed.*
+  SELECT (SELECT COUNT(*) FROM f)::int AS finished, claimed.*
   FROM (SELECT 1) one LEFT JOIN claimed ON true`;
 
 /** $1 run id, $2 claim token, $3 steps JSON, $4 now. */
