@@ -48,6 +48,23 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
     }
   });
 
+  test("#17 regression (CI): a process opening a schema no one has created yet creates it under the migration lock instead of failing with 'no schema has been selected'", async () => {
+    const schema = `peer_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
+    // The peer gets there first (before, only the owner created the schema, outside the migration
+    // lock, so a peer that took the lock first migrated into nothing): it is ready on its own.
+    const peer = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 2 });
+    await peer.ready();
+    const owner = openPostgresStore({ url: TEST_POSTGRES_URL, schema, ownSchema: true, poolSize: 2 });
+    try {
+      await owner.ready();
+      await addApplet(peer, "p1");
+      expect((await owner.applets.get("p1"))?.id).toBe("p1");
+    } finally {
+      await peer.close();
+      await owner.close();
+    }
+  });
+
   describe("the queue", () => {
     let store: Awaited<ReturnType<typeof createTestPostgresStore>>;
     // A fresh schema per test: no test sees another's runs.

@@ -96,14 +96,13 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
   const init = (async () => {
     const client = await pool.connect();
     try {
-      if (opts.schema && opts.ownSchema) await client.query(`CREATE SCHEMA IF NOT EXISTS ${opts.schema}`);
       await migratePostgres(
         {
           exec: async (t) => (await client.query<Record<string, unknown>>(t)).rows ?? [],
           query: async (t, p) => (await client.query<Record<string, unknown>>(t, p)).rows,
         },
         opts.migrationsDir ?? defaultPgMigrationsDir(),
-        { jobNames: JOB_NAMES },
+        { jobNames: JOB_NAMES, schema: opts.schema },
       );
       if (opts.keys) await checkInstanceKeys(client, opts.keys, new Date());
     } finally {

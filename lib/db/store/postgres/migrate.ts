@@ -42,11 +42,18 @@ export function unqualify(sql: string): string {
  * missing, the others find every tag recorded and apply nothing. The lock is released on every
  * path (and by the server if the session dies).
  */
-export async function migratePostgres(session: MigrationSession, dir = defaultPgMigrationsDir(), opts: { jobNames?: readonly string[] } = {}): Promise<PgMigrationResult> {
+export async function migratePostgres(
+  session: MigrationSession,
+  dir = defaultPgMigrationsDir(),
+  opts: { jobNames?: readonly string[]; /** Created under the lock when missing (the session's search_path names it). */ schema?: string } = {},
+): Promise<PgMigrationResult> {
   const journal = JSON.parse(readFileSync(path.join(dir, "meta", "_journal.json"), "utf8")) as Journal;
   const applied: string[] = [];
   await session.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK_KEY]);
   try {
+    // Under the lock, so a second process opening the same schema at once never migrates into a
+    // schema that does not exist yet.
+    if (opts.schema) await session.exec(`CREATE SCHEMA IF NOT EXISTS ${opts.schema}`);
     await session.exec("CREATE TABLE IF NOT EXISTS _migrations (tag text PRIMARY KEY, applied_at text NOT NULL)");
     const done = new Set((await session.exec("SELECT tag FROM _migrations")).map((r) => String(r.tag)));
     for (const entry of [...journal.entries].sort((a, b) => a.idx - b.idx)) {
