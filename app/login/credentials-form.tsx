@@ -1,6 +1,6 @@
 "use client";
 
-import { useState, type FormEvent } from "react";
+import { useState, useSyncExternalStore, type FormEvent } from "react";
 import { safeNext } from "@/lib/auth/safe-next";
 import type { Problem } from "@/lib/definition";
 import { api, errorBody } from "@/lib/ui/api-client";
@@ -15,16 +15,28 @@ export interface CredentialsFormProps {
   passwordHint?: string;
 }
 
-/** Email + password, posted as JSON; field problems from the API show under their field. */
+const noSubscription = () => () => {};
+const text = (value: FormDataEntryValue | null): string => (typeof value === "string" ? value : "");
+
+/**
+ * Email + password, posted as JSON; field problems from the API show under their field.
+ *
+ * The fields are read from the form when it is submitted, not kept in state: a password manager
+ * (or a quick typist) fills them before the page's scripts have run, and React keeps those values
+ * on hydration without calling onChange, so state would have sent an empty email and password.
+ */
 export function CredentialsForm({ endpoint, submitLabel, next, passwordAutoComplete, passwordHint }: CredentialsFormProps) {
-  const [email, setEmail] = useState("");
-  const [password, setPassword] = useState("");
+  // false in the server's HTML and while hydrating, true once this component runs in the browser.
+  const hydrated = useSyncExternalStore(noSubscription, () => true, () => false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [problems, setProblems] = useState<Problem[]>([]);
 
   async function submit(e: FormEvent<HTMLFormElement>) {
     e.preventDefault();
+    const fields = new FormData(e.currentTarget);
+    const email = text(fields.get("email"));
+    const password = text(fields.get("password"));
     setBusy(true);
     setError(null);
     setProblems([]);
@@ -58,8 +70,9 @@ export function CredentialsForm({ endpoint, submitLabel, next, passwordAutoCompl
   return (
     // method="post" with no action: a submit before hydration (slow network, JS off) posts back to
     // this same page, which renders the form again. The default GET would put the password in
-    // the URL, the history and every log on the way.
-    <form method="post" onSubmit={(e) => void submit(e)} noValidate className="space-y-4">
+    // the URL, the history and every log on the way. data-hydrated says the submit handler is
+    // attached (the browser tests wait for it before they click).
+    <form method="post" onSubmit={(e) => void submit(e)} noValidate data-hydrated={hydrated || undefined} className="space-y-4">
       <div>
         <label htmlFor="email" className="block text-sm font-medium text-slate-700">
           Email
@@ -71,8 +84,6 @@ export function CredentialsForm({ endpoint, submitLabel, next, passwordAutoCompl
           autoComplete="username"
           required
           autoFocus
-          value={email}
-          onChange={(e) => setEmail(e.target.value)}
           aria-invalid={emailProblem ? true : undefined}
           aria-describedby={emailProblem ? "email-problem" : undefined}
           className="mt-1 block w-full rounded-md border border-slate-300 bg-white px-3 py-2 text-sm shadow-sm focus:border-slate-500 focus:outline-none focus:ring-1 focus:ring-slate-500"
@@ -93,8 +104,6 @@ export function CredentialsForm({ endpoint, submitLabel, next, passwordAutoCompl
           type="password"
           autoComplete={passwordAutoComplete}
           required
-          value={password}
-          onChange={(e) => setPassword(e.target.value)}
           aria-invalid={passwordProblem ? true : undefined}
           aria-describedby={passwordProblem ? "password-problem" : passwordHint ? "password-hint" : undefined}
           className="mt-1 block w-full rounded-md border border-slate-300 bg-white px-3 py-2 text-sm shadow-sm focus:border-slate-500 focus:outline-none focus:ring-1 focus:ring-slate-500"

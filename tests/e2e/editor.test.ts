@@ -308,6 +308,28 @@ describe.skipIf(!hasChromium)("applet editor in a real browser", () => {
     await context.close();
   }, 120_000);
 
+  it("sign-in regression (CI flake in #18's test): fields filled before the page's scripts ran (a password manager, a quick typist) are what the form sends", async () => {
+    const context = await browser!.newContext({ baseURL: app!.url });
+    const page = await context.newPage();
+    page.setDefaultTimeout(60_000);
+    // Hold every script until both fields are filled, so the fill is sure to come before hydration.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    await page.route(/\.js(\?|$)/, async (route) => {
+      await released;
+      await route.continue();
+    });
+    await page.goto("/login?next=/runs", { waitUntil: "domcontentloaded" });
+    await page.getByLabel("Email").fill(ADMIN.email);
+    await page.getByLabel("Password").fill(ADMIN.password);
+    expect(await page.locator("form[data-hydrated]").count()).toBe(0);
+    release();
+    await page.locator("form[data-hydrated]").waitFor();
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL((u) => u.pathname === "/runs");
+    await context.close();
+  }, 120_000);
+
   it("UI review: Change keeps a trigger's and an action's settings; save problems clear when fixed; 'Saved.' clears on the next edit; leaving with unsaved changes asks first", async () => {
     const { page, errors } = await signedInPage(browser!, app!);
     const dialogs: string[] = [];

@@ -243,6 +243,8 @@ export async function signedInPage(browser: Browser, app: RunningApp): Promise<{
   await page.goto("/login");
   await page.getByLabel("Email").fill(ADMIN.email);
   await page.getByLabel("Password").fill(ADMIN.password);
+  // A click before hydration is a plain form post, which only renders the form again.
+  await page.locator("form[data-hydrated]").waitFor();
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.waitForURL((u) => !u.pathname.startsWith("/login"));
   return { page, errors };
