@@ -46,6 +46,8 @@ export const applets = pgTable(
     pausedAt: text("paused_at"),
     /** A JSON array of short labels (#20), for the applets list's tag filter; export carries it. */
     tags: json("tags").notNull().default(sql`'[]'::json`),
+    /** "Listen for test event" (#20): until this time the next request is kept as a sample; the first clears it. */
+    listenUntil: text("listen_until"),
     ...timestamps,
   },
   (t) => [index("applets_trigger_type_idx").on(t.triggerType, t.enabled)],

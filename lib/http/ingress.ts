@@ -8,7 +8,7 @@ import { processMetrics } from "../metrics";
 import { checkHealth } from "../health";
 import { maxAttemptsOf, type Definition } from "../definition";
 import { createIngestBatcher, ingestSkipped } from "../queue/ingest";
-import { listenersOf } from "../webhooks/listen";
+import { isListening } from "../webhooks/listen";
 import { hasTimedActions } from "../timed/rule";
 import { closeWhenUnread, readNodeBody } from "./body";
 import { createSecurityHeaders } from "./security-headers";
@@ -143,8 +143,7 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
     if (rawBody === null) return tooLarge(req, res);
 
     // "Listen for test event" (#20): a disabled applet's request is kept as a sample, and nothing runs.
-    const listeners = listenersOf(app.bus);
-    const capture = listeners.listening(row.id, app.clock.now());
+    const capture = isListening(row.listenUntil, app.clock.now());
     if (!row.enabled && !capture) {
       send(res, 200, { queued: false, reason: "disabled" });
       return "disabled";
@@ -171,7 +170,12 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
       return "refused";
     }
     const dedupeKey = outcome.event.dedupeKey;
-    if (capture) listeners.captured(row.id);
+    // The first request ends the listening; of two at once (two web processes) one is the sample.
+    const captured = capture && (await app.store.applets.takeListening(row.id, receivedAt));
+    if (!row.enabled && !captured) {
+      send(res, 200, { queued: false, reason: "disabled" });
+      return "disabled";
+    }
     if (!row.enabled) {
       const kept = await ingestSkipped(app, { appletId, source: plugin.type, dedupeKey, payload: outcome.event.payload, maxAttempts, receivedAt }, "captured by “Listen for test event”: the applet is disabled, so nothing ran");
       send(res, 200, { queued: false, reason: "captured for the editor's test; the applet is disabled, so nothing ran", event_id: kept?.eventId ?? null });

@@ -376,6 +376,27 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect((await store.applets.listByTriggerType("email")).map((a) => a.id)).toEqual(["mail"]);
       });
 
+      test("#20: setListening is read with the hook columns, is not a save (no version, updated_at kept); takeListening ends it for exactly one caller, and not once expired", async () => {
+        const store = await fresh();
+        await addApplet(store, "hook");
+        const before = (await store.applets.get("hook"))!;
+        expect((await store.applets.forHook("hook"))!.listenUntil).toBeNull();
+        expect(await store.applets.setListening("hook", iso(120_000))).toBe(true);
+        expect((await store.applets.forHook("hook"))!.listenUntil).toBe(iso(120_000));
+        const after = (await store.applets.get("hook"))!;
+        expect([after.updatedAt, after.version]).toEqual([before.updatedAt, before.version]);
+        expect(await store.applets.versions("hook")).toHaveLength(1);
+        // Past its end nothing is taken; within it, one of two requests at once wins.
+        expect(await store.applets.takeListening("hook", iso(120_000))).toBe(false);
+        const takes = await Promise.all([store.applets.takeListening("hook", iso(1_000)), store.applets.takeListening("hook", iso(1_000))]);
+        expect(takes.sort()).toEqual([false, true]);
+        expect((await store.applets.forHook("hook"))!.listenUntil).toBeNull();
+        await store.applets.setListening("hook", iso(60_000));
+        expect(await store.applets.setListening("hook", null)).toBe(true);
+        expect(await store.applets.takeListening("hook", iso())).toBe(false);
+        expect(await store.applets.setListening("missing", iso(60_000))).toBe(false);
+      });
+
       test("deleting an applet deletes its events, runs and trigger state (cascade); eventIds lists its events", async () => {
         const store = await fresh();
         await addApplet(store, "a");

@@ -2,6 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, test } from "vitest";
 import { createApi } from "@/lib/api";
+import { Bus } from "@/lib/bus";
 import { createIngress } from "@/lib/http/ingress";
 import { LISTEN_MS } from "@/lib/webhooks/listen";
 import { testIdentity } from "../helpers/auth";
@@ -15,11 +16,15 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function boot(engine: TestEngine) {
+/**
+ * `webProcesses`: the API and the ingress as two web processes would have them (each its own
+ * bus, as in memory per process), on one database.
+ */
+async function boot(engine: TestEngine, webProcesses: 1 | 2 = 1) {
   const app = createTestApp({ engine });
   cleanups.push(() => app.cleanup());
   const api = createApi({ app, applets: app.applets, auth: testIdentity(app) });
-  const ingress = createIngress(app);
+  const ingress = createIngress(webProcesses === 1 ? app : { ...app, bus: new Bus() });
   const server: Server = createServer((req, res) => {
     if (!ingress(req, res)) {
       res.writeHead(418);
@@ -61,6 +66,16 @@ forEachEngine((engine) => {
       expect(runs[0]!.error).toMatch(/Listen for test event/);
       // The first request ends the listening: the next one is refused as disabled again.
       expect(await (await hook(a, { order: 2 })).json()).toEqual({ queued: false, reason: "disabled" });
+    });
+
+    test("#20 regression: the editor's request and the sender's reach different web processes: the request is still captured, once", async () => {
+      const { app, call, hook } = await boot(engine, 2);
+      const a = await app.applets.create({ name: "draft", enabled: false, definition: webhookToHttp("https://status.test/status/200") });
+      expect((await call("POST", `/api/applets/${a.id}/listen`)).status).toBe(200);
+      const answer = (await (await hook(a, { order: 7 })).json()) as { queued: boolean; event_id: string | null };
+      expect(answer.event_id).not.toBeNull();
+      expect((await app.store.runs.recentEvents(a.id, 10)).map((e) => e.id)).toEqual([answer.event_id]);
+      expect(await (await hook(a, { order: 8 })).json()).toEqual({ queued: false, reason: "disabled" });
     });
 
     test("#20: listening expires after its window, and a cancel stops it; only webhook applets listen", async () => {

@@ -235,6 +235,9 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
         await seen((row) => row?.enabled === false);
         await store.applets.setWebhookToken("h1", "tok-new");
         await seen((row) => row?.webhookToken === "tok-new");
+        // "Listen for test event" started through another web process (#20).
+        await store.applets.setListening("h1", at(5).toISOString());
+        await seen((row) => row?.listenUntil === at(5).toISOString());
         // Counting runs on the applet announces nothing (the finish's update of run_count).
         const quiet = reads;
         await store.pool.query("UPDATE applets SET run_count = run_count + 1 WHERE id = 'h1'");

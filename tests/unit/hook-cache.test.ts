@@ -19,7 +19,7 @@ function fakeListener() {
 }
 
 function reader() {
-  const rows = new Map<string, HookApplet>([["a", { id: "a", enabled: true, webhookToken: "t", definition: "{}" }]]);
+  const rows = new Map<string, HookApplet>([["a", { id: "a", enabled: true, webhookToken: "t", definition: "{}", listenUntil: null }]]);
   const r = {
     reads: 0,
     rows,

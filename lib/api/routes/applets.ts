@@ -14,7 +14,7 @@ import { planTimed } from "../../timed/plan";
 import { recentEvents } from "../samples";
 import { jsonBody, pathParams, queryParams } from "../validate";
 import { saveWarnings } from "../warnings";
-import { listenersOf } from "../../webhooks/listen";
+import { LISTEN_MS } from "../../webhooks/listen";
 
 const record = (field: string) => z.record(z.string(), z.unknown(), { error: `${field} must be a JSON object` });
 
@@ -202,10 +202,13 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
       const a = await app.store.applets.get(c.req.param("id"));
       if (!a) return c.json(notFound, 404);
       if (triggerRegistry.get(a.triggerType)?.feed !== "http") throw new UserError(`listen: only an applet fed by requests (a webhook) can listen; this one is ${a.triggerType}`, [{ path: "trigger", message: a.triggerType }]);
-      return c.json({ listening_until: listenersOf(app.bus).start(a.id, app.clock.now()), webhook_url: `${app.config.publicUrl}/api/hooks/${a.id}/${a.webhookToken}` }, 200);
+      const until = new Date(app.clock.now().getTime() + LISTEN_MS).toISOString();
+      // Gone since the read (deleted in another tab): the same 404.
+      if (!(await app.store.applets.setListening(a.id, until))) return c.json(notFound, 404);
+      return c.json({ listening_until: until, webhook_url: `${app.config.publicUrl}/api/hooks/${a.id}/${a.webhookToken}` }, 200);
     })
-    .delete("/api/applets/:id/listen", (c) => {
-      listenersOf(app.bus).stop(c.req.param("id"));
+    .delete("/api/applets/:id/listen", async (c) => {
+      await app.store.applets.setListening(c.req.param("id"), null);
       return c.json({ listening: false }, 200);
     })
     .post("/api/applets/:id/duplicate", async (c) => {

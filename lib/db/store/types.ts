@@ -40,7 +40,7 @@ type WorkerColumns = typeof workers.$inferSelect;
 type JobLockColumns = typeof jobLocks.$inferSelect;
 
 /** An applet: the whole definition as one JSON document (validated by lib/definition on the way in). */
-export type Applet = Omit<AppletColumns, "enabled" | "definition" | "tags" | "alertOpen" | "triggerAlertOpen" | "alertChannel" | "autoPause"> & {
+export type Applet = Omit<AppletColumns, "enabled" | "definition" | "tags" | "alertOpen" | "triggerAlertOpen" | "alertChannel" | "autoPause" | "listenUntil"> & {
   enabled: boolean;
   definition: Record<string, unknown>;
   /** Short labels (#20), as lib/applets/tags normalised them; [] when none. */
@@ -111,6 +111,8 @@ export interface HookApplet {
   enabled: boolean;
   webhookToken: string;
   definition: string;
+  /** "Listen for test event" (#20): until this time (ISO) the next request is kept as a sample; null when not listening. */
+  listenUntil: string | null;
 }
 
 /** A run as the app sees it; the claim token is only ever handed to the claimer (`ClaimedRun`). */
@@ -485,6 +487,13 @@ export interface AppletsStore {
    * unknown hook); null when there is none. One primary-key read.
    */
   forHook(id: string): Promise<HookApplet | null>;
+  /**
+   * "Listen for test event" (#20): keep the next request as a sample until `until` (ISO), or stop
+   * (null). Not a save: no version, updated_at kept. false: no such applet.
+   */
+  setListening(id: string, until: string | null): Promise<boolean>;
+  /** Ends the listening if it is on at `now`: true for exactly one caller, the request that is the sample. */
+  takeListening(id: string, now: string): Promise<boolean>;
   /** Ids of the applet's events (their attachment folders are deleted with it). */
   eventIds(id: string): Promise<string[]>;
 }

@@ -150,6 +150,8 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
     update: (a) => dropping(base.update(a), a.id),
     setEnabled: (id, enabled, now) => dropping(base.setEnabled(id, enabled, now), id),
     setWebhookToken: (id, token) => dropping(base.setWebhookToken(id, token), id),
+    setListening: (id, until) => dropping(base.setListening(id, until), id),
+    takeListening: (id, now) => dropping(base.takeListening(id, now), id),
     delete: (id) => dropping(base.delete(id), id),
   };
   return {
@@ -351,14 +353,17 @@ function appletsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promis
     delete: async (id) => ((await query(q, "DELETE FROM applets WHERE id = $1", [id])).rowCount ?? 0) > 0,
     forHook: async (id) => {
       const r = (
-        await query<{ id: string; enabled: number; webhook_token: string; definition: string }>(
+        await query<{ id: string; enabled: number; webhook_token: string; definition: string; listen_until: string | null }>(
           q,
-          "SELECT id, enabled, webhook_token, definition::text AS definition FROM applets WHERE id = $1",
+          "SELECT id, enabled, webhook_token, definition::text AS definition, listen_until FROM applets WHERE id = $1",
           [id],
         )
       ).rows[0];
-      return r ? { id: r.id, enabled: r.enabled === 1, webhookToken: r.webhook_token, definition: r.definition } : null;
+      return r ? { id: r.id, enabled: r.enabled === 1, webhookToken: r.webhook_token, definition: r.definition, listenUntil: r.listen_until } : null;
     },
+    setListening: async (id, until) => ((await query(q, "UPDATE applets SET listen_until = $1 WHERE id = $2", [until, id])).rowCount ?? 0) > 0,
+    // ISO times compare as text (one format, toISOString's).
+    takeListening: async (id, now) => ((await query(q, "UPDATE applets SET listen_until = NULL WHERE id = $1 AND listen_until > $2", [id, now])).rowCount ?? 0) > 0,
     eventIds: async (id) => (await query<{ id: string }>(q, "SELECT id FROM events WHERE applet_id = $1", [id])).rows.map((r) => r.id),
   };
 }

@@ -90,9 +90,12 @@ export function createAppletsRepo(sqlite: Sqlite) {
   // The webhook hot path reads four columns of one row by primary key. Every applet has a token,
   // but only an applet whose trigger is fed by requests answers on it: the ingress asks the trigger
   // registry (any other type answers 404, like an unknown hook).
-  const forHook = sqlite.prepare<[string], { id: string; enabled: number; webhook_token: string; definition: string }>(
-    "SELECT id, enabled, webhook_token, definition FROM applets WHERE id = ?",
+  const forHook = sqlite.prepare<[string], { id: string; enabled: number; webhook_token: string; definition: string; listen_until: string | null }>(
+    "SELECT id, enabled, webhook_token, definition, listen_until FROM applets WHERE id = ?",
   );
+  const setListening = sqlite.prepare("UPDATE applets SET listen_until = ? WHERE id = ?");
+  // ISO times compare as text (one format, toISOString's).
+  const takeListening = sqlite.prepare("UPDATE applets SET listen_until = NULL WHERE id = ? AND listen_until > ?");
 
   const params = (a: AppletInsert, source: VersionSource) => ({
     id: a.id,
@@ -151,8 +154,10 @@ export function createAppletsRepo(sqlite: Sqlite) {
     /** The hook columns of the applet with this id; null when there is none. */
     forHook: (id: string): HookApplet | null => {
       const r = forHook.get(id);
-      return r ? { id: r.id, enabled: r.enabled === 1, webhookToken: r.webhook_token, definition: r.definition } : null;
+      return r ? { id: r.id, enabled: r.enabled === 1, webhookToken: r.webhook_token, definition: r.definition, listenUntil: r.listen_until } : null;
     },
+    setListening: (id: string, until: string | null): boolean => setListening.run(until, id).changes > 0,
+    takeListening: (id: string, now: string): boolean => takeListening.run(id, now).changes > 0,
     eventIds: (id: string): string[] =>
       sqlite.prepare<[string], { id: string }>("SELECT id FROM events WHERE applet_id = ?").all(id).map((r) => r.id),
   };
