@@ -64,6 +64,9 @@ function webApp(opts: { dataDir?: string; log?: Logger } = {}): App & { dataDir:
 /** WAL frames already copied back into the database file (a NOOP checkpoint only reads the counters). */
 const backfilled = (app: App): number => (sqliteOf(app.store).pragma("wal_checkpoint(NOOP)") as { checkpointed: number }[])[0]!.checkpointed;
 
+/** Frames in the WAL since it last started over. */
+const frames = (app: App): number => (sqliteOf(app.store).pragma("wal_checkpoint(NOOP)") as { log: number }[])[0]!.log;
+
 const walBytes = (app: App) => {
   try {
     return statSync(`${app.config.databasePath}-wal`).size;
@@ -136,16 +139,47 @@ describe("#12.7: the WAL is checkpointed on a size and time bound", () => {
     await until(() => backfilled(app) === framesBefore, "the time-bound checkpoint");
   });
 
-  test("#12.7: checkpointDue fires past either bound, and not again for an unchanged WAL after a complete checkpoint", () => {
+  test("#12.7: checkpointDue fires past either bound when frames wait to be copied back, and never with none", () => {
     const bounds = { maxWalBytes: 8_000_000, maxAgeMs: 30_000 };
-    const s = { walBytes: 1_000, nowMs: 10_000, lastAtMs: 0, walBytesAfterComplete: null };
+    const s = { pendingBytes: 1_000, nowMs: 10_000, lastAtMs: 0 };
     expect(checkpointDue(s, bounds)).toBe(false);
     expect(checkpointDue({ ...s, nowMs: 30_000 }, bounds)).toBe(true);
-    expect(checkpointDue({ ...s, walBytes: 9_000_000 }, bounds)).toBe(true);
-    expect(checkpointDue({ ...s, walBytes: 9_000_000, walBytesAfterComplete: 9_000_000 }, bounds)).toBe(false);
-    expect(checkpointDue({ ...s, walBytes: 9_500_000, walBytesAfterComplete: 9_000_000 }, bounds)).toBe(true);
-    expect(checkpointDue({ ...s, walBytes: 0, nowMs: 60_000 }, bounds)).toBe(false);
+    expect(checkpointDue({ ...s, pendingBytes: 9_000_000 }, bounds)).toBe(true);
+    expect(checkpointDue({ ...s, pendingBytes: 0, nowMs: 60_000 }, bounds)).toBe(false);
   });
+
+  test("#14 regression: the size bound fires on the frames added since the last checkpoint, also inside a WAL file that kept its size when it started over", async () => {
+    const app = webApp();
+    const applet = await createAppletService(app).create({ name: "bursts", definition: webhookToHttp("https://sink.test/hook") });
+    const base = await ingressServer(app);
+    const url = `${base}/api/hooks/${applet.id}/${applet.webhookToken}`;
+    const body = JSON.stringify({ title: "x".repeat(16_000) });
+    const send = async (count: number) => {
+      for (let i = 0; i < count; i++) {
+        const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body });
+        expect(res.status).toBe(202);
+        await res.arrayBuffer();
+      }
+    };
+    // A WAL file of about 24 MB (a reader held the checkpoints back), then copied back and started over.
+    const reader = new Database(app.config.databasePath, { readonly: true });
+    reader.exec("BEGIN");
+    reader.prepare("SELECT COUNT(*) FROM applets").get();
+    while (walBytes(app) < 24 * 1024 * 1024) await send(50);
+    reader.exec("COMMIT");
+    reader.close();
+    const fileBytes = walBytes(app);
+    await until(() => backfilled(app) === frames(app), "the thread's checkpoint to copy the WAL back", 15_000);
+    // The next commit starts the WAL over, at the start of the same file.
+    await send(1);
+    expect(frames(app)).toBeLessThan(100);
+    expect(walBytes(app)).toBe(fileBytes);
+    expect(backfilled(app)).toBe(0);
+    // About 13 MB more (one commit each: ~21 frames): inside the file, which keeps its size, and past the 8 MB bound.
+    await send(150);
+    expect(walBytes(app)).toBe(fileBytes);
+    await until(() => backfilled(app) > 0, "a checkpoint of the new frames", 10_000);
+  }, 120_000);
 
   test.skipIf(noDisk)("#12.2: a webhook the full disk cannot store is answered 503 with Retry-After; stored again once space is back", async () => {
     if (!isSmallDisk(disk)) return;

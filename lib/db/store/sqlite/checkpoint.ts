@@ -11,11 +11,12 @@ import type { Logger } from "../../../core/log";
  * second up to that 10,000-page backstop and, without journal_size_limit, never shrank: it
  * refilled a freed disk.
  *
- * Here a thread with its own connection runs `PRAGMA wal_checkpoint(PASSIVE)` when the WAL file
- * has grown past `maxWalBytes`, and at least every `maxAgeMs`. PASSIVE never waits for readers or
- * writers, and the copying happens off the event loop, so webhooks keep being answered while it
- * runs. Once a checkpoint has copied every frame, the next writer starts the WAL over and cuts the
- * file down to journal_size_limit (lib/db/store/sqlite/client.ts).
+ * Here a thread with its own connection runs `PRAGMA wal_checkpoint(PASSIVE)` when the WAL holds
+ * more than `maxWalBytes` not yet copied back (its counters, read with a NOOP checkpoint), and at
+ * least every `maxAgeMs`. PASSIVE never waits for readers or writers, and the copying happens off
+ * the event loop, so webhooks keep being answered while it runs. Once a checkpoint has copied
+ * every frame, the next writer starts the WAL over, and a file grown past journal_size_limit is
+ * cut back to it (lib/db/store/sqlite/client.ts).
  */
 export interface WalCheckpointer {
   /** Checkpoints now; resolves with SQLite's answer, or null when one is already running or it failed. */
@@ -36,44 +37,62 @@ export interface WalCheckpointerOptions {
   /** The database file (its WAL is `<file>-wal`). */
   file: string;
   log: Logger;
-  /** Checkpoint when the WAL file is larger than this. Default 8 MB. */
+  /** Checkpoint when the WAL holds more than this not yet copied back. Default 8 MB. */
   maxWalBytes?: number;
   /** Checkpoint at least this often. Default 30 s. */
   maxAgeMs?: number;
-  /** How often the WAL's size is looked at. Default 1 s. */
+  /** How often the WAL is looked at. Default 1 s. */
   checkEveryMs?: number;
   clock?: Clock;
 }
 
 export interface CheckpointState {
-  walBytes: number;
+  /** Bytes of WAL frames not yet copied back into the database file. */
+  pendingBytes: number;
   nowMs: number;
-  /** When the last checkpoint started, and the WAL's size after the last complete one (null: none yet, or it was partial). */
+  /** When the last checkpoint started. */
   lastAtMs: number;
-  walBytesAfterComplete: number | null;
 }
 
 /**
- * Whether to checkpoint now. The size bound does not fire again for a WAL that has not changed
- * since a complete checkpoint: its file only shrinks at the next write, and until then there is
- * nothing to copy.
+ * Whether to checkpoint now: something to copy back, and past either bound. Measured on the WAL's
+ * frames, not its file: the file keeps its size when the WAL starts over (journal_size_limit,
+ * ./client.ts), so its size says nothing about what is left to copy.
  */
 export function checkpointDue(s: CheckpointState, bounds: { maxWalBytes: number; maxAgeMs: number }): boolean {
-  if (s.walBytes === 0) return false;
-  if (s.nowMs - s.lastAtMs >= bounds.maxAgeMs) return true;
-  return s.walBytes > bounds.maxWalBytes && s.walBytes !== s.walBytesAfterComplete;
+  if (s.pendingBytes <= 0) return false;
+  return s.nowMs - s.lastAtMs >= bounds.maxAgeMs || s.pendingBytes > bounds.maxWalBytes;
 }
 
+/** Passes in a row at most while a busy writer keeps adding frames behind the last one. */
+const MAX_ROUNDS = 50;
+
 // Plain CommonJS evaluated in the thread: no file to ship next to the compiled code, no loader.
+// "look" reads the WAL's counters (a NOOP checkpoint copies nothing and takes no lock).
 const THREAD_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
 const Database = require(workerData.driver);
 const db = new Database(workerData.file, { fileMustExist: true });
 // Never worth waiting for: another connection checkpointing means the work is being done.
 db.pragma("busy_timeout = 0");
-parentPort.on("message", () => {
+const pageBytes = db.pragma("page_size", { simple: true }) + 24;
+const checkpoint = (mode) => db.pragma("wal_checkpoint(" + mode + ")")[0];
+parentPort.on("message", (what) => {
   try {
-    const [r] = db.pragma("wal_checkpoint(PASSIVE)");
+    if (what === "look") {
+      const r = checkpoint("NOOP");
+      parentPort.postMessage({ ok: true, look: true, pendingBytes: r.log > 0 ? (r.log - Math.max(0, r.checkpointed)) * pageBytes : 0 });
+      return;
+    }
+    let r = checkpoint("PASSIVE");
+    // Frames committed while it copied are left over, and the WAL only starts over once all are
+    // back: go again at once while that makes progress.
+    for (let i = 0; i < ${MAX_ROUNDS} && r.busy === 0 && r.checkpointed < r.log; i++) {
+      const next = checkpoint("PASSIVE");
+      const progressed = next.checkpointed !== r.checkpointed || next.log !== r.log;
+      r = next;
+      if (!progressed) break;
+    }
     parentPort.postMessage({ ok: true, result: r });
   } catch (err) {
     parentPort.postMessage({ ok: false, error: String(err && err.message), code: err && err.code });
@@ -89,8 +108,8 @@ export function startWalCheckpointer(opts: WalCheckpointerOptions): WalCheckpoin
   const thread = new Worker(THREAD_SOURCE, { eval: true, workerData: { file: opts.file, driver } });
   thread.unref();
   let pending: ((r: CheckpointResult | null) => void) | null = null;
+  let looking = false;
   let lastAtMs = clock.now().getTime();
-  let walBytesAfterComplete: number | null = null;
   let failing = false;
   let dead = false;
 
@@ -101,16 +120,21 @@ export function startWalCheckpointer(opts: WalCheckpointerOptions): WalCheckpoin
       return 0;
     }
   };
-  thread.on("message", (m: { ok: true; result: CheckpointResult } | { ok: false; error: string; code?: string }) => {
+  type Message = { ok: true; result: CheckpointResult } | { ok: true; look: true; pendingBytes: number } | { ok: false; error: string; code?: string };
+  thread.on("message", (m: Message) => {
+    if (looking) {
+      looking = false;
+      if (m.ok && "look" in m && checkpointDue({ pendingBytes: m.pendingBytes, nowMs: clock.now().getTime(), lastAtMs }, bounds)) void checkpoint();
+      return;
+    }
     const done = pending;
     pending = null;
-    if (m.ok) {
+    if (m.ok && "result" in m) {
       if (failing) opts.log.info("WAL checkpoints work again");
       failing = false;
-      walBytesAfterComplete = m.result.busy === 0 && m.result.checkpointed === m.result.log ? walSize() : null;
       opts.log.debug("WAL checkpoint", { ...m.result, wal_bytes: walSize() });
       done?.(m.result);
-    } else {
+    } else if (!m.ok) {
       // A full disk: the database file cannot take the pages back. Logged once until it works again.
       if (!failing) opts.log.error("WAL checkpoint failed", { error: m.error, code: m.code });
       failing = true;
@@ -126,16 +150,18 @@ export function startWalCheckpointer(opts: WalCheckpointerOptions): WalCheckpoin
   });
 
   const checkpoint = (): Promise<CheckpointResult | null> => {
-    if (pending || dead) return Promise.resolve(null);
+    if (pending || looking || dead) return Promise.resolve(null);
     lastAtMs = clock.now().getTime();
     return new Promise((resolve) => {
       pending = resolve;
       thread.postMessage("checkpoint");
     });
   };
+  // One message in flight at a time: a look, or a checkpoint.
   const timer = setInterval(() => {
-    if (pending) return;
-    if (checkpointDue({ walBytes: walSize(), nowMs: clock.now().getTime(), lastAtMs, walBytesAfterComplete }, bounds)) void checkpoint();
+    if (pending || looking || dead) return;
+    looking = true;
+    thread.postMessage("look");
   }, opts.checkEveryMs ?? 1000);
   timer.unref();
 
