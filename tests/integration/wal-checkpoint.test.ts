@@ -62,10 +62,11 @@ function webApp(opts: { dataDir?: string; log?: Logger } = {}): App & { dataDir:
 }
 
 /** WAL frames already copied back into the database file (a NOOP checkpoint only reads the counters). */
-const backfilled = (app: App): number => (sqliteOf(app.store).pragma("wal_checkpoint(NOOP)") as { checkpointed: number }[])[0]!.checkpointed;
+const walCounters = (app: App) => (sqliteOf(app.store).pragma("wal_checkpoint(NOOP)") as { log: number; checkpointed: number }[])[0]!;
+const backfilled = (app: App): number => walCounters(app).checkpointed;
 
 /** Frames in the WAL since it last started over. */
-const frames = (app: App): number => (sqliteOf(app.store).pragma("wal_checkpoint(NOOP)") as { log: number }[])[0]!.log;
+const frames = (app: App): number => walCounters(app).log;
 
 const walBytes = (app: App) => {
   try {
@@ -75,35 +76,51 @@ const walBytes = (app: App) => {
   }
 };
 
+/** A webhook applet on the lean ingress, and a POST of a 16 KB body to it. */
+async function bigHook(app: App, name: string) {
+  const applet = await createAppletService(app).create({ name, definition: webhookToHttp("https://sink.test/hook") });
+  const url = `${await ingressServer(app)}/api/hooks/${applet.id}/${applet.webhookToken}`;
+  const body = JSON.stringify({ title: "x".repeat(16_000) });
+  const post = () => fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body });
+  return { applet, url, post };
+}
+
+/**
+ * A reader holding one snapshot (a backup, a long export): no checkpoint can copy past it, so the
+ * WAL grows until it is released.
+ */
+function holdSnapshot(app: App): () => void {
+  const reader = new Database(app.config.databasePath, { readonly: true });
+  reader.exec("BEGIN");
+  reader.prepare("SELECT COUNT(*) FROM applets").get();
+  return () => {
+    reader.exec("COMMIT");
+    reader.close();
+  };
+}
+
 describe("#12.7: the WAL is checkpointed on a size and time bound", () => {
   test("#12.7: with the worker down a burst of webhooks keeps being answered, and the WAL is checkpointed and cut back to journal_size_limit", async () => {
     const app = webApp();
-    const applet = await createAppletService(app).create({ name: "burst", definition: webhookToHttp("https://sink.test/hook") });
-    const base = await ingressServer(app);
-    const url = `${base}/api/hooks/${applet.id}/${applet.webhookToken}`;
-    const body = JSON.stringify({ title: "x".repeat(16_000) });
+    const { applet, url, post } = await bigHook(app, "burst");
     const statuses: number[] = [];
     let maxWal = 0;
-    // A reader holding one snapshot for the whole burst (a backup, a long export): no checkpoint
-    // can copy past it, so the WAL grows beyond journal_size_limit until the reader is done.
-    const reader = new Database(app.config.databasePath, { readonly: true });
-    reader.exec("BEGIN");
-    reader.prepare("SELECT COUNT(*) FROM applets").get();
+    // The snapshot is held for the whole burst: the WAL grows beyond journal_size_limit.
+    const release = holdSnapshot(app);
     // 8 at a time, with no worker, until the WAL is past the limit (about 2,500 webhooks of 16 KB).
     let sent = 0;
     await Promise.all(
       Array.from({ length: 8 }, async () => {
         while (walBytes(app) <= JOURNAL_SIZE_LIMIT_BYTES + 4 * 1024 * 1024 && sent < 20_000) {
           sent++;
-          const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body });
+          const res = await post();
           statuses.push(res.status);
           await res.arrayBuffer();
           maxWal = Math.max(maxWal, walBytes(app));
         }
       }),
     );
-    reader.exec("COMMIT");
-    reader.close();
+    release();
     expect(statuses.filter((s) => s !== 202)).toEqual([]);
     expect(sqliteOf(app.store).prepare("SELECT COUNT(*) AS n FROM runs WHERE applet_id = ?").get(applet.id)).toEqual({ n: sent });
     expect(maxWal).toBeGreaterThan(JOURNAL_SIZE_LIMIT_BYTES);
@@ -129,7 +146,7 @@ describe("#12.7: the WAL is checkpointed on a size and time bound", () => {
     cleanups.push(() => checkpointer.stop());
     const applet = await app.applets.create({ name: "trickle", definition: webhookToHttp("https://sink.test/hook") });
     for (let n = 0; n < 20; n++) (await app.applets.test(applet.id, { body: { n } }));
-    const framesBefore = (sqliteOf(app.store).pragma("wal_checkpoint(NOOP)") as { log: number }[])[0]!.log;
+    const framesBefore = frames(app);
     expect(framesBefore).toBeGreaterThan(0);
     // Not yet 30 s: nothing copied back.
     app.clock.advance(29_000);
@@ -150,24 +167,18 @@ describe("#12.7: the WAL is checkpointed on a size and time bound", () => {
 
   test("#14 regression: the size bound fires on the frames added since the last checkpoint, also inside a WAL file that kept its size when it started over", async () => {
     const app = webApp();
-    const applet = await createAppletService(app).create({ name: "bursts", definition: webhookToHttp("https://sink.test/hook") });
-    const base = await ingressServer(app);
-    const url = `${base}/api/hooks/${applet.id}/${applet.webhookToken}`;
-    const body = JSON.stringify({ title: "x".repeat(16_000) });
+    const { post } = await bigHook(app, "bursts");
     const send = async (count: number) => {
       for (let i = 0; i < count; i++) {
-        const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body });
+        const res = await post();
         expect(res.status).toBe(202);
         await res.arrayBuffer();
       }
     };
     // A WAL file of about 24 MB (a reader held the checkpoints back), then copied back and started over.
-    const reader = new Database(app.config.databasePath, { readonly: true });
-    reader.exec("BEGIN");
-    reader.prepare("SELECT COUNT(*) FROM applets").get();
+    const release = holdSnapshot(app);
     while (walBytes(app) < 24 * 1024 * 1024) await send(50);
-    reader.exec("COMMIT");
-    reader.close();
+    release();
     const fileBytes = walBytes(app);
     await until(() => backfilled(app) === frames(app), "the thread's checkpoint to copy the WAL back", 15_000);
     // The next commit starts the WAL over, at the start of the same file.
