@@ -53,6 +53,16 @@ export const applets = sqliteTable(
   (t) => [index("applets_trigger_type_idx").on(t.triggerType, t.enabled)],
 );
 
+/**
+ * SQLite only: a counter that drizzle/0013's triggers move on every change of an applet's hook
+ * columns and every delete, so the web process can keep each webhook's applet row
+ * (lib/db/store/sqlite/hook-cache.ts). One row, id 1.
+ */
+export const hookChanges = sqliteTable("hook_changes", {
+  id: integer("id").primaryKey(),
+  n: integer("n").notNull().default(0),
+});
+
 export const triggerState = sqliteTable(
   "trigger_state",
   {

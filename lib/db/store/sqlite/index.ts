@@ -25,6 +25,8 @@ import { startWalCheckpointer } from "./checkpoint";
 import { openDatabase, type DbHandle, type Sqlite } from "./client";
 import { createEventFilesRepo } from "./event-files";
 import { asError, ConnectionGate } from "./gate";
+import { createHookCache, type HookCache } from "./hook-cache";
+import { startIngestThread, threadable } from "./ingest-thread";
 import { createJobLocksRepo } from "./job-locks";
 import { createMaintenanceRepo } from "./maintenance";
 import { createPlannedRunsRepo } from "./planned-runs";
@@ -68,6 +70,24 @@ function wrap<T extends object>(repo: T, call: <R>(fn: () => R) => Promise<R>): 
   return out as Async<T>;
 }
 
+/** The repo with `after` called once each of its methods returned or threw. */
+function afterEach<T extends object>(repo: T, after: () => void): T {
+  const out: Record<string, unknown> = {};
+  for (const [name, fn] of Object.entries(repo)) {
+    out[name] =
+      typeof fn === "function"
+        ? (...args: unknown[]) => {
+            try {
+              return (fn as (...a: unknown[]) => unknown)(...args);
+            } finally {
+              after();
+            }
+          }
+        : fn;
+  }
+  return out as T;
+}
+
 // The compiler checks here that each wrapped repo is the interface w16b implements for PostgreSQL.
 function aggregates(repos: Repos, call: <R>(fn: () => R) => Promise<R>): StoreAggregates & { maintenance: MaintenanceStore } {
   const applets: AppletsStore = wrap(repos.applets, call);
@@ -94,13 +114,13 @@ function aggregates(repos: Repos, call: <R>(fn: () => R) => Promise<R>): StoreAg
  * stall for the whole timeout. Waiting at the gate instead is asynchronous. Other processes wait
  * in SQLite as before (their open transactions never wait on ours).
  */
-const gates = new Map<string, { gate: ConnectionGate; users: number }>();
-function gateFor(file: string): ConnectionGate {
+const gates = new Map<string, { gate: ConnectionGate; users: number; hookCaches: Set<HookCache> }>();
+function gateFor(file: string) {
   const key = path.resolve(file);
   let entry = gates.get(key);
-  if (!entry) gates.set(key, (entry = { gate: new ConnectionGate(), users: 0 }));
+  if (!entry) gates.set(key, (entry = { gate: new ConnectionGate(), users: 0, hookCaches: new Set() }));
   entry.users++;
-  return entry.gate;
+  return entry;
 }
 function dropGate(file: string): void {
   const key = path.resolve(file);
@@ -136,17 +156,31 @@ export interface SqliteStore extends Store {
  * no outside call slips into an open transaction.
  */
 export function openSqliteStore(opts: SqliteStoreOptions): SqliteStore {
-  const db = openDatabase(opts.file, {
-    synchronous: opts.synchronous,
-    migrationsDir: opts.migrationsDir,
-    walAutocheckpoint: opts.role === "web" ? 10_000 : undefined,
-  });
+  const walAutocheckpoint = opts.role === "web" ? 10_000 : undefined;
+  const db = openDatabase(opts.file, { synchronous: opts.synchronous, migrationsDir: opts.migrationsDir, walAutocheckpoint });
   const sqlite = db.sqlite;
-  const checkpointer =
-    opts.role === "web" && opts.log ? startWalCheckpointer({ file: opts.file, log: opts.log.child("db"), clock: opts.clock }) : null;
-  const gate = gateFor(opts.file);
+  const web = opts.role === "web" && opts.log ? opts.log.child("db") : null;
+  const checkpointer = web ? startWalCheckpointer({ file: opts.file, log: web, clock: opts.clock }) : null;
+  // The web process's webhooks are inserted in a thread (./ingest-thread.ts); events that plan timed
+  // actions, and everything else, on this connection.
+  const ingestThread = web ? startIngestThread({ file: opts.file, synchronous: opts.synchronous, walAutocheckpoint: walAutocheckpoint!, log: web }) : null;
+  const shared = gateFor(opts.file);
+  const gate = shared.gate;
   const repos = createRepos(sqlite);
+  // Webhooks read their applet from a cache (./hook-cache.ts); a write of applets through any store
+  // on this file in this process, or a unit of work, makes every cache on it read the counter again.
+  const hookChanges = sqlite.prepare<[], number>("SELECT n FROM hook_changes WHERE id = 1").pluck();
+  const hookCache = createHookCache(repos.applets.forHook, () => Number(hookChanges.get() ?? 0));
+  shared.hookCaches.add(hookCache);
+  const appletsChanged = () => {
+    for (const c of shared.hookCaches) c.changed();
+  };
+  repos.applets = { ...afterEach(repos.applets, appletsChanged), forHook: (id) => hookCache.forHook(id) };
   const outer = aggregates(repos, (fn) => gate.run(fn));
+  if (ingestThread) {
+    const onConnection = outer.runs;
+    outer.runs = { ...onConnection, ingestMany: (items) => (ingestThread.alive && threadable(items) ? ingestThread.ingestMany(items) : onConnection.ingestMany(items)) };
+  }
   let closed = false;
 
   async function transaction<T>(fn: (tx: StoreAggregates) => Promise<T>): Promise<T> {
@@ -173,6 +207,7 @@ export function openSqliteStore(opts: SqliteStoreOptions): SqliteStore {
         throw err;
       } finally {
         open = false;
+        appletsChanged();
       }
     } finally {
       gate.release();
@@ -190,8 +225,11 @@ export function openSqliteStore(opts: SqliteStoreOptions): SqliteStore {
       const shut = () => {
         void checkpointer?.stop();
         db.close();
+        shared.hookCaches.delete(hookCache);
         dropGate(opts.file);
       };
+      // The thread's batch in flight is committed (or not) before the file is let go.
+      if (ingestThread) return ingestThread.stop().then(() => gate.run(shut));
       // Synchronous when nothing is in flight (App#close stays synchronous for its callers);
       // otherwise after the unit of work that holds the connection.
       if (!gate.held) {

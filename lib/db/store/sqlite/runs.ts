@@ -63,21 +63,24 @@ export const CLAIM_SQL = `WITH RECURSIVE queued_applets(applet_id) AS (
      WHERE id = (SELECT id FROM candidates ORDER BY next_attempt_at, created_at LIMIT 1) AND status = 'queued'
      RETURNING *`;
 
+/** An event; a taken dedupe key inserts nothing. Parameters: id, applet, source, dedupe key, payload, received_at, created_at, updated_at. */
+export const INSERT_EVENT_SQL = `INSERT INTO events (id, applet_id, source, dedupe_key, payload, received_at, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`;
+/**
+ * Its queued run; next_attempt_at is set at insert so the claim can order by one indexed column.
+ * Parameters: id, applet, event, max attempts, next_attempt_at, created_at, updated_at.
+ */
+export const INSERT_RUN_SQL = `INSERT INTO runs (id, applet_id, event_id, status, attempt, max_attempts, next_attempt_at, steps, created_at, updated_at)
+     VALUES (?, ?, ?, 'queued', 1, ?, ?, '[]', ?, ?)`;
+
 /**
  * Events and runs: the queue lives here. Every trigger ends in `ingest`, one transaction inserting
  * the event (deduped on applet + dedupe key) and its queued run. Every settle is fenced by the
  * claim token, so a worker whose lease was taken over changes nothing.
  */
 export function createRunsRepo(sqlite: Sqlite, alerts: AlertsRepo, applyPlan: (plan: PlanWrite) => unknown = createPlannedRunsRepo(sqlite).applyPlan) {
-  const insertEvent = sqlite.prepare(
-    `INSERT INTO events (id, applet_id, source, dedupe_key, payload, received_at, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-  );
-  // next_attempt_at is set at insert so the claim can order by one indexed column.
-  const insertRun = sqlite.prepare(
-    `INSERT INTO runs (id, applet_id, event_id, status, attempt, max_attempts, next_attempt_at, steps, created_at, updated_at)
-     VALUES (?, ?, ?, 'queued', 1, ?, ?, '[]', ?, ?)`,
-  );
+  const insertEvent = sqlite.prepare(INSERT_EVENT_SQL);
+  const insertRun = sqlite.prepare(INSERT_RUN_SQL);
   const ingestRow = (i: IngestInput): Ingested => {
     const eventId = i.eventId ?? newId();
     const inserted = insertEvent.run(eventId, i.appletId, i.source, i.dedupeKey, i.payloadJson, i.receivedAt, i.receivedAt, i.receivedAt);
