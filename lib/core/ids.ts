@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
+import { nowMs } from "./clock";
 
 /**
  * UUIDv7 (RFC 9562): 48 bits of Unix milliseconds, a 12-bit counter, then random bits. Ids made
@@ -9,7 +10,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 let lastMs = 0;
 let seq = 0;
 export function newId(): string {
-  let ms = Date.now();
+  let ms = nowMs();
   if (ms > lastMs) {
     lastMs = ms;
     seq = 0;

@@ -119,8 +119,9 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
   }
 
   async function handleHook(req: IncomingMessage, res: ServerResponse, rawUrl: string): Promise<WebhookOutcome> {
-    const url = new URL(rawUrl, "http://localhost");
-    const parts = url.pathname.split("/");
+    // The path as sent (a WHATWG URL costs ~2 µs a request; only a query string needs parsing).
+    const q = rawUrl.indexOf("?");
+    const parts = (q === -1 ? rawUrl : rawUrl.slice(0, q)).split("/");
     // ["", "api", "hooks", id, token]
     if (parts.length !== 5 || (req.method !== "POST" && req.method !== "GET")) return notFound(req, res);
     let appletId: string;
@@ -157,7 +158,7 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
     const receivedAt = app.clock.now().toISOString();
     const outcome = plugin.handleRequest(
       config,
-      { method: req.method, headers: req.headers, query: searchParamsToObject(url.searchParams), rawBody, contentType: String(req.headers["content-type"] ?? ""), receivedAt },
+      { method: req.method, headers: req.headers, query: q === -1 ? {} : searchParamsToObject(new URLSearchParams(rawUrl.slice(q + 1))), rawBody, contentType: String(req.headers["content-type"] ?? ""), receivedAt },
       await hookContextFor(config),
     );
     if (!outcome.accept) {
