@@ -1,7 +1,7 @@
 import { firstInstantOfWall } from "@whenthen/schedules";
 import { formatInTimeZone, toDate } from "date-fns-tz";
+import { createRequire } from "node:module";
 import { decodeHTML } from "entities";
-import { transliterate } from "transliteration";
 import { parseDateText } from "../core/dates";
 import type { FilterArg } from "./parse";
 
@@ -191,13 +191,17 @@ function decodeEntities(s: string): string {
   return s.includes("&") ? decodeHTML(s) : s;
 }
 
+/** Loaded with the first slug (its tables cost every process ~8 MB of RSS; few applets slug). */
+let transliterator: typeof import("transliteration").transliterate | undefined;
+const transliterate = () => (transliterator ??= (createRequire(import.meta.url)("transliteration") as typeof import("transliteration")).transliterate);
+
 /**
  * URL slugs in ASCII: every script is transliterated first (the transliteration package: "Привет
  * мир" → "privet-mir", "北京" → "bei-jing", "Straße" → "strasse"), so non-Latin text does not
  * vanish.
  */
 export function slug(s: string): string {
-  const folded = transliterate(s.normalize("NFC"))
+  const folded = transliterate()(s.normalize("NFC"))
     .normalize("NFKD")
     .replace(/\p{M}+/gu, "")
     .toLowerCase();

@@ -41,6 +41,13 @@ function run(file: string, env: NodeJS.ProcessEnv) {
 }
 
 describe.skipIf(skipReason !== null)(`production start${skipReason ? ` (skipped: ${skipReason})` : ""}`, () => {
+  test("#14: the SQLite default loads neither the PostgreSQL driver nor the transliteration tables at start: no static import of pg or transliteration in dist/", () => {
+    for (const f of readdirSync(dist).filter((n) => n.endsWith(".mjs"))) {
+      const text = readFileSync(path.join(dist, f), "utf8");
+      expect(text, f).not.toMatch(/from\s+["'](pg|transliteration)["']/);
+    }
+  });
+
   test("#14: the compiled bundles load no TypeScript tooling: no tsx, typescript or esbuild import anywhere in dist/", () => {
     for (const f of readdirSync(dist).filter((n) => n.endsWith(".mjs"))) {
       const text = readFileSync(path.join(dist, f), "utf8");

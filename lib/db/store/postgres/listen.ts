@@ -1,4 +1,5 @@
-import pg from "pg";
+import type pg from "pg";
+import { pgDriver } from "./driver";
 import type { Logger } from "../../../core/log";
 import { assertSchema } from "./pool";
 
@@ -43,7 +44,7 @@ export function createListener(opts: { url: string; schema?: string; log?: Logge
 
   const connect = (): Promise<void> =>
     (connecting ??= (async () => {
-      const c = new pg.Client({ connectionString: opts.url, application_name: "whenthen-listen", options: opts.schema ? `-c search_path=${assertSchema(opts.schema)}` : undefined });
+      const c = new (pgDriver().Client)({ connectionString: opts.url, application_name: "whenthen-listen", options: opts.schema ? `-c search_path=${assertSchema(opts.schema)}` : undefined });
       c.on("notification", (n) => deliver(n.channel, n.payload ?? ""));
       c.on("error", (err) => {
         opts.log?.warn("postgres: the LISTEN connection failed; reconnecting", { error: err.message });
@@ -60,7 +61,7 @@ export function createListener(opts: { url: string; schema?: string; log?: Logge
         const listened = new Set<string>();
         for (let pending = [...subscribers.keys()]; pending.length > 0; pending = [...subscribers.keys()].filter((ch) => !listened.has(ch))) {
           for (const channel of pending) {
-            await c.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+            await c.query(`LISTEN ${pgDriver().escapeIdentifier(channel)}`);
             listened.add(channel);
           }
         }
@@ -103,7 +104,7 @@ export function createListener(opts: { url: string; schema?: string; log?: Logge
         const c = client;
         if (c)
           void c
-            .query(`LISTEN ${pg.escapeIdentifier(channel)}`)
+            .query(`LISTEN ${pgDriver().escapeIdentifier(channel)}`)
             .then(() => {
               if (client === c) active.add(channel);
             })

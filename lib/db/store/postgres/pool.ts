@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import pg from "pg";
+import type pg from "pg";
+import { pgDriver } from "./driver";
 
 /** A pool or one checked-out client (inside a transaction): both answer `query`. */
 export type Queryable = pg.Pool | pg.PoolClient;
@@ -16,7 +17,7 @@ export interface PgPoolOptions {
 
 /** node-postgres returns bigint (count(*)) and numeric as strings; integers stay numbers. */
 export function createPool(opts: PgPoolOptions): pg.Pool {
-  const pool = new pg.Pool({
+  const pool = new (pgDriver().Pool)({
     connectionString: opts.url,
     max: opts.max,
     application_name: opts.applicationName ?? "whenthen",
