@@ -13,6 +13,7 @@ import { hasTimedActions } from "../timed/rule";
 import { closeWhenUnread, readNodeBody } from "./body";
 import { createSecurityHeaders } from "./security-headers";
 import { renderTemplate } from "../template";
+import type { SecretLookup } from "../secrets";
 import { triggerRegistry, type RegisteredRequest } from "../triggers";
 import type { HookContext } from "../triggers/types";
 import { searchParamsToObject } from "../triggers/webhook";
@@ -66,8 +67,18 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
     return uses;
   };
   const noSecrets = () => undefined;
+  // One read of the stored secrets per turn of the event loop, shared by the signed webhooks that
+  // arrived in it (under load dozens): requests of one turn are concurrent anyway.
+  let secretsThisTurn: Promise<SecretLookup> | null = null;
+  const secretsNow = (): Promise<SecretLookup> => {
+    if (!secretsThisTurn) {
+      secretsThisTurn = app.secrets.lookup();
+      setImmediate(() => (secretsThisTurn = null));
+    }
+    return secretsThisTurn;
+  };
   const hookContextFor = async (config: unknown): Promise<HookContext> => {
-    const secrets = usesSecrets(config) ? await app.secrets.lookup() : noSecrets;
+    const secrets = usesSecrets(config) ? await secretsNow() : noSecrets;
     return { render: (template) => renderTemplate(template, { trigger: {}, secrets }).value, nowMs: () => app.clock.now().getTime() };
   };
   const refusals = createRefusalLog(app, log);

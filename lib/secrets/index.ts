@@ -10,6 +10,17 @@ export type SecretsService = ReturnType<typeof createSecretsService>;
 export type SecretLookup = (name: string) => string | undefined;
 
 export function createSecretsService(store: SecretsStore, key: Buffer, clock: Clock) {
+  // Decrypting is a cipher context per value; a ciphertext (random IV each time a value is saved)
+  // always decrypts to the same value, so each is decrypted once per process, bounded.
+  const decrypted = new Map<string, string>();
+  const decrypt = (name: string, enc: string): string => {
+    const memo = decrypted.get(`${name}\n${enc}`);
+    if (memo !== undefined) return memo;
+    const value = decryptSecret(key, name, enc);
+    if (decrypted.size >= 1000) decrypted.clear();
+    decrypted.set(`${name}\n${enc}`, value);
+    return value;
+  };
   return {
     /** Names and dates only: values never leave the server once saved. */
     list: () => store.list(),
@@ -31,13 +42,9 @@ export function createSecretsService(store: SecretsStore, key: Buffer, clock: Cl
      */
     async lookup(): Promise<SecretLookup> {
       const stored = new Map((await store.allEncrypted()).map((s) => [s.name, s.valueEncrypted]));
-      const plain = new Map<string, string>();
       return (name) => {
         const enc = stored.get(name);
-        if (enc === undefined) return undefined;
-        let value = plain.get(name);
-        if (value === undefined) plain.set(name, (value = decryptSecret(key, name, enc)));
-        return value;
+        return enc === undefined ? undefined : decrypt(name, enc);
       };
     },
   };

@@ -105,6 +105,17 @@ describe("#19: signature presets on the real ingress", () => {
     await refusedAndNothingStored(post(basic, "{}", { authorization: `Basic ${Buffer.from("zapier:pa56").toString("base64")}` }));
   });
 
+  test("a rotated signing secret applies to the next request (the stored secrets are read once per turn of the event loop, decrypted once per value)", async () => {
+    await app.secrets.set("ROTATED", "first-secret");
+    const url = await hook({ verify: "github", hmac_secret: "{{secrets.ROTATED}}" });
+    const body = '{"n":1}';
+    const signed = (secret: string) => ({ "x-hub-signature-256": `sha256=${createHmac("sha256", secret).update(body).digest("hex")}` });
+    expect((await post(url, body, signed("first-secret"))).status).toBe(202);
+    await app.secrets.set("ROTATED", "second-secret");
+    await refusedAndNothingStored(post(url, body, signed("first-secret")));
+    expect((await post(url, body, signed("second-secret"))).status).toBe(202);
+  });
+
   test("a preset whose secret reference points at a deleted secret refuses every request instead of accepting them", async () => {
     await app.secrets.set("GONE", "x");
     const url = await hook({ verify: "bearer", hmac_secret: "{{secrets.GONE}}" });
