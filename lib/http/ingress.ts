@@ -4,6 +4,7 @@ import type { App } from "../app";
 import { isDatabaseError } from "../core/errors";
 import { createFaultTracker } from "../core/faults";
 import { LIMITS } from "../core/limits";
+import { perTurn } from "../core/per-turn";
 import { processMetrics } from "../metrics";
 import { checkHealth } from "../health";
 import { maxAttemptsOf, type Definition } from "../definition";
@@ -13,7 +14,6 @@ import { hasTimedActions } from "../timed/rule";
 import { closeWhenUnread, readNodeBody } from "./body";
 import { createSecurityHeaders } from "./security-headers";
 import { renderTemplate } from "../template";
-import type { SecretLookup } from "../secrets";
 import { triggerRegistry, type RegisteredRequest } from "../triggers";
 import type { HookContext } from "../triggers/types";
 import { searchParamsToObject } from "../triggers/webhook";
@@ -69,16 +69,9 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
   const noSecrets = () => undefined;
   // One read of the stored secrets per turn of the event loop, shared by the signed webhooks that
   // arrived in it (under load dozens): requests of one turn are concurrent anyway.
-  let secretsThisTurn: Promise<SecretLookup> | null = null;
-  const secretsNow = (): Promise<SecretLookup> => {
-    if (!secretsThisTurn) {
-      secretsThisTurn = app.secrets.lookup();
-      setImmediate(() => (secretsThisTurn = null));
-    }
-    return secretsThisTurn;
-  };
+  const secretsThisTurn = perTurn(() => app.secrets.lookup());
   const hookContextFor = async (config: unknown): Promise<HookContext> => {
-    const secrets = usesSecrets(config) ? await secretsNow() : noSecrets;
+    const secrets = usesSecrets(config) ? await secretsThisTurn.get() : noSecrets;
     return { render: (template) => renderTemplate(template, { trigger: {}, secrets }).value, nowMs: () => app.clock.now().getTime() };
   };
   const refusals = createRefusalLog(app, log);

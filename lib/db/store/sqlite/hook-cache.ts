@@ -1,3 +1,4 @@
+import { perTurn } from "../../../core/per-turn";
 import type { HookApplet } from "../types";
 
 /**
@@ -25,17 +26,10 @@ export interface HookCache {
 export function createHookCache(read: (id: string) => HookApplet | null, count: () => number, opts: { maxEntries?: number } = {}): HookCache {
   const maxEntries = opts.maxEntries ?? 10_000;
   const entries = new Map<string, { row: HookApplet; n: number }>();
-  let turn: number | null = null;
-  const current = (): number => {
-    if (turn === null) {
-      turn = count();
-      setImmediate(() => (turn = null));
-    }
-    return turn;
-  };
+  const turn = perTurn(count);
   return {
     forHook(id) {
-      const n = current();
+      const n = turn.get();
       const hit = entries.get(id);
       if (hit && hit.n === n) return hit.row;
       const row = read(id);
@@ -46,7 +40,7 @@ export function createHookCache(read: (id: string) => HookApplet | null, count: 
       return row;
     },
     changed() {
-      turn = null;
+      turn.forget();
     },
   };
 }
