@@ -122,3 +122,9 @@ export async function waitHealthy(base: string, procs: Proc[]): Promise<void> {
   );
   await until("the first page", async () => (await fetch(`${base}/login`, { redirect: "manual" }).catch(() => null))?.status !== undefined, 60_000);
 }
+
+/** The middle value (the upper of the two middles for an even count); NaN for none. */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length === 0 ? Number.NaN : sorted[Math.floor(sorted.length / 2)]!;
+}
