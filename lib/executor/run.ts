@@ -6,7 +6,7 @@ import type { Applet, ClaimedRun } from "../db/store";
 import { checkDefinition, timezoneOf, type Definition } from "../definition";
 import type { Sandbox } from "../sandbox";
 import { createRedactor, redactingLogger } from "../secrets/redact";
-import { missingSecretsCause } from "../template/secret-refs";
+import { mayNameSecrets, missingSecretsCause } from "../template/secret-refs";
 import { renderConfig, type TemplateContext } from "../template";
 import { backoffMs } from "./backoff";
 import { createStepRunner } from "./step";
@@ -126,14 +126,17 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
 
   async function executeSteps(): Promise<Outcome> {
     if (run.stepsError !== undefined) return finish("failed", `executor: ${run.stepsError}`, true);
-    const [current, event, secrets] = await Promise.all([store.applets.get(run.appletId), store.runs.event(run.eventId), app.secrets.lookup()]);
+    const [current, event] = await Promise.all([store.applets.get(run.appletId), store.runs.event(run.eventId)]);
     if (!current || !event) return finish("failed", "executor: the applet or event of this run no longer exists");
     const applet = await versionOfRun(current);
-    const checked = checkedDefinition(applet);
+    const { checked, namesSecrets } = checkedDefinition(applet);
     if (!checked.ok) {
       return finish("failed", `executor: the applet definition is invalid: ${checked.problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`);
     }
     const def = checked.definition;
+    // The stored secrets are read only for a definition whose templates can name one: most do
+    // not, and on PostgreSQL the read was one statement in five of a run.
+    const secrets = namesSecrets ? await app.secrets.lookup() : noSecrets;
     const timezone = timezoneOf(def);
     // Idempotency keys (the http action's Idempotency-Key, the email Message-ID): the same for every
     // attempt of one run, so a receiver that dedupes sees retries and crash re-runs as one request.
@@ -289,15 +292,17 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
  * Definitions are validated on save; the executor checks again (a row may be older than the code)
  * but only once per applet version, not on every run.
  */
-const checkedCache = new Map<string, ReturnType<typeof checkDefinition>>();
+const checkedCache = new Map<string, { checked: ReturnType<typeof checkDefinition>; namesSecrets: boolean }>();
 function checkedDefinition(applet: { key: string; definition: unknown }) {
   const key = applet.key;
-  let checked = checkedCache.get(key);
-  if (!checked) {
-    checked = checkDefinition(applet.definition);
+  let entry = checkedCache.get(key);
+  if (!entry) {
+    entry = { checked: checkDefinition(applet.definition), namesSecrets: mayNameSecrets(applet.definition) };
     if (checkedCache.size >= 1000) checkedCache.clear();
-    checkedCache.set(key, checked);
+    checkedCache.set(key, entry);
   }
-  return checked;
+  return entry;
 }
+
+const noSecrets = (): undefined => undefined;
 

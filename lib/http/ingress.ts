@@ -14,6 +14,7 @@ import { hasTimedActions } from "../timed/rule";
 import { closeWhenUnread, readNodeBody } from "./body";
 import { createSecurityHeaders } from "./security-headers";
 import { renderTemplate } from "../template";
+import { mayNameSecrets } from "../template/secret-refs";
 import { triggerRegistry, type RegisteredRequest } from "../triggers";
 import type { HookContext } from "../triggers/types";
 import { searchParamsToObject } from "../triggers/webhook";
@@ -63,7 +64,7 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
   const usesSecrets = (config: unknown): boolean => {
     if (typeof config !== "object" || config === null) return false;
     let uses = namesSecrets.get(config);
-    if (uses === undefined) namesSecrets.set(config, (uses = JSON.stringify(config).includes("secrets.")));
+    if (uses === undefined) namesSecrets.set(config, (uses = mayNameSecrets(config)));
     return uses;
   };
   const noSecrets = () => undefined;

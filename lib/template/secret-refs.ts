@@ -9,6 +9,15 @@ export interface SecretRef {
   name: string;
 }
 
+/**
+ * Whether a template anywhere in `value` could name a stored secret: every reference spells the
+ * word (the path's root is `secrets`), so a config whose JSON never does needs no lookup of the
+ * stored secrets at all. Errs towards true (the word in plain text counts too).
+ */
+export function mayNameSecrets(value: unknown): boolean {
+  return JSON.stringify(value ?? null).includes("secrets");
+}
+
 const REF = /(?<!\\)\{\{\s*secrets\.([A-Za-z0-9_]+)/g;
 
 export function secretRefs(value: unknown, path: string, out: SecretRef[] = []): SecretRef[] {

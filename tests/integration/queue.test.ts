@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { delay, http, HttpResponse } from "msw";
-import { afterEach, describe, expect, test } from "vitest";
+import { afterEach, describe, expect, test, vi } from "vitest";
 import { createApp } from "@/lib/app";
 import { createAppletService } from "@/lib/applets/service";
 import { silentLogger } from "@/lib/core/log";
@@ -140,6 +140,26 @@ forEachEngine((engine) => {
       cleanups.push(() => worker.stop());
       await worker.drain();
       expect(sentTo("status")[0]!.body).toBe("2026-03-07T12:00:00.000Z|2026-03-07T13:00:00.000+01:00|clock|1|19:30");
+    });
+
+    test("the stored secrets are read only by a run whose definition can name one, and then resolve", async () => {
+      const app = setup();
+      await app.secrets.set("TOKEN", "s3cret-value");
+      const plain = await app.applets.create({ name: "plain", definition: webhookToHttp("https://status.test/status/200") });
+      const signed = await app.applets.create({
+        name: "signed",
+        definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "http", config: { url: "https://status.test/status/201", headers: { authorization: "Bearer {{secrets.TOKEN}}" } } }] },
+      });
+      const lookups = vi.spyOn(app.secrets, "lookup");
+      const worker = startWorker(app);
+      cleanups.push(() => worker.stop());
+      await fire(app, plain.id);
+      await worker.drain();
+      expect(lookups).not.toHaveBeenCalled();
+      await fire(app, signed.id);
+      await worker.drain();
+      expect(lookups).toHaveBeenCalledTimes(1);
+      expect(sentTo("status").map((r) => r.headers.authorization)).toEqual([undefined, "Bearer s3cret-value"]);
     });
   });
 
