@@ -126,7 +126,10 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
 
   async function executeSteps(): Promise<Outcome> {
     if (run.stepsError !== undefined) return finish("failed", `executor: ${run.stepsError}`, true);
-    const [current, event] = await Promise.all([store.applets.get(run.appletId), store.runs.event(run.eventId)]);
+    if (run.eventError !== undefined) return finish("failed", `executor: ${run.eventError}`);
+    // The event came with the claim; the applet is read now (a save since the claim applies).
+    const { event } = run;
+    const current = await store.applets.get(run.appletId);
     if (!current || !event) return finish("failed", "executor: the applet or event of this run no longer exists");
     const applet = await versionOfRun(current);
     const { checked, namesSecrets } = checkedDefinition(applet);
@@ -141,14 +144,12 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
     // Idempotency keys (the http action's Idempotency-Key, the email Message-ID): the same for every
     // attempt of one run, so a receiver that dedupes sees retries and crash re-runs as one request.
     // A replay exists to send again (after the applet was fixed), so its keys carry its own run id.
-    // Asked only when an action runs (a filtered-out run never needs it).
-    let replay: boolean | undefined;
-    const idempotencyKey = async (index: number): Promise<string> => {
+    // Whether the run is a replay came with the claim (ClaimedRun.replay).
+    const idempotencyKey = (index: number): string => {
       // A timed run's key is its planned run's deterministic id (issue 17): the same for every
       // attempt and every sweep that dispatched it; a replay (a new row) adds its own id.
       if (run.plannedRunId !== null) return run.plannedRunId === run.id ? run.id : `${run.plannedRunId}:${run.id}`;
-      replay ??= await store.runs.isReplay(run, event.receivedAt);
-      return replay ? `${run.eventId}:${index}:${run.id}` : `${run.eventId}:${index}`;
+      return run.replay ? `${run.eventId}:${index}:${run.id}` : `${run.eventId}:${index}`;
     };
     const now = clock.now();
     const ctx: TemplateContext = {
@@ -240,7 +241,7 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
           log: redactingLogger(log.child(action.type), redactor),
           config: app.config,
           run: { runId: run.id, appletId: run.appletId, eventId: run.eventId, attempt: run.attempt, actionIndex: index },
-          idempotencyKey: await idempotencyKey(index),
+          idempotencyKey: idempotencyKey(index),
           warn: (m) => void step.record.warnings.push(m),
           progress: step.record.progress,
           saveProgress: step.saveProgress,

@@ -605,8 +605,30 @@ export function runStoreContract(options: StoreContractOptions): void {
         const replayId = (await store.runs.replay(runId, at(6)))!;
         expect(await store.runs.get(replayId)).toMatchObject({ status: "queued", attempt: 1, eventId, steps: [], createdAt: iso(6) });
         expect(await store.runs.replay("missing", at(6))).toBeNull();
-        expect(await store.runs.isReplay({ id: runId, eventId, createdAt: iso() }, iso())).toBe(false);
-        expect(await store.runs.isReplay({ id: replayId, eventId, createdAt: iso(6) }, iso())).toBe(true);
+        // The claim says which is the replay: the retried original is not, the later run of its event is.
+        const original = (await store.runs.claim("w1", at(6)))!;
+        expect(original).toMatchObject({ id: runId, replay: false, event: { id: eventId, appletId: "a", source: "webhook", receivedAt: iso() } });
+        await store.runs.finish(original, "succeeded", [], null, at(7));
+        expect(await store.runs.claim("w1", at(7))).toMatchObject({ id: replayId, replay: true, event: { id: eventId } });
+      });
+
+      test("a claim carries the run's event and replay flag on every path; a replay in the same millisecond is one", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        const r1 = (await store.runs.ingest(input("a", { payloadJson: JSON.stringify({ order: 1 }), dedupeKey: "d1", receivedAt: iso(1) })))!;
+        const r2 = (await store.runs.ingest(input("a", { payloadJson: JSON.stringify({ order: 2, items: ["x", "ü"] }), receivedAt: iso(2) })))!;
+        const first = (await store.runs.claim("w1", at(10)))!;
+        expect(first).toMatchObject({ id: r1.runId, replay: false, event: { id: r1.eventId, appletId: "a", source: "webhook", dedupeKey: "d1", payload: { order: 1 }, receivedAt: iso(1) } });
+        expect(first.eventError).toBeUndefined();
+        // A replay created in the very millisecond of its original is still a replay.
+        const sameMs = (await store.runs.replay(r2.runId, at(2)))!;
+        // finishAndClaim's own statement (a success) and its transaction (a failure) both carry it.
+        const viaFast = (await store.runs.finishAndClaim(first, "succeeded", [], null, at(20), "w1")).next!;
+        expect(viaFast).toMatchObject({ id: r2.runId, replay: false, event: { id: r2.eventId, payload: { order: 2, items: ["x", "ü"] } } });
+        const viaTx = (await store.runs.finishAndClaim(viaFast, "failed", [], "boom", at(30), "w1")).next!;
+        expect(viaTx).toMatchObject({ id: sameMs, replay: true, event: { id: r2.eventId, payload: { order: 2, items: ["x", "ü"] } } });
+        const last = await store.runs.finishAndClaim(viaTx, "succeeded", [], null, at(40), "w1");
+        expect(last).toEqual({ ok: true, next: null });
       });
 
       test("#20: list searches error text and payload text (case-insensitive), with the other filters; a search stops at its scan bound and says where", async () => {

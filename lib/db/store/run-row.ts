@@ -1,5 +1,5 @@
 import type { RunStatus, Step } from "../../executor/types";
-import type { Run } from "./types";
+import type { ClaimedRun, Run } from "./types";
 
 /** A `runs` row as both engines hand it back (snake_case columns, steps as stored text). */
 export interface RunRowRaw {
@@ -48,3 +48,28 @@ export const toRun = (r: RunRowRaw, readSteps: (text: string) => { steps: Step[]
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
+
+/** An `events` row as both engines read it for a claim (the payload as stored text). */
+export interface EventRowRaw {
+  id: string;
+  applet_id: string;
+  source: string;
+  dedupe_key: string | null;
+  payload: string;
+  received_at: string;
+}
+
+/**
+ * The claimed run as the executor gets it: the row, its token, its event (null when gone) and
+ * whether it is a replay. A payload that is not JSON fails the run (eventError), never the claim:
+ * the claim has committed by now, and a throw would leave the run running with no one on it.
+ */
+export const toClaimed = (run: Run, claimToken: string, event: EventRowRaw | null, replay: boolean): ClaimedRun => {
+  if (!event) return { ...run, claimToken, event: null, replay };
+  try {
+    const payload = JSON.parse(event.payload) as Record<string, unknown>;
+    return { ...run, claimToken, replay, event: { id: event.id, appletId: event.applet_id, source: event.source, dedupeKey: event.dedupe_key, payload, receivedAt: event.received_at } };
+  } catch (err) {
+    return { ...run, claimToken, replay, event: null, eventError: `could not read the stored payload of event ${event.id}: not valid JSON (${(err as Error).message})` };
+  }
+};

@@ -126,6 +126,16 @@ export type Run = Omit<RunColumns, "status" | "steps" | "claimToken"> & {
 /** A run this worker claimed: `claimToken` fences every settle below. */
 export interface ClaimedRun extends Run {
   claimToken: string;
+  /** The run's event, read with the claim (on PostgreSQL in its statement); null when it is gone with its applet. */
+  event: StoredEvent | null;
+  /** Set when the stored payload could not be read; `event` is then null (the executor fails the run with it). */
+  eventError?: string;
+  /**
+   * Whether this run is a replay, asked with the claim: its created_at differs from its event's
+   * received_at, or the same event has an earlier run (created_at, then id). A replay's
+   * idempotency keys carry its own id (lib/executor).
+   */
+  replay: boolean;
 }
 
 export type EventSource = "webhook" | "schedule" | "rss" | "email" | "poll" | "manual";
@@ -585,7 +595,7 @@ export interface RunsStore {
    * when nothing could be stored (the database failed).
    */
   ingestMany(items: IngestInput[]): Promise<(Ingested | Error)[]>;
-  /** Claims the oldest due queued run whose applet has nothing running; null when there is none. */
+  /** Claims the oldest due queued run whose applet has nothing running, with its event; null when there is none. */
   claim(workerId: string, now: Date): Promise<ClaimedRun | null>;
   /** Records progress mid-run (steps, updated_at); false when the claim was lost. */
   saveSteps(run: ClaimedRun, steps: Step[], now: Date): Promise<boolean>;
@@ -635,11 +645,6 @@ export interface RunsStore {
   retry(id: string, now: Date): Promise<boolean>;
   /** The Replay button: a fresh queued run (attempt 1, no steps) of the same event, created now; its id, or null when the run is unknown. */
   replay(id: string, now: Date): Promise<string | null>;
-  /**
-   * Whether this run is a replay: its created_at differs from the event's received_at, or the same
-   * event has an earlier run (created_at, then id).
-   */
-  isReplay(run: Pick<Run, "id" | "eventId" | "createdAt">, eventReceivedAt: string): Promise<boolean>;
   /**
    * A page of runs, newest first (created_at desc, id desc), by keyset cursor; nextCursor null on
    * the last page. With errorText / payloadText, bounded as `RUN_SEARCH_SCAN` says.

@@ -1,4 +1,4 @@
-import { toRun as toRunRow, type RunRowRaw } from "../run-row";
+import { toClaimed, toRun as toRunRow, type RunRowRaw } from "../run-row";
 import { applyPlanOn, plannedRunsStore } from "./planned-runs";
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
@@ -533,6 +533,17 @@ interface RunRaw extends RunRowRaw {
   claim_token: string | null;
 }
 
+/** A claim's row: the run, its event's columns (`ev_*`, null when the event is gone) and the replay flag (Q.CLAIM). */
+interface ClaimRaw extends RunRaw {
+  ev_id: string | null;
+  ev_applet_id: string;
+  ev_source: string;
+  ev_dedupe_key: string | null;
+  ev_payload: string;
+  ev_received_at: string;
+  replay: boolean;
+}
+
 /** Steps are read as text and parsed here: an unreadable value fails the run (stepsError), never the claim. */
 function readSteps(text: string): { steps: Step[]; stepsError?: string } {
   try {
@@ -544,6 +555,13 @@ function readSteps(text: string): { steps: Step[]; stepsError?: string } {
 }
 
 const toRun = (r: RunRaw): Run => toRunRow(r, readSteps);
+const toClaimedRun = (r: ClaimRaw, token: string): ClaimedRun =>
+  toClaimed(
+    toRun(r),
+    token,
+    r.ev_id === null ? null : { id: r.ev_id, applet_id: r.ev_applet_id, source: r.ev_source, dedupe_key: r.ev_dedupe_key, payload: r.ev_payload, received_at: r.ev_received_at },
+    r.replay,
+  );
 
 /** Two claims raced for one applet and this one lost on runs_running_idx: claim again. */
 const lostRace = (err: unknown) => sqlState(err) === "23505" && (err as { constraint?: string }).constraint === "runs_running_idx";
@@ -582,9 +600,9 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
       const token = randomUUID();
       try {
         if (inTx) await c.query("SAVEPOINT claim");
-        const row = (await query<RunRaw>(c, Q.CLAIM, [workerId, now.toISOString(), token])).rows[0];
+        const row = (await query<ClaimRaw>(c, Q.CLAIM, [workerId, now.toISOString(), token])).rows[0];
         if (inTx) await c.query("RELEASE SAVEPOINT claim");
-        return row ? { ...toRun(row), claimToken: token } : null;
+        return row ? toClaimedRun(row, token) : null;
       } catch (err) {
         if (inTx) await c.query("ROLLBACK TO SAVEPOINT claim");
         if (!lostRace(err) || attempt >= 4) throw err;
@@ -725,15 +743,15 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
         const params = [run.id, run.claimToken, status, steps === null ? null : JSON.stringify(steps), error, now.toISOString(), workerId];
         for (let attempt = 0; attempt < 3; attempt++) {
           const token = randomUUID();
-          let row: (RunRaw & { finished: number }) | undefined;
+          let row: (ClaimRaw & { finished: number }) | undefined;
           try {
-            row = (await query<RunRaw & { finished: number }>(q, Q.FINISH_AND_CLAIM, [...params, token])).rows[0];
+            row = (await query<ClaimRaw & { finished: number }>(q, Q.FINISH_AND_CLAIM, [...params, token])).rows[0];
           } catch (err) {
             if (lostRace(err)) continue; // nothing of the statement went in: try it again
             throw err;
           }
           if (!row || row.finished !== 1) break;
-          return { ok: true, next: row.id === null ? null : { ...toRun(row), claimToken: token } };
+          return { ok: true, next: row.id === null ? null : toClaimedRun(row, token) };
         }
       }
       return begin(async (c) => {
@@ -810,16 +828,6 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
       if (r.rowCount === 1) await query(q, "UPDATE runs SET planned_run_id = o.planned_run_id, action_index = o.action_index FROM runs o WHERE runs.id = $1 AND o.id = $2", [runId, id]);
       return r.rowCount === 1 ? runId : null;
     },
-
-    isReplay: async (run, eventReceivedAt) =>
-      run.createdAt !== eventReceivedAt ||
-      (
-        await query(
-          q,
-          `SELECT 1 FROM runs WHERE event_id = $1 AND id <> $3 AND (created_at < $2 OR (created_at = $2 AND id < $3)) LIMIT 1`,
-          [run.eventId, run.createdAt, run.id],
-        )
-      ).rowCount === 1,
 
     list: async (f: RunListFilter): Promise<RunPage> => {
       const limit = Math.min(Math.max(f.limit ?? 50, 1), 200);

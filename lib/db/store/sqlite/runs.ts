@@ -1,4 +1,4 @@
-import { toRun as toRunRow } from "../run-row";
+import { toClaimed, toRun as toRunRow } from "../run-row";
 import { randomUUID } from "node:crypto";
 import { newId } from "../../../core/ids";
 import { settleNeedsAlertState } from "../../../alerts/policy";
@@ -235,15 +235,28 @@ export function createRunsRepo(sqlite: Sqlite, alerts: AlertsRepo, applyPlan: (p
     },
   );
 
+  /**
+   * Whether a claimed run is a replay: a later run of an event that already had one. The run an
+   * event was ingested with is created in the same transaction with created_at = the event's
+   * received_at; a replay is created later. Same-millisecond replays (and rows whose original run
+   * retention has not yet reached) are told apart by an earlier run of the same event.
+   */
+  const isReplay = (run: Run, eventReceivedAt: string | null): boolean =>
+    run.createdAt !== eventReceivedAt || earlierRunOfEvent.get({ eventId: run.eventId, createdAt: run.createdAt, id: run.id }) !== undefined;
   const claimOne = (workerId: string, now: Date): ClaimedRun | null => {
     const token = randomUUID();
-    // `.all()`, never `.get()`: outside a transaction the UPDATE commits when the statement is
-    // reset, and `.get()` returns the RETURNING row before that and ignores the reset's error. On
-    // a full disk it handed out a claim that was never committed, so the run stayed queued and ran
-    // again and again. `.all()` steps to the end, so a failed commit throws here.
+    // `.all()`, never `.get()`: `.get()` returns the RETURNING row before the statement has run
+    // to its end and ignores the reset's error. When the claim was its own transaction, on a full
+    // disk that handed out a claim that was never committed, so the run ran again and again.
     const [row] = claim.all({ worker: workerId, now: now.toISOString(), token });
-    return row ? { ...toRun(row), claimToken: token } : null;
+    if (!row) return null;
+    const run = toRun(row);
+    const event = eventOf.get(run.eventId) ?? null;
+    return toClaimed(run, token, event, isReplay(run, event?.received_at ?? null));
   };
+  // The claim and the reads of its event in one transaction: a read that fails takes the claim
+  // back with it (as the single statement does on PostgreSQL), instead of leaving the run running.
+  const claimTx = sqlite.transaction(claimOne);
   const finishAndClaimTx = sqlite.transaction(
     (run: ClaimedRun, status: FinalStatus, steps: Step[] | null, error: string | null, now: Date, workerId: string) => {
       const ok = finishTx(run.id, run.claimToken, status, steps, error, now.toISOString(), run.appletId, run.attempt);
@@ -282,7 +295,7 @@ export function createRunsRepo(sqlite: Sqlite, alerts: AlertsRepo, applyPlan: (p
     },
 
     /** Claims the oldest due queued run whose applet has no run in flight; null when idle. */
-    claim: (workerId: string, now: Date): ClaimedRun | null => claimOne(workerId, now),
+    claim: (workerId: string, now: Date): ClaimedRun | null => claimTx(workerId, now),
 
     /** Records progress mid-run; false when the claim was lost. */
     saveSteps: (run: ClaimedRun, steps: Step[], now: Date): boolean =>
@@ -358,15 +371,6 @@ export function createRunsRepo(sqlite: Sqlite, alerts: AlertsRepo, applyPlan: (p
       if (r.action_index !== null) replayTimed.run(r.planned_run_id, r.action_index, runId);
       return runId;
     },
-
-    /**
-     * Whether this run is a replay: a later run of an event that already had one. The run an event
-     * was ingested with is created in the same transaction with created_at = the event's
-     * received_at; a replay is created later. Same-millisecond replays (and rows whose original
-     * run retention has not yet reached) are told apart by an earlier run of the same event.
-     */
-    isReplay: (run: Pick<Run, "id" | "eventId" | "createdAt">, eventReceivedAt: string): boolean =>
-      run.createdAt !== eventReceivedAt || earlierRunOfEvent.get({ eventId: run.eventId, createdAt: run.createdAt, id: run.id }) !== undefined,
 
     /** A page of runs, newest first, by keyset cursor; a search is bounded (RUN_SEARCH_SCAN). */
     list: (f: RunListFilter): RunPage => {
