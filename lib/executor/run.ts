@@ -2,7 +2,7 @@ import { localIso } from "../core/local-iso";
 import type { App } from "../app";
 import type { ActionPlugin } from "../actions/types";
 import { ActionError, errorMessage, isDatabaseError } from "../core/errors";
-import type { Applet, ClaimedRun } from "../db/store";
+import type { ClaimedApplet, ClaimedRun } from "../db/store";
 import { checkDefinition, timezoneOf, type Definition } from "../definition";
 import type { Sandbox } from "../sandbox";
 import { createRedactor, redactingLogger } from "../secrets/redact";
@@ -126,12 +126,12 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
 
   async function executeSteps(): Promise<Outcome> {
     if (run.stepsError !== undefined) return finish("failed", `executor: ${run.stepsError}`, true);
-    if (run.eventError !== undefined) return finish("failed", `executor: ${run.eventError}`);
-    // The event came with the claim; the applet is read now (a save since the claim applies).
-    const { event } = run;
-    const current = await store.applets.get(run.appletId);
-    if (!current || !event) return finish("failed", "executor: the applet or event of this run no longer exists");
-    const applet = await versionOfRun(current);
+    if (run.readError !== undefined) return finish("failed", `executor: ${run.readError}`);
+    // The event and the applet came with the claim, the applet at the version the claim recorded
+    // on the run (run.appletVersion): what the run page links to is what runs, whatever is saved
+    // meanwhile.
+    const { event, applet } = run;
+    if (!applet || !event) return finish("failed", "executor: the applet or event of this run no longer exists");
     const { checked, namesSecrets } = checkedDefinition(applet);
     if (!checked.ok) {
       return finish("failed", `executor: the applet definition is invalid: ${checked.problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`);
@@ -265,20 +265,6 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
     return finish("succeeded", null);
   }
 
-  /**
-   * The definition this attempt runs with: the applet's as it is now (as before version history),
-   * which is the version the claim recorded on the run (run.appletVersion, read in the claim's own
-   * statement). A save that landed between the claim and the read above made a newer one: the run
-   * then executes the version it recorded, so what the run page links to is what ran.
-   */
-  async function versionOfRun(current: Applet): Promise<{ id: string; name: string; definition: unknown; key: string }> {
-    const key = (n: number) => (n > 0 ? `${current.id}@v${n}` : `${current.id}@${current.updatedAt}`);
-    if (run.appletVersion === null || run.appletVersion === current.version) return { ...current, key: key(current.version) };
-    const recorded = await store.applets.version(run.appletId, run.appletVersion);
-    if (!recorded) return { ...current, key: key(current.version) };
-    return { id: current.id, name: recorded.name, definition: recorded.definition, key: key(recorded.version) };
-  }
-
   function settleFailure(err: unknown, where: string): Promise<Outcome> {
     const message = redactor.redact(`${where}: ${errorMessage(err)}`);
     const retryable = err instanceof ActionError ? err.retryable : false;
@@ -294,8 +280,9 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
  * but only once per applet version, not on every run.
  */
 const checkedCache = new Map<string, { checked: ReturnType<typeof checkDefinition>; namesSecrets: boolean }>();
-function checkedDefinition(applet: { key: string; definition: unknown }) {
-  const key = applet.key;
+function checkedDefinition(applet: ClaimedApplet) {
+  // Versions are numbered from 1; a row older than version history is told apart by its updated_at.
+  const key = applet.version > 0 ? `${applet.id}@v${applet.version}` : `${applet.id}@${applet.updatedAt}`;
   let entry = checkedCache.get(key);
   if (!entry) {
     entry = { checked: checkDefinition(applet.definition), namesSecrets: mayNameSecrets(applet.definition) };

@@ -619,14 +619,23 @@ export function runStoreContract(options: StoreContractOptions): void {
         const r2 = (await store.runs.ingest(input("a", { payloadJson: JSON.stringify({ order: 2, items: ["x", "ü"] }), receivedAt: iso(2) })))!;
         const first = (await store.runs.claim("w1", at(10)))!;
         expect(first).toMatchObject({ id: r1.runId, replay: false, event: { id: r1.eventId, appletId: "a", source: "webhook", dedupeKey: "d1", payload: { order: 1 }, receivedAt: iso(1) } });
-        expect(first.eventError).toBeUndefined();
+        expect(first.readError).toBeUndefined();
+        expect(first.applet).toEqual({ id: "a", name: "Applet a", definition: { ...definition }, version: first.appletVersion, updatedAt: iso() });
+        expect(first.appletVersion).toBeGreaterThan(0);
+        // A save after the claim is the next claim's: this one keeps the version it recorded.
+        const { webhookToken } = (await store.applets.get("a"))!;
+        const edited = { ...definition, actions: [{ type: "http", config: { url: "https://example.com/edited" } }] };
+        expect(await store.applets.update({ id: "a", name: "Edited", enabled: true, triggerType: "webhook", definition: edited, webhookToken, now: iso(15) })).toBe(true);
+        expect(first.applet).toMatchObject({ name: "Applet a", definition: { ...definition } });
         // A replay created in the very millisecond of its original is still a replay.
         const sameMs = (await store.runs.replay(r2.runId, at(2)))!;
         // finishAndClaim's own statement (a success) and its transaction (a failure) both carry it.
         const viaFast = (await store.runs.finishAndClaim(first, "succeeded", [], null, at(20), "w1")).next!;
         expect(viaFast).toMatchObject({ id: r2.runId, replay: false, event: { id: r2.eventId, payload: { order: 2, items: ["x", "ü"] } } });
+        expect(viaFast.applet).toEqual({ id: "a", name: "Edited", definition: edited, version: first.appletVersion! + 1, updatedAt: iso(15) });
+        expect(viaFast.appletVersion).toBe(first.appletVersion! + 1);
         const viaTx = (await store.runs.finishAndClaim(viaFast, "failed", [], "boom", at(30), "w1")).next!;
-        expect(viaTx).toMatchObject({ id: sameMs, replay: true, event: { id: r2.eventId, payload: { order: 2, items: ["x", "ü"] } } });
+        expect(viaTx).toMatchObject({ id: sameMs, replay: true, event: { id: r2.eventId, payload: { order: 2, items: ["x", "ü"] } }, applet: { name: "Edited" } });
         const last = await store.runs.finishAndClaim(viaTx, "succeeded", [], null, at(40), "w1");
         expect(last).toEqual({ ok: true, next: null });
       });

@@ -59,17 +59,40 @@ export interface EventRowRaw {
   received_at: string;
 }
 
-/**
- * The claimed run as the executor gets it: the row, its token, its event (null when gone) and
- * whether it is a replay. A payload that is not JSON fails the run (eventError), never the claim:
- * the claim has committed by now, and a throw would leave the run running with no one on it.
- */
-export const toClaimed = (run: Run, claimToken: string, event: EventRowRaw | null, replay: boolean): ClaimedRun => {
-  if (!event) return { ...run, claimToken, event: null, replay };
+/** The columns of the run's applet a claim reads (the definition as stored text). */
+export interface ClaimedAppletRaw {
+  id: string;
+  name: string;
+  definition: string;
+  updated_at: string;
+}
+
+const parsed = <T>(text: string, what: string): { value: T } | { error: string } => {
   try {
-    const payload = JSON.parse(event.payload) as Record<string, unknown>;
-    return { ...run, claimToken, replay, event: { id: event.id, appletId: event.applet_id, source: event.source, dedupeKey: event.dedupe_key, payload, receivedAt: event.received_at } };
+    return { value: JSON.parse(text) as T };
   } catch (err) {
-    return { ...run, claimToken, replay, event: null, eventError: `could not read the stored payload of event ${event.id}: not valid JSON (${(err as Error).message})` };
+    return { error: `could not read ${what}: not valid JSON (${(err as Error).message})` };
   }
+};
+
+/**
+ * The claimed run as the executor gets it: the row, its token, its event and applet as the claim
+ * read them (null when gone) and whether it is a replay. A payload or definition that is not JSON
+ * fails the run (readError), never the claim: the claim has gone in by now, and a throw would
+ * leave the run running with no one on it.
+ */
+export const toClaimed = (run: Run, claimToken: string, rows: { event: EventRowRaw | null; applet: ClaimedAppletRaw | null; replay: boolean }): ClaimedRun => {
+  const claimed: ClaimedRun = { ...run, claimToken, event: null, applet: null, replay: rows.replay };
+  const { event, applet } = rows;
+  if (event) {
+    const payload = parsed<Record<string, unknown>>(event.payload, `the stored payload of event ${event.id}`);
+    if ("error" in payload) return { ...claimed, readError: payload.error };
+    claimed.event = { id: event.id, appletId: event.applet_id, source: event.source, dedupeKey: event.dedupe_key, payload: payload.value, receivedAt: event.received_at };
+  }
+  if (applet) {
+    const definition = parsed<Record<string, unknown>>(applet.definition, `the stored definition of applet ${applet.id}`);
+    if ("error" in definition) return { ...claimed, readError: definition.error };
+    claimed.applet = { id: applet.id, name: applet.name, definition: definition.value, version: run.appletVersion ?? 0, updatedAt: applet.updated_at };
+  }
+  return claimed;
 };

@@ -123,13 +123,21 @@ export type Run = Omit<RunColumns, "status" | "steps" | "claimToken"> & {
   stepsError?: string;
 };
 
+/** What the executor needs of a run's applet. */
+export type ClaimedApplet = Pick<Applet, "id" | "name" | "definition" | "version" | "updatedAt">;
+
 /** A run this worker claimed: `claimToken` fences every settle below. */
 export interface ClaimedRun extends Run {
   claimToken: string;
   /** The run's event, read with the claim (on PostgreSQL in its statement); null when it is gone with its applet. */
   event: StoredEvent | null;
-  /** Set when the stored payload could not be read; `event` is then null (the executor fails the run with it). */
-  eventError?: string;
+  /**
+   * The run's applet as the claim saw it, at the version the claim recorded (`appletVersion`);
+   * null when it is gone. A save after the claim makes a newer version and leaves this run alone.
+   */
+  applet: ClaimedApplet | null;
+  /** Set when the stored payload or definition could not be read (the executor fails the run with it). */
+  readError?: string;
   /**
    * Whether this run is a replay, asked with the claim: its created_at differs from its event's
    * received_at, or the same event has an earlier run (created_at, then id). A replay's

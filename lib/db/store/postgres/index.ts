@@ -533,7 +533,7 @@ interface RunRaw extends RunRowRaw {
   claim_token: string | null;
 }
 
-/** A claim's row: the run, its event's columns (`ev_*`, null when the event is gone) and the replay flag (Q.CLAIM). */
+/** A claim's row: the run, its event's and applet's columns (null when gone) and the replay flag (Q.CLAIM). */
 interface ClaimRaw extends RunRaw {
   ev_id: string | null;
   ev_applet_id: string;
@@ -541,6 +541,10 @@ interface ClaimRaw extends RunRaw {
   ev_dedupe_key: string | null;
   ev_payload: string;
   ev_received_at: string;
+  ap_id: string | null;
+  ap_name: string;
+  ap_definition: string;
+  ap_updated_at: string;
   replay: boolean;
 }
 
@@ -556,12 +560,11 @@ function readSteps(text: string): { steps: Step[]; stepsError?: string } {
 
 const toRun = (r: RunRaw): Run => toRunRow(r, readSteps);
 const toClaimedRun = (r: ClaimRaw, token: string): ClaimedRun =>
-  toClaimed(
-    toRun(r),
-    token,
-    r.ev_id === null ? null : { id: r.ev_id, applet_id: r.ev_applet_id, source: r.ev_source, dedupe_key: r.ev_dedupe_key, payload: r.ev_payload, received_at: r.ev_received_at },
-    r.replay,
-  );
+  toClaimed(toRun(r), token, {
+    event: r.ev_id === null ? null : { id: r.ev_id, applet_id: r.ev_applet_id, source: r.ev_source, dedupe_key: r.ev_dedupe_key, payload: r.ev_payload, received_at: r.ev_received_at },
+    applet: r.ap_id === null ? null : { id: r.ap_id, name: r.ap_name, definition: r.ap_definition, updated_at: r.ap_updated_at },
+    replay: r.replay,
+  });
 
 /** Two claims raced for one applet and this one lost on runs_running_idx: claim again. */
 const lostRace = (err: unknown) => sqlState(err) === "23505" && (err as { constraint?: string }).constraint === "runs_running_idx";

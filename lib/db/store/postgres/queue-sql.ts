@@ -148,25 +148,27 @@ const claimUpdate = (worker: string, now: string, token: string) => `UPDATE runs
 
 /**
  * What a claim hands the executor besides the run row, read in the claim's own statement instead of
- * two more round trips per run: the run's event (`ev_*`, all null when it is gone with its applet;
- * the payload as text, parsed by the store) and whether the run is a replay (runs.isReplay: its
- * created_at is not its event's received_at, or the event has an earlier run). Over the claimed row
- * `c` and the event `e` left-joined to it; the `runs o` probe reads the statement's snapshot, in
- * which the claimed run is the only row it must skip.
+ * three more round trips per run: the run's event (`ev_*`) and applet (`ap_*`), all null when gone
+ * (payload and definition as text, parsed by the store), and whether the run is a replay (its
+ * created_at is not its event's received_at, or the event has an earlier run). Over the claimed
+ * row `claimed`; they read the statement's snapshot, in which the applet is at the version the
+ * claim recorded and the claimed run is the only row the `runs o` probe must skip.
  */
-const claimedExtras = (c: string) => `e.id AS ev_id, e.applet_id AS ev_applet_id, e.source AS ev_source, e.dedupe_key AS ev_dedupe_key,
+const CLAIMED_EXTRAS = `e.id AS ev_id, e.applet_id AS ev_applet_id, e.source AS ev_source, e.dedupe_key AS ev_dedupe_key,
     e.payload::text AS ev_payload, e.received_at AS ev_received_at,
-    (${c}.created_at IS DISTINCT FROM e.received_at OR EXISTS (
-      SELECT 1 FROM runs o WHERE o.event_id = ${c}.event_id AND o.id <> ${c}.id
-        AND (o.created_at < ${c}.created_at OR (o.created_at = ${c}.created_at AND o.id < ${c}.id)))) AS replay`;
+    a.id AS ap_id, a.name AS ap_name, a.definition::text AS ap_definition, a.updated_at AS ap_updated_at,
+    (claimed.created_at IS DISTINCT FROM e.received_at OR EXISTS (
+      SELECT 1 FROM runs o WHERE o.event_id = claimed.event_id AND o.id <> claimed.id
+        AND (o.created_at < claimed.created_at OR (o.created_at = claimed.created_at AND o.id < claimed.id)))) AS replay`;
+const CLAIMED_JOINS = "LEFT JOIN events e ON e.id = claimed.event_id LEFT JOIN applets a ON a.id = claimed.applet_id";
 
-/** $1 worker id, $2 now, $3 claim token. Returns the claimed row with its event (claimedExtras), or nothing. */
+/** $1 worker id, $2 now, $3 claim token. Returns the claimed row with its event and applet (CLAIMED_EXTRAS), or nothing. */
 export const CLAIM = `WITH RECURSIVE ${claimCtes("$2")},
   claimed AS (
     ${claimUpdate("$1", "$2", "$3")}
   )
-  SELECT claimed.*, ${claimedExtras("claimed")}
-  FROM claimed LEFT JOIN events e ON e.id = claimed.event_id`;
+  SELECT claimed.*, ${CLAIMED_EXTRAS}
+  FROM claimed ${CLAIMED_JOINS}`;
 
 /** The fenced finish, with `extra` added to its condition (FINISH_AND_CLAIM's). */
 const finishSql = (extra = "") => `UPDATE runs SET status = $3, steps = COALESCE($4::json, steps), error = $5, finished_at = $6, updated_at = $6,
@@ -204,8 +206,8 @@ export const FINISH_AND_COUNT = `WITH f AS (${FINISH})
  * running and runs_running_idx sees one running run per applet. Nothing is claimed unless the
  * fenced finish went in; a finish that owes alert state (a success while the applet's alert is
  * open, lib/alerts/policy) goes in neither, and the caller takes the transaction.
- * Returns one row: `finished` (0 or 1) and the claimed run's columns with its event (claimedExtras;
- * all null when nothing was due);
+ * Returns one row: `finished` (0 or 1) and the claimed run's columns with its event and applet
+ * (CLAIMED_EXTRAS; all null when nothing was due);
  * `counted`, like every data-modifying CTE, runs whether or not it is read.
  * $1 run id, $2 claim token, $3 status, $4 steps JSON text or null (keep), $5 error, $6 now,
  * $7 worker id, $8 the next claim's token.
@@ -219,8 +221,8 @@ export const FINISH_AND_CLAIM = `WITH RECURSIVE f AS (
   claimed AS (
     ${claimUpdate("$7", "$6", "$8")}
   )
-  SELECT (SELECT COUNT(*) FROM f)::int AS finished, claimed.*, ${claimedExtras("claimed")}
-  FROM (SELECT 1) one LEFT JOIN claimed ON true LEFT JOIN events e ON e.id = claimed.event_id`;
+  SELECT (SELECT COUNT(*) FROM f)::int AS finished, claimed.*, ${CLAIMED_EXTRAS}
+  FROM (SELECT 1) one LEFT JOIN claimed ON true ${CLAIMED_JOINS}`;
 
 /** $1 run id, $2 claim token, $3 steps JSON, $4 now. */
 export const SAVE_STEPS = "UPDATE runs SET steps = $3::json, updated_at = $4 WHERE id = $1 AND claim_token = $2 AND status = 'running'";

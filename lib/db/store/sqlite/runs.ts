@@ -1,4 +1,4 @@
-import { toClaimed, toRun as toRunRow } from "../run-row";
+import { toClaimed, toRun as toRunRow, type ClaimedAppletRaw } from "../run-row";
 import { randomUUID } from "node:crypto";
 import { newId } from "../../../core/ids";
 import { settleNeedsAlertState } from "../../../alerts/policy";
@@ -198,6 +198,7 @@ export function createRunsRepo(sqlite: Sqlite, alerts: AlertsRepo, applyPlan: (p
      FROM events e WHERE e.applet_id = ? AND e.dedupe_key = ?`,
   );
   const statusesOf = sqlite.prepare<[string], { id: string; status: RunStatus }>("SELECT id, status FROM runs WHERE id IN (SELECT value FROM json_each(?))");
+  const appletOf = sqlite.prepare<[string], ClaimedAppletRaw>("SELECT id, name, definition, updated_at FROM applets WHERE id = ?");
   const earlierRunOfEvent = sqlite.prepare<{ eventId: string; createdAt: string; id: string }, { one: number }>(
     `SELECT 1 AS one FROM runs WHERE event_id = @eventId AND id <> @id
        AND (created_at < @createdAt OR (created_at = @createdAt AND id < @id)) LIMIT 1`,
@@ -252,9 +253,9 @@ export function createRunsRepo(sqlite: Sqlite, alerts: AlertsRepo, applyPlan: (p
     if (!row) return null;
     const run = toRun(row);
     const event = eventOf.get(run.eventId) ?? null;
-    return toClaimed(run, token, event, isReplay(run, event?.received_at ?? null));
+    return toClaimed(run, token, { event, applet: appletOf.get(run.appletId) ?? null, replay: isReplay(run, event?.received_at ?? null) });
   };
-  // The claim and the reads of its event in one transaction: a read that fails takes the claim
+  // The claim and the reads of its event and applet in one transaction: a read that fails takes the claim
   // back with it (as the single statement does on PostgreSQL), instead of leaving the run running.
   const claimTx = sqlite.transaction(claimOne);
   const finishAndClaimTx = sqlite.transaction(
