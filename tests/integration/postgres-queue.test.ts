@@ -2,6 +2,7 @@ import pg from "pg";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { openPostgresStore, type PostgresStore } from "@/lib/db/store/postgres";
 import { migratePostgres } from "@/lib/db/store/postgres/migrate";
+import * as Q from "@/lib/db/store/postgres/queue-sql";
 import type { IngestInput } from "@/lib/db/store/types";
 import { TEST_POSTGRES_URL, createTestPostgresStore, createTestSchema, noPostgres } from "../helpers/postgres";
 
@@ -330,6 +331,31 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
       await otherSession.close();
     } finally {
       await drop();
+    }
+  });
+  test("#16 regression: a claim planned while the queue was empty (a generic plan, kept until the next ANALYZE) still finds its run in a few index seeks when 5,000 are queued", async () => {
+    const store = await createTestPostgresStore();
+    const c = await store.pool.connect();
+    try {
+      for (let a = 0; a < 5; a++) await addApplet(store, `a${a}`);
+      // What a worker's connection does on a fresh install: its first claims meet an empty queue,
+      // and PostgreSQL keeps a generic plan made from those (near-empty) tables.
+      await c.query("SET plan_cache_mode = force_generic_plan");
+      await c.query(`PREPARE claim_generic(text, text, text) AS ${Q.CLAIM}`);
+      expect((await c.query("EXECUTE claim_generic('w', $1, 'first')".replace("$1", `'${at(0).toISOString()}'`))).rowCount).toBe(0);
+      await c.query(`INSERT INTO events (id, applet_id, source, payload, received_at, created_at, updated_at)
+        SELECT 'e' || g, 'a' || (g % 5), 'webhook', '{}', $1, $1, $1 FROM generate_series(1, 5000) g`, [at(1).toISOString()]);
+      await c.query(`INSERT INTO runs (id, applet_id, event_id, status, next_attempt_at, steps, created_at, updated_at)
+        SELECT 'r' || substr(id, 2), applet_id, id, 'queued', received_at, '[]', received_at, received_at FROM events`);
+      const explained = (await c.query<{ "QUERY PLAN": [{ Plan: { "Shared Hit Blocks": number; "Shared Read Blocks": number } }] }>(
+        `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE claim_generic('w', '${at(2).toISOString()}', 'second')`,
+      )).rows[0]!["QUERY PLAN"][0].Plan;
+      // Index seeks touch tens of pages; the old plan walked runs_due_idx to the id (about 1,500 here).
+      expect(explained["Shared Hit Blocks"] + explained["Shared Read Blocks"]).toBeLessThan(300);
+      expect((await c.query("SELECT count(*)::int AS n FROM runs WHERE status = 'running'")).rows[0]).toEqual({ n: 1 });
+    } finally {
+      c.release();
+      await store.cleanup();
     }
   });
 });
