@@ -128,3 +128,29 @@ export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted.length === 0 ? Number.NaN : sorted[Math.floor(sorted.length / 2)]!;
 }
+
+export type Eld = Awaited<ReturnType<Proc["eld"]>>;
+
+/**
+ * The same-run baseline and the app in alternating rounds (baseline first), each round ending on a
+ * drained queue, so a swing of a small VM's speed falls into one round's ratio instead of deciding
+ * the figure. The baseline process stays up, idle, while the app is measured; its event-loop delay
+ * and CPU are its own probe's over its load.
+ */
+export async function alternatingRounds<L, A extends object>(
+  rounds: number,
+  base: Proc,
+  step: { baseline: () => Promise<L>; app: () => Promise<A>; drained: () => Promise<void> },
+): Promise<({ baseline: L; baseEld: Eld } & A)[]> {
+  const out: ({ baseline: L; baseEld: Eld } & A)[] = [];
+  for (let i = 0; i < rounds; i++) {
+    base.resetEld();
+    const baseline = await step.baseline();
+    const baseEld = await base.eld();
+    const app = await step.app();
+    // The next round (and whatever follows the rounds) starts on a drained queue.
+    await step.drained();
+    out.push({ baseline, baseEld, ...app });
+  }
+  return out;
+}

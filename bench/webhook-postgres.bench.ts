@@ -23,7 +23,7 @@ import pg from "pg";
 import { createApp } from "@/lib/app";
 import { createAppletService } from "@/lib/applets/service";
 import { silentLogger } from "@/lib/core/log";
-import { freePorts, median, requireBuild, start, until, waitHealthy, type Proc } from "./processes";
+import { alternatingRounds, freePorts, median, requireBuild, start, until, waitHealthy, type Proc } from "./processes";
 import type { BenchFigure } from "./types";
 
 const PG_URL = process.env.BENCH_POSTGRES_URL || process.env.TEST_POSTGRES_URL;
@@ -91,18 +91,16 @@ export default async function bench(): Promise<BenchFigure[]> {
 
     const runsBefore = await count();
     const drained = () => until("the worker to drain the ingest backlog", async () => (await count("status IN ('queued','running')")) === 0, 900_000);
-    type Round = { baseline: Awaited<ReturnType<typeof load>>; baseEld: Awaited<ReturnType<Proc["eld"]>>; ingest: Awaited<ReturnType<typeof load>>; webEld: Awaited<ReturnType<Proc["eld"]>> };
-    const rounds: Round[] = [];
-    for (let i = 0; i < ROUNDS; i++) {
-      base.resetEld();
-      const baseline = await load(`http://127.0.0.1:${basePort}`, ["/"]);
-      const baseEld = await base.eld();
-      web.resetEld();
-      const ingest = await load(`http://127.0.0.1:${webPort}`, hooks);
-      const webEld = await web.eld();
-      await drained();
-      rounds.push({ baseline, baseEld, ingest, webEld });
-    }
+    const rounds = await alternatingRounds(ROUNDS, base, {
+      baseline: () => load(`http://127.0.0.1:${basePort}`, ["/"]),
+      app: async () => {
+        web.resetEld();
+        const ingest = await load(`http://127.0.0.1:${webPort}`, hooks);
+        return { ingest, webEld: await web.eld() };
+      },
+      drained,
+    });
+    type Round = (typeof rounds)[number];
     await base.stop();
     const ingested = (await count()) - runsBefore;
     const sum = (f: (r: Round) => number) => rounds.reduce((s, r) => s + f(r), 0);

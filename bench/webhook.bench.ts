@@ -20,7 +20,7 @@ import { createApp } from "@/lib/app";
 import { sqliteOf } from "@/lib/db/store/sqlite";
 import { createAppletService } from "@/lib/applets/service";
 import { silentLogger } from "@/lib/core/log";
-import { freePorts, maxRssDuring, median, requireBuild, rssMb, start, until, waitHealthy, type Proc } from "./processes";
+import { alternatingRounds, freePorts, maxRssDuring, median, requireBuild, rssMb, start, until, waitHealthy, type Proc } from "./processes";
 import type { BenchFigure } from "./types";
 
 const CONNECTIONS = 50;
@@ -75,20 +75,17 @@ export default async function bench(): Promise<BenchFigure[]> {
     const runsBefore = count(app, "runs");
     const bytesBefore = dbBytes();
     const drained = () => until("the worker to drain the ingest backlog", () => count(app, "runs", "status IN ('queued','running')") === 0, 900_000);
-    type Round = { baseline: Awaited<ReturnType<typeof load>>; baseEld: Awaited<ReturnType<Proc["eld"]>>; ingest: Awaited<ReturnType<typeof load>>; webEld: Awaited<ReturnType<Proc["eld"]>>; workerEld: Awaited<ReturnType<Proc["eld"]>>; maxMb: number[] };
-    const rounds: Round[] = [];
-    for (let i = 0; i < ROUNDS; i++) {
-      base.resetEld();
-      const baseline = await load(`http://127.0.0.1:${basePort}`, ["/"]);
-      const baseEld = await base.eld();
-      web.resetEld();
-      worker.resetEld();
-      const { result: ingest, maxMb } = await maxRssDuring([web.pid, worker.pid], load(`http://127.0.0.1:${webPort}`, hooks));
-      const [webEld, workerEld] = [await web.eld(), await worker.eld()];
-      // The next round (and the end-to-end phase) starts on a drained queue.
-      await drained();
-      rounds.push({ baseline, baseEld, ingest, webEld, workerEld, maxMb });
-    }
+    const rounds = await alternatingRounds(ROUNDS, base, {
+      baseline: () => load(`http://127.0.0.1:${basePort}`, ["/"]),
+      app: async () => {
+        web.resetEld();
+        worker.resetEld();
+        const { result: ingest, maxMb } = await maxRssDuring([web.pid, worker.pid], load(`http://127.0.0.1:${webPort}`, hooks));
+        return { ingest, webEld: await web.eld(), workerEld: await worker.eld(), maxMb };
+      },
+      drained,
+    });
+    type Round = (typeof rounds)[number];
     await base.stop();
     const ingested = count(app, "runs") - runsBefore;
     const growthPer1000 = ((dbBytes() - bytesBefore) / (ingested / 1000)) / 2 ** 20;
