@@ -1,4 +1,5 @@
 import type { RunStatus, Step } from "../../executor/types";
+import { readJson } from "./json";
 import type { ClaimedRun, Run } from "./types";
 
 /** A `runs` row as both engines hand it back (snake_case columns, steps as stored text). */
@@ -67,14 +68,6 @@ export interface ClaimedAppletRaw {
   updated_at: string;
 }
 
-const parsed = <T>(text: string, what: string): { value: T } | { error: string } => {
-  try {
-    return { value: JSON.parse(text) as T };
-  } catch (err) {
-    return { error: `could not read ${what}: not valid JSON (${(err as Error).message})` };
-  }
-};
-
 /**
  * The claimed run as the executor gets it: the row, its token, its event and applet as the claim
  * read them (null when gone) and whether it is a replay. A payload or definition that is not JSON
@@ -84,15 +77,17 @@ const parsed = <T>(text: string, what: string): { value: T } | { error: string }
 export const toClaimed = (run: Run, claimToken: string, rows: { event: EventRowRaw | null; applet: ClaimedAppletRaw | null; replay: boolean }): ClaimedRun => {
   const claimed: ClaimedRun = { ...run, claimToken, event: null, applet: null, replay: rows.replay };
   const { event, applet } = rows;
-  if (event) {
-    const payload = parsed<Record<string, unknown>>(event.payload, `the stored payload of event ${event.id}`);
-    if ("error" in payload) return { ...claimed, readError: payload.error };
-    claimed.event = { id: event.id, appletId: event.applet_id, source: event.source, dedupeKey: event.dedupe_key, payload: payload.value, receivedAt: event.received_at };
+  try {
+    if (event) {
+      const payload = readJson<Record<string, unknown>>(event.payload, `the stored payload of event ${event.id}`);
+      claimed.event = { id: event.id, appletId: event.applet_id, source: event.source, dedupeKey: event.dedupe_key, payload, receivedAt: event.received_at };
+    }
+    if (applet) {
+      const definition = readJson<Record<string, unknown>>(applet.definition, `the stored definition of applet ${applet.id}`);
+      claimed.applet = { id: applet.id, name: applet.name, definition, version: run.appletVersion ?? 0, updatedAt: applet.updated_at };
+    }
+    return claimed;
+  } catch (err) {
+    return { ...claimed, event: null, applet: null, readError: (err as Error).message };
   }
-  if (applet) {
-    const definition = parsed<Record<string, unknown>>(applet.definition, `the stored definition of applet ${applet.id}`);
-    if ("error" in definition) return { ...claimed, readError: definition.error };
-    claimed.applet = { id: applet.id, name: applet.name, definition: definition.value, version: run.appletVersion ?? 0, updatedAt: applet.updated_at };
-  }
-  return claimed;
 };

@@ -3,7 +3,7 @@ import type { applets, appletVersions } from "../../schema";
 import { SYSTEM_AUTHOR, type Applet, type AppletInsert, type AppletVersion, type HookApplet, type VersionSource } from "../types";
 import type { Sqlite } from "./client";
 import type { RawRow } from "./rows";
-import { readJson } from "./json";
+import { readJson } from "../json";
 import { readAppletChannel } from "../alert-row";
 
 type AppletRowRaw = RawRow<typeof applets> & { version: number | null };
