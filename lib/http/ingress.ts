@@ -4,7 +4,7 @@ import type { App } from "../app";
 import { isDatabaseError } from "../core/errors";
 import { createFaultTracker } from "../core/faults";
 import { LIMITS } from "../core/limits";
-import { perTurn } from "../core/per-turn";
+import { perTurn, turnBarrier } from "../core/per-turn";
 import { processMetrics } from "../metrics";
 import { checkHealth } from "../health";
 import { maxAttemptsOf, type Definition } from "../definition";
@@ -75,6 +75,8 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
     const secrets = usesSecrets(config) ? await secretsThisTurn.get() : noSecrets;
     return { render: (template) => renderTemplate(template, { trigger: {}, secrets }).value, nowMs: () => app.clock.now().getTime() };
   };
+  // The requests of one turn reach their trigger plug-in (the signature check, the payload) together.
+  const together = turnBarrier();
   const refusals = createRefusalLog(app, log);
   // One in-memory increment per request (lib/metrics countWebhook): no write, no await.
   const metrics = processMetrics();
@@ -160,11 +162,13 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
       return "refused";
     }
 
+    const context = await hookContextFor(config);
+    await together();
     const receivedAt = app.clock.now().toISOString();
     const outcome = plugin.handleRequest(
       config,
       { method: req.method, headers: req.headers, query: q === -1 ? {} : searchParamsToObject(new URLSearchParams(rawUrl.slice(q + 1))), rawBody, contentType: String(req.headers["content-type"] ?? ""), receivedAt },
-      await hookContextFor(config),
+      context,
     );
     if (!outcome.accept) {
       if (outcome.reason) refusals.note(row.id, outcome.reason);
