@@ -902,8 +902,12 @@ export interface Store extends StoreAggregates {
   notifications?: {
     /** A run became claimable (ingest, retry, replay, release, recovery) in any process. */
     onQueued(listener: () => void): () => void;
-    /** A run changed status in any process (the SSE stream of every web process). */
-    onRunChanged(listener: (change: RunChange) => void): () => void;
+    /**
+     * Runs were inserted or changed status in any process (the SSE stream of every web process).
+     * Says only that something changed: what changed is `runs.changedAfter` (one announcement per
+     * statement or transaction, however many rows it wrote).
+     */
+    onRunChanged(listener: () => void): () => void;
   };
   /**
    * Unit of work: runs `fn` with the aggregates bound to one transaction, commits when the

@@ -89,7 +89,7 @@ export interface PostgresStore extends Store {
  * Differences from SQLite, all in this folder: timestamps and JSON keep SQLite's shapes (see
  * lib/db/pg-schema.ts); the claim takes FOR UPDATE SKIP LOCKED and a unique index enforces one
  * running run per applet (queue-sql.ts); group commit is one multi-row statement; NOTIFY (a
- * trigger, drizzle-pg/0001) replaces polling for wake-ups.
+ * triggers, drizzle-pg/0013) replaces polling for wake-ups.
  */
 export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
   const pool = createPool({ url: opts.url, max: opts.poolSize ?? 10, schema: opts.schema });
@@ -163,14 +163,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
     maintenance: maintenanceStore(readyPool),
     notifications: {
       onQueued: (fn) => listen().on(Q.QUEUED_CHANNEL, () => fn()),
-      onRunChanged: (fn) =>
-        listen().on(Q.RUNS_CHANNEL, (payload) => {
-          try {
-            fn(JSON.parse(payload) as RunChange);
-          } catch {
-            // A payload that is not ours (someone NOTIFYing by hand) is ignored.
-          }
-        }),
+      onRunChanged: (fn) => listen().on(Q.RUNS_CHANNEL, () => fn()),
     },
     transaction: async (fn) => {
       try {

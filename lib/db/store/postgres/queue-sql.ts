@@ -261,7 +261,7 @@ export const RECOVER = `UPDATE runs SET status = 'queued', locked_by = NULL, loc
          next_attempt_at = COALESCE(next_attempt_at, created_at), updated_at = $3
   WHERE id = $1 AND status = 'running' AND claim_token IS NOT DISTINCT FROM $2::text`;
 
-/** Every run insert and status change, with {id, applet_id, status, updated_at} (drizzle-pg/0001). */
+/** Runs were inserted or changed status (no payload: listeners read `changedAfter`; drizzle-pg/0013). */
 export const RUNS_CHANNEL = "whenthen_runs";
-/** A run became claimable (no payload). */
+/** A run became claimable (no payload; drizzle-pg/0013). */
 export const QUEUED_CHANNEL = "whenthen_queued";
