@@ -389,4 +389,45 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
       await store.cleanup();
     }
   });
+
+  test("#16 regression: a finish-and-claim planned while the queue was empty (statistics of a history of finished runs) still finishes its run by its id and walks the due runs in order when 5,000 are queued (the generic plan read every queued run through runs_status_created_idx and sorted them, at each step of the walk: 4 ms per run under a backlog)", async () => {
+    const store = await createTestPostgresStore();
+    const c = await store.pool.connect();
+    try {
+      for (let a = 0; a < 5; a++) await addApplet(store, `a${a}`);
+      // A queue in its usual state when the plan is made: a history of finished runs, nothing
+      // queued, statistics that say so (ANALYZE, as autovacuum runs it).
+      await c.query(`INSERT INTO events (id, applet_id, source, payload, received_at, created_at, updated_at)
+        SELECT 'h' || g, 'a' || (g % 5), 'webhook', '{}', $1, $1, $1 FROM generate_series(1, 5000) g`, [T0.toISOString()]);
+      await c.query(`INSERT INTO runs (id, applet_id, event_id, status, steps, finished_at, created_at, updated_at)
+        SELECT 'x' || substr(id, 2), applet_id, id, 'succeeded', '[]', received_at, received_at, received_at FROM events`);
+      await c.query("ANALYZE runs");
+      await c.query("SET plan_cache_mode = force_generic_plan");
+      await c.query(`PREPARE fc_generic(text, text, text, text, text, text, text, text) AS ${Q.FINISH_AND_CLAIM}`);
+      // A worker's first finishes on a fresh install: the queue empty, the statistics of empty tables.
+      const first = await store.runs.ingest(hook("a0", 0));
+      const running = await store.runs.claim("w", at(1));
+      expect(running?.id).toBe(first!.runId);
+      await c.query(`EXECUTE fc_generic('${running!.id}', '${running!.claimToken}', 'succeeded', '[]', NULL, '${at(2).toISOString()}', 'w', 'next0')`);
+      await c.query(`INSERT INTO events (id, applet_id, source, payload, received_at, created_at, updated_at)
+        SELECT 'e' || g, 'a' || (g % 5), 'webhook', '{}', t, t, t
+        FROM generate_series(1, 5000) g, LATERAL (SELECT to_char(($1::timestamptz + g * interval '1 ms') AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS t) ts`, [at(3).toISOString()]);
+      await c.query(`INSERT INTO runs (id, applet_id, event_id, status, next_attempt_at, steps, created_at, updated_at)
+        SELECT 'r' || substr(id, 2), applet_id, id, 'queued', received_at, '[]', received_at, received_at FROM events WHERE id LIKE 'e%' AND id <> $1`, [first!.eventId]);
+      const busy = await store.runs.claim("w", at(10_000));
+      expect(busy).not.toBeNull();
+      const explained = (await c.query<{ "QUERY PLAN": [{ Plan: { "Shared Hit Blocks": number; "Shared Read Blocks": number } }] }>(
+        `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE fc_generic('${busy!.id}', '${busy!.claimToken}', 'succeeded', '[]', NULL, '${at(10_001).toISOString()}', 'w', 'next1')`,
+      )).rows[0]!["QUERY PLAN"][0].Plan;
+      // Index seeks: tens of pages. The plan of the empty tables read the 5,000 queued runs (~130 pages) at each step.
+      expect(explained["Shared Hit Blocks"] + explained["Shared Read Blocks"]).toBeLessThan(120);
+      expect((await c.query("SELECT status, count(*)::int AS n FROM runs WHERE id = $1 OR status = 'running' GROUP BY status ORDER BY status", [busy!.id])).rows).toEqual([
+        { status: "running", n: 1 },
+        { status: "succeeded", n: 1 },
+      ]);
+    } finally {
+      c.release();
+      await store.cleanup();
+    }
+  });
 });
