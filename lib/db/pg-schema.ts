@@ -136,12 +136,16 @@ export const runs = pgTable(
     // The claim (lib/db/store/postgres/queue-sql.ts) reads the queued and the running rows only;
     // partial indexes keep those a few pages small however long the history is, as on SQLite. The
     // queued one carries created_at so an applet's head (oldest due, then oldest) is one seek.
-    index("runs_queued_idx").on(t.appletId, t.nextAttemptAt, t.createdAt).where(sql`${t.status} = 'queued'`),
+    // "applet_id IS NOT NULL" (always true) is there for the planner (drizzle-pg/0015): only a
+    // statement that names the applet can read through it, so with statistics that say nothing is
+    // queued the claim's walk in due order is not planned as a scan and sort of this index.
+    index("runs_queued_idx").on(t.appletId, t.nextAttemptAt, t.createdAt).where(sql`${t.status} = 'queued' AND ${t.appletId} IS NOT NULL`),
     // The same rows in due order: the claim's first pass reads the oldest few (drizzle-pg/0009).
     index("runs_due_idx").on(t.nextAttemptAt, t.createdAt, t.id).where(sql`${t.status} = 'queued'`),
     // Unique, unlike SQLite's: "one running run per applet" holds across processes even if two
     // claims race (the loser gets a unique violation and claims again), not only by the claim's SQL.
-    uniqueIndex("runs_running_idx").on(t.appletId).where(sql`${t.status} = 'running'`),
+    // Its "applet_id IS NOT NULL" keeps a finish's lookup by id on the primary key (drizzle-pg/0015).
+    uniqueIndex("runs_running_idx").on(t.appletId).where(sql`${t.status} = 'running' AND ${t.appletId} IS NOT NULL`),
     index("runs_updated_idx").on(t.updatedAt),
     index("runs_event_idx").on(t.eventId),
     index("runs_created_idx").on(t.createdAt),

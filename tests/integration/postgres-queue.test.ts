@@ -390,7 +390,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
     }
   });
 
-  test("#16 regression: a finish-and-claim planned while the queue was empty (statistics of a history of finished runs) still finishes its run by its id and walks the due runs in order when 5,000 are queued (the generic plan read every queued run through runs_status_created_idx and sorted them, at each step of the walk: 4 ms per run under a backlog)", async () => {
+  test("#16 regression: a finish-and-claim planned while the queue was empty (statistics of a history of finished runs) still finishes its run by its id and walks the due runs in order when 5,000 are queued (generic plans read every queued run through runs_status_created_idx, then runs_queued_idx, and sorted them at each step of the walk, and found the finishing run among every running entry: 3-4 ms per run under a backlog)", async () => {
     const store = await createTestPostgresStore();
     const c = await store.pool.connect();
     try {
@@ -401,7 +401,9 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
         SELECT 'h' || g, 'a' || (g % 5), 'webhook', '{}', $1, $1, $1 FROM generate_series(1, 5000) g`, [T0.toISOString()]);
       await c.query(`INSERT INTO runs (id, applet_id, event_id, status, steps, finished_at, created_at, updated_at)
         SELECT 'x' || substr(id, 2), applet_id, id, 'succeeded', '[]', received_at, received_at, received_at FROM events`);
+      await c.query("UPDATE runs SET status = 'queued', next_attempt_at = created_at, finished_at = NULL WHERE id IN ('x1', 'x2', 'x3')");
       await c.query("ANALYZE runs");
+      await c.query("UPDATE runs SET status = 'succeeded', next_attempt_at = NULL WHERE id IN ('x1', 'x2', 'x3')");
       await c.query("SET plan_cache_mode = force_generic_plan");
       await c.query(`PREPARE fc_generic(text, text, text, text, text, text, text, text) AS ${Q.FINISH_AND_CLAIM}`);
       // A worker's first finishes on a fresh install: the queue empty, the statistics of empty tables.
@@ -419,6 +421,26 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
       const explained = (await c.query<{ "QUERY PLAN": [{ Plan: { "Shared Hit Blocks": number; "Shared Read Blocks": number } }] }>(
         `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE fc_generic('${busy!.id}', '${busy!.claimToken}', 'succeeded', '[]', NULL, '${at(10_001).toISOString()}', 'w', 'next1')`,
       )).rows[0]!["QUERY PLAN"][0].Plan;
+      await c.query("BEGIN");
+      const plan = (await c.query<{ "QUERY PLAN": string }>(`EXPLAIN EXECUTE fc_generic('${busy!.id}', '${busy!.claimToken}', 'succeeded', '[]', NULL, '${at(10_001).toISOString()}', 'w', 'next1')`)).rows.map((r) => r["QUERY PLAN"]).join("\n");
+      await c.query("ROLLBACK");
+      // The walk in due order reads runs_due_idx in its order (no sort of the queue at each step),
+      // and the finish finds its run by its id.
+      const walk = /CTE oldest\n([\s\S]*?)\n {2}CTE /.exec(plan)?.[1] ?? "";
+      expect(walk).toMatch(/Index Scan using runs_due_idx/);
+      expect(walk).not.toMatch(/Sort/);
+      expect(plan).toMatch(/Update on runs[\s\S]*?Index Scan using runs_pkey on runs/);
+      // Whatever the statistics: the partial indexes of queued and running runs serve only a
+      // statement that names the applet (the bench's generic plan chose runs_queued_idx for the walk
+      // and runs_running_idx for the finish when their estimates tied with the right index's).
+      await c.query("BEGIN");
+      await c.query("DROP INDEX runs_due_idx");
+      const withoutDue = (await c.query<{ "QUERY PLAN": string }>(`EXPLAIN ${Q.FINISH_AND_CLAIM.replace(/\$(\d)/g, (_, d: string) => ["", `'${busy!.id}'`, "'t'", "'succeeded'", "'[]'", "NULL", `'${at(10_001).toISOString()}'`, "'w'", "'n'"][Number(d)]!)}`)).rows.map((r) => r["QUERY PLAN"]).join("\n");
+      const withoutDueWalk = /CTE oldest\n([\s\S]*?)\n {2}CTE /.exec(withoutDue)?.[1] ?? "";
+      expect(withoutDueWalk).not.toMatch(/runs_queued_idx/);
+      const byToken = (await c.query<{ "QUERY PLAN": string }>("EXPLAIN SELECT id FROM runs WHERE status = 'running' AND claim_token = 'x'")).rows.map((r) => r["QUERY PLAN"]).join("\n");
+      expect(byToken).not.toMatch(/runs_running_idx/);
+      await c.query("ROLLBACK");
       // Index seeks: tens of pages. The plan of the empty tables read the 5,000 queued runs (~130 pages) at each step.
       expect(explained["Shared Hit Blocks"] + explained["Shared Read Blocks"]).toBeLessThan(120);
       expect((await c.query("SELECT status, count(*)::int AS n FROM runs WHERE id = $1 OR status = 'running' GROUP BY status ORDER BY status", [busy!.id])).rows).toEqual([

@@ -909,8 +909,8 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
         await query<{ applet_id: string; status: string; n: number }>(
           q,
           `SELECT applet_id, status, COUNT(*)::int AS n FROM runs WHERE created_at >= $1 AND status NOT IN ('queued', 'running') GROUP BY applet_id, status
-           UNION ALL SELECT applet_id, 'queued', COUNT(*)::int FROM runs WHERE status = 'queued' GROUP BY applet_id
-           UNION ALL SELECT applet_id, 'running', COUNT(*)::int FROM runs WHERE status = 'running' GROUP BY applet_id`,
+           UNION ALL SELECT applet_id, 'queued', COUNT(*)::int FROM runs WHERE status = 'queued' AND applet_id IS NOT NULL GROUP BY applet_id
+           UNION ALL SELECT applet_id, 'running', COUNT(*)::int FROM runs WHERE status = 'running' AND applet_id IS NOT NULL GROUP BY applet_id`,
           [since],
         )
       ).rows.map((r) => ({ appletId: r.applet_id, status: r.status, count: r.n }));

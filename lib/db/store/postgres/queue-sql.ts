@@ -122,7 +122,7 @@ const claimCtes = (now: string, finishing = "", extra = "") => {
                   ORDER BY o.next_attempt_at, o.created_at LIMIT 1)
   ),
   queued_applets(applet_id) AS (
-    SELECT (SELECT applet_id FROM runs WHERE status = 'queued' ORDER BY applet_id LIMIT 1)
+    SELECT (SELECT applet_id FROM runs WHERE status = 'queued' AND applet_id IS NOT NULL ORDER BY applet_id LIMIT 1)
     UNION ALL
     SELECT (SELECT r.applet_id FROM runs r WHERE r.status = 'queued' AND r.applet_id > q.applet_id ORDER BY r.applet_id LIMIT 1)
     FROM queued_applets q WHERE q.applet_id IS NOT NULL
