@@ -88,8 +88,8 @@ export interface PostgresStore extends Store {
  *
  * Differences from SQLite, all in this folder: timestamps and JSON keep SQLite's shapes (see
  * lib/db/pg-schema.ts); the claim takes FOR UPDATE SKIP LOCKED and a unique index enforces one
- * running run per applet (queue-sql.ts); group commit is one multi-row statement; NOTIFY (a
- * triggers, drizzle-pg/0013) replaces polling for wake-ups.
+ * running run per applet (queue-sql.ts); group commit is one multi-row statement; NOTIFY
+ * (triggers, drizzle-pg/0013) replaces polling for wake-ups.
  */
 export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
   const pool = createPool({ url: opts.url, max: opts.poolSize ?? 10, schema: opts.schema });
