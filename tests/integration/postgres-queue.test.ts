@@ -406,11 +406,16 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
       await c.query("UPDATE runs SET status = 'succeeded', next_attempt_at = NULL WHERE id IN ('x1', 'x2', 'x3')");
       await c.query("SET plan_cache_mode = force_generic_plan");
       await c.query(`PREPARE fc_generic(text, text, text, text, text, text, text, text) AS ${Q.FINISH_AND_CLAIM}`);
-      // A worker's first finishes on a fresh install: the queue empty, the statistics of empty tables.
+      // FINISH_AND_CLAIM's arguments as SQL literals ($1..$8), and a plan as text.
+      const args = (run: { id: string; claimToken: string }, now: Date, next: string) =>
+        [`'${run.id}'`, `'${run.claimToken}'`, "'succeeded'", "'[]'", "NULL", `'${now.toISOString()}'`, "'w'", `'${next}'`];
+      const planOf = async (sql: string) => (await c.query<{ "QUERY PLAN": string }>(`EXPLAIN ${sql}`)).rows.map((r) => r["QUERY PLAN"]).join("\n");
+      const walkOf = (plan: string) => /CTE oldest\n([\s\S]*?)\n {2}CTE /.exec(plan)?.[1] ?? "";
+      // The worker's first finish, on an empty queue, is what makes the plan kept.
       const first = await store.runs.ingest(hook("a0", 0));
       const running = await store.runs.claim("w", at(1));
       expect(running?.id).toBe(first!.runId);
-      await c.query(`EXECUTE fc_generic('${running!.id}', '${running!.claimToken}', 'succeeded', '[]', NULL, '${at(2).toISOString()}', 'w', 'next0')`);
+      await c.query(`EXECUTE fc_generic(${args(running!, at(2), "next0").join(", ")})`);
       await c.query(`INSERT INTO events (id, applet_id, source, payload, received_at, created_at, updated_at)
         SELECT 'e' || g, 'a' || (g % 5), 'webhook', '{}', t, t, t
         FROM generate_series(1, 5000) g, LATERAL (SELECT to_char(($1::timestamptz + g * interval '1 ms') AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS t) ts`, [at(3).toISOString()]);
@@ -419,14 +424,12 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
       const busy = await store.runs.claim("w", at(10_000));
       expect(busy).not.toBeNull();
       const explained = (await c.query<{ "QUERY PLAN": [{ Plan: { "Shared Hit Blocks": number; "Shared Read Blocks": number } }] }>(
-        `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE fc_generic('${busy!.id}', '${busy!.claimToken}', 'succeeded', '[]', NULL, '${at(10_001).toISOString()}', 'w', 'next1')`,
+        `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE fc_generic(${args(busy!, at(10_001), "next1").join(", ")})`,
       )).rows[0]!["QUERY PLAN"][0].Plan;
-      await c.query("BEGIN");
-      const plan = (await c.query<{ "QUERY PLAN": string }>(`EXPLAIN EXECUTE fc_generic('${busy!.id}', '${busy!.claimToken}', 'succeeded', '[]', NULL, '${at(10_001).toISOString()}', 'w', 'next1')`)).rows.map((r) => r["QUERY PLAN"]).join("\n");
-      await c.query("ROLLBACK");
       // The walk in due order reads runs_due_idx in its order (no sort of the queue at each step),
       // and the finish finds its run by its id.
-      const walk = /CTE oldest\n([\s\S]*?)\n {2}CTE /.exec(plan)?.[1] ?? "";
+      const plan = await planOf(`EXECUTE fc_generic(${args(busy!, at(10_001), "next1").join(", ")})`);
+      const walk = walkOf(plan);
       expect(walk).toMatch(/Index Scan using runs_due_idx/);
       expect(walk).not.toMatch(/Sort/);
       expect(plan).toMatch(/Update on runs[\s\S]*?Index Scan using runs_pkey on runs/);
@@ -435,13 +438,12 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
       // and runs_running_idx for the finish when their estimates tied with the right index's).
       await c.query("BEGIN");
       await c.query("DROP INDEX runs_due_idx");
-      const withoutDue = (await c.query<{ "QUERY PLAN": string }>(`EXPLAIN ${Q.FINISH_AND_CLAIM.replace(/\$(\d)/g, (_, d: string) => ["", `'${busy!.id}'`, "'t'", "'succeeded'", "'[]'", "NULL", `'${at(10_001).toISOString()}'`, "'w'", "'n'"][Number(d)]!)}`)).rows.map((r) => r["QUERY PLAN"]).join("\n");
-      const withoutDueWalk = /CTE oldest\n([\s\S]*?)\n {2}CTE /.exec(withoutDue)?.[1] ?? "";
-      expect(withoutDueWalk).not.toMatch(/runs_queued_idx/);
-      const byToken = (await c.query<{ "QUERY PLAN": string }>("EXPLAIN SELECT id FROM runs WHERE status = 'running' AND claim_token = 'x'")).rows.map((r) => r["QUERY PLAN"]).join("\n");
-      expect(byToken).not.toMatch(/runs_running_idx/);
+      const literals = args({ id: busy!.id, claimToken: "t" }, at(10_001), "n");
+      const withoutDue = await planOf(Q.FINISH_AND_CLAIM.replace(/\$(\d)/g, (_, d: string) => literals[Number(d) - 1]!));
+      expect(walkOf(withoutDue)).not.toMatch(/runs_queued_idx/);
+      expect(await planOf("SELECT id FROM runs WHERE status = 'running' AND claim_token = 'x'")).not.toMatch(/runs_running_idx/);
       await c.query("ROLLBACK");
-      // Index seeks: tens of pages. The plan of the empty tables read the 5,000 queued runs (~130 pages) at each step.
+      // Index seeks: tens of pages. The plan made from an idle queue's statistics read the 5,000 queued runs (~130 pages) at each step.
       expect(explained["Shared Hit Blocks"] + explained["Shared Read Blocks"]).toBeLessThan(120);
       expect((await c.query("SELECT status, count(*)::int AS n FROM runs WHERE id = $1 OR status = 'running' GROUP BY status ORDER BY status", [busy!.id])).rows).toEqual([
         { status: "running", n: 1 },
