@@ -454,4 +454,40 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
       await store.cleanup();
     }
   });
+
+  test("#16 regression: the statements that look for queued or running runs of any applet (every worker's stale-run check every 10 s, the queue tally of health and metrics, the workers' prune) read the partial indexes, not the whole history (since drizzle-pg/0015 they could not, and the stale-run check read every run ever stored)", async () => {
+    const store = await createTestPostgresStore();
+    const c = await store.pool.connect();
+    try {
+      await addApplet(store, "a0");
+      await c.query(`INSERT INTO events (id, applet_id, source, payload, received_at, created_at, updated_at)
+        SELECT 'h' || g, 'a0', 'webhook', '{}', $1, $1, $1 FROM generate_series(1, 5000) g`, [T0.toISOString()]);
+      await c.query(`INSERT INTO runs (id, applet_id, event_id, status, steps, finished_at, created_at, updated_at)
+        SELECT 'x' || substr(id, 2), applet_id, id, 'succeeded', '[]', received_at, received_at, received_at FROM events`);
+      await c.query("UPDATE runs SET status = 'queued', next_attempt_at = created_at, finished_at = NULL WHERE id IN ('x1', 'x2')");
+      await c.query("UPDATE runs SET status = 'running', locked_by = 'w', locked_at = created_at, claim_token = 't', finished_at = NULL WHERE id = 'x3'");
+      await c.query("ANALYZE runs");
+      // Whatever the statistics say: a sequential scan stays in the plan only when no index can serve it.
+      await c.query("SET enable_seqscan = off");
+      const planOf = async (sql: string, params: string[]) => {
+        const literal = sql.replace(/\$(\d)/g, (_, d: string) => params[Number(d) - 1]!);
+        return (await c.query<{ "QUERY PLAN": string }>(`EXPLAIN ${literal}`)).rows.map((r) => r["QUERY PLAN"]).join("\n");
+      };
+      const now = `'${at(60_000).toISOString()}'`;
+      for (const [sql, params] of [
+        [Q.STALE, [now, `'${T0.toISOString()}'`, "'w'"]],
+        [Q.QUEUE_TALLY, [now]],
+        [Q.PRUNE_WORKERS, [now]],
+      ] as const) {
+        expect(await planOf(sql, [...params])).not.toMatch(/Seq Scan on runs/);
+      }
+      // And they still answer.
+      expect((await store.runs.tally(T0.toISOString(), at(60_000))).queued).toBe(2);
+      const recovered = await store.runs.recoverStale({ now: at(60_000), stuckBefore: at(30_000) });
+      expect(recovered.map((r) => r.id)).toEqual(["x3"]);
+    } finally {
+      c.release();
+      await store.cleanup();
+    }
+  });
 });

@@ -917,8 +917,7 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
       const t = (
         await query<{ queued: number; oldest_due: string | null }>(
           q,
-          `SELECT COUNT(*)::int AS queued, MIN(COALESCE(next_attempt_at, created_at)) FILTER (WHERE COALESCE(next_attempt_at, created_at) <= $1) AS oldest_due
-           FROM runs WHERE status = 'queued'`,
+          Q.QUEUE_TALLY,
           [now.toISOString()],
         )
       ).rows[0]!;
@@ -1105,8 +1104,7 @@ function workersStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promis
       (
         await query(
           q,
-          `DELETE FROM workers WHERE lease_until < $1
-             AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.status = 'running' AND r.locked_by = workers.id)`,
+          Q.PRUNE_WORKERS,
           [before.toISOString()],
         )
       ).rowCount ?? 0,

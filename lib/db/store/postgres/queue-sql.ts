@@ -246,15 +246,31 @@ export const RELEASE = `UPDATE runs SET status = 'queued', locked_by = NULL, loc
   WHERE id = $1 AND claim_token = $2 AND status = 'running'`;
 
 /**
+ * Statements below that look for queued or running runs without naming an applet say
+ * `applet_id IS NOT NULL` (always true: the column is NOT NULL): the partial indexes of queued and
+ * running runs carry it (drizzle-pg/0015, so the claim's walk cannot use them), and without it these
+ * statements read every run of the history, a sequential scan of `runs` that grows with it.
+ */
+const ANY_APPLET = "applet_id IS NOT NULL";
+
+/**
  * Running runs nobody will settle (see the SQLite store): their worker's lease expired or it has no
  * row, or they are locked past the stuck bound; the caller's own runs by the stuck bound only.
- * $1 now, $2 stuck before, $3 self (or null).
+ * Every worker runs it every 10 s. $1 now, $2 stuck before, $3 self (or null).
  */
 export const STALE = `SELECT r.id, r.applet_id, r.claim_token, r.locked_by, (r.locked_at IS NULL OR r.locked_at < $2) AS stuck
   FROM runs r LEFT JOIN workers w ON w.id = r.locked_by
-  WHERE r.status = 'running'
+  WHERE r.status = 'running' AND r.${ANY_APPLET}
     AND (r.locked_at IS NULL OR r.locked_at < $2
          OR (r.locked_by IS DISTINCT FROM $3::text AND (w.id IS NULL OR w.lease_until <= $1)))`;
+
+/** How many runs are queued and the oldest due one's time (health, metrics). $1 now. */
+export const QUEUE_TALLY = `SELECT COUNT(*)::int AS queued, MIN(COALESCE(next_attempt_at, created_at)) FILTER (WHERE COALESCE(next_attempt_at, created_at) <= $1) AS oldest_due
+  FROM runs WHERE status = 'queued' AND ${ANY_APPLET}`;
+
+/** Workers whose lease ended before $1 and that hold no running run. */
+export const PRUNE_WORKERS = `DELETE FROM workers WHERE lease_until < $1
+  AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.status = 'running' AND r.${ANY_APPLET} AND r.locked_by = workers.id)`;
 
 /** Back to queued, same attempt and place; fenced by the token seen. $1 run id, $2 token seen, $3 now. */
 export const RECOVER = `UPDATE runs SET status = 'queued', locked_by = NULL, locked_at = NULL, claim_token = NULL,
