@@ -432,6 +432,10 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
       const walk = walkOf(plan);
       expect(walk).toMatch(/Index Scan using runs_due_idx/);
       expect(walk).not.toMatch(/Sort/);
+      // The second pass lands on each applet's head in one seek of runs_queued_idx, in its order.
+      const applets = /CTE queued_applets\n([\s\S]*?)\n {2}CTE /.exec(plan)?.[1] ?? "";
+      expect(applets).toMatch(/Index Scan using runs_queued_idx/);
+      expect(applets).not.toMatch(/Sort/);
       expect(plan).toMatch(/Update on runs[\s\S]*?Index Scan using runs_pkey on runs/);
       // Whatever the statistics: the partial indexes of queued and running runs serve only a
       // statement that names the applet (the bench's generic plan chose runs_queued_idx for the walk

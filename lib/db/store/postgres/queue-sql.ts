@@ -76,7 +76,10 @@ export const INGEST_MANY = `WITH input AS (
  *    worker keeping up;
  * 2. when those are all of running applets (one applet's backlog of 100,000 behind its running
  *    run, or more busy applets than the window), the applets with queued runs are enumerated one
- *    index seek at a time (a loose index scan of runs_queued_idx) and each one's head is read.
+ *    index seek at a time (a loose index scan of runs_queued_idx), and each seek lands on that
+ *    applet's head: the index is in head order within an applet, so a head costs no seek of its own
+ *    (with 1,000 busy applets, 6,764 pages and ~7 ms a claim instead of 7,723 and ~10.5;
+ *    bench/RESULTS.md pg-claim).
  * The first pass is consumed as it is walked, in its order (no sort, checks as per-row probes that
  * the planner cannot turn into joins over the whole queue), so it stops at the first run taken.
  * Candidates are locked one at a time in order (FOR UPDATE SKIP LOCKED in a LATERAL per
@@ -121,21 +124,19 @@ const claimCtes = (now: string, finishing = "", extra = "") => {
       AND c.id = (SELECT o.id FROM runs o WHERE o.status = 'queued' AND o.applet_id = c.applet_id
                   ORDER BY o.next_attempt_at, o.created_at LIMIT 1)
   ),
-  queued_applets(applet_id) AS (
-    SELECT (SELECT applet_id FROM runs WHERE status = 'queued' AND applet_id IS NOT NULL ORDER BY applet_id LIMIT 1)
+  queued_applets(applet_id, id, next_attempt_at, created_at) AS (
+    (SELECT r.applet_id, r.id, r.next_attempt_at, r.created_at FROM runs r
+     WHERE r.status = 'queued' AND r.applet_id IS NOT NULL ORDER BY r.applet_id, r.next_attempt_at, r.created_at LIMIT 1)
     UNION ALL
-    SELECT (SELECT r.applet_id FROM runs r WHERE r.status = 'queued' AND r.applet_id > q.applet_id ORDER BY r.applet_id LIMIT 1)
-    FROM queued_applets q WHERE q.applet_id IS NOT NULL
+    SELECT s.applet_id, s.id, s.next_attempt_at, s.created_at FROM queued_applets q
+    CROSS JOIN LATERAL (
+      SELECT r.applet_id, r.id, r.next_attempt_at, r.created_at FROM runs r
+      WHERE r.status = 'queued' AND r.applet_id > q.applet_id ORDER BY r.applet_id, r.next_attempt_at, r.created_at LIMIT 1
+    ) s
   ),
   heads(id, next_attempt_at, created_at) AS MATERIALIZED (
-    SELECT h.id, h.next_attempt_at, h.created_at
-    FROM queued_applets q
-    CROSS JOIN LATERAL (
-      SELECT r.id, r.next_attempt_at, r.created_at FROM runs r
-      WHERE r.status = 'queued' AND r.applet_id = q.applet_id AND r.next_attempt_at <= ${now}
-      ORDER BY r.next_attempt_at, r.created_at LIMIT 1
-    ) h
-    WHERE q.applet_id IS NOT NULL AND ${free("q.applet_id")}
+    SELECT q.id, q.next_attempt_at, q.created_at FROM queued_applets q
+    WHERE q.next_attempt_at <= ${now} AND ${free("q.applet_id")}
   ),
   picked AS (
     SELECT r.id
