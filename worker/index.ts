@@ -12,6 +12,7 @@ import type { Receiver } from "@/lib/mail/receiver";
 import { snapshot } from "@/lib/metrics";
 import { newWorkerId } from "@/lib/queue/lease";
 import { startExecutorLoop } from "@/lib/queue/loop";
+import { QUEUE_VACUUM_EVERY_MS, createQueueVacuum } from "@/lib/queue/vacuum";
 import { createSandbox } from "@/lib/sandbox";
 import { createTransformRunner } from "@/lib/transform";
 import { runRetention } from "@/lib/scheduler/retention";
@@ -124,6 +125,18 @@ const retentionJob = new Cron("0 * * * *", { protect: true }, () =>
       .catch((err: unknown) => void faults.failed("retention", err)),
   ),
 );
+// PostgreSQL: the queue's indexes are vacuumed as runs leave it, by one worker at a time (a claim
+// otherwise reads past every run processed since autovacuum last came by; lib/queue/vacuum.ts).
+const queueVacuum = createQueueVacuum(app, workerId);
+const vacuumJob =
+  queueVacuum &&
+  new Cron(`*/${QUEUE_VACUUM_EVERY_MS / 1000} * * * * *`, { protect: true }, () =>
+    track(
+      queueVacuum()
+        .then(() => faults.succeeded("vacuuming the queue"))
+        .catch((err: unknown) => void faults.failed("vacuuming the queue", err)),
+    ),
+  );
 
 // The inbound SMTP receiver (email trigger): port 2525 on a laptop, host port 25 → 2525 in compose.
 // INBOUND_EMAIL=false leaves it out, and smtp-server is then never loaded (bench/RESULTS.md: ~14 MB).
@@ -168,6 +181,7 @@ async function shutdown(signal: string) {
   const sweeperStopped = sweeper.stop();
   tickJob.stop();
   retentionJob.stop();
+  vacuumJob?.stop();
   clearInterval(alertsTimer);
   tickAbort.abort();
   // The tick (aborted), in-flight SMTP messages and runs finish side by side within the grace. A

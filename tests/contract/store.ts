@@ -8,6 +8,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { ClaimedPlannedRun, ClaimedRun, IngestInput, PlannedRunInsert, PlanWrite, Store } from "@/lib/db/store";
 import type { Step } from "@/lib/executor/types";
+import { QUEUE_VACUUM_LOCK } from "@/lib/queue/vacuum";
 import { emptyTriggerState } from "@/lib/triggers/types";
 
 export interface StoreContractOptions {
@@ -1217,7 +1218,7 @@ export function runStoreContract(options: StoreContractOptions): void {
     describe("job locks", () => {
       test("every named job has its row; take is exclusive until expiry; renew and release only for the holder", async () => {
         const store = await fresh();
-        for (const n of ["scheduler_tick", "retention", "worker_heartbeat", "alerts"]) expect(await store.jobLocks.get(n)).toMatchObject({ name: n, lockedBy: null });
+        for (const n of ["scheduler_tick", "retention", "worker_heartbeat", "alerts", QUEUE_VACUUM_LOCK]) expect(await store.jobLocks.get(n)).toMatchObject({ name: n, lockedBy: null });
         const peer = await peerOf(store);
         const taken = await Promise.all([store.jobLocks.take("retention", "a", at(0), 60_000), peer.jobLocks.take("retention", "b", at(0), 60_000)]);
         expect(taken.filter(Boolean)).toHaveLength(1);

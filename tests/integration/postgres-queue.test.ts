@@ -459,6 +459,55 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
     }
   });
 
+  test("#16: the queue's vacuum removes what runs that left the queue leave in its indexes, which every claim read past until a vacuum came by, and does nothing when too few runs changed", async () => {
+    const store = await createTestPostgresStore();
+    const c = await store.pool.connect();
+    try {
+      await addApplet(store, "a0");
+      // A history of 20,000 finished runs, vacuumed, then 3,000 runs through the queue as workers
+      // take them: queued, running, succeeded, each change a new row version and new index entries.
+      await c.query(`INSERT INTO events (id, applet_id, source, payload, received_at, created_at, updated_at)
+        SELECT 'h' || lpad(g::text, 6, '0'), 'a0', 'webhook', '{}', t, t, t
+        FROM generate_series(1, 23000) g, LATERAL (SELECT to_char(($1::timestamptz + g * interval '1 ms') AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS t) ts`, [T0.toISOString()]);
+      await c.query(`INSERT INTO runs (id, applet_id, event_id, status, next_attempt_at, steps, finished_at, created_at, updated_at)
+        SELECT 'x' || substr(id, 2), applet_id, id, CASE WHEN id <= 'h020000' THEN 'succeeded' ELSE 'queued' END,
+               CASE WHEN id <= 'h020000' THEN NULL ELSE received_at END, '[]', NULL, received_at, received_at FROM events`);
+      await c.query("VACUUM ANALYZE runs");
+      await c.query(`DO $$ DECLARE r record; BEGIN
+        FOR r IN SELECT id FROM runs WHERE status = 'queued' ORDER BY id LOOP
+          UPDATE runs SET status = 'running' WHERE id = r.id;
+          UPDATE runs SET status = 'succeeded', next_attempt_at = NULL WHERE id = r.id;
+        END LOOP; END $$`);
+      const fresh = await store.runs.ingest(hook("a0", 60_000));
+      // Pages a claim touches, without taking the run (rolled back).
+      const claimPages = async () => {
+        await c.query("BEGIN");
+        try {
+          const literal = Q.CLAIM.replace(/\$(\d)/g, (_, d: string) => ["'w'", `'${at(61_000).toISOString()}'`, "'t'"][Number(d) - 1]!);
+          const plan = (await c.query<{ "QUERY PLAN": [{ Plan: { "Shared Hit Blocks": number; "Shared Read Blocks": number } }] }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${literal}`)).rows[0]!["QUERY PLAN"][0].Plan;
+          expect((await c.query<{ id: string }>("SELECT id FROM runs WHERE status = 'running'")).rows.map((r) => r.id)).toEqual([fresh!.runId]);
+          return plan["Shared Hit Blocks"] + plan["Shared Read Blocks"];
+        } finally {
+          await c.query("ROLLBACK");
+        }
+      };
+      const before = await claimPages();
+      expect(await store.maintenance.vacuumQueue!({ minChanges: 1_000 })).toMatchObject({ vacuumed: true });
+      const after = await claimPages();
+      // The walk read past the 3,000 runs' entries (390 pages here); now a few seeks (39).
+      expect(before).toBeGreaterThan(3 * after);
+      expect(after).toBeLessThan(60);
+      // Nothing changed since: no second vacuum (the statistics counted 6,000 changes the first time).
+      await new Promise((r) => setTimeout(r, 1_100));
+      expect(await store.maintenance.vacuumQueue!({ minChanges: 1_000 })).toEqual({ vacuumed: false, ms: 0 });
+      const claimed = await store.runs.claim("w", at(61_000));
+      expect(claimed?.id).toBe(fresh!.runId);
+    } finally {
+      c.release();
+      await store.cleanup();
+    }
+  });
+
   test("#16 regression: the statements that look for queued or running runs of any applet (every worker's stale-run check every 10 s, the queue tally of health and metrics, the workers' prune) read the partial indexes, not the whole history (since drizzle-pg/0015 they could not, and the stale-run check read every run ever stored)", async () => {
     const store = await createTestPostgresStore();
     const c = await store.pool.connect();

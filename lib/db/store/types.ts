@@ -859,6 +859,16 @@ export interface MaintenanceStore {
   convertToIncremental(): Promise<void>;
   /** Mode `incremental` only: return up to `pages` free pages to the file system, one short write. */
   reclaimStep(pages: number): Promise<void>;
+  /**
+   * PostgreSQL: a run that leaves the queue (claimed, then finished) leaves entries in the queue's
+   * partial indexes that point at row versions no one can see any more, and every claim's walk in
+   * due order reads past them until VACUUM removes them. Autovacuum comes by rarely on a table with
+   * a long history (20 % of its rows must have changed), and then skips the indexes while few heap
+   * pages hold dead rows. This vacuums `runs`, indexes included, when at least `minChanges` rows
+   * changed or went since this process last did; `ms`: how long it took. Absent where index entries
+   * go with their rows (SQLite).
+   */
+  vacuumQueue?(opts: { minChanges: number }): Promise<{ vacuumed: boolean; ms: number }>;
 }
 
 /** Writes only scripts/seed.ts needs (demo runs in every state); kept apart so the queue's fenced settles stay the only way the app changes a run. */

@@ -54,8 +54,11 @@ import { alertsStore, recordPolled, recordSettled } from "./alerts";
 import { readAppletChannel } from "../alert-row";
 import { settleNeedsAlertState } from "../../../alerts/policy";
 
-/** The named jobs of the spec; one row each so a lock is always a single UPDATE (as on SQLite). */
-const JOB_NAMES = ["scheduler_tick", "retention", "worker_heartbeat", "alerts"] as const;
+/**
+ * The named jobs of the spec, and the queue's vacuum (lib/queue/vacuum.ts, PostgreSQL only); one row
+ * each so a lock is always a single UPDATE (as on SQLite).
+ */
+const JOB_NAMES = ["scheduler_tick", "retention", "worker_heartbeat", "alerts", "queue_vacuum"] as const;
 
 export interface PostgresStoreOptions {
   url: string;
@@ -1138,6 +1141,8 @@ function seedStore(q: Queryable): SeedStore {
 
 /** Retention on PostgreSQL: batched deletes; autovacuum hands the space back ("engine"). */
 function maintenanceStore(q: Queryable): MaintenanceStore {
+  /** Rows of `runs` updated (not in place) or deleted, as the statistics counted them at this process's last vacuum. */
+  let changesAtVacuum: number | null = null;
   return {
     deleteRunsBefore: async (before, limit) =>
       (
@@ -1164,6 +1169,15 @@ function maintenanceStore(q: Queryable): MaintenanceStore {
     },
     convertToIncremental: async () => undefined,
     reclaimStep: async () => undefined,
+    vacuumQueue: async ({ minChanges }) => {
+      const changes = Number((await query<{ n: string | null }>(q, Q.RUNS_CHANGES)).rows[0]?.n ?? 0);
+      // The counters restart with the statistics (a reset, a crash): a smaller number is a change too.
+      if (changesAtVacuum !== null && changes >= changesAtVacuum && changes - changesAtVacuum < minChanges) return { vacuumed: false, ms: 0 };
+      const started = performance.now();
+      await queryDynamic(q, Q.VACUUM_QUEUE);
+      changesAtVacuum = changes;
+      return { vacuumed: true, ms: performance.now() - started };
+    },
   };
 }
 

@@ -278,6 +278,21 @@ export const RECOVER = `UPDATE runs SET status = 'queued', locked_by = NULL, loc
          next_attempt_at = COALESCE(next_attempt_at, created_at), updated_at = $3
   WHERE id = $1 AND status = 'running' AND claim_token IS NOT DISTINCT FROM $2::text`;
 
+/**
+ * Rows of `runs` changed other than in place (a claim, a finish: status is in the partial indexes'
+ * predicates, so neither update is HOT) or deleted, since the statistics began: what leaves dead
+ * entries in the queue's indexes. Read from the statistics, so it lags by up to a second.
+ */
+export const RUNS_CHANGES = "SELECT (n_tup_upd - n_tup_hot_upd + n_tup_del)::text AS n FROM pg_stat_user_tables WHERE relid = 'runs'::regclass";
+
+/**
+ * Removes dead row versions and, with INDEX_CLEANUP ON, their index entries even when few heap
+ * pages hold them (the default skips the indexes below 2 % of pages: a long history's vacuum left
+ * every claimed run's entry in runs_due_idx). SKIP_LOCKED: another vacuum of `runs` (autovacuum)
+ * is in progress, nothing to wait for.
+ */
+export const VACUUM_QUEUE = "VACUUM (INDEX_CLEANUP ON, SKIP_LOCKED) runs";
+
 /** Runs were inserted or changed status (no payload: listeners read `changedAfter`; drizzle-pg/0013). */
 export const RUNS_CHANNEL = "whenthen_runs";
 /** A run became claimable (no payload; drizzle-pg/0013). */

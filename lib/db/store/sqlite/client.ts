@@ -40,8 +40,11 @@ export interface OpenOptions {
  */
 export const JOURNAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 
-/** The named jobs of the spec; one row each so a lock is always a single UPDATE. */
-export const JOB_NAMES = ["scheduler_tick", "retention", "worker_heartbeat", "alerts"] as const;
+/**
+ * The named jobs of the spec, and the queue's vacuum (lib/queue/vacuum.ts: PostgreSQL's, listed on
+ * both engines as every job is); one row each so a lock is always a single UPDATE.
+ */
+export const JOB_NAMES = ["scheduler_tick", "retention", "worker_heartbeat", "alerts", "queue_vacuum"] as const;
 
 /**
  * Opens the SQLite file in WAL mode and brings its schema up to date. Both processes call this at
