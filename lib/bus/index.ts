@@ -14,6 +14,9 @@ export interface BusMessage extends RunEvent {
   seq: number;
 }
 
+/** Runs whose last published version is remembered (more than a burst's worth between two looks of the feed). */
+const MAX_VERSIONS = 20_000;
+
 /**
  * The in-memory event bus of the web process. It keeps the last `keep` messages so a reconnecting
  * client that sends Last-Event-ID gets what it missed, if it is still here.
@@ -23,12 +26,26 @@ export class Bus {
   #seq = 0;
   #recent: BusMessage[] = [];
   #health: HealthBanner | null = null;
+  #versions = new Map<string, string>();
 
   constructor(private readonly keep = 1000) {
     this.#emitter.setMaxListeners(0);
   }
 
-  publish(event: RunEvent): BusMessage {
+  /**
+   * `version`: the run row's updated_at as this publisher knows it. A message for a run at the
+   * version already published is dropped (null), so the change feed (lib/bus/poll.ts) does not
+   * announce again a new run the ingress announced as it stored it: a stream got run.queued and
+   * then run.updated with status queued for every webhook.
+   */
+  publish(event: RunEvent, version?: string): BusMessage | null {
+    if (version !== undefined) {
+      if (this.#versions.get(event.run_id) === version) return null;
+      // Map order is insertion order: a run published again moves to the end, the oldest go first.
+      this.#versions.delete(event.run_id);
+      this.#versions.set(event.run_id, version);
+      if (this.#versions.size > MAX_VERSIONS) this.#versions.delete(this.#versions.keys().next().value!);
+    }
     const msg = { ...event, seq: ++this.#seq };
     // A ring: message n lives at n % keep, so publishing never shifts the array.
     this.#recent[msg.seq % this.keep] = msg;

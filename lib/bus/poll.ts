@@ -58,7 +58,7 @@ export function publishRunUpdates(app: Pick<App, "store" | "bus" | "clock">, opt
         if (!publish && t > historyUntil) continue;
         seen.set(key, t);
         if (t > newest) newest = t;
-        if (publish) app.bus.publish({ type: "run.updated", run_id: r.id, applet_id: r.applet_id, status: r.status });
+        if (publish) app.bus.publish({ type: "run.updated", run_id: r.id, applet_id: r.applet_id, status: r.status }, r.updated_at);
       }
       const last = rows[rows.length - 1];
       if (rows.length < PAGE || !last) break;

@@ -69,12 +69,13 @@ function planInto(app: IngestApp, req: IngestRequest, definition: Definition, in
   }
 }
 
-function announce(app: IngestApp, req: IngestRequest, result: Ingested): Ingested {
+/** A new run's row carries its event's received_at as updated_at (both stores): the version the bus is told. */
+function announce(app: IngestApp, req: IngestRequest, input: IngestInput, result: Ingested): Ingested {
   if (!result) {
     app.log.debug("duplicate event ignored", { applet_id: req.appletId, dedupe_key: req.dedupeKey });
     return null;
   }
-  app.bus.publish({ type: "run.queued", run_id: result.runId, applet_id: req.appletId, status: "queued" });
+  app.bus.publish({ type: "run.queued", run_id: result.runId, applet_id: req.appletId, status: "queued" }, input.receivedAt);
   return result;
 }
 
@@ -86,7 +87,8 @@ function announce(app: IngestApp, req: IngestRequest, result: Ingested): Ingeste
  * state); the run is then announced on the bus before that commits, as it was before the seam.
  */
 export async function ingest(app: IngestApp, req: IngestRequest, tx?: StoreTx): Promise<Ingested> {
-  return announce(app, req, await (tx ?? app.store).runs.ingest(toInput(app, req)));
+  const input = toInput(app, req);
+  return announce(app, req, input, await (tx ?? app.store).runs.ingest(input));
 }
 
 /**
@@ -95,8 +97,9 @@ export async function ingest(app: IngestApp, req: IngestRequest, tx?: StoreTx): 
  */
 export async function ingestSkipped(app: IngestApp, req: IngestRequest, reason: string, tx?: StoreTx): Promise<Ingested> {
   // A skipped event plans no timed actions either: the policy said this event is not to run.
-  const result = await (tx ?? app.store).runs.ingestSkipped(toInput(app, { ...req, definition: undefined }), reason);
-  if (result) app.bus.publish({ type: "run.updated", run_id: result.runId, applet_id: req.appletId, status: "skipped" });
+  const input = toInput(app, { ...req, definition: undefined });
+  const result = await (tx ?? app.store).runs.ingestSkipped(input, reason);
+  if (result) app.bus.publish({ type: "run.updated", run_id: result.runId, applet_id: req.appletId, status: "skipped" }, input.receivedAt);
   return result;
 }
 
@@ -121,7 +124,7 @@ export function createIngestBatcher(app: IngestApp, maxBatch = 256) {
     batch.forEach((b, i) => {
       const r = results[i]!;
       if (r instanceof Error) b.reject(r);
-      else b.resolve(announce(app, b.req, r));
+      else b.resolve(announce(app, b.req, b.input, r));
     });
   };
   return (req: IngestRequest): Promise<Ingested> =>

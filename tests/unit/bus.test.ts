@@ -90,6 +90,22 @@ describe("SSE feeder: run changes from the worker reach the bus once each", () =
     expect(published.map((m) => [m.run_id, m.status]).slice(2)).toEqual([[a, "queued"]]);
   });
 
+  test("a run the ingress announced as it stored it (run.queued) is not announced again by the feed with the same status; its next change is", async () => {
+    const { app, touch, newRun } = await setup();
+    const all: BusMessage[] = [];
+    app.bus.subscribe((m) => all.push(m));
+    const feed = publishRunUpdates(app);
+    await feed();
+    const a = await newRun();
+    await feed();
+    await feed();
+    // Before: run.queued from the ingress, then run.updated with status queued from the feed.
+    expect(all.map((m) => [m.type, m.run_id, m.status])).toEqual([["run.queued", a, "queued"]]);
+    touch(a, "running", "2026-03-07T12:00:01.000Z");
+    await feed();
+    expect(all.map((m) => [m.type, m.status]).slice(1)).toEqual([["run.updated", "running"]]);
+  });
+
   test("more changes than one page in the overlap window are each published once, and the seen set stays bounded", async () => {
     const { app, published, touch, newRun } = await setup();
     const ids: string[] = [];
