@@ -15,6 +15,22 @@ describe("SSE bus", () => {
     expect(bus.since(5)).toEqual([]);
   });
 
+  test("a run at a version already published is published once, whoever publishes first; a new version or no version is always published", () => {
+    const bus = new Bus();
+    expect(bus.publish({ type: "run.queued", run_id: "x", applet_id: "a", status: "queued" }, "t1")).not.toBeNull();
+    expect(bus.publish({ type: "run.updated", run_id: "x", applet_id: "a", status: "queued" }, "t1")).toBeNull();
+    expect(bus.publish({ type: "run.updated", run_id: "y", applet_id: "a", status: "queued" }, "t1")).not.toBeNull();
+    expect(bus.publish({ type: "run.queued", run_id: "y", applet_id: "a", status: "queued" }, "t1")).toBeNull();
+    expect(bus.publish({ type: "run.updated", run_id: "x", applet_id: "a", status: "running" }, "t2")).not.toBeNull();
+    expect(bus.publish({ type: "run.updated", run_id: "x", applet_id: "a", status: "running" })).not.toBeNull();
+    expect(bus.since(0).map((m) => [m.run_id, m.status])).toEqual([
+      ["x", "queued"],
+      ["y", "queued"],
+      ["x", "running"],
+      ["x", "running"],
+    ]);
+  });
+
   test("subscribers get each message once, and unsubscribe stops them", () => {
     const bus = new Bus();
     const got: string[] = [];
