@@ -62,7 +62,14 @@ export class Bus {
 
   subscribe(fn: (msg: BusMessage) => void): () => void {
     this.#emitter.on("message", fn);
+    this.#emitter.emit("subscribed", this.#emitter.listenerCount("message"));
     return () => this.#emitter.off("message", fn);
+  }
+
+  /** Called with the number of subscribers each time one subscribes (lib/bus/live.ts). */
+  onSubscribe(fn: (subscribers: number) => void): () => void {
+    this.#emitter.on("subscribed", fn);
+    return () => this.#emitter.off("subscribed", fn);
   }
 
   /**

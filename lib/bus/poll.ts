@@ -12,6 +12,12 @@ const MAX_REMEMBERED = 50_000;
 export type RunUpdatesFeeder = (() => Promise<void>) & {
   /** How many (run, updated_at) pairs are remembered for de-duplication (tests, diagnostics). */
   remembered(): number;
+  /**
+   * Starts again from now, what is in the overlap window before now being history (remembered, not
+   * published): for a live view that opens after the feed was idle (no one watching, so looks came
+   * only every few seconds), which would otherwise get those seconds' changes all at once.
+   */
+  resume(): Promise<void>;
 };
 
 /**
@@ -82,5 +88,13 @@ export function publishRunUpdates(app: Pick<App, "store" | "bus" | "clock">, opt
   let last = look(false);
   last.catch(() => {});
   const feed = () => (last = last.catch(() => {}).then(() => look(true)));
-  return Object.assign(feed, { remembered: () => seen.size });
+  const resume = () =>
+    (last = last
+      .catch(() => {})
+      .then(() => {
+        newest = Math.max(newest, app.clock.now().getTime());
+        seen.clear();
+        return look(false);
+      }));
+  return Object.assign(feed, { remembered: () => seen.size, resume });
 }

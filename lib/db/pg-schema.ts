@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { bigint, customType, index, integer, json, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, customType, index, integer, json, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 
 /**
  * The PostgreSQL twin of lib/db/schema.ts, drizzle-kit's source for drizzle-pg/. The columns keep
@@ -214,6 +214,18 @@ export const instance = pgTable("instance", {
   name: text("name").primaryKey(),
   value: text("value").notNull(),
   createdAt: text("created_at").notNull(),
+});
+
+/**
+ * PostgreSQL only: web processes with a live view open (an SSE stream of GET /api/stream), each
+ * until its row expires (PostgreSQL's clock; renewed while a stream is open). Run changes are
+ * announced (NOTIFY whenthen_runs, drizzle-pg/0016) only while one is here: every notifying commit
+ * wakes every listening session of the database (workers' and web processes'), for nothing while
+ * no one looks (bench/RESULTS.md, 2026-12-03).
+ */
+export const liveWatchers = pgTable("live_watchers", {
+  id: text("id").primaryKey(),
+  until: timestamp("until", { withTimezone: true }).notNull(),
 });
 
 /**

@@ -284,6 +284,8 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
         web1.notifications.onQueued(() => woke.push(Date.now()));
         web1.notifications.onRunChanged(() => changed[0]!++);
         web2.notifications.onRunChanged(() => changed[1]!++);
+        // A live view is open in one of them: run changes are announced to both.
+        await web1.notifications.watchRuns("view-1", 60_000);
         // The LISTEN sessions open on first subscription.
         await new Promise((r) => setTimeout(r, 300));
         const heard = async (step: () => Promise<unknown>) => {
@@ -320,6 +322,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
         let queued = 0;
         web.notifications.onRunChanged(() => changed++);
         web.notifications.onQueued(() => queued++);
+        await web.notifications.watchRuns("view", 60_000);
         await new Promise((r) => setTimeout(r, 300));
         const batch = Array.from({ length: 50 }, (_, i) => hook("b1", i, { dedupeKey: `d${i}` }));
         const results = await store.runs.ingestMany(batch);
@@ -334,6 +337,56 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
         await web.close();
       }
     });
+  });
+
+  test("#16: run changes are announced only while a live view is open somewhere (each announcement wakes every listening session: workers', web processes'), queued runs always; a watcher's row expires", async () => {
+    const store = await createTestPostgresStore();
+    const web = openPostgresStore({ url: TEST_POSTGRES_URL, schema: store.schema, poolSize: 1 });
+    try {
+      await web.ready();
+      await addApplet(store, "v1");
+      let changed = 0;
+      let queued = 0;
+      web.notifications.onRunChanged(() => changed++);
+      web.notifications.onQueued(() => queued++);
+      await new Promise((r) => setTimeout(r, 300));
+      const settle = () => new Promise((r) => setTimeout(r, 300));
+      // Nobody watching: an ingest wakes the workers, its claim and finish announce nothing.
+      const first = await store.runs.ingest(hook("v1", 0));
+      const claimed = await store.runs.claim("w", at(1_000));
+      await store.runs.finish(claimed!, "succeeded", [], null, at(1_001));
+      await settle();
+      expect({ changed, queued }).toEqual({ changed: 0, queued: 2 });
+      expect(first).not.toBeNull();
+      // A live view opens (as lib/bus/live.ts does for an SSE stream): every change is announced.
+      await web.notifications.watchRuns("view", 1_000);
+      await store.runs.ingest(hook("v1", 2_000));
+      await settle();
+      expect(changed).toBe(1);
+      const next = await store.runs.claim("w", at(3_000));
+      await settle();
+      expect(changed).toBe(2);
+      // Not renewed: a second later nothing is announced again (PostgreSQL's clock decides).
+      await new Promise((r) => setTimeout(r, 1_000));
+      await store.runs.finish(next!, "succeeded", [], null, at(3_001));
+      await settle();
+      expect(changed).toBe(2);
+      // Renewing is one row per process, whatever the number of renewals.
+      await web.notifications.watchRuns("view", 60_000);
+      await web.notifications.watchRuns("view", 60_000);
+      expect((await store.pool.query("SELECT id FROM live_watchers")).rows).toEqual([{ id: "view" }]);
+      // A session with another search_path (an operator's psql) still changes runs: the trigger keeps its schema.
+      const other = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+      await other.connect();
+      try {
+        await other.query(`UPDATE ${store.schema}.runs SET updated_at = updated_at, status = status WHERE applet_id = 'v1'`);
+      } finally {
+        await other.end();
+      }
+    } finally {
+      await web.close();
+      await store.cleanup();
+    }
   });
 
   test("#16.6: a process whose SECRETS_KEY or SESSION_SECRET differs from the database's refuses to start, and the keys are never stored", async () => {

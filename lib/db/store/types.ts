@@ -918,6 +918,12 @@ export interface Store extends StoreAggregates {
      * statement or transaction, however many rows it wrote).
      */
     onRunChanged(listener: () => void): () => void;
+    /**
+     * This process has a live view open (an SSE stream) for the next `forMs`: run changes are
+     * announced (onRunChanged, in every process) only while some process says so, since each
+     * announcement wakes every listening session. Renew it well before it runs out.
+     */
+    watchRuns(watcherId: string, forMs: number): Promise<void>;
   };
   /**
    * Unit of work: runs `fn` with the aggregates bound to one transaction, commits when the

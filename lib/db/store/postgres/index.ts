@@ -167,6 +167,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
     notifications: {
       onQueued: (fn) => listen().on(Q.QUEUED_CHANNEL, () => fn()),
       onRunChanged: (fn) => listen().on(Q.RUNS_CHANNEL, () => fn()),
+      watchRuns: async (watcherId, forMs) => void (await query(readyPool, Q.WATCH_RUNS, [watcherId, forMs / 1000])),
     },
     transaction: async (fn) => {
       try {

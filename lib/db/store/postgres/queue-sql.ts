@@ -293,7 +293,16 @@ export const RUNS_CHANGES = "SELECT (n_tup_upd - n_tup_hot_upd + n_tup_del)::tex
  */
 export const VACUUM_QUEUE = "VACUUM (INDEX_CLEANUP ON, SKIP_LOCKED) runs";
 
-/** Runs were inserted or changed status (no payload: listeners read `changedAfter`; drizzle-pg/0013). */
+/**
+ * A web process with a live view open says so until now + $2 seconds (PostgreSQL's clock): run
+ * changes are announced only while a row here has not expired (drizzle-pg/0016). Rows left by
+ * processes that stopped are removed on the way, an hour after they expired. $1 watcher id.
+ */
+export const WATCH_RUNS = `WITH gone AS (DELETE FROM live_watchers WHERE until < now() - interval '1 hour' AND id <> $1)
+  INSERT INTO live_watchers (id, until) VALUES ($1, now() + make_interval(secs => $2::float8))
+  ON CONFLICT (id) DO UPDATE SET until = EXCLUDED.until`;
+
+/** Runs were inserted or changed status, while a live view is open (no payload: listeners read `changedAfter`; drizzle-pg/0013, 0016). */
 export const RUNS_CHANNEL = "whenthen_runs";
 /** A run became claimable (no payload; drizzle-pg/0013). */
 export const QUEUED_CHANNEL = "whenthen_queued";
