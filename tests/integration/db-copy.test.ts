@@ -69,7 +69,7 @@ describe.skipIf(noPostgres)(`pnpm db:copy${noPostgres ? ` (${noPostgres})` : ""}
     const r = spawnSync(process.execPath, ["--import", "tsx", "scripts/db-copy.ts", "--from", `file:${file}`, "--to", url], { cwd: ROOT, env, encoding: "utf8" });
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
-    expect(r.stdout).toContain("db:copy: done: 1 users, 2 applets, 2 applet_versions, 2 trigger_state, 10 events, 10 runs, 0 planned_runs, 0 planned_subjects, 1 secrets, 4 job_locks, 0 workers, 0 api_tokens, 0 alert_settings, 0 alerts, 1 event_files");
+    expect(r.stdout).toContain("db:copy: done: 1 users, 2 applets, 2 applet_versions, 2 trigger_state, 10 events, 10 runs, 0 planned_runs, 0 planned_subjects, 1 secrets, 5 job_locks, 0 workers, 0 api_tokens, 0 alert_settings, 0 alerts, 1 event_files");
 
     const store = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 2, keys: { secretsKey: Buffer.from(key, "base64"), sessionSecret: "session-secret" } });
     cleanups.push(() => store.close());
