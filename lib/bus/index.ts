@@ -27,6 +27,7 @@ export class Bus {
   #recent: BusMessage[] = [];
   #health: HealthBanner | null = null;
   #versions = new Map<string, string>();
+  #olderVersions = new Map<string, string>();
 
   constructor(private readonly keep = 1000) {
     this.#emitter.setMaxListeners(0);
@@ -42,11 +43,14 @@ export class Bus {
    */
   publish(event: RunEvent, version?: string): BusMessage | null {
     if (version !== undefined) {
-      if (this.#versions.get(event.run_id) === version) return null;
-      // Map order is insertion order: a run published again moves to the end, the oldest go first.
-      this.#versions.delete(event.run_id);
+      if ((this.#versions.get(event.run_id) ?? this.#olderVersions.get(event.run_id)) === version) return null;
       this.#versions.set(event.run_id, version);
-      if (this.#versions.size > MAX_VERSIONS) this.#versions.delete(this.#versions.keys().next().value!);
+      // Two generations instead of evicting the oldest entry one at a time: deleting from the head
+      // of a Map and reading its first key again cost ~20 µs per webhook once it was full.
+      if (this.#versions.size >= MAX_VERSIONS / 2) {
+        this.#olderVersions = this.#versions;
+        this.#versions = new Map();
+      }
     }
     const msg = { ...event, seq: ++this.#seq };
     // A ring: message n lives at n % keep, so publishing never shifts the array.
