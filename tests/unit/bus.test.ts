@@ -31,6 +31,16 @@ describe("SSE bus", () => {
     ]);
   });
 
+  test("the versions remembered are bounded: the most recent runs' are kept, the oldest forgotten", () => {
+    const bus = new Bus(10);
+    const publish = (i: number) => bus.publish({ type: "run.queued", run_id: `r${i}`, applet_id: "a", status: "queued" }, "v");
+    for (let i = 0; i < 25_000; i++) publish(i);
+    expect(publish(24_999)).toBeNull();
+    expect(publish(15_000)).toBeNull();
+    // Forgotten: published again (at worst a stream hears of a run twice, never not at all).
+    expect(publish(0)).not.toBeNull();
+  });
+
   test("subscribers get each message once, and unsubscribe stops them", () => {
     const bus = new Bus();
     const got: string[] = [];
