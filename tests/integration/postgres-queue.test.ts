@@ -27,6 +27,18 @@ const hook = (appletId: string, ms: number, extra: Partial<IngestInput> = {}): I
   ...extra,
 });
 
+/** `sql` with its $n parameters written in as the SQL literals `params`, for EXPLAIN. */
+const literally = (sql: string, params: readonly string[]) => sql.replace(/\$(\d)/g, (_, d: string) => params[Number(d) - 1]!);
+/** A plan as text. */
+const planOf = async (c: pg.PoolClient, sql: string) => (await c.query<{ "QUERY PLAN": string }>(`EXPLAIN ${sql}`)).rows.map((r) => r["QUERY PLAN"]).join("\n");
+/** A history of `count` finished runs ('x1'…, events 'h1'…) spread over applets a0…a{applets - 1}, received at T0. */
+async function finishedHistory(c: pg.PoolClient, count: number, applets: number) {
+  await c.query(`INSERT INTO events (id, applet_id, source, payload, received_at, created_at, updated_at)
+    SELECT 'h' || g, 'a' || (g % $2), 'webhook', '{}', $1, $1, $1 FROM generate_series(1, $3) g`, [T0.toISOString(), applets, count]);
+  await c.query(`INSERT INTO runs (id, applet_id, event_id, status, steps, finished_at, created_at, updated_at)
+    SELECT 'x' || substr(id, 2), applet_id, id, 'succeeded', '[]', received_at, received_at, received_at FROM events`);
+}
+
 describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` : ""}`, () => {
   test("#16: ten migrators starting at once apply each migration exactly once", async () => {
     const { schema, drop } = await createTestSchema("mig");
@@ -450,19 +462,15 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
       for (let a = 0; a < 5; a++) await addApplet(store, `a${a}`);
       // A queue in its usual state when the plan is made: a history of finished runs, nothing
       // queued, statistics that say so (ANALYZE, as autovacuum runs it).
-      await c.query(`INSERT INTO events (id, applet_id, source, payload, received_at, created_at, updated_at)
-        SELECT 'h' || g, 'a' || (g % 5), 'webhook', '{}', $1, $1, $1 FROM generate_series(1, 5000) g`, [T0.toISOString()]);
-      await c.query(`INSERT INTO runs (id, applet_id, event_id, status, steps, finished_at, created_at, updated_at)
-        SELECT 'x' || substr(id, 2), applet_id, id, 'succeeded', '[]', received_at, received_at, received_at FROM events`);
+      await finishedHistory(c, 5000, 5);
       await c.query("UPDATE runs SET status = 'queued', next_attempt_at = created_at, finished_at = NULL WHERE id IN ('x1', 'x2', 'x3')");
       await c.query("ANALYZE runs");
       await c.query("UPDATE runs SET status = 'succeeded', next_attempt_at = NULL WHERE id IN ('x1', 'x2', 'x3')");
       await c.query("SET plan_cache_mode = force_generic_plan");
       await c.query(`PREPARE fc_generic(text, text, text, text, text, text, text, text) AS ${Q.FINISH_AND_CLAIM}`);
-      // FINISH_AND_CLAIM's arguments as SQL literals ($1..$8), and a plan as text.
+      // FINISH_AND_CLAIM's arguments as SQL literals ($1..$8).
       const args = (run: { id: string; claimToken: string }, now: Date, next: string) =>
         [`'${run.id}'`, `'${run.claimToken}'`, "'succeeded'", "'[]'", "NULL", `'${now.toISOString()}'`, "'w'", `'${next}'`];
-      const planOf = async (sql: string) => (await c.query<{ "QUERY PLAN": string }>(`EXPLAIN ${sql}`)).rows.map((r) => r["QUERY PLAN"]).join("\n");
       const walkOf = (plan: string) => /CTE oldest\n([\s\S]*?)\n {2}CTE /.exec(plan)?.[1] ?? "";
       // The worker's first finish, on an empty queue, is what makes the plan kept.
       const first = await store.runs.ingest(hook("a0", 0));
@@ -481,7 +489,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
       )).rows[0]!["QUERY PLAN"][0].Plan;
       // The walk in due order reads runs_due_idx in its order (no sort of the queue at each step),
       // and the finish finds its run by its id.
-      const plan = await planOf(`EXECUTE fc_generic(${args(busy!, at(10_001), "next1").join(", ")})`);
+      const plan = await planOf(c, `EXECUTE fc_generic(${args(busy!, at(10_001), "next1").join(", ")})`);
       const walk = walkOf(plan);
       expect(walk).toMatch(/Index Scan using runs_due_idx/);
       expect(walk).not.toMatch(/Sort/);
@@ -496,9 +504,9 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
       await c.query("BEGIN");
       await c.query("DROP INDEX runs_due_idx");
       const literals = args({ id: busy!.id, claimToken: "t" }, at(10_001), "n");
-      const withoutDue = await planOf(Q.FINISH_AND_CLAIM.replace(/\$(\d)/g, (_, d: string) => literals[Number(d) - 1]!));
+      const withoutDue = await planOf(c, literally(Q.FINISH_AND_CLAIM, literals));
       expect(walkOf(withoutDue)).not.toMatch(/runs_queued_idx/);
-      expect(await planOf("SELECT id FROM runs WHERE status = 'running' AND claim_token = 'x'")).not.toMatch(/runs_running_idx/);
+      expect(await planOf(c, "SELECT id FROM runs WHERE status = 'running' AND claim_token = 'x'")).not.toMatch(/runs_running_idx/);
       await c.query("ROLLBACK");
       // Index seeks: tens of pages. The plan made from an idle queue's statistics read the 5,000 queued runs (~130 pages) at each step.
       expect(explained["Shared Hit Blocks"] + explained["Shared Read Blocks"]).toBeLessThan(120);
@@ -536,7 +544,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
       const claimPages = async () => {
         await c.query("BEGIN");
         try {
-          const literal = Q.CLAIM.replace(/\$(\d)/g, (_, d: string) => ["'w'", `'${at(61_000).toISOString()}'`, "'t'"][Number(d) - 1]!);
+          const literal = literally(Q.CLAIM, ["'w'", `'${at(61_000).toISOString()}'`, "'t'"]);
           const plan = (await c.query<{ "QUERY PLAN": [{ Plan: { "Shared Hit Blocks": number; "Shared Read Blocks": number } }] }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${literal}`)).rows[0]!["QUERY PLAN"][0].Plan;
           expect((await c.query<{ id: string }>("SELECT id FROM runs WHERE status = 'running'")).rows.map((r) => r.id)).toEqual([fresh!.runId]);
           return plan["Shared Hit Blocks"] + plan["Shared Read Blocks"];
@@ -566,26 +574,19 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
     const c = await store.pool.connect();
     try {
       await addApplet(store, "a0");
-      await c.query(`INSERT INTO events (id, applet_id, source, payload, received_at, created_at, updated_at)
-        SELECT 'h' || g, 'a0', 'webhook', '{}', $1, $1, $1 FROM generate_series(1, 5000) g`, [T0.toISOString()]);
-      await c.query(`INSERT INTO runs (id, applet_id, event_id, status, steps, finished_at, created_at, updated_at)
-        SELECT 'x' || substr(id, 2), applet_id, id, 'succeeded', '[]', received_at, received_at, received_at FROM events`);
+      await finishedHistory(c, 5000, 1);
       await c.query("UPDATE runs SET status = 'queued', next_attempt_at = created_at, finished_at = NULL WHERE id IN ('x1', 'x2')");
       await c.query("UPDATE runs SET status = 'running', locked_by = 'w', locked_at = created_at, claim_token = 't', finished_at = NULL WHERE id = 'x3'");
       await c.query("ANALYZE runs");
       // Whatever the statistics say: a sequential scan stays in the plan only when no index can serve it.
       await c.query("SET enable_seqscan = off");
-      const planOf = async (sql: string, params: string[]) => {
-        const literal = sql.replace(/\$(\d)/g, (_, d: string) => params[Number(d) - 1]!);
-        return (await c.query<{ "QUERY PLAN": string }>(`EXPLAIN ${literal}`)).rows.map((r) => r["QUERY PLAN"]).join("\n");
-      };
       const now = `'${at(60_000).toISOString()}'`;
       for (const [sql, params] of [
         [Q.STALE, [now, `'${T0.toISOString()}'`, "'w'"]],
         [Q.QUEUE_TALLY, [now]],
         [Q.PRUNE_WORKERS, [now]],
       ] as const) {
-        expect(await planOf(sql, [...params])).not.toMatch(/Seq Scan on runs/);
+        expect(await planOf(c, literally(sql, params))).not.toMatch(/Seq Scan on runs/);
       }
       // And they still answer.
       expect((await store.runs.tally(T0.toISOString(), at(60_000))).queued).toBe(2);
