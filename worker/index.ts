@@ -65,9 +65,10 @@ try {
 const workerId = newWorkerId();
 const sandbox = createSandbox();
 
-// Where the store announces claimable runs (PostgreSQL LISTEN/NOTIFY), idle slots sleep until
-// woken and look on their own only every 5 s (the safety net, and runs whose retry time came);
-// on SQLite they look every 500 ms.
+// Where the store announces claimable runs (PostgreSQL LISTEN/NOTIFY, to workers that say they
+// have an idle slot: lib/queue/wakeups.ts, started by the loop), idle slots sleep until woken and
+// look on their own only every 5 s (the safety net, and runs whose retry time came); on SQLite
+// they look every 500 ms.
 // The inbound SMTP receiver, started below; the heartbeat reports its port.
 let receiver: Receiver | null = null;
 const executor = startExecutorLoop(
@@ -83,7 +84,6 @@ const executor = startExecutorLoop(
     report: async () => ({ smtpPort: receiver?.listening() ? receiver.port : null, metrics: await snapshot() }),
   },
 );
-app.store.notifications?.onQueued(() => executor.wake());
 
 // Timed actions (issue 17): due planned runs are checked and dispatched to the executor every
 // second; a dispatched run is an ordinary queued run from there on.

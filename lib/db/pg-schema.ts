@@ -229,6 +229,19 @@ export const liveWatchers = pgTable("live_watchers", {
 });
 
 /**
+ * PostgreSQL only: worker processes with an idle slot, each until its row expires (PostgreSQL's
+ * clock; renewed while idle, removed when busy again: lib/queue/wakeups.ts). A run that becomes
+ * claimable is announced (NOTIFY whenthen_queued, drizzle-pg/0017) only while one is here. A
+ * notifying transaction holds PostgreSQL's one notification lock from its NOTIFY through its
+ * commit's WAL flush, so every run's finish announcing itself serialised the commits of all
+ * workers: the queue's throughput fell as workers were added (bench/RESULTS.md, 2026-12-03).
+ */
+export const queueWatchers = pgTable("queue_watchers", {
+  id: text("id").primaryKey(),
+  until: timestamp("until", { withTimezone: true }).notNull(),
+});
+
+/**
  * API tokens (issue 19 on main: lib/db/schema.ts apiTokens), here ahead of the merge so the
  * PostgreSQL migrations already hold the table; same columns and types as SQLite's.
  */

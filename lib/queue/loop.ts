@@ -4,6 +4,7 @@ import type { ClaimedRun } from "../db/store";
 import { executeRun, UnsavedOutcome, type ExecutorDeps, type Outcome } from "../executor/run";
 import { processMetrics } from "../metrics";
 import { createWorkerLease, type WorkerLease, type WorkerReport } from "./lease";
+import { startQueueWakeups } from "./wakeups";
 
 /** A live worker's run locked longer than this is taken to be stuck and goes back to the queue (spec: 10 minutes). */
 export const STUCK_AFTER_MS = 10 * 60_000;
@@ -71,6 +72,20 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
       waiters.add(done);
     });
   const wake = () => [...waiters].forEach((w) => w());
+  // Where the store announces claimable runs, it does so only while a worker says it has an idle
+  // slot (lib/queue/wakeups.ts): a slot is idle from a claim that found nothing to one that found a run.
+  const wakeups = store.notifications ? startQueueWakeups({ notifications: store.notifications, workerId: opts.workerId, wake, log }) : null;
+  const idleSlots = new Set<number>();
+  const setIdle = (n: number, idle: boolean) => {
+    if (idle === idleSlots.has(n)) return;
+    if (idle) {
+      idleSlots.add(n);
+      if (idleSlots.size === 1) wakeups?.idle();
+    } else {
+      idleSlots.delete(n);
+      if (idleSlots.size === 0) wakeups?.busy();
+    }
+  };
 
   const recoverStale = async () => {
     try {
@@ -172,9 +187,11 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
         }
       }
       if (!run) {
+        setIdle(n, true);
         await pause(idleMs);
         continue;
       }
+      setIdle(n, false);
       inFlight.set(n, run);
       metrics.runsStarted.inc();
       let outcome: Outcome | null;
@@ -267,6 +284,7 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
         }
       }
       clearInterval(heartbeatTimer);
+      await wakeups?.stop();
       await lease.end();
       return { released };
     },

@@ -73,8 +73,9 @@ describe.skipIf(skip)(`pnpm backup on PostgreSQL${skip ? ` (${skip})` : ""}`, ()
     expect((await back.applets.list()).map((a) => a.name)).toEqual(["kept"]);
     expect((await back.runs.list({ limit: 200 })).runs).toHaveLength(25);
     expect(await back.secrets.getEncrypted("API_KEY")).toBe("v1:cipher");
-    // The restored database still announces run changes (the trigger came back with it).
+    // The restored database still announces claimable runs to an idle worker (the trigger came back with it).
     const heard = new Promise<void>((resolve) => back.notifications.onQueued(resolve));
+    await back.notifications.watchQueue("idle-worker", 60_000);
     await new Promise((res) => setTimeout(res, 300));
     await back.runs.ingest({ appletId: "a1", source: "webhook", dedupeKey: null, payloadJson: "{}", receivedAt: t, maxAttempts: 5 });
     await heard;

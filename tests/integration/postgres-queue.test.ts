@@ -296,8 +296,10 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
         web1.notifications.onQueued(() => woke.push(Date.now()));
         web1.notifications.onRunChanged(() => changed[0]!++);
         web2.notifications.onRunChanged(() => changed[1]!++);
-        // A live view is open in one of them: run changes are announced to both.
+        // A live view is open in one of them: run changes are announced to both; a worker has an
+        // idle slot: claimable runs are announced.
         await web1.notifications.watchRuns("view-1", 60_000);
+        await web1.notifications.watchQueue("worker-1", 60_000);
         // The LISTEN sessions open on first subscription.
         await new Promise((r) => setTimeout(r, 300));
         const heard = async (step: () => Promise<unknown>) => {
@@ -335,6 +337,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
         web.notifications.onRunChanged(() => changed++);
         web.notifications.onQueued(() => queued++);
         await web.notifications.watchRuns("view", 60_000);
+        await web.notifications.watchQueue("worker", 60_000);
         await new Promise((r) => setTimeout(r, 300));
         const batch = Array.from({ length: 50 }, (_, i) => hook("b1", i, { dedupeKey: `d${i}` }));
         const results = await store.runs.ingestMany(batch);
@@ -351,7 +354,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
     });
   });
 
-  test("#16: run changes are announced only while a live view is open somewhere (each announcement wakes every listening session: workers', web processes'), queued runs always; a watcher's row expires", async () => {
+  test("#16: run changes are announced only while a live view is open somewhere (each announcement wakes every listening session: workers', web processes'); a watcher's row expires", async () => {
     const store = await createTestPostgresStore();
     const web = openPostgresStore({ url: TEST_POSTGRES_URL, schema: store.schema, poolSize: 1 });
     try {
@@ -363,12 +366,14 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
       web.notifications.onQueued(() => queued++);
       await new Promise((r) => setTimeout(r, 300));
       const settle = () => new Promise((r) => setTimeout(r, 300));
-      // Nobody watching: an ingest wakes the workers, its claim and finish announce nothing.
+      // Nobody watching, a worker idle: an ingest wakes the workers, its claim and finish announce nothing.
+      await web.notifications.watchQueue("worker", 60_000);
       const first = await store.runs.ingest(hook("v1", 0));
       const claimed = await store.runs.claim("w", at(1_000));
       await store.runs.finish(claimed!, "succeeded", [], null, at(1_001));
       await settle();
       expect({ changed, queued }).toEqual({ changed: 0, queued: 2 });
+      await web.notifications.unwatchQueue("worker");
       expect(first).not.toBeNull();
       // A live view opens (as lib/bus/live.ts does for an SSE stream): every change is announced.
       await web.notifications.watchRuns("view", 1_000);
@@ -397,6 +402,74 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
       }
     } finally {
       await web.close();
+      await store.cleanup();
+    }
+  });
+
+  test("#16: claimable runs are announced only while a worker says it has an idle slot (an announcing commit holds the server's notification lock through its WAL flush); going idle waits for the transactions that may have missed the row", async () => {
+    const store = await createTestPostgresStore();
+    const worker = openPostgresStore({ url: TEST_POSTGRES_URL, schema: store.schema, poolSize: 2 });
+    const producer = new pg.Client({ connectionString: TEST_POSTGRES_URL, options: `-c search_path=${store.schema}` });
+    try {
+      await worker.ready();
+      await producer.connect();
+      await addApplet(store, "q1");
+      let queued = 0;
+      worker.notifications.onQueued(() => queued++);
+      await new Promise((r) => setTimeout(r, 300));
+      const settle = () => new Promise((r) => setTimeout(r, 300));
+      // Every slot busy (no row): an ingest, a claim and a finish announce nothing, and the commits
+      // take no notification lock.
+      await store.runs.ingest(hook("q1", 0));
+      const first = await store.runs.claim("w", at(1_000));
+      await store.runs.finish(first!, "succeeded", [], null, at(1_001));
+      await settle();
+      expect(queued).toBe(0);
+      // A slot idle: a queued run and a finish that frees an applet are announced.
+      await worker.notifications.watchQueue("w", 60_000);
+      await store.runs.ingest(hook("q1", 2_000));
+      await settle();
+      expect(queued).toBe(1);
+      const second = await store.runs.claim("w", at(3_000));
+      await store.runs.finish(second!, "succeeded", [], null, at(3_001));
+      await settle();
+      expect(queued).toBe(2);
+      // Busy again: the row goes (one per worker, whatever the renewals), and so do announcements.
+      await worker.notifications.watchQueue("w", 60_000, { settle: false });
+      expect((await store.pool.query("SELECT id FROM queue_watchers")).rows).toEqual([{ id: "w" }]);
+      await worker.notifications.unwatchQueue("w");
+      await store.runs.ingest(hook("q1", 4_000));
+      await settle();
+      expect(queued).toBe(2);
+
+      // A transaction that queued a run and looked for a watcher before the row went in (so it
+      // announces nothing) is still open: going idle waits until it has ended, so the look at the
+      // queue that follows sees its run.
+      await producer.query("BEGIN");
+      await producer.query(Q.INGEST, ["late-event", "q1", "webhook", null, "{}", at(5_000).toISOString(), "late-run", 5]);
+      let idleAt = 0;
+      const going = worker.notifications.watchQueue("w", 60_000).then(() => (idleAt = performance.now()));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(idleAt).toBe(0);
+      const committedAt = performance.now();
+      await producer.query("COMMIT");
+      await going;
+      expect(idleAt).toBeGreaterThanOrEqual(committedAt);
+      const runs = (await worker.pool.query<{ id: string }>("SELECT id FROM runs WHERE status = 'queued' ORDER BY created_at")).rows.map((r) => r.id);
+      expect(runs).toContain("late-run");
+      await settle();
+      expect(queued).toBe(2);
+      // A transaction left open for good (an operator's psql) holds it up for a second at most.
+      await producer.query("BEGIN");
+      await producer.query("UPDATE applets SET name = name WHERE id = 'q1'");
+      const t0 = performance.now();
+      await worker.notifications.watchQueue("w", 60_000);
+      expect(performance.now() - t0).toBeGreaterThanOrEqual(900);
+      expect(performance.now() - t0).toBeLessThan(3_000);
+      await producer.query("ROLLBACK");
+    } finally {
+      await producer.end().catch(() => undefined);
+      await worker.close();
       await store.cleanup();
     }
   });

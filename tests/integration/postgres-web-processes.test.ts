@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import nodemailer from "nodemailer";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { spawnWorkerProcess, type WorkerProcess } from "../helpers/processes";
 import { TEST_POSTGRES_URL, createTestSchema, noPostgres } from "../helpers/postgres";
@@ -113,11 +114,13 @@ describe.skipIf(noPostgres)(`two web processes and a worker on one PostgreSQL da
   let token: string;
   let root: string;
   let smtpPort: number;
+  let dbUrl: string;
 
   beforeAll(async () => {
     const { schema, drop } = await createTestSchema("webs");
     cleanups.push(drop);
     const url = `${TEST_POSTGRES_URL}${TEST_POSTGRES_URL.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+    dbUrl = url;
     root = mkdtempSync(path.join(tmpdir(), "whenthen-pgwebs-"));
     cleanups.push(() => rmSync(root, { recursive: true, force: true }));
     // A first, so that it migrates alone; B then finds the database initialised with the same keys.
@@ -159,7 +162,17 @@ describe.skipIf(noPostgres)(`two web processes and a worker on one PostgreSQL da
     // Past the looks a stream's opening makes (at once and a second later): what comes next, only
     // a NOTIFY brings within a second.
     await new Promise((r) => setTimeout(r, 1_500));
+    // The worker, idle, says so (drizzle-pg/0017): the webhook's run is announced to it.
+    const db = new pg.Client({ connectionString: dbUrl });
+    await db.connect();
+    try {
+      const rows = (await db.query<{ idle: boolean }>("SELECT EXISTS (SELECT 1 FROM queue_watchers q JOIN workers w ON w.id = q.id WHERE q.until > now()) AS idle")).rows;
+      expect(rows).toEqual([{ idle: true }]);
+    } finally {
+      await db.end();
+    }
     const hook = await fetch(`${a.base}/api/hooks/${applet.id}/${applet.webhook_token}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ n: 1 }) });
+    const accepted = Date.now();
     expect(hook.status).toBe(202);
     const { run_id: runId } = (await hook.json()) as { run_id: string };
 
@@ -172,8 +185,10 @@ describe.skipIf(noPostgres)(`two web processes and a worker on one PostgreSQL da
     expect(states.at(-1)).toBe("succeeded");
     for (const s of states.slice(0, -1)) expect(["queued", "running"]).toContain(s);
     // And the run is the one the worker executed: web B reads it as succeeded from the database.
-    const { run } = (await (await fetch(`${b.base}/api/runs/${runId}`, { headers: { authorization: `Bearer ${token}` } })).json()) as { run: { status: string; finished_at: string } };
+    const { run } = (await (await fetch(`${b.base}/api/runs/${runId}`, { headers: { authorization: `Bearer ${token}` } })).json()) as { run: { status: string; started_at: string; finished_at: string } };
     expect(run.status).toBe("succeeded");
+    // Started at once, woken by the announcement, not by the idle worker's look every 5 s.
+    expect(Date.parse(run.started_at) - accepted).toBeLessThan(1_000);
     // Within a second or so of the finish (one machine, one clock): announced by NOTIFY because web
     // B's open stream made it a watcher (drizzle-pg/0016), not found by the 10 s safety look.
     expect(arrived - Date.parse(run.finished_at)).toBeLessThan(2_000);

@@ -924,6 +924,17 @@ export interface Store extends StoreAggregates {
      * announcement wakes every listening session. Renew it well before it runs out.
      */
     watchRuns(watcherId: string, forMs: number): Promise<void>;
+    /**
+     * This worker has an idle slot for the next `forMs`: runs that become claimable are announced
+     * (onQueued, in every process) only while some worker says so, since an announcing commit
+     * holds the server's one notification lock through its WAL flush and so serialises every
+     * other announcing commit. Resolves once the transactions in progress when the row went in
+     * have ended (they may have looked for a row before it was there): a look at the queue after
+     * it misses no run. `settle: false`, a renewal of a row that has not lapsed, skips that wait.
+     */
+    watchQueue(workerId: string, forMs: number, opts?: { settle?: boolean }): Promise<void>;
+    /** This worker's slots are all busy again (or it stops): no announcement is needed for it. */
+    unwatchQueue(workerId: string): Promise<void>;
   };
   /**
    * Unit of work: runs `fn` with the aggregates bound to one transaction, commits when the

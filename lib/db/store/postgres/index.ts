@@ -168,6 +168,11 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
       onQueued: (fn) => listen().on(Q.QUEUED_CHANNEL, () => fn()),
       onRunChanged: (fn) => listen().on(Q.RUNS_CHANNEL, () => fn()),
       watchRuns: async (watcherId, forMs) => void (await query(readyPool, Q.WATCH_RUNS, [watcherId, forMs / 1000])),
+      watchQueue: async (workerId, forMs, { settle = true } = {}) => {
+        await query(readyPool, Q.WATCH_QUEUE, [workerId, forMs / 1000]);
+        if (settle) await transactionsEnded(readyPool);
+      },
+      unwatchQueue: async (workerId) => void (await query(readyPool, Q.UNWATCH_QUEUE, [workerId])),
     },
     transaction: async (fn) => {
       try {
@@ -183,6 +188,22 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
       await pool.end();
     },
   };
+}
+
+/**
+ * Resolves when every transaction in progress now has ended, or after `capMs` (a transaction an
+ * operator left open, a prepared one): a transaction that looked for a queue watcher before the
+ * caller's row went in, and so announced nothing, has committed by then, and a look at the queue
+ * after this sees what it queued.
+ */
+async function transactionsEnded(q: Queryable, capMs = 1_000): Promise<void> {
+  const { snapshot } = (await query<{ snapshot: string }>(q, Q.IN_PROGRESS)).rows[0]!;
+  const deadline = performance.now() + capMs;
+  // Nothing else in progress: a snapshot whose xip list is empty ("xmin:xmax:").
+  if (snapshot.endsWith(":")) return;
+  while (!(await query<{ ended: boolean }>(q, Q.ENDED, [snapshot])).rows[0]!.ended && performance.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 2));
+  }
 }
 
 /**

@@ -302,7 +302,23 @@ export const WATCH_RUNS = `WITH gone AS (DELETE FROM live_watchers WHERE until <
   INSERT INTO live_watchers (id, until) VALUES ($1, now() + make_interval(secs => $2::float8))
   ON CONFLICT (id) DO UPDATE SET until = EXCLUDED.until`;
 
+/**
+ * A worker with an idle slot says so until now + $2 seconds (PostgreSQL's clock): runs that become
+ * claimable are announced only while a row here has not expired (drizzle-pg/0017). $1 worker id.
+ */
+export const WATCH_QUEUE = `INSERT INTO queue_watchers (id, until) VALUES ($1, now() + make_interval(secs => $2::float8))
+  ON CONFLICT (id) DO UPDATE SET until = EXCLUDED.until`;
+
+/** A worker whose slots are all busy again, or that stops; rows of workers that died go on the way. $1 worker id. */
+export const UNWATCH_QUEUE = "DELETE FROM queue_watchers WHERE id = $1 OR until < now() - interval '1 hour'";
+
+/** The transactions in progress now, as a snapshot's text (its xip list). */
+export const IN_PROGRESS = "SELECT pg_current_snapshot()::text AS snapshot";
+
+/** Whether every transaction in progress in snapshot $1 (IN_PROGRESS) has ended. */
+export const ENDED = "SELECT NOT EXISTS (SELECT 1 FROM pg_snapshot_xip($1::pg_snapshot) x WHERE pg_xact_status(x) = 'in progress') AS ended";
+
 /** Runs were inserted or changed status, while a live view is open (no payload: listeners read `changedAfter`; drizzle-pg/0013, 0016). */
 export const RUNS_CHANNEL = "whenthen_runs";
-/** A run became claimable (no payload; drizzle-pg/0013). */
+/** A run became claimable, while a worker has an idle slot (no payload; drizzle-pg/0013, 0017). */
 export const QUEUED_CHANNEL = "whenthen_queued";
