@@ -93,7 +93,15 @@ export const INGEST_MANY = `WITH input AS (
  * `finishing`, the run its finish ends (its applet counts as free), and `extra`, a condition on
  * the pick (only after that finish went in).
  */
-const CLAIM_WINDOW = 64;
+/**
+ * How far the first pass walks. Its candidates past the first few are runs of applets that are
+ * running or not their applet's head: a burst of webhooks for one applet fills the front of the
+ * queue with that applet's runs, and then every claim of another applet walked the whole window
+ * before the second pass found its run. Measured with 6,000 runs queued 50 per applet in turn and
+ * two workers draining (bench/pg-drain.bench.ts, 2026-12-03): FINISH_AND_CLAIM 1.43-1.71 ms and 338-383
+ * pages with 64, 1.21-1.31 ms and 252-285 pages with 16 (pg_stat_statements, three runs each).
+ */
+const CLAIM_WINDOW = 16;
 /**
  * "Still queued" for a row already found by its id (the pick's lock, the claim's UPDATE). Written so
  * that it does not match the predicate of the partial indexes on queued runs: a generic plan made
