@@ -27,6 +27,8 @@ const hook = (appletId: string, ms: number, extra: Partial<IngestInput> = {}): I
   ...extra,
 });
 
+/** Time for a LISTEN session to open, or for the notifications of a commit to arrive. */
+const settle = () => new Promise((r) => setTimeout(r, 300));
 /** `sql` with its $n parameters written in as the SQL literals `params`, for EXPLAIN. */
 const literally = (sql: string, params: readonly string[]) => sql.replace(/\$(\d)/g, (_, d: string) => params[Number(d) - 1]!);
 /** A plan as text. */
@@ -301,7 +303,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
         await web1.notifications.watchRuns("view-1", 60_000);
         await web1.notifications.watchQueue("worker-1", 60_000);
         // The LISTEN sessions open on first subscription.
-        await new Promise((r) => setTimeout(r, 300));
+        await settle();
         const heard = async (step: () => Promise<unknown>) => {
           const before = [...changed];
           await step();
@@ -338,7 +340,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
         web.notifications.onQueued(() => queued++);
         await web.notifications.watchRuns("view", 60_000);
         await web.notifications.watchQueue("worker", 60_000);
-        await new Promise((r) => setTimeout(r, 300));
+        await settle();
         const batch = Array.from({ length: 50 }, (_, i) => hook("b1", i, { dedupeKey: `d${i}` }));
         const results = await store.runs.ingestMany(batch);
         expect(results.filter((r) => r && !(r instanceof Error))).toHaveLength(50);
@@ -346,7 +348,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
         expect(await store.runs.ingestMany(batch)).toEqual(batch.map(() => null));
         const deadline = Date.now() + 1_000;
         while ((changed < 1 || queued < 1) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-        await new Promise((r) => setTimeout(r, 300));
+        await settle();
         expect({ changed, queued }).toEqual({ changed: 1, queued: 1 });
       } finally {
         await web.close();
@@ -364,8 +366,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
       let queued = 0;
       web.notifications.onRunChanged(() => changed++);
       web.notifications.onQueued(() => queued++);
-      await new Promise((r) => setTimeout(r, 300));
-      const settle = () => new Promise((r) => setTimeout(r, 300));
+      await settle();
       // Nobody watching, a worker idle: an ingest wakes the workers, its claim and finish announce nothing.
       await web.notifications.watchQueue("worker", 60_000);
       const first = await store.runs.ingest(hook("v1", 0));
@@ -416,8 +417,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
       await addApplet(store, "q1");
       let queued = 0;
       worker.notifications.onQueued(() => queued++);
-      await new Promise((r) => setTimeout(r, 300));
-      const settle = () => new Promise((r) => setTimeout(r, 300));
+      await settle();
       // Every slot busy (no row): an ingest, a claim and a finish announce nothing, and the commits
       // take no notification lock.
       await store.runs.ingest(hook("q1", 0));
@@ -449,7 +449,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
       await producer.query(Q.INGEST, ["late-event", "q1", "webhook", null, "{}", at(5_000).toISOString(), "late-run", 5]);
       let idleAt = 0;
       const going = worker.notifications.watchQueue("w", 60_000).then(() => (idleAt = performance.now()));
-      await new Promise((r) => setTimeout(r, 300));
+      await settle();
       expect(idleAt).toBe(0);
       const committedAt = performance.now();
       await producer.query("COMMIT");
