@@ -3,7 +3,8 @@ import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { openPostgresStore, type PostgresStore } from "@/lib/db/store/postgres";
 import { migratePostgres } from "@/lib/db/store/postgres/migrate";
 import * as Q from "@/lib/db/store/postgres/queue-sql";
-import type { IngestInput } from "@/lib/db/store/types";
+import type { ClaimedRun, IngestInput } from "@/lib/db/store/types";
+import type { Step } from "@/lib/executor/types";
 import { TEST_POSTGRES_URL, createTestPostgresStore, createTestSchema, noPostgres } from "../helpers/postgres";
 
 /**
@@ -39,6 +40,39 @@ async function finishedHistory(c: pg.PoolClient, count: number, applets: number)
     SELECT 'h' || g, 'a' || (g % $2), 'webhook', '{}', $1, $1, $1 FROM generate_series(1, $3) g`, [T0.toISOString(), applets, count]);
   await c.query(`INSERT INTO runs (id, applet_id, event_id, status, steps, finished_at, created_at, updated_at)
     SELECT 'x' || substr(id, 2), applet_id, id, 'succeeded', '[]', received_at, received_at, received_at FROM events`);
+}
+
+/**
+ * Records the statements the store's pool runs (their first 30 characters) and "connect (a
+ * transaction)" for each client the store checks out itself, until `restore`.
+ */
+function recordCalls(store: PostgresStore) {
+  const calls: string[] = [];
+  const pool = store.pool as unknown as { query: (...a: unknown[]) => unknown; connect: (...a: unknown[]) => unknown };
+  const [query, connect] = [pool.query, pool.connect];
+  // pool.query checks a client out itself (synchronously): only a connect of the store's own is a transaction.
+  let inQuery = false;
+  pool.query = function (this: unknown, ...a: unknown[]) {
+    const text = typeof a[0] === "string" ? a[0] : (a[0] as { text: string }).text;
+    calls.push(text.trim().slice(0, 30));
+    inQuery = true;
+    try {
+      return query.apply(this, a);
+    } finally {
+      inQuery = false;
+    }
+  };
+  pool.connect = function (this: unknown, ...a: unknown[]) {
+    if (!inQuery) calls.push("connect (a transaction)");
+    return connect.apply(this, a);
+  };
+  return {
+    calls,
+    restore: () => {
+      pool.query = query;
+      pool.connect = connect;
+    },
+  };
 }
 
 describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` : ""}`, () => {
@@ -157,25 +191,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
     test("#16: a success's finish and the next claim are one statement on the pool (one round trip, no transaction); a failure, an open alert or a lost claim take the transaction", async () => {
       for (const id of ["f1", "f2"]) await addApplet(store, id);
       for (const [id, ms] of [["f1", 10], ["f1", 20], ["f2", 30], ["f1", 40], ["f2", 50]] as const) await store.runs.ingest(hook(id, ms));
-      const calls: string[] = [];
-      const pool = store.pool as unknown as { query: (...a: unknown[]) => unknown; connect: (...a: unknown[]) => unknown };
-      const [query, connect] = [pool.query, pool.connect];
-      // pool.query checks a client out itself (synchronously): only a connect of the store's own is a transaction.
-      let inQuery = false;
-      pool.query = function (this: unknown, ...a: unknown[]) {
-        const text = typeof a[0] === "string" ? a[0] : (a[0] as { text: string }).text;
-        calls.push(text.trim().slice(0, 30));
-        inQuery = true;
-        try {
-          return query.apply(this, a);
-        } finally {
-          inQuery = false;
-        }
-      };
-      pool.connect = function (this: unknown, ...a: unknown[]) {
-        if (!inQuery) calls.push("connect (a transaction)");
-        return connect.apply(this, a);
-      };
+      const { calls, restore } = recordCalls(store);
       try {
         const first = (await store.runs.claim("w1", at(1_000)))!;
         expect(first.createdAt).toBe(at(10).toISOString());
@@ -209,8 +225,60 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
         expect(lost.next).toMatchObject({ appletId: "f2", createdAt: at(50).toISOString() });
         expect((await store.runs.get(c.next!.id))?.status).toBe("running");
       } finally {
-        pool.query = query;
-        pool.connect = connect;
+        restore();
+      }
+    });
+
+    test("#16: the settles of one worker's slots that come while its statement is in flight go in one statement, with a claim for each finish that went in; a lost one is settled alone", async () => {
+      for (const id of ["g1", "g2", "g3", "g4", "g5"]) await addApplet(store, id);
+      for (const [id, ms] of [["g1", 10], ["g2", 20], ["g3", 30], ["g4", 40], ["g1", 50], ["g2", 60], ["g3", 70], ["g5", 80], ["g4", 90]] as const) await store.runs.ingest(hook(id, ms));
+      const running = [];
+      for (let i = 0; i < 4; i++) running.push((await store.runs.claim("w1", at(1_000)))!);
+      expect(running.map((r) => r.appletId)).toEqual(["g1", "g2", "g3", "g4"]);
+      const [r1, r2, r3, r4] = running as [ClaimedRun, ClaimedRun, ClaimedRun, ClaimedRun];
+      // Text that an array literal must escape, in the steps and the error of a batched finish.
+      const odd = 'a "quoted" \\ back\\slash, {braces}, NULL, ☃';
+      const steps = [{ kind: "action", name: odd, index: 0, status: "succeeded", attempt: 1, warnings: [odd], logs: [], started_at: at(1_000).toISOString(), duration_ms: 1, output: { text: odd } }] as Step[];
+      const { calls, restore } = recordCalls(store);
+      try {
+        // Four slots finish at once: the first goes alone, the other three wait for it and go together.
+        const [a, b, c, d] = await Promise.all([
+          store.runs.finishAndClaim(r1, "succeeded", [], null, at(1_001), "w1"),
+          store.runs.finishAndClaim(r2, "succeeded", steps, null, at(1_002), "w1"),
+          store.runs.finishAndClaim({ ...r3, claimToken: "not-the-token" }, "succeeded", [], null, at(1_003), "w1"),
+          store.runs.finishAndClaim(r4, "skipped", null, odd, at(1_004), "w1"),
+        ]);
+        expect(calls.slice(0, 3)).toEqual([expect.stringMatching(/^WITH RECURSIVE f AS/), expect.stringMatching(/^WITH RECURSIVE input AS/), expect.stringMatching(/^WITH RECURSIVE f AS/)]);
+        // The first freed g1 and took its next run, g1@50.
+        expect(a).toMatchObject({ ok: true, next: { appletId: "g1", createdAt: at(50).toISOString() } });
+        // The batch: g2's and g4's finishes went in, so g2 and g4 were free; g3 was not (its finish
+        // was refused: the run is still running under its real token), nor g1 (a's claim). Two
+        // finishes, two claims: the oldest due heads of free applets, g2@60 and g5@80.
+        expect(b.ok).toBe(true);
+        expect(d.ok).toBe(true);
+        expect([b.next, d.next].map((n) => `${n?.appletId}@${n?.createdAt}`).sort()).toEqual([`g2@${at(60).toISOString()}`, `g5@${at(80).toISOString()}`]);
+        // The lost one, settled alone after: nothing of its run changed, and it claimed g4@90 (free since d).
+        expect(c).toMatchObject({ ok: false, next: { appletId: "g4", createdAt: at(90).toISOString() } });
+        expect(await store.runs.get(r3.id)).toMatchObject({ status: "running", finishedAt: null });
+        expect(await store.runs.saveSteps(r3, [], at(1_010))).toBe(true);
+
+        // Each finish kept its own time, steps and error; each claim is fenced by its own token.
+        expect(await store.runs.get(r2.id)).toMatchObject({ status: "succeeded", finishedAt: at(1_002).toISOString(), steps, error: null, lockedBy: null });
+        expect(await store.runs.get(r4.id)).toMatchObject({ status: "skipped", finishedAt: at(1_004).toISOString(), steps: [], error: odd });
+        const nexts = [a.next!, b.next!, c.next!, d.next!];
+        expect(new Set(nexts.map((n) => n.claimToken)).size).toBe(4);
+        for (const n of nexts) {
+          expect(n).toMatchObject({ status: "running", lockedBy: "w1", startedAt: expect.any(String), event: { id: n.eventId }, applet: { id: n.appletId }, replay: false });
+          expect(await store.runs.saveSteps(n, [], at(1_010))).toBe(true);
+        }
+        expect(await store.runs.saveSteps({ ...nexts[1]!, claimToken: nexts[3]!.claimToken }, [], at(1_010))).toBe(false);
+        const counts = Object.fromEntries(await Promise.all(["g1", "g2", "g3", "g4", "g5"].map(async (id) => [id, (await store.applets.get(id))?.runCount])));
+        expect(counts).toEqual({ g1: 1, g2: 1, g3: 0, g4: 1, g5: 0 });
+        // One running run per applet: g3's old one and the four claims.
+        const rows = (await store.pool.query<{ applet_id: string }>("SELECT applet_id FROM runs WHERE status = 'running' ORDER BY applet_id")).rows;
+        expect(rows.map((r) => r.applet_id)).toEqual(["g1", "g2", "g3", "g4", "g5"]);
+      } finally {
+        restore();
       }
     });
 
@@ -586,6 +654,50 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
       expect((await c.query("SELECT status, count(*)::int AS n FROM runs WHERE id = $1 OR status = 'running' GROUP BY status ORDER BY status", [busy!.id])).rows).toEqual([
         { status: "running", n: 1 },
         { status: "succeeded", n: 1 },
+      ]);
+    } finally {
+      c.release();
+      await store.cleanup();
+    }
+  });
+
+  test("#16: several finishes and their claims in one statement, planned while the queue was empty, find the finishing runs by their ids and walk the due runs in order when 5,000 are queued", async () => {
+    const store = await createTestPostgresStore();
+    const c = await store.pool.connect();
+    try {
+      for (let a = 0; a < 5; a++) await addApplet(store, `a${a}`);
+      await finishedHistory(c, 5000, 5);
+      await c.query("ANALYZE runs");
+      await c.query("SET plan_cache_mode = force_generic_plan");
+      await c.query(`PREPARE fm_generic(text[], text[], text[], text[], text[], text[], text, text) AS ${Q.FINISH_MANY_AND_CLAIM}`);
+      const array = (values: string[]) => `ARRAY[${values.map((v) => `'${v}'`).join(", ")}]::text[]`;
+      const args = (runs: ClaimedRun[], now: Date) => {
+        const at = runs.map(() => now.toISOString());
+        return [array(runs.map((r) => r.id)), array(runs.map((r) => r.claimToken)), array(runs.map(() => "succeeded")), array(runs.map(() => "[]")), "ARRAY[NULL, NULL]::text[]", array(at), `'${now.toISOString()}'`, "'w'"].join(", ");
+      };
+      // The first batch, on an empty queue, is what makes the plan kept.
+      for (const a of ["a0", "a1"]) await store.runs.ingest(hook(a, 0));
+      const idle = [(await store.runs.claim("w", at(1)))!, (await store.runs.claim("w", at(1)))!];
+      expect((await c.query(`EXECUTE fm_generic(${args(idle, at(2))})`)).rows).toMatchObject([{ finished: expect.arrayContaining(idle.map((r) => r.id)), id: null }]);
+      await c.query(`INSERT INTO events (id, applet_id, source, payload, received_at, created_at, updated_at)
+        SELECT 'e' || g, 'a' || (g % 5), 'webhook', '{}', t, t, t
+        FROM generate_series(1, 5000) g, LATERAL (SELECT to_char(($1::timestamptz + g * interval '1 ms') AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS t) ts`, [at(3).toISOString()]);
+      await c.query(`INSERT INTO runs (id, applet_id, event_id, status, next_attempt_at, steps, created_at, updated_at)
+        SELECT 'r' || substr(id, 2), applet_id, id, 'queued', received_at, '[]', received_at, received_at FROM events WHERE id LIKE 'e%'`);
+      const busy = [(await store.runs.claim("w", at(10_000)))!, (await store.runs.claim("w", at(10_000)))!];
+      const plan = await planOf(c, `EXECUTE fm_generic(${args(busy, at(10_001))})`);
+      expect(plan).toMatch(/Update on runs[\s\S]*?Index Scan using runs_pkey on runs/);
+      const walk = /CTE oldest\n([\s\S]*?)\n {2}CTE /.exec(plan)?.[1] ?? "";
+      expect(walk).toMatch(/Index Scan using runs_due_idx/);
+      expect(walk).not.toMatch(/Sort/);
+      const explained = (await c.query<{ "QUERY PLAN": [{ Plan: { "Shared Hit Blocks": number; "Shared Read Blocks": number } }] }>(
+        `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE fm_generic(${args(busy, at(10_001))})`,
+      )).rows[0]!["QUERY PLAN"][0].Plan;
+      // Two finishes and two claims in index seeks (~120 pages here), not a read of the 5,000 queued runs.
+      expect(explained["Shared Hit Blocks"] + explained["Shared Read Blocks"]).toBeLessThan(200);
+      expect((await c.query("SELECT status, count(*)::int AS n FROM runs WHERE id = ANY($1) OR status = 'running' GROUP BY status ORDER BY status", [busy.map((r) => r.id)])).rows).toEqual([
+        { status: "running", n: 2 },
+        { status: "succeeded", n: 2 },
       ]);
     } finally {
       c.release();

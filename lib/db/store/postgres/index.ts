@@ -48,6 +48,7 @@ import { checkInstanceKeys, type InstanceKeys } from "./instance";
 import { createListener, type Listener } from "./listen";
 import { cachedForHook } from "./hook-cache";
 import { defaultPgMigrationsDir, migratePostgres } from "./migrate";
+import { createLanes } from "./settles";
 import { createPool, inTransaction, query, queryDynamic, sqlState, type Queryable } from "./pool";
 import * as Q from "./queue-sql";
 import { alertsStore, recordPolled, recordSettled } from "./alerts";
@@ -670,6 +671,68 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
     }
   };
 
+  type Settle = { run: ClaimedRun; status: FinalStatus; steps: Step[] | null; error: string | null; now: Date; workerId: string };
+  type Settled = { ok: boolean; next: ClaimedRun | null };
+  const settleInTx = (s: Settle): Promise<Settled> =>
+    begin(async (c) => {
+      const ok = await finishOn(c, s.run, s.status, s.steps, s.error, s.now);
+      return { ok, next: await claimOn(c, s.workerId, s.now, true) };
+    });
+  /** One run's finish and the next claim in one statement (Q.FINISH_AND_CLAIM); a success that owes alert state, a lost claim or a race lost three times take the transaction. */
+  const settleAlone = async (s: Settle): Promise<Settled> => {
+    const params = [s.run.id, s.run.claimToken, s.status, s.steps === null ? null : JSON.stringify(s.steps), s.error, s.now.toISOString(), s.workerId];
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const token = randomUUID();
+      let row: (ClaimRaw & { finished: number }) | undefined;
+      try {
+        row = (await query<ClaimRaw & { finished: number }>(q, Q.FINISH_AND_CLAIM, [...params, token])).rows[0];
+      } catch (err) {
+        if (lostRace(err)) continue; // nothing of the statement went in: try it again
+        throw err;
+      }
+      if (!row || row.finished !== 1) break;
+      return { ok: true, next: row.id === null ? null : toClaimedRun(row, token) };
+    }
+    return settleInTx(s);
+  };
+  /**
+   * Several of one worker's settles in one statement (Q.FINISH_MANY_AND_CLAIM), the claims handed
+   * to the runs whose finish went in, in order; a run whose finish did not go in (its claim lost,
+   * alert state owed) is settled alone, as it would have been without the others.
+   */
+  const settleMany = async (items: Settle[]): Promise<Settled[]> => {
+    if (items.length === 1) return [await settleAlone(items[0]!)];
+    const claimAt = new Date(Math.max(...items.map((i) => i.now.getTime()))).toISOString();
+    const params = [
+      items.map((i) => i.run.id),
+      items.map((i) => i.run.claimToken),
+      items.map((i) => i.status),
+      items.map((i) => (i.steps === null ? null : JSON.stringify(i.steps))),
+      items.map((i) => i.error),
+      items.map((i) => i.now.toISOString()),
+      claimAt,
+      items[0]!.workerId,
+    ];
+    for (let attempt = 0; attempt < 3; attempt++) {
+      let rows: (ClaimRaw & { finished: string[] | null })[];
+      try {
+        rows = (await query<ClaimRaw & { finished: string[] | null }>(q, Q.FINISH_MANY_AND_CLAIM, params)).rows;
+      } catch (err) {
+        if (lostRace(err)) continue; // nothing of the statement went in: try it again
+        throw err;
+      }
+      const finished = new Set(rows[0]?.finished ?? []);
+      const claimed = rows.filter((r) => r.id !== null).map((r) => toClaimedRun(r, r.claim_token!));
+      const out: Settled[] = [];
+      for (const i of items) out.push(finished.has(i.run.id) ? { ok: true, next: claimed.shift() ?? null } : await settleAlone(i));
+      return out;
+    }
+    const out: Settled[] = [];
+    for (const i of items) out.push(await settleAlone(i));
+    return out;
+  };
+  const settles = createLanes(settleMany);
+
   return {
     ingest: (i) => ingestOne(q, i),
 
@@ -757,28 +820,11 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
 
     finish: (run, status, steps, error, now) => begin((c) => finishOn(c, run, status, steps, error, now)),
 
-    finishAndClaim: async (run, status, steps, error, now, workerId) => {
-      // The common case in one statement (Q.FINISH_AND_CLAIM); a failure, a success that owes
-      // alert state, a lost claim or a race lost three times take the transaction.
-      if (!inTx && (status === "succeeded" || status === "skipped")) {
-        const params = [run.id, run.claimToken, status, steps === null ? null : JSON.stringify(steps), error, now.toISOString(), workerId];
-        for (let attempt = 0; attempt < 3; attempt++) {
-          const token = randomUUID();
-          let row: (ClaimRaw & { finished: number }) | undefined;
-          try {
-            row = (await query<ClaimRaw & { finished: number }>(q, Q.FINISH_AND_CLAIM, [...params, token])).rows[0];
-          } catch (err) {
-            if (lostRace(err)) continue; // nothing of the statement went in: try it again
-            throw err;
-          }
-          if (!row || row.finished !== 1) break;
-          return { ok: true, next: row.id === null ? null : toClaimedRun(row, token) };
-        }
-      }
-      return begin(async (c) => {
-        const ok = await finishOn(c, run, status, steps, error, now);
-        return { ok, next: await claimOn(c, workerId, now, true) };
-      });
+    finishAndClaim: (run, status, steps, error, now, workerId) => {
+      const settle = { run, status, steps, error, now, workerId };
+      // The common case goes in one statement, with the other slots' of this worker when they come
+      // together (settles.ts); a failure or a settle inside a unit of work takes the transaction.
+      return !inTx && (status === "succeeded" || status === "skipped") ? settles.push(workerId, settle) : settleInTx(settle);
     },
 
     retryLater: async (run, steps, error, nextAttemptAt, now) =>

@@ -111,8 +111,13 @@ const CLAIM_WINDOW = 16;
  * kept until the next ANALYZE). status is NOT NULL, so the COALESCE changes no answer.
  */
 const stillQueued = (t: string) => `COALESCE(${t}.status, '') = 'queued'`;
-const claimCtes = (now: string, finishing = "", extra = "") => {
-  const free = (applet: string) => `(SELECT 1 FROM runs x WHERE x.status = 'running' AND x.applet_id = ${applet}${finishing ? ` AND x.id <> ${finishing}` : ""} LIMIT 1) IS NULL`;
+/**
+ * `finishing`: a condition on `x`, a running run, true unless its finish is in this statement (its
+ * applet then counts as free). `extra`: a condition on the pick. `notFast`: the second pass leaves
+ * out the heads the first found (a claim of several runs reads past the first pass's).
+ */
+const claimCtes = (now: string, finishing = "", extra = "", notFast = false, limit = "1") => {
+  const free = (applet: string) => `(SELECT 1 FROM runs x WHERE x.status = 'running' AND x.applet_id = ${applet}${finishing ? ` AND ${finishing}` : ""} LIMIT 1) IS NULL`;
   const due = `r.status = 'queued' AND r.next_attempt_at <= ${now}`;
   return `oldest(id, applet_id, next_attempt_at, created_at, n) AS (
     (SELECT r.id, r.applet_id, r.next_attempt_at, r.created_at, 1 FROM runs r
@@ -151,17 +156,17 @@ const claimCtes = (now: string, finishing = "", extra = "") => {
     FROM (
       (SELECT id FROM fast)
       UNION ALL
-      (SELECT id FROM heads ORDER BY next_attempt_at, created_at)
+      (SELECT id FROM heads${notFast ? " WHERE id NOT IN (SELECT id FROM fast)" : ""} ORDER BY next_attempt_at, created_at)
     ) h
     CROSS JOIN LATERAL (SELECT r.id FROM runs r WHERE r.id = h.id AND ${stillQueued("r")}${extra} FOR UPDATE OF r SKIP LOCKED) r
-    LIMIT 1
+    LIMIT ${limit}
   )`;
 };
 
-const claimUpdate = (worker: string, now: string, token: string) => `UPDATE runs SET status = 'running', locked_by = ${worker}, locked_at = ${now}, claim_token = ${token},
+const claimUpdate = (worker: string, now: string, token: string, many = false) => `UPDATE runs SET status = 'running', locked_by = ${worker}, locked_at = ${now}, claim_token = ${token},
          started_at = ${now}, finished_at = NULL, updated_at = ${now},
          applet_version = (SELECT MAX(v.version) FROM applet_versions v WHERE v.applet_id = runs.applet_id)
-  WHERE runs.id = (SELECT picked.id FROM picked) AND ${stillQueued("runs")}
+  WHERE runs.id ${many ? "IN (SELECT picked.id FROM picked)" : "= (SELECT picked.id FROM picked)"} AND ${stillQueued("runs")}
   RETURNING ${columns("runs.")}`;
 
 /**
@@ -235,11 +240,49 @@ export const FINISH_AND_CLAIM = `WITH RECURSIVE f AS (
       AND NOT ($3::text = 'succeeded' AND EXISTS (SELECT 1 FROM applets a WHERE a.id = runs.applet_id AND a.alert_open = 1))`)}
   ),
   counted AS (${COUNT_FINISHED}),
-  ${claimCtes("$6", "$1", " AND EXISTS (SELECT 1 FROM f)")},
+  ${claimCtes("$6", "x.id <> $1", " AND EXISTS (SELECT 1 FROM f)")},
   claimed AS (
     ${claimUpdate("$7", "$6", "$8")}
   )
   SELECT (SELECT COUNT(*) FROM f)::int AS finished, claimed.*, ${CLAIMED_EXTRAS}
+  FROM (SELECT 1) one LEFT JOIN claimed ON true ${CLAIMED_JOINS}`;
+
+/**
+ * FINISH_AND_CLAIM for several runs of one worker (group commit, lib/db/store/postgres/settles.ts):
+ * the finishes that come while the worker's previous statement is in flight go in one statement,
+ * with as many claims as finishes went in. The rules are FINISH_AND_CLAIM's, per run: a finish goes
+ * in only when fenced by its token, succeeded or skipped, and not owing alert state (read per run by
+ * its applet's key: as EXISTS, the planner hashed every applet with an open alert); the applets of
+ * the runs whose finish went in (`f`) count as free, those of the others do not. The claims are
+ * applets' heads (one per applet, so no two are of one applet), oldest due first, the second pass
+ * leaving out the first pass's. The claimed runs' tokens are made here (gen_random_uuid) and
+ * returned as `claim_token`.
+ * Returns one row per claimed run (one row of nulls when none), each with `finished`, the ids of the
+ * runs whose finish went in.
+ * Arrays, one element per run: $1 ids, $2 tokens, $3 statuses, $4 steps JSON text or null (keep),
+ * $5 errors, $6 times of the finishes; $7 the claims' time, $8 worker id.
+ */
+export const FINISH_MANY_AND_CLAIM = `WITH RECURSIVE input AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS t(id, token, status, steps, error, at)
+  ),
+  f AS (
+    UPDATE runs SET status = i.status, steps = COALESCE(i.steps::json, runs.steps), error = i.error, finished_at = i.at, updated_at = i.at,
+           locked_by = NULL, locked_at = NULL, claim_token = NULL, next_attempt_at = NULL
+    FROM input i
+    WHERE runs.id = i.id AND runs.claim_token = i.token AND runs.status = 'running' AND i.status IN ('succeeded', 'skipped')
+      AND NOT (i.status = 'succeeded' AND COALESCE((SELECT a.alert_open FROM applets a WHERE a.id = runs.applet_id), 0) = 1)
+    RETURNING runs.id, runs.applet_id, i.status, i.at
+  ),
+  counted AS (
+    UPDATE applets SET run_count = run_count + 1, last_fired_at = f.at,
+      failure_streak = CASE WHEN f.status = 'succeeded' THEN 0 ELSE applets.failure_streak END
+    FROM f WHERE applets.id = f.applet_id
+  ),
+  ${claimCtes("$7", "x.id NOT IN (SELECT f.id FROM f)", "", true, "(SELECT COUNT(*) FROM f)")},
+  claimed AS (
+    ${claimUpdate("$8", "$7", "gen_random_uuid()::text", true)}
+  )
+  SELECT (SELECT array_agg(f.id) FROM f) AS finished, claimed.*, ${CLAIMED_EXTRAS}
   FROM (SELECT 1) one LEFT JOIN claimed ON true ${CLAIMED_JOINS}`;
 
 /** $1 run id, $2 claim token, $3 steps JSON, $4 now. */
