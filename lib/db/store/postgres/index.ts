@@ -588,6 +588,18 @@ const toClaimedRun = (r: ClaimRaw, token: string): ClaimedRun =>
 /** Two claims raced for one applet and this one lost on runs_running_idx: claim again. */
 const lostRace = (err: unknown) => sqlState(err) === "23505" && (err as { constraint?: string }).constraint === "runs_running_idx";
 
+/** `fn` again while it loses that race (nothing of its statement went in), three times at most; undefined after the third. */
+async function unlessRaced<T>(fn: () => Promise<T>): Promise<T | undefined> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!lostRace(err)) throw err;
+    }
+  }
+  return undefined;
+}
+
 const encodeCursor = (createdAt: string, id: string) => Buffer.from(`${createdAt}|${id}`).toString("base64url");
 function decodeCursor(cursor: string): [string, string] {
   const [createdAt = "", id = ""] = Buffer.from(cursor, "base64url").toString().split("|");
@@ -681,18 +693,11 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
   /** One run's finish and the next claim in one statement (Q.FINISH_AND_CLAIM); a success that owes alert state, a lost claim or a race lost three times take the transaction. */
   const settleAlone = async (s: Settle): Promise<Settled> => {
     const params = [s.run.id, s.run.claimToken, s.status, s.steps === null ? null : JSON.stringify(s.steps), s.error, s.now.toISOString(), s.workerId];
-    for (let attempt = 0; attempt < 3; attempt++) {
+    const done = await unlessRaced(async () => {
       const token = randomUUID();
-      let row: (ClaimRaw & { finished: number }) | undefined;
-      try {
-        row = (await query<ClaimRaw & { finished: number }>(q, Q.FINISH_AND_CLAIM, [...params, token])).rows[0];
-      } catch (err) {
-        if (lostRace(err)) continue; // nothing of the statement went in: try it again
-        throw err;
-      }
-      if (!row || row.finished !== 1) break;
-      return { ok: true, next: row.id === null ? null : toClaimedRun(row, token) };
-    }
+      return { token, row: (await query<ClaimRaw & { finished: number }>(q, Q.FINISH_AND_CLAIM, [...params, token])).rows[0] };
+    });
+    if (done?.row?.finished === 1) return { ok: true, next: done.row.id === null ? null : toClaimedRun(done.row, done.token) };
     return settleInTx(s);
   };
   /**
@@ -713,22 +718,11 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
       claimAt,
       items[0]!.workerId,
     ];
-    for (let attempt = 0; attempt < 3; attempt++) {
-      let rows: (ClaimRaw & { finished: string[] | null })[];
-      try {
-        rows = (await query<ClaimRaw & { finished: string[] | null }>(q, Q.FINISH_MANY_AND_CLAIM, params)).rows;
-      } catch (err) {
-        if (lostRace(err)) continue; // nothing of the statement went in: try it again
-        throw err;
-      }
-      const finished = new Set(rows[0]?.finished ?? []);
-      const claimed = rows.filter((r) => r.id !== null).map((r) => toClaimedRun(r, r.claim_token!));
-      const out: Settled[] = [];
-      for (const i of items) out.push(finished.has(i.run.id) ? { ok: true, next: claimed.shift() ?? null } : await settleAlone(i));
-      return out;
-    }
+    const rows = (await unlessRaced(async () => (await query<ClaimRaw & { finished: string[] | null }>(q, Q.FINISH_MANY_AND_CLAIM, params)).rows)) ?? [];
+    const finished = new Set(rows[0]?.finished ?? []);
+    const claimed = rows.filter((r) => r.id !== null).map((r) => toClaimedRun(r, r.claim_token!));
     const out: Settled[] = [];
-    for (const i of items) out.push(await settleAlone(i));
+    for (const i of items) out.push(finished.has(i.run.id) ? { ok: true, next: claimed.shift() ?? null } : await settleAlone(i));
     return out;
   };
   const settles = createLanes(settleMany);
