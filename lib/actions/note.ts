@@ -28,13 +28,13 @@ import type { ActionContext, ActionPlugin } from "./types";
  *   can neither lead the write outside the root nor be written through. `append` also refuses a
  *   file with more than one hard link: another name of it may live outside the root.
  *
- * `create` never overwrites: an existing `name.md` gives `name (2).md`, `name (3).md`, … claimed
- * atomically with O_EXCL. `append` adds to the file (creating it when missing), starting on a new
+ * `create` never overwrites: an existing `name.md` gives `name (2).md`, `name (3).md`, … (the next
+ * after the highest copy in the folder), claimed atomically with O_EXCL. `append` adds to the file (creating it when missing), starting on a new
  * line when the file does not end with one.
  */
 
-/** How many ` (n)` names `create` tries before giving up. */
-const MAX_COPIES = 1000;
+/** The highest ` (n)` a name gets in `create` mode. */
+const MAX_COPIES = 100_000;
 
 const modeSchema = z
   .union([z.literal(""), z.enum(["create", "append"])])
@@ -231,16 +231,25 @@ async function resolveFolder(realRoot: string, segments: string[], folderRaw: st
 /** O_NOFOLLOW is missing on Windows; there, O_EXCL alone still refuses an existing link in create mode. */
 const NOFOLLOW = fsConstants.O_NOFOLLOW ?? 0;
 
+/**
+ * The name itself first; when it is taken, the copies go on from the highest ` (n)` of it in the
+ * folder (one read of the folder, instead of an open per number already taken: the 500th copy of
+ * a name tried 500 names), each claimed with O_EXCL, so a copy made meanwhile by another run only
+ * moves this one to the next number.
+ */
 async function createNew(dir: string, filename: string, content: string): Promise<{ target: string; copy: number }> {
   const flags = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | NOFOLLOW;
-  for (let n = 1; n <= MAX_COPIES; n++) {
+  for (let n = 1; n <= MAX_COPIES; ) {
     const target = path.join(dir, n === 1 ? filename : numbered(filename, n));
     let handle: FileHandle;
     try {
       handle = await fs.open(target, flags, 0o644);
     } catch (err) {
-      // EEXIST: the name is taken (by a file, a folder or a link): try the next number.
-      if ((err as NodeJS.ErrnoException).code === "EEXIST") continue;
+      // EEXIST: the name is taken (by a file, a folder or a link).
+      if ((err as NodeJS.ErrnoException).code === "EEXIST") {
+        n = n === 1 ? (await highestCopy(dir, filename)) + 1 : n + 1;
+        continue;
+      }
       throw fsError(`note: cannot create ${JSON.stringify(target)}`, err);
     }
     try {
@@ -252,9 +261,28 @@ async function createNew(dir: string, filename: string, content: string): Promis
     }
     return { target, copy: n };
   }
-  throw new ActionError(`note: ${JSON.stringify(filename)} and its ${MAX_COPIES - 1} numbered copies all exist in ${JSON.stringify(dir)}`, {
+  throw new ActionError(`note: ${JSON.stringify(filename)} already has numbered copies up to (${MAX_COPIES}) in ${JSON.stringify(dir)}; use another name or append mode`, {
     retryable: false,
   });
+}
+
+/** The highest n of the ` (n)` copies of `filename` in `dir` (1 when there are none). */
+async function highestCopy(dir: string, filename: string): Promise<number> {
+  const ext = path.extname(filename);
+  const [head, tail] = [`${filename.slice(0, filename.length - ext.length)} (`, `)${ext}`];
+  let names: string[];
+  try {
+    names = await fs.readdir(dir);
+  } catch (err) {
+    throw fsError(`note: cannot read the folder ${JSON.stringify(dir)}`, err);
+  }
+  let highest = 1;
+  for (const name of names) {
+    if (name.length <= head.length + tail.length || !name.startsWith(head) || !name.endsWith(tail)) continue;
+    const digits = name.slice(head.length, name.length - tail.length);
+    if (/^[1-9]\d{0,8}$/.test(digits)) highest = Math.max(highest, Number(digits));
+  }
+  return highest;
 }
 
 /** `name.md` → `name (2).md`; `name` → `name (2)`. */

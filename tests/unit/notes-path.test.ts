@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeEach, describe, expect, test } from "vitest";
 import { noteAction, noteConfigSchema } from "@/lib/actions/note";
@@ -50,6 +50,30 @@ describe("note action", () => {
     expect(readFileSync(one, "utf8")).toBe("first");
     expect(readFileSync(two, "utf8")).toBe("second");
     expect(readFileSync(three, "utf8")).toBe("third");
+  });
+
+  test("create mode: a name with hundreds of copies gets the next after the highest, from one read of the folder (each new copy tried every number taken, 60-100 ms by the 500th); past the last number the error says what to do", async () => {
+    mkdirSync(notesRoot, { recursive: true });
+    writeFileSync(path.join(notesRoot, "digest.md"), "0");
+    for (let n = 2; n <= 600; n++) writeFileSync(path.join(notesRoot, `digest (${n}).md`), String(n));
+    // A gap left by a deleted copy is not refilled: the copies stay in the order they were made.
+    rmSync(path.join(notesRoot, "digest (300).md"));
+    // Names that only look alike are not copies of this one.
+    for (const other of ["digest (9999).txt", "digest (x).md", "digest(700).md", "my digest (800).md", "digest (0700).md"]) writeFileSync(path.join(notesRoot, other), "");
+    const next = pathOf((await write({ filename: "digest.md", content: "new" })).output);
+    expect(path.basename(next)).toBe("digest (601).md");
+    expect(readFileSync(next, "utf8")).toBe("new");
+    expect(existsSync(path.join(notesRoot, "digest (300).md"))).toBe(false);
+    // Without an extension too.
+    writeFileSync(path.join(notesRoot, "plain"), "");
+    writeFileSync(path.join(notesRoot, "plain (41)"), "");
+    expect(path.basename(pathOf((await write({ filename: "plain", content: "x" })).output))).toBe("plain (42)");
+
+    writeFileSync(path.join(notesRoot, "full.md"), "");
+    writeFileSync(path.join(notesRoot, "full (100000).md"), "");
+    const refused = await failure(write({ filename: "full.md", content: "x" }));
+    expect(refused.retryable).toBe(false);
+    expect(refused.message).toMatch(/already has numbered copies up to \(100000\).*use another name or append mode/);
   });
 
   test("AC11: concurrent writes of one name each get their own file", async () => {
