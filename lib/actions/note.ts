@@ -29,8 +29,8 @@ import type { ActionContext, ActionPlugin } from "./types";
  *   file with more than one hard link: another name of it may live outside the root.
  *
  * `create` never overwrites: an existing `name.md` gives `name (2).md`, `name (3).md`, … (the next
- * after the highest copy in the folder), claimed atomically with O_EXCL. `append` adds to the file (creating it when missing), starting on a new
- * line when the file does not end with one.
+ * after the highest copy in the folder), claimed atomically with O_EXCL. `append` adds to the file
+ * (creating it when missing), starting on a new line when the file does not end with one.
  */
 
 /** The highest ` (n)` a name gets in `create` mode. */

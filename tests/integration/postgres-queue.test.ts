@@ -42,6 +42,15 @@ async function finishedHistory(c: pg.PoolClient, count: number, applets: number)
     SELECT 'x' || substr(id, 2), applet_id, id, 'succeeded', '[]', received_at, received_at, received_at FROM events`);
 }
 
+/** 5,000 queued runs ('r1'…, events 'e1'…) over applets a0…a4, received 1 ms apart from T0 + 3 ms; none for the event `except`. */
+async function queuedBacklog(c: pg.PoolClient, except = "") {
+  await c.query(`INSERT INTO events (id, applet_id, source, payload, received_at, created_at, updated_at)
+    SELECT 'e' || g, 'a' || (g % 5), 'webhook', '{}', t, t, t
+    FROM generate_series(1, 5000) g, LATERAL (SELECT to_char(($1::timestamptz + g * interval '1 ms') AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS t) ts`, [at(3).toISOString()]);
+  await c.query(`INSERT INTO runs (id, applet_id, event_id, status, next_attempt_at, steps, created_at, updated_at)
+    SELECT 'r' || substr(id, 2), applet_id, id, 'queued', received_at, '[]', received_at, received_at FROM events WHERE id LIKE 'e%' AND id <> $1`, [except]);
+}
+
 /**
  * Records the statements the store's pool runs (their first 30 characters) and "connect (a
  * transaction)" for each client the store checks out itself, until `restore`.
@@ -618,11 +627,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
       const running = await store.runs.claim("w", at(1));
       expect(running?.id).toBe(first!.runId);
       await c.query(`EXECUTE fc_generic(${args(running!, at(2), "next0").join(", ")})`);
-      await c.query(`INSERT INTO events (id, applet_id, source, payload, received_at, created_at, updated_at)
-        SELECT 'e' || g, 'a' || (g % 5), 'webhook', '{}', t, t, t
-        FROM generate_series(1, 5000) g, LATERAL (SELECT to_char(($1::timestamptz + g * interval '1 ms') AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS t) ts`, [at(3).toISOString()]);
-      await c.query(`INSERT INTO runs (id, applet_id, event_id, status, next_attempt_at, steps, created_at, updated_at)
-        SELECT 'r' || substr(id, 2), applet_id, id, 'queued', received_at, '[]', received_at, received_at FROM events WHERE id LIKE 'e%' AND id <> $1`, [first!.eventId]);
+      await queuedBacklog(c, first!.eventId);
       const busy = await store.runs.claim("w", at(10_000));
       expect(busy).not.toBeNull();
       const explained = (await c.query<{ "QUERY PLAN": [{ Plan: { "Shared Hit Blocks": number; "Shared Read Blocks": number } }] }>(
@@ -679,11 +684,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
       for (const a of ["a0", "a1"]) await store.runs.ingest(hook(a, 0));
       const idle = [(await store.runs.claim("w", at(1)))!, (await store.runs.claim("w", at(1)))!];
       expect((await c.query(`EXECUTE fm_generic(${args(idle, at(2))})`)).rows).toMatchObject([{ finished: expect.arrayContaining(idle.map((r) => r.id)), id: null }]);
-      await c.query(`INSERT INTO events (id, applet_id, source, payload, received_at, created_at, updated_at)
-        SELECT 'e' || g, 'a' || (g % 5), 'webhook', '{}', t, t, t
-        FROM generate_series(1, 5000) g, LATERAL (SELECT to_char(($1::timestamptz + g * interval '1 ms') AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS t) ts`, [at(3).toISOString()]);
-      await c.query(`INSERT INTO runs (id, applet_id, event_id, status, next_attempt_at, steps, created_at, updated_at)
-        SELECT 'r' || substr(id, 2), applet_id, id, 'queued', received_at, '[]', received_at, received_at FROM events WHERE id LIKE 'e%'`);
+      await queuedBacklog(c);
       const busy = [(await store.runs.claim("w", at(10_000)))!, (await store.runs.claim("w", at(10_000)))!];
       const plan = await planOf(c, `EXECUTE fm_generic(${args(busy, at(10_001))})`);
       expect(plan).toMatch(/Update on runs[\s\S]*?Index Scan using runs_pkey on runs/);

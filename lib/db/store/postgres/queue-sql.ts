@@ -113,10 +113,11 @@ const CLAIM_WINDOW = 16;
 const stillQueued = (t: string) => `COALESCE(${t}.status, '') = 'queued'`;
 /**
  * `finishing`: a condition on `x`, a running run, true unless its finish is in this statement (its
- * applet then counts as free). `extra`: a condition on the pick. `notFast`: the second pass leaves
- * out the heads the first found (a claim of several runs reads past the first pass's).
+ * applet then counts as free). `extra`: a condition on the pick. `upTo`: how many runs to claim
+ * (an expression) instead of one; the second pass then leaves out the heads the first found, since
+ * the claim reads past the first pass's.
  */
-const claimCtes = (now: string, finishing = "", extra = "", notFast = false, limit = "1") => {
+const claimCtes = (now: string, { finishing = "", extra = "", upTo }: { finishing?: string; extra?: string; upTo?: string } = {}) => {
   const free = (applet: string) => `(SELECT 1 FROM runs x WHERE x.status = 'running' AND x.applet_id = ${applet}${finishing ? ` AND ${finishing}` : ""} LIMIT 1) IS NULL`;
   const due = `r.status = 'queued' AND r.next_attempt_at <= ${now}`;
   return `oldest(id, applet_id, next_attempt_at, created_at, n) AS (
@@ -156,10 +157,10 @@ const claimCtes = (now: string, finishing = "", extra = "", notFast = false, lim
     FROM (
       (SELECT id FROM fast)
       UNION ALL
-      (SELECT id FROM heads${notFast ? " WHERE id NOT IN (SELECT id FROM fast)" : ""} ORDER BY next_attempt_at, created_at)
+      (SELECT id FROM heads${upTo ? " WHERE id NOT IN (SELECT id FROM fast)" : ""} ORDER BY next_attempt_at, created_at)
     ) h
     CROSS JOIN LATERAL (SELECT r.id FROM runs r WHERE r.id = h.id AND ${stillQueued("r")}${extra} FOR UPDATE OF r SKIP LOCKED) r
-    LIMIT ${limit}
+    LIMIT ${upTo ?? "1"}
   )`;
 };
 
@@ -193,19 +194,23 @@ export const CLAIM = `WITH RECURSIVE ${claimCtes("$2")},
   SELECT claimed.*, ${CLAIMED_EXTRAS}
   FROM claimed ${CLAIMED_JOINS}`;
 
+/** What a finish sets, from its status, steps JSON text or null (keep), error and time. */
+const finishSet = (status: string, steps: string, error: string, at: string) => `status = ${status}, steps = COALESCE(${steps}::json, runs.steps), error = ${error}, finished_at = ${at}, updated_at = ${at},
+         locked_by = NULL, locked_at = NULL, claim_token = NULL, next_attempt_at = NULL`;
+
 /** The fenced finish, with `extra` added to its condition (FINISH_AND_CLAIM's). */
-const finishSql = (extra = "") => `UPDATE runs SET status = $3, steps = COALESCE($4::json, steps), error = $5, finished_at = $6, updated_at = $6,
-         locked_by = NULL, locked_at = NULL, claim_token = NULL, next_attempt_at = NULL
+const finishSql = (extra = "") => `UPDATE runs SET ${finishSet("$3", "$4", "$5", "$6")}
   WHERE id = $1 AND claim_token = $2 AND status = 'running'${extra}
   RETURNING applet_id`;
 
 /** $1 run id, $2 claim token, $3 status, $4 steps JSON text or null (keep), $5 error, $6 now. Returns applet_id. */
 export const FINISH = finishSql();
 
-/** The count of a finish `f` on its applet; the failure streak moves with it (issue 18). */
-const COUNT_FINISHED = `UPDATE applets SET run_count = run_count + 1, last_fired_at = $6,
-    failure_streak = CASE WHEN $3::text IN ('failed', 'dead') THEN applets.failure_streak + 1 WHEN $3::text = 'succeeded' THEN 0 ELSE applets.failure_streak END
+/** The count of the finishes `f` on their applets, from a finish's status and time; the failure streak moves with it (issue 18). */
+const countFinished = (status: string, at: string) => `UPDATE applets SET run_count = run_count + 1, last_fired_at = ${at},
+    failure_streak = CASE WHEN ${status} IN ('failed', 'dead') THEN applets.failure_streak + 1 WHEN ${status} = 'succeeded' THEN 0 ELSE applets.failure_streak END
   FROM f WHERE applets.id = f.applet_id`;
+const COUNT_FINISHED = countFinished("$3::text", "$6");
 
 /** $1 now, $2 applet id. */
 export const BUMP_APPLET = "UPDATE applets SET run_count = run_count + 1, last_fired_at = $1 WHERE id = $2";
@@ -240,7 +245,7 @@ export const FINISH_AND_CLAIM = `WITH RECURSIVE f AS (
       AND NOT ($3::text = 'succeeded' AND EXISTS (SELECT 1 FROM applets a WHERE a.id = runs.applet_id AND a.alert_open = 1))`)}
   ),
   counted AS (${COUNT_FINISHED}),
-  ${claimCtes("$6", "x.id <> $1", " AND EXISTS (SELECT 1 FROM f)")},
+  ${claimCtes("$6", { finishing: "x.id <> $1", extra: " AND EXISTS (SELECT 1 FROM f)" })},
   claimed AS (
     ${claimUpdate("$7", "$6", "$8")}
   )
@@ -266,19 +271,14 @@ export const FINISH_MANY_AND_CLAIM = `WITH RECURSIVE input AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS t(id, token, status, steps, error, at)
   ),
   f AS (
-    UPDATE runs SET status = i.status, steps = COALESCE(i.steps::json, runs.steps), error = i.error, finished_at = i.at, updated_at = i.at,
-           locked_by = NULL, locked_at = NULL, claim_token = NULL, next_attempt_at = NULL
+    UPDATE runs SET ${finishSet("i.status", "i.steps", "i.error", "i.at")}
     FROM input i
     WHERE runs.id = i.id AND runs.claim_token = i.token AND runs.status = 'running' AND i.status IN ('succeeded', 'skipped')
       AND NOT (i.status = 'succeeded' AND COALESCE((SELECT a.alert_open FROM applets a WHERE a.id = runs.applet_id), 0) = 1)
     RETURNING runs.id, runs.applet_id, i.status, i.at
   ),
-  counted AS (
-    UPDATE applets SET run_count = run_count + 1, last_fired_at = f.at,
-      failure_streak = CASE WHEN f.status = 'succeeded' THEN 0 ELSE applets.failure_streak END
-    FROM f WHERE applets.id = f.applet_id
-  ),
-  ${claimCtes("$7", "x.id NOT IN (SELECT f.id FROM f)", "", true, "(SELECT COUNT(*) FROM f)")},
+  counted AS (${countFinished("f.status", "f.at")}),
+  ${claimCtes("$7", { finishing: "x.id NOT IN (SELECT f.id FROM f)", upTo: "(SELECT COUNT(*) FROM f)" })},
   claimed AS (
     ${claimUpdate("$8", "$7", "gen_random_uuid()::text", true)}
   )
