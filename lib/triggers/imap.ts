@@ -78,7 +78,8 @@ export const imapConfigSchema = z
       help: "An app password where the provider has them (Gmail, Fastmail, iCloud). Store it as a secret; it is redacted from every error.",
     }),
     mailbox: field(z.string().trim().min(1).max(500).default("INBOX"), { label: "Mailbox", kind: "text", placeholder: "INBOX", help: "The folder to watch; subfolders as the server names them (INBOX/Invoices, [Gmail]/All Mail)." }),
-    unseen_only: field(z.boolean().default(true), { label: "Only unread mail", kind: "boolean", help: "Mail already marked read when it arrives (by a filter, another client) does not fire." }),
+    // Booleans default to false: the editor starts a checkbox unticked.
+    include_read: field(z.boolean().default(false), { label: "Also mail already marked read", kind: "boolean", help: "Off: mail read before whenthen sees it (by a filter, another client) does not fire." }),
     from_contains: field(optionalText(200, "from_contains"), { label: "From contains", kind: "text", placeholder: "@example.com", help: "Optional. Text the sender's name or address contains (the server's search, case-insensitive)." }),
     to_contains: field(optionalText(200, "to_contains"), { label: "To contains", kind: "text", placeholder: "invoices@", help: "Optional. Text a To address contains." }),
     subject_contains: field(optionalText(200, "subject_contains"), { label: "Subject contains", kind: "text", placeholder: "invoice", help: "Optional. Text the subject contains." }),
@@ -104,7 +105,7 @@ export const imapConfigSchema = z
       ],
     }),
     move_to: field(optionalText(500, "move_to"), { label: "Move to folder", kind: "text", placeholder: "Archive", showWhen: { field: "after", equals: ["move"] }, help: "The folder must exist (Test connection checks it)." }),
-    use_idle: field(z.boolean().default(true), { label: "Push (IDLE) when the server offers it", kind: "boolean", help: "Off, or on a server without IDLE: the mailbox is checked every few seconds below." }),
+    poll_only: field(z.boolean().default(false), { label: "Always check on a timer (no IDLE)", kind: "boolean", help: "Off: new mail is pushed at once (IDLE) where the server offers it; on, or on a server without IDLE, the mailbox is checked every few seconds below." }),
     poll_seconds: field(z.number().int().min(10, "at least 10 seconds").max(3600).default(IMAP_DEFAULT_POLL_SECONDS), {
       label: "Check every (seconds), without IDLE",
       kind: "number",
@@ -135,10 +136,10 @@ export function readMemory(value: unknown, mailbox: string): ImapMemory | null {
 }
 
 /** The IMAP search for `config` (and the UID range, when given). Pure. */
-export function imapSearch(config: Pick<ImapConfig, "unseen_only" | "from_contains" | "to_contains" | "subject_contains" | "since">, uids?: string): SearchObject {
+export function imapSearch(config: Pick<ImapConfig, "include_read" | "from_contains" | "to_contains" | "subject_contains" | "since">, uids?: string): SearchObject {
   const q: SearchObject = {};
   if (uids) q.uid = uids;
-  if (config.unseen_only) q.seen = false;
+  if (!config.include_read) q.seen = false;
   if (config.from_contains) q.from = config.from_contains;
   if (config.to_contains) q.to = config.to_contains;
   if (config.subject_contains) q.subject = config.subject_contains;
@@ -350,7 +351,7 @@ export const imapTrigger: ListenTrigger<ImapConfig, "imap"> = {
   label: "Mailbox (IMAP)",
   description: "New mail in a mailbox at your provider (Gmail, Fastmail, your company's server): pushed with IDLE where offered, else checked every minute. Same ingredients as the email trigger.",
   configSchema: imapConfigSchema,
-  exampleConfig: { host: "imap.fastmail.com", port: 993, tls: "tls", user: "me@fastmail.com", password: "{{secrets.IMAP_PASSWORD}}", mailbox: "INBOX", unseen_only: true, subject_contains: "invoice", after: "seen" },
+  exampleConfig: { host: "imap.fastmail.com", port: 993, tls: "tls", user: "me@fastmail.com", password: "{{secrets.IMAP_PASSWORD}}", mailbox: "INBOX", subject_contains: "invoice", after: "seen" },
   previewLabel: "Test connection",
   ingredients: [
     ...emailTrigger.ingredients,
@@ -363,13 +364,13 @@ export const imapTrigger: ListenTrigger<ImapConfig, "imap"> = {
 
   async listen(config, state, ctx) {
     if (ctx.signal.aborted) return;
-    const client = await connect(config, ctx, { idle: config.use_idle });
+    const client = await connect(config, ctx, { idle: !config.poll_only });
     const stop = () => void client.logout().catch(() => client.close());
     ctx.signal.addEventListener("abort", stop, { once: true });
     try {
       const box = await openMailbox(client, config, false);
       const uidValidity = String(box.uidValidity);
-      const idle = config.use_idle && client.capabilities.has("IDLE");
+      const idle = !config.poll_only && client.capabilities.has("IDLE");
       await ctx.connected();
       ctx.log.info(`imap: watching ${config.mailbox} on ${config.host} ${idle ? "with IDLE" : `every ${config.poll_seconds} s`}`);
 

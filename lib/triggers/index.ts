@@ -2,6 +2,7 @@ import { nextRunAfter } from "@whenthen/schedules";
 import { fieldsOf, type FieldMeta } from "../plugin";
 import { emailTrigger } from "./email";
 import { imapTrigger } from "./imap";
+import { mqttTrigger } from "./mqtt";
 import { pollTrigger } from "./poll";
 import { rssTrigger } from "./rss";
 import { scheduleTrigger } from "./schedule";
@@ -14,7 +15,7 @@ import { webhookTrigger } from "./webhook";
  * its request or message handling and its URL fields are the plug-in's, and every list of trigger
  * types (the TriggerType union, the polled types, an event's source) is derived from this one.
  */
-const plugins = [webhookTrigger, scheduleTrigger, rssTrigger, emailTrigger, pollTrigger, imapTrigger] as const;
+const plugins = [webhookTrigger, scheduleTrigger, rssTrigger, emailTrigger, pollTrigger, imapTrigger, mqttTrigger] as const;
 
 export type TriggerType = (typeof plugins)[number]["type"];
 
