@@ -166,6 +166,6 @@ describe("#15 plug-in contract: HTTP-based actions", () => {
   });
 
   test("the suite above checked the HTTP actions (it cannot pass by checking none)", () => {
-    expect(httpBased).toEqual(expect.arrayContaining(["http", "slack", "discord", "push", "telegram"]));
+    expect(httpBased).toEqual(expect.arrayContaining(["http", "slack", "discord", "push", "telegram", "homeassistant", "matrix", "gotify"]));
   });
 });
