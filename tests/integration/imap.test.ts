@@ -1,5 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
+import { createApi } from "@/lib/api";
 import { readEventFile } from "@/lib/files/events";
+import { testIdentity } from "../helpers/auth";
 import { createListeners, listenLockName, type Listeners } from "@/lib/listeners";
 import { createTestApp, type TestApp } from "../helpers/db";
 import { startDovecot, noDovecot, type Dovecot } from "../helpers/dovecot";
@@ -206,6 +208,53 @@ describe.skipIf(noDovecot)("IMAP trigger against Dovecot", () => {
     await server.deliver(mail(30).replace("Invoice 30", "Move me"));
     await until(async () => (await events(app, applet.id)).length === 1, "the event");
     await until(async () => (await server.flags("Archive")).size === archived + 1, "the move");
+  });
+});
+
+describe.skipIf(noDovecot)("Test connection (POST /api/triggers/fetch) for IMAP", () => {
+  let server: Dovecot;
+  let app: TestApp;
+  beforeAll(async () => {
+    server = await startDovecot();
+    app = createTestApp({ env: { ALLOW_PRIVATE_URLS: "true" } });
+  });
+  afterAll(async () => {
+    await app?.cleanup();
+    await server?.stop();
+  });
+  const testConnection = async (config: Record<string, unknown>) => {
+    const api = createApi({ app, applets: app.applets, auth: testIdentity(app) });
+    const res = await api.handle(new Request("http://localhost/api/triggers/fetch", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ type: "imap", config }) }));
+    return { status: res.status, body: (await res.json()) as { ok?: boolean; error?: string; result?: { connected: boolean; summary: string; items: { subject: string }[] }; problems?: { path: string; message: string }[] } };
+  };
+  const config = (extra: Record<string, unknown> = {}) => ({ host: server.host, port: server.port, tls: "none", user: server.user, password: "{{secrets.IMAP_PASSWORD}}", ...extra });
+
+  test("signs in, says what the mailbox holds and shows the newest matching mail, leaving it unread", async () => {
+    await app.secrets.set("IMAP_PASSWORD", server.password);
+    await server.deliver(mail(60));
+    const { status, body } = await testConnection(config({ subject_contains: "Invoice 60" }));
+    expect(status).toBe(200);
+    expect(body.ok).toBe(true);
+    expect(body.result!.summary).toMatch(/^Signed in to 127\.0\.0\.1 as ada\. INBOX holds \d+ messages?, 1 matching the search; the server offers IDLE/);
+    expect(body.result!.items.map((i) => i.subject)).toEqual(["Invoice 60"]);
+    expect([...(await server.flags()).values()].at(-1)).not.toContain("\\Seen");
+  });
+
+  test("a wrong password, an unknown mailbox and a missing folder to move to are said in the server's words, the password never", async () => {
+    await app.secrets.set("IMAP_PASSWORD", "wrong-one-5e2a");
+    const wrong = await testConnection(config());
+    expect(wrong.body.ok).toBe(false);
+    expect(wrong.body.error).toMatch(/^imap: 127\.0\.0\.1:\d+ refused the user name or password \(server: ".*Authentication failed/);
+    expect(JSON.stringify(wrong.body)).not.toContain("wrong-one-5e2a");
+    await app.secrets.set("IMAP_PASSWORD", server.password);
+    expect((await testConnection(config({ mailbox: "Invoices" }))).body.error).toMatch(/cannot open mailbox "Invoices".*Mailbox doesn't exist.*\(the folders there: INBOX, Archive\)/);
+    expect((await testConnection(config({ after: "move", move_to: "Done" }))).body.error).toMatch(/the folder to move fired mail to, "Done", cannot be opened/);
+  });
+
+  test("a config that cannot be right is refused before connecting, each problem with its field", async () => {
+    const { status, body } = await testConnection({ host: "imap://mail.example.com", user: "", password: "x", after: "move" });
+    expect(status).toBe(400);
+    expect(body.problems!.map((p) => p.path).sort()).toEqual(["config.host", "config.move_to", "config.user"]);
   });
 });
 

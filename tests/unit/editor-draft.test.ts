@@ -29,7 +29,7 @@ import type { Definition } from "@/lib/definition";
  * save's problems are shown. The catalog is built from the registries as GET /api/meta builds it.
  */
 const catalog: Catalog = {
-  triggers: [...triggerRegistry.values()].map((t) => ({ type: t.type, label: t.label, description: t.description, fields: t.fields, ingredients: t.ingredients, sample: t.sample, can_fetch: Boolean(t.preview) })),
+  triggers: [...triggerRegistry.values()].map((t) => ({ type: t.type, label: t.label, description: t.description, fields: t.fields, ingredients: t.ingredients, sample: t.sample, can_fetch: Boolean(t.preview), fetch_label: t.previewLabel ?? "Fetch now" })),
   actions: [...actionRegistry.values()].map((a) => ({ type: a.type, label: a.label, description: a.description, fields: a.fields, available: true })),
 };
 const triggerMeta = (type: string): MetaTrigger => catalog.triggers.find((t) => t.type === type)!;
