@@ -95,6 +95,51 @@ describe.skipIf(noMqtt)("MQTT trigger against Mosquitto", () => {
     expect((await events(app, applet.id))[0]!.payload).toMatchObject({ payload: "opened while you were away" });
   });
 
+  test("a changed topic moves the subscription: the old topic no longer fires, the new one does", async () => {
+    app = createTestApp({ env: { ALLOW_PRIVATE_URLS: "true" } });
+    const [before, after] = [uniqueTopic("before"), uniqueTopic("after")];
+    const applet = await app.applets.create({ name: "moved", definition: mqttDefinition(before) });
+    const l = listen("w1");
+    await l.reconcile();
+    await until(() => subscribed(app, applet.id), "the first subscription");
+    await app.applets.update(applet.id, { definition: mqttDefinition(after) });
+    await l.reconcile();
+    await until(async () => ((await app.store.triggerState.get(applet.id))?.lastValue as { subscribed?: string } | null)?.subscribed === after, "the new subscription");
+    const pub = await testClient();
+    await pub.publishAsync(before, "old", { qos: 1 });
+    await pub.publishAsync(after, "new", { qos: 1 });
+    await pub.endAsync();
+    await until(async () => (await events(app, applet.id)).length >= 1, "the event");
+    // One more message on the new topic: when it is in, anything from the old one would be too.
+    const pub2 = await testClient();
+    await pub2.publishAsync(after, "newer", { qos: 1 });
+    await pub2.endAsync();
+    await until(async () => (await events(app, applet.id)).length >= 2, "the second event");
+    expect((await events(app, applet.id)).map((e) => e.payload.payload)).toEqual(["new", "newer"]);
+  });
+
+  test("a worker whose lock another took over (it stalled past the TTL) closes its connection; the message fires once", async () => {
+    app = createTestApp({ env: { ALLOW_PRIVATE_URLS: "true" } });
+    const topic = uniqueTopic("takeover");
+    const applet = await app.applets.create({ name: "takeover", definition: mqttDefinition(topic) });
+    const stalled = listen("stalled");
+    await stalled.reconcile();
+    await until(() => subscribed(app, applet.id), "the subscription");
+    // Its lock ran out while it was stalled: the other worker takes the applet.
+    await app.sql.run("UPDATE job_locks SET expires_at = ? WHERE name = ?", "2000-01-01T00:00:00.000Z", `listen:${applet.id}`);
+    const other = listen("other");
+    await other.reconcile();
+    expect(other.held()).toEqual([applet.id]);
+    await stalled.reconcile();
+    expect(stalled.held()).toEqual([]);
+    const pub = await testClient();
+    await pub.publishAsync(topic, "once", { qos: 1 });
+    await pub.endAsync();
+    await until(async () => (await events(app, applet.id)).length >= 1, "the event");
+    await other.reconcile();
+    expect(await events(app, applet.id)).toHaveLength(1);
+  });
+
   test("a payload over the webhook size limit is recorded as a refused run, not stored whole", async () => {
     app = createTestApp({ env: { ALLOW_PRIVATE_URLS: "true" } });
     const topic = uniqueTopic("big");
