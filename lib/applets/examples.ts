@@ -137,7 +137,7 @@ export const APPLET_EXAMPLES: readonly AppletExample[] = [
       version: 1,
       trigger: {
         type: "imap",
-        config: { host: "imap.fastmail.com", port: 993, tls: "tls", user: "me@example.com", password: "{{secrets.IMAP_PASSWORD}}", mailbox: "INBOX", subject_contains: "invoice", after: "seen" },
+        config: { host: "imap.fastmail.com", port: 993, tls: "tls", user: "me@example.com", password: "{{secrets.IMAP_PASSWORD}}", mailbox: "INBOX", include_read: false, subject_contains: "invoice", after: "seen", poll_only: false, poll_seconds: 60 },
       },
       actions: [
         {

@@ -1,8 +1,9 @@
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { chmod, chown, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import net, { type AddressInfo } from "node:net";
+import net from "node:net";
 import os from "node:os";
+import { freePort } from "./processes";
 import { ImapFlow } from "imapflow";
 import path from "node:path";
 
@@ -29,17 +30,6 @@ export interface Dovecot {
   /** The server's log so far (for a failing test's message). */
   log(): Promise<string>;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** Who the server runs as: an unprivileged account when we are root, else ourselves. */

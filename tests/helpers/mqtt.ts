@@ -1,8 +1,9 @@
 import { spawn, execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
-import net, { type AddressInfo } from "node:net";
+import net from "node:net";
 import os from "node:os";
+import { freePort } from "./processes";
 import path from "node:path";
 import { connectAsync, type MqttClient } from "mqtt";
 
@@ -20,17 +21,6 @@ export async function testClient(url = TEST_MQTT_URL, opts: { username?: string;
 
 /** A topic prefix no other test (or engineer sharing the broker) publishes under. */
 export const uniqueTopic = (name: string): string => `whenthen-test/${process.pid}-${Math.random().toString(36).slice(2, 10)}/${name}`;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** A private Mosquitto on a free port that takes only `user` with `password` (no anonymous clients). */
 export async function startMosquittoWithAccount(user: string, password: string): Promise<{ url: string; stop(): Promise<void> }> {

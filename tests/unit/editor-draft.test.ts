@@ -149,7 +149,7 @@ describe("keys the form does not know", () => {
   });
 
   test("an action or trigger type this install does not have is kept whole", () => {
-    const definition: Definition = { version: 1, trigger: { type: "mqtt", config: { topic: "home/door", qos: 1 } }, actions: [{ type: "matrix", config: { room_id: 42, text: "{{trigger.payload}}" } }, slack("x")] };
+    const definition: Definition = { version: 1, trigger: { type: "lorawan", config: { device: "door", port: 1 } }, actions: [{ type: "xmpp", config: { room_id: 42, text: "{{trigger.payload}}" } }, slack("x")] };
     expect(roundTrip(definition)).toEqual(definition);
   });
 
