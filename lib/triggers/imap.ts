@@ -55,7 +55,7 @@ export const imapConfigSchema = z
         .min(1, 'imap: "host" is required (imap.example.com)')
         .max(253)
         .regex(HOST, 'imap: "host" must be a host name such as imap.fastmail.com, without imap:// or a port'),
-      { label: "IMAP server", kind: "text", required: true, placeholder: "imap.fastmail.com" },
+      { label: "IMAP server", kind: "text", required: true, placeholder: "imap.fastmail.com", help: "imap.gmail.com, imap.fastmail.com, outlook.office365.com… A server on your own network needs ALLOW_PRIVATE_URLS=true." },
     ),
     port: field(z.number().int().min(1).max(65535).default(993), { label: "Port", kind: "number", placeholder: "993", help: "993 for TLS, 143 for STARTTLS." }),
     tls: field(z.enum(["tls", "starttls", "none"], { error: 'imap: "tls" must be tls, starttls or none' }).default("tls"), {
