@@ -138,6 +138,25 @@ describe.skipIf(noDovecot)("IMAP trigger against Dovecot", () => {
     expect((await events(app, applet.id)).map((e) => e.subject)).toEqual(["Restart A", "Restart B", "Restart C"]);
   });
 
+  test("mail that fired but was not yet marked read when the worker stopped is marked read on the next connection, and does not fire again", async () => {
+    await newApp();
+    const applet = await app.applets.create({ name: "owed", definition: imapDefinition(server, { subject_contains: "Owed" }) });
+    const first = listen(app, "w1");
+    await first.reconcile();
+    await until(async () => (await stateOf(app, applet.id))?.lastValue != null, "the first connection");
+    await first.stop();
+    await server.deliver(mail(15).replace("Invoice 15", "Owed"));
+    const uid = Math.max(...(await server.flags()).keys());
+    // As a worker leaves it when it stops between storing the event and marking the mail read.
+    const state = await stateOf(app, applet.id);
+    await app.store.triggerState.save(applet.id, { ...state, lastValue: { ...(state.lastValue as object), lastUid: uid, owed: [uid] } }, app.clock.now().toISOString());
+    const second = listen(app, "w2");
+    await second.reconcile();
+    await until(async () => (await server.flags()).get(uid)?.includes("\\Seen") === true, "the owed \\Seen flag");
+    await until(async () => ((await stateOf(app, applet.id)).lastValue as { owed: number[] }).owed.length === 0, "the owed list cleared");
+    expect(await events(app, applet.id)).toHaveLength(0);
+  });
+
   test("a mailbox rebuilt under a new UIDVALIDITY fires only the mail not fired before", async () => {
     await newApp();
     const applet = await app.applets.create({ name: "rebuilt", definition: imapDefinition(server, { subject_contains: "Rebuilt", after: "leave" }) });
