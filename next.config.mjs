@@ -4,7 +4,7 @@
 /** @type {import("next").NextConfig} */
 const config = {
   // Native and heavy server packages stay in node_modules instead of the server bundle.
-  serverExternalPackages: ["better-sqlite3", "@node-rs/argon2", "quickjs-emscripten", "smtp-server", "mailparser", "nodemailer", "@googleapis/sheets", "prom-client"],
+  serverExternalPackages: ["better-sqlite3", "@node-rs/argon2", "quickjs-emscripten", "smtp-server", "mailparser", "nodemailer", "@googleapis/sheets", "prom-client", "imapflow", "mqtt"],
   poweredByHeader: false,
   // Bottom-left is where the nav's "Sign out" sits.
   devIndicators: { position: "bottom-right" },

@@ -8,6 +8,9 @@ export const CHANNEL_LABELS: Record<string, string> = {
   discord: "Discord",
   push: "Push (ntfy / Pushover)",
   http: "HTTP request",
+  homeassistant: "Home Assistant (a notify service)",
+  matrix: "Matrix",
+  gotify: "Gotify",
 };
 
 export type ChannelValues = Record<string, string>;

@@ -15,6 +15,12 @@ const PATHS: Record<string, string[]> = {
   "action:note": ["M6 3h9l4 4v14H6z", "M14 3v5h5", "M9 13h6", "M9 17h6"],
   "action:push": ["M6 16v-5a6 6 0 1 1 12 0v5l2 2H4z", "M10 20a2 2 0 0 0 4 0"],
   "action:email": ["m3 11 18-8-8 18-2-8z", "m11 13 10-10"],
+  "trigger:imap": ["M5 5h14l2 8v6H3v-6z", "M3 13h5l1 3h6l1-3h5"],
+  "trigger:mqtt": ["M12 12h.01", "M8.5 8.5a5 5 0 0 0 0 7", "M15.5 8.5a5 5 0 0 1 0 7", "M5.6 5.6a9 9 0 0 0 0 12.8", "M18.4 5.6a9 9 0 0 1 0 12.8"],
+  "action:mqtt": ["M12 10h.01", "M8.5 6.5a5 5 0 0 0 0 7", "M15.5 6.5a5 5 0 0 1 0 7", "M12 12v9", "M9 21h6"],
+  "action:homeassistant": ["M3 11 12 3l9 8", "M5 9.5V20h14V9.5", "M10 20v-5h4v5"],
+  "action:matrix": ["M7 4H4v16h3", "M17 4h3v16h-3", "M9 15v-5", "M9 11.5a1.5 1.5 0 0 1 3 0V15", "M12 11.5a1.5 1.5 0 0 1 3 0V15"],
+  "action:gotify": ["M4 4h16v12H8l-4 4z", "M12 7v4", "M12 13.5h.01"],
 };
 
 export function PluginIcon({ kind, type, label }: { kind: "trigger" | "action"; type: string; label?: string }) {

@@ -19,10 +19,11 @@ import { runRetention } from "@/lib/scheduler/retention";
 import { runSchedulerTick } from "@/lib/scheduler/tick";
 import { startTimedSweeper } from "@/lib/timed/sweep";
 import { dispatchAlerts } from "@/lib/alerts/dispatch";
+import { LISTEN_RECONCILE_MS, createListeners } from "@/lib/listeners";
 
 /**
  * Worker composition root: executor loop (with the heartbeat that renews this worker's lease),
- * scheduler tick, SMTP receiver, retention. Every periodic job takes its job_locks row first, so
+ * scheduler tick, SMTP receiver, held trigger connections (IMAP, MQTT), retention. Every periodic job takes its job_locks row first, so
  * two workers never double any work. A job that fails (a full disk) is a fault: logged, carried
  * by the heartbeat to /api/health when it can be written, and tried again; the process stays up.
  */
@@ -154,6 +155,20 @@ if (app.config.inboundEmail) {
 
 let stopping = false;
 
+// Held connections (IMAP mailboxes, MQTT subscriptions): every 5 s this worker takes the enabled
+// applets nobody listens for (each under its own job lock, so of several workers one holds it),
+// renews its locks, and restarts or ends connections whose applet changed.
+const listeners = createListeners(app, { holder: workerId });
+const listenersTimer = setInterval(() => {
+  if (stopping) return;
+  void listeners
+    .reconcile()
+    .then(() => faults.succeeded("holding trigger connections"))
+    .catch((err: unknown) => void faults.failed("holding trigger connections", err));
+}, LISTEN_RECONCILE_MS);
+listenersTimer.unref();
+void listeners.reconcile().catch((err: unknown) => void faults.failed("holding trigger connections", err));
+
 // Alerts (issue 18): every ALERT_DISPATCH_MS (5 s) under the `alerts` job lock; one pass at a time.
 let alertsBusy = false;
 const alertsTimer = setInterval(() => {
@@ -183,11 +198,12 @@ async function shutdown(signal: string) {
   retentionJob.stop();
   vacuumJob?.stop();
   clearInterval(alertsTimer);
+  clearInterval(listenersTimer);
   tickAbort.abort();
   // The tick (aborted), in-flight SMTP messages and runs finish side by side within the grace. A
   // message still arriving at its end is cut; its sender retries it later.
   const deadline = new Promise<void>((r) => setTimeout(r, graceMs).unref());
-  await Promise.all([executorStopped, sweeperStopped, Promise.race([Promise.all(periodic), deadline]), Promise.race([receiver?.close(), deadline])]);
+  await Promise.all([executorStopped, sweeperStopped, Promise.race([Promise.all(periodic), deadline]), Promise.race([receiver?.close(), deadline]), Promise.race([listeners.stop(), deadline])]);
   await sandbox.close();
   await app.close();
   log.info("worker stopped");

@@ -9,8 +9,11 @@ interface FetchState {
   result?: unknown;
 }
 
-/** "Fetch now" for RSS and poll: runs the trigger's fetch without saving, to check the URL and path. */
-export function FetchNow({ type, config, onItems }: { type: string; config: Record<string, unknown>; onItems?: (items: Record<string, unknown>[]) => void }) {
+/**
+ * "Fetch now" for RSS and poll, "Test connection" for IMAP and MQTT: runs the trigger's preview
+ * without saving, to check the URL and path, or the server, the sign-in and the mailbox or topic.
+ */
+export function FetchNow({ type, label = "Fetch now", config, onItems }: { type: string; label?: string; config: Record<string, unknown>; onItems?: (items: Record<string, unknown>[]) => void }) {
   const [state, setState] = useState<FetchState>({ busy: false });
   async function run() {
     setState({ busy: true });
@@ -23,10 +26,14 @@ export function FetchNow({ type, config, onItems }: { type: string; config: Reco
     <div className="flex flex-col gap-2">
       <div>
         <button type="button" className="btn-secondary" onClick={() => void run()} disabled={state.busy}>
-          {state.busy ? "Fetching…" : "Fetch now"}
+          {state.busy ? (label === "Fetch now" ? "Fetching…" : "Connecting…") : label}
         </button>
       </div>
-      {state.error ? <p className="rounded-md bg-red-50 p-2 text-sm text-red-800 ring-1 ring-red-200">{state.error}</p> : null}
+      {state.error ? (
+        <p className="rounded-md bg-red-50 p-2 text-sm break-words text-red-800 ring-1 ring-red-200" role="alert" data-testid="fetch-error">
+          {state.error}
+        </p>
+      ) : null}
       {state.result !== undefined ? <FetchResult result={state.result} /> : null}
     </div>
   );
@@ -34,6 +41,7 @@ export function FetchNow({ type, config, onItems }: { type: string; config: Reco
 
 function FetchResult({ result }: { result: unknown }) {
   const r = (result && typeof result === "object" ? result : {}) as Record<string, unknown>;
+  if (r.connected === true) return <ConnectionResult r={r} />;
   if (Array.isArray(r.items)) {
     const items = r.items.slice(0, 3) as Record<string, unknown>[];
     return (
@@ -66,6 +74,26 @@ function FetchResult({ result }: { result: unknown }) {
     );
   }
   return <pre className="pre" data-testid="fetch-result">{pretty(result)}</pre>;
+}
+
+/** "Test connection" worked: what the server said, and the newest mail or retained messages it holds. */
+function ConnectionResult({ r }: { r: Record<string, unknown> }) {
+  const items = (Array.isArray(r.items) ? r.items : []) as Record<string, unknown>[];
+  return (
+    <div className="rounded-md bg-emerald-50 p-3 text-sm text-emerald-900 ring-1 ring-emerald-200" data-testid="fetch-result">
+      <p className="break-words">{typeof r.summary === "string" ? r.summary : "Connected."}</p>
+      {items.length ? (
+        <ol className="mt-2 flex list-decimal flex-col gap-1 pl-5 text-slate-800">
+          {items.map((it, i) => (
+            <li key={i} className="min-w-0">
+              <p className="truncate font-medium">{typeof it.title === "string" && it.title ? it.title : "(no subject)"}</p>
+              <p className="truncate text-xs text-slate-600">{typeof it.from === "string" ? it.from : typeof it.payload_text === "string" ? it.payload_text : ""}</p>
+            </li>
+          ))}
+        </ol>
+      ) : null}
+    </div>
+  );
 }
 
 /** The items of a "Fetch now" answer as event payloads (without the dedupe key the fetch adds). */

@@ -2,6 +2,10 @@ import { fieldsOf, type FieldMeta } from "../plugin";
 import { emailAction } from "./email";
 import { discordAction } from "./discord";
 import { httpAction } from "./http";
+import { gotifyAction } from "./gotify";
+import { homeAssistantAction } from "./homeassistant";
+import { matrixAction } from "./matrix";
+import { mqttAction } from "./mqtt";
 import { noteAction } from "./note";
 import { pushAction } from "./push";
 import { sheetsAction } from "./sheets";
@@ -14,7 +18,7 @@ import type { ActionPlugin } from "./types";
  * Add a plug-in by importing it and appending it to `plugins`.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each plug-in has its own config type
-const plugins: ActionPlugin<any>[] = [httpAction, emailAction, slackAction, discordAction, sheetsAction, noteAction, pushAction, telegramAction];
+const plugins: ActionPlugin<any>[] = [httpAction, emailAction, slackAction, discordAction, sheetsAction, noteAction, pushAction, telegramAction, mqttAction, homeAssistantAction, matrixAction, gotifyAction];
 
 /** A registered action: the plug-in with its editor fields generated from its config schema. */
 export type RegisteredAction = ActionPlugin & { fields: FieldMeta[] };

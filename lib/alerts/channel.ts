@@ -21,6 +21,12 @@ export function messageFields(type: ChannelType, msg: AlertMessage, facts: Recor
       return { title: msg.title, message: msg.text, ...(config.provider === "pushover" ? { url: config.url ?? msg.link } : { click: config.click ?? msg.link }) };
     case "http":
       return { body: { title: msg.title, text: msg.text, link: msg.link, ...facts } };
+    case "homeassistant":
+      return { data: { title: msg.title, message: msg.text } };
+    case "matrix":
+      return { text: `${msg.title}\n${msg.text}` };
+    case "gotify":
+      return { title: msg.title, message: msg.text };
   }
 }
 

@@ -9,4 +9,8 @@ export const MESSAGE_FIELDS = {
   discord: ["content"],
   push: ["title", "message"],
   http: ["body"],
-} as const satisfies Record<"email" | "slack" | "discord" | "push" | "http", readonly string[]>;
+  // Home Assistant: a notify service (notify.mobile_app_…) takes the alert as its data.
+  homeassistant: ["data"],
+  matrix: ["text"],
+  gotify: ["title", "message"],
+} as const satisfies Record<"email" | "slack" | "discord" | "push" | "http" | "homeassistant" | "matrix" | "gotify", readonly string[]>;

@@ -6,7 +6,7 @@
  */
 
 /** The action plug-ins an alert can go through. */
-export const CHANNEL_TYPES = ["email", "slack", "discord", "push", "http"] as const;
+export const CHANNEL_TYPES = ["email", "slack", "discord", "push", "http", "homeassistant", "matrix", "gotify"] as const;
 export type ChannelType = (typeof CHANNEL_TYPES)[number];
 
 /** A channel: an action plug-in's config without the message fields (whenthen writes those). */

@@ -39,6 +39,8 @@ export async function meta(app: Pick<App, "config">) {
       ingredients: t.ingredients,
       sample: t.sample,
       can_fetch: t.preview !== undefined,
+      // The editor's button for it: "Fetch now" for a feed, "Test connection" for a mailbox or a broker.
+      fetch_label: t.previewLabel ?? "Fetch now",
     })),
     actions: [...actionRegistry.values()].map((a) => ({
       type: a.type,

@@ -1,12 +1,13 @@
 import type { TriggerType } from "../triggers";
 
 /**
- * The ready examples (#20 onboarding): one applet per trigger type, using only what works on a
- * laptop with nothing configured: the email action writes to the outbox (DATA_DIR/outbox) while
+ * The ready examples (#20 onboarding): at least one applet per trigger type. The first five use
+ * only what works on a laptop with nothing configured: the email action writes to the outbox (DATA_DIR/outbox) while
  * SMTP_URL is unset, the note action writes under NOTES_ROOT, and the webhook and email triggers
  * receive locally (the app's own URL, the worker's SMTP port). The applets list's empty state turns
  * one into a disabled applet to edit (POST /api/applets/from-example), and `pnpm seed` seeds the
- * same five with demo runs: one list, here.
+ * same five with demo runs: one list, here. The ones that reach a server of yours (a mailbox, an
+ * MQTT broker, Home Assistant, Matrix, Gotify) name in their description each secret to set.
  *
  * A definition is written as the editor would save it; tests/unit/examples.test.ts checks each
  * with checkDefinition, so a plug-in change that breaks one fails there, not in front of a user.
@@ -124,6 +125,60 @@ export const APPLET_EXAMPLES: readonly AppletExample[] = [
       actions: [
         { type: "email", config: { to: "me@example.com", subject: "BTC is at ${{trigger.value}}", body_markdown: "BTC is at **${{trigger.value}}** (was ${{trigger.previous_value}}), under $50,000." } },
         { type: "note", config: { folder: "finance", filename: "btc-prices.md", content: "- {{trigger.changed_at}} {{trigger.value}}\n", mode: "append" } },
+      ],
+    }),
+  },
+  {
+    key: "imap-to-note",
+    triggerType: "imap",
+    name: "Invoices in your mailbox → bookkeeping note",
+    description: "Watches your own mailbox (Fastmail here; any IMAP server, with an app password in the secret IMAP_PASSWORD): each new unread mail with \"invoice\" in its subject is noted and marked read.",
+    definition: () => ({
+      version: 1,
+      trigger: {
+        type: "imap",
+        config: { host: "imap.fastmail.com", port: 993, tls: "tls", user: "me@example.com", password: "{{secrets.IMAP_PASSWORD}}", mailbox: "INBOX", include_read: false, subject_contains: "invoice", after: "seen", poll_only: false, poll_seconds: 60 },
+      },
+      actions: [
+        {
+          type: "note",
+          config: {
+            folder: "finance",
+            filename: "invoices.md",
+            content: "- {{trigger.date | date:'yyyy-MM-dd'}} {{trigger.from_name | default:'(no name)'}} <{{trigger.from}}>: {{trigger.subject}}\n",
+            mode: "append",
+          },
+        },
+      ],
+    }),
+  },
+  {
+    key: "mqtt-door-to-home",
+    triggerType: "mqtt",
+    name: "Front door opens → porch light + Matrix message",
+    description: "A Zigbee door sensor on your MQTT broker (ALLOW_PRIVATE_URLS=true for one on your network): when it opens, Home Assistant turns the porch light on (secret HOME_ASSISTANT_TOKEN) and the family room on Matrix hears of it (secret MATRIX_TOKEN).",
+    definition: () => ({
+      version: 1,
+      trigger: { type: "mqtt", config: { broker_url: "mqtt://127.0.0.1:1883", topic: "zigbee2mqtt/front_door", qos: 1 } },
+      filter: { code: "if (trigger.payload.contact !== false) skip('the door closed');" },
+      actions: [
+        { type: "homeassistant", config: { base_url: "http://homeassistant.local:8123", token: "{{secrets.HOME_ASSISTANT_TOKEN}}", service: "light.turn_on", data: { entity_id: "light.porch", brightness_pct: 100 } } },
+        { type: "matrix", config: { homeserver: "https://matrix-client.matrix.org", access_token: "{{secrets.MATRIX_TOKEN}}", room: "#family:matrix.org", text: "The front door opened at {{now_local | date:'HH:mm'}}.", notice: true } },
+      ],
+    }),
+  },
+  {
+    key: "mqtt-freezer-to-gotify",
+    triggerType: "mqtt",
+    name: "Freezer too warm → Gotify alarm + siren",
+    description: "Reads every temperature a sensor publishes; above −12 °C, a priority-8 push through your Gotify server (secret GOTIFY_TOKEN) and ON published to the siren's MQTT topic.",
+    definition: () => ({
+      version: 1,
+      trigger: { type: "mqtt", config: { broker_url: "mqtt://127.0.0.1:1883", topic: "home/+/freezer", qos: 1 } },
+      filter: { code: "if (!(trigger.payload.temperature > -12)) skip('cold enough');" },
+      actions: [
+        { type: "gotify", config: { server_url: "https://gotify.example.com", app_token: "{{secrets.GOTIFY_TOKEN}}", title: "Freezer at {{trigger.payload.temperature}} °C", message: "The {{trigger.topic_levels[1]}} freezer reads **{{trigger.payload.temperature}} °C**.", priority: 8, markdown: true } },
+        { type: "mqtt", config: { broker_url: "mqtt://127.0.0.1:1883", topic: "home/siren/set", payload: "ON", qos: 1, retain: false } },
       ],
     }),
   },

@@ -61,6 +61,9 @@ export interface ParsedInbound {
 }
 
 
+/** The largest message taken, by the SMTP receiver and the IMAP trigger alike. */
+export const MAIL_MAX_BYTES = 25 * 1024 * 1024;
+
 export const GENERATED_MESSAGE_ID_DOMAIN = "whenthen.generated";
 const MAX_FIRST_LINE = 500;
 

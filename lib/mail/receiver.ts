@@ -12,7 +12,7 @@ import { processMetrics } from "../metrics";
 import { ingest } from "../queue/ingest";
 import type { Applet } from "../db/store";
 import { MAIL_TRIGGERS, triggerRegistry, type RegisteredMail } from "../triggers";
-import { parseInbound, type NormalizedEmail } from "./normalize";
+import { MAIL_MAX_BYTES, parseInbound, type NormalizedEmail } from "./normalize";
 
 /**
  * The worker's inbound SMTP receiver (spec Triggers §4). It accepts mail only for INBOUND_DOMAIN,
@@ -20,7 +20,7 @@ import { parseInbound, type NormalizedEmail } from "./normalize";
  * answers 250 to a message no applet wants (a reject at DATA would bounce to the sender).
  */
 
-export const MAX_MESSAGE_BYTES = 25 * 1024 * 1024;
+export const MAX_MESSAGE_BYTES = MAIL_MAX_BYTES;
 export const MAX_CLIENTS = 10;
 export const SOCKET_TIMEOUT_MS = 30_000;
 export const MAX_RECIPIENTS = 100;

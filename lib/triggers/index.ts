@@ -1,10 +1,12 @@
 import { nextRunAfter } from "@whenthen/schedules";
 import { fieldsOf, type FieldMeta } from "../plugin";
 import { emailTrigger } from "./email";
+import { imapTrigger } from "./imap";
+import { mqttTrigger } from "./mqtt";
 import { pollTrigger } from "./poll";
 import { rssTrigger } from "./rss";
 import { scheduleTrigger } from "./schedule";
-import type { MailTrigger, PolledTrigger, RequestTrigger, TriggerPlugin, TriggerState } from "./types";
+import type { ListenTrigger, MailTrigger, PolledTrigger, RequestTrigger, TriggerPlugin, TriggerState } from "./types";
 import { webhookTrigger } from "./webhook";
 
 /**
@@ -13,7 +15,7 @@ import { webhookTrigger } from "./webhook";
  * its request or message handling and its URL fields are the plug-in's, and every list of trigger
  * types (the TriggerType union, the polled types, an event's source) is derived from this one.
  */
-const plugins = [webhookTrigger, scheduleTrigger, rssTrigger, emailTrigger, pollTrigger] as const;
+const plugins = [webhookTrigger, scheduleTrigger, rssTrigger, emailTrigger, pollTrigger, imapTrigger, mqttTrigger] as const;
 
 export type TriggerType = (typeof plugins)[number]["type"];
 
@@ -46,6 +48,8 @@ const ofFeed = <F extends RegisteredTrigger["feed"]>(feed: F) =>
 export const POLLED_TRIGGERS: readonly TriggerType[] = ofFeed("polled").map((p) => p.type);
 /** Types the SMTP receiver routes mail to. */
 export const MAIL_TRIGGERS: readonly TriggerType[] = ofFeed("mail").map((p) => p.type);
+/** Types a worker holds a connection open for (lib/listeners). */
+export const LISTEN_TRIGGERS: readonly TriggerType[] = ofFeed("listen").map((p) => p.type);
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see RegisteredTrigger
 export type RegisteredPolled = PolledTrigger<any, TriggerType> & { fields: FieldMeta[] };
@@ -53,6 +57,14 @@ export type RegisteredPolled = PolledTrigger<any, TriggerType> & { fields: Field
 export type RegisteredRequest = RequestTrigger<any, TriggerType> & { fields: FieldMeta[] };
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see RegisteredTrigger
 export type RegisteredMail = MailTrigger<any, TriggerType> & { fields: FieldMeta[] };
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see RegisteredTrigger
+export type RegisteredListen = ListenTrigger<any, TriggerType> & { fields: FieldMeta[] };
+
+/** The plug-in of this type fed by a held connection, or null. */
+export function listenTrigger(type: string): RegisteredListen | null {
+  const p = triggerRegistry.get(type);
+  return p?.feed === "listen" ? p : null;
+}
 
 /** The polled plug-in of this type, or null (unknown, or fed some other way). */
 export function polledTrigger(type: string): RegisteredPolled | null {

@@ -1,6 +1,7 @@
 import type { RespondConfig } from "../webhooks/respond";
 import type { ScheduleTiming } from "@whenthen/schedules";
 import type { z } from "zod";
+import type { EventFileInput } from "../db/store/types";
 import type { NormalizedEmail } from "../mail/normalize";
 import type { PluginContext } from "../plugin";
 
@@ -82,6 +83,8 @@ interface TriggerBase<C, T extends string> {
   urlFields?: readonly string[];
   /** "Fetch now" in the editor: fetch without saving and describe what a poll would see. */
   preview?(config: C, ctx: PollContext): Promise<unknown>;
+  /** The editor's name for `preview` ("Fetch now" when not set): "Test connection" for a mailbox or a broker. */
+  previewLabel?: string;
 }
 
 /** The state of an applet that has never been polled. */
@@ -165,7 +168,61 @@ export interface PolledTrigger<C, T extends string> extends TriggerBase<C, T> {
   poll(config: C, state: TriggerState, ctx: PollContext, slot: Date): Promise<PollResult>;
 }
 
+/** An event a held connection received (lib/listeners stores it). */
+export interface ListenEvent extends NewEvent {
+  /**
+   * Files kept with the event (mail attachments, sanitized names): stored in the event's
+   * transaction, and every entry of `payload.attachments` with the same `filename` gets its signed
+   * `url` (lib/files); an entry without a stored file keeps `url: null`.
+   */
+  files?: EventFileInput[];
+  /**
+   * Stored as a run that does not execute, with this reason (the run log shows it): what arrived
+   * but is not taken, such as an MQTT payload over the webhook size limit. `payload` then says
+   * what it was, never the refused content.
+   */
+  refused?: string;
+}
+
+/**
+ * Why a held connection is told to stop (`ctx.signal.reason`): the worker stops, another worker
+ * took the applet, its trigger changed (`restart`), it was disabled, or deleted (a plug-in with
+ * state on a server of its own, an MQTT session, clears it then).
+ */
+export type ListenStop = "shutdown" | "lost" | "restart" | "disabled" | "deleted";
+
+export interface ListenContext extends PollContext {
+  /** Aborted when the connection is to close; its `reason` is a ListenStop. */
+  signal: AbortSignal;
+  /** A stable id of the applet, for a client id the server remembers between connections. */
+  appletId: string;
+  /**
+   * Stores the events and the new state in one transaction (events deduped per applet on their
+   * key, as every trigger's) and resolves after the commit: acknowledge to the server only then.
+   * Returns how many runs were queued.
+   */
+  emit(events: ListenEvent[], state: Partial<Omit<TriggerState, "nextRunAt" | "errorCount" | "lastError">>): Promise<number>;
+  /** The connection is up and listening: a previous error is cleared (a recovery alert when one was sent). */
+  connected(): Promise<void>;
+  /** Waits `ms` or until the signal aborts, whichever is first (tests inject their own). */
+  sleep(ms: number): Promise<void>;
+}
+
+/**
+ * Fed by a connection one worker holds open (lib/listeners, under the applet's job lock so two
+ * workers never both listen): an IMAP mailbox in IDLE, an MQTT subscription.
+ */
+export interface ListenTrigger<C, T extends string> extends TriggerBase<C, T> {
+  feed: "listen";
+  /**
+   * Connects and listens until `ctx.signal` aborts (then resolves). Throws when the connection
+   * fails or drops: the engine records the error (the trigger's error, alerts as a failed poll),
+   * waits with back-off and calls it again with the state as stored.
+   */
+  listen(config: C, state: TriggerState, ctx: ListenContext): Promise<void>;
+}
+
 /** A trigger plug-in: one file in lib/triggers, one line in lib/triggers/index.ts. */
-export type TriggerPlugin<C = Record<string, unknown>, T extends string = string> = RequestTrigger<C, T> | MailTrigger<C, T> | PolledTrigger<C, T>;
+export type TriggerPlugin<C = Record<string, unknown>, T extends string = string> = RequestTrigger<C, T> | MailTrigger<C, T> | PolledTrigger<C, T> | ListenTrigger<C, T>;
 
 export type TriggerFeed = TriggerPlugin["feed"];

@@ -1235,6 +1235,18 @@ export function runStoreContract(options: StoreContractOptions): void {
         await store.jobLocks.heartbeat("scheduler_tick", at(5));
         expect((await store.jobLocks.get("scheduler_tick"))!.lastRunAt).toBe(iso(5));
       });
+
+      test("a lock of a name never taken before (one per listening applet) gets its row on the first take, for exactly one of two takers", async () => {
+        const store = await fresh();
+        const peer = await peerOf(store);
+        expect(await store.jobLocks.get("listen:a1")).toBeNull();
+        const taken = await Promise.all([store.jobLocks.take("listen:a1", "a", at(0), 30_000), peer.jobLocks.take("listen:a1", "b", at(0), 30_000)]);
+        expect(taken.filter(Boolean)).toHaveLength(1);
+        const holder = taken[0] ? "a" : "b";
+        expect(await store.jobLocks.get("listen:a1")).toMatchObject({ lockedBy: holder, expiresAt: iso(30_000) });
+        expect(await store.jobLocks.take("listen:a1", "c", at(29_999), 30_000)).toBe(false);
+        expect(await store.jobLocks.take("listen:a1", "c", at(30_001), 30_000)).toBe(true);
+      });
     });
 
     describe("workers", () => {

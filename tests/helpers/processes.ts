@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import http from "node:http";
+import net from "node:net";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 
@@ -147,4 +148,16 @@ export async function startSlowServer(): Promise<SlowServer> {
         server.close(() => r());
       }),
   };
+}
+
+/** A port free on 127.0.0.1 right now (for a server a test starts: Dovecot, Mosquitto). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
 }

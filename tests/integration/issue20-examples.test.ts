@@ -46,12 +46,12 @@ forEachEngine((engine) => {
 });
 
 describe("#20: pnpm seed seeds the ready examples", () => {
-  test("#20: the seed writes the five examples of lib/applets/examples (same names, same definitions) with 20 runs, and a second run changes nothing", async () => {
+  test("#20: the seed writes the examples of lib/applets/examples (same names, same definitions) with 20 runs, and a second run changes nothing", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "whenthen-seed-"));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const run = () => promisify(execFile)(process.execPath, ["--import", "tsx", "scripts/seed.ts"], { env: { ...process.env, DATA_DIR: dir, DATABASE_URL: "" }, cwd: path.resolve(import.meta.dirname, "../..") });
     const first = await run();
-    expect(first.stdout).toContain("5 applet(s) and 20 run(s)");
+    expect(first.stdout).toContain(`${APPLET_EXAMPLES.length} applet(s) and 20 run(s)`);
     await run();
     const app = createApp({ env: { DATA_DIR: dir }, log: silentLogger });
     cleanups.push(() => app.close());

@@ -29,7 +29,7 @@ import type { Definition } from "@/lib/definition";
  * save's problems are shown. The catalog is built from the registries as GET /api/meta builds it.
  */
 const catalog: Catalog = {
-  triggers: [...triggerRegistry.values()].map((t) => ({ type: t.type, label: t.label, description: t.description, fields: t.fields, ingredients: t.ingredients, sample: t.sample, can_fetch: Boolean(t.preview) })),
+  triggers: [...triggerRegistry.values()].map((t) => ({ type: t.type, label: t.label, description: t.description, fields: t.fields, ingredients: t.ingredients, sample: t.sample, can_fetch: Boolean(t.preview), fetch_label: t.previewLabel ?? "Fetch now" })),
   actions: [...actionRegistry.values()].map((a) => ({ type: a.type, label: a.label, description: a.description, fields: a.fields, available: true })),
 };
 const triggerMeta = (type: string): MetaTrigger => catalog.triggers.find((t) => t.type === type)!;
@@ -149,7 +149,7 @@ describe("keys the form does not know", () => {
   });
 
   test("an action or trigger type this install does not have is kept whole", () => {
-    const definition: Definition = { version: 1, trigger: { type: "mqtt", config: { topic: "home/door", qos: 1 } }, actions: [{ type: "matrix", config: { room_id: 42, text: "{{trigger.payload}}" } }, slack("x")] };
+    const definition: Definition = { version: 1, trigger: { type: "lorawan", config: { device: "door", port: 1 } }, actions: [{ type: "xmpp", config: { room_id: 42, text: "{{trigger.payload}}" } }, slack("x")] };
     expect(roundTrip(definition)).toEqual(definition);
   });
 

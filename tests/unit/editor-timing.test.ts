@@ -12,7 +12,7 @@ import { triggerRegistry } from "@/lib/triggers";
  * save's timing problems are shown and in which words.
  */
 const catalog: Catalog = {
-  triggers: [...triggerRegistry.values()].map((t) => ({ type: t.type, label: t.label, description: t.description, fields: t.fields, ingredients: t.ingredients, sample: t.sample, can_fetch: Boolean(t.preview) })),
+  triggers: [...triggerRegistry.values()].map((t) => ({ type: t.type, label: t.label, description: t.description, fields: t.fields, ingredients: t.ingredients, sample: t.sample, can_fetch: Boolean(t.preview), fetch_label: t.previewLabel ?? "Fetch now" })),
   actions: [...actionRegistry.values()].map((a) => ({ type: a.type, label: a.label, description: a.description, fields: a.fields, available: true })),
 };
 const slack = (text: string, timing?: Definition["actions"][number]["timing"]) => ({ type: "slack", config: { webhook_url: "{{secrets.SLACK_WEBHOOK}}", text }, ...(timing ? { timing } : {}) });

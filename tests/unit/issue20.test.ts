@@ -102,7 +102,7 @@ describe("#20.2: save problems in the form's words", () => {
     const { actionRegistry } = await import("@/lib/actions");
     const { triggerRegistry } = await import("@/lib/triggers");
     const catalog = {
-      triggers: [...triggerRegistry.values()].map((t) => ({ type: t.type, label: t.label, description: t.description, fields: t.fields, ingredients: t.ingredients, sample: t.sample, can_fetch: false })),
+      triggers: [...triggerRegistry.values()].map((t) => ({ type: t.type, label: t.label, description: t.description, fields: t.fields, ingredients: t.ingredients, sample: t.sample, can_fetch: false, fetch_label: "Fetch now" })),
       actions: [...actionRegistry.values()].map((a) => ({ type: a.type, label: a.label, description: a.description, fields: a.fields, available: true })),
     };
     const draft = draftFromDefinition(catalog, { name: "x", definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "slack", config: { webhook_url: "", text: "hi" } }] } });

@@ -82,7 +82,11 @@ describe.each([...triggerRegistry.values()].map((p) => [p.type, p] as const))("#
     for (const i of plugin.ingredients) expect(Object.keys(plugin.sample)).toContain(i.name);
   });
 
-  test("what its feed needs works on the example config", () => {
+  test("a button label for its preview only when it has a preview", () => {
+    if (plugin.previewLabel !== undefined) expect(typeof plugin.preview).toBe("function");
+  });
+
+  test("what its feed needs works on the example config", async () => {
     const config = plugin.configSchema.parse(plugin.exampleConfig);
     if (plugin.feed === "polled") {
       const state = emptyTriggerState();
@@ -91,6 +95,24 @@ describe.each([...triggerRegistry.values()].map((p) => [p.type, p] as const))("#
       expect(nextRunOf(plugin, config, from, state).getTime()).toBeGreaterThan(from.getTime());
     } else if (plugin.feed === "mail") {
       expect(typeof plugin.match(config, { email: plugin.sample as never, envelopeRcpts: [] })).toBe("boolean");
+    } else if (plugin.feed === "listen") {
+      // Told to stop before it began (the worker stopping as it took the lock), it returns without
+      // connecting anywhere or storing anything.
+      const abort = new AbortController();
+      abort.abort("shutdown");
+      const emitted: unknown[] = [];
+      const ctx = {
+        ...createActionContext(),
+        render: async (t: string) => t,
+        redact: <T>(v: T) => v,
+        signal: abort.signal,
+        appletId: "contract",
+        emit: async (events: unknown[]) => (emitted.push(...events), 0),
+        connected: async () => void emitted.push("connected"),
+        sleep: async () => undefined,
+      };
+      await plugin.listen(config, emptyTriggerState(), ctx);
+      expect(emitted).toEqual([]);
     } else {
       const outcome = plugin.handleRequest(
         config,
@@ -144,6 +166,6 @@ describe("#15 plug-in contract: HTTP-based actions", () => {
   });
 
   test("the suite above checked the HTTP actions (it cannot pass by checking none)", () => {
-    expect(httpBased).toEqual(expect.arrayContaining(["http", "slack", "discord", "push", "telegram"]));
+    expect(httpBased).toEqual(expect.arrayContaining(["http", "slack", "discord", "push", "telegram", "homeassistant", "matrix", "gotify"]));
   });
 });

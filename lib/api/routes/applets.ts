@@ -62,7 +62,7 @@ const filterTestBody = z.strictObject({
 });
 
 const fetchBody = z.strictObject({
-  type: z.string({ error: "type is required: the trigger type to fetch (rss or poll)" }),
+  type: z.string({ error: "type is required: the trigger type to fetch or test (rss, poll, imap, mqtt)" }),
   config: record("config").optional(),
 });
 
@@ -152,10 +152,15 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
       const r = await sandbox.run({ code: body.code, trigger: body.sample ?? {}, applet: { id: "preview", name: "Preview" } });
       return c.json({ vars: r.vars, logs: r.logs, skipped: r.skipped, reason: r.reason ?? null, error: r.error ?? null, duration_ms: r.duration_ms }, 200);
     })
+    // "Fetch now" (a feed, a JSON poll) and "Test connection" (a mailbox, a broker): the trigger's
+    // preview with the config as typed, nothing saved.
     .post("/api/triggers/fetch", jsonBody("fetch", fetchBody), async (c) => {
       const body = c.req.valid("json");
       const plugin = triggerRegistry.get(body.type);
-      if (!plugin?.preview) throw new UserError(`fetch: trigger type "${body.type}" cannot be fetched`, [{ path: "type", message: "expected rss or poll" }]);
+      if (!plugin?.preview) {
+        const able = [...triggerRegistry.values()].filter((t) => t.preview !== undefined).map((t) => t.type);
+        throw new UserError(`fetch: trigger type "${body.type}" cannot be fetched or tested`, [{ path: "type", message: `expected one of ${able.join(", ")}` }]);
+      }
       const parsed = plugin.configSchema.safeParse(body.config ?? {});
       if (!parsed.success) {
         throw new UserError("fetch: invalid config", parsed.error.issues.map((i) => ({ path: `config.${i.path.join(".")}`, message: i.message })));

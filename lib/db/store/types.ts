@@ -816,8 +816,8 @@ export interface UsersStore {
 
 /**
  * Named job locks (spec "Data model: job_locks"; rows `scheduler_tick`, `retention`,
- * `worker_heartbeat` exist after migration). Taking is one conditional UPDATE; renew and release
- * only touch a lock still held by `holder`.
+ * `worker_heartbeat` exist after migration; any other name gets its row on its first take).
+ * Taking is one conditional upsert; renew and release only touch a lock still held by `holder`.
  */
 export interface JobLocksStore {
   /** Takes the lock when free or expired (expires_at < now): true for exactly one caller. */

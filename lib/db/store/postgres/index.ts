@@ -1099,12 +1099,14 @@ function jobLocksStore(q: Queryable): JobLocksStore {
   return {
     take: async (name, holder, now, ttlMs) =>
       (
-        await query(q, "UPDATE job_locks SET locked_by = $1, locked_at = $2, expires_at = $3 WHERE name = $4 AND (locked_by IS NULL OR expires_at < $2)", [
-          holder,
-          now.toISOString(),
-          new Date(now.getTime() + ttlMs).toISOString(),
-          name,
-        ])
+        // An upsert: a lock per applet (a held connection, lib/listeners) has no row until its first take.
+        await query(
+          q,
+          `INSERT INTO job_locks (name, locked_by, locked_at, expires_at) VALUES ($4, $1, $2, $3)
+           ON CONFLICT (name) DO UPDATE SET locked_by = excluded.locked_by, locked_at = excluded.locked_at, expires_at = excluded.expires_at
+           WHERE job_locks.locked_by IS NULL OR job_locks.expires_at < $2`,
+          [holder, now.toISOString(), new Date(now.getTime() + ttlMs).toISOString(), name],
+        )
       ).rowCount === 1,
     renew: async (name, holder, now, ttlMs) =>
       (await query(q, "UPDATE job_locks SET expires_at = $1 WHERE name = $2 AND locked_by = $3", [new Date(now.getTime() + ttlMs).toISOString(), name, holder])).rowCount === 1,

@@ -11,9 +11,11 @@ export type JobLocksRepo = ReturnType<typeof createJobLocksRepo>;
  * by the caller.
  */
 export function createJobLocksRepo(sqlite: Sqlite) {
+  // An upsert: a lock per applet (a held connection, lib/listeners) has no row until its first take.
   const take = sqlite.prepare(
-    `UPDATE job_locks SET locked_by = ?, locked_at = ?, expires_at = ?
-     WHERE name = ? AND (locked_by IS NULL OR expires_at < ?)`,
+    `INSERT INTO job_locks (name, locked_by, locked_at, expires_at) VALUES (@name, @holder, @now, @expires)
+     ON CONFLICT (name) DO UPDATE SET locked_by = excluded.locked_by, locked_at = excluded.locked_at, expires_at = excluded.expires_at
+     WHERE job_locks.locked_by IS NULL OR job_locks.expires_at < @now`,
   );
   const renew = sqlite.prepare("UPDATE job_locks SET expires_at = ? WHERE name = ? AND locked_by = ?");
   const release = sqlite.prepare(
@@ -25,7 +27,7 @@ export function createJobLocksRepo(sqlite: Sqlite) {
   );
   return {
     take: (name: string, holder: string, now: Date, ttlMs: number): boolean =>
-      take.run(holder, now.toISOString(), new Date(now.getTime() + ttlMs).toISOString(), name, now.toISOString()).changes === 1,
+      take.run({ name, holder, now: now.toISOString(), expires: new Date(now.getTime() + ttlMs).toISOString() }).changes === 1,
     renew: (name: string, holder: string, now: Date, ttlMs: number): boolean =>
       renew.run(new Date(now.getTime() + ttlMs).toISOString(), name, holder).changes === 1,
     release: (name: string, holder: string, now: Date): boolean => release.run(now.toISOString(), name, holder).changes === 1,
