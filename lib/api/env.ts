@@ -29,3 +29,23 @@ export interface ApiDeps {
 export const publicRoute: MiddlewareHandler = async (_c, next) => {
   await next();
 };
+
+/** What each session-only marker answers a token with, keyed by the marker itself. */
+const sessionOnlyReasons = new WeakMap<object, string>();
+
+/**
+ * Marks a route reachable with a signed-in session only, never with an API token (managing
+ * tokens, changing the password), with the refusal a token gets, in words. The guard decides on
+ * the route Hono matched, never on the path as sent: a path can be spelt many ways (`%74okens`,
+ * `t%6Fkens`) that all route here.
+ */
+export function sessionOnly(reason: string): MiddlewareHandler {
+  const marker: MiddlewareHandler = async (_c, next) => {
+    await next();
+  };
+  sessionOnlyReasons.set(marker, reason);
+  return marker;
+}
+
+/** The refusal of a token on a route marked `sessionOnly`, or undefined for any other handler. */
+export const sessionOnlyReason = (handler: unknown): string | undefined => (typeof handler === "function" ? sessionOnlyReasons.get(handler) : undefined);

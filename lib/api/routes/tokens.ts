@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { createApiTokens } from "../../auth/tokens";
-import type { ApiDeps, ApiEnv } from "../env";
+import { sessionOnly, type ApiDeps, type ApiEnv } from "../env";
 import { tokenList, tokenRow } from "../queries";
 import { jsonBody } from "../validate";
 
@@ -12,17 +12,18 @@ const tokenBody = z.strictObject({
 });
 
 /**
- * API tokens for scripts and the CLI. Reached with a session only: the guard refuses a token here
- * (lib/auth tokenAccess), so a leaked token cannot mint or revoke others.
+ * API tokens for scripts and the CLI. Reached with a session only: every route here is marked
+ * `sessionOnly`, so a leaked token cannot list, mint or revoke tokens (and outlive its own revocation).
  */
 export function tokenRoutes({ app }: ApiDeps) {
   const tokens = createApiTokens(app);
+  const withSession = sessionOnly("API tokens are managed in Settings while signed in, not with a token");
   return new Hono<ApiEnv>()
-    .get("/api/tokens", async (c) => c.json({ tokens: await tokenList(app) }, 200))
-    .post("/api/tokens", jsonBody("token", tokenBody), async (c) => {
+    .get("/api/tokens", withSession, async (c) => c.json({ tokens: await tokenList(app) }, 200))
+    .post("/api/tokens", withSession, jsonBody("token", tokenBody), async (c) => {
       const made = await tokens.create(c.req.valid("json"));
       // The only time the value is shown: it is not stored.
       return c.json({ ...tokenRow(made.row), token: made.token }, 201);
     })
-    .delete("/api/tokens/:id", async (c) => ((await tokens.revoke(c.req.param("id"))) ? c.json({ revoked: true }, 200) : c.json({ error: "no such token" }, 404)));
+    .delete("/api/tokens/:id", withSession, async (c) => ((await tokens.revoke(c.req.param("id"))) ? c.json({ revoked: true }, 200) : c.json({ error: "no such token" }, 404)));
 }

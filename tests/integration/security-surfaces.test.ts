@@ -1,0 +1,154 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { createApi, type Api } from "@/lib/api";
+import { createAuth } from "@/lib/auth";
+import { createTestApp, type TestApp } from "../helpers/db";
+import { forEachEngine, type TestEngine } from "../helpers/engines";
+
+/**
+ * What an attacker from outside found on the surfaces added since the last round: the API's
+ * session-only routes, the CSRF origin check, idempotency keys, credentials in applet views and
+ * their history, API token expiry. The hostile tests that touch the store run on every engine.
+ */
+
+const CREDENTIALS = { email: "owner@example.com", password: "correct horse battery" };
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+interface Booted {
+  app: TestApp;
+  api: Api;
+  cookie: string;
+}
+
+/** A test app on `engine` with the real auth in front of the API, its admin set up and signed in. */
+async function boot(engine?: TestEngine, env: Record<string, string> = {}): Promise<Booted> {
+  const app = createTestApp({ engine, env });
+  cleanups.push(() => app.cleanup());
+  const api = createApi({ app, applets: app.applets, auth: createAuth(app) });
+  const setup = await call(api, "POST", "/api/setup", { body: CREDENTIALS });
+  expect(setup.status).toBe(201);
+  return { app, api, cookie: (setup.headers.get("set-cookie") ?? "").split(";")[0]! };
+}
+
+interface CallOptions {
+  cookie?: string;
+  token?: string;
+  headers?: Record<string, string>;
+  body?: unknown;
+}
+
+function call(api: Api, method: string, path: string, opts: CallOptions = {}): Promise<Response> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.cookie) headers.cookie = opts.cookie;
+  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  let body: string | undefined;
+  if (method !== "GET" && method !== "HEAD") {
+    headers["content-type"] ??= "application/json";
+    body = JSON.stringify(opts.body ?? {});
+  }
+  return api.handle(new Request(`http://localhost:3000${path}`, { method, headers, body }));
+}
+
+async function makeToken(b: Booted, body: Record<string, unknown>): Promise<{ id: string; token: string }> {
+  const res = await call(b.api, "POST", "/api/tokens", { cookie: b.cookie, body });
+  expect(res.status, JSON.stringify(await res.clone().json())).toBe(201);
+  return (await res.json()) as { id: string; token: string };
+}
+
+forEachEngine((engine) => {
+  describe("session-only routes are decided on the matched route, however the path is spelt", () => {
+    it("a read-write API token is refused on every session-only route under percent-encodings of its path, and changes nothing", async () => {
+      const b = await boot(engine);
+      const mine = await makeToken(b, { name: "leaked script" });
+      const other = await makeToken(b, { name: "the backup job" });
+      const user = (await b.app.store.users.byEmail(CREDENTIALS.email))!;
+
+      // Each spelling routes to a session-only route (Hono decodes it): 403 with the reason.
+      const routed: [string, string][] = [
+        ["GET", "/api/tokens"],
+        ["GET", "/api/%74okens"],
+        ["GET", "/api/t%6Fkens"],
+        ["GET", "/api/t%6fkens"],
+        ["GET", "/api/%74%6F%6B%65%6E%73"],
+        ["GET", "/api/%74oken%73/"],
+        ["POST", "/api/%74okens"],
+        ["POST", "/api/tok%65ns"],
+        ["DELETE", `/api/%74okens/${other.id}`],
+        ["DELETE", `/api/tokens/${other.id}`],
+        ["DELETE", `/api/t%6Fkens/${other.id}/`],
+        ["POST", "/api/account/password"],
+        ["POST", "/api/%61ccount/password"],
+        ["POST", "/api/account/p%61ssword"],
+        ["POST", "/api/%61%63%63%6f%75%6e%74/%70%61%73%73%77%6f%72%64"],
+      ];
+      for (const [method, path] of routed) {
+        const res = await call(b.api, method, path, { token: mine.token, body: { name: "minted by a token", current_password: "guess", new_password: "a brand new password" } });
+        expect(res.status, `${method} ${path}`).toBe(403);
+        expect(((await res.json()) as { error: string }).error, `${method} ${path}`).toMatch(/while signed in, not with a token/);
+      }
+      // Spellings that do not decode to one (double encoding, an encoded slash, another case): no route at all.
+      const unrouted: [string, string][] = [
+        ["GET", "/api/%2574okens"],
+        ["POST", "/api/%2574okens"],
+        ["GET", "/api/%54okens"],
+        ["GET", "/api/TOKENS"],
+        ["POST", "/api/account%2Fpassword"],
+        ["POST", "/api/account%2fpassword"],
+        ["POST", "/api/%2561ccount/password"],
+        ["DELETE", `/api/tokens%2F${other.id}`],
+      ];
+      for (const [method, path] of unrouted) {
+        const res = await call(b.api, method, path, { token: mine.token, body: { name: "minted by a token", current_password: "guess", new_password: "a brand new password" } });
+        expect([404, 405], `${method} ${path}: ${res.status}`).toContain(res.status);
+      }
+
+      // Nothing minted, nothing revoked, the password and the sessions as they were.
+      const listed = (await (await call(b.api, "GET", "/api/tokens", { cookie: b.cookie })).json()) as { tokens: { name: string }[] };
+      expect(listed.tokens.map((t) => t.name)).toEqual(["leaked script", "the backup job"]);
+      expect((await call(b.api, "GET", "/api/applets", { token: other.token })).status).toBe(200);
+      expect((await b.app.store.users.byId(user.id))?.sessionVersion).toBe(user.sessionVersion);
+      expect((await call(b.api, "POST", "/api/login", { body: CREDENTIALS })).status).toBe(200);
+      // The same spellings reach their route with the session: the refusal above was the token's.
+      expect((await call(b.api, "GET", "/api/%74okens", { cookie: b.cookie })).status).toBe(200);
+    });
+
+    it("the route table says which routes are session-only: exactly the token routes and the password change", () => {
+      const app = createTestApp({ engine });
+      cleanups.push(() => app.cleanup());
+      const api = createApi({ app, applets: app.applets, auth: createAuth(app) });
+      const only = api.routes().filter((r) => r.sessionOnly).map((r) => `${r.method} ${r.path}`).sort();
+      expect(only).toEqual(["DELETE /api/tokens/:id", "GET /api/tokens", "POST /api/account/password", "POST /api/tokens"]);
+    });
+  });
+});
+
+describe("CSRF: the Origin of a state-changing request is compared exactly", () => {
+  it("with a loopback PUBLIC_URL, an Origin on another port, with a trailing dot or another scheme is refused with 403 and creates nothing", async () => {
+    const b = await boot(undefined, { PUBLIC_URL: "http://localhost:3000" });
+    const hostile: [origin: string, host: string][] = [
+      ["http://127.0.0.1:1", "127.0.0.1:3000"],
+      ["http://127.0.0.1:1", "localhost:3000"],
+      ["http://localhost:1", "localhost:3000"],
+      ["http://127.0.0.1.:3000", "127.0.0.1:3000"],
+      ["http://127.0.0.1.:3000", "localhost:3000"],
+      ["http://localhost.:3000", "localhost:3000"],
+      ["https://localhost:3000", "localhost:3000"],
+      ["http://localhost:3000.", "localhost:3000"],
+      ["http://localhost", "localhost:3000"],
+      ["null", "localhost:3000"],
+    ];
+    for (const [origin, host] of hostile) {
+      const res = await call(b.api, "POST", "/api/secrets", { cookie: b.cookie, headers: { origin, host }, body: { name: "PLANTED", value: "x" } });
+      expect(res.status, `Origin ${origin}, Host ${host}`).toBe(403);
+      expect(((await res.json()) as { error: string }).error).toBe(`cross-origin request refused (Origin: ${origin})`);
+    }
+    expect(await b.app.secrets.list()).toEqual([]);
+    // The app's own origins still pass: PUBLIC_URL's, and the loopback address the laptop opened.
+    expect((await call(b.api, "POST", "/api/secrets", { cookie: b.cookie, headers: { origin: "http://localhost:3000", host: "localhost:3000" }, body: { name: "SAME", value: "x" } })).status).toBe(201);
+    expect((await call(b.api, "POST", "/api/secrets", { cookie: b.cookie, headers: { origin: "http://127.0.0.1:3000", host: "127.0.0.1:3000" }, body: { name: "LOOPBACK", value: "x" } })).status).toBe(201);
+    expect((await call(b.api, "POST", "/api/secrets", { cookie: b.cookie, headers: { origin: "http://127.0.0.1:8080", host: "127.0.0.1:8080" }, body: { name: "FORWARDED", value: "x" } })).status).toBe(201);
+  });
+});
