@@ -1,0 +1,95 @@
+import { fork, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { connect } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+/**
+ * What an attacker from outside found that only shows on a real web process: a client that
+ * half-closes its socket after its request. (The web process is tests/helpers/web-process.ts: the
+ * same server, ingress, guard and API as server.ts, without Next's pages.)
+ */
+
+let web: ChildProcess;
+let base: string;
+let port: number;
+let cookie: string;
+const dataDir = mkdtempSync(path.join(tmpdir(), "whenthen-hostile-"));
+
+beforeAll(async () => {
+  web = fork(path.resolve("tests/helpers/web-process.ts"), [], {
+    env: { ...process.env, DATA_DIR: dataDir, PUBLIC_URL: "http://localhost:3000", LOG_LEVEL: "error" },
+    execArgv: ["--import", "tsx"],
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  port = await new Promise<number>((resolve, reject) => {
+    web.once("message", (m) => resolve((m as { port: number }).port));
+    web.once("exit", (code) => reject(new Error(`web process exited with ${code}`)));
+  });
+  base = `http://127.0.0.1:${port}`;
+  const setup = await fetch(`${base}/api/setup`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "me@example.com", password: "correct horse battery" }) });
+  expect(setup.status).toBe(201);
+  cookie = (setup.headers.get("set-cookie") ?? "").split(";")[0]!;
+}, 60_000);
+
+afterAll(async () => {
+  web.kill("SIGTERM");
+  await new Promise((r) => web.once("exit", r));
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+const api = async <T>(method: string, p: string, body?: unknown): Promise<T> => {
+  const res = await fetch(`${base}${p}`, { method, headers: { cookie, ...(body === undefined ? {} : { "content-type": "application/json" }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+  expect(res.ok, `${method} ${p}: ${res.status}`).toBe(true);
+  return (await res.json()) as T;
+};
+
+/**
+ * Writes `request` on a raw socket and half-closes it at once (FIN after the last byte), as a
+ * sender that only reads afterwards; resolves with everything the server wrote before closing.
+ */
+function halfClosed(request: string): Promise<{ status: number; head: string; body: string }> {
+  return new Promise((resolve) => {
+    const socket = connect(port, "127.0.0.1");
+    let received = "";
+    socket.on("data", (c: Buffer) => (received += c.toString("utf8")));
+    socket.on("error", () => {}); // a reset shows as no answer below
+    socket.on("close", () => {
+      const split = received.indexOf("\r\n\r\n");
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(received)?.[1] ?? 0), head: split < 0 ? received : received.slice(0, split), body: split < 0 ? "" : received.slice(split + 4) });
+    });
+    socket.once("connect", () => socket.end(request));
+  });
+}
+
+const post = (p: string, body: string, headers = "") =>
+  `POST ${p} HTTP/1.1\r\nHost: localhost:3000\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${headers}\r\n${body}`;
+
+describe("a client that half-closes its socket after the request still gets its answer", () => {
+  it("ten webhooks sent on half-closed sockets each get their 202 with the run id, and exactly ten runs are stored", async () => {
+    const { applet } = await api<{ applet: { id: string; webhook_url: string } }>("POST", "/api/applets", {
+      name: "half-closed",
+      definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "note", config: { filename: "half.md", content: "{{trigger.body.n}}" } }] },
+    });
+    const hookPath = new URL(applet.webhook_url).pathname;
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, n) => halfClosed(post(hookPath, JSON.stringify({ n })))));
+    for (const [n, a] of answers.entries()) {
+      expect(a.status, `request ${n}: ${a.head || "(no answer)"}`).toBe(202);
+      expect(JSON.parse(a.body)).toMatchObject({ run_id: expect.any(String), event_id: expect.any(String) });
+    }
+    const { runs } = await api<{ runs: { id: string }[] }>("GET", `/api/runs?applet_id=${applet.id}`);
+    expect(runs.map((r) => r.id).sort()).toEqual(answers.map((a) => (JSON.parse(a.body) as { run_id: string }).run_id).sort());
+  });
+
+  it("a sign-in through the API (its password check runs off the event loop) answers a half-closed socket with its cookie, and so do health and a session read", async () => {
+    const login = await halfClosed(post("/api/login", JSON.stringify({ email: "me@example.com", password: "correct horse battery" })));
+    expect(login.status, login.head || "(no answer)").toBe(200);
+    expect(login.head).toMatch(/^set-cookie: whenthen_session=/im);
+    const health = await halfClosed("GET /api/health HTTP/1.1\r\nHost: localhost:3000\r\n\r\n");
+    expect([200, 503], health.head || "(no answer)").toContain(health.status);
+    const session = await halfClosed(`GET /api/session HTTP/1.1\r\nHost: localhost:3000\r\ncookie: ${cookie}\r\n\r\n`);
+    expect(session.status, session.head || "(no answer)").toBe(200);
+    expect(session.body).toContain("me@example.com");
+  });
+});
