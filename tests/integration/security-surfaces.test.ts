@@ -1,6 +1,10 @@
+import { createHmac } from "node:crypto";
+import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { createApi, type Api } from "@/lib/api";
 import { createAuth } from "@/lib/auth";
+import { createIngress } from "@/lib/http/ingress";
+import { createWebServer } from "@/lib/http/server";
 import { createTestApp, type TestApp } from "../helpers/db";
 import { forEachEngine, type TestEngine } from "../helpers/engines";
 
@@ -56,6 +60,20 @@ async function makeToken(b: Booted, body: Record<string, unknown>): Promise<{ id
   const res = await call(b.api, "POST", "/api/tokens", { cookie: b.cookie, body });
   expect(res.status, JSON.stringify(await res.clone().json())).toBe(201);
   return (await res.json()) as { id: string; token: string };
+}
+
+/** The lean ingress of `app` on a real node:http server; its base URL. */
+async function ingressOf(app: TestApp): Promise<string> {
+  const ingress = createIngress(app);
+  const server = createWebServer((req, res) => void ingress(req, res));
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  cleanups.push(() => new Promise((r) => server.close(r)));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+async function webhookApplet(app: TestApp, config: Record<string, unknown>, enabled = true) {
+  const a = await app.applets.create({ name: "hook", enabled, definition: { version: 1, trigger: { type: "webhook", config }, actions: [{ type: "note", config: { filename: "hook.md", content: "{{trigger.body.n}}" } }] } });
+  return { id: a.id, path: `/api/hooks/${a.id}/${a.webhookToken}` };
 }
 
 forEachEngine((engine) => {
@@ -150,5 +168,81 @@ describe("CSRF: the Origin of a state-changing request is compared exactly", () 
     expect((await call(b.api, "POST", "/api/secrets", { cookie: b.cookie, headers: { origin: "http://localhost:3000", host: "localhost:3000" }, body: { name: "SAME", value: "x" } })).status).toBe(201);
     expect((await call(b.api, "POST", "/api/secrets", { cookie: b.cookie, headers: { origin: "http://127.0.0.1:3000", host: "127.0.0.1:3000" }, body: { name: "LOOPBACK", value: "x" } })).status).toBe(201);
     expect((await call(b.api, "POST", "/api/secrets", { cookie: b.cookie, headers: { origin: "http://127.0.0.1:8080", host: "127.0.0.1:8080" }, body: { name: "FORWARDED", value: "x" } })).status).toBe(201);
+  });
+});
+
+forEachEngine((engine) => {
+  describe("idempotency keys longer than 200 characters are hashed, not cut", () => {
+    it("two keys that share their first 200 characters are two deliveries; each one repeated is its own duplicate; a short key is stored as sent", async () => {
+      const app = createTestApp({ engine });
+      cleanups.push(() => app.cleanup());
+      const base = await ingressOf(app);
+      const hook = await webhookApplet(app, { dedupe_header: "Idempotency-Key" });
+      const send = async (key: string, n: number) => {
+        const res = await fetch(`${base}${hook.path}`, { method: "POST", headers: { "content-type": "application/json", "idempotency-key": key }, body: JSON.stringify({ n }) });
+        return { status: res.status, body: (await res.json()) as { run_id: string; event_id: string; duplicate?: boolean } };
+      };
+      const shared = "k".repeat(200);
+      const first = await send(`${shared}-first`, 1);
+      const second = await send(`${shared}-second`, 2);
+      expect([first.status, second.status]).toEqual([202, 202]);
+      expect(second.body.run_id).not.toBe(first.body.run_id);
+      // Each, sent again, is answered with its own first delivery and stores nothing.
+      const again = await send(`${shared}-second`, 3);
+      expect(again.status).toBe(200);
+      expect(again.body).toMatchObject({ duplicate: true, run_id: second.body.run_id, event_id: second.body.event_id });
+      expect((await send(`${shared}-first`, 4)).body).toMatchObject({ duplicate: true, run_id: first.body.run_id });
+      // What is stored: the start of the key, readable, and a hash of all of it.
+      const stored = (await app.store.runs.event(first.body.event_id))!.dedupeKey!;
+      expect(stored).toMatch(/^k{100}…sha256:[0-9a-f]{64}$/);
+      expect(stored).not.toBe((await app.store.runs.event(second.body.event_id))!.dedupeKey);
+      // A key of up to 200 characters is stored exactly as before, so keys stored by an older release still match.
+      const short = await send("order-1042", 5);
+      expect((await app.store.runs.event(short.body.event_id))!.dedupeKey).toBe("order-1042");
+      const exactly200 = await send(shared, 6);
+      expect((await app.store.runs.event(exactly200.body.event_id))!.dedupeKey).toBe(shared);
+      expect((await send("order-1042", 7)).body).toMatchObject({ duplicate: true, run_id: short.body.run_id });
+      expect(Number((await app.sql.get<{ n: number }>("SELECT COUNT(*) AS n FROM events"))!.n)).toBe(4);
+    });
+
+    it("a body path holding a long id (Stripe-style) is hashed the same way", async () => {
+      const app = createTestApp({ engine });
+      cleanups.push(() => app.cleanup());
+      const base = await ingressOf(app);
+      const hook = await webhookApplet(app, { dedupe_path: "data.id" });
+      const post = (id: string) => fetch(`${base}${hook.path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ data: { id } }) });
+      const prefix = "evt_".padEnd(300, "x");
+      expect((await post(`${prefix}1`)).status).toBe(202);
+      expect((await post(`${prefix}2`)).status).toBe(202);
+      expect((await post(`${prefix}1`)).status).toBe(200);
+      expect(Number((await app.sql.get<{ n: number }>("SELECT COUNT(*) AS n FROM events"))!.n)).toBe(2);
+    });
+  });
+
+  describe("a disabled applet checks the signature before it says it is disabled", () => {
+    it("a request with a bad or no signature to a disabled signed webhook gets the empty 401, and only a signed one hears 'disabled'", async () => {
+      const app = createTestApp({ engine });
+      cleanups.push(() => app.cleanup());
+      await app.secrets.set("GH_SECRET", "it's a secret to everybody");
+      const base = await ingressOf(app);
+      const github = await webhookApplet(app, { verify: "github", hmac_secret: "{{secrets.GH_SECRET}}" }, false);
+      const bearer = await webhookApplet(app, { verify: "bearer", hmac_secret: "{{secrets.GH_SECRET}}" }, false);
+      const body = JSON.stringify({ n: 1 });
+      const signature = `sha256=${createHmac("sha256", "it's a secret to everybody").update(body).digest("hex")}`;
+      const post = (path: string, headers: Record<string, string>) => fetch(`${base}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
+      for (const [what, res] of [
+        ["forged signature", await post(github.path, { "x-hub-signature-256": `sha256=${"0".repeat(64)}` })],
+        ["no signature", await post(github.path, {})],
+        ["wrong bearer token", await post(bearer.path, { authorization: "Bearer guess" })],
+      ] as const) {
+        expect(res.status, what).toBe(401);
+        expect(await res.text(), what).toBe("");
+      }
+      const signed = await post(github.path, { "x-hub-signature-256": signature });
+      expect(signed.status).toBe(200);
+      expect(await signed.json()).toEqual({ queued: false, reason: "disabled" });
+      expect(await (await post(bearer.path, { authorization: "Bearer it's a secret to everybody" })).json()).toEqual({ queued: false, reason: "disabled" });
+      expect(Number((await app.sql.get<{ n: number }>("SELECT COUNT(*) AS n FROM events"))!.n)).toBe(0);
+    });
   });
 });
