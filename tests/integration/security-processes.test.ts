@@ -4,14 +4,17 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { spawnWorkerProcess, type WorkerProcess } from "../helpers/processes";
 
 /**
- * What an attacker from outside found that only shows on a real web process: a client that
- * half-closes its socket after its request. (The web process is tests/helpers/web-process.ts: the
- * same server, ingress, guard and API as server.ts, without Next's pages.)
+ * What an attacker from outside found that only shows on real processes: a client that half-closes
+ * its socket after its request, and respond-with-data templates that blocked the web process's
+ * event loop. (The web process is tests/helpers/web-process.ts: the same server, ingress, guard and
+ * API as server.ts, without Next's pages; the worker is worker/index.ts.)
  */
 
 let web: ChildProcess;
+let worker: WorkerProcess;
 let base: string;
 let port: number;
 let cookie: string;
@@ -31,9 +34,12 @@ beforeAll(async () => {
   const setup = await fetch(`${base}/api/setup`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "me@example.com", password: "correct horse battery" }) });
   expect(setup.status).toBe(201);
   cookie = (setup.headers.get("set-cookie") ?? "").split(";")[0]!;
+  worker = spawnWorkerProcess({ DATA_DIR: dataDir, PUBLIC_URL: "http://localhost:3000", LOG_LEVEL: "warn" });
 }, 60_000);
 
 afterAll(async () => {
+  worker.kill();
+  await worker.exited;
   web.kill("SIGTERM");
   await new Promise((r) => web.once("exit", r));
   rmSync(dataDir, { recursive: true, force: true });
@@ -92,4 +98,45 @@ describe("a client that half-closes its socket after the request still gets its 
     expect(session.status, session.head || "(no answer)").toBe(200);
     expect(session.body).toContain("me@example.com");
   });
+});
+
+describe("hostile respond-with-data templates do not block the web process", () => {
+  it("/api/health answers in under 200 ms while two 900 KB requests to a template that names their field 500 times render, and each gets a 64 KB answer", async () => {
+    const { applet } = await api<{ applet: { webhook_url: string } }>("POST", "/api/applets", {
+      name: "respond hostile",
+      definition: {
+        version: 1,
+        trigger: { type: "webhook", config: { respond_wait_seconds: 10, respond_body: "{{trigger.body.a}}".repeat(500), respond_content_type: "text/plain" } },
+        actions: [{ type: "note", config: { filename: "respond.md", content: "ok" } }],
+      },
+    });
+    const hookUrl = `${base}${new URL(applet.webhook_url).pathname}`;
+    const health = async () => {
+      const started = performance.now();
+      const res = await fetch(`${base}/api/health`);
+      await res.arrayBuffer();
+      return performance.now() - started;
+    };
+    await health(); // the first request pays for opening the connection
+    const body = JSON.stringify({ a: "x".repeat(900 * 1024) });
+    let inFlight = true;
+    const hostile = Promise.all([0, 1].map(() => fetch(hookUrl, { method: "POST", headers: { "content-type": "application/json" }, body }).then(async (r) => ({ status: r.status, bytes: (await r.arrayBuffer()).byteLength })))).finally(() => {
+      inFlight = false;
+    });
+    const latencies: number[] = [];
+    while (inFlight) {
+      latencies.push(await health());
+      // Paced, so the probe does not take the two cores it measures from the processes under test.
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const answers = await hostile;
+    expect(answers).toEqual([
+      { status: 200, bytes: 64 * 1024 },
+      { status: 200, bytes: 64 * 1024 },
+    ]);
+    // The requests waited for their runs (a worker turn), so health was asked many times meanwhile.
+    expect(latencies.length).toBeGreaterThan(3);
+    const slowest = [...latencies].sort((a, b) => b - a).slice(0, 5);
+    expect(Math.max(...latencies), `the slowest of ${latencies.length} health answers took ${slowest.map((l) => l.toFixed(0)).join(", ")} ms`).toBeLessThan(200);
+  }, 120_000);
 });
