@@ -263,12 +263,23 @@ export async function secretList(app: Pick<App, "secrets">) {
   return (await app.secrets.list()).map((s) => ({ name: s.name, created_at: s.createdAt, updated_at: s.updatedAt }));
 }
 
-/** API tokens as lists show them: name, prefix, last use; never the value or its hash. */
-export async function tokenList(app: Pick<App, "store">) {
-  return (await app.store.apiTokens.list()).map(tokenRow);
+/** API tokens as lists show them: name, prefix, last use, expiry; never the value or its hash. */
+export async function tokenList(app: Pick<App, "store" | "clock">) {
+  const now = app.clock.now();
+  return (await app.store.apiTokens.list()).map((t) => tokenRow(t, now));
 }
 
-export const tokenRow = (t: ApiTokenRow) => ({ id: t.id, name: t.name, prefix: t.prefix, read_only: t.readOnly, last_used_at: t.lastUsedAt, created_at: t.createdAt });
+/** `expired`: past its expires_at at `now` (it is refused; it stays listed until revoked). */
+export const tokenRow = (t: ApiTokenRow, now: Date) => ({
+  id: t.id,
+  name: t.name,
+  prefix: t.prefix,
+  read_only: t.readOnly,
+  last_used_at: t.lastUsedAt,
+  expires_at: t.expiresAt,
+  expired: t.expiresAt !== null && Date.parse(t.expiresAt) <= now.getTime(),
+  created_at: t.createdAt,
+});
 
 export type Meta = Awaited<ReturnType<typeof meta>>;
 export type MetaTrigger = Meta["triggers"][number];

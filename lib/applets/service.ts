@@ -1,4 +1,5 @@
 import type { App } from "../app";
+import { isIsoDateTime } from "../core/dates";
 import { UserError } from "../core/errors";
 import { newId, newWebhookToken } from "../core/ids";
 import { SYSTEM_AUTHOR, type Applet, type StoreAggregates, type VersionAuthor, type VersionSource } from "../db/store";
@@ -313,15 +314,6 @@ export function webhookTokenProblem(token: unknown): string | null {
   if (typeof token !== "string" || token === "") return `required; ${how}`;
   if (!/^[A-Za-z0-9_-]{43,128}$/.test(token) || new Set(token).size < 16) return `too weak to guard a public URL; ${how}`;
   return null;
-}
-
-/** `2026-03-07T13:00:00.000Z` or with an offset; a day that is not in its month (Date.parse rolls 02-31 over) is not a date. */
-function isIsoDateTime(value: unknown): value is string {
-  if (typeof value !== "string") return false;
-  const m = /^(\d{4})-(\d{2})-(\d{2})T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/.exec(value);
-  if (!m || Number.isNaN(Date.parse(value))) return false;
-  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  return new Date(Date.UTC(year, month - 1, day)).getUTCDate() === day;
 }
 
 /** URLs a trigger polls or an action calls must be http(s) and not private (checked again at fetch time). */

@@ -110,6 +110,10 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
     const waitMs = byIp.retryAfterMs(ipKey, now);
     if (waitMs > 0) return refuse(429, "too many failed attempts from this address; try again later", { "retry-after": String(Math.ceil(waitMs / 1000)) });
     const identity = await tokens.verify(token);
+    // A real token past its expiry is not a guess: it says so, and does not count against the address.
+    if (identity && "expired" in identity) {
+      return refuse(401, `the API token “${identity.expired.name}” expired at ${identity.expired.at}; make a new one in Settings → API tokens`);
+    }
     const admin = identity ? await users.first() : null;
     if (!identity || !admin) {
       byIp.fail(ipKey, now);

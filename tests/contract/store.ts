@@ -1135,15 +1135,16 @@ export function runStoreContract(options: StoreContractOptions): void {
     });
 
     describe("API tokens", () => {
-      test("insert, byHash, list oldest first, nameTaken, touch, delete; a hash is unique", async () => {
+      test("insert, byHash, list oldest first (with the expiry), nameTaken, touch, delete; a hash is unique", async () => {
         const store = await fresh();
-        await store.apiTokens.insert({ id: "t1", name: "cli", hash: "h1", prefix: "wt_aaaaaa", readOnly: false, now: iso(1) });
-        await store.apiTokens.insert({ id: "t2", name: "dashboard", hash: "h2", prefix: "wt_bbbbbb", readOnly: true, now: iso(2) });
-        await expect(store.apiTokens.insert({ id: "t3", name: "again", hash: "h1", prefix: "wt_cccccc", readOnly: false, now: iso(3) })).rejects.toThrow();
+        await store.apiTokens.insert({ id: "t1", name: "cli", hash: "h1", prefix: "wt_aaaaaa", readOnly: false, expiresAt: null, now: iso(1) });
+        await store.apiTokens.insert({ id: "t2", name: "dashboard", hash: "h2", prefix: "wt_bbbbbb", readOnly: true, expiresAt: iso(9), now: iso(2) });
+        await expect(store.apiTokens.insert({ id: "t3", name: "again", hash: "h1", prefix: "wt_cccccc", readOnly: false, expiresAt: null, now: iso(3) })).rejects.toThrow();
         expect(await store.apiTokens.list()).toEqual([
-          { id: "t1", name: "cli", prefix: "wt_aaaaaa", readOnly: false, lastUsedAt: null, createdAt: iso(1) },
-          { id: "t2", name: "dashboard", prefix: "wt_bbbbbb", readOnly: true, lastUsedAt: null, createdAt: iso(2) },
+          { id: "t1", name: "cli", prefix: "wt_aaaaaa", readOnly: false, lastUsedAt: null, expiresAt: null, createdAt: iso(1) },
+          { id: "t2", name: "dashboard", prefix: "wt_bbbbbb", readOnly: true, lastUsedAt: null, expiresAt: iso(9), createdAt: iso(2) },
         ]);
+        expect((await store.apiTokens.byHash("h2"))?.expiresAt).toBe(iso(9));
         expect((await store.apiTokens.byHash("h2"))?.id).toBe("t2");
         expect(await store.apiTokens.byHash("nope")).toBeNull();
         expect(await store.apiTokens.nameTaken("cli")).toBe(true);

@@ -246,3 +246,56 @@ forEachEngine((engine) => {
     });
   });
 });
+
+forEachEngine((engine) => {
+  describe("API tokens with an optional expiry, listed with their last use", () => {
+    it("a token made to expire works until then, is refused after with a 401 that says it expired (not counted as a guess), and is listed as expired", async () => {
+      const b = await boot(engine);
+      const now = b.app.clock.now().getTime();
+      const inAnHour = new Date(now + 3_600_000).toISOString();
+      const short = await makeToken(b, { name: "one hour", expires_at: inAnHour });
+      const forever = await makeToken(b, { name: "forever" });
+      expect((await call(b.api, "GET", "/api/applets", { token: short.token })).status).toBe(200);
+      b.app.clock.advance(3_600_000);
+      for (let i = 0; i < 12; i++) {
+        const refused = await call(b.api, "GET", "/api/applets", { token: short.token });
+        expect(refused.status).toBe(401);
+        expect(((await refused.json()) as { error: string }).error).toBe(`the API token “one hour” expired at ${inAnHour}; make a new one in Settings → API tokens`);
+      }
+      // Twelve refusals of an expired token from one address are not twelve failed guesses: no 429.
+      expect((await call(b.api, "GET", "/api/applets", { token: forever.token })).status).toBe(200);
+      const listed = (await (await call(b.api, "GET", "/api/tokens", { cookie: b.cookie })).json()) as { tokens: { name: string; expires_at: string | null; expired: boolean }[] };
+      expect(listed.tokens.map((t) => [t.name, t.expires_at, t.expired])).toEqual([
+        ["one hour", inAnHour, true],
+        ["forever", null, false],
+      ]);
+    });
+
+    it("an expiry that is not a date, not a real day or not in the future is refused with its field, and no token is made", async () => {
+      const b = await boot(engine);
+      for (const expires_at of ["next week", "2027-02-31T00:00:00Z", "2027-01-01", b.app.clock.now().toISOString(), 1790000000]) {
+        const res = await call(b.api, "POST", "/api/tokens", { cookie: b.cookie, body: { name: `t ${String(expires_at)}`, expires_at } });
+        expect(res.status, String(expires_at)).toBe(400);
+        expect(((await res.json()) as { problems: { path: string }[] }).problems.map((p) => p.path), String(expires_at)).toEqual(["expires_at"]);
+      }
+      expect(await b.app.store.apiTokens.list()).toEqual([]);
+    });
+
+    it("last use is written at most once a minute per token, however many requests it makes", async () => {
+      const b = await boot(engine);
+      const t = await makeToken(b, { name: "busy script" });
+      const lastUsed = async () => (await b.app.store.apiTokens.list())[0]!.lastUsedAt;
+      const first = b.app.clock.now().toISOString();
+      expect((await call(b.api, "GET", "/api/applets", { token: t.token })).status).toBe(200);
+      expect(await lastUsed()).toBe(first);
+      for (let i = 0; i < 5; i++) {
+        b.app.clock.advance(10_000);
+        await call(b.api, "GET", "/api/applets", { token: t.token });
+      }
+      expect(await lastUsed()).toBe(first);
+      b.app.clock.advance(10_000);
+      await call(b.api, "GET", "/api/applets", { token: t.token });
+      expect(await lastUsed()).toBe(b.app.clock.now().toISOString());
+    });
+  });
+});

@@ -747,6 +747,8 @@ export interface ApiTokenRow {
   prefix: string;
   readOnly: boolean;
   lastUsedAt: string | null;
+  /** When it stops being accepted (ISO, UTC); null: never. */
+  expiresAt: string | null;
   createdAt: string;
 }
 
@@ -757,7 +759,7 @@ export interface ApiTokensStore {
   byHash(hash: string): Promise<ApiTokenRow | null>;
   nameTaken(name: string): Promise<boolean>;
   /** Throws on a hash or id that exists (unique). */
-  insert(t: { id: string; name: string; hash: string; prefix: string; readOnly: boolean; now: string }): Promise<void>;
+  insert(t: { id: string; name: string; hash: string; prefix: string; readOnly: boolean; expiresAt: string | null; now: string }): Promise<void>;
   /** Sets last_used_at (the caller throttles). */
   touch(id: string, now: string): Promise<void>;
   /** Revokes: the row goes; false when there was none. */
