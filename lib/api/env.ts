@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import type { App } from "../app";
 import type { AppletService } from "../applets/service";
 import type { Auth, SessionUser } from "../auth";
@@ -6,6 +6,9 @@ import type { Sandbox } from "../sandbox";
 
 /** What the routes read from the request context: the signed-in user, set by the session guard. */
 export type ApiEnv = { Variables: { user: SessionUser | null } };
+
+/** How views with credentials answer this request: masked when an API token asks (lib/api/queries CredentialView). */
+export const credentialViewOf = (c: Context<ApiEnv>): { masked: boolean } => ({ masked: c.get("user")?.token !== undefined });
 
 export interface ApiDeps {
   app: App;

@@ -328,6 +328,22 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect(await store.applets.versions("a")).toEqual([]);
       });
 
+      test("rewriteVersion replaces one stored version's definition and nothing else: no new version, the applet, its author and time kept", async () => {
+        const store = await fresh();
+        const secretDef = { ...definition, trigger: { type: "webhook", config: { verify: "github", hmac_secret: "whsec_literal" } } };
+        await store.applets.insert({ id: "a", name: "First", enabled: true, triggerType: "webhook", definition: secretDef, webhookToken: token(), now: iso(1) });
+        const a = (await store.applets.get("a"))!;
+        await store.applets.update({ ...a, definition, now: iso(2) });
+        const purged = { ...definition, trigger: { type: "webhook", config: { verify: "github", hmac_secret: "[credential purged]" } } };
+        expect(await store.applets.rewriteVersion("a", 1, purged, iso(3))).toBe(true);
+        expect(await store.applets.rewriteVersion("a", 9, purged, iso(3))).toBe(false);
+        expect(await store.applets.rewriteVersion("nope", 1, purged, iso(3))).toBe(false);
+        expect(await store.applets.version("a", 1)).toMatchObject({ version: 1, definition: purged, source: "create", createdAt: iso(1) });
+        expect((await store.applets.versions("a")).map((v) => v.version)).toEqual([2, 1]);
+        expect((await store.applets.get("a"))!.definition).toEqual(definition);
+        expect(JSON.stringify(await store.applets.versions("a"))).not.toContain("whsec_literal");
+      });
+
       test("#18: the claim records the applet's current version on the run; a retry claimed after a save records the newer one; ingestSkipped the version at ingest", async () => {
         const store = await fresh();
         await addApplet(store, "a");

@@ -491,6 +491,12 @@ export interface AppletsStore {
   versions(id: string): Promise<AppletVersion[]>;
   /** One version, or null. */
   version(id: string, version: number): Promise<AppletVersion | null>;
+  /**
+   * Replaces the stored definition of one version ("purge this version's credentials"); not a
+   * save: no new version, its author and time kept. On SQLite the old text's bytes are zeroed
+   * (secure_delete) where the row was. false: no such version.
+   */
+  rewriteVersion(id: string, version: number, definition: unknown, now: string): Promise<boolean>;
   /** false: no such applet. Not a save: no version is stored (a version records the enabled state its save wrote). Enabling clears an auto-pause (paused_reason, paused_at) and the failure streak. */
   setEnabled(id: string, enabled: boolean, now: string): Promise<boolean>;
   /** The applet holding this webhook token (tokens are unique), or null. */

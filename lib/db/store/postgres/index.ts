@@ -365,6 +365,8 @@ function appletsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promis
       const r = (await query<VersionRaw>(q, "SELECT * FROM applet_versions WHERE applet_id = $1 AND version = $2", [id, version])).rows[0];
       return r ? toVersion(r) : null;
     },
+    rewriteVersion: async (id, version, definition, now) =>
+      ((await query(q, "UPDATE applet_versions SET definition = $1::json, updated_at = $2 WHERE applet_id = $3 AND version = $4", [JSON.stringify(definition), now, id, version])).rowCount ?? 0) > 0,
     setEnabled: async (id, enabled, now) =>
       ((await query(q, `UPDATE applets SET ${unpause("$1")}, enabled = $1, updated_at = $2 WHERE id = $3`, [enabled ? 1 : 0, now, id])).rowCount ?? 0) > 0,
     byWebhookToken: async (token) => (await query<{ id: string; name: string }>(q, "SELECT id, name FROM applets WHERE webhook_token = $1", [token])).rows[0] ?? null,
