@@ -8,7 +8,7 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError, Option } from "commander";
 import { planImport, problemsByFile, readDir, writeDir, type ExportedApplet } from "./applets-dir";
-import { CliError, EXIT, createClient, type Client } from "./client";
+import { CliError, EXIT, createClient, serverBase, type Client } from "./client";
 import { resolveToken, TOKEN_ARGUMENT_REFUSED } from "./token";
 
 export interface Io {
@@ -48,9 +48,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
       if (o.token !== undefined) throw new CliError(TOKEN_ARGUMENT_REFUSED, EXIT.usage);
       // commander reads .env() options from process.env; the io's env wins so tests and callers control it.
       const url = o.url ?? io.env.WHENTHEN_URL;
-      const checked = createClient({ url, token: "unchecked", fetch: io.fetch });
-      checked.checkUrl();
-      const token = await resolveToken({ file: o.tokenFile, env: io.env, prompt: io.promptSecret, url: checked.base, uid: io.uid });
+      const token = await resolveToken({ file: o.tokenFile, env: io.env, prompt: io.promptSecret, url: serverBase(url), uid: io.uid });
       client = createClient({ url, token, fetch: io.fetch });
     });
   const api = (): Client => {
