@@ -130,7 +130,7 @@ export function ApiTokens({ tokens, publicUrl }: { tokens: TokenRow[]; publicUrl
                   <span className="code">{t.prefix}…</span>
                 </td>
                 <td className="td hidden text-slate-600 sm:table-cell">{t.last_used_at ? <LocalTime iso={t.last_used_at} /> : "never"}</td>
-                <td className="td hidden sm:table-cell">{t.expires_at ? <ExpiryNote t={t} /> : <span className="text-slate-600">never</span>}</td>
+                <td className="td hidden text-slate-600 sm:table-cell">{!t.expires_at ? "never" : t.expired ? <ExpiryNote t={t} /> : <LocalTime iso={t.expires_at} />}</td>
                 <td className="td pr-0 text-right">
                   <button type="button" className="btn-danger" onClick={() => void revoke(t)}>
                     Revoke

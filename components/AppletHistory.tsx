@@ -171,7 +171,9 @@ export function AppletHistory({ appletId, versions, selected }: { appletId: stri
 
 function VersionDiff({ appletId, versions, from, to, onFrom, onTo }: { appletId: string; versions: VersionListItem[]; from: number; to: number; onFrom: (n: number) => void; onTo: (n: number) => void }) {
   const [shown, setShown] = useState<{ key: string; older: Loaded | null; newer: Loaded } | null>(null);
-  const key = `${from}:${to}`;
+  // A purge rewrites stored versions: their texts are read again once the list says so.
+  const purged = versions.filter((v) => v.credentials_purged).map((v) => v.version).join(",");
+  const key = `${from}:${to}:${purged}`;
   useEffect(() => {
     let live = true;
     void Promise.all([from > 0 ? loadVersion(appletId, from) : Promise.resolve(null), loadVersion(appletId, to)]).then(([older, newer]) => {
