@@ -1,4 +1,3 @@
-import { createServer } from "node:http";
 import next from "next";
 import { createApi } from "@/lib/api";
 import { createApp } from "@/lib/app";
@@ -13,6 +12,7 @@ import { handleFileRequest } from "@/lib/files/serve";
 import { createIngress } from "@/lib/http/ingress";
 import { createMetricsRoute } from "@/lib/http/metrics";
 import { createPageGate } from "@/lib/http/page-gate";
+import { createWebServer } from "@/lib/http/server";
 import { createWebGuard } from "@/lib/http/web-guard";
 import { createSandbox } from "@/lib/sandbox";
 import { publishServices } from "@/lib/services";
@@ -61,7 +61,7 @@ const healthWatch = watchHealth(app);
 // The port is taken before Next is ready, so a taken port fails at once with the variable to change,
 // and webhooks are acknowledged while Next still prepares; pages wait for it.
 const nextReady = nextApp.prepare();
-const server = createServer((req, res) => {
+const server = createWebServer((req, res) => {
   // The public hot paths first: they need no client address, and a webhook's stored headers are
   // then exactly the ones its sender sent.
   if (ingress(req, res)) return;
@@ -81,7 +81,6 @@ const server = createServer((req, res) => {
     },
   );
 });
-server.keepAliveTimeout = 65_000;
 server.once("error", (err) => {
   log.error(listenErrorMessage(err, "PORT", app.config.port, app.config.host));
   process.exit(1);

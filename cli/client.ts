@@ -31,14 +31,21 @@ export interface ClientOptions {
   fetch?: typeof fetch;
 }
 
+/** The server's address without a trailing slash; a CliError (usage) when it is missing or not http(s). */
+export function serverBase(url: string | undefined): string {
+  const base = (url ?? "").replace(/\/+$/, "");
+  if (!base) throw new CliError("set WHENTHEN_URL to the app's address (e.g. http://localhost:3000), or pass --url", EXIT.usage);
+  if (!/^https?:\/\//.test(base)) throw new CliError(`WHENTHEN_URL must start with http:// or https://, got "${base}"`, EXIT.usage);
+  return base;
+}
+
 export function createClient(opts: ClientOptions) {
   const base = (opts.url ?? "").replace(/\/+$/, "");
   const doFetch = opts.fetch ?? fetch;
 
   async function request(method: string, path: string, body?: unknown, init: { stream?: boolean } = {}): Promise<Response> {
-    if (!base) throw new CliError("set WHENTHEN_URL to the app's address (e.g. http://localhost:3000), or pass --url", EXIT.usage);
-    if (!/^https?:\/\//.test(base)) throw new CliError(`WHENTHEN_URL must start with http:// or https://, got "${base}"`, EXIT.usage);
-    if (!opts.token) throw new CliError("set WHENTHEN_TOKEN to an API token (make one in Settings → API tokens), or pass --token", EXIT.auth);
+    serverBase(opts.url);
+    if (!opts.token) throw new CliError("no API token (make one in Settings → API tokens; see whenthen --help for where the CLI reads it)", EXIT.auth);
     const headers: Record<string, string> = { authorization: `Bearer ${opts.token}`, accept: init.stream ? "text/event-stream" : "application/json" };
     if (body !== undefined) headers["content-type"] = "application/json";
     let res: Response;

@@ -1,13 +1,15 @@
 /**
  * `pnpm whenthen …` (bin `whenthen`): drive a whenthen server from a script, over its API with an
- * API token. WHENTHEN_URL and WHENTHEN_TOKEN (or --url/--token) say where and as whom; --json gives
+ * API token. WHENTHEN_URL (or --url) says where; the token comes from the environment, a file only
+ * its owner can read, or a prompt, never an argument (cli/token.ts); --json gives
  * the server's JSON; exit codes: 0 ok, 1 refused (bad input, not found, a watched run failed),
  * 2 usage, 3 token refused, 4 server unreachable or failing.
  */
 import { readFileSync } from "node:fs";
 import { Command, CommanderError, Option } from "commander";
 import { planImport, problemsByFile, readDir, writeDir, type ExportedApplet } from "./applets-dir";
-import { CliError, EXIT, createClient, type Client } from "./client";
+import { CliError, EXIT, createClient, serverBase, type Client } from "./client";
+import { resolveToken, TOKEN_ARGUMENT_REFUSED } from "./token";
 
 export interface Io {
   out: (s: string) => void;
@@ -16,6 +18,10 @@ export interface Io {
   env: Record<string, string | undefined>;
   fetch?: typeof fetch;
   sleep?: (ms: number) => Promise<void>;
+  /** Asks for the token without echo; only when a person is at a terminal. */
+  promptSecret?: (question: string) => Promise<string>;
+  /** The user's uid, to check that a token file is theirs (undefined on Windows). */
+  uid?: number;
 }
 
 type AppletSummary = { id: string; name: string; enabled: boolean; trigger_type: string; action_types: string[]; last_fired_at: string | null; run_count: number };
@@ -29,13 +35,26 @@ export async function main(argv: string[], io: Io): Promise<number> {
   const program = new Command("whenthen")
     .description("Drive a whenthen server over its API (make a token in Settings → API tokens).")
     .addOption(new Option("--url <url>", "the server's address").env("WHENTHEN_URL"))
-    .addOption(new Option("--token <token>", "an API token (prefer WHENTHEN_TOKEN: arguments show in ps)").env("WHENTHEN_TOKEN"))
+    .option("--token-file <path>", "read the API token from this file (chmod 600); or set WHENTHEN_TOKEN or WHENTHEN_TOKEN_FILE, or be asked in a terminal")
+    // Recognised only to be refused with the reason (cli/token.ts): by now the token is exposed.
+    .addOption(new Option("--token <token>").hideHelp())
     .option("--json", "print the server's JSON instead of text")
     .showHelpAfterError()
     .exitOverride()
-    .configureOutput({ writeOut: io.out, writeErr: io.err });
-  // commander reads .env() options from process.env; the io's env wins so tests and callers control it.
-  const api = (): Client => (client ??= createClient({ url: program.opts<{ url?: string }>().url ?? io.env.WHENTHEN_URL, token: program.opts<{ token?: string }>().token ?? io.env.WHENTHEN_TOKEN, fetch: io.fetch }));
+    .configureOutput({ writeOut: io.out, writeErr: io.err })
+    // The token before any command runs: a prompt must not compete with a command reading stdin.
+    .hook("preAction", async () => {
+      const o = program.opts<{ url?: string; token?: string; tokenFile?: string }>();
+      if (o.token !== undefined) throw new CliError(TOKEN_ARGUMENT_REFUSED, EXIT.usage);
+      // commander reads .env() options from process.env; the io's env wins so tests and callers control it.
+      const url = o.url ?? io.env.WHENTHEN_URL;
+      const token = await resolveToken({ file: o.tokenFile, env: io.env, prompt: io.promptSecret, url: serverBase(url), uid: io.uid });
+      client = createClient({ url, token, fetch: io.fetch });
+    });
+  const api = (): Client => {
+    if (!client) throw new Error("cli: a command ran before its token was resolved");
+    return client;
+  };
   const json = () => program.opts<{ json?: boolean }>().json === true;
   const print = (data: unknown, text: () => string) => io.out(json() ? JSON.stringify(data, null, 2) : text());
 

@@ -32,6 +32,8 @@ export function AppletHistory({ appletId, versions, selected }: { appletId: stri
   const [from, setFrom] = useState(Math.max(initial - 1, 0));
   const [restoring, setRestoring] = useState<number | null>(null);
   const [refused, setRefused] = useState<{ version: number; error: string; problems: Problem[] } | null>(null);
+  const [purging, setPurging] = useState<number | null>(null);
+  const [purgeNote, setPurgeNote] = useState<{ version: number; ok: boolean; text: string } | null>(null);
 
   // A save elsewhere on the page adds a version: the comparison follows the newest unless one was picked.
   const [followed, setFollowed] = useState(current);
@@ -64,6 +66,22 @@ export function AppletHistory({ appletId, versions, selected }: { appletId: stri
     router.push(`/applets/${encodeURIComponent(appletId)}?restored=${restored}#history`);
   }
 
+  async function purge(v: VersionListItem) {
+    const what = v.literal_credentials.join(", ");
+    if (!window.confirm(`Purge the credentials of version ${v.version}? ${what} will be replaced by “[credential purged]” where version ${v.version} is stored. This cannot be undone; also rotate the credential if others may have read it.`)) return;
+    setPurging(v.version);
+    setPurgeNote(null);
+    const res = await api.api.applets[":id"].versions[":n"]["purge-credentials"].$post({ param: { id: appletId, n: String(v.version) } }).catch(() => null);
+    setPurging(null);
+    if (!res) return setPurgeNote({ version: v.version, ok: false, text: "network error: nothing was purged" });
+    if (!res.ok) return setPurgeNote({ version: v.version, ok: false, text: (await errorBody(res)).error ?? `purge failed (${res.status})` });
+    const { purged } = await res.json();
+    setPurgeNote({ version: v.version, ok: true, text: `Version ${v.version}: purged ${purged.join(", ") || "nothing (no literal credential left)"}.` });
+    router.refresh();
+  }
+
+  const currentLiteral = versions.find((v) => v.version === current)?.literal_credentials ?? [];
+
   return (
     <section className="mb-6" id="history" aria-label="History">
       <div className="mb-2 flex flex-wrap items-baseline justify-between gap-2">
@@ -84,12 +102,23 @@ export function AppletHistory({ appletId, versions, selected }: { appletId: stri
                       {v.summary}
                     </span>
                     {v.version === current ? <span className="ml-2 rounded bg-emerald-50 px-1.5 py-0.5 text-xs text-emerald-800 ring-1 ring-emerald-200">current</span> : null}
+                    {v.literal_credentials.length ? (
+                      <span className="ml-2 rounded bg-amber-50 px-1.5 py-0.5 text-xs text-amber-900 ring-1 ring-amber-200" title={v.literal_credentials.join(", ")} data-testid={`literal-${v.version}`}>
+                        holds {v.literal_credentials.length === 1 ? "a credential" : `${v.literal_credentials.length} credentials`} written literally
+                      </span>
+                    ) : null}
+                    {v.credentials_purged ? <span className="ml-2 rounded bg-slate-100 px-1.5 py-0.5 text-xs text-slate-700" data-testid={`purged-${v.version}`}>credentials purged</span> : null}
                   </p>
                   <p className="mt-0.5 text-xs text-slate-500">
                     {v.author.text} · <LocalTime iso={v.created_at} />
                   </p>
                 </div>
-                <div className="flex shrink-0 gap-2">
+                <div className="flex shrink-0 flex-wrap gap-2">
+                  {v.literal_credentials.length && v.version !== current ? (
+                    <button type="button" className="btn-danger" disabled={purging !== null} onClick={() => void purge(v)} data-testid={`purge-${v.version}`}>
+                      {purging === v.version ? "Purging…" : "Purge credentials"}
+                    </button>
+                  ) : null}
                   {v.version > 1 ? (
                     <button type="button" className="btn-secondary" onClick={() => compare(v.version)} aria-pressed={v.version === to && from === v.version - 1}>
                       Changes
@@ -104,6 +133,16 @@ export function AppletHistory({ appletId, versions, selected }: { appletId: stri
               </li>
             ))}
           </ol>
+          {currentLiteral.length ? (
+            <p className="rounded-md bg-amber-50 p-3 text-sm text-amber-900 ring-1 ring-amber-200" data-testid="current-literal">
+              The current version writes {currentLiteral.join(", ")} literally, so it is stored in the applet and its history, and masked wherever the history shows it. Move {currentLiteral.length === 1 ? "it" : "them"} to a secret in the editor (Settings → Secrets, then <span className="code">{"{{secrets.NAME}}"}</span>) and save; the older versions can then be purged here.
+            </p>
+          ) : null}
+          {purgeNote ? (
+            <p role={purgeNote.ok ? "status" : "alert"} className={`rounded-md p-3 text-sm ring-1 ${purgeNote.ok ? "bg-green-50 text-green-900 ring-green-200" : "bg-red-50 text-red-900 ring-red-200"}`} data-testid="purge-note">
+              {purgeNote.text}
+            </p>
+          ) : null}
           {refused ? (
             <div role="alert" className="rounded-md bg-red-50 p-3 text-sm text-red-900 ring-1 ring-red-200" data-testid="restore-error">
               <p className="font-semibold">Version {refused.version} was not restored</p>
@@ -132,7 +171,9 @@ export function AppletHistory({ appletId, versions, selected }: { appletId: stri
 
 function VersionDiff({ appletId, versions, from, to, onFrom, onTo }: { appletId: string; versions: VersionListItem[]; from: number; to: number; onFrom: (n: number) => void; onTo: (n: number) => void }) {
   const [shown, setShown] = useState<{ key: string; older: Loaded | null; newer: Loaded } | null>(null);
-  const key = `${from}:${to}`;
+  // A purge rewrites stored versions: their texts are read again once the list says so.
+  const purged = versions.filter((v) => v.credentials_purged).map((v) => v.version).join(",");
+  const key = `${from}:${to}:${purged}`;
   useEffect(() => {
     let live = true;
     void Promise.all([from > 0 ? loadVersion(appletId, from) : Promise.resolve(null), loadVersion(appletId, to)]).then(([older, newer]) => {

@@ -36,14 +36,24 @@ export interface FieldMeta {
   preview?: FieldPreview;
   /** For `list`: what one row is called ("Add column", "Remove column 2") and how rows are numbered ("Column A" or "#1"). */
   item?: { noun: string; numbering?: "letters" | "numbers" };
+  /**
+   * The field holds a credential (lib/applets/credentials): written literally (no `{{…}}`), it is
+   * masked in version history and in what API tokens read, a save warns to move it to a secret,
+   * and "purge this version's credentials" replaces it. `value`: the field's text (a `secret` field
+   * is one unless it says otherwise); `authHeaders`: a headers object, whose values under names
+   * that carry credentials (Authorization, Cookie, X-Api-Key, …) are.
+   */
+  credential?: CredentialKind;
 }
+
+export type CredentialKind = "value" | "authHeaders";
 
 export type FieldPreview = "notePath" | "inboundAddress" | "webhookUrl";
 
 /** A field as its schema describes it: everything but the name, which is the schema key. */
 export type FieldSpec = Omit<FieldMeta, "name">;
 
-const SPEC_KEYS = ["label", "kind", "help", "required", "placeholder", "options", "showWhen", "template", "preview", "item"] as const satisfies readonly (keyof FieldSpec)[];
+const SPEC_KEYS = ["label", "kind", "help", "required", "placeholder", "options", "showWhen", "template", "preview", "item", "credential"] as const satisfies readonly (keyof FieldSpec)[];
 
 /**
  * Describes a config field once, on its schema (zod 4 `.meta()`): the editor's form is generated
@@ -73,6 +83,8 @@ export function fieldsOf(schema: z.ZodType): FieldMeta[] {
     if (!meta?.kind || !meta.label) continue;
     const f: FieldMeta = { name, label: meta.label, kind: meta.kind };
     for (const k of SPEC_KEYS) if (meta[k] !== undefined) (f as unknown as Record<string, unknown>)[k] = meta[k];
+    // A secret field is a credential by what it is; one that is not says so (there is none today).
+    if (f.kind === "secret" && f.credential === undefined) f.credential = "value";
     out.push(f);
   }
   return out;

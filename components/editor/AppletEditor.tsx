@@ -13,6 +13,7 @@ import { browserTimeZone } from "./fields";
 import { FilterCode } from "./FilterCode";
 import { wordProblems } from "./problems";
 import { missingSecretRefs, secretMissingMessage } from "@/lib/template/secret-refs";
+import { literalCredentials, literalCredentialWarning, type FieldsOf } from "@/lib/applets/credentials";
 import { needsRenderedPreview } from "./panels";
 import { SaveSection, type SaveStatus } from "./SaveSection";
 import { TimedSettings } from "./TimedSettings";
@@ -77,8 +78,13 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
 
   const worded = wordProblems(meta, draft, openProblems(meta, draft, reported));
   const problems = placeProblems(draft, worded);
-  // Not refused on save, but said at the field before it: a template naming a secret that does not exist.
-  const warnings = placeProblems(draft, missingSecretRefs(definition, secrets).map((r) => ({ path: r.path, message: secretMissingMessage(r.name) })));
+  // Not refused on save, but said at the field before it: a template naming a secret that does not
+  // exist, and a credential written literally (the save says the same, lib/api/warnings).
+  const fieldsOfMeta: FieldsOf = (place, type) => (place === "trigger" ? triggerOf(meta, type) : actionOf(meta, type))?.fields;
+  const warnings = placeProblems(draft, [
+    ...missingSecretRefs(definition, secrets).map((r) => ({ path: r.path, message: secretMissingMessage(r.name) })),
+    ...literalCredentials(definition, fieldsOfMeta).map(literalCredentialWarning),
+  ]);
 
   const transformOutput = draft.transform ? draft.transform.output || "output" : null;
   const groups = useMemo(() => ingredientGroups({ trigger, transformOutput, filterCode: draft.filterCode, secrets }), [trigger, transformOutput, draft.filterCode, secrets]);
@@ -158,7 +164,7 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
 
   return (
     <div className="flex flex-col gap-5">
-      <TriggerStep meta={meta} draft={draft} dispatch={dispatch} onPick={pickTrigger} problems={problems} isNew={!applet} onFetched={(items) => {
+      <TriggerStep meta={meta} draft={draft} dispatch={dispatch} onPick={pickTrigger} problems={problems} warnings={warnings} isNew={!applet} onFetched={(items) => {
         setFetched(items);
         // The first fetched item is what the feed really holds: test against it from now on.
         if (items[0] && sampleChoice.source === "builtin") setSampleChoice({ source: "fetched:0", text: JSON.stringify(items[0], null, 2) });

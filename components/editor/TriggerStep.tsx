@@ -10,14 +10,14 @@ import { FieldPanels } from "./panels";
 import { Alerts, PluginCards, StepHeading } from "./PluginCards";
 
 /** Step 1, "When this happens": the trigger cards, or the picked trigger's card and form. */
-export function TriggerStep({ meta, draft, dispatch, onPick, problems, isNew, onFetched, onSaveDraft }: { meta: Meta; draft: Draft; dispatch: Dispatch<DraftAction>; onPick: (t: MetaTrigger) => void; problems: PlacedProblems; isNew: boolean; onFetched?: (items: Record<string, unknown>[]) => void; onSaveDraft?: () => void }) {
+export function TriggerStep({ meta, draft, dispatch, onPick, problems, warnings, isNew, onFetched, onSaveDraft }: { meta: Meta; draft: Draft; dispatch: Dispatch<DraftAction>; onPick: (t: MetaTrigger) => void; problems: PlacedProblems; warnings?: PlacedProblems; isNew: boolean; onFetched?: (items: Record<string, unknown>[]) => void; onSaveDraft?: () => void }) {
   const trigger = triggerOf(meta, draft.trigger.type);
   return (
     <section className="card" aria-labelledby="step1">
       <StepHeading id="step1" step={1}>
         When this happens
       </StepHeading>
-      {trigger ? <PickedTrigger meta={meta} trigger={trigger} draft={draft} dispatch={dispatch} problems={problems} isNew={isNew} onFetched={onFetched} onSaveDraft={onSaveDraft} /> : <TriggerPicker meta={meta} draft={draft} onPick={onPick} problems={problems} />}
+      {trigger ? <PickedTrigger meta={meta} trigger={trigger} draft={draft} dispatch={dispatch} problems={problems} warnings={warnings} isNew={isNew} onFetched={onFetched} onSaveDraft={onSaveDraft} /> : <TriggerPicker meta={meta} draft={draft} onPick={onPick} problems={problems} />}
     </section>
   );
 }
@@ -41,7 +41,7 @@ function TriggerPicker({ meta, draft, onPick, problems }: { meta: Meta; draft: D
   );
 }
 
-function PickedTrigger({ meta, trigger, draft, dispatch, problems, isNew, onFetched, onSaveDraft }: { meta: Meta; trigger: MetaTrigger; draft: Draft; dispatch: Dispatch<DraftAction>; problems: PlacedProblems; isNew: boolean; onFetched?: (items: Record<string, unknown>[]) => void; onSaveDraft?: () => void }) {
+function PickedTrigger({ meta, trigger, draft, dispatch, problems, warnings, isNew, onFetched, onSaveDraft }: { meta: Meta; trigger: MetaTrigger; draft: Draft; dispatch: Dispatch<DraftAction>; problems: PlacedProblems; warnings?: PlacedProblems; isNew: boolean; onFetched?: (items: Record<string, unknown>[]) => void; onSaveDraft?: () => void }) {
   const { cfg, original } = draft.trigger;
   return (
     <div className="flex flex-col gap-4">
@@ -59,7 +59,7 @@ function PickedTrigger({ meta, trigger, draft, dispatch, problems, isNew, onFetc
           Change
         </button>
       </div>
-      <ConfigForm idPrefix="trigger" fields={trigger.fields} cfg={cfg} onChange={(next) => dispatch({ kind: "setTriggerConfig", cfg: next })} errors={problems.trigger} groups={null} />
+      <ConfigForm idPrefix="trigger" fields={trigger.fields} cfg={cfg} onChange={(next) => dispatch({ kind: "setTriggerConfig", cfg: next })} errors={problems.trigger} warnings={warnings?.trigger} groups={null} />
       <FieldPanels fields={trigger.fields} meta={meta} cfg={cfg} rendered={undefined} isNew={isNew} onSaveDraft={onSaveDraft} />
       {trigger.can_fetch ? <FetchNow type={trigger.type} label={trigger.fetch_label} config={fromForm(trigger.fields, cfg, original)} onItems={onFetched} /> : null}
     </div>

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { methodNotAllowed } from "hono/method-not-allowed";
-import { publicRoute, type ApiDeps, type ApiEnv } from "./env";
+import { publicRoute, sessionOnly, sessionOnlyReason, type ApiDeps, type ApiEnv } from "./env";
 import { apiErrors, noStore, sessionGuard } from "./middleware";
 import { alertRoutes } from "./routes/alerts";
 import { appletRoutes } from "./routes/applets";
@@ -48,6 +48,8 @@ export interface ApiRoute {
   path: string;
   /** Reachable without a session (marked `publicRoute` where it is declared). */
   public: boolean;
+  /** Reachable with a signed-in session only, never an API token (marked `sessionOnly`). */
+  sessionOnly: boolean;
 }
 
 export interface Api {
@@ -67,8 +69,9 @@ export function createApi(deps: ApiDeps): Api {
       for (const r of hono.routes) {
         if (r.method === "ALL") continue;
         const key = `${r.method} ${r.path}`;
-        const entry = byKey.get(key) ?? { method: r.method, path: r.path, public: false };
+        const entry = byKey.get(key) ?? { method: r.method, path: r.path, public: false, sessionOnly: false };
         if (r.handler === publicRoute) entry.public = true;
+        if (sessionOnlyReason(r.handler) !== undefined) entry.sessionOnly = true;
         byKey.set(key, entry);
       }
       return [...byKey.values()];
@@ -76,4 +79,4 @@ export function createApi(deps: ApiDeps): Api {
   };
 }
 
-export { publicRoute };
+export { publicRoute, sessionOnly };

@@ -4,7 +4,7 @@ import type { Auth } from "../auth";
 import { sessionRouteRefusal } from "../auth/origin";
 import { TooLargeError, UserError } from "../core/errors";
 import type { Logger } from "../core/log";
-import { publicRoute, type ApiEnv } from "./env";
+import { publicRoute, sessionOnlyReason, type ApiEnv } from "./env";
 
 /**
  * The one gate in front of every route, mounted unconditionally by createApi:
@@ -15,7 +15,9 @@ import { publicRoute, type ApiEnv } from "./env";
  *   forged login or setup would sign the victim in as the attacker;
  * - every route not marked `publicRoute` answers 401 without a session, and finds the user in
  *   `c.get("user")` with one; `Authorization: Bearer <API token>` stands for the session (lib/auth
- *   tokenAccess: read-only tokens only read, tokens never manage tokens, failures rate limited).
+ *   tokenAccess: read-only tokens only read, failures rate limited), except on a route marked
+ *   `sessionOnly` (tokens, the password): 403, decided on the matched route, whatever the spelling
+ *   of the path.
  */
 export function sessionGuard(auth: Auth): MiddlewareHandler<ApiEnv> {
   return async (c, next) => {
@@ -30,6 +32,10 @@ export function sessionGuard(auth: Auth): MiddlewareHandler<ApiEnv> {
     // A bearer token decides alone (never a cookie beside it); without one, the session.
     const viaToken = await auth.tokenAccess(c.req.raw);
     if (viaToken instanceof Response) return viaToken;
+    if (viaToken) {
+      const reason = matched.map((r) => sessionOnlyReason(r.handler)).find((r) => r !== undefined);
+      if (reason !== undefined) return c.json({ error: reason }, 403);
+    }
     const user = viaToken ?? (await auth.sessionOf(c.req.raw));
     if (!user) return c.json({ error: "sign in required" }, 401);
     c.set("user", user);

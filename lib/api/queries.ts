@@ -4,6 +4,8 @@ import type { App } from "../app";
 import { actionRegistry } from "../actions";
 import { serviceAccountEmail } from "../actions/sheets";
 import type { Applet, AppletVersion, RunListFilter } from "../db/store";
+import { createCredentialMasks, pluginFields } from "../applets/credential-masks";
+import { credentialSpots, literalCredentials, PURGED_CREDENTIAL } from "../applets/credentials";
 import { authorText, changeSummary } from "../applets/versions";
 import type { Definition } from "../definition";
 import { triggerRegistry } from "../triggers";
@@ -96,11 +98,11 @@ export const alertRow = (a: AlertRow) => ({
 });
 
 /** GET /api/settings/alerts: the channel, the window, the thresholds and the latest alerts. */
-export async function alertSettingsView(app: Pick<App, "store">) {
+export async function alertSettingsView(app: Pick<App, "store" | "config">, view: CredentialView = { masked: false }) {
   const s = await app.store.alerts.settings();
   const recent = await app.store.alerts.recent(20);
   return {
-    channel: s.channel,
+    channel: view.masked && s.channel ? masksOf(app).maskChannel(s.channel) : s.channel,
     window_minutes: s.windowMinutes,
     trigger_threshold: s.triggerThreshold,
     auto_pause: s.autoPause,
@@ -136,15 +138,28 @@ export async function appletList(app: Reads) {
   });
 }
 
+/**
+ * Who reads a view with credentials in it: `masked` for an API token (a script, a read-only
+ * dashboard, the CLI's export): its literal credentials become "[hidden credential …]". The
+ * signed-in owner reads the current definition as written in the editor.
+ */
+export interface CredentialView {
+  masked: boolean;
+}
+
+const masksOf = (app: Pick<App, "config">) => createCredentialMasks(app.config.sessionSecret);
+
 /** An applet as GET /api/applets/:id and every write to it answer: its definition, webhook URL and trigger state. */
-export async function appletDetailOf(app: Pick<App, "config" | "store">, a: Applet) {
+export async function appletDetailOf(app: Pick<App, "config" | "store">, a: Applet, view: CredentialView = { masked: false }) {
   const state = await app.store.triggerState.get(a.id);
+  const masks = view.masked ? masksOf(app) : null;
+  const alerts = appletAlertsOf(a);
   return {
     ...summary(a),
     // Stored only after lib/definition validated it.
-    definition: a.definition as unknown as Definition,
+    definition: (masks ? masks.mask(a.definition) : a.definition) as unknown as Definition,
     webhook_token: a.webhookToken,
-    alerts: appletAlertsOf(a),
+    alerts: masks && typeof alerts.channel === "object" ? { ...alerts, channel: masks.maskChannel(alerts.channel) } : alerts,
     webhook_url: `${app.config.publicUrl}/api/hooks/${a.id}/${a.webhookToken}`,
     trigger_state: state
       ? { next_run_at: state.nextRunAt, last_polled_at: state.lastPolledAt, last_error: state.lastError, error_count: state.errorCount, seen_keys: state.seenKeys.length, last_value: state.lastValue }
@@ -153,12 +168,16 @@ export async function appletDetailOf(app: Pick<App, "config" | "store">, a: Appl
 }
 
 /** GET /api/applets/:id; null when there is no such applet. */
-export async function appletDetail(app: Reads, id: string) {
+export async function appletDetail(app: Reads, id: string, view?: CredentialView) {
   const a = await app.store.applets.get(id);
-  return a ? await appletDetailOf(app, a) : null;
+  return a ? await appletDetailOf(app, a, view) : null;
 }
 
-/** A version as the history lists it: who, when, how, and what it changed against the one before (`summary`). */
+/**
+ * A version as the history lists it: who, when, how, and what it changed against the one before
+ * (`summary`); which credentials it holds written literally (their names, for "Purge"), and
+ * whether some were purged.
+ */
 function versionRow(v: AppletVersion, previous: AppletVersion | null) {
   return {
     version: v.version,
@@ -169,6 +188,8 @@ function versionRow(v: AppletVersion, previous: AppletVersion | null) {
     author: { kind: v.author.kind, id: v.author.id, label: v.author.label, text: authorText(v.author) },
     created_at: v.createdAt,
     summary: changeSummary(previous, v),
+    literal_credentials: literalCredentials(v.definition, pluginFields).map((c) => c.label),
+    credentials_purged: credentialSpots(v.definition, pluginFields).some((c) => c.value === PURGED_CREDENTIAL),
   };
 }
 
@@ -179,13 +200,17 @@ export async function appletVersions(app: Reads, id: string) {
   return all.map((v, i) => versionRow(v, all[i + 1] ?? null));
 }
 
-/** GET /api/applets/:id/versions/:n: one version with its definition; null when the applet or the version does not exist. */
+/**
+ * GET /api/applets/:id/versions/:n: one version with its definition, its literal credentials
+ * masked for every reader (a version is history, never edited; restore works from the stored one);
+ * null when the applet or the version does not exist.
+ */
 export async function appletVersion(app: Reads, id: string, n: number) {
   const v = await app.store.applets.version(id, n);
   if (!v) return null;
   const previous = n > 1 ? await app.store.applets.version(id, n - 1) : null;
   const current = await app.store.applets.get(id);
-  return { ...versionRow(v, previous), definition: v.definition as unknown as Definition, current: current?.version === v.version };
+  return { ...versionRow(v, previous), definition: masksOf(app).mask(v.definition) as unknown as Definition, current: current?.version === v.version };
 }
 
 /** GET /api/runs: a page of runs, newest first, each with its applet's name. */
@@ -265,12 +290,23 @@ export async function secretList(app: Pick<App, "secrets">) {
   return (await app.secrets.list()).map((s) => ({ name: s.name, created_at: s.createdAt, updated_at: s.updatedAt }));
 }
 
-/** API tokens as lists show them: name, prefix, last use; never the value or its hash. */
-export async function tokenList(app: Pick<App, "store">) {
-  return (await app.store.apiTokens.list()).map(tokenRow);
+/** API tokens as lists show them: name, prefix, last use, expiry; never the value or its hash. */
+export async function tokenList(app: Pick<App, "store" | "clock">) {
+  const now = app.clock.now();
+  return (await app.store.apiTokens.list()).map((t) => tokenRow(t, now));
 }
 
-export const tokenRow = (t: ApiTokenRow) => ({ id: t.id, name: t.name, prefix: t.prefix, read_only: t.readOnly, last_used_at: t.lastUsedAt, created_at: t.createdAt });
+/** `expired`: past its expires_at at `now` (it is refused; it stays listed until revoked). */
+export const tokenRow = (t: ApiTokenRow, now: Date) => ({
+  id: t.id,
+  name: t.name,
+  prefix: t.prefix,
+  read_only: t.readOnly,
+  last_used_at: t.lastUsedAt,
+  expires_at: t.expiresAt,
+  expired: t.expiresAt !== null && Date.parse(t.expiresAt) <= now.getTime(),
+  created_at: t.createdAt,
+});
 
 export type Meta = Awaited<ReturnType<typeof meta>>;
 export type MetaTrigger = Meta["triggers"][number];

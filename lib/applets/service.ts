@@ -1,4 +1,5 @@
 import type { App } from "../app";
+import { isIsoDateTime } from "../core/dates";
 import { UserError } from "../core/errors";
 import { newId, newWebhookToken } from "../core/ids";
 import { SYSTEM_AUTHOR, type Applet, type StoreAggregates, type VersionAuthor, type VersionSource } from "../db/store";
@@ -9,6 +10,8 @@ import { actionRegistry } from "../actions";
 import { firstRunOf, getTrigger, polledTrigger } from "../triggers";
 import { emptyTriggerState } from "../triggers/types";
 import { deleteEventFiles } from "../files/events";
+import { createCredentialMasks, pluginFields } from "./credential-masks";
+import { credentialSpots, literalCredentials, maskedFingerprint, PURGED_CREDENTIAL, replaceSpots } from "./credentials";
 import { exampleByKey } from "./examples";
 import { normaliseTags } from "./tags";
 
@@ -37,16 +40,23 @@ type Services = Pick<App, "store" | "clock" | "config" | "bus" | "log">;
 /** Applet lifecycle shared by the API, import and the seed script. */
 export function createAppletService(app: Services) {
   const { store, clock } = app;
+  const masks = createCredentialMasks(app.config.sessionSecret);
 
   function validate(input: AppletInput): { name: string; definition: Definition; tags: string[] | undefined } {
-    const problems: { path: string; message: string }[] = [];
+    // A credential still masked (a view's "[hidden credential …]" this applet does not hold) or
+    // purged cannot be saved: said in words at its field, instead of the plug-in's "not a URL".
+    const held = credentialProblems(input?.definition);
+    const problems: { path: string; message: string }[] = [...held];
     const tagged = input?.tags === undefined ? null : normaliseTags(input.tags);
     if (tagged && !tagged.ok) problems.push({ path: "tags", message: tagged.message });
     const name = typeof input?.name === "string" ? input.name.trim() : "";
     if (!name) problems.push({ path: "name", message: "required" });
     else if (name.length > 200) problems.push({ path: "name", message: "at most 200 characters" });
     const checked = checkDefinition(input?.definition);
-    if (!checked.ok) problems.push(...checked.problems.map((p) => ({ path: `definition.${p.path}`.replace(/\.$/, ""), message: p.message })));
+    if (!checked.ok) {
+      const said = new Set(held.map((p) => p.path));
+      problems.push(...checked.problems.map((p) => ({ path: `definition.${p.path}`.replace(/\.$/, ""), message: p.message })).filter((p) => !said.has(p.path)));
+    }
     else problems.push(...urlProblems(checked.definition, app.config.allowPrivateUrls));
     if (problems.length || !checked.ok) {
       throw new UserError(`applet: ${problems.length} problem(s): ${problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`, problems);
@@ -89,7 +99,9 @@ export function createAppletService(app: Services) {
     async update(id: string, input: Partial<AppletInput>, by: VersionAuthor = SYSTEM_AUTHOR, how: { source?: VersionSource; restoredFrom?: number } = {}): Promise<Applet | null> {
       const current = await store.applets.get(id);
       if (!current) return null;
-      const merged = { name: input.name ?? current.name, enabled: input.enabled ?? current.enabled, definition: input.definition ?? current.definition, tags: input.tags };
+      // What an API token read had its credentials masked: sent back, they are the stored ones.
+      const sent = input.definition ?? current.definition;
+      const merged = { name: input.name ?? current.name, enabled: input.enabled ?? current.enabled, definition: masks.unmask(sent, current.definition), tags: input.tags };
       const { name, definition, tags } = validate(merged);
       const triggerChanged = JSON.stringify(definition.trigger) !== JSON.stringify(current.definition.trigger);
       await store.applets.update({
@@ -129,6 +141,28 @@ export function createAppletService(app: Services) {
         );
       }
       return this.update(id, { name: old.name, definition: old.definition }, by, { source: "restore", restoredFrom: version });
+    },
+
+    /**
+     * "Purge this version's credentials": the version's literal credentials are replaced by
+     * "[credential purged]" where it is stored (nothing else of it changes, and no version is
+     * added). Refused for the current version while the applet still uses them: they are moved to
+     * secrets by a save first. null when the applet or the version does not exist.
+     */
+    async purgeCredentials(id: string, version: number): Promise<{ purged: string[] } | null> {
+      const v = await store.applets.version(id, version);
+      if (!v) return null;
+      const spots = literalCredentials(v.definition, pluginFields);
+      if (spots.length === 0) return { purged: [] };
+      const current = await store.applets.get(id);
+      if (current?.version === version) {
+        throw new UserError(
+          `purge: version ${version} is the applet's current definition, which still uses ${spots.map((s) => s.label).join(", ")}; move ${spots.length === 1 ? "it" : "them"} to a secret in the editor and save (a new version), then purge version ${version}`,
+          spots.map((s) => ({ path: `definition.${s.path.join(".")}`, message: "written literally in the current definition" })),
+        );
+      }
+      await store.applets.rewriteVersion(id, version, replaceSpots(v.definition, spots, () => PURGED_CREDENTIAL), clock.now().toISOString());
+      return { purged: spots.map((s) => s.label) };
     },
 
     async setEnabled(id: string, enabled: boolean): Promise<Applet | null> {
@@ -224,7 +258,10 @@ export function createAppletService(app: Services) {
         }
         if (item.enabled !== undefined && typeof item.enabled !== "boolean") problems.push({ path: `${i}.enabled`, message: "must be true or false" });
         try {
-          const v = validate({ name: item.name ?? "", definition: item.definition, tags: item.tags });
+          // An export an API token made has its credentials masked: they are the replaced applet's.
+          const existing = typeof item.id === "string" && !appletIdProblem(item.id) ? await store.applets.get(item.id) : null;
+          const definition = existing ? masks.unmask(item.definition, existing.definition) : item.definition;
+          const v = validate({ name: item.name ?? "", definition, tags: item.tags });
           if (typeof item.id === "string" && !overwrite && (await store.applets.get(item.id))) {
             problems.push({ path: `${i}.id`, message: `an applet with id ${item.id} exists; import with overwrite to replace it` });
           }
@@ -282,6 +319,20 @@ export function createAppletService(app: Services) {
 
 export type AppletService = ReturnType<typeof createAppletService>;
 
+/** A masked credential with no stored value to stand for, and a purged one: neither can be saved. */
+function credentialProblems(definition: unknown): { path: string; message: string }[] {
+  return credentialSpots(definition, pluginFields).flatMap((s) => {
+    const path = `definition.${s.path.join(".")}`;
+    if (s.value === PURGED_CREDENTIAL) {
+      return [{ path, message: `${s.label} was purged from this version ("${PURGED_CREDENTIAL}"); write {{secrets.NAME}} here (Settings → Secrets) and save that instead` }];
+    }
+    if (maskedFingerprint(s.value) !== null) {
+      return [{ path, message: `${s.label} is a hidden credential (${s.value}) that this applet does not hold; write the credential here, or better {{secrets.NAME}}` }];
+    }
+    return [];
+  });
+}
+
 /** What an import does with an applet whose id exists here. */
 export type ImportMode = "refuse" | "replace" | "skip";
 
@@ -313,15 +364,6 @@ export function webhookTokenProblem(token: unknown): string | null {
   if (typeof token !== "string" || token === "") return `required; ${how}`;
   if (!/^[A-Za-z0-9_-]{43,128}$/.test(token) || new Set(token).size < 16) return `too weak to guard a public URL; ${how}`;
   return null;
-}
-
-/** `2026-03-07T13:00:00.000Z` or with an offset; a day that is not in its month (Date.parse rolls 02-31 over) is not a date. */
-function isIsoDateTime(value: unknown): value is string {
-  if (typeof value !== "string") return false;
-  const m = /^(\d{4})-(\d{2})-(\d{2})T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/.exec(value);
-  if (!m || Number.isNaN(Date.parse(value))) return false;
-  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  return new Date(Date.UTC(year, month - 1, day)).getUTCDate() === day;
 }
 
 /** URLs a trigger polls or an action calls must be http(s) and not private (checked again at fetch time). */

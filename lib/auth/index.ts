@@ -38,8 +38,9 @@ export interface Auth {
   sessionOf(req: Request): Promise<SessionUser | null>;
   /**
    * For a request with `Authorization: Bearer`: the admin it acts for, or the refusal to answer
-   * with (401 bad token, 403 read-only or a token route, 429 too many failures). null without the
-   * header: the session decides.
+   * with (401 bad or expired token, 403 read-only, 429 too many failures). null without the
+   * header: the session decides. Which routes a token may not reach at all is the route's to say
+   * (lib/api `sessionOnly`), not the path's.
    */
   tokenAccess(req: Request): Promise<SessionUser | Response | null>;
   /** First-run setup: creates the admin and signs it in; null when an admin already exists. */
@@ -99,7 +100,7 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
   /**
    * A request with `Authorization: Bearer`: the token decides, never a cookie beside it. Failures
    * count against the client address with failed sign-ins (the same limit). A read-only token may
-   * only read; tokens are managed from a signed-in session, not with a token.
+   * only read.
    */
   async function tokenAccess(req: Request): Promise<SessionUser | Response | null> {
     const token = bearerToken(req);
@@ -109,15 +110,16 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
     const waitMs = byIp.retryAfterMs(ipKey, now);
     if (waitMs > 0) return refuse(429, "too many failed attempts from this address; try again later", { "retry-after": String(Math.ceil(waitMs / 1000)) });
     const identity = await tokens.verify(token);
+    // A real token past its expiry is not a guess: it says so, and does not count against the address.
+    if (identity && "expired" in identity) {
+      return refuse(401, `the API token “${identity.expired.name}” expired at ${identity.expired.at}; make a new one in Settings → API tokens`);
+    }
     const admin = identity ? await users.first() : null;
     if (!identity || !admin) {
       byIp.fail(ipKey, now);
       log.warn("refused an API token", { ip: ipKey });
       return refuse(401, "that API token is not valid: it was revoked, mistyped, or made by another install");
     }
-    const path = new URL(req.url).pathname;
-    if (path === "/api/tokens" || path.startsWith("/api/tokens/")) return refuse(403, "API tokens are managed in Settings while signed in, not with a token");
-    if (path.startsWith("/api/account/")) return refuse(403, "the password is changed in Settings while signed in, not with a token");
     if (identity.readOnly && req.method !== "GET" && req.method !== "HEAD") return refuse(403, `the token “${identity.name}” is read-only; a ${req.method} needs a token that may write`);
     return { userId: admin.id, email: admin.email, token: { id: identity.tokenId, name: identity.name } };
   }

@@ -4,8 +4,8 @@ import { json } from "../api/http";
 const STATE_CHANGING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /**
- * Which Host and Origin the signed-in UI and its API answer to: PUBLIC_URL's, and nothing taken
- * from the request itself. Trusting the request's own Host let a page on evil.example that
+ * Which Host and Origin the signed-in UI and its API answer to: PUBLIC_URL's, and the request's
+ * own Host only once it passed as one of these. Trusting any Host let a page on evil.example that
  * re-resolved its name to this server (DNS rebinding) create the admin before setup: its Host and
  * Origin matched each other. Loopback names are added when PUBLIC_URL is itself loopback (a laptop:
  * localhost and 127.0.0.1 are the same place, and no outside name can resolve to them in a way a
@@ -15,8 +15,14 @@ const STATE_CHANGING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 export interface OriginPolicy {
   /** null when a request addressed to `host` (the Host header) may be served; else what to set, in words. */
   hostProblem(host: string | null | undefined): string | null;
-  /** Whether a browser's Origin header names this app. */
-  originAllowed(origin: string): boolean;
+  /**
+   * Whether a browser's Origin header names this app, as a string compared exactly (scheme, host
+   * and port): PUBLIC_URL's origin, or the origin the request was addressed to (`host`, the Host
+   * that hostProblem let through, on PUBLIC_URL's scheme). A page on another port of this machine
+   * (`http://127.0.0.1:1`) is another origin even when PUBLIC_URL is loopback, and an Origin that
+   * only parses to ours (`http://127.0.0.1.:3000`) is not ours: no browser sends it.
+   */
+  originAllowed(origin: string, host: string): boolean;
 }
 
 export function createOriginPolicy(publicUrl: string, devHosts: readonly string[] = []): OriginPolicy {
@@ -42,15 +48,10 @@ export function createOriginPolicy(publicUrl: string, devHosts: readonly string[
         (extra.size || !given ? "" : `, or with pnpm dev add the host to NEXT_ALLOWED_DEV_ORIGINS`)
       );
     },
-    originAllowed(origin) {
-      let o: URL;
-      try {
-        o = new URL(origin);
-      } catch {
-        return false; // "null" and anything else that is not an origin
-      }
-      if (o.protocol !== "http:" && o.protocol !== "https:") return false;
-      return o.origin === pub.origin || nameAllowed(o.hostname);
+    originAllowed(origin, host) {
+      // "null" and anything else that is not an origin never equals one of these.
+      const given = origin.toLowerCase();
+      return given === pub.origin || given === `${pub.protocol}//${host.trim().toLowerCase()}`;
     },
   };
 }
@@ -78,13 +79,14 @@ export function sessionRouteRefusal(req: Request, policy: OriginPolicy): Respons
   if (changing && !declaresJson(req)) {
     return json({ error: `a ${req.method} here takes a JSON body (content-type: application/json), not ${req.headers.get("content-type") ?? "an undeclared type"}` }, 415);
   }
-  const hostProblem = policy.hostProblem(req.headers.get("host") ?? new URL(req.url).host);
+  const host = req.headers.get("host") ?? new URL(req.url).host;
+  const hostProblem = policy.hostProblem(host);
   if (hostProblem) return json({ error: `request refused: ${hostProblem}` }, 403);
   if (!changing) return null;
   const site = req.headers.get("sec-fetch-site");
   if (site !== null && site !== "same-origin" && site !== "none") return refused(`Sec-Fetch-Site: ${site}`);
   const origin = req.headers.get("origin");
-  if (origin !== null && !policy.originAllowed(origin)) return refused(`Origin: ${origin}`);
+  if (origin !== null && !policy.originAllowed(origin, host)) return refused(`Origin: ${origin}`);
   return null;
 }
 

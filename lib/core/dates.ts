@@ -153,3 +153,12 @@ function toInstant(p: Parts): Date | null {
   const d = new Date(ms);
   return Number.isNaN(d.getTime()) ? null : d;
 }
+
+/** `2026-03-07T13:00:00.000Z` or with an offset; a day that is not in its month (Date.parse rolls 02-31 over) is not a date. */
+export function isIsoDateTime(value: unknown): value is string {
+  if (typeof value !== "string") return false;
+  const m = /^(\d{4})-(\d{2})-(\d{2})T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/.exec(value);
+  if (!m || Number.isNaN(Date.parse(value))) return false;
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  return new Date(Date.UTC(year, month - 1, day)).getUTCDate() === day;
+}

@@ -252,6 +252,8 @@ export const apiTokens = sqliteTable("api_tokens", {
   /** 1: GET requests only. */
   readOnly: integer("read_only").notNull().default(0),
   lastUsedAt: text("last_used_at"),
+  /** When it stops being accepted (ISO, UTC); null: never. */
+  expiresAt: text("expires_at"),
   ...timestamps,
 });
 

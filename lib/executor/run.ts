@@ -1,6 +1,8 @@
 import { localIso } from "../core/local-iso";
 import type { App } from "../app";
 import type { ActionPlugin } from "../actions/types";
+import { actionCredentialSpots } from "../applets/credentials";
+import { fieldsOf, type FieldMeta } from "../plugin";
 import { ActionError, errorMessage, isDatabaseError } from "../core/errors";
 import type { ClaimedApplet, ClaimedRun } from "../db/store";
 import { checkDefinition, timezoneOf, type Definition } from "../definition";
@@ -228,6 +230,9 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
         if (!plugin) throw new ActionError(`executor: unknown action type "${action.type}"`);
         const rendered = renderConfig(action.config, ctx, { timezone, typedKeys: plugin.typedConfig });
         redactor.add(rendered.secretsUsed);
+        // A credential field's value is a secret of the run even when written literally in the
+        // applet (a pasted Slack URL, "Authorization: Bearer …"): never in the run log.
+        redactor.add(actionCredentialSpots({ type: action.type, config: rendered.rendered }, () => credentialFieldsOf(plugin)).map((s) => s.value));
         step.record.warnings.push(...rendered.warnings);
         step.setInput(rendered.rendered);
         const parsed = plugin.configSchema.safeParse(rendered.rendered);
@@ -294,3 +299,10 @@ function checkedDefinition(applet: ClaimedApplet) {
 
 const noSecrets = (): undefined => undefined;
 
+const pluginFieldCache = new WeakMap<ActionPlugin, FieldMeta[]>();
+/** An action plug-in's fields (with their `credential` marks), read from its schema once. */
+function credentialFieldsOf(plugin: ActionPlugin): FieldMeta[] {
+  let fields = pluginFieldCache.get(plugin);
+  if (!fields) pluginFieldCache.set(plugin, (fields = fieldsOf(plugin.configSchema)));
+  return fields;
+}

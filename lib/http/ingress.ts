@@ -150,12 +150,6 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
     const rawBody = await readNodeBody(req, LIMITS.webhookBodyBytes);
     if (rawBody === null) return tooLarge(req, res);
 
-    // "Listen for test event" (#20): a disabled applet's request is kept as a sample, and nothing runs.
-    const capture = isListening(row.listenUntil, app.clock.now());
-    if (!row.enabled && !capture) {
-      send(res, 200, { queued: false, reason: "disabled" });
-      return "disabled";
-    }
     if (problem) {
       log.warn("webhook refused: the applet cannot take requests", { applet_id: row.id, reason: problem });
       send(res, 409, { error: `this applet cannot take requests: ${problem}` });
@@ -180,7 +174,11 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
       return "refused";
     }
     const dedupeKey = outcome.event.dedupeKey;
-    // The first request ends the listening; of two at once (two web processes) one is the sample.
+    // A disabled applet answers only a request that passed its check (its signature, its bearer
+    // token): "disabled" told a forger that the URL was right and the signature was all it lacked.
+    // "Listen for test event" (#20): a disabled applet's request is kept as a sample, and nothing
+    // runs. The first request ends the listening; of two at once (two web processes) one is the sample.
+    const capture = isListening(row.listenUntil, app.clock.now());
     const captured = capture && (await app.store.applets.takeListening(row.id, receivedAt));
     if (!row.enabled && !captured) {
       send(res, 200, { queued: false, reason: "disabled" });

@@ -43,10 +43,18 @@ export interface RenderOptions {
    * type (an action's `typedConfig`: the http body, Sheets cells, Slack blocks, push tags).
    */
   typedKeys?: readonly string[];
+  /**
+   * renderTemplate only: the longest text wanted, in UTF-16 code units. Rendering stops there: the
+   * expressions after it are not evaluated and `truncated` is set, so a template that names a big
+   * ingredient 500 times costs about the limit (and one value), not the whole text it would make.
+   */
+  maxLength?: number;
 }
 
 export interface RenderResult {
   value: string;
+  /** true when `maxLength` cut the text short (absent otherwise). */
+  truncated?: true;
   warnings: string[];
   /**
    * The secret values used. When filters changed a secret (`{{secrets.T | urlencode}}`), the
@@ -58,16 +66,20 @@ export interface RenderResult {
 class Collector implements FilterEnv {
   readonly warnings = new Set<string>();
   readonly secrets = new Set<string>();
-  constructor(readonly timezone: string) {}
+  truncated = false;
+  constructor(
+    readonly timezone: string,
+    readonly maxLength = Infinity,
+  ) {}
   warn(message: string): void {
     this.warnings.add(message);
   }
 }
 
 export function renderTemplate(template: string, ctx: TemplateContext, opts?: RenderOptions): RenderResult {
-  const out = new Collector(opts?.timezone ?? "UTC");
+  const out = new Collector(opts?.timezone ?? "UTC", opts?.maxLength);
   const value = renderInto(template, ctx, out);
-  return { value, warnings: [...out.warnings], secretsUsed: [...out.secrets] };
+  return { value, warnings: [...out.warnings], secretsUsed: [...out.secrets], ...(out.truncated ? { truncated: true as const } : {}) };
 }
 
 export function renderConfig<T>(
@@ -135,9 +147,10 @@ export function templatePaths(template: string): string[] {
 
 function renderInto(template: string, ctx: TemplateContext, out: Collector): string {
   if (typeof template !== "string") return toText(template, out);
-  if (!template.includes("{{")) return template;
+  if (!template.includes("{{")) return cut(template, out);
   let result = "";
   for (const piece of parseTemplate(template)) {
+    if (result.length >= out.maxLength) return cut(result, out);
     if (piece.kind === "text") {
       result += piece.text;
     } else if (piece.kind === "invalid") {
@@ -152,7 +165,16 @@ function renderInto(template: string, ctx: TemplateContext, out: Collector): str
       }
     }
   }
-  return result;
+  return cut(result, out);
+}
+
+/** `text` within the collector's maxLength, never ending in half a surrogate pair; marks the cut. */
+function cut(text: string, out: Collector): string {
+  if (text.length <= out.maxLength) return text;
+  out.truncated = true;
+  const end = out.maxLength;
+  const last = text.charCodeAt(end - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? end - 1 : end);
 }
 
 function evaluate(expr: Expression, ctx: TemplateContext, out: Collector): string {

@@ -90,8 +90,19 @@ export function wallText(ms: number, zone: string): string {
 }
 const clockText = (ms: number, zone: string) => wallText(ms, zone).slice(11);
 
-function render(template: string, ctx: TemplateContext): string {
-  return renderTemplate(template, ctx).value.trim();
+/**
+ * The longest subject or contact id, version or zone a template renders to: they are keys, stored
+ * with every planned run, and they are rendered on the web process's loop as a webhook arrives,
+ * so a template naming a sender's field many times stops here instead of building it all.
+ */
+export const TIMED_KEY_CHARS = 500;
+
+/** The rendered text, or null when it is longer than TIMED_KEY_CHARS (with a warning naming `what`). */
+function render(template: string, ctx: TemplateContext, what: string, warnings: string[]): string | null {
+  const r = renderTemplate(template, ctx, { maxLength: TIMED_KEY_CHARS + 1 });
+  if (!r.truncated) return r.value.trim();
+  warnings.push(`timed: the ${what} ${template} renders longer than ${TIMED_KEY_CHARS} characters, so it is not used`);
+  return null;
 }
 
 /** A version as the library needs it: a whole number, or a time (ISO with zone, epoch) as milliseconds. */
@@ -118,18 +129,18 @@ export function planTimed(e: TimedEvent): TimedPlan {
 
   let subject = { type: "event", id: e.eventId, version: 0 };
   if (timed.subject) {
-    const id = render(timed.subject.id, ctx);
-    const versionText = render(timed.subject.version, ctx);
-    const version = readVersion(versionText);
+    const id = render(timed.subject.id, ctx, "subject id", warnings) ?? "";
+    const versionText = render(timed.subject.version, ctx, "subject version", warnings);
+    const version = versionText === null ? null : readVersion(versionText);
     if (id === "") warnings.push(`timed: the subject id ${timed.subject.id} rendered empty; this event is planned as a record of its own`);
-    if (version === null) warnings.push(`timed: the subject version ${timed.subject.version} is ${show(versionText)}, not a number or a time; version 0 is used`);
+    if (version === null && versionText !== null) warnings.push(`timed: the subject version ${timed.subject.version} is ${show(versionText)}, not a number or a time; version 0 is used`);
     if (id !== "") subject = { type: timed.subject.type ?? "record", id, version: version ?? 0 };
   }
 
   let contact: Contact | null = null;
   if (timed.contact) {
-    const id = render(timed.contact.id, ctx);
-    const zone = timed.contact.timezone ? render(timed.contact.timezone, ctx) : "";
+    const id = render(timed.contact.id, ctx, "contact id", warnings) ?? "";
+    const zone = timed.contact.timezone ? (render(timed.contact.timezone, ctx, "contact time zone", warnings) ?? "") : "";
     if (zone !== "" && !isValidTimeZone(zone)) warnings.push(`timed: the contact's time zone ${show(zone)} is not an IANA zone; the applet's is used`);
     if (id !== "") contact = { id, timezone: isValidTimeZone(zone) ? zone : null };
   }

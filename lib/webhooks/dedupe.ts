@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { Headers } from "./verify";
 
 /**
@@ -6,8 +7,10 @@ import type { Headers } from "./verify";
  */
 export type DedupeSource = { header: string } | { path: string };
 
-/** Longest dedupe key kept; a longer value is hashed by the caller's unique index all the same. */
+/** Longest dedupe key stored as sent; a longer one is stored as its start and a hash of all of it (`storedDedupeKey`). */
 export const MAX_DEDUPE_KEY = 200;
+/** How much of a long key stays readable in the run log, before its hash. */
+const LONG_KEY_SHOWN = 100;
 
 const SEGMENT = /^(?:[A-Za-z_$][\w$-]*|\d+)$/;
 
@@ -40,5 +43,16 @@ export function dedupeKeyOf(source: DedupeSource, headers: Headers, body: unknow
   if (typeof value === "number" && Number.isFinite(value)) value = String(value);
   if (typeof value !== "string") return null;
   const key = value.trim();
-  return key === "" ? null : key.slice(0, MAX_DEDUPE_KEY);
+  return key === "" ? null : storedDedupeKey(key);
+}
+
+/**
+ * A key as the events' unique index keeps it: a key of up to 200 characters as it is (every key
+ * stored so far stays comparable), a longer one as its first 100 characters, `…sha256:` and the
+ * SHA-256 of the whole key. Cutting it instead made two keys that share their first 200
+ * characters one delivery, and the second was dropped as a duplicate.
+ */
+export function storedDedupeKey(key: string): string {
+  if (key.length <= MAX_DEDUPE_KEY) return key;
+  return `${key.slice(0, LONG_KEY_SHOWN)}…sha256:${createHash("sha256").update(key).digest("hex")}`;
 }

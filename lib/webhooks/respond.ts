@@ -124,7 +124,9 @@ export function renderWebhookResponse(config: RespondConfig, run: Run, trigger: 
     run: { id: run.id, status: run.status, attempt: run.attempt },
   };
   const template = config.respond_body ?? `{"run_id":"{{run.id}}","status":"{{run.status}}"}`;
-  let body = renderTemplate(template, ctx).value;
+  // Stopped at the limit while rendering (characters), then cut to it in bytes: a template naming
+  // a sender's field 500 times must not build the 450 MB it would make on the web process's loop.
+  let body = renderTemplate(template, ctx, { maxLength: MAX_RESPONSE_BYTES }).value;
   if (Buffer.byteLength(body) > MAX_RESPONSE_BYTES) body = Buffer.from(body).subarray(0, MAX_RESPONSE_BYTES).toString("utf8");
   return { status: config.respond_status ?? 200, contentType: config.respond_content_type ?? "application/json", body };
 }

@@ -328,6 +328,22 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect(await store.applets.versions("a")).toEqual([]);
       });
 
+      test("rewriteVersion replaces one stored version's definition and nothing else: no new version, the applet, its author and time kept", async () => {
+        const store = await fresh();
+        const secretDef = { ...definition, trigger: { type: "webhook", config: { verify: "github", hmac_secret: "whsec_literal" } } };
+        await store.applets.insert({ id: "a", name: "First", enabled: true, triggerType: "webhook", definition: secretDef, webhookToken: token(), now: iso(1) });
+        const a = (await store.applets.get("a"))!;
+        await store.applets.update({ ...a, definition, now: iso(2) });
+        const purged = { ...definition, trigger: { type: "webhook", config: { verify: "github", hmac_secret: "[credential purged]" } } };
+        expect(await store.applets.rewriteVersion("a", 1, purged, iso(3))).toBe(true);
+        expect(await store.applets.rewriteVersion("a", 9, purged, iso(3))).toBe(false);
+        expect(await store.applets.rewriteVersion("nope", 1, purged, iso(3))).toBe(false);
+        expect(await store.applets.version("a", 1)).toMatchObject({ version: 1, definition: purged, source: "create", createdAt: iso(1) });
+        expect((await store.applets.versions("a")).map((v) => v.version)).toEqual([2, 1]);
+        expect((await store.applets.get("a"))!.definition).toEqual(definition);
+        expect(JSON.stringify(await store.applets.versions("a"))).not.toContain("whsec_literal");
+      });
+
       test("#18: the claim records the applet's current version on the run; a retry claimed after a save records the newer one; ingestSkipped the version at ingest", async () => {
         const store = await fresh();
         await addApplet(store, "a");
@@ -1135,15 +1151,16 @@ export function runStoreContract(options: StoreContractOptions): void {
     });
 
     describe("API tokens", () => {
-      test("insert, byHash, list oldest first, nameTaken, touch, delete; a hash is unique", async () => {
+      test("insert, byHash, list oldest first (with the expiry), nameTaken, touch, delete; a hash is unique", async () => {
         const store = await fresh();
-        await store.apiTokens.insert({ id: "t1", name: "cli", hash: "h1", prefix: "wt_aaaaaa", readOnly: false, now: iso(1) });
-        await store.apiTokens.insert({ id: "t2", name: "dashboard", hash: "h2", prefix: "wt_bbbbbb", readOnly: true, now: iso(2) });
-        await expect(store.apiTokens.insert({ id: "t3", name: "again", hash: "h1", prefix: "wt_cccccc", readOnly: false, now: iso(3) })).rejects.toThrow();
+        await store.apiTokens.insert({ id: "t1", name: "cli", hash: "h1", prefix: "wt_aaaaaa", readOnly: false, expiresAt: null, now: iso(1) });
+        await store.apiTokens.insert({ id: "t2", name: "dashboard", hash: "h2", prefix: "wt_bbbbbb", readOnly: true, expiresAt: iso(9), now: iso(2) });
+        await expect(store.apiTokens.insert({ id: "t3", name: "again", hash: "h1", prefix: "wt_cccccc", readOnly: false, expiresAt: null, now: iso(3) })).rejects.toThrow();
         expect(await store.apiTokens.list()).toEqual([
-          { id: "t1", name: "cli", prefix: "wt_aaaaaa", readOnly: false, lastUsedAt: null, createdAt: iso(1) },
-          { id: "t2", name: "dashboard", prefix: "wt_bbbbbb", readOnly: true, lastUsedAt: null, createdAt: iso(2) },
+          { id: "t1", name: "cli", prefix: "wt_aaaaaa", readOnly: false, lastUsedAt: null, expiresAt: null, createdAt: iso(1) },
+          { id: "t2", name: "dashboard", prefix: "wt_bbbbbb", readOnly: true, lastUsedAt: null, expiresAt: iso(9), createdAt: iso(2) },
         ]);
+        expect((await store.apiTokens.byHash("h2"))?.expiresAt).toBe(iso(9));
         expect((await store.apiTokens.byHash("h2"))?.id).toBe("t2");
         expect(await store.apiTokens.byHash("nope")).toBeNull();
         expect(await store.apiTokens.nameTaken("cli")).toBe(true);

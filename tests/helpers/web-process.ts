@@ -14,7 +14,6 @@
  * Reads DATA_DIR, PUBLIC_URL (and DATABASE_URL, the keys) from the environment; sends `{ port }`
  * to its parent when listening.
  */
-import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
 import { createApi } from "@/lib/api";
@@ -26,6 +25,7 @@ import { startLiveUpdates } from "@/lib/bus/live";
 import { handleFileRequest } from "@/lib/files/serve";
 import { createIngress } from "@/lib/http/ingress";
 import { createPageGate } from "@/lib/http/page-gate";
+import { createWebServer } from "@/lib/http/server";
 import { createWebGuard } from "@/lib/http/web-guard";
 
 const app = createApp({ role: "web" });
@@ -40,7 +40,7 @@ const live = startLiveUpdates(app, app.log.child("web"));
 const webGuard = createWebGuard({ publicUrl: app.config.publicUrl, dev: false });
 const pageGate = createPageGate(auth);
 
-const server = createServer((req, res) => {
+const server = createWebServer((req, res) => {
   if (ingress(req, res) || webGuard(req, res)) return;
   stampClientIp(req, app.config.trustProxy);
   void pageGate(req, res).then((answered) => {

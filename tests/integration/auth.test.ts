@@ -70,6 +70,7 @@ const ROUTER_ROUTES: [method: string, pattern: string, path: string][] = [
   ["GET", "/api/applets/:id/versions", "/api/applets/a1/versions"],
   ["GET", "/api/applets/:id/versions/:n", "/api/applets/a1/versions/1"],
   ["POST", "/api/applets/:id/versions/:n/restore", "/api/applets/a1/versions/1/restore"],
+  ["POST", "/api/applets/:id/versions/:n/purge-credentials", "/api/applets/a1/versions/1/purge-credentials"],
   ["GET", "/api/runs", "/api/runs?status=failed"],
   ["GET", "/api/runs/:id", "/api/runs/r1"],
   ["POST", "/api/runs/:id/retry", "/api/runs/r1/retry"],

@@ -1,8 +1,9 @@
 import { execFile, fork, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { main } from "@/cli/program";
 
 /**
  * #19: the CLI as a script runs it — a subprocess (`node --import tsx cli/index.ts`, what `pnpm
@@ -15,9 +16,14 @@ let readOnlyToken: string;
 const dataDir = mkdtempSync(path.join(os.tmpdir(), "whenthen-cli-"));
 const work = mkdtempSync(path.join(os.tmpdir(), "whenthen-cli-files-"));
 
-function cli(args: string[], opts: { token?: string; stdin?: string } = {}): Promise<{ code: number; out: string; err: string }> {
+const home = mkdtempSync(path.join(os.tmpdir(), "whenthen-cli-home-"));
+
+/** The CLI as a script runs it; `env` adds to (or, with undefined, removes from) what it gets. HOME is a fresh folder. */
+function cli(args: string[], opts: { token?: string; stdin?: string; env?: Record<string, string | undefined> } = {}): Promise<{ code: number; out: string; err: string }> {
+  const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, XDG_CONFIG_HOME: "", WHENTHEN_URL: base, WHENTHEN_TOKEN: opts.token ?? token, ...opts.env };
+  for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, ["--import", "tsx", "cli/index.ts", ...args], { env: { ...process.env, WHENTHEN_URL: base, WHENTHEN_TOKEN: opts.token ?? token }, timeout: 30_000 }, (error, stdout, stderr) =>
+    const child = execFile(process.execPath, ["--import", "tsx", "cli/index.ts", ...args], { env, timeout: 30_000 }, (error, stdout, stderr) =>
       resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, out: stdout, err: stderr }),
     );
     child.stdin!.end(opts.stdin ?? "");
@@ -55,6 +61,7 @@ afterAll(async () => {
   await new Promise((r) => web.once("exit", r));
   rmSync(dataDir, { recursive: true, force: true });
   rmSync(work, { recursive: true, force: true });
+  rmSync(home, { recursive: true, force: true });
 });
 
 describe("#19: the whenthen CLI against a real server", () => {
@@ -157,5 +164,74 @@ describe("#19: the whenthen CLI against a real server", () => {
     expect(down.code).toBe(4);
     expect(down.err).toMatch(/cannot reach/);
     expect((await cli(["applets", "frobnicate"])).code).toBe(2);
+  }, 60_000);
+});
+
+describe("the CLI's token never comes from the command line", () => {
+  const tokenFile = (name: string, mode: number, content = `${token}\n`) => {
+    const file = path.join(work, name);
+    writeFileSync(file, content);
+    chmodSync(file, mode);
+    return file;
+  };
+
+  it("--token is refused with the reason and what to do instead, even beside a good WHENTHEN_TOKEN", async () => {
+    for (const args of [["--token", token, "applets", "list"], [`--token=${token}`, "applets", "list"], ["applets", "list", "--token", token]]) {
+      const r = await cli(args, { env: { WHENTHEN_TOKEN: undefined } });
+      expect(r.code, args.join(" ")).toBe(2);
+      expect(r.err).toMatch(/--token is not accepted: a token on the command line is visible to every user of this machine \(ps\) and stays in your shell history/);
+      expect(r.err).toMatch(/revoke it in Settings → API tokens/);
+      expect(r.out).toBe("");
+    }
+    // Refused even beside a good WHENTHEN_TOKEN: the one on the command line is the exposed one.
+    expect((await cli(["--token", token, "applets", "list"])).code).toBe(2);
+  }, 60_000);
+
+  it("a token file readable by its owner only is read (--token-file, WHENTHEN_TOKEN_FILE, ~/.config/whenthen/token); a looser one is refused with the chmod to run", async () => {
+    const own = tokenFile("token-0600", 0o600);
+    const flag = await cli(["--json", "applets", "list", "--token-file", own], { env: { WHENTHEN_TOKEN: undefined } });
+    expect(flag.code, flag.err).toBe(0);
+    expect(JSON.parse(flag.out)).toEqual(expect.any(Array));
+    expect((await cli(["applets", "list"], { env: { WHENTHEN_TOKEN: undefined, WHENTHEN_TOKEN_FILE: tokenFile("token-0400", 0o400) } })).code).toBe(0);
+    for (const mode of [0o644, 0o640, 0o604, 0o660]) {
+      const loose = tokenFile(`token-${mode.toString(8)}`, mode);
+      const r = await cli(["applets", "list", "--token-file", loose], { env: { WHENTHEN_TOKEN: undefined } });
+      expect(r.code, mode.toString(8)).toBe(3);
+      expect(r.err).toContain(`refusing to read the token from ${loose}: its permissions are 0${mode.toString(8)}, so other users of this machine can read it too; run chmod 600 ${loose}`);
+    }
+    const missing = await cli(["applets", "list", "--token-file", path.join(work, "nope")], { env: { WHENTHEN_TOKEN: undefined } });
+    expect(missing.code).toBe(3);
+    expect(missing.err).toMatch(/no such file/);
+    // The default file, when there is one.
+    mkdirSync(path.join(home, ".config", "whenthen"), { recursive: true });
+    const fallback = path.join(home, ".config", "whenthen", "token");
+    writeFileSync(fallback, token);
+    chmodSync(fallback, 0o644);
+    expect((await cli(["applets", "list"], { env: { WHENTHEN_TOKEN: undefined } })).err).toMatch(/its permissions are 0644/);
+    chmodSync(fallback, 0o600);
+    expect((await cli(["applets", "list"], { env: { WHENTHEN_TOKEN: undefined } })).code).toBe(0);
+    rmSync(fallback);
+  }, 60_000);
+
+  it("with no token anywhere and no terminal it says every place a token can come from; at a terminal it asks, without echo", async () => {
+    const none = await cli(["applets", "list"], { env: { WHENTHEN_TOKEN: undefined } });
+    expect(none.code).toBe(3);
+    expect(none.err).toMatch(/no API token: set WHENTHEN_TOKEN, name a file only you can read with --token-file or WHENTHEN_TOKEN_FILE, put it in .*\.config\/whenthen\/token, or run the command in a terminal/);
+    const asked: string[] = [];
+    const out: string[] = [];
+    const code = await main(["--json", "applets", "list"], {
+      out: (t) => out.push(t),
+      err: (t) => out.push(t),
+      stdin: async () => "",
+      env: { WHENTHEN_URL: base, HOME: home },
+      promptSecret: async (question) => {
+        asked.push(question);
+        return `${token}\n`;
+      },
+      uid: process.getuid?.(),
+    });
+    expect(code, out.join("\n")).toBe(0);
+    expect(asked).toEqual([`API token for ${base} (Settings → API tokens; not shown as you type): `]);
+    expect(JSON.parse(out.join(""))).toEqual(expect.any(Array));
   }, 60_000);
 });

@@ -4,7 +4,7 @@ import { checkChannel } from "../../alerts/channel";
 import type { AppletAlertChannel } from "../../alerts/policy";
 import { UserError } from "../../core/errors";
 import type { Problem } from "../../definition";
-import type { ApiDeps, ApiEnv } from "../env";
+import { credentialViewOf, type ApiDeps, type ApiEnv } from "../env";
 import { alertSettingsView, appletDetail } from "../queries";
 import { jsonBody } from "../validate";
 
@@ -33,7 +33,7 @@ const refuse = (what: string, problems: Problem[]): never => {
 /** Issue 18: the alert channel and auto-pause, for the install (Settings) and per applet. */
 export function alertRoutes({ app }: ApiDeps) {
   return new Hono<ApiEnv>()
-    .get("/api/settings/alerts", async (c) => c.json(await alertSettingsView(app), 200))
+    .get("/api/settings/alerts", async (c) => c.json(await alertSettingsView(app, credentialViewOf(c)), 200))
     .put("/api/settings/alerts", jsonBody("alert settings", settingsBody), async (c) => {
       const body = c.req.valid("json");
       let channel = null;
@@ -46,7 +46,7 @@ export function alertRoutes({ app }: ApiDeps) {
         { channel, windowMinutes: body.window_minutes, triggerThreshold: body.trigger_threshold, autoPause: body.auto_pause, autoPauseAfter: body.auto_pause_after },
         app.clock.now().toISOString(),
       );
-      return c.json(await alertSettingsView(app), 200);
+      return c.json(await alertSettingsView(app, credentialViewOf(c)), 200);
     })
     .post("/api/settings/alerts/test", async (c) => {
       const settings = await app.store.alerts.settings();
@@ -66,6 +66,6 @@ export function alertRoutes({ app }: ApiDeps) {
       }
       const autoPause = body.auto_pause === "default" ? null : body.auto_pause === "on";
       if (!(await app.store.alerts.setAppletAlerts(id, channel, autoPause, app.clock.now().toISOString()))) return c.json({ error: "no such applet" }, 404);
-      return c.json({ applet: (await appletDetail(app, id))! }, 200);
+      return c.json({ applet: (await appletDetail(app, id, credentialViewOf(c)))! }, 200);
     });
 }

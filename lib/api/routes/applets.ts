@@ -7,7 +7,7 @@ import { checkDefinition, timezoneOf } from "../../definition";
 import { renderConfig } from "../../template";
 import { triggerRegistry } from "../../triggers";
 import { pollContext } from "../../triggers/context";
-import type { ApiDeps, ApiEnv } from "../env";
+import { credentialViewOf, type ApiDeps, type ApiEnv } from "../env";
 import { authorOf } from "../../applets/versions";
 import { appletDetail, appletDetailOf, appletList, appletVersion, appletVersions, plannedOf } from "../queries";
 import { planTimed } from "../../timed/plan";
@@ -85,12 +85,12 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
     .post("/api/applets", jsonBody("applet", appletBody), async (c) => {
       const body = c.req.valid("json");
       const a = await applets.create({ name: body.name as string, enabled: body.enabled, definition: body.definition, tags: body.tags, by: authorOf(c.get("user")) });
-      return c.json({ applet: await appletDetailOf(app, a), warnings: await saveWarnings(app, a.definition) }, 201);
+      return c.json({ applet: await appletDetailOf(app, a, credentialViewOf(c)), warnings: await saveWarnings(app, a.definition) }, 201);
     })
     // Onboarding: a ready example (lib/applets/examples) becomes a disabled applet to edit.
     .post("/api/applets/from-example", jsonBody("example", exampleBody), async (c) => {
       const a = await applets.fromExample(c.req.valid("json").key, authorOf(c.get("user")));
-      return a ? c.json({ applet: await appletDetailOf(app, a) }, 201) : c.json({ error: "no such example" }, 404);
+      return a ? c.json({ applet: await appletDetailOf(app, a, credentialViewOf(c)) }, 201) : c.json({ error: "no such example" }, 404);
     })
     .post("/api/applets/preview", jsonBody("preview", previewBody), async (c) => {
       const body = c.req.valid("json");
@@ -175,22 +175,22 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
       }
     })
     .get("/api/applets/:id", async (c) => {
-      const a = await appletDetail(app, c.req.param("id"));
+      const a = await appletDetail(app, c.req.param("id"), credentialViewOf(c));
       return a ? c.json({ applet: a }, 200) : c.json(notFound, 404);
     })
     .put("/api/applets/:id", jsonBody("applet", appletBody), async (c) => {
       const body = c.req.valid("json");
       const a = await applets.update(c.req.param("id"), body, authorOf(c.get("user")));
-      return a ? c.json({ applet: await appletDetailOf(app, a), warnings: await saveWarnings(app, a.definition) }, 200) : c.json(notFound, 404);
+      return a ? c.json({ applet: await appletDetailOf(app, a, credentialViewOf(c)), warnings: await saveWarnings(app, a.definition) }, 200) : c.json(notFound, 404);
     })
     .delete("/api/applets/:id", async (c) => ((await applets.delete(c.req.param("id"))) ? c.json({ deleted: true }, 200) : c.json(notFound, 404)))
     .post("/api/applets/:id/enable", async (c) => {
       const a = await applets.setEnabled(c.req.param("id"), true);
-      return a ? c.json({ applet: await appletDetailOf(app, a) }, 200) : c.json(notFound, 404);
+      return a ? c.json({ applet: await appletDetailOf(app, a, credentialViewOf(c)) }, 200) : c.json(notFound, 404);
     })
     .post("/api/applets/:id/disable", async (c) => {
       const a = await applets.setEnabled(c.req.param("id"), false);
-      return a ? c.json({ applet: await appletDetailOf(app, a) }, 200) : c.json(notFound, 404);
+      return a ? c.json({ applet: await appletDetailOf(app, a, credentialViewOf(c)) }, 200) : c.json(notFound, 404);
     })
     .get("/api/applets/:id/planned", queryParams("planned runs", plannedQuery), async (c) => {
       const q = c.req.valid("query");
@@ -218,7 +218,7 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
     })
     .post("/api/applets/:id/duplicate", async (c) => {
       const a = await applets.duplicate(c.req.param("id"), authorOf(c.get("user")));
-      return a ? c.json({ applet: await appletDetailOf(app, a) }, 201) : c.json(notFound, 404);
+      return a ? c.json({ applet: await appletDetailOf(app, a, credentialViewOf(c)) }, 201) : c.json(notFound, 404);
     })
     // Version history (issue 18): every save is a version; a restore is a new save of an old one.
     .get("/api/applets/:id/versions", async (c) => {
@@ -234,7 +234,14 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
     .post("/api/applets/:id/versions/:n/restore", pathParams("restore", versionParams), async (c) => {
       const { id, n } = c.req.valid("param");
       const a = await applets.restore(id, n, authorOf(c.get("user")));
-      if (a) return c.json({ applet: await appletDetailOf(app, a), restored_from: n, warnings: await saveWarnings(app, a.definition) }, 200);
+      if (a) return c.json({ applet: await appletDetailOf(app, a, credentialViewOf(c)), restored_from: n, warnings: await saveWarnings(app, a.definition) }, 200);
+      return (await app.store.applets.get(id)) ? c.json({ error: `applet ${id} has no version ${n}` }, 404) : c.json(notFound, 404);
+    })
+    // Rewrites the stored version: its literal credentials become "[credential purged]".
+    .post("/api/applets/:id/versions/:n/purge-credentials", pathParams("purge", versionParams), async (c) => {
+      const { id, n } = c.req.valid("param");
+      const r = await applets.purgeCredentials(id, n);
+      if (r) return c.json({ version: n, purged: r.purged }, 200);
       return (await app.store.applets.get(id)) ? c.json({ error: `applet ${id} has no version ${n}` }, 404) : c.json(notFound, 404);
     })
     .post("/api/applets/:id/test", jsonBody("test event", z.record(z.string(), z.unknown())), async (c) => {

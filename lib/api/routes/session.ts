@@ -3,7 +3,7 @@ import { createMiddleware } from "hono/factory";
 import { clientIpOf } from "../../auth/client-ip";
 import { credentialsSchema, passwordChangeSchema } from "../../auth/policy";
 import { UserError } from "../../core/errors";
-import { publicRoute, type ApiDeps, type ApiEnv } from "../env";
+import { publicRoute, sessionOnly, type ApiDeps, type ApiEnv } from "../env";
 import { jsonBody } from "../validate";
 
 /** First-run setup, sign-in, sign-out and who is signed in. The rules live in lib/auth. */
@@ -29,7 +29,7 @@ export function sessionRoutes({ auth }: ApiDeps) {
     .post("/api/logout", publicRoute, async (c) => c.json({ signed_out: true }, 200, { "set-cookie": await auth.logout(c.req.header("cookie")) }))
     .get("/api/session", (c) => c.json({ email: c.get("user")!.email }))
     // Settings: the current password is required; every other session ends, this one gets a new cookie.
-    .post("/api/account/password", jsonBody("password change", passwordChangeSchema()), async (c) => {
+    .post("/api/account/password", sessionOnly("the password is changed in Settings while signed in, not with a token"), jsonBody("password change", passwordChangeSchema()), async (c) => {
       const body = c.req.valid("json");
       const result = await auth.changePassword(c.get("user")!.userId, { currentPassword: body.current_password, newPassword: body.new_password }, clientIpOf(c.req.raw));
       if (result.ok) return c.json({ changed: true, other_sessions_signed_out: true }, 200, { "set-cookie": result.setCookie });

@@ -1,7 +1,8 @@
 import { Hono } from "hono";
 import { LIMITS } from "../../core/limits";
 import type { VersionAuthor } from "../../db/store";
-import type { ApiDeps, ApiEnv } from "../env";
+import { credentialViewOf, type ApiDeps, type ApiEnv } from "../env";
+import { createCredentialMasks } from "../../applets/credential-masks";
 import { z } from "zod";
 import { authorOf } from "../../applets/versions";
 import { jsonBody, queryParams } from "../validate";
@@ -21,7 +22,11 @@ export function transferRoutes({ app, applets }: ApiDeps) {
   return new Hono<ApiEnv>()
     .get("/api/export", queryParams("export", exportQuery), async (c) => {
       const id = c.req.valid("query").applet_id;
-      const body = id ? [await applets.exportOne(id)].filter((a) => a !== null) : await applets.exportAll();
+      const all = id ? [await applets.exportOne(id)].filter((a) => a !== null) : await applets.exportAll();
+      // For an API token, credentials written literally are masked; importing the file back over
+      // these applets keeps them (lib/applets/service unmasks what matches).
+      const masks = credentialViewOf(c).masked ? createCredentialMasks(app.config.sessionSecret) : null;
+      const body = masks ? all.map((a) => ({ ...a, definition: masks.mask(a.definition) })) : all;
       const name = id ? `whenthen-applet-${id}.json` : `whenthen-applets-${app.clock.now().toISOString().slice(0, 10)}.json`;
       return c.json(body, 200, { "content-disposition": `attachment; filename="${name}"` });
     })

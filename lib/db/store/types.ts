@@ -491,6 +491,12 @@ export interface AppletsStore {
   versions(id: string): Promise<AppletVersion[]>;
   /** One version, or null. */
   version(id: string, version: number): Promise<AppletVersion | null>;
+  /**
+   * Replaces the stored definition of one version ("purge this version's credentials"); not a
+   * save: no new version, its author and time kept. On SQLite the old text's bytes are zeroed
+   * (secure_delete) where the row was. false: no such version.
+   */
+  rewriteVersion(id: string, version: number, definition: unknown, now: string): Promise<boolean>;
   /** false: no such applet. Not a save: no version is stored (a version records the enabled state its save wrote). Enabling clears an auto-pause (paused_reason, paused_at) and the failure streak. */
   setEnabled(id: string, enabled: boolean, now: string): Promise<boolean>;
   /** The applet holding this webhook token (tokens are unique), or null. */
@@ -747,6 +753,8 @@ export interface ApiTokenRow {
   prefix: string;
   readOnly: boolean;
   lastUsedAt: string | null;
+  /** When it stops being accepted (ISO, UTC); null: never. */
+  expiresAt: string | null;
   createdAt: string;
 }
 
@@ -757,7 +765,7 @@ export interface ApiTokensStore {
   byHash(hash: string): Promise<ApiTokenRow | null>;
   nameTaken(name: string): Promise<boolean>;
   /** Throws on a hash or id that exists (unique). */
-  insert(t: { id: string; name: string; hash: string; prefix: string; readOnly: boolean; now: string }): Promise<void>;
+  insert(t: { id: string; name: string; hash: string; prefix: string; readOnly: boolean; expiresAt: string | null; now: string }): Promise<void>;
   /** Sets last_used_at (the caller throttles). */
   touch(id: string, now: string): Promise<void>;
   /** Revokes: the row goes; false when there was none. */

@@ -365,6 +365,8 @@ function appletsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promis
       const r = (await query<VersionRaw>(q, "SELECT * FROM applet_versions WHERE applet_id = $1 AND version = $2", [id, version])).rows[0];
       return r ? toVersion(r) : null;
     },
+    rewriteVersion: async (id, version, definition, now) =>
+      ((await query(q, "UPDATE applet_versions SET definition = $1::json, updated_at = $2 WHERE applet_id = $3 AND version = $4", [JSON.stringify(definition), now, id, version])).rowCount ?? 0) > 0,
     setEnabled: async (id, enabled, now) =>
       ((await query(q, `UPDATE applets SET ${unpause("$1")}, enabled = $1, updated_at = $2 WHERE id = $3`, [enabled ? 1 : 0, now, id])).rowCount ?? 0) > 0,
     byWebhookToken: async (token) => (await query<{ id: string; name: string }>(q, "SELECT id, name FROM applets WHERE webhook_token = $1", [token])).rows[0] ?? null,
@@ -1017,9 +1019,9 @@ function secretsStore(q: Queryable): SecretsStore {
 }
 
 function apiTokensStore(q: Queryable): ApiTokensStore {
-  type Raw = { id: string; name: string; prefix: string; read_only: number; last_used_at: string | null; created_at: string };
-  const toRow = (r: Raw): ApiTokenRow => ({ id: r.id, name: r.name, prefix: r.prefix, readOnly: r.read_only === 1, lastUsedAt: r.last_used_at, createdAt: r.created_at });
-  const columns = "id, name, prefix, read_only, last_used_at, created_at";
+  type Raw = { id: string; name: string; prefix: string; read_only: number; last_used_at: string | null; expires_at: string | null; created_at: string };
+  const toRow = (r: Raw): ApiTokenRow => ({ id: r.id, name: r.name, prefix: r.prefix, readOnly: r.read_only === 1, lastUsedAt: r.last_used_at, expiresAt: r.expires_at, createdAt: r.created_at });
+  const columns = "id, name, prefix, read_only, last_used_at, expires_at, created_at";
   return {
     list: async () => (await query<Raw>(q, `SELECT ${columns} FROM api_tokens ORDER BY created_at, id`)).rows.map(toRow),
     byHash: async (hash) => {
@@ -1028,7 +1030,7 @@ function apiTokensStore(q: Queryable): ApiTokensStore {
     },
     nameTaken: async (name) => (await query(q, "SELECT 1 FROM api_tokens WHERE name = $1", [name])).rows.length > 0,
     insert: async (t) => {
-      await query(q, "INSERT INTO api_tokens (id, name, token_hash, prefix, read_only, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)", [t.id, t.name, t.hash, t.prefix, t.readOnly ? 1 : 0, t.now]);
+      await query(q, "INSERT INTO api_tokens (id, name, token_hash, prefix, read_only, expires_at, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $7)", [t.id, t.name, t.hash, t.prefix, t.readOnly ? 1 : 0, t.expiresAt, t.now]);
     },
     touch: async (id, now) => {
       await query(q, "UPDATE api_tokens SET last_used_at = $1 WHERE id = $2", [now, id]);

@@ -70,6 +70,7 @@ export function createAppletsRepo(sqlite: Sqlite) {
   );
   const versionsOf = sqlite.prepare<[string], VersionRowRaw>("SELECT * FROM applet_versions WHERE applet_id = ? ORDER BY version DESC");
   const versionOf = sqlite.prepare<[string, number], VersionRowRaw>("SELECT * FROM applet_versions WHERE applet_id = ? AND version = ?");
+  const rewriteVersion = sqlite.prepare("UPDATE applet_versions SET definition = ?, updated_at = ? WHERE applet_id = ? AND version = ?");
   const insert = sqlite.prepare(
     `INSERT INTO applets (id, name, enabled, trigger_type, definition, webhook_token, run_count, tags, created_at, updated_at)
      VALUES (@id, @name, @enabled, @triggerType, @definition, @webhookToken, 0, COALESCE(@tags, '[]'), @createdAt, @now)`,
@@ -144,6 +145,16 @@ export function createAppletsRepo(sqlite: Sqlite) {
     version: (id: string, version: number): AppletVersion | null => {
       const r = versionOf.get(id, version);
       return r ? toVersion(r) : null;
+    },
+    rewriteVersion: (id: string, version: number, definition: unknown, now: string): boolean => {
+      // A purge: the text it replaces must not stay readable in the page's free space.
+      const before = Number(sqlite.pragma("secure_delete", { simple: true }));
+      sqlite.pragma("secure_delete = ON");
+      try {
+        return rewriteVersion.run(JSON.stringify(definition), now, id, version).changes > 0;
+      } finally {
+        sqlite.pragma(`secure_delete = ${before === 1 ? "ON" : "OFF"}`);
+      }
     },
     setEnabled: (id: string, enabled: boolean, now: string): boolean => setEnabled.run({ enabled: enabled ? 1 : 0, now, id }).changes > 0,
     /** The applet holding a webhook token (tokens are unique), if any. */
