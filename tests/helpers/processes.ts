@@ -148,3 +148,13 @@ export async function startSlowServer(): Promise<SlowServer> {
       }),
   };
 }
+
+/** Whether a process with this pid still exists (signal 0 checks without sending anything). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
