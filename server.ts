@@ -5,6 +5,8 @@ import { loadEnvFile } from "@/lib/core/env-file";
 import { listenErrorMessage } from "@/lib/core/listen-error";
 import { createAppletService } from "@/lib/applets/service";
 import { createAuth } from "@/lib/auth";
+import { exitProcess } from "@/lib/core/exit";
+import { collectWhenQuiet } from "@/lib/core/quiet-gc";
 import { stampClientIp } from "@/lib/auth/client-ip";
 import { startLiveUpdates } from "@/lib/bus/live";
 import { watchHealth } from "@/lib/bus/health";
@@ -31,7 +33,7 @@ try {
   await app.store.ready?.();
 } catch (err) {
   log.error(err instanceof Error ? err.message : String(err));
-  process.exit(1);
+  await exitProcess(1);
 }
 // "Test filter" in the editor runs in this process; one small pool is enough.
 const sandbox = createSandbox({ threads: 1 });
@@ -61,6 +63,8 @@ const healthWatch = watchHealth(app);
 // The port is taken before Next is ready, so a taken port fails at once with the variable to change,
 // and webhooks are acknowledged while Next still prepares; pages wait for it.
 const nextReady = nextApp.prepare();
+// Start-up (Next's above all) grows the young generation; it is given back once things are quiet.
+const quietGc = collectWhenQuiet();
 const server = createWebServer((req, res) => {
   // The public hot paths first: they need no client address, and a webhook's stored headers are
   // then exactly the ones its sender sent.
@@ -83,7 +87,7 @@ const server = createWebServer((req, res) => {
 });
 server.once("error", (err) => {
   log.error(listenErrorMessage(err, "PORT", app.config.port, app.config.host));
-  process.exit(1);
+  void exitProcess(1);
 });
 // Handled before anything is said or served: a stop as soon as "listening" is read is a clean one.
 process.on("SIGTERM", shutdown);
@@ -97,9 +101,11 @@ log.info("pages ready");
 function shutdown() {
   live.stop();
   healthWatch.stop();
+  quietGc.stop();
   server.close(() => {
     void sandbox.close();
-    void app.close().then(() => process.exit(0));
+    void app.close().then(() => exitProcess(0));
   });
-  setTimeout(() => process.exit(0), 5000).unref();
+  // Open streams (SSE, keep-alive) do not hold the stop longer than this.
+  setTimeout(() => void exitProcess(0), 5000).unref();
 }

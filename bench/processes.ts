@@ -3,9 +3,9 @@
  * `node dist/worker.mjs` from `pnpm build` (never tsx), each with bench/servers/eld.mjs preloaded
  * for event-loop delay and memory figures.
  */
-import { fork, type ChildProcess } from "node:child_process";
+import { fork, spawn, type ChildProcess } from "node:child_process";
 import { createServer, type AddressInfo } from "node:net";
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -31,7 +31,7 @@ export function requireBuild(): void {
     throw new Error("bench: no production build; run `pnpm build` first (the bench measures what `pnpm start` runs)");
   }
   const built = Math.min(statSync(server).mtimeMs, statSync(next).mtimeMs);
-  for (const f of ["server.ts", "worker/index.ts", "lib/http/ingress.ts", "lib/queue/ingest.ts"]) {
+  for (const f of ["server.ts", "worker/index.ts", "start.ts", "lib/launcher/index.ts", "lib/http/ingress.ts", "lib/queue/ingest.ts"]) {
     if (statSync(path.join(root, f)).mtimeMs > built) throw new Error(`bench: ${f} changed after the last build; run \`pnpm build\` first`);
   }
 }
@@ -87,6 +87,70 @@ export function rssMb(pid: number): { now: number; peak: number } {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN);
   return { now: kb("VmRSS") / 1024, peak: kb("VmHWM") / 1024 };
+}
+
+/** A process of a tree: its command line and resident memory (RSS, and PSS: shared pages split between their users). */
+export interface TreeProcess {
+  pid: number;
+  command: string;
+  rssMb: number;
+  pssMb: number;
+}
+
+/**
+ * `pid` and all its descendants, as the kernel sees them now. The RSS of the tree counts the pages
+ * its processes share (the node binary's code, above all) once per process: it is the figure `ps`
+ * and `top` add up to; PSS splits them, so its sum is what the tree costs the machine.
+ */
+export function processTree(pid: number): TreeProcess[] {
+  const children = new Map<number, number[]>();
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(d)]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const out: TreeProcess[] = [];
+  const visit = (p: number) => {
+    try {
+      const pss = Number(/^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${p}/smaps_rollup`, "utf8"))?.[1] ?? NaN) / 1024;
+      const command = readFileSync(`/proc/${p}/cmdline`, "utf8").split("\0").filter(Boolean).join(" ");
+      out.push({ pid: p, command, rssMb: rssMb(p).now, pssMb: pss });
+    } catch {
+      return;
+    }
+    for (const c of children.get(p) ?? []) visit(c);
+  };
+  visit(pid);
+  return out;
+}
+
+/**
+ * `pnpm start` as a user starts it (pnpm itself, and everything under it), until the first page has
+ * rendered; `stop` sends SIGTERM to pnpm, as a service manager or `kill` would, and waits.
+ */
+export async function startPnpmStart(env: NodeJS.ProcessEnv, base: string): Promise<{ pid: number; stop: () => Promise<number | null> }> {
+  const child = spawn("pnpm", ["start"], { cwd: root, env, stdio: ["ignore", "ignore", "inherit"] });
+  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+  await until(
+    "pnpm start to serve a page",
+    async () => {
+      if (child.exitCode !== null) throw new Error(`bench: pnpm start exited with ${child.exitCode}`);
+      return (await fetch(`${base}/api/health`).catch(() => null))?.status === 200 && (await fetch(`${base}/login`).catch(() => null))?.status === 200;
+    },
+    120_000,
+  );
+  return {
+    pid: child.pid!,
+    stop: () => {
+      child.kill("SIGTERM");
+      return exited;
+    },
+  };
 }
 
 /** Polls `check` until it holds; for process start-up and queue drains only. */

@@ -9,7 +9,9 @@
  *     drained queue, so drift in the machine's speed falls on both; the ratio is the median of the
  *     rounds' ratios, p50/p99 the median of the rounds' (each round's figures are in the notes);
  *  3. end to end: N webhooks → http action to a local sink → succeeded, timed until the last settles;
- *  4. ingress only (bench/servers/ingest.ts: the same handler without Next), labelled as such.
+ *  4. ingress only (bench/servers/ingest.ts: the same handler without Next), labelled as such;
+ *  5. first, on a database of its own: `pnpm start` as users start it, the resident memory of its
+ *     whole process tree (pnpm included) 3 s and TREE_IDLE_SECONDS (30) after the first page.
  * Load comes from autocannon at 50 connections on loopback. Needs `pnpm build` first.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -20,7 +22,7 @@ import { createApp } from "@/lib/app";
 import { sqliteOf } from "@/lib/db/store/sqlite";
 import { createAppletService } from "@/lib/applets/service";
 import { silentLogger } from "@/lib/core/log";
-import { alternatingRounds, freePorts, maxRssDuring, median, requireBuild, rssMb, start, until, waitHealthy, type Proc } from "./processes";
+import { alternatingRounds, freePorts, maxRssDuring, median, processTree, requireBuild, root, rssMb, start, startPnpmStart, until, waitHealthy, type Proc, type TreeProcess } from "./processes";
 import type { BenchFigure } from "./types";
 
 const CONNECTIONS = 50;
@@ -29,6 +31,7 @@ const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const APPLETS = 20;
 const E2E_RUNS = Number(process.env.BENCH_E2E_RUNS ?? 10_000);
 const r1 = (v: number) => Math.round(v * 10) / 10;
+const TREE_IDLE_SECONDS = 30;
 
 export default async function bench(): Promise<BenchFigure[]> {
   requireBuild();
@@ -38,6 +41,8 @@ export default async function bench(): Promise<BenchFigure[]> {
   const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, ALLOW_PRIVATE_URLS: "true", LOG_LEVEL: "warn", NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1" };
   const ready = (p: Proc) => new Promise<void>((resolve) => p.child.once("message", () => resolve()));
   try {
+    // First, before anything else runs: the ports are the app's own below, free again by then.
+    const tree = await pnpmStartTree(env, webPort, smtpPort);
     const sink = start("bench/servers/sink.ts", { ...env, PORT: String(sinkPort) }, { tsx: true });
     procs.push(sink);
     await ready(sink);
@@ -146,6 +151,13 @@ export default async function bench(): Promise<BenchFigure[]> {
       },
       { name: "production: idle RSS, web + worker", unit: "MB", value: idle.web + idle.worker, target: "<= 300", notes: `web ${r1(idle.web)} MB (Next prepared, one page rendered), worker ${r1(idle.worker)} MB; 3 s after start, before any webhook` },
       { name: "production: idle RSS, worker", unit: "MB", value: idle.worker, target: "<= 100" },
+      {
+        name: `pnpm start: idle RSS of the whole process tree (pnpm included), ${TREE_IDLE_SECONDS} s after the first page`,
+        unit: "MB",
+        value: sumOf(tree.idle, "rssMb"),
+        target: "<= 250",
+        notes: `${describeTree(tree.idle)}; PSS ${r1(sumOf(tree.idle, "pssMb"))} MB. 3 s after the first page: ${r1(sumOf(tree.early, "rssMb"))} MB (${describeTree(tree.early)}), before the quiet GC (lib/core/quiet-gc.ts); pnpm start exited ${tree.exitCode} on SIGTERM`,
+      },
       { name: "production: RSS under load (max of 250 ms samples)", unit: "MB", value: Math.max(...rounds.map((r) => r.maxMb[0]! + r.maxMb[1]!)), notes: `web ${r1(Math.max(...rounds.map((r) => r.maxMb[0]!)))} MB, worker ${r1(Math.max(...rounds.map((r) => r.maxMb[1]!)))} MB` },
       { name: "production: database growth per 1,000 runs stored", unit: "MB", value: growthPer1000, notes: "event + run rows with their indexes, a 60-byte JSON body; page_count × page_size before and after the ingest load" },
       {
@@ -167,6 +179,28 @@ export default async function bench(): Promise<BenchFigure[]> {
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
+
+/**
+ * `pnpm start` on a database of its own, measured as a user would see it in `top`: every process of
+ * the tree, 3 s after the first page and again once it has been idle a while.
+ */
+async function pnpmStartTree(env: NodeJS.ProcessEnv, port: number, smtpPort: number): Promise<{ early: TreeProcess[]; idle: TreeProcess[]; exitCode: number | null }> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), "whenthen-bench-tree-"));
+  const base = `http://127.0.0.1:${port}`;
+  const app = await startPnpmStart({ ...env, DATA_DIR: dataDir, PORT: String(port), HOST: "127.0.0.1", SMTP_INBOUND_PORT: String(smtpPort), PUBLIC_URL: base }, base);
+  try {
+    await new Promise((r) => setTimeout(r, 3000));
+    const early = processTree(app.pid);
+    await new Promise((r) => setTimeout(r, (TREE_IDLE_SECONDS - 3) * 1000));
+    const idle = processTree(app.pid);
+    return { early, idle, exitCode: await app.stop() };
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+const sumOf = (tree: TreeProcess[], key: "rssMb" | "pssMb") => tree.reduce((s, p) => s + p[key], 0);
+const describeTree = (tree: TreeProcess[]) => tree.map((p) => `${p.command.replace(/^\S*\/node /, "node ").replace(root + "/", "")} ${r1(p.rssMb)}`).join(", ");
 
 function pragma(app: ReturnType<typeof createApp>, name: string): number {
   return sqliteOf(app.store).pragma(name, { simple: true }) as number;

@@ -140,7 +140,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
   applets
     .command("test <id>")
     .description("send a test event (the trigger's sample, or --payload) and print the run id")
-    .option("--payload <json>", "the event's payload as JSON, or @file")
+    .option("--payload <json>", 'the event\'s payload as JSON, or @file: what the trigger gives, e.g. \'{"body":{"title":"hi"}}\' for a webhook')
     .action(async (id: string, o: { payload?: string }) => {
       let payload: unknown;
       if (o.payload !== undefined) {
@@ -149,10 +149,21 @@ export async function main(argv: string[], io: Io): Promise<number> {
         } catch (err) {
           throw new CliError(`--payload is not JSON: ${(err as Error).message}`, EXIT.usage);
         }
+        if (!payload || typeof payload !== "object" || Array.isArray(payload)) throw new CliError("--payload must be a JSON object, e.g. '{\"body\":{\"title\":\"hi\"}}'", EXIT.usage);
+      } else {
+        payload = await triggerSample(id);
       }
-      const r = await api().json<{ run_id: string; event_id: string }>("POST", `/api/applets/${encodeURIComponent(id)}/test`, payload === undefined ? {} : { payload });
+      // The request body is the payload itself, as the editor's "Send test event" sends it.
+      const r = await api().json<{ run_id: string; event_id: string }>("POST", `/api/applets/${encodeURIComponent(id)}/test`, payload);
       print(r, () => r.run_id);
     });
+
+  /** The built-in sample of the applet's trigger, as the editor offers it. */
+  const triggerSample = async (id: string): Promise<Record<string, unknown>> => {
+    const { applet } = await api().json<{ applet: AppletSummary }>("GET", `/api/applets/${encodeURIComponent(id)}`);
+    const { triggers } = await api().json<{ triggers: { type: string; sample: Record<string, unknown> }[] }>("GET", "/api/meta");
+    return triggers.find((t) => t.type === applet.trigger_type)?.sample ?? {};
+  };
 
   const runs = program.command("runs").description("list, show, retry, replay and watch runs");
   runs

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// The second half of `pnpm build` (after `next build`): bundles the two composition roots and the
+// The second half of `pnpm build` (after `next build`): bundles the composition roots (the web, the
+// worker, and the launcher `pnpm start` runs, which is the web process starting the worker) and the
 // server-side scripts into plain JavaScript under dist/, so production runs `node dist/server.mjs`
 // and `node dist/worker.mjs` with no TypeScript loader in memory (tsx cost ~40 MB per process and
 // a wrapper process each, measured in bench/RESULTS.md).
@@ -60,6 +61,8 @@ const result = await build({
   entryPoints: {
     server: "server.ts",
     worker: "worker/index.ts",
+    // `pnpm start`: the web process that also starts the worker (lib/launcher).
+    start: "start.ts",
     "reset-password": "scripts/reset-password.ts",
     cli: "cli/index.ts",
   },

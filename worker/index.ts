@@ -8,6 +8,7 @@ import { isDatabaseError } from "@/lib/core/errors";
 import { createFaultTracker } from "@/lib/core/faults";
 import { listenErrorMessage } from "@/lib/core/listen-error";
 import { createLogger } from "@/lib/core/log";
+import { collectWhenQuiet } from "@/lib/core/quiet-gc";
 import type { Receiver } from "@/lib/mail/receiver";
 import { snapshot } from "@/lib/metrics";
 import { newWorkerId } from "@/lib/queue/lease";
@@ -199,6 +200,7 @@ async function shutdown(signal: string) {
   vacuumJob?.stop();
   clearInterval(alertsTimer);
   clearInterval(listenersTimer);
+  quietGc.stop();
   tickAbort.abort();
   // The tick (aborted), in-flight SMTP messages and runs finish side by side within the grace. A
   // message still arriving at its end is cut; its sender retries it later.
@@ -211,6 +213,15 @@ async function shutdown(signal: string) {
 }
 process.on("SIGTERM", () => void shutdown("SIGTERM"));
 process.on("SIGINT", () => void shutdown("SIGINT"));
+// Started by the launcher (`pnpm start`, `pnpm dev`: lib/launcher), the worker stops when it goes:
+// the IPC channel closes however the launcher ended, SIGKILL included. The pipe that carried the
+// log may be gone by then, which must not turn the stop into a crash.
+if (process.send) {
+  process.once("disconnect", () => void shutdown("launcher gone"));
+  for (const stream of [process.stdout, process.stderr]) stream.on("error", () => {});
+}
+// Start-up grew the young generation; it is given back once things are quiet (and after each busy stretch).
+const quietGc = collectWhenQuiet();
 // Said last, once SIGTERM is handled: a supervisor (or a test) that stops the worker as soon as it
 // reads this line gets a clean shutdown, never the default action of a signal with no handler.
 log.info("worker started", {

@@ -1,4 +1,4 @@
-import { expandCron, isValidTimeZone, nextRunAfter, validateTiming, type ScheduleTiming } from "@whenthen/schedules";
+import { isValidTimeZone, nextRunAfter, validateTiming, type ScheduleTiming } from "@whenthen/schedules";
 import { formatInTimeZone } from "date-fns-tz";
 import { z } from "zod";
 import { field } from "../plugin";
@@ -16,22 +16,13 @@ import type { PolledTrigger } from "./types";
 
 /**
  * A cron problem in words, or null: one message naming the field, the token and its range (the
- * package's). 6-field (seconds) and 7-field (years) patterns are refused; the nicknames @hourly,
- * @daily, @weekly, @monthly and @yearly are accepted.
+ * package's, which reads cron as croner 11 does). 6-field (seconds) and 7-field (years) patterns
+ * and one-off dates are refused; the nicknames @hourly, @daily, @weekly, @monthly and @yearly are
+ * accepted.
  */
 export function cronProblem(cron: string): string | null {
-  const trimmed = cron.trim();
-  let fields: string[];
   try {
-    fields = expandCron(trimmed).split(/\s+/);
-  } catch (err) {
-    return `schedule: ${(err as Error).message.replace(/^schedules: /, "")}`;
-  }
-  if (fields.length !== 5) {
-    return `schedule: cron "${cron}" has ${fields.length} field${fields.length === 1 ? "" : "s"}; expected 5 (minute hour day-of-month month day-of-week) or a nickname such as @daily, seconds are not supported`;
-  }
-  try {
-    validateTiming({ cron: trimmed });
+    validateTiming({ cron: cron.trim() });
     return null;
   } catch (err) {
     return `schedule: ${(err as Error).message.replace(/^schedules: /, "")}`;

@@ -150,6 +150,26 @@ describe("#19: the whenthen CLI against a real server", () => {
     expect((await cli(["runs", "show", "no-such-run"])).code).toBe(1);
   }, 60_000);
 
+  it("applets test --payload, as the README shows, stores that payload as the event: trigger.body is the body, also in the sample picker", async () => {
+    const id = (JSON.parse((await cli(["--json", "applets", "list"])).out) as { id: string }[])[1]!.id;
+    const test = await cli(["--json", "applets", "test", id, "--payload", '{"body":{"title":"hi"}}']);
+    expect(test.code, test.err).toBe(0);
+    const { event_id } = JSON.parse(test.out) as { event_id: string };
+    const events = async () => ((await (await fetch(`${base}/api/applets/${id}/events`, { headers: { authorization: `Bearer ${token}` } })).json()) as { events: { id: string; payload: unknown }[] }).events;
+    expect((await events()).find((e) => e.id === event_id)?.payload).toEqual({ body: { title: "hi" } });
+
+    // Without --payload the event is the trigger's built-in sample, as "Send test event" sends it.
+    const sampled = await cli(["--json", "applets", "test", id]);
+    expect(sampled.code, sampled.err).toBe(0);
+    const meta = (await (await fetch(`${base}/api/meta`, { headers: { authorization: `Bearer ${token}` } })).json()) as { triggers: { type: string; sample: unknown }[] };
+    const webhookSample = meta.triggers.find((t) => t.type === "webhook")!.sample;
+    expect((await events()).find((e) => e.id === (JSON.parse(sampled.out) as { event_id: string }).event_id)?.payload).toEqual(webhookSample);
+
+    const notObject = await cli(["applets", "test", id, "--payload", "[1,2]"]);
+    expect(notObject.code).toBe(2);
+    expect(notObject.err).toMatch(/--payload must be a JSON object/);
+  }, 60_000);
+
   it("exit codes a script can use: a bad token 3, a read-only token writing 3, no server 4, bad usage 2", async () => {
     const bad = await cli(["applets", "list"], { token: `wt_${"x".repeat(43)}` });
     expect(bad.code).toBe(3);

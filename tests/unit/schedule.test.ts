@@ -156,6 +156,31 @@ describe("#21 cron errors: one message that names the field, quotes the token an
   });
 });
 
+describe("schedule: croner's extensions are accepted with croner's meaning", () => {
+  const problem = (cron: string) => {
+    const r = scheduleConfigSchema.safeParse({ cron, timezone: "UTC" });
+    return r.success ? null : r.error.issues.map((i) => i.message).join(" | ");
+  };
+
+  test.each(["0 9 * * FRI#L", "0 9 * * 5#L", "0 9 * * MON#2", "0 9 * * FRIL", "0 12 13 * +FRI", "0 9 ? * ?", "? 9 * * *", "0 9 * ? *", "0 9 * * MON-SUN", "0 9 * * SAT-SUN#L"])(
+    "%s is a valid schedule",
+    (cron) => expect(problem(cron)).toBeNull(),
+  );
+
+  test("the last Friday, the second Monday, Friday the 13th and Monday to Sunday fire when croner says", () => {
+    expect(fires("0 9 * * FRI#L", "Europe/Berlin", "2026-01-01T00:00:00Z", 2)).toEqual([at("2026-01-30T09:00:00+01:00"), at("2026-02-27T09:00:00+01:00")]);
+    expect(fires("0 9 * * FRIL", "Europe/Berlin", "2026-01-01T00:00:00Z", 2)).toEqual(fires("0 9 * * 5#L", "Europe/Berlin", "2026-01-01T00:00:00Z", 2));
+    expect(fires("0 9 * * MON#2", "America/New_York", "2026-01-01T00:00:00Z", 2)).toEqual([at("2026-01-12T09:00:00-05:00"), at("2026-02-09T09:00:00-05:00")]);
+    expect(fires("0 12 13 * +FRI", "UTC", "2026-01-01T00:00:00Z", 2)).toEqual([at("2026-02-13T12:00:00Z"), at("2026-03-13T12:00:00Z")]);
+    expect(fires("0 9 * * MON-SUN", "UTC", "2026-01-01T00:00:00Z", 7)).toEqual(fires("0 9 * * *", "UTC", "2026-01-01T00:00:00Z", 7));
+  });
+
+  test("what croner would read as something nobody wrote is refused with the reason", () => {
+    expect(problem("0 9 5L * *")).toMatch(/L stands alone in day-of-month \(the last day of the month\); for a day and the last day write "5,L"/);
+    expect(problem("0 9 * * MON#")).toMatch(/# goes between a weekday and which one it is/);
+  });
+});
+
 describe("schedule: poll", () => {
   const ctx = (): PollContext => ({
     http: () => Promise.reject(new Error("a schedule never fetches")),

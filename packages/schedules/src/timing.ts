@@ -1,5 +1,5 @@
 import { Cron } from "croner";
-import { checkCronFields, expandCron } from "./cron";
+import { checkCronFields, expandCron, hasWildcardHour } from "./cron";
 import { ScheduleValidationError } from "./errors";
 import { parseInterval } from "./interval";
 import type { Schedule, ScheduleInit } from "./types";
@@ -98,9 +98,16 @@ export function validateTiming(timing: ScheduleTiming, options: TimingOptions = 
   const original = timing.cron as string;
   if (typeof original !== "string") throw new ScheduleValidationError(`schedules: invalid cron ${JSON.stringify(original)}: expected a string`);
   const expression = expandCron(original);
-  if (expression.split(/\s+/).length !== 5) {
+  const fields = expression.split(/\s+/).length;
+  if (fields !== 5) {
+    // croner also takes a date (a one-off) and 6 or 7 fields (seconds, years); the scheduler ticks
+    // every 15 s and a schedule repeats, so neither is a schedule here.
+    const reason =
+      fields === 1 && /^\d{4}-\d\d-\d\d/.test(expression)
+        ? "a date fires once and a schedule repeats; write"
+        : `${fields} field${fields === 1 ? "" : "s"}; expected`;
     throw new ScheduleValidationError(
-      `schedules: invalid cron ${JSON.stringify(original)}: expected 5 fields (minute hour day-of-month month day-of-week) or a nickname such as @daily`,
+      `schedules: invalid cron ${JSON.stringify(original)}: ${reason} 5 fields (minute hour day-of-month month day-of-week) or a nickname such as @daily; seconds and years are not supported`,
     );
   }
   if (timing.timezone !== undefined && timing.timezone !== null) assertTimezone(timing.timezone);
@@ -136,8 +143,7 @@ const MAX_WALL_STEPS = 10_000;
  */
 function nextCronRun(original: string, timezone: string | undefined, from: Date): Date | null {
   const expression = expandCron(original);
-  const wildcardHour = expression.split(/\s+/)[1] === "*";
-  if (timezone === undefined || wildcardHour) return cronFor(expression, timezone).nextRun(from);
+  if (timezone === undefined || hasWildcardHour(expression)) return cronFor(expression, timezone).nextRun(from);
   const floating = cronFor(expression, undefined);
   let wall = new Date(wallOf(from.getTime(), timezone));
   for (let i = 0; i < MAX_WALL_STEPS; i++) {

@@ -63,6 +63,12 @@ describe("nextRunAfter: cron with a timezone (croner 11)", () => {
     expect(nextRunAfter(hourly, at("2026-03-08T06:30:00Z"))).toEqual(at("2026-03-08T07:30:00.000Z"));
   });
 
+  it("a ? hour is a wildcard hour too (croner reads ? as *): it fires in both repeated hours", () => {
+    const question = { cron: "30 ? * * *", timezone: "America/New_York" };
+    expect(nextRunAfter(question, at("2026-11-01T05:30:00Z"))).toEqual(at("2026-11-01T06:30:00.000Z"));
+    expect(nextRunAfter(question, at("2026-03-08T06:30:00Z"))).toEqual(at("2026-03-08T07:30:00.000Z"));
+  });
+
   it("east of Greenwich, both hemispheres: Berlin and Sydney", () => {
     const berlin = (cron: string) => ({ cron, timezone: "Europe/Berlin" });
     // 2026-03-29: 02:00 CET jumps to 03:00 CEST at 01:00Z.
