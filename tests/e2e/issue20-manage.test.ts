@@ -1,5 +1,6 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { APPLET_EXAMPLES } from "@/lib/applets/examples";
 import { ADMIN, SKIP_REASON, hasChromium, launchBrowser, screenshot, signedInPage, startApp, type RunningApp } from "./harness";
 
 /**
@@ -29,12 +30,12 @@ describe.skipIf(!hasChromium)("#20: managing applets, runs and the account", () 
     return (await res.json()) as T;
   };
 
-  it("#20: an empty install offers five ready examples; a click saves one as a disabled applet and opens it", async () => {
+  it("#20: an empty install offers every ready example; a click saves one as a disabled applet and opens it", async () => {
     const { page, errors } = await signedInPage(browser!, app!);
     await page.goto("/");
     const examples = page.getByTestId("examples");
     await examples.waitFor();
-    expect(await examples.getByRole("listitem").count()).toBe(5);
+    expect(await examples.getByRole("listitem").count()).toBe(APPLET_EXAMPLES.length);
     await screenshot(page, "20-applets-examples");
     await page.setViewportSize({ width: 390, height: 844 });
     await screenshot(page, "20-applets-examples-390");

@@ -146,7 +146,8 @@ describe("AC12: secrets", () => {
     await worker.drain();
     const raw = sqliteOf(app.store).prepare("SELECT steps || coalesce(error, '') AS t FROM runs WHERE id = ?").get(runId) as { t: string };
     expect((await app.store.runs.get(runId))!.status).toBe("failed");
-    expect(raw.t).toContain("bad token Bearer [redacted]");
+    // The Authorization header is a credential field: its whole value is a secret of the run.
+    expect(raw.t).toContain("bad token [redacted]");
     expect(raw.t).not.toContain("tok_echo_123456");
   });
 
