@@ -214,6 +214,7 @@ export const rssTrigger: PolledTrigger<RssConfig, "rss"> = {
   configSchema: rssConfigSchema,
   exampleConfig: { url: "https://blog.example.com/feed.xml", interval_min: 15, fire_on_first_poll: false, max_items_per_poll: 20 },
   urlFields: ["url"],
+  previewReads: ["url"],
   ingredients: [
     { name: "title", description: "Item title" },
     { name: "link", description: "Item URL" },

@@ -82,6 +82,12 @@ interface TriggerBase<C, T extends string> {
   urlFields?: readonly string[];
   /** "Fetch now" in the editor: fetch without saving and describe what a poll would see. */
   preview?(config: C, ctx: PollContext): Promise<unknown>;
+  /**
+   * The config keys `preview` reads. "Fetch now" checks only these: the others (how often to poll,
+   * how many items fire) take their defaults, so a value being typed into an unrelated field never
+   * stops a fetch. Every key the plug-in's schema requires must be among them.
+   */
+  previewReads?: readonly (keyof C & string)[];
 }
 
 /** The state of an applet that has never been polled. */
