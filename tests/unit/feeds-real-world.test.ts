@@ -107,6 +107,32 @@ describe("#21 feeds: large feeds", () => {
   });
 });
 
+describe("hostile feeds in the worker's polls", () => {
+  const deep = (levels: number) => `<?xml version="1.0"?><rss version="2.0"><channel><title>Deep</title><item><title>${"<a>".repeat(levels)}${"</a>".repeat(levels)}</title></item></channel></rss>`;
+
+  test("a poll of a feed nesting 200,000 levels fails with the reason, read off the event loop, and the next feed is read as usual", async () => {
+    let turns = 0;
+    const turning = setInterval(() => turns++, 0);
+    const hostile = await poll(serve(deep(200_000)), emptyTriggerState());
+    clearInterval(turning);
+    expect(hostile.events).toEqual([]);
+    expect(hostile.state.lastError).toMatch(/is not a readable feed: the feed nests deeper than 256 levels/);
+    expect(hostile.state.errorCount).toBe(1);
+    // The poll's process went on with other work while the feed was read.
+    expect(turns).toBeGreaterThan(0);
+    const next = await poll(serve(bigFeed(3)), emptyTriggerState(), undefined, { fire_on_first_poll: true });
+    expect(next.events).toHaveLength(3);
+  });
+
+  test("a feed is read however deep up to 256 levels, and refused from 257, and past 250,000 elements", async () => {
+    // rss, channel, item and title are 4 of the levels.
+    await expect(parseFeed(deep(252))).resolves.toMatchObject({ title: "Deep" });
+    await expect(parseFeed(deep(253))).rejects.toThrow(/nests deeper than 256 levels/);
+    const wide = `<?xml version="1.0"?><rss version="2.0"><channel><title>Wide</title><item><title>x</title>${"<a/>".repeat(250_000)}</item></channel></rss>`;
+    await expect(parseFeed(wide)).rejects.toThrow(/more than 250,000 elements/);
+  });
+});
+
 describe("#21 feeds: dates", () => {
   test("#21.2: one unreadable Atom <updated> gives that item published_at null and a warning; the feed and its other entries are read", async () => {
     const atom = `<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom"><title>Releases</title>
