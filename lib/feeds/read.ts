@@ -49,7 +49,7 @@ export async function readFeed(source: string, opts: { feedUrl?: string } = {}):
   const start = source.trimStart();
   if (start.startsWith("{")) return readJsonFeed(start);
   checkNoEntityDeclarations(source);
-  return readXmlFeed(source, opts.feedUrl);
+  return readXmlFeed(withReadableRoot(source), opts.feedUrl);
 }
 
 /**
@@ -61,6 +61,34 @@ function checkNoEntityDeclarations(source: string): void {
   if (doctype && /<!ENTITY/i.test(doctype[1]!)) {
     throw new FeedFormatError("its DOCTYPE declares its own entities (<!ENTITY …>), which are refused: they can expand without limit");
   }
+}
+
+const ATOM_10 = "http://www.w3.org/2005/Atom";
+const ATOM_03 = "http://purl.org/atom/ns#";
+
+/**
+ * Roots feedparser does not take for a feed, said as ones it does: a `<feed>` in no namespace or in
+ * one of Atom's pre-1.0 drafts' (`http://purl.org/echo/`, `…/pie/`, `…/necho`) is Atom, 0.3 when it
+ * says `version="0.3"` (only the root tag changes); in a prefixed RSS document (`<r:rss
+ * xmlns:r="…"><r:channel>…`) the prefix's elements are RSS's own, read unprefixed.
+ */
+function withReadableRoot(source: string): string {
+  const root = /<(?![?!])([A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)((?:\s[^>]*)?)>/.exec(source);
+  if (!root) return source;
+  const [tag, prefix, local, attrs] = root as unknown as [string, string | undefined, string, string];
+  let replacement: string | null = null;
+  if (local === "feed" && !prefix) {
+    const ns = /\sxmlns\s*=\s*["']([^"']*)["']/.exec(attrs)?.[1];
+    if (ns === ATOM_10 || ns === ATOM_03) return source;
+    const atom = /\sversion\s*=\s*["']0\.3["']/.test(attrs) ? ATOM_03 : ATOM_10;
+    replacement = ns === undefined ? `<feed xmlns="${atom}"${attrs}>` : tag.replace(/(\sxmlns\s*=\s*["'])[^"']*/, `$1${atom}`);
+  } else if (local === "rss" && prefix) {
+    // The prefix names RSS's own elements (channel, item, title …): they are read unprefixed.
+    const escaped = prefix.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    return source.replace(new RegExp(`(</?)${escaped}(?=[A-Za-z_])`, "g"), "$1");
+  }
+  if (replacement === null) return source;
+  return source.slice(0, root.index) + replacement + source.slice(root.index + tag.length);
 }
 
 type RawValue = { "#"?: unknown; "@"?: Record<string, unknown> } | RawValue[] | string | null | undefined;
@@ -167,19 +195,80 @@ function entryOf(item: FpItem, atom: boolean): FeedEntry {
     }
   }
   const atomContent = (item["atom:content"] ?? item["atom:summary"]) as RawValue;
-  let content = text(item.description) ?? text(item.summary);
+  // Markup written straight into <description> (`<description><p>…</p></description>`) or an xhtml
+  // <body> reaches us as child elements, not text: they are the content, written back as HTML.
+  let content = text(item.description) ?? text(item.summary) ?? markupOf(item["rss:description"] as RawValue) ?? markupOf(keyed(item, ":body")) ?? rawText(item["dc:description"] as RawValue);
   // Atom 0.3 lets content be base64 (mode="base64"); feedparser hands the encoded text through.
   if (content !== null && rawAttr(atomContent, "mode") === "base64") content = decodeBase64(content) ?? content;
   return {
     guid: rawText(item["rss:guid"] as RawValue),
-    id: rawText(item["atom:id"] as RawValue),
+    // An RSS 1.0 item is identified by its rdf:about.
+    id: rawText(item["atom:id"] as RawValue) ?? text((item["rdf:@"] as Record<string, unknown> | undefined)?.about),
     link: text(item.link) ?? text(item.origlink),
-    title: text(item.title),
+    title: text(item.title) ?? rawText(item["dc:title"] as RawValue),
     content,
-    author: ownAuthor ? text(item.author) : null,
-    categories: [...new Set((item.categories ?? []).map((c) => text(c)).filter((c): c is string => c !== null))],
+    // feedparser takes an empty <dc:creator/> over a written <author>; the first one with text wins.
+    author: ownAuthor ? (text(item.author) ?? firstText(item, ["rss:author", "dc:creator", "dc:author", "itunes:author"])) : null,
+    categories: categoriesOf(item),
     dates,
   };
+}
+
+/** The first of these raw elements that has text. */
+function firstText(item: FpItem, keys: string[]): string | null {
+  for (const k of keys) {
+    const t = rawText(item[k] as RawValue);
+    if (t !== null) return t;
+  }
+  return null;
+}
+
+/** The first raw element whose key ends in `suffix` (any namespace prefix). */
+const keyed = (item: FpItem, suffix: string): RawValue => item[Object.keys(item).find((k) => k.endsWith(suffix)) ?? ""] as RawValue;
+
+/**
+ * An item's categories: RSS <category>, Dublin Core <dc:subject> (a whole subject each: feedparser
+ * splits it into words) and Atom <category term>, each once, in that order.
+ */
+function categoriesOf(item: FpItem): string[] {
+  const all = (v: RawValue): RawValue[] => (Array.isArray(v) ? v : v === undefined || v === null ? [] : [v]);
+  const out: string[] = [];
+  for (const v of all(item["rss:category"] as RawValue)) out.push(rawText(v) ?? "");
+  for (const v of all(item["dc:subject"] as RawValue)) out.push(rawText(v) ?? "");
+  for (const v of all(item["atom:category"] as RawValue)) out.push(rawAttr(v, "term") ?? rawAttr(v, "label") ?? rawText(v) ?? "");
+  // Anything else feedparser found (media:category, itunes:category …) after those.
+  for (const c of item.categories ?? []) if (!item["dc:subject"]) out.push(text(c) ?? "");
+  return [...new Set(out.filter((c) => c !== ""))];
+}
+
+const VOID_ELEMENTS = new Set(["br", "hr", "img", "input", "meta", "link", "area", "base", "col", "source", "wbr"]);
+const escapeHtml = (s: string): string => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+const escapeAttr = (s: string): string => escapeHtml(s).replace(/"/g, "&quot;");
+
+/** A raw element whose children are markup (feedparser keeps them as nested nodes) → its inner HTML; null when it holds only text. */
+function markupOf(v: RawValue): string | null {
+  const node = first(v);
+  if (!node || typeof node !== "object") return null;
+  const children = Object.keys(node).filter((k) => !k.startsWith("#") && k !== "@");
+  if (children.length === 0) return null;
+  return text(innerHtml(node));
+}
+
+function innerHtml(node: Record<string, unknown>): string {
+  let html = typeof node["#"] === "string" ? escapeHtml(node["#"]) : "";
+  for (const [name, value] of Object.entries(node)) {
+    if (name.startsWith("#") || name === "@") continue;
+    for (const child of Array.isArray(value) ? value : [value]) {
+      const local = name.includes(":") ? name.slice(name.indexOf(":") + 1) : name;
+      const el = typeof child === "object" && child !== null ? (child as Record<string, unknown>) : { "#": String(child ?? "") };
+      const attrs = Object.entries((el["@"] as Record<string, unknown> | undefined) ?? {})
+        .filter(([k]) => k !== "xmlns" && !k.startsWith("xmlns:"))
+        .map(([k, a]) => ` ${k}="${escapeAttr(String(a))}"`)
+        .join("");
+      html += VOID_ELEMENTS.has(local) ? `<${local}${attrs}>` : `<${local}${attrs}>${innerHtml(el)}</${local}>`;
+    }
+  }
+  return html;
 }
 
 function decodeBase64(s: string): string | null {

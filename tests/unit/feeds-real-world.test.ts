@@ -133,6 +133,61 @@ describe("hostile feeds in the worker's polls", () => {
   });
 });
 
+describe("feeds as feedparser's tests write them", () => {
+  test("a prefixed RSS root (<r:rss>, <r:channel>, <r:item>) is read as RSS", async () => {
+    const feed = await parseFeed(`<r:rss xmlns:r="http://backend.userland.com/rss2" version="2.0"><r:channel><r:title>Prefixed</r:title><r:item><r:title>One</r:title><r:link>http://example.com/1</r:link></r:item></r:channel></r:rss>`);
+    expect(feed).toMatchObject({ format: "rss", title: "Prefixed", items: [{ title: "One", link: "http://example.com/1" }] });
+  });
+
+  test("a <feed> in no namespace, or in a pre-1.0 draft's, is read as Atom", async () => {
+    for (const open of ["<feed>", '<feed version="0.3" xmlns="http://purl.org/echo/">', '<feed xmlns="http://example.com/newformat#">']) {
+      await expect(parseFeed(`${open}<title>Drafty</title><entry><id>e-1</id><title>E</title></entry></feed>`), open).resolves.toMatchObject({ format: "atom", title: "Drafty", items: [{ id: "e-1", title: "E" }] });
+    }
+  });
+
+  test("an item's <author> is kept beside an empty <dc:creator/>, and dc:author counts as its author", async () => {
+    const [a, b] = await items(`<rss version="2.0" xmlns:dc="http://purl.org/dc/elements/1.1/"><channel><title>T</title>
+      <item><guid>a</guid><author>Ann Author</author><dc:creator/></item><item><guid>b</guid><dc:author>Bo Writer</dc:author></item></channel></rss>`);
+    expect([a!.payload.author, b!.payload.author]).toEqual(["Ann Author", "Bo Writer"]);
+  });
+
+  test("Dublin Core in RSS 2.0: dc:title is the title, dc:description the content, and a dc:subject of several words stays one category", async () => {
+    const [item] = await items(`<rss version="2.0" xmlns:dc="http://purl.org/dc/elements/1.1/"><channel><title>T</title><item><guid>a</guid><dc:title>Garden notes</dc:title><dc:description>Watering by the moon</dc:description><dc:subject>Home and garden</dc:subject><dc:subject>Water</dc:subject></item></channel></rss>`);
+    expect(item!.payload).toMatchObject({ title: "Garden notes", content: "Watering by the moon", categories: ["Home and garden", "Water"] });
+  });
+
+  test("markup written straight into <description>, and an xhtml <body>, are the item's content", async () => {
+    const [naked, body] = await items(`<rss version="2.0"><channel><title>T</title><item><guid>a</guid><description><p>Plain markup</p><p>Two paragraphs</p></description></item>
+      <item><guid>b</guid><body xmlns="http://www.w3.org/1999/xhtml"><p>In a body</p></body></item></channel></rss>`);
+    expect([naked!.payload.content, body!.payload.content]).toEqual(["<p>Plain markup</p><p>Two paragraphs</p>", "<p>In a body</p>"]);
+  });
+
+  test("an RSS 1.0 item with only rdf:about is keyed by it, not by a hash", async () => {
+    const [item] = await items(`<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/"><channel rdf:about="http://example.com/index.rdf"><title>T</title></channel><item rdf:about="http://example.org/1"></item></rdf:RDF>`);
+    expect(item!.key).toBe("http://example.org/1");
+  });
+
+  test("dates with no space after the weekday's comma, and with Portuguese month and weekday names, are read", () => {
+    expect(parseDateText("Fri,24 Nov 2023 10:00:00 GMT")?.toISOString()).toBe("2023-11-24T10:00:00.000Z");
+    expect(parseDateText("Qui, 23 Fev 2023 14:05:00 -0300")?.toISOString()).toBe("2023-02-23T17:05:00.000Z");
+    expect(parseDateText("sáb, 02 dez 2023 08:00:00 +0000")?.toISOString()).toBe("2023-12-02T08:00:00.000Z");
+    expect(parseDateText("Segunda-feira, 04 Set 2023 12:00:00 GMT")?.toISOString()).toBe("2023-09-04T12:00:00.000Z");
+    expect(parseDateText("Sun, Dec x 2012")).toBeNull();
+  });
+
+  test("a Shift_JIS feed that declares no charset is read as Shift_JIS, not windows-1252", async () => {
+    const bytes = Buffer.concat([Buffer.from('<?xml version="1.0"?><rss version="2.0"><channel><title>'), iconv.encode("日本語のフィードです。ニュースをお届けします。", "shift_jis"), Buffer.from("</title></channel></rss>")]);
+    await expect(parseFeed(bytes)).resolves.toMatchObject({ title: "日本語のフィードです。ニュースをお届けします。" });
+  });
+
+  test("an EBCDIC feed (declared cp037 in EBCDIC bytes) is read", async () => {
+    const { registerEbcdic } = await import("@/lib/feeds/ebcdic");
+    registerEbcdic();
+    const bytes = iconv.encode(`<?xml version="1.0" encoding="cp037"?><feed version="0.3" xmlns="http://purl.org/atom/ns#"><title>Ølfestival</title></feed>`, "cp037");
+    await expect(parseFeed(bytes)).resolves.toMatchObject({ format: "atom", title: "Ølfestival" });
+  });
+});
+
 describe("#21 feeds: dates", () => {
   test("#21.2: one unreadable Atom <updated> gives that item published_at null and a warning; the feed and its other entries are read", async () => {
     const atom = `<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom"><title>Releases</title>
