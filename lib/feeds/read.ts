@@ -198,8 +198,9 @@ function entryOf(item: FpItem, atom: boolean): FeedEntry {
   // Markup written straight into <description> (`<description><p>…</p></description>`) or an xhtml
   // <body> reaches us as child elements, not text: they are the content, written back as HTML.
   let content = text(item.description) ?? text(item.summary) ?? markupOf(item["rss:description"] as RawValue) ?? markupOf(keyed(item, ":body")) ?? rawText(item["dc:description"] as RawValue);
-  // Atom 0.3 lets content be base64 (mode="base64"); feedparser hands the encoded text through.
-  if (content !== null && rawAttr(atomContent, "mode") === "base64") content = decodeBase64(content) ?? content;
+  // Atom 0.3 says base64 with mode="base64"; Atom 1.0 with a media type that is neither text nor
+  // XML (RFC 4287 §4.1.3.3). feedparser hands the encoded text through.
+  if (content !== null && isBase64Content(atomContent)) content = decodeBase64(content) ?? content;
   return {
     guid: rawText(item["rss:guid"] as RawValue),
     // An RSS 1.0 item is identified by its rdf:about.
@@ -269,6 +270,13 @@ function innerHtml(node: Record<string, unknown>): string {
     }
   }
   return html;
+}
+
+function isBase64Content(content: RawValue): boolean {
+  if (rawAttr(content, "mode") === "base64") return true;
+  const type = rawAttr(content, "type")?.toLowerCase();
+  if (!type || type === "text" || type === "html" || type === "xhtml") return false;
+  return !(type.startsWith("text/") || /[/+]xml(;|$)/.test(type));
 }
 
 function decodeBase64(s: string): string | null {

@@ -162,6 +162,11 @@ describe("feeds as feedparser's tests write them", () => {
     expect([naked!.payload.content, body!.payload.content]).toEqual(["<p>Plain markup</p><p>Two paragraphs</p>", "<p>In a body</p>"]);
   });
 
+  test("Atom 1.0 content of a media type that is neither text nor XML is base64, and is decoded", async () => {
+    const [binary, html] = await items(`<feed xmlns="http://www.w3.org/2005/Atom"><title>F</title><entry><id>1</id><content type="application/octet-stream">PHA+RXhhbXBsZTwvcD4=</content></entry><entry><id>2</id><content type="text/html">&lt;p&gt;As written&lt;/p&gt;</content></entry></feed>`);
+    expect([binary!.payload.content, html!.payload.content]).toEqual(["<p>Example</p>", "<p>As written</p>"]);
+  });
+
   test("an RSS 1.0 item with only rdf:about is keyed by it, not by a hash", async () => {
     const [item] = await items(`<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/"><channel rdf:about="http://example.com/index.rdf"><title>T</title></channel><item rdf:about="http://example.org/1"></item></rdf:RDF>`);
     expect(item!.key).toBe("http://example.org/1");
