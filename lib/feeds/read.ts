@@ -1,4 +1,5 @@
 import type FeedParser from "feedparser";
+import { recordConstructs, recordedContent, recordedTitle, type RecordedEntry } from "./markup";
 
 /**
  * Feed text → the fields the RSS trigger needs, for every format in use: RSS 0.9x, 1.0 (RDF, with
@@ -82,6 +83,9 @@ function withReadableRoot(source: string): string {
     if (ns === ATOM_10 || ns === ATOM_03) return source;
     const atom = /\sversion\s*=\s*["']0\.3["']/.test(attrs) ? ATOM_03 : ATOM_10;
     replacement = ns === undefined ? `<feed xmlns="${atom}"${attrs}>` : tag.replace(/(\sxmlns\s*=\s*["'])[^"']*/, `$1${atom}`);
+  } else if (local.toLowerCase() === "channel" && !prefix) {
+    // Microsoft's CDF (<CHANNEL><ITEM HREF=…><TITLE>…): its elements are RSS's, under another root.
+    return `${source.slice(0, root.index)}<rss version="2.0">${source.slice(root.index)}</rss>`;
   } else if (local === "rss" && prefix) {
     // The prefix names RSS's own elements (channel, item, title …): they are read unprefixed.
     const escaped = prefix.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -122,16 +126,18 @@ async function readXmlFeed(source: string, feedUrl: string | undefined): Promise
       reject(err instanceof FeedFormatError ? err : describeXmlError(err, source));
     });
     watchShape(parser);
+    // Titles and contents are read from the XML events as written (lib/feeds/markup): feedparser flattens them.
+    const constructs = recordConstructs((parser as unknown as { stream: NodeJS.EventEmitter }).stream);
     parser.on("readable", () => {
       let item: FeedParser.Item | null;
-      while ((item = parser.read()) !== null) items.push(entryOf(item, String(parser.meta["#type"] ?? "rss") === "atom"));
+      while ((item = parser.read()) !== null) items.push(entryOf(item, String(parser.meta["#type"] ?? "rss") === "atom", constructs.entries[items.length]));
     });
     parser.on("end", () => {
       if (failed) return;
       const meta = parser.meta;
       const type = String(meta["#type"] ?? "rss");
       const format: FeedFormat = type === "atom" ? "atom" : type === "rdf" ? "rdf" : "rss";
-      resolve({ format, title: text(meta.title), items });
+      resolve({ format, title: recordedTitle(constructs.feed) ?? text(meta.title) ?? rawText(meta["dc:title"] as RawValue), items });
     });
     void feedInChunks(parser, source);
   });
@@ -180,7 +186,7 @@ async function feedInChunks(parser: FeedParser, source: string): Promise<void> {
   parser.end();
 }
 
-function entryOf(item: FpItem, atom: boolean): FeedEntry {
+function entryOf(item: FpItem, atom: boolean, recorded: RecordedEntry | undefined): FeedEntry {
   const keys = Object.keys(item);
   // feedparser hands down the channel's author (even its webMaster) to every item. Atom says an
   // entry without an author has the feed's (RFC 4287 §4.2.1); RSS says nothing of the kind, so
@@ -194,25 +200,30 @@ function entryOf(item: FpItem, atom: boolean): FeedEntry {
       if (t !== null && !dates.some((d) => d.text === t)) dates.push({ field: key, text: t });
     }
   }
-  const atomContent = (item["atom:content"] ?? item["atom:summary"]) as RawValue;
-  // Markup written straight into <description> (`<description><p>…</p></description>`) or an xhtml
-  // <body> reaches us as child elements, not text: they are the content, written back as HTML.
-  let content = text(item.description) ?? text(item.summary) ?? markupOf(item["rss:description"] as RawValue) ?? markupOf(keyed(item, ":body")) ?? rawText(item["dc:description"] as RawValue);
-  // Atom 0.3 says base64 with mode="base64"; Atom 1.0 with a media type that is neither text nor
-  // XML (RFC 4287 §4.1.3.3). feedparser hands the encoded text through.
-  if (content !== null && isBase64Content(atomContent)) content = decodeBase64(content) ?? content;
+  const lastmod = recorded?.attributes.lastmod?.trim();
+  if (lastmod) dates.push({ field: "lastmod", text: lastmod });
   return {
     guid: rawText(item["rss:guid"] as RawValue),
     // An RSS 1.0 item is identified by its rdf:about.
     id: rawText(item["atom:id"] as RawValue) ?? text((item["rdf:@"] as Record<string, unknown> | undefined)?.about),
-    link: text(item.link) ?? text(item.origlink),
-    title: text(item.title) ?? rawText(item["dc:title"] as RawValue),
-    content,
+    link: text(item.link) ?? text(item.origlink) ?? atomLinkText(item) ?? recorded?.attributes.href ?? null,
+    title: recordedTitle(recorded?.constructs) ?? text(item.title) ?? rawText(item["dc:title"] as RawValue),
+    content: recordedContent(recorded?.constructs) ?? text(item.description) ?? text(item.summary),
     // feedparser takes an empty <dc:creator/> over a written <author>; the first one with text wins.
-    author: ownAuthor ? (text(item.author) ?? firstText(item, ["rss:author", "dc:creator", "dc:author", "itunes:author"])) : null,
+    author: ownAuthor ? (atomAuthor(item) ?? text(item.author) ?? firstText(item, ["rss:author", "dc:creator", "dc:author", "itunes:author"])) : null,
     categories: categoriesOf(item),
     dates,
   };
+}
+
+/** An Atom author as feedparser and mail headers write one: `Name (email)`, or the name alone. */
+function atomAuthor(item: FpItem): string | null {
+  const author = first(item["atom:author"] as RawValue);
+  if (!author || typeof author !== "object") return null;
+  const parts = author as Record<string, RawValue>;
+  const name = rawText(parts.name);
+  const email = rawText(parts.email);
+  return name && email ? `${name} (${email})` : (name ?? email);
 }
 
 /** The first of these raw elements that has text. */
@@ -224,8 +235,6 @@ function firstText(item: FpItem, keys: string[]): string | null {
   return null;
 }
 
-/** The first raw element whose key ends in `suffix` (any namespace prefix). */
-const keyed = (item: FpItem, suffix: string): RawValue => item[Object.keys(item).find((k) => k.endsWith(suffix)) ?? ""] as RawValue;
 
 /**
  * An item's categories: RSS <category>, Dublin Core <dc:subject> (a whole subject each: feedparser
@@ -242,47 +251,15 @@ function categoriesOf(item: FpItem): string[] {
   return [...new Set(out.filter((c) => c !== ""))];
 }
 
-const VOID_ELEMENTS = new Set(["br", "hr", "img", "input", "meta", "link", "area", "base", "col", "source", "wbr"]);
-const escapeHtml = (s: string): string => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-const escapeAttr = (s: string): string => escapeHtml(s).replace(/"/g, "&quot;");
-
-/** A raw element whose children are markup (feedparser keeps them as nested nodes) → its inner HTML; null when it holds only text. */
-function markupOf(v: RawValue): string | null {
-  const node = first(v);
-  if (!node || typeof node !== "object") return null;
-  const children = Object.keys(node).filter((k) => !k.startsWith("#") && k !== "@");
-  if (children.length === 0) return null;
-  return text(innerHtml(node));
-}
-
-function innerHtml(node: Record<string, unknown>): string {
-  let html = typeof node["#"] === "string" ? escapeHtml(node["#"]) : "";
-  for (const [name, value] of Object.entries(node)) {
-    if (name.startsWith("#") || name === "@") continue;
-    for (const child of Array.isArray(value) ? value : [value]) {
-      const local = name.includes(":") ? name.slice(name.indexOf(":") + 1) : name;
-      const el = typeof child === "object" && child !== null ? (child as Record<string, unknown>) : { "#": String(child ?? "") };
-      const attrs = Object.entries((el["@"] as Record<string, unknown> | undefined) ?? {})
-        .filter(([k]) => k !== "xmlns" && !k.startsWith("xmlns:"))
-        .map(([k, a]) => ` ${k}="${escapeAttr(String(a))}"`)
-        .join("");
-      html += VOID_ELEMENTS.has(local) ? `<${local}${attrs}>` : `<${local}${attrs}>${innerHtml(el)}</${local}>`;
-    }
-  }
-  return html;
-}
-
-function isBase64Content(content: RawValue): boolean {
-  if (rawAttr(content, "mode") === "base64") return true;
-  const type = rawAttr(content, "type")?.toLowerCase();
-  if (!type || type === "text" || type === "html" || type === "xhtml") return false;
-  return !(type.startsWith("text/") || /[/+]xml(;|$)/.test(type));
-}
-
-function decodeBase64(s: string): string | null {
-  const compact = s.replace(/\s+/g, "");
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(compact)) return null;
-  return Buffer.from(compact, "base64").toString("utf8");
+/**
+ * An Atom link written as text instead of an href (`<link rel="alternate">http://…</link>`, seen
+ * in old feeds): feedparser drops it; the alternate one (or one without a rel) is the item's link.
+ */
+function atomLinkText(item: FpItem): string | null {
+  const links = item["atom:link"] as RawValue;
+  const all = Array.isArray(links) ? links : links ? [links] : [];
+  const alternate = all.find((l) => (rawAttr(l, "rel") ?? "alternate") === "alternate" && rawAttr(l, "href") === null);
+  return alternate === undefined ? null : rawText(alternate);
 }
 
 /** feedparser's and sax's messages, said about the user's document. */

@@ -167,6 +167,60 @@ describe("feeds as feedparser's tests write them", () => {
     expect([binary!.payload.content, html!.payload.content]).toEqual(["<p>Example</p>", "<p>As written</p>"]);
   });
 
+  test('an Atom 0.3 title written as XML (mode="xml") is its text, not empty', async () => {
+    const [item] = await items(`<feed version="0.3" xmlns="http://purl.org/atom/ns#"><title>Old</title><entry><id>1</id>
+      <title type="application/xhtml+xml" mode="xml"><div xmlns="http://www.w3.org/1999/xhtml">Fish <b>&amp;</b> chips</div></title></entry></feed>`);
+    expect(item!.payload.title).toBe("Fish & chips");
+  });
+
+  test("an XHTML title keeps its escaped text: `History of the &lt;blink&gt; tag` is the title History of the <blink> tag", async () => {
+    const feed = await parseFeed(`<feed xmlns="http://www.w3.org/2005/Atom"><title type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">History of the &lt;blink&gt; tag</div></title>
+      <entry><id>1</id><title type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">History of the &lt;blink&gt; tag</div></title></entry></feed>`);
+    expect([feed.title, feed.items[0]!.title]).toEqual(["History of the <blink> tag", "History of the <blink> tag"]);
+  });
+
+  test("escaped markup inside an XHTML content div stays escaped, so the content shows the tag's name instead of making one", async () => {
+    const [content, summary] = await items(`<feed xmlns="http://www.w3.org/2005/Atom"><title>F</title>
+      <entry><id>1</id><content type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">History of the &lt;blink&gt; tag</div></content></entry>
+      <entry><id>2</id><summary type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">Use <code>&lt;b&gt;</code> &amp; <b>bold</b></div></summary></entry></feed>`);
+    expect([content!.payload.content, summary!.payload.content]).toEqual(["<div>History of the &lt;blink&gt; tag</div>", "<div>Use <code>&lt;b&gt;</code> &amp; <b>bold</b></div>"]);
+    expect(content!.payload.summary).toBe("History of the <blink> tag");
+  });
+
+  test("text mixed with inline tags inside <description> keeps its order", async () => {
+    const [item] = await items(`<rss version="2.0"><channel><title>T</title><item><guid>a</guid><description>Start <b>bold</b> middle <i>italic</i> end<br/>after</description></item></channel></rss>`);
+    expect(item!.payload.content).toBe("Start <b>bold</b> middle <i>italic</i> end<br />after");
+  });
+
+  test("an HTML title's character references and tags are read as the text they show (&#38; is &, not &#38;)", async () => {
+    const feed = await parseFeed(`<feed xmlns="http://www.w3.org/2005/Atom"><title type="html">Tom &amp;amp; Jerry</title>
+      <entry><id>1</id><title type="html">It&amp;#8217;s &lt;b&gt;here&lt;/b&gt;</title></entry>
+      <entry><id>2</id><title type="html"><![CDATA[<img src="x.png" alt="cat<br />dog"> Pets]]></title></entry></feed>`);
+    expect([feed.title, ...feed.items.map((i) => i.title)]).toEqual(["Tom & Jerry", "It\u2019s here", "Pets"]);
+  });
+
+  test("a character reference outside Unicode becomes U+FFFD instead of staying as written", async () => {
+    const feed = await parseFeed(`<rss version="2.0"><channel><title>a &#1114112; b &#x110000; c</title></channel></rss>`);
+    expect(feed.title).toBe("a \ufffd b \ufffd c");
+  });
+
+  test("a reference to a windows-1252 code point (&#146;, as old feeds write a curly quote) is that character, not a control", async () => {
+    const [item] = await items(`<rss version="2.0"><channel><title>T</title><item><guid>a</guid><title>Don&#146;t panic</title><description>don&#146;t &#147;quote&#148;</description></item></channel></rss>`);
+    expect(item!.payload).toMatchObject({ title: "Don\u2019t panic", content: "don\u2019t \u201cquote\u201d" });
+  });
+
+  test("a CDF channel (<CHANNEL><ITEM HREF LASTMOD><TITLE><ABSTRACT>) is read: HREF is the link, LASTMOD the date, ABSTRACT the content", async () => {
+    const feed = await parseFeed(`<CHANNEL HREF="http://example.org/"><TITLE>CDF news</TITLE><ITEM HREF="http://example.org/1" LASTMOD="2004-04-06T23:05:43-05:00"><TITLE>First</TITLE><ABSTRACT>The abstract</ABSTRACT></ITEM></CHANNEL>`);
+    expect(feed.title).toBe("CDF news");
+    expect(feedItems(feed, "https://feeds.example/x.xml")[0]!.payload).toMatchObject({ title: "First", link: "http://example.org/1", content: "The abstract", published_at: "2004-04-07T04:05:43.000Z" });
+  });
+
+  test("an Atom author with an e-mail is `Name (email)`, and an Atom link written as text instead of an href is the link", async () => {
+    const [item] = await items(`<feed xmlns="http://www.w3.org/2005/Atom"><title>F</title><entry><id>1</id><author><name>Ann</name><email>ann@example.com</email></author>
+      <link rel="enclosure" type="audio/mpeg">http://example.com/a.mp3</link><link rel="alternate" type="text/html">http://example.com/post</link></entry></feed>`);
+    expect(item!.payload).toMatchObject({ author: "Ann (ann@example.com)", link: "http://example.com/post" });
+  });
+
   test("an RSS 1.0 item with only rdf:about is keyed by it, not by a hash", async () => {
     const [item] = await items(`<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/"><channel rdf:about="http://example.com/index.rdf"><title>T</title></channel><item rdf:about="http://example.org/1"></item></rdf:RDF>`);
     expect(item!.key).toBe("http://example.org/1");
