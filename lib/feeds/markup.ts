@@ -45,6 +45,9 @@ const NS = {
 };
 const ATOM = new Set([NS.atom10, NS.atom03]);
 
+/** Atom's, RSS's (no namespace, RSS 1.0's, Userland's, Netscape's 0.90) and CDF's own namespaces. */
+const isFeedNamespace = (uri: string): boolean => uri === "" || ATOM.has(uri) || /rss|rdf|backend\.userland\.com|my\.netscape\.com/i.test(uri);
+
 /** A recorded element's kind from its namespace and local name; null for elements not recorded. */
 function kindOf(tag: SaxTag): Kind | null {
   const local = (tag.local ?? tag.name).toLowerCase();
@@ -52,8 +55,7 @@ function kindOf(tag: SaxTag): Kind | null {
   if (uri === NS.content && local === "encoded") return "content:encoded";
   if (uri === NS.xhtml) return local === "body" ? "body" : null;
   if (uri === NS.dc) return local === "description" ? "dc:description" : null;
-  // Atom's, RSS's (no namespace, RSS 1.0's, Userland's, Netscape's 0.90) and CDF's own elements.
-  if (uri !== "" && !ATOM.has(uri) && !/rss|rdf|backend\.userland\.com|my\.netscape\.com/i.test(uri)) return null;
+  if (!isFeedNamespace(uri)) return null;
   if (local === "title") return "title";
   if (local === "content" || local === "summary" || local === "description" || local === "fullitem" || local === "abstract") return local;
   return null;
@@ -94,7 +96,8 @@ export function recordConstructs(sax: NodeJS.EventEmitter): RecordedConstructs {
       open.construct.inner += VOID.has(local) ? `<${local}${serialiseAttributes(tag)} />` : `<${local}${serialiseAttributes(tag)}>`;
       return;
     }
-    if (ENTRY.has(local) && entryDepth === -1) {
+    // The items feedparser reads, in the same order: an <item> or <entry> unprefixed, or prefixed in a feed's namespace.
+    if (ENTRY.has(local) && entryDepth === -1 && (!tag.name.includes(":") || isFeedNamespace(tag.uri ?? ""))) {
       entryDepth = depth;
       const attributes: Record<string, string> = {};
       for (const [key, a] of Object.entries(tag.attributes)) attributes[key.toLowerCase()] = typeof a === "object" ? a.value : a;

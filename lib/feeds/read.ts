@@ -4,9 +4,11 @@ import { recordConstructs, recordedContent, recordedTitle, type RecordedEntry } 
 /**
  * Feed text → the fields the RSS trigger needs, for every format in use: RSS 0.9x, 1.0 (RDF, with
  * or without `rdf:`/`rss:` prefixes) and 2.0 (with or without a `version`), Atom 0.3 and 1.0, and
- * JSON Feed 1.0 and 1.1. XML goes through feedparser (sax, lenient: an unescaped `&` or a stray
- * unclosed tag does not lose the feed), chosen by measurement against rss-parser, feedsmith and
- * @rowanmanning/feed-parser on the corpus in fixtures/corpus (see bench/RESULTS.md, "feeds").
+ * JSON Feed 1.0 and 1.1, and Microsoft's CDF. XML goes through feedparser (sax, lenient: an
+ * unescaped `&` or a stray unclosed tag does not lose the feed), chosen by measurement against
+ * rss-parser, feedsmith and @rowanmanning/feed-parser on fixtures/corpus (bench/RESULTS.md, "feeds")
+ * and on feedparser's (Python) own tests (fixtures/feedparser/README.md); titles and contents are
+ * read from the same sax events by lib/feeds/markup, which keeps them as written.
  *
  * Dates are kept as the text the feed wrote, every candidate in order of preference; the trigger
  * reads them with lib/core/dates (feedparser's own reading depends on the host's zone).

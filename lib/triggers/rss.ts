@@ -218,7 +218,7 @@ export const rssTrigger: PolledTrigger<RssConfig, "rss"> = {
   urlFields: ["url"],
   previewReads: ["url"],
   ingredients: [
-    { name: "title", description: "Item title" },
+    { name: "title", description: "Item title, as text (an HTML title without its tags)" },
     { name: "link", description: "Item URL" },
     { name: "content", description: "Full content (or description) as HTML" },
     { name: "summary", description: "First 300 characters of the content, HTML removed" },

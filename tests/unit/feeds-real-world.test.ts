@@ -209,6 +209,12 @@ describe("feeds as feedparser's tests write them", () => {
     expect(item!.payload).toMatchObject({ title: "Don\u2019t panic", content: "don\u2019t \u201cquote\u201d" });
   });
 
+  test("an <item> of another namespace in the channel is not an item, and the items' titles and contents stay theirs", async () => {
+    const [item, second] = await items(`<rss version="2.0" xmlns:foo="http://foo.example/"><channel><title>T</title><foo:item><title>Not an item</title><description>No</description></foo:item>
+      <item><guid>a</guid><title>First</title><description>One</description></item><item><guid>b</guid><title>Second</title></item></channel></rss>`);
+    expect([item!.payload.title, item!.payload.content, second!.payload.title]).toEqual(["First", "One", "Second"]);
+  });
+
   test("a CDF channel (<CHANNEL><ITEM HREF LASTMOD><TITLE><ABSTRACT>) is read: HREF is the link, LASTMOD the date, ABSTRACT the content", async () => {
     const feed = await parseFeed(`<CHANNEL HREF="http://example.org/"><TITLE>CDF news</TITLE><ITEM HREF="http://example.org/1" LASTMOD="2004-04-06T23:05:43-05:00"><TITLE>First</TITLE><ABSTRACT>The abstract</ABSTRACT></ITEM></CHANNEL>`);
     expect(feed.title).toBe("CDF news");
