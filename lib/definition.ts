@@ -2,6 +2,7 @@ import { isValidTimeZone } from "@whenthen/schedules";
 import { z } from "zod";
 import { actionRegistry } from "./actions";
 import { triggerRegistry } from "./triggers";
+import { inUserWords } from "./core/zod-words";
 import { timingSchema, timedSchema, timedRuleProblems, type Timed, type Timing } from "./timed/schema";
 
 /**
@@ -67,7 +68,7 @@ export interface Problem {
 
 /** Every problem at once, each with its path (`actions.0.config.url`). */
 export function checkDefinition(input: unknown): { ok: true; definition: Definition } | { ok: false; problems: Problem[] } {
-  const parsed = definitionSchema.safeParse(input);
+  const parsed = definitionSchema.safeParse(input, { error: inUserWords });
   if (!parsed.success) return { ok: false, problems: parsed.error.issues.map(issueToProblem) };
   const definition = parsed.data as Definition;
   // The timing as @vibedout/automations reads it (parseRule): anything it refuses, named by its field here.

@@ -27,18 +27,24 @@ const workspace = /^@(whenthen|vibedout)\//;
 // @noble/hashes, which the timed actions' run ids use; pure ESM, a few KB).
 const bundled = /^(date-fns|date-fns-tz|@noble\/hashes)(\/|$)/;
 
-// lib/sandbox/index.ts starts its threads from `new URL("./worker.mjs", import.meta.url)`; in the
-// bundle import.meta.url is a file in dist/, where worker.mjs is the worker process. The thread's
-// file is copied as sandbox-thread.mjs and the URL is pointed at it.
-const SANDBOX_URL = 'new URL("./worker.mjs", import.meta.url)';
-const sandboxThread = {
-  name: "sandbox-thread",
+// Thread files are started from `new URL("./<file>", import.meta.url)`; in the bundle import.meta.url
+// is a file in dist/. lib/sandbox/index.ts starts "./worker.mjs" (there the worker process's name),
+// copied as sandbox-thread.mjs; lib/feeds/thread.ts starts "./thread-main.ts", bundled as the entry
+// feed-thread.mjs. Each URL is pointed at its file in dist/.
+const THREAD_URLS = [
+  { module: /lib[\\/]sandbox[\\/]index\.ts$/, from: 'new URL("./worker.mjs", import.meta.url)', to: 'new URL("./sandbox-thread.mjs", import.meta.url)' },
+  { module: /lib[\\/]feeds[\\/]thread\.ts$/, from: 'new URL("./thread-main.ts", import.meta.url)', to: 'new URL("./feed-thread.mjs", import.meta.url)' },
+];
+const threadUrls = {
+  name: "thread-urls",
   setup(b) {
-    b.onLoad({ filter: /lib[\\/]sandbox[\\/]index\.ts$/ }, (args) => {
-      const source = readFileSync(args.path, "utf8");
-      if (!source.includes(SANDBOX_URL)) throw new Error(`build: ${args.path} no longer contains ${SANDBOX_URL}; update scripts/build-server.mjs`);
-      return { contents: source.replace(SANDBOX_URL, 'new URL("./sandbox-thread.mjs", import.meta.url)'), loader: "ts" };
-    });
+    for (const t of THREAD_URLS) {
+      b.onLoad({ filter: t.module }, (args) => {
+        const source = readFileSync(args.path, "utf8");
+        if (!source.includes(t.from)) throw new Error(`build: ${args.path} no longer contains ${t.from}; update scripts/build-server.mjs`);
+        return { contents: source.replace(t.from, t.to), loader: "ts" };
+      });
+    }
   },
 };
 
@@ -65,6 +71,7 @@ const result = await build({
     start: "start.ts",
     "reset-password": "scripts/reset-password.ts",
     cli: "cli/index.ts",
+    "feed-thread": "lib/feeds/thread-main.ts",
   },
   outdir,
   outExtension: { ".js": ".mjs" },
@@ -82,7 +89,7 @@ const result = await build({
   legalComments: "none",
   metafile: true,
   logLevel: "warning",
-  plugins: [sandboxThread, externals],
+  plugins: [threadUrls, externals],
 });
 copyFileSync(path.join(root, "lib/sandbox/worker.mjs"), path.join(outdir, "sandbox-thread.mjs"));
 // The package's `bin`: runnable as `whenthen` once linked (npm link, pnpm add -g .).

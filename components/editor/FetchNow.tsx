@@ -1,6 +1,7 @@
 "use client";
 import { useState } from "react";
 import { fetchedItemsSummary, pretty } from "@/lib/ui/format";
+import type { FieldMeta } from "@/lib/plugin";
 import { fetchTrigger } from "./api";
 
 interface FetchState {
@@ -13,11 +14,11 @@ interface FetchState {
  * "Fetch now" for RSS and poll, "Test connection" for IMAP and MQTT: runs the trigger's preview
  * without saving, to check the URL and path, or the server, the sign-in and the mailbox or topic.
  */
-export function FetchNow({ type, label = "Fetch now", config, onItems }: { type: string; label?: string; config: Record<string, unknown>; onItems?: (items: Record<string, unknown>[]) => void }) {
+export function FetchNow({ type, label = "Fetch now", fields, config, onItems }: { type: string; label?: string; fields: FieldMeta[]; config: Record<string, unknown>; onItems?: (items: Record<string, unknown>[]) => void }) {
   const [state, setState] = useState<FetchState>({ busy: false });
   async function run() {
     setState({ busy: true });
-    const answer = await fetchTrigger(type, config);
+    const answer = await fetchTrigger(type, fields, config);
     setState(answer.ok ? { busy: false, result: answer.value } : { busy: false, error: answer.error });
     // A feed's items become samples to test with: the item as an event would carry it.
     if (answer.ok) onItems?.(fetchedSamples(answer.value));

@@ -61,7 +61,7 @@ function PickedTrigger({ meta, trigger, draft, dispatch, problems, warnings, isN
       </div>
       <ConfigForm idPrefix="trigger" fields={trigger.fields} cfg={cfg} onChange={(next) => dispatch({ kind: "setTriggerConfig", cfg: next })} errors={problems.trigger} warnings={warnings?.trigger} groups={null} />
       <FieldPanels fields={trigger.fields} meta={meta} cfg={cfg} rendered={undefined} isNew={isNew} onSaveDraft={onSaveDraft} />
-      {trigger.can_fetch ? <FetchNow type={trigger.type} label={trigger.fetch_label} config={fromForm(trigger.fields, cfg, original)} onItems={onFetched} /> : null}
+      {trigger.can_fetch ? <FetchNow type={trigger.type} label={trigger.fetch_label} fields={trigger.fields} config={fromForm(trigger.fields, cfg, original)} onItems={onFetched} /> : null}
     </div>
   );
 }

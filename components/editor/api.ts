@@ -1,5 +1,7 @@
 import type { Definition, Problem } from "@/lib/definition";
 import { api, errorBody, type InferResponseType } from "@/lib/ui/api-client";
+import type { FieldMeta } from "@/lib/plugin";
+import { fetchProblemsInWords } from "./problems";
 
 /**
  * Every request the editor makes, in one place: the components call these and never `fetch`.
@@ -69,7 +71,7 @@ export async function testFilter(code: string, sample: Record<string, unknown>):
 // ---- fetch now -----------------------------------------------------------------------------------
 
 /** POST /api/triggers/fetch: the trigger's fetch (RSS, poll) without saving, to check its config. */
-export async function fetchTrigger(type: string, config: Record<string, unknown>): Promise<Answer<unknown>> {
+export async function fetchTrigger(type: string, fields: FieldMeta[], config: Record<string, unknown>): Promise<Answer<unknown>> {
   const res = await sent(api.api.triggers.fetch.$post({ json: { type, config } }));
   if (!res) return { ok: false, error: "network error" };
   if (res.ok) {
@@ -78,7 +80,7 @@ export async function fetchTrigger(type: string, config: Record<string, unknown>
   }
   const refused = await errorBody(res);
   if (statusOf(res) === 400) {
-    return { ok: false, error: (refused.problems ?? []).map((p) => `${p.path.replace(/^config\./, "")}: ${p.message}`).join("; ") || refused.error || "invalid config" };
+    return { ok: false, error: fetchProblemsInWords(type, fields, refused.problems ?? []) || refused.error || "invalid config" };
   }
   return { ok: false, error: refused.error ?? `failed (${res.status})` };
 }

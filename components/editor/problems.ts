@@ -65,4 +65,20 @@ export function inWords(message: string, field: FieldMeta | undefined, pluginTyp
   return m.charAt(0).toUpperCase() + m.slice(1);
 }
 
+/**
+ * A refused "Fetch now" (its `config.<key>` problems) in one line, each field by its label:
+ * `Feed URL: must be an http or https URL`.
+ */
+export function fetchProblemsInWords(pluginType: string, fields: FieldMeta[], problems: Problem[]): string {
+  return problems
+    .map((p) => {
+      const key = p.path.replace(/^config\.?/, "").split(".")[0] ?? "";
+      const field = fields.find((f) => f.name === key);
+      const message = inWords(p.message, field, pluginType);
+      if (!field || message.startsWith(field.label)) return message;
+      return `${field.label}: ${p.message.startsWith(`${pluginType}: `) ? p.message.slice(pluginType.length + 2) : p.message}`;
+    })
+    .join("; ");
+}
+
 export const wordProblems = (catalog: Catalog, draft: Draft, problems: Problem[]): WordedProblem[] => problems.map((p) => wordProblem(catalog, draft, p));

@@ -7,7 +7,7 @@ import type { ActionPlugin } from "./types";
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"] as const;
 
 export const httpConfigSchema = z.strictObject({
-  url: field(z.string().trim().min(1, "url rendered to an empty string").max(4096), { label: "URL", kind: "text", required: true, template: true, placeholder: "https://example.com/hook" }),
+  url: field(z.string().trim().min(1, '"url" is empty (or rendered to an empty string); it is required').max(4096), { label: "URL", kind: "text", required: true, template: true, placeholder: "https://example.com/hook" }),
   method: field(z
     .string()
     .transform((m) => m.trim().toUpperCase())

@@ -39,18 +39,23 @@ interface Parts {
 }
 
 const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
-const WEEKDAY = "(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\\.?,?";
-const MONTH_NAME = "(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\\.?";
+// Portuguese, which Brazilian and Portuguese feeds write in RFC 822 dates (`Qui, 23 Fev 2023`):
+// the first three letters of the months whose English ones differ.
+const PORTUGUESE_MONTHS: Record<string, number> = { fev: 2, abr: 4, mai: 5, ago: 8, set: 9, out: 10, dez: 12 };
+// A weekday, English or Portuguese (`seg`, `sex`, `sáb`, `segunda-feira`), then a comma and/or a
+// space: `Fri,24 Nov 2023` has no space after its comma.
+const WEEKDAY = "(?:mon|tue|wed|thu|fri|sat|sun|dom|seg|ter|qua|qui|sex|s[aá]b)[a-zçá-]*\\.?(?:, ?| )";
+const MONTH_NAME = "(jan|feb|fev|mar|apr|abr|may|mai|jun|jul|aug|ago|sep|sept|set|oct|out|nov|dec|dez)[a-zç]*\\.?";
 const TIME = "(\\d{1,2}):(\\d{2})(?::(\\d{2})(?:[.,](\\d{1,9}))?)?(?: ?([ap]\\.?m\\.?))?";
 const ZONE = "([a-z][a-z_/+-]*[a-z0-9]|[a-z]|[+-]\\d{1,2}(?::?\\d{2})?|(?:gmt|utc|ut)[+-]\\d{1,2}(?::?\\d{2})?)";
 
 const ISO = /^(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)? ?(.*)$/i;
 const ISO_COMPACT = /^(\d{4})(\d{2})(\d{2})(?:T(\d{2})(\d{2})(\d{2})?(?:[.,](\d{1,9}))?)? ?(.*)$/i;
 const ISO_SHORT_YEAR = /^(\d{2})(-?)(\d{2})\2(\d{2})$/;
-const RFC822 = new RegExp(`^(?:${WEEKDAY} )?(\\d{1,2})(?:st|nd|rd|th)?[ -]${MONTH_NAME}[ ,-]*(\\d{2}|\\d{4})(?:[ ,T]+${TIME})?(?: ?${ZONE})?(?: \\([^)]*\\))?$`, "i");
+const RFC822 = new RegExp(`^(?:${WEEKDAY})?(\\d{1,2})(?:st|nd|rd|th)?[ -]${MONTH_NAME}[ ,-]*(\\d{2}|\\d{4})(?:[ ,T]+${TIME})?(?: ?${ZONE})?(?: \\([^)]*\\))?$`, "i");
 // "Sun Mar 8 10:00:00 2026" (asctime), "Sun Mar 08 2026 10:00:00 GMT+0100 (CET)" (JavaScript),
 // "March 8, 2026 10:00 AM EST" (hand-written).
-const US_STYLE = new RegExp(`^(?:${WEEKDAY} )?${MONTH_NAME} (\\d{1,2})(?:st|nd|rd|th)?,?(?: (\\d{4}),?)?(?: ${TIME})?(?: ?${ZONE})?(?: (\\d{4}))?(?: \\([^)]*\\))?$`, "i");
+const US_STYLE = new RegExp(`^(?:${WEEKDAY})?${MONTH_NAME} (\\d{1,2})(?:st|nd|rd|th)?,?(?: (\\d{4}),?)?(?: ${TIME})?(?: ?${ZONE})?(?: (\\d{4}))?(?: \\([^)]*\\))?$`, "i");
 
 function iso(s: string): Parts | null {
   const short = ISO_SHORT_YEAR.exec(s);
@@ -100,7 +105,10 @@ function withTime(date: { year: number; month: number; day: number }, time: (str
 }
 
 const twoDigitYear = (yy: number): number => (yy < 50 ? 2000 + yy : 1900 + yy);
-const monthOf = (name: string): number => MONTHS.indexOf(name.slice(0, 3).toLowerCase()) + 1;
+const monthOf = (name: string): number => {
+  const three = name.slice(0, 3).toLowerCase();
+  return PORTUGUESE_MONTHS[three] ?? MONTHS.indexOf(three) + 1;
+};
 const fraction = (digits: string | undefined): number => (digits ? Math.floor(Number(`0.${digits}`) * 1000) : 0);
 
 /** Fixed offsets (minutes east of UTC) of zone abbreviations that mean one offset. */

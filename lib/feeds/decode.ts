@@ -1,4 +1,8 @@
+import { detect } from "chardet";
 import iconv from "iconv-lite";
+import { registerEbcdic } from "./ebcdic";
+
+registerEbcdic();
 
 /**
  * Feed bytes → text. A feed's encoding is said in up to three places; they are read in this order:
@@ -8,8 +12,10 @@ import iconv from "iconv-lite";
  * 2. the HTTP `Content-Type` charset;
  * 3. the XML declaration (`<?xml version="1.0" encoding="ISO-8859-1"?>`), read in the byte layout
  *    the document starts with, so a UTF-16 feed without a BOM is found too;
- * 4. otherwise UTF-8, and windows-1252 when the bytes are not valid UTF-8 (an undeclared legacy
- *    feed).
+ * 4. otherwise UTF-8; bytes that are not valid UTF-8 are an undeclared legacy feed: a Japanese,
+ *    Chinese or Korean multi-byte encoding when chardet recognises one (Shift_JIS, EUC-JP, GB18030,
+ *    Big5, EUC-KR), else windows-1252 (chardet's guesses among single-byte code pages are too often
+ *    wrong to act on).
  *
  * Labels mean what browsers make of them: `iso-8859-1`, `latin1` and `us-ascii` are windows-1252,
  * whose 0x80–0x9F are the curly quotes and dashes such feeds really contain. An unknown label is
@@ -35,6 +41,8 @@ const LAYOUTS: [number[], string][] = [
   [[0x3c, 0x00, 0x00, 0x00], "utf-32le"],
   [[0x00, 0x3c, 0x00, 0x3f], "utf-16be"],
   [[0x3c, 0x00, 0x3f, 0x00], "utf-16le"],
+  // `<?xm` in EBCDIC: the declaration is read in cp037, where its ASCII letters have the same bytes in every EBCDIC page.
+  [[0x4c, 0x6f, 0xa7, 0x94], "cp037"],
 ];
 
 const WHATWG_ALIASES: Record<string, string> = {
@@ -75,7 +83,8 @@ function declaredEncoding(bytes: Buffer): string | null {
   const text = layout ? iconv.decode(head, layout) : head.toString("latin1");
   const m = /^\s*<\?xml[^>]*?\bencoding\s*=\s*["']([A-Za-z0-9._:-]+)["']/.exec(text);
   // The byte layout decides the width and byte order: a declaration says only "UTF-16" (or keeps
-  // an old label after a conversion).
+  // an old label after a conversion). An EBCDIC document names its own page.
+  if (layout === "cp037") return encodingForLabel(m?.[1]) ?? layout;
   return layout ?? encodingForLabel(m?.[1]);
 }
 
@@ -88,10 +97,17 @@ function isValidUtf8(bytes: Buffer): boolean {
   }
 }
 
+const MULTI_BYTE = new Set(["Shift_JIS", "EUC-JP", "GB18030", "Big5", "EUC-KR"]);
+
+function guessMultiByte(bytes: Buffer): string | null {
+  const guess = detect(bytes.subarray(0, 64 * 1024));
+  return guess && MULTI_BYTE.has(guess) ? encodingForLabel(guess) : null;
+}
+
 export function decodeFeed(bytes: Buffer, contentType?: string): DecodedFeed {
   const bom = BOMS.find(([prefix]) => startsWith(bytes, prefix));
   let encoding = bom?.[1] ?? encodingForLabel(charsetOf(contentType)) ?? declaredEncoding(bytes);
-  if (encoding === null) encoding = isValidUtf8(bytes) ? "utf-8" : "windows-1252";
+  if (encoding === null) encoding = isValidUtf8(bytes) ? "utf-8" : (guessMultiByte(bytes) ?? "windows-1252");
   // iconv-lite strips a BOM of the encoding it decodes; one left by a mislabelled feed goes here.
   const text = iconv.decode(bytes, encoding).replace(/^\uFEFF/, "");
   return { text, encoding };

@@ -1,11 +1,14 @@
 import type FeedParser from "feedparser";
+import { recordConstructs, recordedContent, recordedTitle, type RecordedEntry } from "./markup";
 
 /**
  * Feed text → the fields the RSS trigger needs, for every format in use: RSS 0.9x, 1.0 (RDF, with
  * or without `rdf:`/`rss:` prefixes) and 2.0 (with or without a `version`), Atom 0.3 and 1.0, and
- * JSON Feed 1.0 and 1.1. XML goes through feedparser (sax, lenient: an unescaped `&` or a stray
- * unclosed tag does not lose the feed), chosen by measurement against rss-parser, feedsmith and
- * @rowanmanning/feed-parser on the corpus in fixtures/corpus (see bench/RESULTS.md, "feeds").
+ * JSON Feed 1.0 and 1.1, and Microsoft's CDF. XML goes through feedparser (sax, lenient: an
+ * unescaped `&` or a stray unclosed tag does not lose the feed), chosen by measurement against
+ * rss-parser, feedsmith and @rowanmanning/feed-parser on fixtures/corpus (bench/RESULTS.md, "feeds")
+ * and on feedparser's (Python) own tests (fixtures/feedparser/README.md); titles and contents are
+ * read from the same sax events by lib/feeds/markup, which keeps them as written.
  *
  * Dates are kept as the text the feed wrote, every candidate in order of preference; the trigger
  * reads them with lib/core/dates (feedparser's own reading depends on the host's zone).
@@ -49,7 +52,7 @@ export async function readFeed(source: string, opts: { feedUrl?: string } = {}):
   const start = source.trimStart();
   if (start.startsWith("{")) return readJsonFeed(start);
   checkNoEntityDeclarations(source);
-  return readXmlFeed(source, opts.feedUrl);
+  return readXmlFeed(withReadableRoot(source), opts.feedUrl);
 }
 
 /**
@@ -61,6 +64,37 @@ function checkNoEntityDeclarations(source: string): void {
   if (doctype && /<!ENTITY/i.test(doctype[1]!)) {
     throw new FeedFormatError("its DOCTYPE declares its own entities (<!ENTITY …>), which are refused: they can expand without limit");
   }
+}
+
+const ATOM_10 = "http://www.w3.org/2005/Atom";
+const ATOM_03 = "http://purl.org/atom/ns#";
+
+/**
+ * Roots feedparser does not take for a feed, said as ones it does: a `<feed>` in no namespace or in
+ * one of Atom's pre-1.0 drafts' (`http://purl.org/echo/`, `…/pie/`, `…/necho`) is Atom, 0.3 when it
+ * says `version="0.3"` (only the root tag changes); in a prefixed RSS document (`<r:rss
+ * xmlns:r="…"><r:channel>…`) the prefix's elements are RSS's own, read unprefixed.
+ */
+function withReadableRoot(source: string): string {
+  const root = /<(?![?!])([A-Za-z_][\w.-]*:)?([A-Za-z_][\w.-]*)((?:\s[^>]*)?)>/.exec(source);
+  if (!root) return source;
+  const [tag, prefix, local, attrs] = root as unknown as [string, string | undefined, string, string];
+  let replacement: string | null = null;
+  if (local === "feed" && !prefix) {
+    const ns = /\sxmlns\s*=\s*["']([^"']*)["']/.exec(attrs)?.[1];
+    if (ns === ATOM_10 || ns === ATOM_03) return source;
+    const atom = /\sversion\s*=\s*["']0\.3["']/.test(attrs) ? ATOM_03 : ATOM_10;
+    replacement = ns === undefined ? `<feed xmlns="${atom}"${attrs}>` : tag.replace(/(\sxmlns\s*=\s*["'])[^"']*/, `$1${atom}`);
+  } else if (local.toLowerCase() === "channel" && !prefix) {
+    // Microsoft's CDF (<CHANNEL><ITEM HREF=…><TITLE>…): its elements are RSS's, under another root.
+    return `${source.slice(0, root.index)}<rss version="2.0">${source.slice(root.index)}</rss>`;
+  } else if (local === "rss" && prefix) {
+    // The prefix names RSS's own elements (channel, item, title …): they are read unprefixed.
+    const escaped = prefix.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    return source.replace(new RegExp(`(</?)${escaped}(?=[A-Za-z_])`, "g"), "$1");
+  }
+  if (replacement === null) return source;
+  return source.slice(0, root.index) + replacement + source.slice(root.index + tag.length);
 }
 
 type RawValue = { "#"?: unknown; "@"?: Record<string, unknown> } | RawValue[] | string | null | undefined;
@@ -91,20 +125,51 @@ async function readXmlFeed(source: string, feedUrl: string | undefined): Promise
     parser.on("error", (err: Error) => {
       if (failed) return;
       failed = true;
-      reject(describeXmlError(err, source));
+      reject(err instanceof FeedFormatError ? err : describeXmlError(err, source));
     });
+    watchShape(parser);
+    // Titles and contents are read from the XML events as written (lib/feeds/markup): feedparser flattens them.
+    const constructs = recordConstructs((parser as unknown as { stream: NodeJS.EventEmitter }).stream);
     parser.on("readable", () => {
       let item: FeedParser.Item | null;
-      while ((item = parser.read()) !== null) items.push(entryOf(item, String(parser.meta["#type"] ?? "rss") === "atom"));
+      while ((item = parser.read()) !== null) items.push(entryOf(item, String(parser.meta["#type"] ?? "rss") === "atom", constructs.entries[items.length]));
     });
     parser.on("end", () => {
       if (failed) return;
       const meta = parser.meta;
       const type = String(meta["#type"] ?? "rss");
       const format: FeedFormat = type === "atom" ? "atom" : type === "rdf" ? "rdf" : "rss";
-      resolve({ format, title: text(meta.title), items });
+      resolve({ format, title: recordedTitle(constructs.feed) ?? text(meta.title) ?? rawText(meta["dc:title"] as RawValue), items });
     });
     void feedInChunks(parser, source);
+  });
+}
+
+/**
+ * How deep a feed may nest and how many elements it may have. Real feeds nest about 10 levels (30
+ * with xhtml content) and a 5 MB feed of 5,000 items has about 60,000 elements; libxml2 refuses
+ * documents deeper than 256 too. Past either bound the document is refused at once, while it is
+ * being read: feedparser keeps its open elements in an array it prepends to, so each level costs
+ * as much as all the levels above it, and 200,000 levels took minutes.
+ */
+export const FEED_MAX_DEPTH = 256;
+export const FEED_MAX_ELEMENTS = 250_000;
+
+/** Counts the elements as sax reads them and stops the parse at the first one past a bound. */
+function watchShape(parser: FeedParser): void {
+  const sax = (parser as unknown as { stream: NodeJS.EventEmitter }).stream;
+  let depth = 0;
+  let elements = 0;
+  sax.on("opentag", () => {
+    depth++;
+    elements++;
+    // Thrown inside sax's write: it ends the parse of this slice at once, and feedparser hands the
+    // error to its "error" event.
+    if (depth > FEED_MAX_DEPTH) throw new FeedFormatError(`the feed nests deeper than ${FEED_MAX_DEPTH} levels, which no real feed does; it was not read`);
+    if (elements > FEED_MAX_ELEMENTS) throw new FeedFormatError(`the feed has more than ${FEED_MAX_ELEMENTS.toLocaleString("en-US")} elements, which no real feed needs; it was not read`);
+  });
+  sax.on("closetag", () => {
+    depth--;
   });
 }
 
@@ -123,7 +188,7 @@ async function feedInChunks(parser: FeedParser, source: string): Promise<void> {
   parser.end();
 }
 
-function entryOf(item: FpItem, atom: boolean): FeedEntry {
+function entryOf(item: FpItem, atom: boolean, recorded: RecordedEntry | undefined): FeedEntry {
   const keys = Object.keys(item);
   // feedparser hands down the channel's author (even its webMaster) to every item. Atom says an
   // entry without an author has the feed's (RFC 4287 §4.2.1); RSS says nothing of the kind, so
@@ -137,26 +202,66 @@ function entryOf(item: FpItem, atom: boolean): FeedEntry {
       if (t !== null && !dates.some((d) => d.text === t)) dates.push({ field: key, text: t });
     }
   }
-  const atomContent = (item["atom:content"] ?? item["atom:summary"]) as RawValue;
-  let content = text(item.description) ?? text(item.summary);
-  // Atom 0.3 lets content be base64 (mode="base64"); feedparser hands the encoded text through.
-  if (content !== null && rawAttr(atomContent, "mode") === "base64") content = decodeBase64(content) ?? content;
+  const lastmod = recorded?.attributes.lastmod?.trim();
+  if (lastmod) dates.push({ field: "lastmod", text: lastmod });
   return {
     guid: rawText(item["rss:guid"] as RawValue),
-    id: rawText(item["atom:id"] as RawValue),
-    link: text(item.link) ?? text(item.origlink),
-    title: text(item.title),
-    content,
-    author: ownAuthor ? text(item.author) : null,
-    categories: [...new Set((item.categories ?? []).map((c) => text(c)).filter((c): c is string => c !== null))],
+    // An RSS 1.0 item is identified by its rdf:about.
+    id: rawText(item["atom:id"] as RawValue) ?? text((item["rdf:@"] as Record<string, unknown> | undefined)?.about),
+    link: text(item.link) ?? text(item.origlink) ?? atomLinkText(item) ?? recorded?.attributes.href ?? null,
+    title: recordedTitle(recorded?.constructs) ?? text(item.title) ?? rawText(item["dc:title"] as RawValue),
+    content: recordedContent(recorded?.constructs) ?? text(item.description) ?? text(item.summary),
+    // feedparser takes an empty <dc:creator/> over a written <author>; the first one with text wins.
+    author: ownAuthor ? (atomAuthor(item) ?? text(item.author) ?? firstText(item, ["rss:author", "dc:creator", "dc:author", "itunes:author"])) : null,
+    categories: categoriesOf(item),
     dates,
   };
 }
 
-function decodeBase64(s: string): string | null {
-  const compact = s.replace(/\s+/g, "");
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(compact)) return null;
-  return Buffer.from(compact, "base64").toString("utf8");
+/** An Atom author as feedparser and mail headers write one: `Name (email)`, or the name alone. */
+function atomAuthor(item: FpItem): string | null {
+  const author = first(item["atom:author"] as RawValue);
+  if (!author || typeof author !== "object") return null;
+  const parts = author as Record<string, RawValue>;
+  const name = rawText(parts.name);
+  const email = rawText(parts.email);
+  return name && email ? `${name} (${email})` : (name ?? email);
+}
+
+/** The first of these raw elements that has text. */
+function firstText(item: FpItem, keys: string[]): string | null {
+  for (const k of keys) {
+    const t = rawText(item[k] as RawValue);
+    if (t !== null) return t;
+  }
+  return null;
+}
+
+
+/**
+ * An item's categories: RSS <category>, Dublin Core <dc:subject> (a whole subject each: feedparser
+ * splits it into words) and Atom <category term>, each once, in that order.
+ */
+function categoriesOf(item: FpItem): string[] {
+  const all = (v: RawValue): RawValue[] => (Array.isArray(v) ? v : v === undefined || v === null ? [] : [v]);
+  const out: string[] = [];
+  for (const v of all(item["rss:category"] as RawValue)) out.push(rawText(v) ?? "");
+  for (const v of all(item["dc:subject"] as RawValue)) out.push(rawText(v) ?? "");
+  for (const v of all(item["atom:category"] as RawValue)) out.push(rawAttr(v, "term") ?? rawAttr(v, "label") ?? rawText(v) ?? "");
+  // Anything else feedparser found (media:category, itunes:category …) after those.
+  for (const c of item.categories ?? []) if (!item["dc:subject"]) out.push(text(c) ?? "");
+  return [...new Set(out.filter((c) => c !== ""))];
+}
+
+/**
+ * An Atom link written as text instead of an href (`<link rel="alternate">http://…</link>`, seen
+ * in old feeds): feedparser drops it; the alternate one (or one without a rel) is the item's link.
+ */
+function atomLinkText(item: FpItem): string | null {
+  const links = item["atom:link"] as RawValue;
+  const all = Array.isArray(links) ? links : links ? [links] : [];
+  const alternate = all.find((l) => (rawAttr(l, "rel") ?? "alternate") === "alternate" && rawAttr(l, "href") === null);
+  return alternate === undefined ? null : rawText(alternate);
 }
 
 /** feedparser's and sax's messages, said about the user's document. */

@@ -353,6 +353,9 @@ export const imapTrigger: ListenTrigger<ImapConfig, "imap"> = {
   configSchema: imapConfigSchema,
   exampleConfig: { host: "imap.fastmail.com", port: 993, tls: "tls", user: "me@fastmail.com", password: "{{secrets.IMAP_PASSWORD}}", mailbox: "INBOX", subject_contains: "invoice", after: "seen" },
   previewLabel: "Test connection",
+  // The connection, the search and where mail would move to (Test connection checks the folder);
+  // not how often to poll.
+  previewReads: ["host", "port", "tls", "user", "password", "mailbox", "include_read", "from_contains", "to_contains", "subject_contains", "since", "after", "move_to"],
   ingredients: [
     ...emailTrigger.ingredients,
     { name: "mailbox", description: "The mailbox it arrived in" },

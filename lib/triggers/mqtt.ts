@@ -81,6 +81,7 @@ export const mqttTrigger: ListenTrigger<MqttTriggerConfig, "mqtt"> = {
   configSchema: mqttTriggerConfigSchema,
   exampleConfig: { broker_url: "mqtt://broker.local:1883", username: "whenthen", password: "{{secrets.MQTT_PASSWORD}}", topic: "home/+/temperature", qos: 1 },
   previewLabel: "Test connection",
+  previewReads: ["broker_url", "username", "password", "topic", "qos"],
   ingredients: [
     { name: "topic", description: "The topic it was published to" },
     { name: "topic_levels", description: "The topic split at / (home/kitchen/temperature → [home, kitchen, temperature])" },

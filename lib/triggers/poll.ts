@@ -20,6 +20,15 @@ export const POLL_MAX_BYTES = 5 * 1024 * 1024;
 
 export const CONDITIONS = ["changed", "equals", "not_equals", "gt", "lt", "contains"] as const;
 export type Condition = (typeof CONDITIONS)[number];
+/** How the editor's "Fire when" select, and the messages about a target, say each condition. */
+const CONDITION_LABELS: Record<Condition, string> = {
+  changed: "the value changes",
+  equals: "it becomes equal to the target",
+  not_equals: "it stops being equal to the target",
+  gt: "it rises above the target",
+  lt: "it drops below the target",
+  contains: "it starts containing the target",
+};
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
@@ -154,24 +163,17 @@ export const pollConfigSchema = z
     condition: field(z.enum(CONDITIONS).default("changed"), {
       label: "Fire when",
       kind: "select",
-      options: [
-        { value: "changed", label: "the value changes" },
-        { value: "equals", label: "it becomes equal to the target" },
-        { value: "not_equals", label: "it stops being equal to the target" },
-        { value: "gt", label: "it rises above the target" },
-        { value: "lt", label: "it drops below the target" },
-        { value: "contains", label: "it starts containing the target" },
-      ],
+      options: CONDITIONS.map((value) => ({ value, label: CONDITION_LABELS[value] })),
       help: "Except for 'changes', it fires once when the condition becomes true, then again only after it was false.",
     }),
     target: field(targetSchema.optional(), { label: "Target", kind: "text", showWhen: { field: "condition", equals: ["equals", "not_equals", "gt", "lt", "contains"] } }),
   })
   .superRefine((c, ctx) => {
     if (c.condition !== "changed" && c.target === undefined) {
-      ctx.addIssue({ code: "custom", path: ["target"], message: `poll: condition "${c.condition}" needs a target value` });
+      ctx.addIssue({ code: "custom", path: ["target"], message: `poll: "target" is required to fire when ${CONDITION_LABELS[c.condition]}` });
     }
     if ((c.condition === "gt" || c.condition === "lt") && c.target !== undefined && toNumber(c.target) === null) {
-      ctx.addIssue({ code: "custom", path: ["target"], message: `poll: condition "${c.condition}" needs a numeric target, got ${JSON.stringify(c.target)}` });
+      ctx.addIssue({ code: "custom", path: ["target"], message: `poll: "target" must be a number to fire when ${CONDITION_LABELS[c.condition]}, got ${JSON.stringify(c.target)}` });
     }
   });
 export type PollConfig = z.infer<typeof pollConfigSchema>;
@@ -228,6 +230,7 @@ export const pollTrigger: PolledTrigger<PollConfig, "poll"> = {
   configSchema: pollConfigSchema,
   exampleConfig: { url: "https://api.example.com/widgets/price", method: "GET", headers: {}, interval_min: 5, path: "data.price", condition: "lt", target: 100 },
   urlFields: ["url"],
+  previewReads: ["url", "method", "headers", "body", "path", "condition", "target"],
   ingredients: [
     { name: "value", description: "The value at the path now" },
     { name: "previous_value", description: "The value at the previous check" },

@@ -7,6 +7,7 @@ import { errorMessage } from "../core/errors";
 import { LIMITS } from "../core/limits";
 import { decodeFeed } from "../feeds/decode";
 import { FeedFormatError, readFeed, type FeedEntry, type ParsedFeed } from "../feeds/read";
+import { readFeedOffThread } from "../feeds/thread";
 import { stripHtml } from "../template/filters";
 import { field } from "../plugin";
 import type { PolledTrigger, PollContext, TriggerState } from "./types";
@@ -190,7 +191,8 @@ async function fetchFeed(url: string, ctx: PollContext, cache: { etag: string | 
   if (res.truncated) throw new Error(`rss: ${url} is larger than ${FEED_MAX_BYTES / 1024 / 1024} MB; refusing a partial feed`);
   let feed: ParsedFeed;
   try {
-    feed = await parseFeed(res.body, { contentType: res.headers["content-type"], feedUrl: res.url || url });
+    // Off the event loop, bounded in time (lib/feeds/thread): the document is a stranger's.
+    feed = await readFeedOffThread(res.body, { contentType: res.headers["content-type"], feedUrl: res.url || url });
   } catch (err) {
     // A FeedFormatError describes the document; anything else is a fault of ours, said as one.
     const reason = err instanceof FeedFormatError ? err.message : `reading it failed unexpectedly (a bug in whenthen: ${errorMessage(err).split("\n")[0]})`;
@@ -214,8 +216,9 @@ export const rssTrigger: PolledTrigger<RssConfig, "rss"> = {
   configSchema: rssConfigSchema,
   exampleConfig: { url: "https://blog.example.com/feed.xml", interval_min: 15, fire_on_first_poll: false, max_items_per_poll: 20 },
   urlFields: ["url"],
+  previewReads: ["url"],
   ingredients: [
-    { name: "title", description: "Item title" },
+    { name: "title", description: "Item title, as text (an HTML title without its tags)" },
     { name: "link", description: "Item URL" },
     { name: "content", description: "Full content (or description) as HTML" },
     { name: "summary", description: "First 300 characters of the content, HTML removed" },

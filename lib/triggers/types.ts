@@ -85,6 +85,12 @@ interface TriggerBase<C, T extends string> {
   preview?(config: C, ctx: PollContext): Promise<unknown>;
   /** The editor's name for `preview` ("Fetch now" when not set): "Test connection" for a mailbox or a broker. */
   previewLabel?: string;
+  /**
+   * The config keys `preview` reads. "Fetch now" checks only these: the others (how often to poll,
+   * how many items fire) take their defaults, so a value being typed into an unrelated field never
+   * stops a fetch. Every key the plug-in's schema requires must be among them.
+   */
+  previewReads?: readonly (keyof C & string)[];
 }
 
 /** The state of an applet that has never been polled. */

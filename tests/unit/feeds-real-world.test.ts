@@ -107,6 +107,152 @@ describe("#21 feeds: large feeds", () => {
   });
 });
 
+describe("hostile feeds in the worker's polls", () => {
+  const deep = (levels: number) => `<?xml version="1.0"?><rss version="2.0"><channel><title>Deep</title><item><title>${"<a>".repeat(levels)}${"</a>".repeat(levels)}</title></item></channel></rss>`;
+
+  test("a poll of a feed nesting 200,000 levels fails with the reason, read off the event loop, and the next feed is read as usual", async () => {
+    let turns = 0;
+    const turning = setInterval(() => turns++, 0);
+    const hostile = await poll(serve(deep(200_000)), emptyTriggerState());
+    clearInterval(turning);
+    expect(hostile.events).toEqual([]);
+    expect(hostile.state.lastError).toMatch(/is not a readable feed: the feed nests deeper than 256 levels/);
+    expect(hostile.state.errorCount).toBe(1);
+    // The poll's process went on with other work while the feed was read.
+    expect(turns).toBeGreaterThan(0);
+    const next = await poll(serve(bigFeed(3)), emptyTriggerState(), undefined, { fire_on_first_poll: true });
+    expect(next.events).toHaveLength(3);
+  });
+
+  test("a feed is read however deep up to 256 levels, and refused from 257, and past 250,000 elements", async () => {
+    // rss, channel, item and title are 4 of the levels.
+    await expect(parseFeed(deep(252))).resolves.toMatchObject({ title: "Deep" });
+    await expect(parseFeed(deep(253))).rejects.toThrow(/nests deeper than 256 levels/);
+    const wide = `<?xml version="1.0"?><rss version="2.0"><channel><title>Wide</title><item><title>x</title>${"<a/>".repeat(250_000)}</item></channel></rss>`;
+    await expect(parseFeed(wide)).rejects.toThrow(/more than 250,000 elements/);
+  });
+});
+
+describe("feeds as feedparser's tests write them", () => {
+  test("a prefixed RSS root (<r:rss>, <r:channel>, <r:item>) is read as RSS", async () => {
+    const feed = await parseFeed(`<r:rss xmlns:r="http://backend.userland.com/rss2" version="2.0"><r:channel><r:title>Prefixed</r:title><r:item><r:title>One</r:title><r:link>http://example.com/1</r:link></r:item></r:channel></r:rss>`);
+    expect(feed).toMatchObject({ format: "rss", title: "Prefixed", items: [{ title: "One", link: "http://example.com/1" }] });
+  });
+
+  test("a <feed> in no namespace, or in a pre-1.0 draft's, is read as Atom", async () => {
+    for (const open of ["<feed>", '<feed version="0.3" xmlns="http://purl.org/echo/">', '<feed xmlns="http://example.com/newformat#">']) {
+      await expect(parseFeed(`${open}<title>Drafty</title><entry><id>e-1</id><title>E</title></entry></feed>`), open).resolves.toMatchObject({ format: "atom", title: "Drafty", items: [{ id: "e-1", title: "E" }] });
+    }
+  });
+
+  test("an item's <author> is kept beside an empty <dc:creator/>, and dc:author counts as its author", async () => {
+    const [a, b] = await items(`<rss version="2.0" xmlns:dc="http://purl.org/dc/elements/1.1/"><channel><title>T</title>
+      <item><guid>a</guid><author>Ann Author</author><dc:creator/></item><item><guid>b</guid><dc:author>Bo Writer</dc:author></item></channel></rss>`);
+    expect([a!.payload.author, b!.payload.author]).toEqual(["Ann Author", "Bo Writer"]);
+  });
+
+  test("Dublin Core in RSS 2.0: dc:title is the title, dc:description the content, and a dc:subject of several words stays one category", async () => {
+    const [item] = await items(`<rss version="2.0" xmlns:dc="http://purl.org/dc/elements/1.1/"><channel><title>T</title><item><guid>a</guid><dc:title>Garden notes</dc:title><dc:description>Watering by the moon</dc:description><dc:subject>Home and garden</dc:subject><dc:subject>Water</dc:subject></item></channel></rss>`);
+    expect(item!.payload).toMatchObject({ title: "Garden notes", content: "Watering by the moon", categories: ["Home and garden", "Water"] });
+  });
+
+  test("markup written straight into <description>, and an xhtml <body>, are the item's content", async () => {
+    const [naked, body] = await items(`<rss version="2.0"><channel><title>T</title><item><guid>a</guid><description><p>Plain markup</p><p>Two paragraphs</p></description></item>
+      <item><guid>b</guid><body xmlns="http://www.w3.org/1999/xhtml"><p>In a body</p></body></item></channel></rss>`);
+    expect([naked!.payload.content, body!.payload.content]).toEqual(["<p>Plain markup</p><p>Two paragraphs</p>", "<p>In a body</p>"]);
+  });
+
+  test("Atom 1.0 content of a media type that is neither text nor XML is base64, and is decoded", async () => {
+    const [binary, html] = await items(`<feed xmlns="http://www.w3.org/2005/Atom"><title>F</title><entry><id>1</id><content type="application/octet-stream">PHA+RXhhbXBsZTwvcD4=</content></entry><entry><id>2</id><content type="text/html">&lt;p&gt;As written&lt;/p&gt;</content></entry></feed>`);
+    expect([binary!.payload.content, html!.payload.content]).toEqual(["<p>Example</p>", "<p>As written</p>"]);
+  });
+
+  test('an Atom 0.3 title written as XML (mode="xml") is its text, not empty', async () => {
+    const [item] = await items(`<feed version="0.3" xmlns="http://purl.org/atom/ns#"><title>Old</title><entry><id>1</id>
+      <title type="application/xhtml+xml" mode="xml"><div xmlns="http://www.w3.org/1999/xhtml">Fish <b>&amp;</b> chips</div></title></entry></feed>`);
+    expect(item!.payload.title).toBe("Fish & chips");
+  });
+
+  test("an XHTML title keeps its escaped text: `History of the &lt;blink&gt; tag` is the title History of the <blink> tag", async () => {
+    const feed = await parseFeed(`<feed xmlns="http://www.w3.org/2005/Atom"><title type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">History of the &lt;blink&gt; tag</div></title>
+      <entry><id>1</id><title type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">History of the &lt;blink&gt; tag</div></title></entry></feed>`);
+    expect([feed.title, feed.items[0]!.title]).toEqual(["History of the <blink> tag", "History of the <blink> tag"]);
+  });
+
+  test("escaped markup inside an XHTML content div stays escaped, so the content shows the tag's name instead of making one", async () => {
+    const [content, summary] = await items(`<feed xmlns="http://www.w3.org/2005/Atom"><title>F</title>
+      <entry><id>1</id><content type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">History of the &lt;blink&gt; tag</div></content></entry>
+      <entry><id>2</id><summary type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">Use <code>&lt;b&gt;</code> &amp; <b>bold</b></div></summary></entry></feed>`);
+    expect([content!.payload.content, summary!.payload.content]).toEqual(["<div>History of the &lt;blink&gt; tag</div>", "<div>Use <code>&lt;b&gt;</code> &amp; <b>bold</b></div>"]);
+    expect(content!.payload.summary).toBe("History of the <blink> tag");
+  });
+
+  test("text mixed with inline tags inside <description> keeps its order", async () => {
+    const [item] = await items(`<rss version="2.0"><channel><title>T</title><item><guid>a</guid><description>Start <b>bold</b> middle <i>italic</i> end<br/>after</description></item></channel></rss>`);
+    expect(item!.payload.content).toBe("Start <b>bold</b> middle <i>italic</i> end<br />after");
+  });
+
+  test("an HTML title's character references and tags are read as the text they show (&#38; is &, not &#38;)", async () => {
+    const feed = await parseFeed(`<feed xmlns="http://www.w3.org/2005/Atom"><title type="html">Tom &amp;amp; Jerry</title>
+      <entry><id>1</id><title type="html">It&amp;#8217;s &lt;b&gt;here&lt;/b&gt;</title></entry>
+      <entry><id>2</id><title type="html"><![CDATA[<img src="x.png" alt="cat<br />dog"> Pets]]></title></entry></feed>`);
+    expect([feed.title, ...feed.items.map((i) => i.title)]).toEqual(["Tom & Jerry", "It\u2019s here", "Pets"]);
+  });
+
+  test("a character reference outside Unicode becomes U+FFFD instead of staying as written", async () => {
+    const feed = await parseFeed(`<rss version="2.0"><channel><title>a &#1114112; b &#x110000; c</title></channel></rss>`);
+    expect(feed.title).toBe("a \ufffd b \ufffd c");
+  });
+
+  test("a reference to a windows-1252 code point (&#146;, as old feeds write a curly quote) is that character, not a control", async () => {
+    const [item] = await items(`<rss version="2.0"><channel><title>T</title><item><guid>a</guid><title>Don&#146;t panic</title><description>don&#146;t &#147;quote&#148;</description></item></channel></rss>`);
+    expect(item!.payload).toMatchObject({ title: "Don\u2019t panic", content: "don\u2019t \u201cquote\u201d" });
+  });
+
+  test("an <item> of another namespace in the channel is not an item, and the items' titles and contents stay theirs", async () => {
+    const [item, second] = await items(`<rss version="2.0" xmlns:foo="http://foo.example/"><channel><title>T</title><foo:item><title>Not an item</title><description>No</description></foo:item>
+      <item><guid>a</guid><title>First</title><description>One</description></item><item><guid>b</guid><title>Second</title></item></channel></rss>`);
+    expect([item!.payload.title, item!.payload.content, second!.payload.title]).toEqual(["First", "One", "Second"]);
+  });
+
+  test("a CDF channel (<CHANNEL><ITEM HREF LASTMOD><TITLE><ABSTRACT>) is read: HREF is the link, LASTMOD the date, ABSTRACT the content", async () => {
+    const feed = await parseFeed(`<CHANNEL HREF="http://example.org/"><TITLE>CDF news</TITLE><ITEM HREF="http://example.org/1" LASTMOD="2004-04-06T23:05:43-05:00"><TITLE>First</TITLE><ABSTRACT>The abstract</ABSTRACT></ITEM></CHANNEL>`);
+    expect(feed.title).toBe("CDF news");
+    expect(feedItems(feed, "https://feeds.example/x.xml")[0]!.payload).toMatchObject({ title: "First", link: "http://example.org/1", content: "The abstract", published_at: "2004-04-07T04:05:43.000Z" });
+  });
+
+  test("an Atom author with an e-mail is `Name (email)`, and an Atom link written as text instead of an href is the link", async () => {
+    const [item] = await items(`<feed xmlns="http://www.w3.org/2005/Atom"><title>F</title><entry><id>1</id><author><name>Ann</name><email>ann@example.com</email></author>
+      <link rel="enclosure" type="audio/mpeg">http://example.com/a.mp3</link><link rel="alternate" type="text/html">http://example.com/post</link></entry></feed>`);
+    expect(item!.payload).toMatchObject({ author: "Ann (ann@example.com)", link: "http://example.com/post" });
+  });
+
+  test("an RSS 1.0 item with only rdf:about is keyed by it, not by a hash", async () => {
+    const [item] = await items(`<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/"><channel rdf:about="http://example.com/index.rdf"><title>T</title></channel><item rdf:about="http://example.org/1"></item></rdf:RDF>`);
+    expect(item!.key).toBe("http://example.org/1");
+  });
+
+  test("dates with no space after the weekday's comma, and with Portuguese month and weekday names, are read", () => {
+    expect(parseDateText("Fri,24 Nov 2023 10:00:00 GMT")?.toISOString()).toBe("2023-11-24T10:00:00.000Z");
+    expect(parseDateText("Qui, 23 Fev 2023 14:05:00 -0300")?.toISOString()).toBe("2023-02-23T17:05:00.000Z");
+    expect(parseDateText("sáb, 02 dez 2023 08:00:00 +0000")?.toISOString()).toBe("2023-12-02T08:00:00.000Z");
+    expect(parseDateText("Segunda-feira, 04 Set 2023 12:00:00 GMT")?.toISOString()).toBe("2023-09-04T12:00:00.000Z");
+    expect(parseDateText("Sun, Dec x 2012")).toBeNull();
+  });
+
+  test("a Shift_JIS feed that declares no charset is read as Shift_JIS, not windows-1252", async () => {
+    const bytes = Buffer.concat([Buffer.from('<?xml version="1.0"?><rss version="2.0"><channel><title>'), iconv.encode("日本語のフィードです。ニュースをお届けします。", "shift_jis"), Buffer.from("</title></channel></rss>")]);
+    await expect(parseFeed(bytes)).resolves.toMatchObject({ title: "日本語のフィードです。ニュースをお届けします。" });
+  });
+
+  test("an EBCDIC feed (declared cp037 in EBCDIC bytes) is read", async () => {
+    const { registerEbcdic } = await import("@/lib/feeds/ebcdic");
+    registerEbcdic();
+    const bytes = iconv.encode(`<?xml version="1.0" encoding="cp037"?><feed version="0.3" xmlns="http://purl.org/atom/ns#"><title>Ølfestival</title></feed>`, "cp037");
+    await expect(parseFeed(bytes)).resolves.toMatchObject({ format: "atom", title: "Ølfestival" });
+  });
+});
+
 describe("#21 feeds: dates", () => {
   test("#21.2: one unreadable Atom <updated> gives that item published_at null and a warning; the feed and its other entries are read", async () => {
     const atom = `<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom"><title>Releases</title>

@@ -6,6 +6,9 @@ import { ActionError } from "@/lib/core/errors";
 import { emptyTriggerState } from "@/lib/triggers/types";
 import { objectShape, type FieldMeta } from "@/lib/plugin";
 import { renderConfig } from "@/lib/template";
+import { checkDefinition } from "@/lib/definition";
+import { draftFromDefinition } from "@/components/editor/draft";
+import { wordProblem } from "@/components/editor/problems";
 import { nextRunOf, triggerRegistry } from "@/lib/triggers";
 import { createActionContext, removeTempDirs } from "../helpers/action-context";
 import { server, useHttpMocks } from "../helpers/http";
@@ -74,6 +77,57 @@ describe.each(plugins)("#15 plug-in contract: %s", (_name, plugin) => {
       expect(parsed.success, `${f.name} left out`).toBe(false);
       expect(parsed.error!.issues.some((i) => i.path[0] === f.name), `an issue names ${f.name}`).toBe(true);
     }
+  });
+});
+
+/** What the editor shows for a save's problems (components/editor/problems), for every field of every plug-in. */
+const catalog = {
+  triggers: [...triggerRegistry.values()].map((t) => ({ type: t.type, label: t.label, description: t.description, fields: t.fields, ingredients: t.ingredients, sample: t.sample, can_fetch: false, fetch_label: "Fetch now" })),
+  actions: [...actionRegistry.values()].map((a) => ({ type: a.type, label: a.label, description: a.description, fields: a.fields, available: true })),
+};
+const BAD_VALUES: unknown[] = ["", "x", -5, 1e9, 1.5, true, [], {}];
+/** zod's own wording, which no form should show. */
+const ZOD_WORDS = /Invalid input|Invalid option|Too small|Too big|expected \w+, received|>=|<=/;
+
+/** A field's key as the message names it: quoted, as the message's first word, or (with an underscore) anywhere. */
+const namesKey = (message: string, key: string) =>
+  new RegExp(`["'\`]${key}["'\`]|^${key}\\b`).test(message) || (key.includes("_") && message.includes(key));
+
+describe.each(plugins)("plug-in fields in the editor's words: %s", (name, plugin) => {
+  test("every field's validation message names the field by its label, never by its config key, and in words, not zod's", () => {
+    const isTrigger = name.startsWith("trigger ");
+    const type = name.split(" ")[1]!;
+    const seen: string[] = [];
+    for (const f of plugin.fields) {
+      for (const value of BAD_VALUES) {
+        const config: Record<string, unknown> = { ...plugin.exampleConfig, [f.name]: value };
+        if (f.showWhen) config[f.showWhen.field] ??= f.showWhen.equals[0];
+        const definition = isTrigger
+          ? { version: 1, trigger: { type, config }, actions: [{ type: "http", config: { url: "https://example.com/hook" } }] }
+          : { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type, config }] };
+        const checked = checkDefinition(definition);
+        if (checked.ok) continue;
+        const draft = draftFromDefinition(catalog, { name: "x", definition: definition as never });
+        for (const p of checked.problems) {
+          const worded = wordProblem(catalog, draft, { ...p, path: `definition.${p.path}` });
+          const key = (isTrigger ? /^trigger\.config\.([^.]+)/ : /^actions\.0\.config\.([^.]+)/).exec(p.path)?.[1];
+          const shown = `${worded.where}: ${worded.message}`;
+          seen.push(shown);
+          expect(worded.message, `${f.name} = ${JSON.stringify(value)}: ${shown}`).not.toMatch(ZOD_WORDS);
+          if (key) expect(namesKey(worded.message, key), `${f.name} = ${JSON.stringify(value)}: ${shown}`).toBe(false);
+        }
+      }
+    }
+    // Bad values were refused at all (the checks above ran).
+    expect(seen.length).toBeGreaterThan(0);
+  });
+});
+
+describe.each([...triggerRegistry.values()].filter((p) => p.preview).map((p) => [p.type, p] as const))("Fetch now: %s", (_type, plugin) => {
+  test("the config keys Fetch now reads are enough for the schema: the others take their defaults", () => {
+    expect(plugin.previewReads, "a trigger with a preview lists the keys it reads").toBeDefined();
+    const read = Object.fromEntries(plugin.previewReads!.filter((k) => k in plugin.exampleConfig).map((k) => [k, plugin.exampleConfig[k]]));
+    expect(plugin.configSchema.safeParse(read).error?.issues ?? []).toEqual([]);
   });
 });
 

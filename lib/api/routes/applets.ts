@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { actionRegistry } from "../../actions";
 import { UserError, errorMessage } from "../../core/errors";
+import { inUserWords } from "../../core/zod-words";
 import { localIso } from "../../core/local-iso";
 import { checkDefinition, timezoneOf } from "../../definition";
 import { renderConfig } from "../../template";
@@ -161,7 +162,9 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
         const able = [...triggerRegistry.values()].filter((t) => t.preview !== undefined).map((t) => t.type);
         throw new UserError(`fetch: trigger type "${body.type}" cannot be fetched or tested`, [{ path: "type", message: `expected one of ${able.join(", ")}` }]);
       }
-      const parsed = plugin.configSchema.safeParse(body.config ?? {});
+      const config = body.config ?? {};
+      const read = plugin.previewReads ? Object.fromEntries(plugin.previewReads.filter((k) => Object.hasOwn(config, k)).map((k) => [k, config[k]])) : config;
+      const parsed = plugin.configSchema.safeParse(read, { error: inUserWords });
       if (!parsed.success) {
         throw new UserError("fetch: invalid config", parsed.error.issues.map((i) => ({ path: `config.${i.path.join(".")}`, message: i.message })));
       }
