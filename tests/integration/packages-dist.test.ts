@@ -99,7 +99,7 @@ describe("the packages work outside the workspace, in plain Node", () => {
   }, 120_000);
 
   it("@vibedout/automations: packed, the README's migration command and the better-sqlite3 entry run", () => {
-    const dir = project("automations-node", ["@vibedout/automations"], deps("@vibedout/automations", ["@noble/hashes", "better-sqlite3"]));
+    const dir = project("automations-node", ["@vibedout/automations"], deps("@vibedout/automations", ["@noble/hashes", "re2js", "better-sqlite3"]));
     const out = runNode(
       dir,
       `import Database from "better-sqlite3";
@@ -120,10 +120,10 @@ describe("the packages work outside the workspace, in plain Node", () => {
   it("#17: @vibedout/automations without better-sqlite3 installed: the core and /d1 plan, store and sweep a run on a real D1", () => {
     // Only its dependency and miniflare (a real D1 in workerd); better-sqlite3 is an optional
     // peer that a D1 user does not install.
-    const dir = project("automations-d1", ["@vibedout/automations"], deps("@vibedout/automations", ["@noble/hashes", "miniflare"]));
+    const dir = project("automations-d1", ["@vibedout/automations"], deps("@vibedout/automations", ["@noble/hashes", "re2js", "miniflare"]));
     // What a package manager reads from the tarball: better-sqlite3 (and its types) may be left out.
     const manifest = JSON.parse(readFileSync(path.join(dir, "node_modules/@vibedout/automations/package.json"), "utf8"));
-    expect(Object.keys(manifest.dependencies)).toEqual(["@noble/hashes"]);
+    expect(Object.keys(manifest.dependencies)).toEqual(["@noble/hashes", "re2js"]);
     expect(manifest.peerDependencies).toMatchObject({ "better-sqlite3": expect.any(String), "@types/better-sqlite3": expect.any(String) });
     expect(manifest.peerDependenciesMeta).toMatchObject({ "better-sqlite3": { optional: true }, "@types/better-sqlite3": { optional: true } });
     const out = runNode(
@@ -148,8 +148,8 @@ describe("the packages work outside the workspace, in plain Node", () => {
 });
 
 describe("the Workers-facing entries of @vibedout/automations, as packed", () => {
-  it("#15: ., /d1 and /types import nothing from Node, down to their dependency's files, and run in workerd (no nodejs_compat) on D1", () => {
-    const dir = project("automations-workers", ["@vibedout/automations"], deps("@vibedout/automations", ["@noble/hashes", "miniflare"]));
+  it("#15: ., /d1 and /types import nothing from Node, down to their dependencies' files, and run in workerd (no nodejs_compat) on D1", () => {
+    const dir = project("automations-workers", ["@vibedout/automations"], deps("@vibedout/automations", ["@noble/hashes", "re2js", "miniflare"]));
     const pkgDir = path.join(dir, "node_modules", "@vibedout/automations");
     const exportsMap = JSON.parse(readFileSync(path.join(pkgDir, "package.json"), "utf8")).exports as Record<string, { import: string }>;
     // Every file the entries load, named as workerd's module registry resolves an import: relative
@@ -160,6 +160,8 @@ describe("the Workers-facing entries of @vibedout/automations, as packed", () =>
     const otherImports: string[] = [];
     const noble = realpathSync(path.join(dir, "node_modules/@noble/hashes"));
     const nobleExports = JSON.parse(readFileSync(path.join(noble, "package.json"), "utf8")).exports as Record<string, string>;
+    const re2js = realpathSync(path.join(dir, "node_modules/re2js"));
+    const re2jsEntry = (JSON.parse(readFileSync(path.join(re2js, "package.json"), "utf8")).exports as { ".": { import: { default: string } } })["."].import.default;
     const visit = (file: string, name: string): void => {
       if (modules.has(name)) return;
       modules.set(name, file);
@@ -171,12 +173,16 @@ describe("the Workers-facing entries of @vibedout/automations, as packed", () =>
           const subpath = `./${spec.slice("@noble/hashes/".length)}`;
           expect(nobleExports[subpath]).toBe(subpath);
           visit(path.join(noble, subpath), path.posix.join(path.posix.dirname(name), spec));
+        } else if (spec === "re2js") {
+          // The conditions' pattern engine: one self-contained ES module.
+          fromDependency.add(spec);
+          visit(path.join(re2js, re2jsEntry), path.posix.join(path.posix.dirname(name), spec));
         } else otherImports.push(`${name} imports ${spec}${spec.startsWith("node:") || builtinModules.includes(spec) ? " (Node)" : ""}`);
       }
     };
     for (const entry of [".", "./d1", "./types"]) visit(path.join(pkgDir, exportsMap[entry]!.import), path.posix.join("node_modules/@vibedout/automations", exportsMap[entry]!.import));
     expect(otherImports).toEqual([]);
-    expect([...fromDependency].sort()).toEqual(["@noble/hashes/sha2.js", "@noble/hashes/utils.js"]);
+    expect([...fromDependency].sort()).toEqual(["@noble/hashes/sha2.js", "@noble/hashes/utils.js", "re2js"]);
     expect([...modules.keys()].filter((name) => name.includes("/@noble/hashes/")).length).toBeGreaterThan(2);
 
     // Those files and nothing else, in workerd without nodejs_compat: a Node global or module
@@ -277,7 +283,7 @@ describe("the packages' declarations type-check in a TypeScript project outside 
   it.each(Object.keys(RESOLUTIONS) as (keyof typeof RESOLUTIONS)[])("#17: a consumer with moduleResolution %s gets every entry's types, errors where it must and nowhere else", (resolution) => {
     const dir = project(`consumer-${resolution}`, ["@whenthen/schedules", "@vibedout/automations"], {
       ...deps("@whenthen/schedules", ["croner", "pg", "mysql2", "ioredis", "@types/pg"]),
-      ...deps("@vibedout/automations", ["@noble/hashes", "better-sqlite3", "@types/better-sqlite3", "drizzle-orm"]),
+      ...deps("@vibedout/automations", ["@noble/hashes", "re2js", "better-sqlite3", "@types/better-sqlite3", "drizzle-orm"]),
       ...deps("root", ["@types/node"]),
     });
     writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
