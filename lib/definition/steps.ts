@@ -14,6 +14,7 @@ import { CONTROL_KINDS, LIMITS, STEP_ID, type Problem, type Step } from "./types
 export const STEP_CONDITION_OPS: readonly string[] = CONDITION_OPS;
 
 /** Operators that read no value (`exists` may say `false`). */
+const NODE_KEYS = new Set(["field", "op", "value", "ignore_case", "all", "any"]);
 const VALUELESS = new Set(["exists", "is_empty"]);
 const LIST_VALUED = new Set(["in", "not_in"]);
 
@@ -31,14 +32,33 @@ const DEFAULT_PATTERN_CHECK: PatternCheck = (pattern) => {
 };
 
 export function conditionsSchema(patternProblem: PatternCheck = DEFAULT_PATTERN_CHECK) {
-  const leaf = z
-    .strictObject({
-      field: z.string().regex(FIELD, `must be an ingredient path that starts with ${CONDITION_ROOTS.join(", ")}, such as "trigger.body.amount"`),
-      op: z.enum(STEP_CONDITION_OPS as unknown as [string, ...string[]], { error: () => `must be one of ${STEP_CONDITION_OPS.join(", ")}` }),
+  // One object shape for a condition and a group, told apart by their keys, so a problem deep in
+  // a group is named at its own path (a union would say only that nothing matched).
+  type Node = { field?: string; op?: string; value?: unknown; ignore_case?: boolean; all?: Node[]; any?: Node[] };
+  const list: z.ZodType<Node[]> = z.lazy(() => z.array(node).min(1, "must have at least one condition").max(20, "at most 20 conditions in one group"));
+  const node: z.ZodType<Node> = z
+    .looseObject({
+      field: z.string().regex(FIELD, `must be an ingredient path that starts with ${CONDITION_ROOTS.join(", ")}, such as "trigger.body.amount"`).optional(),
+      op: z.enum(STEP_CONDITION_OPS as unknown as [string, ...string[]], { error: () => `must be one of ${STEP_CONDITION_OPS.join(", ")}` }).optional(),
       value: z.json().optional(),
       ignore_case: z.boolean().optional(),
+      all: list.optional(),
+      any: list.optional(),
     })
     .superRefine((c, ctx) => {
+      const unknown = Object.keys(c).filter((k) => !NODE_KEYS.has(k));
+      const groups = (c.all ? 1 : 0) + (c.any ? 1 : 0);
+      if (groups === 0 && c.field === undefined && c.op === undefined && c.value === undefined) {
+        const extra = unknown.length ? `; unknown key${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}` : "";
+        return ctx.addIssue({ code: "custom", path: [], message: `must be a condition { "field", "op", "value" } or a group { "all": [...] } / { "any": [...] }${extra}` });
+      }
+      if (unknown.length) ctx.addIssue({ code: "custom", path: [], message: `unknown key${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}` });
+      if (groups > 0) {
+        if (groups > 1 || c.field !== undefined || c.op !== undefined || c.value !== undefined) ctx.addIssue({ code: "custom", path: [], message: 'a group is { "all": [conditions] } or { "any": [conditions] } and nothing else' });
+        return;
+      }
+      if (c.field === undefined) ctx.addIssue({ code: "custom", path: ["field"], message: "is required" });
+      if (c.op === undefined) return ctx.addIssue({ code: "custom", path: ["op"], message: "is required" });
       if (c.op === "exists" && c.value !== undefined && typeof c.value !== "boolean") ctx.addIssue({ code: "custom", path: ["value"], message: "must be true or false for exists (or left out)" });
       else if (c.op === "is_empty" && c.value !== undefined) ctx.addIssue({ code: "custom", path: ["value"], message: "is not read by is_empty; leave it out" });
       else if (!VALUELESS.has(c.op) && c.value === undefined) ctx.addIssue({ code: "custom", path: ["value"], message: `is required for ${c.op}` });
@@ -51,13 +71,10 @@ export function conditionsSchema(patternProblem: PatternCheck = DEFAULT_PATTERN_
         }
       }
     });
-  type Node = z.infer<typeof leaf> | { all: Node[] } | { any: Node[] };
-  const node: z.ZodType<Node> = z.lazy(() => z.union([leaf, group], { error: () => "must be a condition { field, op, value } or a group { all: [...] } / { any: [...] }" }));
-  const list = z.array(node).min(1, "must have at least one condition").max(20, "at most 20 conditions in one group");
-  const group = z.union([z.strictObject({ all: list }), z.strictObject({ any: list })], {
-    error: () => 'must be { "all": [conditions] } or { "any": [conditions] }',
-  });
-  return group;
+  // The top of a condition is always a group.
+  return node.superRefine((c, ctx) => {
+    if (!c.all && !c.any && (c.field !== undefined || c.op !== undefined)) ctx.addIssue({ code: "custom", path: [], message: 'must be a group: { "all": [conditions] } or { "any": [conditions] } (one condition goes in "all")' });
+  }) as unknown as z.ZodType<{ all: Node[] } | { any: Node[] }>;
 }
 
 const stepId = z.string().regex(STEP_ID, "must be 1-64 letters, digits or _, not starting with a digit");
