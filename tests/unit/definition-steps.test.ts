@@ -160,7 +160,7 @@ describe("version 2: a step list", () => {
     const a = ok(v2([slack("x", { id: "tell" }), { type: "stop", id: "end", status: "skipped" }]));
     const b = ok(v2([{ type: "stop", id: "end", status: "succeeded" }, slack("y", { id: "tell" }), slack("z", { id: "more" })]));
     const content = (definition: Definition) => ({ name: "n", enabled: true, definition: definition as unknown as Record<string, unknown> });
-    expect(changeSummary(content(a), { ...content(b), source: "api" })).toBe("Step end (stop): status; step tell (slack): text; step more (slack) added");
+    expect(changeSummary(content(a), { ...content(b), source: "save" })).toBe("Step end (stop): status; step tell (slack): text; step more (slack) added");
   });
 });
 
