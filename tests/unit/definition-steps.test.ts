@@ -7,7 +7,7 @@ import { credentialSpots } from "@/lib/applets/credentials";
 import { pluginFields } from "@/lib/applets/credential-masks";
 import { missingSecretRefs } from "@/lib/template/secret-refs";
 import { changeSummary } from "@/lib/applets/versions";
-import { renderWebhookResponse, type RespondConfig } from "@/lib/webhooks/respond";
+import { renderWebhookResponse } from "@/lib/webhooks/respond";
 import type { Run } from "@/lib/db/store";
 
 /**
@@ -195,7 +195,7 @@ describe("respond with data names steps by id", () => {
   test("a response template reads steps.<id> and keeps steps.0 as the first action", () => {
     const step = (id: string, kind: "action" | "transform", name: string, output: unknown) => ({ id, kind, name, status: "succeeded", attempt: 1, output, warnings: [], logs: [], started_at: "2026-01-01T00:00:00Z", duration_ms: 1 });
     const run = { id: "run_1", status: "succeeded", attempt: 1, steps: [step("ai", "transform", "m", { value: "hi" }), step("lookup", "action", "http", { status: 200, body: { known: true } })] } as unknown as Run;
-    const r = renderWebhookResponse({ respond_body: '{"a":"{{steps.0.output.status}}","b":"{{steps.lookup.output.body.known}}"}' } as RespondConfig, run, {});
+    const r = renderWebhookResponse({ respond_body: '{"a":"{{steps.0.output.status}}","b":"{{steps.lookup.output.body.known}}"}' }, run, {});
     expect(JSON.parse(r.body)).toEqual({ a: "200", b: "true" });
   });
 });
