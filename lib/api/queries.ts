@@ -7,7 +7,8 @@ import type { Applet, AppletVersion, RunListFilter } from "../db/store";
 import { createCredentialMasks, pluginFields } from "../applets/credential-masks";
 import { credentialSpots, literalCredentials, PURGED_CREDENTIAL } from "../applets/credentials";
 import { authorText, changeSummary } from "../applets/versions";
-import type { Definition } from "../definition";
+import { storedDefinition } from "../definition";
+import { topLevelActions } from "../definition/types";
 import { triggerRegistry } from "../triggers";
 import { overdueMs } from "../ui/overdue";
 import { actionTypesOf, runRow } from "./serialize";
@@ -157,7 +158,7 @@ export async function appletDetailOf(app: Pick<App, "config" | "store">, a: Appl
   return {
     ...summary(a),
     // Stored only after lib/definition validated it.
-    definition: (masks ? masks.mask(a.definition) : a.definition) as unknown as Definition,
+    definition: storedDefinition(masks ? masks.mask(a.definition) : a.definition),
     webhook_token: a.webhookToken,
     alerts: masks && typeof alerts.channel === "object" ? { ...alerts, channel: masks.maskChannel(alerts.channel) } : alerts,
     webhook_url: `${app.config.publicUrl}/api/hooks/${a.id}/${a.webhookToken}`,
@@ -210,7 +211,7 @@ export async function appletVersion(app: Reads, id: string, n: number) {
   if (!v) return null;
   const previous = n > 1 ? await app.store.applets.version(id, n - 1) : null;
   const current = await app.store.applets.get(id);
-  return { ...versionRow(v, previous), definition: masksOf(app).mask(v.definition) as unknown as Definition, current: current?.version === v.version };
+  return { ...versionRow(v, previous), definition: storedDefinition(masksOf(app).mask(v.definition)), current: current?.version === v.version };
 }
 
 /** GET /api/runs: a page of runs, newest first, each with its applet's name. */
@@ -225,14 +226,15 @@ export async function runsPage(app: Reads, filter: RunListFilter) {
 export async function plannedOf(app: Reads, appletId: string, opts: { status?: string; limit: number }) {
   const applet = await app.store.applets.get(appletId);
   if (!applet) return null;
-  const actions = (applet.definition as { actions?: { type?: unknown }[] }).actions ?? [];
+  // A planned run's actionIndex counts the top-level actions (the only ones a timing may sit on).
+  const actions = topLevelActions(storedDefinition(applet.definition));
   const rows = await app.store.plannedRuns.list(appletId, opts);
   const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
   return {
     items: rows.map((r) => ({
       id: r.id,
       actionIndex: r.actionIndex,
-      actionType: typeof actions[r.actionIndex]?.type === "string" ? (actions[r.actionIndex]!.type as string) : null,
+      actionType: actions[r.actionIndex]?.type ?? null,
       dueAt: iso(r.dueAt),
       status: r.status,
       reason: r.reason,

@@ -1,5 +1,6 @@
 import type { Applet, Run } from "@/lib/db/store";
 import { toText } from "../core/text";
+import { looseActions } from "../definition/loose";
 
 /** Repo rows in the API's JSON shape: the API and the server-rendered pages share it, so the browser sees one shape. */
 export function runRow(r: Run, appletName: string | null) {
@@ -28,6 +29,6 @@ export function runRow(r: Run, appletName: string | null) {
 }
 
 export function actionTypesOf(a: Applet): string[] {
-  const actions = (a.definition as { actions?: { type?: unknown }[] }).actions ?? [];
-  return actions.map((x) => toText(x?.type ?? "?"));
+  // Every action step, nested ones too, in written order (version 1's actions, for an older row).
+  return looseActions(a.definition).map((x) => toText(x.type));
 }

@@ -1,5 +1,6 @@
 import { diffLines } from "diff";
 import type { VersionAuthor, VersionSource } from "../db/store/types";
+import { looseSteps, NESTED_KEYS } from "../definition/loose";
 
 /**
  * Applet version history (issue 18), the pure part: who a request saves as, the one-line summary
@@ -63,23 +64,28 @@ export function changeSummary(prev: VersionContent | null, cur: VersionContent &
     const keys = changedKeys(ta.config, tb.config);
     if (keys.length) parts.push(`trigger: ${keys.join(", ")}`);
   }
-  for (const key of ["filter", "transform"] as const) {
-    if (same(a[key], b[key])) continue;
-    parts.push(a[key] === undefined ? `${key} added` : b[key] === undefined ? `${key} removed` : `${key} changed`);
-  }
-  const xa = Array.isArray(a.actions) ? (a.actions as { type?: unknown; config?: unknown }[]) : [];
-  const xb = Array.isArray(b.actions) ? (b.actions as { type?: unknown; config?: unknown }[]) : [];
-  for (let i = 0; i < Math.max(xa.length, xb.length); i++) {
-    const [p, c] = [xa[i], xb[i]];
-    if (!p) parts.push(`action ${i + 1} (${String(c?.type)}) added`);
-    else if (!c) parts.push(`action ${i + 1} (${String(p.type)}) removed`);
-    else if (p.type !== c.type) parts.push(`action ${i + 1}: ${String(p.type)} → ${String(c.type)}`);
-    else {
-      const keys = changedKeys(p.config, c.config);
-      if (keys.length) parts.push(`action ${i + 1} (${String(c.type)}): ${keys.join(", ")}`);
+  // Steps are compared by id (version 1's filter, transform and actions read as the steps filter,
+  // ai and action_N), so a stored version 1 row and a version 2 one compare as what they mean.
+  const sa = new Map(looseSteps(a).map((s) => [s.id ?? s.path, s]));
+  const sb = new Map(looseSteps(b).map((s) => [s.id ?? s.path, s]));
+  const ids = [...new Set([...sb.keys(), ...sa.keys()])];
+  const own = (s: { step: Record<string, unknown>; type: string }) =>
+    Object.fromEntries(Object.entries(s.step).filter(([k]) => k !== "id" && !NESTED_KEYS.has(k) && !(s.type === "for_each" && k === "steps")));
+  for (const id of ids) {
+    const [p, c] = [sa.get(id), sb.get(id)];
+    const label = stepLabel(id, (c ?? p)!.type);
+    if (!p) parts.push(`${label} added`);
+    else if (!c) parts.push(`${label} removed`);
+    else if (p.type !== c.type) parts.push(`${stepLabel(id, null)}: ${p.type} → ${c.type}`);
+    else if (!same(own(p), own(c))) {
+      const isAction = "config" in c.step || "config" in p.step;
+      const keys = isAction ? changedKeys(p.step.config, c.step.config) : [];
+      const other = changedKeys(own(p), own(c)).filter((k) => k !== "config" && k !== "type");
+      if (id === "filter" || id === "ai") parts.push(`${label} changed`);
+      else parts.push(`${label}: ${[...keys, ...other].join(", ") || "changed"}`);
     }
   }
-  const rest = changedKeys(a, b).filter((k) => !["trigger", "filter", "transform", "actions"].includes(k));
+  const rest = changedKeys(a, b).filter((k) => !["version", "trigger", "filter", "transform", "actions", "steps"].includes(k));
   if (rest.length) parts.push(`settings: ${rest.join(", ")}`);
   const body = parts.length ? parts.join("; ") : "no changes";
   return lead ? `${lead} (${body})` : body.charAt(0).toUpperCase() + body.slice(1);
@@ -148,4 +154,13 @@ export function versionDiff(older: VersionContent, newer: VersionContent, contex
   });
   if (skipped) lines.push({ kind: "skip", count: skipped });
   return { lines, added: all.filter((l) => l.kind === "add").length, removed: all.filter((l) => l.kind === "del").length };
+}
+
+/** "action 2 (slack)" for version 1's numbering, "filter", "transform", else "step <id> (type)". */
+function stepLabel(id: string, type: string | null): string {
+  if (id === "filter") return "filter";
+  if (id === "ai") return "transform";
+  const n = /^action_(\d+)$/.exec(id);
+  if (n) return type ? `action ${n[1]} (${type})` : `action ${n[1]}`;
+  return type ? `step ${id} (${type})` : `step ${id}`;
 }

@@ -5,7 +5,7 @@ import { actionCredentialSpots } from "../applets/credentials";
 import { fieldsOf, type FieldMeta } from "../plugin";
 import { ActionError, errorMessage, isDatabaseError } from "../core/errors";
 import type { ClaimedApplet, ClaimedRun } from "../db/store";
-import { checkDefinition, timezoneOf, type Definition } from "../definition";
+import { asLinear, checkDefinition, timezoneOf, type DefinitionV1 } from "../definition";
 import type { Sandbox } from "../sandbox";
 import { createRedactor, redactingLogger } from "../secrets/redact";
 import { mayNameSecrets, missingSecretsCause } from "../template/secret-refs";
@@ -16,7 +16,7 @@ import type { Step } from "./types";
 
 /** Runs the optional AI transform (lib/transform.ts); returns the value to put under `ai.<output>`. */
 export type TransformRunner = (
-  transform: NonNullable<Definition["transform"]>,
+  transform: NonNullable<DefinitionV1["transform"]>,
   ctx: TemplateContext,
   timezone: string,
 ) => Promise<{ value: unknown; input: unknown; warnings: string[]; secretsUsed: string[]; skipped?: boolean }>;
@@ -138,7 +138,9 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
     if (!checked.ok) {
       return finish("failed", `executor: the applet definition is invalid: ${checked.problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`);
     }
-    const def = checked.definition;
+    // This executor walks the linear form (filter, AI, actions); a step list it cannot say fails plainly.
+    const def = asLinear(checked.definition);
+    if (!def) return finish("failed", "executor: this applet uses steps (conditions, paths, for each or stop) that this worker cannot run yet");
     // The stored secrets are read only for a definition whose templates can name one: most do
     // not, and on PostgreSQL the read was one statement in five of a run.
     const secrets = namesSecrets ? await app.secrets.lookup() : noSecrets;

@@ -107,7 +107,8 @@ export interface WebhookResponse {
 
 /**
  * The answer for a finished run. Succeeded or skipped: the configured status and body (a template
- * over `trigger`, `steps`, `vars`, `ai`, `run`); failed or dead: 502 with the run id and status only
+ * over `trigger`, `steps`, `vars`, `ai`, `run`; `steps.0` is the first action as before, `steps.<id>`
+ * any step by its id); failed or dead: 502 with the run id and status only
  * (the error stays in the run log, for the owner). Steps are read as stored, so already redacted.
  */
 export function renderWebhookResponse(config: RespondConfig, run: Run, trigger: unknown): WebhookResponse {
@@ -118,7 +119,7 @@ export function renderWebhookResponse(config: RespondConfig, run: Run, trigger: 
   const transform = run.steps.find((s) => s.kind === "transform");
   const ctx = {
     trigger,
-    steps: run.steps.filter((s) => s.kind === "action").map((s) => ({ name: s.name, status: s.status, output: s.output ?? null })),
+    steps: stepsScope(run.steps),
     vars: (filter?.output as { vars?: unknown } | undefined)?.vars ?? {},
     ai: (transform?.output as Record<string, unknown> | undefined) ?? {},
     run: { id: run.id, status: run.status, attempt: run.attempt },
@@ -129,4 +130,17 @@ export function renderWebhookResponse(config: RespondConfig, run: Run, trigger: 
   let body = renderTemplate(template, ctx, { maxLength: MAX_RESPONSE_BYTES }).value;
   if (Buffer.byteLength(body) > MAX_RESPONSE_BYTES) body = Buffer.from(body).subarray(0, MAX_RESPONSE_BYTES).toString("utf8");
   return { status: config.respond_status ?? 200, contentType: config.respond_content_type ?? "application/json", body };
+}
+
+/**
+ * `steps` as a response template reads it: the actions in the order they ran (`steps.0.output`, as
+ * before step lists), and every step recorded outside a for each by its id (`steps.lookup.output`).
+ */
+function stepsScope(steps: Run["steps"]): unknown {
+  const view = (s: Run["steps"][number]) => ({ name: s.name, status: s.status, output: s.output ?? null });
+  const list: unknown[] & Record<string, unknown> = steps.filter((s) => s.kind === "action").map(view) as unknown[] & Record<string, unknown>;
+  for (const s of steps as (Run["steps"][number] & { id?: string; iteration?: unknown })[]) {
+    if (typeof s.id === "string" && s.iteration === undefined && !/^\d+$/.test(s.id)) list[s.id] = view(s);
+  }
+  return list;
 }

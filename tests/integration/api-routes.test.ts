@@ -99,7 +99,8 @@ describe("#15: request bodies are validated with an error that names the field",
     const created = (await (await call(api, "POST", "/api/applets", { body: { name: "before", definition } })).json()) as { applet: { id: string } };
     const renamed = await call(api, "PUT", `/api/applets/${created.applet.id}`, { body: { name: "after" } });
     expect(renamed.status).toBe(200);
-    expect(await renamed.json()).toMatchObject({ applet: { name: "after", definition } });
+    // Stored as the step list it means (version 1's actions are the steps action_1 …).
+    expect(await renamed.json()).toMatchObject({ applet: { name: "after", definition: { version: 2, trigger: definition.trigger, steps: [{ id: "action_1", ...definition.actions[0] }] } } });
     expect((await call(api, "DELETE", `/api/applets/${created.applet.id}`)).status).toBe(200);
   });
 

@@ -125,9 +125,9 @@ forEachEngine((engine) => {
           expect(r.text, path).toContain('"X-Request-Source":"whenthen"');
         }
       }
-      const detail = await read<{ applet: { definition: { actions: { config: { webhook_url?: string; headers?: Record<string, string> } }[] } } }>(send(b.api, "GET", `/api/applets/${id}`, { token: b.ro }));
-      expect(detail.json.applet.definition.actions[0]!.config.webhook_url).toMatch(MASK);
-      expect(detail.json.applet.definition.actions[1]!.config.headers!.Authorization).toMatch(MASK);
+      const detail = await read<{ applet: { definition: { steps: { config: { webhook_url?: string; headers?: Record<string, string> } }[] } } }>(send(b.api, "GET", `/api/applets/${id}`, { token: b.ro }));
+      expect(detail.json.applet.definition.steps[0]!.config.webhook_url).toMatch(MASK);
+      expect(detail.json.applet.definition.steps[1]!.config.headers!.Authorization).toMatch(MASK);
       const owner = await read(send(b.api, "GET", `/api/applets/${id}`, { cookie: b.cookie }));
       expect(owner.text).toContain(SLACK_WEBHOOK);
       expect(owner.text).toContain(LITERAL_BEARER);
@@ -137,27 +137,27 @@ forEachEngine((engine) => {
       const b = await boot(engine);
       const created = await read<{ applet: { id: string } }>(send(b.api, "POST", "/api/applets", { cookie: b.cookie, body: { name: "round trip", definition: signedWebhook(LITERAL_SECRET) } }));
       const id = created.json.applet.id;
-      const got = await read<{ applet: { definition: { actions: { config: Record<string, unknown> }[] } } }>(send(b.api, "GET", `/api/applets/${id}`, { token: b.rw }));
+      const got = await read<{ applet: { definition: { steps: { config: Record<string, unknown> }[] } } }>(send(b.api, "GET", `/api/applets/${id}`, { token: b.rw }));
       const masked = got.json.applet.definition;
-      masked.actions[0]!.config.text = "edited through the API";
+      masked.steps[0]!.config.text = "edited through the API";
       expect((await send(b.api, "PUT", `/api/applets/${id}`, { token: b.rw, body: { definition: masked } })).status).toBe(200);
-      const stored = (await b.app.store.applets.get(id))!.definition as { trigger: { config: { hmac_secret: string } }; actions: { config: { webhook_url: string; text: string } }[] };
+      const stored = (await b.app.store.applets.get(id))!.definition as { trigger: { config: { hmac_secret: string } }; steps: { config: { webhook_url: string; text: string } }[] };
       expect(stored.trigger.config.hmac_secret).toBe(LITERAL_SECRET);
-      expect(stored.actions[0]!.config).toMatchObject({ webhook_url: SLACK_WEBHOOK, text: "edited through the API" });
+      expect(stored.steps[0]!.config).toMatchObject({ webhook_url: SLACK_WEBHOOK, text: "edited through the API" });
 
       const exported = (await read<Record<string, unknown>[]>(send(b.api, "GET", `/api/export?applet_id=${id}`, { token: b.rw }))).json;
       expect((await send(b.api, "POST", "/api/import?overwrite=true", { token: b.rw, body: exported })).status).toBe(200);
       expect(((await b.app.store.applets.get(id))!.definition as typeof stored).trigger.config.hmac_secret).toBe(LITERAL_SECRET);
-      // The same file as a new applet elsewhere: there is nothing to unmask it with.
+      // The same file (an export writes version 2) as a new applet elsewhere: there is nothing to unmask it with.
       const elsewhere = [{ ...exported[0], id: "copy-of-round-trip", webhook_token: randomBytes(32).toString("base64url") }];
       const refused = await read<{ problems: { path: string; message: string }[] }>(send(b.api, "POST", "/api/import", { token: b.rw, body: elsewhere }));
       expect(refused.status).toBe(400);
-      expect(refused.json.problems.map((p) => p.path).sort()).toEqual(["0.definition.actions.0.config.webhook_url", "0.definition.trigger.config.hmac_secret"]);
+      expect(refused.json.problems.map((p) => p.path).sort()).toEqual(["0.definition.steps.0.config.webhook_url", "0.definition.trigger.config.hmac_secret"]);
       expect(refused.json.problems).toEqual(
         expect.arrayContaining([{ path: "0.definition.trigger.config.hmac_secret", message: expect.stringMatching(/^Trigger: Secret is a hidden credential \(\[hidden credential [0-9a-f]{12}\]\) that this applet does not hold; write the credential here/) }]),
       );
       // Only the field's own words: not also the Slack plug-in's "not a URL".
-      expect(refused.json.problems.filter((p) => p.path === "0.definition.actions.0.config.webhook_url")).toHaveLength(1);
+      expect(refused.json.problems.filter((p) => p.path === "0.definition.steps.0.config.webhook_url")).toHaveLength(1);
       expect(await b.app.store.applets.get("copy-of-round-trip")).toBeNull();
     });
 
@@ -180,7 +180,7 @@ forEachEngine((engine) => {
       expect(raw).not.toContain(LITERAL_SECRET);
       expect(raw).not.toContain(SLACK_WEBHOOK);
       const v1 = (await b.app.store.applets.version(id, 1))!;
-      expect(v1.definition).toMatchObject({ trigger: { config: { verify: "github", hmac_secret: "[credential purged]" } }, actions: [{ config: { webhook_url: "[credential purged]", text: "{{trigger.body.title}}" } }] });
+      expect(v1.definition).toMatchObject({ trigger: { config: { verify: "github", hmac_secret: "[credential purged]" } }, steps: [{ config: { webhook_url: "[credential purged]", text: "{{trigger.body.title}}" } }] });
       const list = await read<{ versions: { version: number; literal_credentials: string[]; credentials_purged: boolean }[] }>(send(b.api, "GET", `/api/applets/${id}/versions`, { cookie: b.cookie }));
       expect(list.json.versions.find((v) => v.version === 1)).toMatchObject({ literal_credentials: [], credentials_purged: true });
       // Purging again finds nothing to purge.

@@ -2,6 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { http, passthrough } from "msw";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
+import { topLevelActions, type Definition } from "@/lib/definition";
 import { createApi, type Api } from "@/lib/api";
 import { createIngress } from "@/lib/http/ingress";
 import { sweepPlannedRuns } from "@/lib/timed/sweep";
@@ -276,11 +277,12 @@ forEachEngine((engine) => {
       expect(refused.status).toBe(400);
       expect((refused.body.problems as { path: string }[]).map((p) => p.path)).toEqual(["definition.actions.0.timing.at"]);
 
-      // Export carries timing and timed (import reads definitions through the same checkDefinition).
+      // Export (version 2) carries timing and timed (import reads definitions through the same checkDefinition).
       const exported = await call("GET", "/api/export");
       const mine = (exported.body as unknown as { name: string; definition: Record<string, unknown> }[]).find((a) => a.name === "api booking")!;
       expect(mine.definition.timed).toEqual(bookingApplet().timed);
-      expect((mine.definition.actions as { timing?: unknown }[])[0]!.timing).toEqual({ at: "-24h", anchor: "trigger.body.booking.starts_at" });
+      expect(mine.definition.version).toBe(2);
+      expect(topLevelActions(mine.definition as unknown as Definition)[0]!.timing).toEqual({ at: "-24h", anchor: "trigger.body.booking.starts_at" });
     });
 
     test("#17: conditions decide whether an event plans its timed actions (trigger. paths read the ingredients, all and any); the preview says why nothing is planned; a condition that does not parse is refused on save with its field named", async () => {

@@ -11,6 +11,7 @@ import { openSqliteStore } from "@/lib/db/store/sqlite";
 import { defaultMigrationsDir, openDatabase } from "@/lib/db/store/sqlite/client";
 import { executeRun } from "@/lib/executor/run";
 import { actionRegistry } from "@/lib/actions";
+import { storedDefinition, topLevelActions } from "@/lib/definition";
 import { TEST_USER, testIdentity } from "../helpers/auth";
 import { createTestApp, webhookToHttp, type TestApp } from "../helpers/db";
 import { forEachEngine, type TestEngine } from "../helpers/engines";
@@ -74,7 +75,7 @@ interface VersionItem {
   summary: string;
 }
 const versionsOf = async (api: Api, id: string): Promise<VersionItem[]> => (await call(api, "GET", `/api/applets/${id}/versions`)).json.versions;
-const urlOf = (definition: unknown) => (definition as Definition).actions[0]!.config.url;
+const urlOf = (definition: unknown) => topLevelActions(storedDefinition(definition))[0]!.config.url;
 
 forEachEngine((engine) => {
   describe("#18: version history of applets", () => {

@@ -13,6 +13,7 @@ import { isTimedRun, reasonSentence, subjectWords, timedInfoOf, type TimedRunInf
 import { Countdown } from "@/components/Countdown";
 import { appletDetail, plannedRunNote, REPLAYS_SHOWN, runDetail } from "@/lib/api/queries";
 import { actionRegistry } from "@/lib/actions";
+import { timedAction } from "@/lib/definition";
 import type { Step } from "@/lib/executor/types";
 import { services } from "@/lib/services";
 
@@ -301,7 +302,7 @@ function filterCode(s: Step): string | null {
 /** "Action 2: Slack message": the timed run's action as its applet's editor numbers and labels it. */
 async function actionNameOf(appletId: string, index: number): Promise<string> {
   const applet = await appletDetail(services().app, appletId);
-  const type = applet?.definition.actions[index]?.type;
+  const type = applet ? timedAction(applet.definition, index)?.type : undefined;
   const label = type ? (actionRegistry.get(type)?.label ?? type) : null;
   return label ? `Action ${index + 1}: ${label}` : `Action ${index + 1}`;
 }
