@@ -3,9 +3,25 @@
  * entry imports nothing from Node, so it runs on Cloudflare Workers as it does on Node.
  */
 export type * from "./types";
-export { parseRule, CONDITION_OPS, DEFAULT_LATENESS, DEFAULT_TIMEZONE } from "./rule";
+export { parseRule, parseConditions, CONDITION_OPS, DEFAULT_LATENESS, DEFAULT_TIMEZONE } from "./rule";
 export { parseDuration, durationMs } from "./duration";
-export { evaluateConditions, evaluateCondition, conditionScope, type ConditionScope } from "./conditions";
+export {
+  evaluateConditions,
+  evaluateCondition,
+  explainConditions,
+  explainCondition,
+  conditionScope,
+  resolvePath,
+  patternProblem,
+  showValue,
+  MISSING,
+  CONDITION_ROOTS,
+  PATTERN_MAX_LENGTH,
+  type ConditionScope,
+  type AnyConditionScope,
+  type ConditionVerdict,
+  type Missing,
+} from "./conditions";
 export { runId, type RunIdParts } from "./run-id";
 export { planRuns, planEvent, planEventSync, cancelKeyOf, contactTimeZone, quietHoursEnd } from "./plan";
 export { sweepDue, anchorUnchanged, PermanentActionError, RetryableActionError, DEFAULT_SWEEP_LIMIT } from "./sweep";

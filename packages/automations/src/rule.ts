@@ -1,9 +1,25 @@
-import { CONDITION_ROOTS } from "./conditions";
+import { CONDITION_ROOTS, patternProblem } from "./conditions";
 import { parseDuration } from "./duration";
 import { isValidTimeZone, parseClockTime } from "./time";
 import type { Condition, ConditionOp, Conditions, ParseRuleResult, QuietHours, Rule, RuleProblem, RuleProblemCode, RuleStep } from "./types";
 
-export const CONDITION_OPS: readonly ConditionOp[] = ["eq", "ne", "gt", "gte", "lt", "lte", "in", "not_in", "contains", "exists"];
+export const CONDITION_OPS: readonly ConditionOp[] = [
+  "eq",
+  "ne",
+  "gt",
+  "gte",
+  "lt",
+  "lte",
+  "in",
+  "not_in",
+  "contains",
+  "not_contains",
+  "starts_with",
+  "ends_with",
+  "matches",
+  "exists",
+  "is_empty",
+];
 export const DEFAULT_LATENESS = "1h";
 export const DEFAULT_TIMEZONE = "America/Mexico_City";
 
@@ -64,19 +80,20 @@ function checkZone(value: unknown, path: string, p: Problems): void {
   if (!isValidTimeZone(value)) p.add(path, "invalid_timezone", `not an IANA time zone: ${show(value)}`);
 }
 
-function readCondition(value: unknown, path: string, p: Problems): Condition | null {
+function readCondition(value: unknown, path: string, p: Problems, roots: readonly string[] | null): Condition | null {
   if (!isObject(value)) {
-    p.add(path, "invalid_type", "a condition is an object { field, op, value }");
+    p.add(path, "invalid_type", "a condition is an object { field, op, value, ignore_case? }");
     return null;
   }
-  p.unknownKeys(value, ["field", "op", "value"], path);
+  p.unknownKeys(value, ["field", "op", "value", "ignore_case"], path);
   const { field, op } = value;
   let ok = true;
   if (field === undefined) {
     p.add(join(path, "field"), "required", "field is required");
     ok = false;
-  } else if (typeof field !== "string" || !isPath(field, CONDITION_ROOTS)) {
-    p.add(join(path, "field"), "invalid_path", `field must be a path starting with payload., contact. or event.; got ${show(field)}`);
+  } else if (typeof field !== "string" || !isPath(field, roots)) {
+    const where = roots === null ? "a dotted path such as trigger.body.amount" : `a path starting with ${roots.map((r) => `${r}.`).join(", ").replace(/, ([^,]*)$/, " or $1")}`;
+    p.add(join(path, "field"), "invalid_path", `field must be ${where}; got ${show(field)}`);
     ok = false;
   }
   if (op === undefined) {
@@ -89,9 +106,19 @@ function readCondition(value: unknown, path: string, p: Problems): Condition | n
   }
   const has = Object.prototype.hasOwnProperty.call(value, "value");
   const v = value.value;
-  if (op === "exists") {
+  const ignoreCase = value.ignore_case;
+  if (ignoreCase !== undefined) {
+    if (typeof ignoreCase !== "boolean") {
+      p.add(join(path, "ignore_case"), "invalid_value", "ignore_case is true or false");
+      ok = false;
+    } else if (op === "exists" || op === "is_empty") {
+      p.add(join(path, "ignore_case"), "invalid_value", `ignore_case applies to comparisons of text; ${op} compares nothing`);
+      ok = false;
+    }
+  }
+  if (op === "exists" || op === "is_empty") {
     if (has && typeof v !== "boolean") {
-      p.add(join(path, "value"), "invalid_value", "exists takes true or false");
+      p.add(join(path, "value"), "invalid_value", `${op} takes true or false`);
       ok = false;
     }
   } else if (!has || v === undefined) {
@@ -103,29 +130,50 @@ function readCondition(value: unknown, path: string, p: Problems): Condition | n
   } else if ((op === "gt" || op === "gte" || op === "lt" || op === "lte") && typeof v !== "number" && typeof v !== "string") {
     p.add(join(path, "value"), "invalid_value", `${op} compares with a number or a string`);
     ok = false;
+  } else if ((op === "starts_with" || op === "ends_with") && typeof v !== "string") {
+    p.add(join(path, "value"), "invalid_value", `${op} takes text`);
+    ok = false;
+  } else if (op === "matches") {
+    const problem = patternProblem(v);
+    if (problem !== null) {
+      p.add(join(path, "value"), "invalid_pattern", problem);
+      ok = false;
+    }
   }
-  return ok ? ({ field, op, ...(has ? { value: v } : {}) } as Condition) : null;
+  return ok ? ({ field, op, ...(has ? { value: v } : {}), ...(ignoreCase !== undefined ? { ignore_case: ignoreCase } : {}) } as Condition) : null;
 }
 
-function readConditions(value: unknown, p: Problems): Conditions | undefined {
+function readConditions(value: unknown, p: Problems, path: string, roots: readonly string[] | null): Conditions | undefined {
   if (value === undefined) return undefined;
   if (!isObject(value)) {
-    p.add("conditions", "invalid_type", "conditions is an object { all?, any? }");
+    p.add(path, "invalid_type", `${path || "conditions"} is an object { all?, any? }`);
     return undefined;
   }
-  p.unknownKeys(value, ["all", "any"], "conditions");
+  p.unknownKeys(value, ["all", "any"], path);
   const out: Conditions = {};
   for (const group of ["all", "any"] as const) {
     const list = value[group];
     if (list === undefined) continue;
-    const path = `conditions.${group}`;
+    const at = join(path, group);
     if (!Array.isArray(list)) {
-      p.add(path, "invalid_type", `${group} is a list of conditions`);
+      p.add(at, "invalid_type", `${group} is a list of conditions`);
       continue;
     }
-    out[group] = list.map((c, i) => readCondition(c, join(path, i), p)).filter((c): c is Condition => c !== null);
+    out[group] = list.map((c, i) => readCondition(c, join(at, i), p, roots)).filter((c): c is Condition => c !== null);
   }
   return out;
+}
+
+/**
+ * Reads conditions `{ all?, any? }` on their own (an applet step's `if`, a path), with every problem
+ * at once, each under `path`. `roots`: the names a field may start with (default the rule's
+ * payload., contact., event.), or null for any dotted path. `conditions` is set when there are no
+ * problems and the input was not undefined.
+ */
+export function parseConditions(input: unknown, options: { path?: string; roots?: readonly string[] | null } = {}): { conditions?: Conditions; problems: RuleProblem[] } {
+  const p = new Problems();
+  const conditions = readConditions(input, p, options.path ?? "conditions", options.roots === undefined ? CONDITION_ROOTS : options.roots);
+  return p.list.length > 0 || !conditions ? { problems: p.list } : { conditions, problems: [] };
 }
 
 function readStep(value: unknown, index: number, p: Problems): RuleStep | null {
@@ -235,7 +283,7 @@ export function parseRule(input: unknown): ParseRuleResult {
     events = [...new Set(events)];
   }
 
-  const conditions = readConditions(input.conditions, p);
+  const conditions = readConditions(input.conditions, p, "conditions", CONDITION_ROOTS);
 
   const steps: RuleStep[] = [];
   if (input.steps === undefined) p.add("steps", "required", "steps is required");

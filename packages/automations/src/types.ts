@@ -6,14 +6,34 @@
 /** Milliseconds, or text such as "2h", "-24h", "1h30m", "90s", "500ms", "1d", "1w". */
 export type Duration = number | string;
 
-export type ConditionOp = "eq" | "ne" | "gt" | "gte" | "lt" | "lte" | "in" | "not_in" | "contains" | "exists";
+export type ConditionOp =
+  | "eq"
+  | "ne"
+  | "gt"
+  | "gte"
+  | "lt"
+  | "lte"
+  | "in"
+  | "not_in"
+  | "contains"
+  | "not_contains"
+  | "starts_with"
+  | "ends_with"
+  | "matches"
+  | "exists"
+  | "is_empty";
 
 export interface Condition {
   /** A path that starts at `payload.`, `contact.` or `event.`. */
   field: string;
   op: ConditionOp;
-  /** For `exists`: true (the default) or false. For `in` / `not_in`: a list. */
+  /**
+   * For `exists` and `is_empty`: true (the default) or false. For `in` / `not_in`: a list. For
+   * `matches`: an RE2 pattern. For `starts_with` / `ends_with`: text.
+   */
   value?: unknown;
+  /** Text compares lower-cased on both sides (and `matches` is case-insensitive). */
+  ignore_case?: boolean;
 }
 
 /** Flat: every `all` holds and, when `any` is given and not empty, at least one `any` holds. */
@@ -88,6 +108,7 @@ export type RuleProblemCode =
   | "invalid_path"
   | "unknown_op"
   | "invalid_value"
+  | "invalid_pattern"
   | "duplicate";
 
 export interface RuleProblem {

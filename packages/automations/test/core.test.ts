@@ -50,7 +50,9 @@ describe("evaluateConditions", () => {
     [{ field: "payload.price", op: "gte", value: 120 }, true],
     [{ field: "payload.price", op: "lt", value: 120 }, false],
     [{ field: "payload.price", op: "lte", value: 120 }, true],
-    [{ field: "payload.price", op: "gt", value: "100" }, false],
+    // Numeric text counts as the number it spells (a form's "100" against a payload's 120).
+    [{ field: "payload.price", op: "gt", value: "100" }, true],
+    [{ field: "payload.price", op: "gt", value: "a hundred" }, false],
     [{ field: "payload.kind", op: "in", value: ["massage", "facial"] }, true],
     [{ field: "payload.kind", op: "not_in", value: ["massage"] }, false],
     [{ field: "payload.kind", op: "contains", value: "ssa" }, true],
