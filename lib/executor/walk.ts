@@ -96,10 +96,10 @@ export async function walkSteps(deps: WalkDeps, def: Definition, ctx: WalkContex
   const writtenIndex = new Map<DefStep, number>();
   let executed = 0;
 
-  const limitReached = (step: DefStep): End => ({
+  const limitReached = (step: DefStep, scope: Scope): End => ({
     kind: "finish",
     status: "failed",
-    reason: `the run reached the limit of ${LIMITS.executedSteps.toLocaleString("en-US")} executed steps (every step of every iteration counts); it stopped before step ${step.id}`,
+    reason: `the run reached the limit of ${LIMITS.executedSteps.toLocaleString("en-US")} executed steps (every step of every iteration counts); it stopped before step ${step.id}${iterationWords(scope)}`,
     limit: true,
   });
 
@@ -122,7 +122,7 @@ export async function walkSteps(deps: WalkDeps, def: Definition, ctx: WalkContex
 
   async function list(steps: DefStep[], scope: Scope): Promise<End | null> {
     for (const step of steps) {
-      if (++executed > LIMITS.executedSteps) return limitReached(step);
+      if (++executed > LIMITS.executedSteps) return limitReached(step, scope);
       const end = await one(step, scope);
       if (end) return end;
     }
