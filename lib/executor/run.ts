@@ -197,5 +197,11 @@ function checkedDefinition(applet: ClaimedApplet) {
 
 const noSecrets = (): undefined => undefined;
 
-/** Version 1 runs as the equivalent step list (lib/definition/types.ts `fromV1`). */
-const asSteps = (def: Definition | DefinitionV1): Definition => (def.version === 1 ? fromV1(def) : def);
+/** Version 1 runs as the equivalent step list (lib/definition/types.ts `fromV1`), read once per checked definition. */
+const stepLists = new WeakMap<object, Definition>();
+function asSteps(def: Definition | DefinitionV1): Definition {
+  if (def.version === 2) return def;
+  let steps = stepLists.get(def);
+  if (!steps) stepLists.set(def, (steps = fromV1(def)));
+  return steps;
+}
