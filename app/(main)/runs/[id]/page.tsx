@@ -160,6 +160,17 @@ function RunOutcome({ status, error, timed }: { status: string; error: string | 
   if (!error) return null;
   // A timed run's skip is said by TimedOutcome, with its reason in words.
   if (status === "skipped" && timed.reason) return null;
+  // A stop step ended the run (succeeded or skipped) with its reason: nothing went wrong.
+  if ((status === "succeeded" || status === "skipped") && error.startsWith("stopped at ")) {
+    return (
+      <div className="mb-4 rounded-md bg-slate-100 p-3 text-sm text-slate-800 ring-1 ring-slate-200" data-testid="run-stopped">
+        <p className="wrap-anywhere">
+          <span className="font-semibold">Stopped{status === "skipped" ? " (skipped)" : ""}:</span> {error.slice("stopped at ".length)}
+        </p>
+        <p className="mt-1 text-xs text-slate-600">A stop step ended the run here. Nothing went wrong.</p>
+      </div>
+    );
+  }
   if (status === "skipped") {
     const reason = error.startsWith("skipped: ") ? error.slice("skipped: ".length) : null;
     return (
