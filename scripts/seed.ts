@@ -23,7 +23,7 @@ import path from "node:path";
 import { createApp, type App } from "../lib/app";
 import { createAppletService } from "../lib/applets/service";
 import type { SeedRunState } from "../lib/db/store";
-import { checkDefinition, timezoneOf, type Definition } from "../lib/definition";
+import { checkDefinition, timezoneOf, topLevelActions, type Definition, type FilterStep } from "../lib/definition";
 import type { RunStatus, Step } from "../lib/executor/types";
 import { toText } from "../lib/core/text";
 import { renderConfig } from "../lib/template";
@@ -246,7 +246,8 @@ function buildSteps(app: App, f: Fixture, definition: Definition, plan: RunPlan,
   const failedAttempt = plan.status === "queued" ? Math.max(attempt - 1, 1) : attempt;
   let clock = at.getTime() + 150;
   const vars: Record<string, unknown> = {};
-  if (definition.filter) {
+  const filter = definition.steps.find((s) => s.type === "filter") as FilterStep | undefined;
+  if (filter) {
     const skipped = plan.status === "skipped";
     const body = payload.body as { head_commit?: { id?: string } } | undefined;
     if (!skipped && body?.head_commit?.id) vars.short = body.head_commit.id.slice(0, 7);
@@ -255,7 +256,7 @@ function buildSteps(app: App, f: Fixture, definition: Definition, plan: RunPlan,
       name: "filter",
       status: skipped ? "skipped" : "succeeded",
       attempt,
-      input: { code: definition.filter.code },
+      input: { code: filter.code },
       output: skipped ? { skipped: true, reason: plan.skipReason ?? "skipped" } : { vars },
       warnings: [],
       logs: [],
@@ -266,7 +267,7 @@ function buildSteps(app: App, f: Fixture, definition: Definition, plan: RunPlan,
     if (skipped) return steps;
   }
   const timezone = timezoneOf(definition);
-  definition.actions.forEach((action, index) => {
+  topLevelActions(definition).forEach((action, index) => {
     if (plan.runningAt !== undefined && index > plan.runningAt) return;
     if (plan.failAt !== undefined && index > plan.failAt) return;
     const { rendered, warnings } = renderConfig(

@@ -3,7 +3,7 @@ import { useRouter } from "next/navigation";
 import { useEffect, useMemo, useReducer, useRef, useState } from "react";
 import { ingredientGroups } from "@/lib/ui/format";
 import type { Meta, MetaTrigger } from "@/lib/api/queries";
-import type { Definition } from "@/lib/definition";
+import type { DefinitionV1 as Definition } from "@/lib/definition";
 import { ActionsStep } from "./ActionsStep";
 import { saveApplet, saveDraft, type FilterTestResult, type PreviewRequest } from "./api";
 import { SamplePicker, builtinChoice, type SampleChoice } from "./SamplePicker";

@@ -1,4 +1,4 @@
-import type { Definition, Problem } from "@/lib/definition";
+import type { DefinitionV1 as Definition, Problem } from "@/lib/definition";
 import { api, errorBody, type InferResponseType } from "@/lib/ui/api-client";
 import type { FieldMeta } from "@/lib/plugin";
 import { fetchProblemsInWords } from "./problems";

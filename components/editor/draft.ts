@@ -1,6 +1,6 @@
 import type { Meta, MetaAction, MetaTrigger } from "@/lib/api/queries";
 import type { FieldMeta } from "@/lib/plugin";
-import type { Definition, Problem } from "@/lib/definition";
+import type { DefinitionV1 as Definition, Problem } from "@/lib/definition";
 import { defaultsFor, fromForm, toForm, type FormConfig } from "./fields";
 import { NO_TIMING, timedFromForm, timedToForm, timingFromForm, timingToForm, type TimedDraft, type TimingDraft } from "./timing";
 

@@ -1,6 +1,6 @@
 "use client";
 import { useEffect, useState } from "react";
-import type { Definition } from "@/lib/definition";
+import type { DefinitionV1 as Definition } from "@/lib/definition";
 import { previewTiming, type TimingPreviewItem } from "./api";
 import { createPreviewRunner } from "./previewRunner";
 

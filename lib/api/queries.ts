@@ -7,7 +7,7 @@ import type { Applet, AppletVersion, RunListFilter } from "../db/store";
 import { createCredentialMasks, pluginFields } from "../applets/credential-masks";
 import { credentialSpots, literalCredentials, PURGED_CREDENTIAL } from "../applets/credentials";
 import { authorText, changeSummary } from "../applets/versions";
-import type { Definition } from "../definition";
+import { storedDefinition } from "../definition";
 import { triggerRegistry } from "../triggers";
 import { overdueMs } from "../ui/overdue";
 import { actionTypesOf, runRow } from "./serialize";
@@ -157,7 +157,7 @@ export async function appletDetailOf(app: Pick<App, "config" | "store">, a: Appl
   return {
     ...summary(a),
     // Stored only after lib/definition validated it.
-    definition: (masks ? masks.mask(a.definition) : a.definition) as unknown as Definition,
+    definition: storedDefinition(masks ? masks.mask(a.definition) : a.definition),
     webhook_token: a.webhookToken,
     alerts: masks && typeof alerts.channel === "object" ? { ...alerts, channel: masks.maskChannel(alerts.channel) } : alerts,
     webhook_url: `${app.config.publicUrl}/api/hooks/${a.id}/${a.webhookToken}`,
@@ -210,7 +210,7 @@ export async function appletVersion(app: Reads, id: string, n: number) {
   if (!v) return null;
   const previous = n > 1 ? await app.store.applets.version(id, n - 1) : null;
   const current = await app.store.applets.get(id);
-  return { ...versionRow(v, previous), definition: masksOf(app).mask(v.definition) as unknown as Definition, current: current?.version === v.version };
+  return { ...versionRow(v, previous), definition: storedDefinition(masksOf(app).mask(v.definition)), current: current?.version === v.version };
 }
 
 /** GET /api/runs: a page of runs, newest first, each with its applet's name. */

@@ -3,7 +3,7 @@ import { isIsoDateTime } from "../core/dates";
 import { UserError } from "../core/errors";
 import { newId, newWebhookToken } from "../core/ids";
 import { SYSTEM_AUTHOR, type Applet, type StoreAggregates, type VersionAuthor, type VersionSource } from "../db/store";
-import { checkDefinition, maxAttemptsOf, type Definition } from "../definition";
+import { checkDefinition, isActionStep, pathAsWritten, maxAttemptsOf, storedDefinition, walkSteps, type Definition } from "../definition";
 import { checkUrlForSave } from "../net/safe-fetch";
 import { ingest } from "../queue/ingest";
 import { actionRegistry } from "../actions";
@@ -57,7 +57,7 @@ export function createAppletService(app: Services) {
       const said = new Set(held.map((p) => p.path));
       problems.push(...checked.problems.map((p) => ({ path: `definition.${p.path}`.replace(/\.$/, ""), message: p.message })).filter((p) => !said.has(p.path)));
     }
-    else problems.push(...urlProblems(checked.definition, app.config.allowPrivateUrls));
+    else problems.push(...urlProblems(checked.definition, app.config.allowPrivateUrls).map((p) => ({ ...p, path: `definition.${pathAsWritten(input?.definition, checked.definition, p.path.slice("definition.".length))}` })));
     if (problems.length || !checked.ok) {
       throw new UserError(`applet: ${problems.length} problem(s): ${problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`, problems);
     }
@@ -77,7 +77,7 @@ export function createAppletService(app: Services) {
   }
 
   function toExport(a: Applet): ExportedApplet {
-    return { id: a.id, name: a.name, enabled: a.enabled, webhook_token: a.webhookToken, definition: a.definition as unknown as Definition, created_at: a.createdAt, tags: a.tags };
+    return { id: a.id, name: a.name, enabled: a.enabled, webhook_token: a.webhookToken, definition: storedDefinition(a.definition), created_at: a.createdAt, tags: a.tags };
   }
 
   return {
@@ -169,7 +169,7 @@ export function createAppletService(app: Services) {
       const current = await store.applets.get(id);
       if (!current) return null;
       await store.applets.setEnabled(id, enabled, clock.now().toISOString());
-      await schedule({ id, enabled, definition: current.definition as unknown as Definition });
+      await schedule({ id, enabled, definition: storedDefinition(current.definition) });
       return store.applets.get(id);
     },
 
@@ -207,7 +207,7 @@ export function createAppletService(app: Services) {
       const applet = await store.applets.get(id);
       if (!applet) throw new UserError(`applet: no applet with id "${id}"`);
       if (!payload || typeof payload !== "object" || Array.isArray(payload)) throw new UserError("test: the payload must be a JSON object", [{ path: "payload", message: "expected an object" }]);
-      const definition = applet.definition as unknown as Definition;
+      const definition = storedDefinition(applet.definition);
       const result = await ingest(app, { appletId: id, source: "manual", dedupeKey: null, payload: payload as Record<string, unknown>, maxAttempts: maxAttemptsOf(definition), definition });
       return result!;
     },
@@ -377,8 +377,9 @@ function urlProblems(def: Definition, allowPrivate: boolean): { path: string; me
   };
   // Each plug-in names its URL fields (an RSS feed's url, the http action's url).
   for (const key of getTrigger(def.trigger.type).urlFields ?? []) check(def.trigger.config[key], `definition.trigger.config.${key}`);
-  def.actions.forEach((a, i) => {
-    for (const key of actionRegistry.get(a.type)?.urlFields ?? []) check(a.config[key], `definition.actions.${i}.config.${key}`);
-  });
+  for (const { step, path } of walkSteps(def.steps)) {
+    if (!isActionStep(step)) continue;
+    for (const key of actionRegistry.get(step.type)?.urlFields ?? []) check(step.config[key], `definition.${path}.config.${key}`);
+  }
   return out;
 }

@@ -222,3 +222,15 @@ export function asLinear(def: Definition): DefinitionV1 | null {
     ...(rest.timed ? { timed: rest.timed } : {}),
   };
 }
+
+/** The n-th top-level action (0-based): what a timed action's index and a v1 `actions.n` name. */
+export function timedAction(def: Pick<Definition, "steps">, n: number): ActionStep | undefined {
+  return topLevelActions(def)[n];
+}
+
+/** Where the n-th top-level action sits in `steps` (its path is `steps.<that>`); -1 when there is none. */
+export function topLevelActionPosition(def: Pick<Definition, "steps">, n: number): number {
+  let seen = -1;
+  for (const [i, s] of def.steps.entries()) if (isActionStep(s) && ++seen === n) return i;
+  return -1;
+}

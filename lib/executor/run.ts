@@ -4,7 +4,7 @@ import type { ActionPlugin } from "../actions/types";
 import { ActionError, errorMessage, isDatabaseError } from "../core/errors";
 import type { ClaimedApplet, ClaimedRun } from "../db/store";
 import { checkDefinition, timezoneOf } from "../definition";
-import { fromV1, topLevelActions, type Definition, type DefinitionV1 } from "../definition/types";
+import { topLevelActions } from "../definition/types";
 import type { Sandbox } from "../sandbox";
 import { createRedactor } from "../secrets/redact";
 import { mayNameSecrets } from "../template/secret-refs";
@@ -133,11 +133,12 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
     if (!checked.ok) {
       return finish("failed", `executor: the applet definition is invalid: ${checked.problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`);
     }
-    const def = asSteps(checked.definition);
+    // Version 1 reads as its step list (checkDefinition answers with version 2).
+    const def = checked.definition;
     // The stored secrets are read only for a definition whose templates can name one: most do
     // not, and on PostgreSQL the read was one statement in five of a run.
     const secrets = namesSecrets ? await app.secrets.lookup() : noSecrets;
-    const timezone = timezoneOf(checked.definition);
+    const timezone = timezoneOf(def);
     if (run.actionIndex !== null && !topLevelActions(def)[run.actionIndex]) {
       return finish("failed", `executor: the applet no longer has action ${run.actionIndex + 1}, which this timed run was planned for`);
     }
@@ -196,12 +197,3 @@ function checkedDefinition(applet: ClaimedApplet) {
 }
 
 const noSecrets = (): undefined => undefined;
-
-/** Version 1 runs as the equivalent step list (lib/definition/types.ts `fromV1`), read once per checked definition. */
-const stepLists = new WeakMap<object, Definition>();
-function asSteps(def: Definition | DefinitionV1): Definition {
-  if (def.version === 2) return def;
-  let steps = stepLists.get(def);
-  if (!steps) stepLists.set(def, (steps = fromV1(def)));
-  return steps;
-}

@@ -7,7 +7,7 @@ import { LIMITS } from "../core/limits";
 import { perTurn, turnBarrier } from "../core/per-turn";
 import { processMetrics } from "../metrics";
 import { checkHealth } from "../health";
-import { maxAttemptsOf, type Definition } from "../definition";
+import { maxAttemptsOf, storedDefinition, type Definition } from "../definition";
 import { createIngestBatcher, ingestSkipped } from "../queue/ingest";
 import { isListening } from "../webhooks/listen";
 import { hasTimedActions } from "../timed/rule";
@@ -47,12 +47,12 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
   const hookSettings = (id: string, raw: string): HookSettings => {
     let s = settings.get(id);
     if (s?.raw !== raw) {
-      const definition = JSON.parse(raw) as Definition;
+      const definition = storedDefinition(JSON.parse(raw));
       const found = triggerRegistry.get(String(definition.trigger?.type));
       const plugin = found?.feed === "http" ? found : null;
       const parsed = plugin?.configSchema.safeParse(definition.trigger?.config ?? {});
       const problem = !plugin || parsed?.success ? null : "the stored trigger config is invalid";
-      s = { raw, plugin, config: parsed?.success ? parsed.data : null, problem, maxAttempts: maxAttemptsOf(definition), definition: Array.isArray(definition.actions) && hasTimedActions(definition) ? definition : undefined };
+      s = { raw, plugin, config: parsed?.success ? parsed.data : null, problem, maxAttempts: maxAttemptsOf(definition), definition: Array.isArray(definition.steps) && hasTimedActions(definition) ? definition : undefined };
       if (settings.size >= 10_000) settings.clear();
       settings.set(id, s);
     }

@@ -2,7 +2,7 @@ import type { App } from "../app";
 import { errorMessage, isDatabaseError } from "../core/errors";
 import { newId } from "../core/ids";
 import type { Applet, StoreTx } from "../db/store";
-import { maxAttemptsOf, type Definition } from "../definition";
+import { maxAttemptsOf, storedDefinition, type Definition } from "../definition";
 import { saveEventFiles } from "../files/events";
 import { signedFileUrl } from "../files/signed-url";
 import { processMetrics } from "../metrics";
@@ -63,7 +63,7 @@ interface Session {
 
 export const listenLockName = (appletId: string): string => `listen:${appletId}`;
 
-const versionOf = (a: Applet): string => `${a.updatedAt}\0${JSON.stringify((a.definition as unknown as Definition).trigger)}`;
+const versionOf = (a: Applet): string => `${a.updatedAt}\0${JSON.stringify(storedDefinition(a.definition).trigger)}`;
 
 /** A real timer that ends early on abort. */
 function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -158,7 +158,7 @@ export function createListeners(app: ListenApp, opts: ListenersOptions): Listene
  * after a back-off whenever it fails. Throws only on a database failure.
  */
 async function hold(app: ListenApp, applet: Applet, signal: AbortSignal, sleep: (ms: number, signal: AbortSignal) => Promise<void>): Promise<void> {
-  const def = applet.definition as unknown as Definition;
+  const def = storedDefinition(applet.definition);
   const plugin = listenTrigger(def.trigger.type);
   const parsed = plugin?.configSchema.safeParse(def.trigger.config);
   if (!plugin || !parsed?.success) {

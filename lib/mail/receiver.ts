@@ -4,7 +4,7 @@ import { domainToASCII } from "node:url";
 import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from "smtp-server";
 import type { App } from "../app";
 import { UserError, errorMessage } from "../core/errors";
-import { checkDefinition, maxAttemptsOf, type Definition } from "../definition";
+import { checkDefinition, maxAttemptsOf, storedDefinition } from "../definition";
 import { copyEventFiles, deleteEventFiles, saveEventFiles, selectStorable } from "../files/events";
 import { signedFileUrl } from "../files/signed-url";
 import type { Ingested } from "../db/store";
@@ -306,7 +306,7 @@ export async function deliver(app: App, raw: Buffer, envelopeRcpts: string[]): P
           maxAttempts,
           eventId,
           receivedAt: receivedAt.toISOString(),
-          definition: applet.definition as unknown as Definition,
+          definition: storedDefinition(applet.definition),
         });
       } finally {
         if (!result && storable.length > 0) discard.push(eventId);

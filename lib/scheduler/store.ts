@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { ScheduleError, type Schedule, type ScheduleAdapter, type ScheduleFilter, type SchedulePatch } from "@whenthen/schedules";
 import type { App } from "../app";
 import type { ScheduledApplet } from "../db/store";
-import type { Definition } from "../definition";
+import { storedDefinition, type Definition } from "../definition";
 import { POLLED_TRIGGERS } from "../triggers";
 import { isPolledType, timingOf } from "./timing";
 
@@ -43,7 +43,7 @@ export class AppletScheduleStore implements ScheduleAdapter {
   async get(id: string): Promise<Schedule | null> {
     const [applet, state] = await Promise.all([this.#app.store.applets.get(id), this.#app.store.triggerState.get(id)]);
     if (!applet || !state?.nextRunAt || !isPolledType(applet.triggerType)) return null;
-    const def = applet.definition as unknown as Definition;
+    const def = storedDefinition(applet.definition);
     return {
       id,
       kind: applet.triggerType,

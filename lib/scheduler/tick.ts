@@ -3,7 +3,7 @@ import { ScheduleReconciler, type TickSummary } from "@whenthen/schedules";
 import type { App } from "../app";
 import { pollContext } from "../triggers/context";
 import { errorMessage } from "../core/errors";
-import { maxAttemptsOf, type Definition } from "../definition";
+import { maxAttemptsOf, storedDefinition, type Definition } from "../definition";
 import { ingest, ingestSkipped } from "../queue/ingest";
 import { firstRunOf, nextRunOf, POLLED_TRIGGERS, polledTrigger } from "../triggers";
 import { emptyTriggerState, type PollContext, type PollResult, type TriggerState } from "../triggers/types";
@@ -107,7 +107,7 @@ async function pollApplet(app: TickApp, appletId: string, slot: Date, now: Date,
   if (signal?.aborted) return 0;
   const applet = await app.store.applets.get(appletId);
   if (!applet || !applet.enabled || !polledTrigger(applet.triggerType)) return 0;
-  const def = applet.definition as unknown as Definition;
+  const def = storedDefinition(applet.definition);
   const plugin = polledTrigger(def.trigger.type);
   const before: TriggerState = (await app.store.triggerState.get(appletId)) ?? emptyTriggerState();
   const nowIso = now.toISOString();

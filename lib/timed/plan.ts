@@ -7,7 +7,7 @@
  */
 import { conditionScope, contactTimeZone, evaluateConditions, instantToZonedWall, planEventSync, readInstant, type Contact, type Rule, type RuleEvent } from "@vibedout/automations";
 import { isValidTimeZone } from "@whenthen/schedules";
-import type { Definition } from "../definition";
+import { timedAction, type Definition } from "../definition";
 import type { PlannedRunInsert, PlanWrite } from "../db/store/types";
 import { renderTemplate, type TemplateContext } from "../template";
 import { reasonWords } from "./reasons";
@@ -167,14 +167,14 @@ export function planTimed(e: TimedEvent): TimedPlan {
   const views: TimedRunView[] = [];
   for (const r of plan.runs) {
     const actionIndex = Number(r.params.actionIndex);
-    const timing = def.actions[actionIndex]!.timing!;
+    const timing = timedAction(def, actionIndex)!.timing!;
     const anchorPath = timing.anchor ?? "event";
     const unmoved = r.anchorAt === null ? null : r.anchorAt + (durationOf(timing.at) ?? 0);
     const originalDueAt = unmoved !== null && r.status === "pending" && unmoved !== r.dueAt ? unmoved : null;
     let explanation: string;
     if (r.reason === "no_anchor") {
       explanation = anchorProblem(anchorPath, valueAt(ctx, anchorPath));
-      warnings.push(`action ${actionIndex + 1} (${def.actions[actionIndex]!.type}): ${explanation}`);
+      warnings.push(`action ${actionIndex + 1} (${timedAction(def, actionIndex)!.type}): ${explanation}`);
     } else if (r.status === "skipped") {
       explanation = `not planned: ${reasonWords(r.reason)}` + (unmoved !== null ? ` (it was due ${wallText(unmoved, zone)} in ${zone})` : "");
     } else {

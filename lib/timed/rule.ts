@@ -4,19 +4,19 @@
  */
 import { parseRule, type Condition, type Conditions, type ParseRuleResult, type Rule, type RuleStep } from "@vibedout/automations";
 import { isValidTimeZone } from "@whenthen/schedules";
-import type { Definition } from "../definition";
+import { timedAction, topLevelActions, type Definition } from "../definition";
 import { durationOf } from "./schema";
 
 /** The action name every step of an applet's rule carries; the sweep hands each to the executor. */
 export const TIMED_ACTION = "whenthen.run";
 export const DEFAULT_LATENESS = "1h";
 
-/** Indexes of the actions that carry a timing. */
-export function timedActionIndexes(def: Pick<Definition, "actions">): number[] {
-  return def.actions.flatMap((a, i) => (a.timing ? [i] : []));
+/** Indexes (among the top-level actions, the only ones a timing may sit on) of the actions that carry a timing. */
+export function timedActionIndexes(def: Pick<Definition, "steps">): number[] {
+  return topLevelActions(def).flatMap((a, i) => (a.timing ? [i] : []));
 }
 
-export const hasTimedActions = (def: Pick<Definition, "actions">): boolean => def.actions.some((a) => a.timing !== undefined);
+export const hasTimedActions = (def: Pick<Definition, "steps">): boolean => topLevelActions(def).some((a) => a.timing !== undefined);
 
 /** The step id of action `index` (part of every planned run's id). */
 export const stepIdOf = (index: number): string => String(index);
@@ -39,7 +39,7 @@ export function ruleFor(
   const stepActions = timedActionIndexes(def);
   if (stepActions.length === 0) return null;
   const steps = stepActions.map((index): RuleStep => {
-    const t = def.actions[index]!.timing!;
+    const t = timedAction(def, index)!.timing!;
     const lateness = t.lateness === null ? null : durationOf(t.lateness ?? DEFAULT_LATENESS);
     return {
       id: stepIdOf(index),

@@ -8,7 +8,7 @@
 import { anchorUnchanged, sweepDue, type Guard, type Rule, type SweepReport } from "@vibedout/automations";
 import type { App } from "../app";
 import { errorMessage } from "../core/errors";
-import { checkDefinition, type Definition } from "../definition";
+import { checkDefinition, timedAction, type Definition } from "../definition";
 import { ruleOrThrow, TIMED_ACTION } from "./rule";
 import { StoreScheduler, type StoreSchedulerOptions } from "./scheduler";
 
@@ -47,7 +47,7 @@ export async function sweepPlannedRuns(deps: SweepDeps): Promise<SweepReport> {
       return latest.anchorAt;
     });
     const guard: Guard = (run, ctx) => {
-      const timing = definitions.get(run.ruleId)?.actions[Number(run.params.actionIndex)]?.timing;
+      const timing = (() => { const def = definitions.get(run.ruleId); return def ? timedAction(def, Number(run.params.actionIndex))?.timing : undefined; })();
       if (!timing || timing.guard_anchor === false || (timing.anchor ?? "event") === "event") return undefined;
       return sameAnchor(run, ctx);
     };

@@ -21,7 +21,7 @@ import { checkDefinition } from "@/lib/definition";
 import { triggerRegistry } from "@/lib/triggers";
 import type { MetaAction, MetaTrigger } from "@/lib/api/queries";
 import type { FieldMeta } from "@/lib/plugin";
-import type { Definition } from "@/lib/definition";
+import type { DefinitionV1 as Definition } from "@/lib/definition";
 
 /**
  * The editor's draft without a browser: every reducer action, definition → draft → definition

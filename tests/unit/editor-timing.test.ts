@@ -3,7 +3,7 @@ import { buildDefinition, draftFromDefinition, draftReducer, openProblems, place
 import { wordProblem } from "@/components/editor/problems";
 import { anchorNote, anchorOptions, anchorPath, conditionLabel, conditionPath, conditionValueOf, conditionValueText, NO_TIMED, NO_TIMING, offsetWords, timedFromForm, timedToForm, timeLook, timingFromForm, timingToForm } from "@/components/editor/timing";
 import { actionRegistry } from "@/lib/actions";
-import { checkDefinition, type Definition } from "@/lib/definition";
+import { checkDefinition, type DefinitionV1 as Definition } from "@/lib/definition";
 import { triggerRegistry } from "@/lib/triggers";
 
 /**

@@ -4,7 +4,7 @@ import { actionRegistry } from "../../actions";
 import { UserError, errorMessage } from "../../core/errors";
 import { inUserWords } from "../../core/zod-words";
 import { localIso } from "../../core/local-iso";
-import { checkDefinition, timezoneOf } from "../../definition";
+import { checkDefinition, looseActions, timezoneOf } from "../../definition";
 import { renderConfig } from "../../template";
 import { triggerRegistry } from "../../triggers";
 import { pollContext } from "../../triggers/context";
@@ -97,7 +97,7 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
       const body = c.req.valid("json");
       const checked = checkDefinition(body.definition);
       // A definition with problems still previews what it can: the editor shows both.
-      const def = checked.ok ? checked.definition : (body.definition as { actions?: { type?: unknown; config?: unknown }[] } | null);
+      const list = looseActions(checked.ok ? checked.definition : body.definition);
       const known = new Set((await app.secrets.list()).map((s) => s.name));
       const timezone = checked.ok ? timezoneOf(checked.definition) : "UTC";
       const now = app.clock.now();
@@ -114,13 +114,15 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
         // The browser never sees a secret value, only that it would resolve.
         secrets: (name: string) => (known.has(name) ? `[secret ${name}]` : undefined),
       };
-      const list = Array.isArray(def?.actions) ? def.actions : [];
+      // Every action step in written order (nested ones too); `index` counts them as the editor does.
       const actions = list.map((a, index) => {
-        const r = renderConfig(a?.config ?? {}, ctx, { timezone, typedKeys: actionRegistry.get(String(a?.type))?.typedConfig });
+        const r = renderConfig(a.config, ctx, { timezone, typedKeys: actionRegistry.get(a.type)?.typedConfig });
         return {
           index,
-          type: String(a?.type),
-          rendered: r.rendered as Record<string, unknown>,
+          id: a.id,
+          path: a.path,
+          type: a.type,
+          rendered: r.rendered,
           warnings: r.warnings,
           unresolved: r.warnings.filter((w) => w.startsWith("unresolved: ")).map((w) => w.slice("unresolved: ".length)),
         };

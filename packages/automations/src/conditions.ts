@@ -11,7 +11,8 @@ import type { Condition, ConditionOp, Conditions, Contact, RuleEvent } from "./t
  *   operator orders (gt, gte, lt, lte). `eq` between two texts compares the text ("007" ≠ "7").
  * - **Dates** (ISO 8601 text, a JavaScript Date): two dates with a zone ("…Z", "…+02:00") compare
  *   as instants; two dates without one compare as wall-clock times; a date with a zone and one
- *   without are not comparable, and the condition is false (ne and not_in too) with that reason.
+ *   without are not comparable, and the condition is false (ne and not_in too) with that reason
+ *   (for in / not_in: when no element of the list equals the value and one could not be compared).
  *   A number against a date with a zone is read as epoch milliseconds.
  * - **Text** as text, by UTF-16 code unit; `ignore_case: true` lower-cases both sides first (and
  *   makes `matches` case-insensitive).
@@ -226,12 +227,21 @@ function equal(a: unknown, b: unknown, ignoreCase: boolean): boolean {
   return "cmp" in c && c.cmp === 0;
 }
 
-/** Whether `found` (or, for a list field, any of its elements) equals an element of `list`. */
-function inList(found: unknown, list: unknown, ignoreCase: boolean): boolean {
-  if (!Array.isArray(list)) return false;
-  const one = (item: unknown) => list.some((candidate) => equal(item, candidate, ignoreCase));
-  if (Array.isArray(found)) return found.some(one);
-  return one(found);
+/**
+ * Whether `found` (or, for a list field, any of its elements) equals an element of `list`; when
+ * none does and some element could not be compared (a date with a zone and one without), why.
+ */
+function inList(found: unknown, list: unknown, ignoreCase: boolean): { hit: boolean; problem?: string } {
+  if (!Array.isArray(list)) return { hit: false };
+  let problem: string | undefined;
+  const one = (item: unknown) =>
+    list.some((candidate) => {
+      const c = same(item, candidate, ignoreCase);
+      if ("problem" in c) problem ??= `${showValue(item)} and ${showValue(candidate)} cannot be compared: ${c.problem}`;
+      return "cmp" in c && c.cmp === 0;
+    });
+  const hit = Array.isArray(found) ? found.some(one) : one(found);
+  return hit || problem === undefined ? { hit } : { hit, problem };
 }
 
 function isEmpty(value: unknown): boolean {
@@ -259,7 +269,10 @@ export function showValue(value: unknown, max = 80): string {
     if (typeof x === "string") return push(JSON.stringify(x.length > max ? x.slice(0, max) : x));
     if (typeof x === "bigint") return push(`${x}n`);
     if (typeof x === "number") return push(Number.isFinite(x) ? String(x) : "null");
-    if (x === null || typeof x !== "object") return push(x === undefined ? "null" : String(x));
+    if (typeof x === "boolean") return push(x ? "true" : "false");
+    if (typeof x === "symbol") return push(x.toString());
+    if (typeof x === "function") return push("(a function)");
+    if (x === null || x === undefined) return push("null");
     if (depth >= 5) return push(Array.isArray(x) ? "[…]" : "{…}");
     if (Array.isArray(x)) {
       push("[");
@@ -361,7 +374,8 @@ function decide(condition: Condition, found: unknown): ConditionVerdict {
     }
     case "in":
     case "not_in": {
-      const hit = inList(found, value, ignoreCase);
+      const { hit, problem } = inList(found, value, ignoreCase);
+      if (problem !== undefined) return { holds: false, why: `${field} ${problem}` };
       if (Array.isArray(found)) {
         const holds = op === "in" ? hit : !hit;
         return { holds, why: `${field} ${showValue(found)} has ${hit ? "one of" : "none of"} ${showValue(value)}${nocase}` };

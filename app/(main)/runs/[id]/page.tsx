@@ -13,6 +13,7 @@ import { isTimedRun, reasonSentence, subjectWords, timedInfoOf, type TimedRunInf
 import { Countdown } from "@/components/Countdown";
 import { appletDetail, plannedRunNote, REPLAYS_SHOWN, runDetail } from "@/lib/api/queries";
 import { actionRegistry } from "@/lib/actions";
+import { timedAction } from "@/lib/definition";
 import { services } from "@/lib/services";
 
 export const dynamic = "force-dynamic";
@@ -243,7 +244,7 @@ function Meta({ label, children }: { label: string; children: React.ReactNode })
 /** "Action 2: Slack message": the timed run's action as its applet's editor numbers and labels it. */
 async function actionNameOf(appletId: string, index: number): Promise<string> {
   const applet = await appletDetail(services().app, appletId);
-  const type = applet?.definition.actions[index]?.type;
+  const type = applet ? timedAction(applet.definition, index)?.type : undefined;
   const label = type ? (actionRegistry.get(type)?.label ?? type) : null;
   return label ? `Action ${index + 1}: ${label}` : `Action ${index + 1}`;
 }

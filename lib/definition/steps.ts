@@ -1,0 +1,268 @@
+import { z } from "zod";
+import type { ActionPlugin } from "../actions/types";
+import { timingSchema } from "../timed/schema";
+import { CONTROL_KINDS, LIMITS, STEP_ID, type Problem, type Step } from "./types";
+
+/**
+ * The zod schema of version 2's step list, and the checks zod cannot make one step at a time
+ * (ids unique, how many steps, how deep, where a timing may sit, AI output names unique). Those
+ * walk the raw input, so they are reported together with zod's problems: every problem at once.
+ */
+
+/** The condition operators a step condition may use (the library's evaluator reads them). */
+export const STEP_CONDITION_OPS = [
+  "eq",
+  "ne",
+  "gt",
+  "gte",
+  "lt",
+  "lte",
+  "contains",
+  "not_contains",
+  "starts_with",
+  "ends_with",
+  "matches",
+  "exists",
+  "is_empty",
+  "in",
+  "not_in",
+] as const;
+
+/** Operators that read no value (`exists` may say `false`). */
+const VALUELESS = new Set(["exists", "is_empty"]);
+const LIST_VALUED = new Set(["in", "not_in"]);
+
+/** What a step condition (and a for_each's list) may read: the run's ingredients. */
+export const CONDITION_ROOTS = ["trigger", "ai", "vars", "steps", "item", "index", "event", "applet", "run"] as const;
+const FIELD = new RegExp(`^(${CONDITION_ROOTS.join("|")})(\\.[A-Za-z0-9_$-]+)*$`);
+
+/** A pattern check for `matches` (a bounded regex); null when the pattern is fine. */
+export type PatternCheck = (pattern: string) => string | null;
+
+const DEFAULT_PATTERN_CHECK: PatternCheck = (pattern) => {
+  try {
+    new RegExp(pattern);
+    return null;
+  } catch (err) {
+    return `is not a valid pattern: ${(err as Error).message}`;
+  }
+};
+
+export function conditionsSchema(patternProblem: PatternCheck = DEFAULT_PATTERN_CHECK) {
+  const leaf = z
+    .strictObject({
+      field: z.string().regex(FIELD, `must be an ingredient path that starts with ${CONDITION_ROOTS.join(", ")}, such as "trigger.body.amount"`),
+      op: z.enum(STEP_CONDITION_OPS as unknown as [string, ...string[]], { error: () => `must be one of ${STEP_CONDITION_OPS.join(", ")}` }),
+      value: z.json().optional(),
+      ignore_case: z.boolean().optional(),
+    })
+    .superRefine((c, ctx) => {
+      if (c.op === "exists" && c.value !== undefined && typeof c.value !== "boolean") ctx.addIssue({ code: "custom", path: ["value"], message: "must be true or false for exists (or left out)" });
+      else if (c.op === "is_empty" && c.value !== undefined) ctx.addIssue({ code: "custom", path: ["value"], message: "is not read by is_empty; leave it out" });
+      else if (!VALUELESS.has(c.op) && c.value === undefined) ctx.addIssue({ code: "custom", path: ["value"], message: `is required for ${c.op}` });
+      else if (LIST_VALUED.has(c.op) && !Array.isArray(c.value)) ctx.addIssue({ code: "custom", path: ["value"], message: `must be a list for ${c.op}` });
+      else if (c.op === "matches") {
+        if (typeof c.value !== "string") ctx.addIssue({ code: "custom", path: ["value"], message: "must be a pattern (text) for matches" });
+        else {
+          const problem = patternProblem(c.value);
+          if (problem) ctx.addIssue({ code: "custom", path: ["value"], message: problem });
+        }
+      }
+    });
+  type Node = z.infer<typeof leaf> | { all: Node[] } | { any: Node[] };
+  const node: z.ZodType<Node> = z.lazy(() => z.union([leaf, group], { error: () => "must be a condition { field, op, value } or a group { all: [...] } / { any: [...] }" }));
+  const list = z.array(node).min(1, "must have at least one condition").max(20, "at most 20 conditions in one group");
+  const group = z.union([z.strictObject({ all: list }), z.strictObject({ any: list })], {
+    error: () => 'must be { "all": [conditions] } or { "any": [conditions] }',
+  });
+  return group;
+}
+
+const stepId = z.string().regex(STEP_ID, "must be 1-64 letters, digits or _, not starting with a digit");
+const identifier = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an identifier");
+
+/** The step-list schema, built from the action registry (an action step's `type` is its plug-in). */
+export function stepsSchema(actions: readonly Pick<ActionPlugin, "type" | "configSchema">[], patternProblem?: PatternCheck) {
+  const conditions = conditionsSchema(patternProblem);
+  const list: z.ZodType<unknown[]> = z.lazy(() => z.array(step));
+  const nonEmpty = (what: string): z.ZodType<unknown[]> => z.lazy(() => z.array(step).min(1, `${what} needs at least one step`));
+
+  const actionOptions = actions.map((p) =>
+    z.strictObject({
+      id: stepId.optional(),
+      type: z.literal(p.type),
+      config: p.configSchema,
+      when: conditions.optional(),
+      continue_on_error: z.boolean().optional(),
+      timing: timingSchema.optional(),
+    }),
+  );
+  const control = [
+    z.strictObject({ id: stepId.optional(), type: z.literal("filter"), code: z.string().max(20_000) }),
+    z.strictObject({
+      id: stepId.optional(),
+      type: z.literal("ai"),
+      model: z.string().min(1).max(200),
+      prompt: z.string().min(1).max(20_000),
+      output: identifier.default("output"),
+      json: z.boolean().default(false),
+    }),
+    z.strictObject({ id: stepId.optional(), type: z.literal("if"), conditions, then: nonEmpty("then"), else: list.optional() }),
+    z.strictObject({
+      id: stepId.optional(),
+      type: z.literal("paths"),
+      mode: z.enum(["first", "all"]).default("first"),
+      paths: z
+        .array(z.strictObject({ name: z.string().min(1).max(100), conditions, steps: nonEmpty("a path") }))
+        .min(1, "must have at least one path")
+        .max(20, "at most 20 paths"),
+      otherwise: list.optional(),
+    }),
+    z.strictObject({
+      id: stepId.optional(),
+      type: z.literal("for_each"),
+      items: z.string().min(1).max(500),
+      max_items: z
+        .number()
+        .int()
+        .min(1)
+        .max(LIMITS.forEachMax, `a for each runs at most ${LIMITS.forEachMax} items`)
+        .optional(),
+      continue_on_error: z.boolean().optional(),
+      steps: nonEmpty("a for each"),
+    }),
+    z.strictObject({ id: stepId.optional(), type: z.literal("stop"), status: z.enum(["succeeded", "skipped"]).default("skipped"), reason: z.string().max(1000).optional() }),
+  ];
+  const known = [...actions.map((p) => p.type), ...CONTROL_KINDS].join(", ");
+  const options = [...actionOptions, ...control];
+  const step: z.ZodType = z.discriminatedUnion("type", options as unknown as [z.ZodObject, z.ZodObject, ...z.ZodObject[]], {
+    error: (iss) => (iss.code === "invalid_union" ? `unknown step type; expected one of: ${known}` : undefined),
+  });
+  return z.array(step).min(1, "an applet needs at least one step");
+}
+
+type Raw = Record<string, unknown>;
+const isObject = (v: unknown): v is Raw => typeof v === "object" && v !== null && !Array.isArray(v);
+const CONTAINER_LABEL: Record<string, string> = { if: "an if step", paths: "a paths step", for_each: "a for each step" };
+
+/** The lists nested in a raw step, as childLists says them for a checked one. */
+function rawChildren(step: Raw): { path: string; steps: unknown[] }[] {
+  const out: { path: string; steps: unknown[] }[] = [];
+  const add = (path: string, v: unknown) => {
+    if (Array.isArray(v)) out.push({ path, steps: v });
+  };
+  if (step.type === "if") {
+    add("then", step.then);
+    add("else", step.else);
+  } else if (step.type === "paths") {
+    if (Array.isArray(step.paths)) step.paths.forEach((p, i) => isObject(p) && add(`paths.${i}.steps`, p.steps));
+    add("otherwise", step.otherwise);
+  } else if (step.type === "for_each") add("steps", step.steps);
+  return out;
+}
+
+/**
+ * What the step list breaks that no single step shows: too many steps, nested too deep, a
+ * duplicate id, a timing anywhere but on a top-level action, an AI output name used twice.
+ */
+export function structureProblems(steps: unknown): Problem[] {
+  if (!Array.isArray(steps)) return [];
+  const problems: Problem[] = [];
+  const ids = new Map<string, string>();
+  const outputs = new Map<string, string>();
+  let count = 0;
+  const visit = (list: unknown[], base: string, depth: number, inside: string | null) => {
+    for (const [i, raw] of list.entries()) {
+      const path = `${base}.${i}`;
+      if (!isObject(raw)) continue;
+      count++;
+      if (depth > LIMITS.depth) {
+        problems.push({ path, message: `steps can be nested at most ${LIMITS.depth} deep; this one is ${depth} deep` });
+        continue;
+      }
+      if (typeof raw.id === "string") {
+        const first = ids.get(raw.id);
+        if (first) problems.push({ path: `${path}.id`, message: `the id "${raw.id}" is already used by ${first}` });
+        else ids.set(raw.id, path);
+      }
+      const isControl = (CONTROL_KINDS as readonly unknown[]).includes(raw.type);
+      if (raw.timing !== undefined) {
+        if (isControl) problems.push({ path: `${path}.timing`, message: "only actions can carry a timing (and only top-level ones)" });
+        else if (inside) problems.push({ path: `${path}.timing`, message: `only top-level actions can carry a timing; this action is inside ${inside}` });
+      }
+      if (raw.type === "ai") {
+        const output = typeof raw.output === "string" ? raw.output : "output";
+        const first = outputs.get(output);
+        if (first) problems.push({ path: `${path}.output`, message: `the AI output name "${output}" is already used by ${first}; each AI step needs its own` });
+        else outputs.set(output, path);
+      }
+      for (const child of rawChildren(raw)) visit(child.steps, `${path}.${child.path}`, depth + 1, inside ?? CONTAINER_LABEL[raw.type as string] ?? null);
+    }
+  };
+  visit(steps, "steps", 0, null);
+  if (count > LIMITS.steps) problems.unshift({ path: "steps", message: `an applet can have at most ${LIMITS.steps} steps; this one has ${count}` });
+  return problems;
+}
+
+/**
+ * Gives every step without an id a stable one, `<type>_<n>` (n counting that type's steps in
+ * written order, skipping ids already taken), so the same input always gets the same ids.
+ */
+export function assignIds(steps: Step[]): Step[] {
+  const taken = new Set<string>();
+  const collect = (list: Step[]) => {
+    for (const s of list) {
+      if (s.id) taken.add(s.id);
+      for (const c of childrenOf(s)) collect(c);
+    }
+  };
+  collect(steps);
+  const next = new Map<string, number>();
+  const fresh = (type: string): string => {
+    let n = next.get(type) ?? 1;
+    while (taken.has(`${type}_${n}`)) n++;
+    next.set(type, n + 1);
+    taken.add(`${type}_${n}`);
+    return `${type}_${n}`;
+  };
+  const give = (list: Step[]): Step[] =>
+    list.map((s) => {
+      const { id, ...rest } = s;
+      return withChildren({ id: id || fresh(s.type), ...rest }, give);
+    });
+  return give(steps);
+}
+
+function childrenOf(s: Step): Step[][] {
+  switch (s.type) {
+    case "if":
+      return [(s as Extract<Step, { type: "if" }>).then, (s as Extract<Step, { type: "if" }>).else ?? []];
+    case "paths": {
+      const p = s as Extract<Step, { type: "paths" }>;
+      return [...p.paths.map((x) => x.steps), p.otherwise ?? []];
+    }
+    case "for_each":
+      return [(s as Extract<Step, { type: "for_each" }>).steps];
+    default:
+      return [];
+  }
+}
+
+function withChildren(s: Step, f: (list: Step[]) => Step[]): Step {
+  switch (s.type) {
+    case "if": {
+      const x = s as Extract<Step, { type: "if" }>;
+      return { ...x, then: f(x.then), ...(x.else ? { else: f(x.else) } : {}) };
+    }
+    case "paths": {
+      const x = s as Extract<Step, { type: "paths" }>;
+      return { ...x, paths: x.paths.map((p) => ({ ...p, steps: f(p.steps) })), ...(x.otherwise ? { otherwise: f(x.otherwise) } : {}) };
+    }
+    case "for_each": {
+      const x = s as Extract<Step, { type: "for_each" }>;
+      return { ...x, steps: f(x.steps) };
+    }
+    default:
+      return s;
+  }
+}
