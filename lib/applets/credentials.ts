@@ -1,5 +1,6 @@
 import type { FieldMeta } from "../plugin";
 import { parseTemplate } from "../template/parse";
+import { looseActions } from "../definition/loose";
 
 /**
  * Credentials in applet definitions, the pure part: where they are (the config fields a plug-in
@@ -17,7 +18,7 @@ export type FieldsOf = (place: "trigger" | "action", type: string) => readonly F
 
 /** One credential value in a definition. */
 export interface CredentialSpot {
-  /** Keys from the definition's root: ["actions", "0", "config", "headers", "Authorization"]. */
+  /** Keys from the definition's root: ["steps", "0", "config", "headers", "Authorization"] (["actions", "0", …] in a version 1 document). */
   path: string[];
   /** What the editor calls it: "Action 1 (slack): Webhook URL", "Trigger: Secret", "Action 2 (http): Headers › Authorization". */
   label: string;
@@ -66,11 +67,12 @@ export function credentialSpots(definition: unknown, fieldsOf: FieldsOf): Creden
   if (!isRecord(definition)) return [];
   const trigger = isRecord(definition.trigger) ? definition.trigger : {};
   const out = spotsIn(trigger.config, fieldsOf("trigger", String(trigger.type)), ["trigger", "config"], "Trigger");
-  const actions = Array.isArray(definition.actions) ? (definition.actions as unknown[]) : [];
-  actions.forEach((a, i) => {
-    if (!isRecord(a)) return;
-    out.push(...spotsIn(a.config, fieldsOf("action", String(a.type)), ["actions", String(i), "config"], `Action ${i + 1} (${String(a.type)})`));
-  });
+  // Version 1's actions or version 2's action steps, nested ones included (a stored row may be either).
+  for (const a of looseActions(definition)) {
+    const n = /^action_(\d+)$/.exec(a.id ?? "");
+    const label = n ? `Action ${n[1]} (${a.type})` : `Step ${a.id ?? a.path} (${a.type})`;
+    out.push(...spotsIn(a.config, fieldsOf("action", a.type), [...a.path.split("."), "config"], label));
+  }
   return out;
 }
 

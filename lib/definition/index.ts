@@ -5,9 +5,10 @@ import { triggerRegistry } from "../triggers";
 import { inUserWords } from "../core/zod-words";
 import { timingSchema, timedSchema, timedRuleProblems, type Timed, type Timing } from "../timed/schema";
 import { assignIds, stepsSchema, structureProblems } from "./steps";
-import { CONTROL_KINDS, fromV1, type Definition, type DefinitionV1, type Problem, type Step } from "./types";
+import { fromV1, isActionStep, walkSteps, type Definition, type DefinitionV1, type IfStep, type PathsStep, type Problem, type Step, type StepConditions } from "./types";
 
 export * from "./types";
+export * from "./loose";
 export { STEP_CONDITION_OPS, CONDITION_ROOTS, conditionsSchema, structureProblems, assignIds } from "./steps";
 export type { Timed, Timing };
 
@@ -130,37 +131,6 @@ export function timezoneOf(d: Pick<Definition, "timezone" | "trigger">): string 
 }
 
 /**
- * The action steps of a definition that may not pass checkDefinition (the editor previews what it
- * can while it shows the problems): version 1's actions or version 2's action steps, nested ones
- * included, each with its path, in written order. Anything unreadable is left out.
- */
-export function looseActions(raw: unknown): { id: string | null; type: string; config: Record<string, unknown>; path: string }[] {
-  if (typeof raw !== "object" || raw === null) return [];
-  const d = raw as { version?: unknown; actions?: unknown; steps?: unknown };
-  const out: { id: string | null; type: string; config: Record<string, unknown>; path: string }[] = [];
-  const configOf = (v: unknown): Record<string, unknown> => (typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
-  if (d.version === 1) {
-    if (Array.isArray(d.actions)) d.actions.forEach((a: { type?: unknown; config?: unknown } | null, i) => out.push({ id: `action_${i + 1}`, type: String(a?.type), config: configOf(a?.config), path: `actions.${i}` }));
-    return out;
-  }
-  const visit = (list: unknown, base: string) => {
-    if (!Array.isArray(list)) return;
-    list.forEach((s: Record<string, unknown> | null, i) => {
-      if (typeof s !== "object" || s === null) return;
-      const path = `${base}.${i}`;
-      if (typeof s.type === "string" && !(CONTROL_KINDS as readonly string[]).includes(s.type)) out.push({ id: typeof s.id === "string" ? s.id : null, type: s.type, config: configOf(s.config), path });
-      visit(s.then, `${path}.then`);
-      visit(s.else, `${path}.else`);
-      if (Array.isArray(s.paths)) s.paths.forEach((p: { steps?: unknown } | null, j) => visit(p?.steps, `${path}.paths.${j}.steps`));
-      visit(s.otherwise, `${path}.otherwise`);
-      if (s.type === "for_each") visit(s.steps, `${path}.steps`);
-    });
-  };
-  visit(d.steps, "steps");
-  return out;
-}
-
-/**
  * A path into the checked definition (`steps.3.config.url`) as the document that was sent names
  * it: a version 1 document's steps are its `filter`, `transform` and `actions.N`.
  */
@@ -173,4 +143,39 @@ export function pathAsWritten(input: unknown, def: Definition, path: string): st
     const n = /^action_(\d+)$/.exec(id ?? "");
     return n ? `actions.${Number(n[1]) - 1}` : whole;
   });
+}
+
+/**
+ * Conditions (`when`, an if's, each path's) on a trigger field the sample does not have: said on
+ * save as a warning, not refused (a field only some events carry is fine; a typo is not). At run
+ * time such a field is missing, which the condition's operator decides about.
+ */
+export function sampleFieldWarnings(def: Definition, sample: Record<string, unknown>): Problem[] {
+  const out: Problem[] = [];
+  const check = (c: StepConditions, path: string) => {
+    const list = "all" in c ? c.all : c.any;
+    const key = "all" in c ? "all" : "any";
+    list.forEach((x, i) => {
+      if ("field" in x) {
+        if (x.field.startsWith("trigger.") && !hasPath(sample, x.field.slice("trigger.".length).split("."))) {
+          out.push({ path: `${path}.${key}.${i}.field`, message: `the trigger's sample has no ${x.field}; for an event without it the condition sees a missing value` });
+        }
+      } else check(x, `${path}.${key}.${i}`);
+    });
+  };
+  for (const { step, path } of walkSteps(def.steps)) {
+    if (isActionStep(step) && step.when) check(step.when, `${path}.when`);
+    if (step.type === "if") check((step as IfStep).conditions, `${path}.conditions`);
+    if (step.type === "paths") (step as PathsStep).paths.forEach((p, i) => check(p.conditions, `${path}.paths.${i}.conditions`));
+  }
+  return out;
+}
+
+function hasPath(root: unknown, keys: string[]): boolean {
+  let current = root;
+  for (const key of keys) {
+    if (current === null || typeof current !== "object" || !Object.prototype.hasOwnProperty.call(current, key)) return false;
+    current = (current as Record<string, unknown>)[key];
+  }
+  return current !== undefined;
 }

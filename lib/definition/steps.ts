@@ -1,3 +1,4 @@
+import { CONDITION_OPS, patternProblem } from "@vibedout/automations";
 import { z } from "zod";
 import type { ActionPlugin } from "../actions/types";
 import { timingSchema } from "../timed/schema";
@@ -9,24 +10,8 @@ import { CONTROL_KINDS, LIMITS, STEP_ID, type Problem, type Step } from "./types
  * walk the raw input, so they are reported together with zod's problems: every problem at once.
  */
 
-/** The condition operators a step condition may use (the library's evaluator reads them). */
-export const STEP_CONDITION_OPS = [
-  "eq",
-  "ne",
-  "gt",
-  "gte",
-  "lt",
-  "lte",
-  "contains",
-  "not_contains",
-  "starts_with",
-  "ends_with",
-  "matches",
-  "exists",
-  "is_empty",
-  "in",
-  "not_in",
-] as const;
+/** The condition operators a step condition may use: the library's evaluator's own list. */
+export const STEP_CONDITION_OPS: readonly string[] = CONDITION_OPS;
 
 /** Operators that read no value (`exists` may say `false`). */
 const VALUELESS = new Set(["exists", "is_empty"]);
@@ -39,13 +24,10 @@ const FIELD = new RegExp(`^(${CONDITION_ROOTS.join("|")})(\\.[A-Za-z0-9_$-]+)*$`
 /** A pattern check for `matches` (a bounded regex); null when the pattern is fine. */
 export type PatternCheck = (pattern: string) => string | null;
 
+// RE2 semantics (linear time): a pattern that could backtrack without bound is refused on save.
 const DEFAULT_PATTERN_CHECK: PatternCheck = (pattern) => {
-  try {
-    new RegExp(pattern);
-    return null;
-  } catch (err) {
-    return `is not a valid pattern: ${(err as Error).message}`;
-  }
+  const problem = patternProblem(pattern);
+  return problem ? `is not a pattern that can be used: ${problem}` : null;
 };
 
 export function conditionsSchema(patternProblem: PatternCheck = DEFAULT_PATTERN_CHECK) {

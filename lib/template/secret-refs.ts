@@ -3,8 +3,9 @@
  * with where they are, so a save can warn about one that does not exist before a run fails on it.
  * Pure: the caller passes the names that exist.
  */
+import { looseSteps, NESTED_KEYS } from "../definition/loose";
 export interface SecretRef {
-  /** Where the template is, e.g. `definition.actions.0.config.webhook_url`. */
+  /** Where the template is, e.g. `definition.steps.0.config.webhook_url`. */
   path: string;
   name: string;
 }
@@ -31,15 +32,23 @@ export function secretRefs(value: unknown, path: string, out: SecretRef[] = []):
   return out;
 }
 
-/** The references in a definition's trigger, transform and actions to secrets not in `known`. */
-export function missingSecretRefs(definition: { trigger?: { config?: unknown }; transform?: unknown; actions?: { config?: unknown }[] } | null | undefined, known: Iterable<string>): SecretRef[] {
-  if (!definition) return [];
+/**
+ * The references in a definition's templates to secrets not in `known`: the trigger's config and
+ * every step's own fields (an action's config, an AI prompt, a for each's list, a stop's reason),
+ * version 1 or 2; filter code is code, not a template, and nested steps are scanned as themselves.
+ */
+export function missingSecretRefs(definition: unknown, known: Iterable<string>): SecretRef[] {
+  if (!definition || typeof definition !== "object") return [];
   const have = new Set(known);
-  const refs = [
-    ...secretRefs(definition.trigger?.config, "definition.trigger.config"),
-    ...secretRefs(definition.transform, "definition.transform"),
-    ...(definition.actions ?? []).flatMap((a, i) => secretRefs(a?.config, `definition.actions.${i}.config`)),
-  ];
+  const trigger = (definition as { trigger?: { config?: unknown } }).trigger;
+  const refs = [...secretRefs(trigger?.config, "definition.trigger.config")];
+  for (const s of looseSteps(definition)) {
+    if (s.type === "filter") continue;
+    for (const [key, value] of Object.entries(s.step)) {
+      if (NESTED_KEYS.has(key) || (s.type === "for_each" && key === "steps")) continue;
+      secretRefs(value, `definition.${s.path}.${key}`, refs);
+    }
+  }
   return refs.filter((r) => !have.has(r.name));
 }
 

@@ -86,7 +86,7 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
     .post("/api/applets", jsonBody("applet", appletBody), async (c) => {
       const body = c.req.valid("json");
       const a = await applets.create({ name: body.name as string, enabled: body.enabled, definition: body.definition, tags: body.tags, by: authorOf(c.get("user")) });
-      return c.json({ applet: await appletDetailOf(app, a, credentialViewOf(c)), warnings: await saveWarnings(app, a.definition) }, 201);
+      return c.json({ applet: await appletDetailOf(app, a, credentialViewOf(c)), warnings: await saveWarnings(app, a.definition, body.definition) }, 201);
     })
     // Onboarding: a ready example (lib/applets/examples) becomes a disabled applet to edit.
     .post("/api/applets/from-example", jsonBody("example", exampleBody), async (c) => {
@@ -186,7 +186,7 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
     .put("/api/applets/:id", jsonBody("applet", appletBody), async (c) => {
       const body = c.req.valid("json");
       const a = await applets.update(c.req.param("id"), body, authorOf(c.get("user")));
-      return a ? c.json({ applet: await appletDetailOf(app, a, credentialViewOf(c)), warnings: await saveWarnings(app, a.definition) }, 200) : c.json(notFound, 404);
+      return a ? c.json({ applet: await appletDetailOf(app, a, credentialViewOf(c)), warnings: await saveWarnings(app, a.definition, body.definition) }, 200) : c.json(notFound, 404);
     })
     .delete("/api/applets/:id", async (c) => ((await applets.delete(c.req.param("id"))) ? c.json({ deleted: true }, 200) : c.json(notFound, 404)))
     .post("/api/applets/:id/enable", async (c) => {
