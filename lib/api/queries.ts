@@ -8,6 +8,7 @@ import { createCredentialMasks, pluginFields } from "../applets/credential-masks
 import { credentialSpots, literalCredentials, PURGED_CREDENTIAL } from "../applets/credentials";
 import { authorText, changeSummary } from "../applets/versions";
 import { storedDefinition } from "../definition";
+import { topLevelActions } from "../definition/types";
 import { triggerRegistry } from "../triggers";
 import { overdueMs } from "../ui/overdue";
 import { actionTypesOf, runRow } from "./serialize";
@@ -225,14 +226,15 @@ export async function runsPage(app: Reads, filter: RunListFilter) {
 export async function plannedOf(app: Reads, appletId: string, opts: { status?: string; limit: number }) {
   const applet = await app.store.applets.get(appletId);
   if (!applet) return null;
-  const actions = (applet.definition as { actions?: { type?: unknown }[] }).actions ?? [];
+  // A planned run's actionIndex counts the top-level actions (the only ones a timing may sit on).
+  const actions = topLevelActions(storedDefinition(applet.definition));
   const rows = await app.store.plannedRuns.list(appletId, opts);
   const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
   return {
     items: rows.map((r) => ({
       id: r.id,
       actionIndex: r.actionIndex,
-      actionType: typeof actions[r.actionIndex]?.type === "string" ? (actions[r.actionIndex]!.type as string) : null,
+      actionType: actions[r.actionIndex]?.type ?? null,
       dueAt: iso(r.dueAt),
       status: r.status,
       reason: r.reason,
