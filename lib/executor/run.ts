@@ -1,25 +1,19 @@
 import { localIso } from "../core/local-iso";
 import type { App } from "../app";
 import type { ActionPlugin } from "../actions/types";
-import { actionCredentialSpots } from "../applets/credentials";
-import { fieldsOf, type FieldMeta } from "../plugin";
 import { ActionError, errorMessage, isDatabaseError } from "../core/errors";
 import type { ClaimedApplet, ClaimedRun } from "../db/store";
-import { asLinear, checkDefinition, timezoneOf, type DefinitionV1 } from "../definition";
+import { checkDefinition, timezoneOf } from "../definition";
+import { topLevelActions } from "../definition/types";
 import type { Sandbox } from "../sandbox";
-import { createRedactor, redactingLogger } from "../secrets/redact";
-import { mayNameSecrets, missingSecretsCause } from "../template/secret-refs";
-import { renderConfig, type TemplateContext } from "../template";
+import { createRedactor } from "../secrets/redact";
+import { mayNameSecrets } from "../template/secret-refs";
 import { backoffMs } from "./backoff";
 import { createStepRunner } from "./step";
-import type { Step } from "./types";
+import { DECIDING_KINDS, type Step } from "./types";
+import { walkSteps, type TransformRunner, type WalkContext } from "./walk";
 
-/** Runs the optional AI transform (lib/transform.ts); returns the value to put under `ai.<output>`. */
-export type TransformRunner = (
-  transform: NonNullable<DefinitionV1["transform"]>,
-  ctx: TemplateContext,
-  timezone: string,
-) => Promise<{ value: unknown; input: unknown; warnings: string[]; secretsUsed: string[]; skipped?: boolean }>;
+export type { TransformRunner };
 
 export interface ExecutorDeps {
   app: Pick<App, "store" | "clock" | "log" | "config" | "http" | "secrets">;
@@ -71,7 +65,8 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
   const priorSteps = new Set(run.steps);
   const marked = (list: Step[]): Step[] => {
     if (!resumed) return list;
-    const i = list.findIndex((s) => !priorSteps.has(s));
+    // Entries that only decide (if, paths, a loop's summary, a skipped action) ran nothing that could run twice.
+    const i = list.findIndex((s) => !priorSteps.has(s) && !DECIDING_KINDS.includes(s.kind) && s.decision !== "skip");
     return i < 0 ? list : list.map((s, j) => (j === i ? { ...s, rerun: true as const } : s));
   };
 
@@ -138,28 +133,21 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
     if (!checked.ok) {
       return finish("failed", `executor: the applet definition is invalid: ${checked.problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`);
     }
-    // This executor walks the linear form (filter, AI, actions); a step list it cannot say fails plainly.
-    const def = asLinear(checked.definition);
-    if (!def) return finish("failed", "executor: this applet uses steps (conditions, paths, for each or stop) that this worker cannot run yet");
+    // Version 1 reads as its step list (checkDefinition answers with version 2).
+    const def = checked.definition;
     // The stored secrets are read only for a definition whose templates can name one: most do
     // not, and on PostgreSQL the read was one statement in five of a run.
     const secrets = namesSecrets ? await app.secrets.lookup() : noSecrets;
     const timezone = timezoneOf(def);
-    // Idempotency keys (the http action's Idempotency-Key, the email Message-ID): the same for every
-    // attempt of one run, so a receiver that dedupes sees retries and crash re-runs as one request.
-    // A replay exists to send again (after the applet was fixed), so its keys carry its own run id.
-    // Whether the run is a replay came with the claim (ClaimedRun.replay).
-    const idempotencyKey = (index: number): string => {
-      // A timed run's key is its planned run's deterministic id (issue 17): the same for every
-      // attempt and every sweep that dispatched it; a replay (a new row) adds its own id.
-      if (run.plannedRunId !== null) return run.plannedRunId === run.id ? run.id : `${run.plannedRunId}:${run.id}`;
-      return run.replay ? `${run.eventId}:${index}:${run.id}` : `${run.eventId}:${index}`;
-    };
+    if (run.actionIndex !== null && !topLevelActions(def)[run.actionIndex]) {
+      return finish("failed", `executor: the applet no longer has action ${run.actionIndex + 1}, which this timed run was planned for`);
+    }
     const now = clock.now();
-    const ctx: TemplateContext = {
+    const ctx: WalkContext = {
       trigger: event.payload,
       ai: {},
       vars: {},
+      steps: {},
       applet: { id: applet.id, name: applet.name },
       run: { id: run.id, attempt: run.attempt },
       event: { id: event.id, source: event.source, received_at: event.receivedAt },
@@ -174,102 +162,11 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
     // now_local pays for it.
     Object.defineProperty(ctx, "now_local", { enumerable: true, get: () => localIso(now, timezone) });
 
-    // Filter
-    if (def.filter) {
-      if (!deps.sandbox && !runner.succeededBefore({ kind: "filter" })) return finish("failed", "executor: filter code present but no sandbox is configured");
-      const { sandbox } = deps;
-      const code = def.filter.code;
-      const r = await runner.run({ kind: "filter", name: "filter" }, async (step) => {
-        // Only reached without a sandbox when an earlier attempt's filter is reused (checked above).
-        const result = await sandbox!.run({ code, trigger: event.payload, applet: { id: applet.id, name: applet.name } });
-        step.setInput({ code });
-        return {
-          status: result.error ? "failed" : result.skipped ? "skipped" : "succeeded",
-          output: { vars: result.vars, skipped: result.skipped, reason: result.reason ?? null },
-          error: result.error ?? null,
-          logs: result.logs,
-          durationMs: result.duration_ms,
-          value: result,
-        };
-      });
-      if (r.state === "lost") return { status: "lost" };
-      // The sandbox itself could not run the code (closing, a payload that is not JSON): not the filter's fault, retry.
-      if (r.state === "failed") return settleFailure(new ActionError(`sandbox unavailable: ${errorMessage(r.error)}`, { retryable: true }), "filter");
-      if (r.state === "reused") ctx.vars = (r.step.output as { vars?: Record<string, unknown> } | undefined)?.vars ?? {};
-      // The sandbox names itself in some messages ("filter: timed out …"): said once, not twice.
-      else if (r.value.error) return finish("failed", r.value.error.startsWith("filter: ") ? r.value.error : `filter: ${r.value.error}`);
-      else if (r.value.skipped) return finish("skipped", r.value.reason ? `skipped: ${r.value.reason}` : "skipped by filter");
-      else ctx.vars = r.value.vars;
-    }
-
-    // AI transform
-    const { transform } = deps;
-    if (def.transform && (transform || runner.succeededBefore({ kind: "transform" }))) {
-      const spec = def.transform;
-      const r = await runner.run({ kind: "transform", name: spec.model }, async (step) => {
-        // Only reached without a runner when an earlier attempt's transform is reused (checked above).
-        const t = await transform!(spec, ctx, timezone);
-        redactor.add(t.secretsUsed);
-        step.setInput(t.input);
-        step.record.warnings.push(...t.warnings);
-        return { status: t.skipped ? "skipped" : "succeeded", output: { value: t.value }, value: t.value };
-      });
-      if (r.state === "lost") return { status: "lost" };
-      if (r.state === "failed") return settleFailure(r.error, "transform");
-      ctx.ai = { [spec.output]: r.state === "reused" ? (r.step.output as { value?: unknown } | undefined)?.value : r.value };
-    }
-
-    // Actions, in order. A timed run (issue 17) executes its one action; the event's own run the
-    // actions without a timing.
-    if (run.actionIndex !== null && !def.actions[run.actionIndex]) {
-      return finish("failed", `executor: the applet no longer has action ${run.actionIndex + 1}, which this timed run was planned for`);
-    }
-    for (const [index, action] of def.actions.entries()) {
-      if (run.actionIndex !== null ? index !== run.actionIndex : action.timing !== undefined) continue;
-      const plugin = deps.actions.get(action.type);
-      const where = `action ${index + 1} (${action.type})`;
-      const r = await runner.run({ kind: "action", name: action.type, index }, async (step) => {
-        if (!plugin) throw new ActionError(`executor: unknown action type "${action.type}"`);
-        const rendered = renderConfig(action.config, ctx, { timezone, typedKeys: plugin.typedConfig });
-        redactor.add(rendered.secretsUsed);
-        // A credential field's value is a secret of the run even when written literally in the
-        // applet (a pasted Slack URL, "Authorization: Bearer …"): never in the run log.
-        redactor.add(actionCredentialSpots({ type: action.type, config: rendered.rendered }, () => credentialFieldsOf(plugin)).map((s) => s.value));
-        step.record.warnings.push(...rendered.warnings);
-        step.setInput(rendered.rendered);
-        const parsed = plugin.configSchema.safeParse(rendered.rendered);
-        if (!parsed.success) {
-          const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "config"}: ${i.message}`).join("; ");
-          throw new ActionError(`the rendered config is invalid: ${problems}`);
-        }
-        const result = await plugin.run(parsed.data, {
-          http: app.http,
-          clock,
-          log: redactingLogger(log.child(action.type), redactor),
-          config: app.config,
-          run: { runId: run.id, appletId: run.appletId, eventId: run.eventId, attempt: run.attempt, actionIndex: index },
-          idempotencyKey: idempotencyKey(index),
-          warn: (m) => void step.record.warnings.push(m),
-          progress: step.record.progress,
-          saveProgress: step.saveProgress,
-          // A value the action knows is secret (a token from the environment, one it puts in a
-          // URL path) joins the run's secrets: everything recorded from here on is redacted.
-          secret: (value) => redactor.add([value]),
-          redact: (value) => redactor.redact(value),
-        });
-        return { output: result.output, value: undefined };
-      });
-      if (r.state === "lost") return { status: "lost" };
-      if (r.state === "failed") {
-        if (!plugin) return finish("failed", `${where}: unknown action type`);
-        log.info("action failed", { run_id: run.id, action: action.type, error: r.step.error });
-        // A secret that does not exist renders empty and the action then fails on the empty value:
-        // the error names the secret, the real cause, not only its effect.
-        const cause = missingSecretsCause(r.step.warnings);
-        return settleFailure(r.error, cause ? `${where}: ${cause}` : where);
-      }
-    }
-    return finish("succeeded", null);
+    const end = await walkSteps({ ...deps, app, run, applet: { id: applet.id, name: applet.name }, runner, redactor, log, timezone }, def, ctx, run.actionIndex);
+    if (end === null) return finish("succeeded", null);
+    if (end.kind === "lost") return { status: "lost" };
+    if (end.kind === "failure") return settleFailure(end.error, end.where);
+    return finish(end.status, end.reason);
   }
 
   function settleFailure(err: unknown, where: string): Promise<Outcome> {
@@ -300,11 +197,3 @@ function checkedDefinition(applet: ClaimedApplet) {
 }
 
 const noSecrets = (): undefined => undefined;
-
-const pluginFieldCache = new WeakMap<ActionPlugin, FieldMeta[]>();
-/** An action plug-in's fields (with their `credential` marks), read from its schema once. */
-function credentialFieldsOf(plugin: ActionPlugin): FieldMeta[] {
-  let fields = pluginFieldCache.get(plugin);
-  if (!fields) pluginFieldCache.set(plugin, (fields = fieldsOf(plugin.configSchema)));
-  return fields;
-}

@@ -2,10 +2,13 @@ import type { Clock } from "../core/clock";
 import { ActionError, errorMessage, isDatabaseError } from "../core/errors";
 import { LIMITS, capJson } from "../core/limits";
 import type { Redactor } from "../secrets/redact";
-import type { Step } from "./types";
+import { journalKey, type Step } from "./types";
 
-/** What identifies a step within its run: filter and transform are one each, actions go by position. */
-export type StepBase = Pick<Step, "kind" | "name" | "index">;
+/**
+ * What identifies a step within its run: its id and iteration (`journalKey`), with where it ran and
+ * what decided it. Old callers name version 1's steps by kind and action index; their id is derived.
+ */
+export type StepBase = Pick<Step, "kind" | "name" | "index"> & Partial<Pick<Step, "id" | "iteration" | "place" | "decision" | "why">>;
 
 /** What a step's body hands back when it returns (throwing records a failed step instead). */
 export interface StepResult<T> {
@@ -55,7 +58,17 @@ export interface StepRunner {
   /** The steps of this attempt so far, in order (reused ones included). */
   readonly steps: Step[];
   /** Whether an earlier attempt succeeded at this step (so it will be reused rather than run). */
-  succeededBefore(base: Pick<Step, "kind" | "index">): boolean;
+  succeededBefore(base: Pick<Step, "kind" | "index" | "id" | "iteration">): boolean;
+  /** What an earlier attempt recorded for this step and iteration, whatever its status. */
+  earlier(base: Pick<Step, "kind" | "index" | "id" | "iteration">): Step | undefined;
+  /**
+   * Records an entry that ran nothing (a decision, a skipped action, a loop's summary) without a
+   * checkpoint before it: only steps that act need one. Returns the entry, which the caller may
+   * still complete (a for_each's counts) before the next save.
+   */
+  record(entry: Step): Step;
+  /** An entry recorded earlier was completed in place (a for_each's counts): the next checkpoint stores it. */
+  touch(): void;
   /**
    * Runs one step: reuses what an earlier attempt succeeded at; otherwise first stores the steps
    * recorded since the last save (the checkpoint a crash resumes from), then runs `body`, times
@@ -68,17 +81,26 @@ export interface StepRunner {
 
 export function createStepRunner(deps: StepRunnerDeps): StepRunner {
   const { attempt, clock, redactor, save } = deps;
-  const prior = new Map(deps.earlier.map((s) => [stepKey(s), s]));
+  const prior = new Map(deps.earlier.map((s) => [journalKey(s), s]));
   const steps: Step[] = [];
   // Steps recorded since the last save; reused ones are already stored.
   let unsaved = false;
 
   return {
     steps,
-    succeededBefore: (base) => prior.get(stepKey(base))?.status === "succeeded",
+    succeededBefore: (base) => prior.get(journalKey(base))?.status === "succeeded",
+    earlier: (base) => prior.get(journalKey(base)),
+    record(entry) {
+      steps.push(entry);
+      unsaved = true;
+      return entry;
+    },
+    touch() {
+      unsaved = true;
+    },
     async run<T>(base: StepBase, body: (step: StepHandle) => Promise<StepResult<T>>): Promise<StepOutcome<T>> {
-      const previous = prior.get(stepKey(base));
-      if (previous?.status === "succeeded") {
+      const previous = prior.get(journalKey(base));
+      if (previous && isFinal(previous)) {
         steps.push(previous);
         return { state: "reused", step: previous };
       }
@@ -133,7 +155,11 @@ export function createStepRunner(deps: StepRunnerDeps): StepRunner {
   };
 }
 
-const stepKey = (s: Pick<Step, "kind" | "index">): string => `${s.kind}:${s.kind === "action" ? s.index : ""}`;
+/**
+ * An earlier attempt's entry that is kept rather than run again: one that succeeded, one that was
+ * skipped (its condition, its filter), and a failure `continue_on_error` made final.
+ */
+const isFinal = (s: Step): boolean => s.status === "succeeded" || s.status === "skipped" || (s.status === "failed" && s.continued === true);
 
 /** Stored inputs and outputs are capped at 64 KB like every stored payload, marked `truncated` when cut. */
 function setCapped(step: Step, field: "input" | "output", value: unknown): void {

@@ -1,10 +1,30 @@
-/** One entry of `runs.steps`: what a step got, what it gave back, and which attempt produced it. */
+/**
+ * One entry of `runs.steps`, the run's journal: what a step got, what it gave back, which attempt
+ * produced it, and where in the step list it ran (its id, the loop iterations around it, the
+ * branches taken to reach it) with the decision a condition made and why.
+ *
+ * Rows stored before step lists (version 1: `kind` + `index`, no `id`) are read as they are; their
+ * id is derived (`stepIdOf`): the filter is `filter`, the transform `ai`, action N `action_N`.
+ */
 export interface Step {
-  kind: "filter" | "transform" | "action";
-  /** Filter: "filter"; transform: the model; action: its type. */
+  /** The step's id in the step list (`action_1`, `filter`, `ai`, or the id written in version 2). Absent in old rows. */
+  id?: string;
+  /** `transform` is an AI step (the name version 1 gave it); the others are the step list's kinds. */
+  kind: StepKind;
+  /** Filter: "filter"; transform: the model; action: its type; if/paths/for_each/stop: the kind. */
   name: string;
-  /** Position among the applet's actions (action steps only). */
+  /** Position among the applet's top-level actions (top-level action steps only). */
   index?: number;
+  /** The index of the item in each for_each around the step, outermost first (`[2]`, `[1, 0]`). Absent at top level. */
+  iteration?: number[];
+  /** The branches taken to reach the step, outermost first: `route:large/lines` (a path of `route`, then inside for_each `lines`). Absent at top level. */
+  place?: string;
+  /** What a condition decided: `run` / `skip` (an action's `when`), `then` / `else`, the path names taken, `otherwise`, `none`. */
+  decision?: string;
+  /** Why, in words: "amount 120 > 100 → path 'large'". */
+  why?: string;
+  /** A failure that `continue_on_error` let the run go on after: final, never retried. */
+  continued?: true;
   status: "succeeded" | "failed" | "skipped" | "running";
   /** The attempt of the run that produced this record. */
   attempt: number;
@@ -25,6 +45,25 @@ export interface Step {
    * again and may have run twice. Only then does the run page say so.
    */
   rerun?: true;
+}
+
+export type StepKind = "filter" | "transform" | "action" | "if" | "paths" | "for_each" | "stop";
+
+/** Kinds that only decide where the run goes: they send nothing, so they are evaluated again on a retry. */
+export const DECIDING_KINDS: readonly StepKind[] = ["if", "paths", "for_each", "stop"];
+
+/** The id of a journal entry; old rows (version 1, no id) get the id version 1's step list gives the same step. */
+export function stepIdOf(s: Pick<Step, "id" | "kind" | "index">): string {
+  if (s.id) return s.id;
+  if (s.kind === "filter") return "filter";
+  if (s.kind === "transform") return "ai";
+  if (s.kind === "action") return `action_${(s.index ?? 0) + 1}`;
+  return s.kind;
+}
+
+/** The key a retry finds an earlier attempt's entry by: the step's id and its iteration. */
+export function journalKey(s: Pick<Step, "id" | "kind" | "index" | "iteration">): string {
+  return s.iteration?.length ? `${stepIdOf(s)}[${s.iteration.join(".")}]` : stepIdOf(s);
 }
 
 /** `planned`: a timed run waiting for its due time (issue 17); `cancelled`: one a newer version of its record replaced. */

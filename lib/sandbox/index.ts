@@ -12,6 +12,11 @@ export interface FilterInput {
   code: string;
   trigger: unknown;
   applet: { id: string; name: string };
+  /**
+   * What else the filter sees as globals, as templates see it: `steps`, `ai`, `item`, `index`…
+   * (JSON data). `vars` here is what earlier filters set: `vars` starts with it, and `set()` adds.
+   */
+  context?: Record<string, unknown>;
 }
 
 export interface FilterResult {
@@ -65,6 +70,7 @@ interface Job {
   code: string;
   triggerJson: string;
   appletJson: string;
+  contextJson: string;
   resolve: (result: FilterResult) => void;
   reject: (error: Error) => void;
 }
@@ -208,6 +214,7 @@ export function createSandbox(opts: SandboxOptions = {}): Sandbox {
         code: job.code,
         triggerJson: job.triggerJson,
         appletJson: job.appletJson,
+        contextJson: job.contextJson,
         timeoutMs,
         memoryBytes,
       } satisfies RunMessage);
@@ -223,15 +230,17 @@ export function createSandbox(opts: SandboxOptions = {}): Sandbox {
     run(input: FilterInput): Promise<FilterResult> {
       if (closed) return Promise.reject(new Error("sandbox: run() after close()"));
       let triggerJson: string | undefined;
+      let contextJson: string | undefined;
       try {
         // The trigger crosses into the sandbox as JSON: a deep copy by construction.
         triggerJson = JSON.stringify(input.trigger ?? null);
+        contextJson = JSON.stringify(input.context ?? {});
       } catch (error) {
         return Promise.reject(new TypeError("sandbox: trigger is not JSON-serializable", { cause: error }));
       }
       const appletJson = JSON.stringify({ id: String(input.applet.id), name: String(input.applet.name) });
       return new Promise<FilterResult>((resolve, reject) => {
-        queue.push({ id: nextId++, code: String(input.code), triggerJson: triggerJson ?? "null", appletJson, resolve, reject });
+        queue.push({ id: nextId++, code: String(input.code), triggerJson: triggerJson ?? "null", appletJson, contextJson: contextJson ?? "{}", resolve, reject });
         ensureWorkers();
         dispatch();
       });

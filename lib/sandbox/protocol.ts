@@ -13,6 +13,8 @@ export interface RunMessage {
   /** The trigger payload and the applet, already serialized (the worker parses them inside QuickJS). */
   triggerJson: string;
   appletJson: string;
+  /** The other globals (`steps`, `ai`, `item`, `index`) and the `vars` set so far, as one JSON object. */
+  contextJson: string;
   timeoutMs: number;
   memoryBytes: number;
 }

@@ -68,7 +68,7 @@ const TRUNCATED_MARK = " …[truncated]";
 // it without any call the prelude could observe). At most MAX_TRACKED promises are kept, so an
 // endless promise chain still ends on its deadline rather than on memory. Comments stay out of the
 // prelude's text: it is compiled again for every run.
-const PRELUDE = `(function (hostLog, hostSkip, triggerJson, appletJson) {
+const PRELUDE = `(function (hostLog, hostSkip, triggerJson, appletJson, contextJson) {
   "use strict";
   const g = globalThis;
   const stringify = JSON.stringify, parse = JSON.parse, apply = Reflect.apply;
@@ -181,6 +181,14 @@ const PRELUDE = `(function (hostLog, hostSkip, triggerJson, appletJson) {
   const define = (name, value, writable) => defineProperty(g, name, { value, writable, enumerable: false, configurable: writable });
   define("trigger", parse(triggerJson), true);
   define("applet", parse(appletJson), true);
+  const context = parse(contextJson);
+  const earlierVars = context.vars;
+  if (earlierVars !== null && typeof earlierVars === "object") {
+    const keys = Object.keys(earlierVars);
+    for (let i = 0; i < keys.length; i++) if (keys[i] !== "__proto__") defineProperty(vars, keys[i], { value: earlierVars[keys[i]], writable: true, enumerable: true, configurable: true });
+  }
+  const names = ["steps", "ai", "item", "index"];
+  for (let i = 0; i < names.length; i++) if (Object.prototype.hasOwnProperty.call(context, names[i])) define(names[i], context[names[i]], true);
   // vars is the object set() writes to; making the binding read-only keeps "vars = {...}" from
   // silently detaching it from what the host reads back.
   define("vars", vars, false);
@@ -334,6 +342,7 @@ function runFilter(job) {
       hostSkip,
       own(ctx.newString(job.triggerJson)),
       own(ctx.newString(job.appletJson)),
+      own(ctx.newString(job.contextJson ?? "{}")),
     );
     if (api.error) {
       // A trigger too large for the memory limit fails here, before any filter code ran.

@@ -129,6 +129,25 @@ function renderTyped(template: string, ctx: TemplateContext, out: Collector): un
   }
 }
 
+/**
+ * The value a template that is exactly one `{{…}}` names, with its type (a list stays a list, not
+ * its text): what a for_each iterates over. Null when the template is anything else (text around
+ * it, two expressions). `value` is undefined when nothing is at the path.
+ */
+export function resolveValue(template: string, ctx: TemplateContext, opts?: RenderOptions): { expression: string; value: unknown; warnings: string[]; secretsUsed: string[] } | null {
+  const pieces = typeof template === "string" && template.includes("{{") ? parseTemplate(template.trim()) : [];
+  const only = pieces.length === 1 ? pieces[0] : undefined;
+  if (only?.kind !== "expr") return null;
+  const out = new Collector(opts?.timezone ?? "UTC");
+  let value: unknown;
+  try {
+    value = evaluateValue(only.expr, ctx, out);
+  } catch (err) {
+    out.warn(`error rendering ${only.expr.pathText}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return { expression: only.expr.pathText, value, warnings: [...out.warnings], secretsUsed: [...out.secrets] };
+}
+
 // Redaction lives in lib/secrets/redact (one redactor for everything stored or logged).
 export { redact, secretForms } from "../secrets/redact";
 

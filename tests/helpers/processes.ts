@@ -88,16 +88,21 @@ export interface Sink {
   url: string;
   /** Parsed JSON bodies, in arrival order. */
   bodies: Record<string, unknown>[];
+  /** Each request's Idempotency-Key header (null without one), in the same order as `bodies`. */
+  keys: (string | null)[];
   close(): Promise<void>;
 }
 
 /** A local HTTP endpoint the runs' http action posts to; answers 200 after `delayMs`. */
 export async function startSink(opts: { delayMs?: number } = {}): Promise<Sink> {
   const bodies: Record<string, unknown>[] = [];
+  const keys: (string | null)[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
+      const key = req.headers["idempotency-key"];
+      keys.push(typeof key === "string" ? key : null);
       try {
         bodies.push(JSON.parse(Buffer.concat(chunks).toString("utf8")) as Record<string, unknown>);
       } catch {
@@ -114,6 +119,7 @@ export async function startSink(opts: { delayMs?: number } = {}): Promise<Sink> 
   return {
     url: `http://127.0.0.1:${port}/hook`,
     bodies,
+    keys,
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();

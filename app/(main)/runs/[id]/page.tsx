@@ -5,8 +5,8 @@ import { LocalTime } from "@/components/LocalTime";
 import { RunActions } from "@/components/RunActions";
 import { ReplayLinks } from "@/components/ReplayLinks";
 import { RunLive } from "@/components/RunLive";
+import { RunJournal } from "@/components/RunJournal";
 import { RunStatusBadge } from "@/components/RunStatusBadge";
-import { StatusBadge } from "@/components/StatusBadge";
 import { reranAfterCrash, runSpan } from "@/lib/ui/run-timing";
 import { formatDuration, pretty, shortId } from "@/lib/ui/format";
 import { isTimedRun, reasonSentence, subjectWords, timedInfoOf, type TimedRunInfo } from "@/lib/ui/planned";
@@ -14,7 +14,6 @@ import { Countdown } from "@/components/Countdown";
 import { appletDetail, plannedRunNote, REPLAYS_SHOWN, runDetail } from "@/lib/api/queries";
 import { actionRegistry } from "@/lib/actions";
 import { timedAction } from "@/lib/definition";
-import type { Step } from "@/lib/executor/types";
 import { services } from "@/lib/services";
 
 export const dynamic = "force-dynamic";
@@ -146,11 +145,7 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
         {run.steps.length === 0 ? (
           <p className="card text-sm text-slate-600">{run.status === "planned" ? "Nothing has run yet: the run waits for its due time." : run.status === "cancelled" ? "Nothing ran: the run was cancelled before its due time." : run.status === "skipped" && timed.reason ? "Nothing ran: the timed run was skipped." : run.status === "queued" ? "Waiting for the worker to pick this run up." : run.status === "running" ? "Running: the first step has not finished yet." : "No steps were recorded."}</p>
         ) : (
-          <ol className="flex flex-col gap-3">
-            {run.steps.map((s, i) => (
-              <StepCard key={i} step={s} position={i + 1} runAttempt={run.attempt} />
-            ))}
-          </ol>
+          <RunJournal steps={run.steps} runAttempt={run.attempt} />
         )}
       </section>
     </div>
@@ -166,6 +161,17 @@ function RunOutcome({ status, error, timed }: { status: string; error: string | 
   if (!error) return null;
   // A timed run's skip is said by TimedOutcome, with its reason in words.
   if (status === "skipped" && timed.reason) return null;
+  // A stop step ended the run (succeeded or skipped) with its reason: nothing went wrong.
+  if ((status === "succeeded" || status === "skipped") && error.startsWith("stopped at ")) {
+    return (
+      <div className="mb-4 rounded-md bg-slate-100 p-3 text-sm text-slate-800 ring-1 ring-slate-200" data-testid="run-stopped">
+        <p className="wrap-anywhere">
+          <span className="font-semibold">Stopped{status === "skipped" ? " (skipped)" : ""}:</span> {error.slice("stopped at ".length)}
+        </p>
+        <p className="mt-1 text-xs text-slate-600">A stop step ended the run here. Nothing went wrong.</p>
+      </div>
+    );
+  }
   if (status === "skipped") {
     const reason = error.startsWith("skipped: ") ? error.slice("skipped: ".length) : null;
     return (
@@ -233,70 +239,6 @@ function Meta({ label, children }: { label: string; children: React.ReactNode })
       <dd className="text-slate-900">{children}</dd>
     </div>
   );
-}
-
-function StepCard({ step: s, position, runAttempt }: { step: Step; position: number; runAttempt: number }) {
-  const title = s.kind === "action" ? `Action ${(s.index ?? 0) + 1}: ${s.name}` : s.kind === "filter" ? "Filter code" : `AI transform (${s.name})`;
-  return (
-    <li className="card" data-testid={`step-${position}`}>
-      <div className="flex flex-wrap items-center justify-between gap-2">
-        <h3 className="flex items-center gap-2 font-medium">
-          <span className="text-slate-400">{position}.</span> {title} <StatusBadge status={s.status} />
-        </h3>
-        <p className="text-xs text-slate-500">
-          {formatDuration(s.duration_ms)} · started <LocalTime iso={s.started_at} /> · attempt {s.attempt}
-          {s.attempt < runAttempt && s.status === "succeeded" ? " (kept from an earlier attempt)" : ""}
-          {s.rerun ? <span className="ml-1 font-medium text-amber-800">· ran again after the worker stopped</span> : null}
-        </p>
-      </div>
-      {s.error ? <p className="mt-2 rounded bg-red-50 p-2 font-mono text-xs wrap-anywhere whitespace-pre-wrap text-red-900 ring-1 ring-red-200">{s.error}</p> : null}
-      {s.previous_errors?.length ? (
-        <div className="mt-2 text-xs text-slate-700">
-          <p className="font-semibold">Earlier attempts</p>
-          <ul className="mt-1 list-disc pl-5">
-            {s.previous_errors.map((e, i) => (
-              <li key={i}>
-                attempt {e.attempt}, <LocalTime iso={e.at} />: <span className="font-mono">{e.error}</span>
-              </li>
-            ))}
-          </ul>
-        </div>
-      ) : null}
-      {s.warnings.length ? (
-        <ul className="mt-2 list-disc pl-5 text-xs text-amber-900">
-          {s.warnings.map((w, i) => (
-            <li key={i}>{w}</li>
-          ))}
-        </ul>
-      ) : null}
-      <div className="mt-3 grid gap-3 md:grid-cols-2">
-        <div className="min-w-0">
-          <p className="text-xs font-semibold text-slate-600">{s.kind === "filter" ? "Code" : `Input (rendered${s.kind === "action" ? ", secrets redacted" : ""})`}</p>
-          <pre className="pre mt-1">{s.input === undefined ? "–" : filterCode(s) ?? pretty(s.input)}</pre>
-        </div>
-        <div className="min-w-0">
-          <p className="text-xs font-semibold text-slate-600">Output</p>
-          <pre className="pre mt-1" data-testid={`step-${position}-output`}>
-            {s.output === undefined ? "–" : pretty(s.output)}
-          </pre>
-        </div>
-      </div>
-      {s.logs.length ? (
-        <div className="mt-3">
-          <p className="text-xs font-semibold text-slate-600">Console ({s.logs.length})</p>
-          <pre className="pre mt-1">{s.logs.join("\n")}</pre>
-        </div>
-      ) : null}
-      {s.progress !== undefined ? <p className="mt-2 text-xs text-slate-600">Progress recorded: <span className="font-mono">{JSON.stringify(s.progress)}</span></p> : null}
-      {s.truncated ? <p className="mt-2 text-xs text-amber-800">Cut to the 64 KB storage limit.</p> : null}
-    </li>
-  );
-}
-
-/** A filter step's input is its code: shown as code, not as an escaped JSON string. */
-function filterCode(s: Step): string | null {
-  const input = s.input as { code?: unknown } | null;
-  return s.kind === "filter" && input && typeof input.code === "string" ? input.code : null;
 }
 
 /** "Action 2: Slack message": the timed run's action as its applet's editor numbers and labels it. */
