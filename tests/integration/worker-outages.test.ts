@@ -303,3 +303,59 @@ for (const engine of engines) {
     }, 90_000);
   });
 }
+
+describe.skipIf(noPostgres)(`a PostgreSQL that refuses connections at start${noPostgres ? ` (${noPostgres})` : ""}`, () => {
+  test("nothing listening on the port: the worker says so in one line per attempt, waits with back-off, and starts when the server answers", async () => {
+    const { schema, drop } = await createTestSchema("refuse");
+    cleanups.push(drop);
+    const dataDir = mkdtempSync(path.join(tmpdir(), "whenthen-refuse-"));
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    // A port with nothing on it, until the proxy opens there.
+    const probe = net.createServer();
+    await new Promise<void>((r) => probe.listen(0, "127.0.0.1", r));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise<void>((r) => probe.close(() => r()));
+    const closed = new URL(TEST_POSTGRES_URL);
+    closed.hostname = "127.0.0.1";
+    closed.port = String(port);
+    const w = startWorker({ DATA_DIR: dataDir, DATABASE_URL: withSchema(closed.toString(), schema), LOG_LEVEL: "info" });
+    const first = await w.waitFor(/cannot use 127\.0\.0\.1:\d+\/test/, 20_000);
+    expect(first).toMatch(/ECONNREFUSED/);
+    expect(first).toMatch(/is PostgreSQL running/);
+    expect(first).toMatch(/trying again in 1 s/);
+    expect(first).not.toContain("\n");
+    await w.waitFor(/trying again in 2 s/, 10_000);
+    expect(w.child.exitCode).toBeNull();
+    // The server comes up on that port: the worker starts without a restart.
+    const target = new URL(TEST_POSTGRES_URL);
+    const open = new Set<net.Socket>();
+    const server = net.createServer((client) => {
+      const upstream = net.connect(Number(target.port || 5432), target.hostname);
+      open.add(client).add(upstream);
+      client.on("error", () => upstream.destroy()).pipe(upstream).on("error", () => client.destroy()).pipe(client);
+    });
+    await new Promise<void>((r) => server.listen(port, "127.0.0.1", r));
+    cleanups.push(
+      () =>
+        new Promise<void>((r) => {
+          server.close(() => r());
+          for (const s of open) s.destroy();
+        }),
+    );
+    await w.waitFor(/the database answers now; starting/, 30_000);
+    expect(w.child.exitCode).toBeNull();
+  }, 60_000);
+
+  test("a login the server refuses: one line naming the user problem, retried, not a crash loop", async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), "whenthen-refuse-"));
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    const wrong = new URL(TEST_POSTGRES_URL);
+    wrong.username = "no_such_user_whenthen";
+    const w = startWorker({ DATA_DIR: dataDir, DATABASE_URL: wrong.toString(), LOG_LEVEL: "info" });
+    const line = await w.waitFor(/cannot use .*no_such_user_whenthen|cannot use .*refused the login|cannot use .*\(28/, 20_000);
+    expect(line).toMatch(/\(28(000|P01)\)/);
+    expect(line).toMatch(/trying again in/);
+    await w.waitFor(/trying again in 2 s/, 10_000);
+    expect(w.child.exitCode).toBeNull();
+  }, 60_000);
+});
