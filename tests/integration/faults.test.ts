@@ -13,6 +13,7 @@ import { spawnWorkerProcess, startSink, startSlowServer } from "../helpers/proce
 import { startWorker } from "../helpers/worker";
 import { until } from "../helpers/wait";
 import { sqliteOf } from "@/lib/db/store/sqlite";
+import { forEachEngine } from "../helpers/engines";
 
 /**
  * Issue #12: reliability under faults. Real SQLite files; the full disk is a real one (a small
@@ -327,9 +328,12 @@ describe("#12.2: the worker survives a full disk", () => {
   }, 60_000);
 });
 
-describe("#12.6: SIGTERM", () => {
-  test("#12.6: stop() claims nothing more at once and hands the runs still in flight back to the queue after the grace", async () => {
-    const app = setup();
+// On each engine: the hand-back is the store's (a fenced release), PostgreSQL's as much as SQLite's.
+forEachEngine((engine) => {
+  test(`#12.6 (${engine.name}): stop() claims nothing more at once and hands the runs still in flight back to the queue after the grace`, async () => {
+    const { log, lines } = captureLog();
+    const app = Object.assign(createTestApp({ log, engine }), { lines });
+    cleanups.push(() => app.cleanup());
     let release: () => void = () => {};
     const held = new Promise<void>((r) => (release = r));
     server.use(
@@ -353,6 +357,9 @@ describe("#12.6: SIGTERM", () => {
     expect(keys).toEqual([]);
     expect(await app.store.workers.live(app.clock.now())).toEqual([]);
   });
+});
+
+describe("#12.6: SIGTERM", () => {
 
   test("#12.6: aborting a scheduler tick aborts its feed requests at once and stores nothing for them", async () => {
     const app = setup({ env: { ALLOW_PRIVATE_URLS: "true" } });
