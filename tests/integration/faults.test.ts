@@ -170,6 +170,51 @@ function orderSink(): number[] {
 }
 const orderedApplet = { ...webhookToHttp("https://sink.test/ordered"), actions: [{ type: "http", config: { url: "https://sink.test/ordered", method: "POST", body: { n: "{{trigger.body.n}}" } } }] };
 
+describe("a run whose action was delivered is never failed without a retry decision", () => {
+  test("an error outside the actions after a delivery retries the run, which resumes after the delivered step instead of ending failed", async () => {
+    const app = setup();
+    const seen: string[] = [];
+    server.use(
+      http.post("https://sink.test/parts", async ({ request }) => {
+        seen.push(String((JSON.parse(await request.text()) as { part: string }).part));
+        return HttpResponse.json({ ok: true });
+      }),
+    );
+    const applet = await app.applets.create({
+      name: "two parts",
+      definition: {
+        ...webhookToHttp("https://sink.test/parts"),
+        actions: [
+          { type: "http", config: { url: "https://sink.test/parts", method: "POST", body: { part: "first" } } },
+          { type: "http", config: { url: "https://sink.test/parts", method: "POST", body: { part: "second" } } },
+        ],
+      },
+    });
+    const { runId } = await app.applets.test(applet.id, { body: {} });
+    // The checkpoint after the first action fails with something that is not the database's.
+    const saveSteps = app.store.runs.saveSteps;
+    let failed = false;
+    app.store.runs.saveSteps = async (...args) => {
+      if (!failed) {
+        failed = true;
+        throw new Error("a bug between two steps");
+      }
+      return saveSteps(...args);
+    };
+    const worker = startWorker(app, { concurrency: 1 });
+    cleanups.push(() => worker.stop());
+    await until(async () => (await app.store.runs.get(runId))!.status !== "running" && failed, "the first attempt to settle");
+    await worker.drain();
+    expect(await app.store.runs.get(runId)).toMatchObject({ status: "queued", attempt: 2 });
+    expect((await app.store.runs.get(runId))!.error).toMatch(/a bug between two steps/);
+    expect(seen).toEqual(["first"]);
+    app.clock.advance(10 * 60_000);
+    await worker.drain();
+    expect(await app.store.runs.get(runId)).toMatchObject({ status: "succeeded", attempt: 2 });
+    expect(seen).toEqual(["first", "second"]);
+  });
+});
+
 describe("#12.3: worker leases", () => {
   test("#12.3: a run left running by a worker whose lease expired is taken back after the lease, not after 10 minutes", async () => {
     const app = setup();
