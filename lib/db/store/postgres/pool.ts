@@ -72,7 +72,7 @@ export async function queryDynamic<R extends pg.QueryResultRow = Record<string, 
  * server refuses (a password changed under the running app), 3D000 (the database is not there yet),
  * 40001 / 40P01 (a serialization failure or a deadlock: the same statement goes in when tried again).
  */
-const UNAVAILABLE_STATE = /^(08|53|57P0|58|28)[0-9A-Z]{3}$|^(57014|3D000|40001|40P01)$/;
+const UNAVAILABLE_STATE = /^(08|53|58|28)[0-9A-Z]{3}$|^57P0[0-9]$|^(57014|3D000|40001|40P01)$/;
 /** What node's sockets say when the server is not reachable or the connection was cut. */
 const UNAVAILABLE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "EHOSTDOWN", "ENETUNREACH", "ENETDOWN", "ECONNABORTED", "ENOTFOUND", "EAI_AGAIN", "EADDRNOTAVAIL"]);
 /** node-postgres's (pg 8, pg-pool 3) own words for a connection that is gone or could not be made. */
