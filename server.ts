@@ -1,6 +1,6 @@
 import next from "next";
 import { createApi } from "@/lib/api";
-import { createApp } from "@/lib/app";
+import { createApp, waitForStore } from "@/lib/app";
 import { loadEnvFile } from "@/lib/core/env-file";
 import { listenErrorMessage } from "@/lib/core/listen-error";
 import { createAppletService } from "@/lib/applets/service";
@@ -28,9 +28,10 @@ const dev = process.env.NODE_ENV !== "production";
 const app = createApp({ role: "web" });
 const log = app.log.child("web");
 // PostgreSQL migrates and checks SECRETS_KEY / SESSION_SECRET against the database before anything
-// is served; a mismatch ends the process here with the reason.
+// is served; a mismatch ends the process here with the reason. A server that is away or refuses
+// the login is waited for (one line per attempt, back-off), not exited on.
 try {
-  await app.store.ready?.();
+  await waitForStore({ ...app, log });
 } catch (err) {
   log.error(err instanceof Error ? err.message : String(err));
   await exitProcess(1);

@@ -2,6 +2,8 @@ import { loadConfig, type AppConfig } from "./core/config";
 import { systemClock, type Clock } from "./core/clock";
 import { createLogger, type Logger } from "./core/log";
 import { openStore, type Store } from "./db/store";
+import { explainUnavailable } from "./db/store/postgres/pool";
+import { isDatabaseError } from "./core/errors";
 import { Bus } from "./bus";
 import { createSafeFetch } from "./net/safe-fetch";
 import type { SafeFetch } from "./net/types";
@@ -65,4 +67,28 @@ export function createApp(opts: CreateAppOptions = {}): App {
     http: opts.http ?? createSafeFetch({ allowPrivate: config.allowPrivateUrls }),
     close: () => store.close(),
   };
+}
+
+/**
+ * Waits until the store is ready (PostgreSQL: reachable, migrated, keys checked). A database that
+ * is away or refuses this process for a while (not up yet, a wrong password, too many clients) is
+ * said in one line per attempt and tried again with back-off up to 30 s, not exited on: a process
+ * manager restarting the process would only meet the same server. Anything else (keys that differ
+ * from the database's, a migration that fails) rejects: the process must not start.
+ */
+export async function waitForStore(app: Pick<App, "store" | "config" | "log">, opts: { sleep?: (ms: number) => Promise<void>; maxMs?: number } = {}): Promise<void> {
+  const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const maxMs = opts.maxMs ?? 30_000;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await app.store.ready?.();
+      if (attempt > 0) app.log.info("postgres: the database answers now; starting");
+      return;
+    } catch (err) {
+      if (!isDatabaseError(err)) throw err;
+      const wait = Math.min(maxMs, 1_000 * 2 ** Math.min(attempt, 5));
+      app.log.error(`${explainUnavailable(err, app.config.postgres?.url ?? "")}; trying again in ${Math.round(wait / 1000)} s`);
+      await sleep(wait);
+    }
+  }
 }

@@ -1,7 +1,7 @@
 import { setPriority } from "node:os";
 import { Cron } from "croner";
 import { actionRegistry } from "@/lib/actions";
-import { createApp, type App } from "@/lib/app";
+import { createApp, waitForStore, type App } from "@/lib/app";
 import { systemClock } from "@/lib/core/clock";
 import { loadEnvFile } from "@/lib/core/env-file";
 import { isDatabaseError } from "@/lib/core/errors";
@@ -49,8 +49,10 @@ async function openApp(): Promise<App> {
 const app = await openApp();
 // PostgreSQL migrates and checks SECRETS_KEY / SESSION_SECRET against the database first; a
 // worker with another key would store secrets no other host can read, so it stops here instead.
+// A server that is away or refuses the login is waited for (one line per attempt, back-off), not
+// exited on.
 try {
-  await app.store.ready?.();
+  await waitForStore({ ...app, log });
 } catch (err) {
   log.error(err instanceof Error ? err.message : String(err));
   process.exit(1);

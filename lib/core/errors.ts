@@ -49,12 +49,30 @@ export class ActionError extends Error {
 export const errorMessage = (err: unknown): string =>
   err instanceof Error ? err.message : typeof err === "string" ? err : JSON.stringify(err);
 
+/** Set on an error the store recognised as its database being away (lib/db/store/postgres/pool.ts). */
+const STORE_UNAVAILABLE = Symbol.for("whenthen.storeUnavailable");
+
+/**
+ * Marks `err` as the store's database being away or refusing for a while (a server restarting, a
+ * connection cut, too many clients), so `isDatabaseError` recognises it. Only the store marks:
+ * the network codes such an error carries (ECONNREFUSED, ECONNRESET) are also what an action's
+ * own request throws, which is the action's failure, not the database's.
+ */
+export function markStoreUnavailable<E>(err: E): E {
+  if (err !== null && typeof err === "object") Object.defineProperty(err, STORE_UNAVAILABLE, { value: true, enumerable: false, configurable: true });
+  return err;
+}
+
 /**
  * The database refused the statement: a full disk (SQLITE_FULL), an I/O error, a lock held past
- * busy_timeout. Not the run's fault and not a bug in what it did: the caller keeps what it has,
- * backs off and tries again. Recognised by better-sqlite3's `SQLITE_*` error codes.
+ * busy_timeout, or a PostgreSQL server that is restarting, unreachable or out of connections. Not
+ * the run's fault and not a bug in what it did: the caller keeps what it has, backs off and tries
+ * again. Recognised by better-sqlite3's `SQLITE_*` error codes, and by the mark the PostgreSQL
+ * store puts on its driver's connection and availability errors (`markStoreUnavailable`).
  */
-export const isDatabaseError = (err: unknown): err is Error & { code: string } => {
-  const code: unknown = err instanceof Error ? (err as Error & { code?: unknown }).code : undefined;
+export const isDatabaseError = (err: unknown): err is Error & { code?: string } => {
+  if (!(err instanceof Error)) return false;
+  if ((err as unknown as Record<symbol, unknown>)[STORE_UNAVAILABLE] === true) return true;
+  const code: unknown = (err as Error & { code?: unknown }).code;
   return typeof code === "string" && code.startsWith("SQLITE_");
 };

@@ -232,6 +232,10 @@ export const workers = sqliteTable("workers", {
   smtpPort: integer("smtp_port"),
   /** Its in-memory counters (lib/metrics snapshot JSON) at the last heartbeat, for GET /metrics. */
   metrics: text("metrics"),
+  /** The machine and pid namespace in which `pid` names this process (lib/queue/liveness.ts); null before drizzle 0015. */
+  processScope: text("process_scope"),
+  /** PostgreSQL: the key of the session-level advisory lock this worker holds for its life; null while it holds none. */
+  sessionLock: integer("session_lock"),
   ...timestamps,
 });
 

@@ -118,6 +118,12 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
     // Anything else outside an action (a row that cannot be read, a bug) ends the run with the
     // reason instead of leaving it running for the stuck bound to requeue forever.
     log.error("run failed outside its actions", { run_id: run.id, error: redactor.redact(errorMessage(err)) });
+    // Once an action was delivered the run is not simply failed: it gets the retry decision a
+    // retryable failure gets (a retry resumes after the delivered steps, so nothing is sent twice;
+    // `dead` when its attempts are spent).
+    if (steps.some((s) => s.kind === "action" && s.status === "succeeded")) {
+      return settleFailure(new ActionError(errorMessage(err), { retryable: true, cause: err }), "executor");
+    }
     return finish("failed", `executor: ${errorMessage(err)}`, run.stepsError !== undefined);
   }
 

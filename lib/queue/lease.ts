@@ -43,7 +43,14 @@ export const newWorkerId = (): string => `${hostname()}:${process.pid}:${randomB
 
 export function createWorkerLease(
   app: Pick<App, "store" | "clock">,
-  opts: { workerId: string; leaseMs: number; faults: FaultTracker; report?: () => Promise<WorkerReport> },
+  opts: {
+    workerId: string;
+    leaseMs: number;
+    faults: FaultTracker;
+    report?: () => Promise<WorkerReport>;
+    /** What tells others directly that this worker is gone (lib/queue/liveness.ts), published with each heartbeat. */
+    liveness?: () => { processScope: string | null; sessionLock: number | null };
+  },
 ): WorkerLease {
   let renewedAt = Number.NEGATIVE_INFINITY;
   const host = hostname();
@@ -73,6 +80,7 @@ export function createWorkerLease(
           fault: opts.faults.current({ except: "heartbeat" }),
           smtpPort: report.smtpPort,
           metrics: report.metrics,
+          ...opts.liveness?.(),
         });
         void makeReport();
         await beat;

@@ -4,6 +4,7 @@ import type { ClaimedRun } from "../db/store";
 import { executeRun, UnsavedOutcome, type ExecutorDeps, type Outcome } from "../executor/run";
 import { processMetrics } from "../metrics";
 import { createWorkerLease, type WorkerLease, type WorkerReport } from "./lease";
+import { createLivenessWatch, type LivenessWatch } from "./liveness";
 import { startQueueWakeups } from "./wakeups";
 
 /** A live worker's run locked longer than this is taken to be stuck and goes back to the queue (spec: 10 minutes). */
@@ -20,6 +21,13 @@ export interface ExecutorLoopOptions {
   leaseMs?: number;
   /** How often running runs are checked for a dead holder. Default a third of the lease, at most 10 s. */
   staleCheckMs?: number;
+  /**
+   * How often the workers the last check saw are probed for a process or session that is gone
+   * (lib/queue/liveness.ts): a dead worker's runs are recovered within seconds, not a lease. Default 1 s.
+   */
+  livenessProbeMs?: number;
+  /** Tests: the liveness watch to use instead of the store's (PostgreSQL session) and this machine's pids. */
+  liveness?: LivenessWatch;
   /** A run locked longer than this goes back to queued even when its worker is alive. */
   stuckAfterMs?: number;
   /** Shared with the rest of the process, so the heartbeat reports every fault; one of its own by default. */
@@ -54,12 +62,21 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
   const leaseMs = opts.leaseMs ?? 30_000;
   const stuckAfterMs = opts.stuckAfterMs ?? STUCK_AFTER_MS;
   const faults = opts.faults ?? createFaultTracker({ clock, log });
-  const lease = createWorkerLease(deps.app, { workerId: opts.workerId, leaseMs, faults, report: opts.report });
+  const liveness = opts.liveness ?? createLivenessWatch({ self: opts.workerId, session: store.workers.openLivenessSession?.() });
+  const lease = createWorkerLease(deps.app, { workerId: opts.workerId, leaseMs, faults, report: opts.report, liveness: () => liveness.mine() });
   const metrics = processMetrics();
   let stopping = false;
   /** Set when stop's grace ran out: the runs still executing were handed back and are not ours. */
   let abandoned = false;
   const inFlight = new Map<number, ClaimedRun>();
+  /**
+   * Runs this worker's slots hold (executing, or claimed with the last finish and next in line), and
+   * since when each busy slot may be claiming (a claim's locked_at is never earlier): the stale
+   * check hands back this worker's other running runs, claimed by a statement whose answer a cut
+   * connection lost, only when they were locked before every claim still in flight.
+   */
+  const held = new Set<string>();
+  const claimingSince = new Map<number, number>();
   const waiters = new Set<() => void>();
   const pause = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -87,16 +104,31 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
     }
   };
 
-  const recoverStale = async () => {
+  const recoverStale = async ({ gone = [], watch = false }: { gone?: string[]; watch?: boolean } = {}) => {
     try {
       const now = clock.now();
-      const recovered = await store.runs.recoverStale({ now, stuckBefore: new Date(now.getTime() - stuckAfterMs), self: opts.workerId });
+      const earliestClaim = Math.min(now.getTime(), ...claimingSince.values());
+      const recovered = await store.runs.recoverStale({
+        now,
+        stuckBefore: new Date(now.getTime() - stuckAfterMs),
+        self: opts.workerId,
+        gone,
+        holding: { ids: [...held], lockedBefore: new Date(earliestClaim - 1_000) },
+      });
+      // The workers to probe until the next check (one small read every check, none per probe on SQLite).
+      if (watch) liveness.watch(await store.workers.live(now));
       faults.succeeded("recovering runs of stopped workers");
       if (recovered.length === 0) return;
-      for (const reason of ["lease", "stuck"] as const) {
+      const said = {
+        lease: "requeued runs whose worker's lease expired",
+        gone: "requeued runs whose worker's process or database session is gone",
+        orphan: "requeued runs this worker claimed but never got (the database connection was cut under the claim)",
+        stuck: `requeued runs locked longer than ${stuckAfterMs / 60_000} minutes`,
+      } as const;
+      for (const reason of ["lease", "gone", "orphan", "stuck"] as const) {
         const runs = recovered.filter((r) => r.reason === reason);
         if (runs.length === 0) continue;
-        log.warn(reason === "lease" ? "requeued runs whose worker's lease expired" : `requeued runs locked longer than ${stuckAfterMs / 60_000} minutes`, {
+        log.warn(said[reason], {
           count: runs.length,
           workers: [...new Set(runs.map((r) => r.lockedBy))],
           run_ids: runs.slice(0, 20).map((r) => r.id),
@@ -105,6 +137,22 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
       wake();
     } catch (err) {
       faults.failed("recovering runs of stopped workers", err);
+    }
+  };
+  let probing = false;
+  const probeLiveness = async () => {
+    if (probing || stopping) return;
+    probing = true;
+    try {
+      const gone = await liveness.probe();
+      if (gone.length > 0) {
+        log.warn("workers are gone (their process or database session ended); recovering their runs", { workers: gone });
+        await recoverStale({ gone });
+      }
+    } catch (err) {
+      log.debug("could not probe other workers", { error: errorMessage(err) });
+    } finally {
+      probing = false;
     }
   };
   let prunedAt = Number.NEGATIVE_INFINITY;
@@ -124,7 +172,10 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
   // are recovered on start (a restored database's `running` runs included) and on every check.
   // Started in order (the lease first, so this worker's own runs are never taken for a dead
   // worker's); the slots do not claim before the first heartbeat is stored (`lease.keep`).
-  const started = lease.keep({ force: true }).then(() => recoverStale());
+  const started = liveness
+    .ready()
+    .then(() => lease.keep({ force: true }))
+    .then(() => recoverStale({ watch: true }));
   // A heartbeat that works while faults are on (space came back) wakes the slots backing off, so
   // they try again now rather than at the end of a back-off that may be 30 s long.
   const heartbeatTimer = setInterval(
@@ -141,11 +192,13 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
   heartbeatTimer.unref();
   const staleTimer = setInterval(
     () => {
-      void recoverStale().then(pruneWorkers);
+      void recoverStale({ watch: true }).then(pruneWorkers);
     },
     opts.staleCheckMs ?? Math.min(10_000, Math.max(250, Math.floor(leaseMs / 3))),
   );
   staleTimer.unref();
+  const livenessTimer = setInterval(() => void probeLiveness(), opts.livenessProbeMs ?? 1_000);
+  livenessTimer.unref();
 
   /** Stores an outcome the database refused, retrying with back-off until it is stored (or the process gives up on the run). */
   const storeLater = async (unsaved: UnsavedOutcome, run: ClaimedRun): Promise<Outcome | null> => {
@@ -178,12 +231,22 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
           await pause(faults.failed("claiming runs", new Error("not claiming: the worker's lease could not be renewed")));
           continue;
         }
+        if (!liveness.healthy()) {
+          // Our lock is free while the session reconnects: another worker may take us for dead.
+          await pause(faults.failed("claiming runs", new Error("not claiming: the worker's liveness session is reconnecting")));
+          continue;
+        }
+        const now = clock.now();
+        claimingSince.set(n, now.getTime());
         try {
-          run = await store.runs.claim(opts.workerId, clock.now());
+          run = await store.runs.claim(opts.workerId, now);
+          if (run) held.add(run.id);
           faults.succeeded("claiming runs");
         } catch (err) {
           await pause(faults.failed("claiming runs", err));
           continue;
+        } finally {
+          claimingSince.delete(n);
         }
       }
       if (!run) {
@@ -195,12 +258,17 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
       inFlight.set(n, run);
       metrics.runsStarted.inc();
       let outcome: Outcome | null;
+      // The finish claims the next run: no claim of it is stamped before now.
+      claimingSince.set(n, clock.now().getTime());
       try {
         // While stopping, finish without claiming more: the loop is about to end.
         outcome = await executeRun(deps, run, { claimNextAs: stopping ? undefined : opts.workerId });
       } catch (err) {
         outcome = err instanceof UnsavedOutcome ? await storeLater(err, run) : await failOutside(run, err);
       }
+      if (outcome?.next) held.add(outcome.next.id);
+      claimingSince.delete(n);
+      held.delete(run.id);
       inFlight.delete(n);
       countOutcome(run, outcome);
       if (abandoned) break;
@@ -266,6 +334,7 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
     async stop({ graceMs } = {}) {
       stopping = true;
       clearInterval(staleTimer);
+      clearInterval(livenessTimer);
       wake();
       const all = Promise.all(slots);
       let released: string[] = [];
@@ -286,6 +355,7 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
       clearInterval(heartbeatTimer);
       await wakeups?.stop();
       await lease.end();
+      await liveness.close();
       return { released };
     },
   };

@@ -763,6 +763,44 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect(await store.runs.recoverStale({ now: at(40_000), stuckBefore: at(11), self: "alive" })).toEqual([{ id: rb.runId, appletId: "b", lockedBy: "alive", reason: "stuck" }]);
       });
 
+      test("a worker seen gone loses its runs whatever its lease; the caller's own runs none of its slots holds go back once locked before its earliest claim in flight", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        await addApplet(store, "b");
+        await addApplet(store, "c");
+        const ra = (await store.runs.ingest(input("a", { receivedAt: iso(1) })))!;
+        const rb = (await store.runs.ingest(input("b", { receivedAt: iso(2) })))!;
+        const rc = (await store.runs.ingest(input("c", { receivedAt: iso(3) })))!;
+        await store.workers.heartbeat({ id: "killed", hostname: "h1", pid: 1, now: at(0), leaseMs: 600_000, fault: null, processScope: "h1|boot|ns", sessionLock: 42 });
+        await store.workers.heartbeat({ id: "me", hostname: "h2", pid: 2, now: at(0), leaseMs: 600_000, fault: null });
+        expect((await store.workers.live(at(1))).find((w) => w.id === "killed")).toMatchObject({ processScope: "h1|boot|ns", sessionLock: 42 });
+        await store.runs.claim("killed", at(10));
+        await store.runs.claim("me", at(10));
+        await store.runs.claim("me", at(20));
+        const opts = { now: at(30), stuckBefore: at(-600_000), self: "me" };
+        // Live leases, nothing named gone, both of mine held: nothing.
+        expect(await store.runs.recoverStale({ ...opts, holding: { ids: [rb.runId, rc.runId], lockedBefore: at(30) } })).toEqual([]);
+        expect(await store.runs.recoverStale({ ...opts, gone: ["killed"] })).toEqual([{ id: ra.runId, appletId: "a", lockedBy: "killed", reason: "gone" }]);
+        // Run c is held; run b is not, but a claim of mine in flight since 10 could be its: kept.
+        expect(await store.runs.recoverStale({ ...opts, holding: { ids: [rc.runId], lockedBefore: at(10) } })).toEqual([]);
+        expect(await store.runs.recoverStale({ ...opts, holding: { ids: [rc.runId], lockedBefore: at(15) } })).toEqual([{ id: rb.runId, appletId: "b", lockedBy: "me", reason: "orphan" }]);
+        expect(await store.runs.get(rb.runId)).toMatchObject({ status: "queued", attempt: 1, lockedBy: null });
+        expect(await store.runs.get(rc.runId)).toMatchObject({ status: "running", lockedBy: "me" });
+      });
+
+      test("a claim's start is never stamped before its applet's last finish (the claim's time was taken before it waited)", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        (await store.runs.ingest(input("a", { receivedAt: iso(1) })))!;
+        (await store.runs.ingest(input("a", { receivedAt: iso(2) })))!;
+        const first = (await store.runs.claim("w1", at(10)))!;
+        expect(await store.runs.finish(first, "succeeded", [], null, at(50))).toBe(true);
+        // The other worker stamped its claim at 40, then waited while the finish at 50 went in.
+        const second = (await store.runs.claim("w2", at(40)))!;
+        expect(second.startedAt).toBe(iso(50));
+        expect((await store.runs.get(second.id))!.startedAt).toBe(iso(50));
+      });
+
       test("finishAndClaim ends one run and claims the next in one transaction", async () => {
         const store = await fresh();
         await addApplet(store, "a");
@@ -1273,8 +1311,8 @@ export function runStoreContract(options: StoreContractOptions): void {
         await store.workers.heartbeat({ id: "w2", hostname: "h", pid: 11, now: at(1), leaseMs: 30_000, fault: "disk full" });
         expect((await store.jobLocks.get("worker_heartbeat"))!.lastRunAt).toBe(iso(1));
         expect(await store.workers.live(at(10))).toEqual([
-          { id: "w1", hostname: "h", pid: 10, seenAt: iso(0), leaseUntil: iso(30_000), fault: null, smtpPort: null, metrics: null, createdAt: iso(0) },
-          { id: "w2", hostname: "h", pid: 11, seenAt: iso(1), leaseUntil: iso(30_001), fault: "disk full", smtpPort: null, metrics: null, createdAt: iso(1) },
+          { id: "w1", hostname: "h", pid: 10, seenAt: iso(0), leaseUntil: iso(30_000), fault: null, smtpPort: null, metrics: null, processScope: null, sessionLock: null, createdAt: iso(0) },
+          { id: "w2", hostname: "h", pid: 11, seenAt: iso(1), leaseUntil: iso(30_001), fault: "disk full", smtpPort: null, metrics: null, processScope: null, sessionLock: null, createdAt: iso(1) },
         ]);
         await store.workers.heartbeat({ id: "w1", hostname: "h", pid: 10, now: at(20_000), leaseMs: 30_000, fault: null });
         expect((await store.workers.live(at(30_500))).map((w) => w.id)).toEqual(["w1"]);

@@ -13,6 +13,7 @@ import { spawnWorkerProcess, startSink, startSlowServer } from "../helpers/proce
 import { startWorker } from "../helpers/worker";
 import { until } from "../helpers/wait";
 import { sqliteOf } from "@/lib/db/store/sqlite";
+import { forEachEngine } from "../helpers/engines";
 
 /**
  * Issue #12: reliability under faults. Real SQLite files; the full disk is a real one (a small
@@ -168,6 +169,51 @@ function orderSink(): number[] {
   return seen;
 }
 const orderedApplet = { ...webhookToHttp("https://sink.test/ordered"), actions: [{ type: "http", config: { url: "https://sink.test/ordered", method: "POST", body: { n: "{{trigger.body.n}}" } } }] };
+
+describe("a run whose action was delivered is never failed without a retry decision", () => {
+  test("an error outside the actions after a delivery retries the run, which resumes after the delivered step instead of ending failed", async () => {
+    const app = setup();
+    const seen: string[] = [];
+    server.use(
+      http.post("https://sink.test/parts", async ({ request }) => {
+        seen.push(String((JSON.parse(await request.text()) as { part: string }).part));
+        return HttpResponse.json({ ok: true });
+      }),
+    );
+    const applet = await app.applets.create({
+      name: "two parts",
+      definition: {
+        ...webhookToHttp("https://sink.test/parts"),
+        actions: [
+          { type: "http", config: { url: "https://sink.test/parts", method: "POST", body: { part: "first" } } },
+          { type: "http", config: { url: "https://sink.test/parts", method: "POST", body: { part: "second" } } },
+        ],
+      },
+    });
+    const { runId } = await app.applets.test(applet.id, { body: {} });
+    // The checkpoint after the first action fails with something that is not the database's.
+    const saveSteps = app.store.runs.saveSteps;
+    let failed = false;
+    app.store.runs.saveSteps = async (...args) => {
+      if (!failed) {
+        failed = true;
+        throw new Error("a bug between two steps");
+      }
+      return saveSteps(...args);
+    };
+    const worker = startWorker(app, { concurrency: 1 });
+    cleanups.push(() => worker.stop());
+    await until(async () => (await app.store.runs.get(runId))!.status !== "running" && failed, "the first attempt to settle");
+    await worker.drain();
+    expect(await app.store.runs.get(runId)).toMatchObject({ status: "queued", attempt: 2 });
+    expect((await app.store.runs.get(runId))!.error).toMatch(/a bug between two steps/);
+    expect(seen).toEqual(["first"]);
+    app.clock.advance(10 * 60_000);
+    await worker.drain();
+    expect(await app.store.runs.get(runId)).toMatchObject({ status: "succeeded", attempt: 2 });
+    expect(seen).toEqual(["first", "second"]);
+  });
+});
 
 describe("#12.3: worker leases", () => {
   test("#12.3: a run left running by a worker whose lease expired is taken back after the lease, not after 10 minutes", async () => {
@@ -327,9 +373,12 @@ describe("#12.2: the worker survives a full disk", () => {
   }, 60_000);
 });
 
-describe("#12.6: SIGTERM", () => {
-  test("#12.6: stop() claims nothing more at once and hands the runs still in flight back to the queue after the grace", async () => {
-    const app = setup();
+// On each engine: the hand-back is the store's (a fenced release), PostgreSQL's as much as SQLite's.
+forEachEngine((engine) => {
+  test(`#12.6 (${engine.name}): stop() claims nothing more at once and hands the runs still in flight back to the queue after the grace`, async () => {
+    const { log, lines } = captureLog();
+    const app = Object.assign(createTestApp({ log, engine }), { lines });
+    cleanups.push(() => app.cleanup());
     let release: () => void = () => {};
     const held = new Promise<void>((r) => (release = r));
     server.use(
@@ -353,6 +402,9 @@ describe("#12.6: SIGTERM", () => {
     expect(keys).toEqual([]);
     expect(await app.store.workers.live(app.clock.now())).toEqual([]);
   });
+});
+
+describe("#12.6: SIGTERM", () => {
 
   test("#12.6: aborting a scheduler tick aborts its feed requests at once and stores nothing for them", async () => {
     const app = setup({ env: { ALLOW_PRIVATE_URLS: "true" } });

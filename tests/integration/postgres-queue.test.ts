@@ -768,7 +768,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
       await c.query("SET enable_seqscan = off");
       const now = `'${at(60_000).toISOString()}'`;
       for (const [sql, params] of [
-        [Q.STALE, [now, `'${T0.toISOString()}'`, "'w'"]],
+        [Q.STALE, [now, `'${T0.toISOString()}'`, "'w'", "ARRAY['gone']", `'${T0.toISOString()}'`, "ARRAY['x3']"]],
         [Q.QUEUE_TALLY, [now]],
         [Q.PRUNE_WORKERS, [now]],
       ] as const) {

@@ -155,14 +155,11 @@ async function waitForAll(store: PostgresStore, total: number, timeoutMs: number
 /**
  * Runs of one applet never overlap. Seen at the sink (never two requests of one applet at once),
  * and in the runs' own times: in the order they finished, each run of an applet started after the
- * one before it finished. The times are stamped by the workers before their statements reach the
- * database (a claim may wait for a pooled connection), so a claim's started_at may precede, by
- * that wait, the finished_at of the run whose commit it waited for; `slackMs` allows that much,
- * and the unique index runs_running_idx is what forbids two running runs of an applet. (Ordered by
- * started_at instead, such a stamp can put a run before the one it waited for, which under load
- * finishes a whole run within the wait.)
+ * one before it finished, to the millisecond: a claim's start is never stamped before its
+ * applet's last finish, even when its statement waited (for a pooled connection, for the group
+ * commit before it) while another worker finished the run before it.
  */
-async function assertNoOverlap(store: PostgresStore, sink: Sink, slackMs = 250) {
+async function assertNoOverlap(store: PostgresStore, sink: Sink, slackMs = 0) {
   expect(sink.overlaps).toEqual([]);
   const rows = (await store.pool.query<{ applet_id: string; started_at: string; finished_at: string }>("SELECT applet_id, started_at, finished_at FROM runs ORDER BY applet_id, finished_at, started_at")).rows;
   let prev: (typeof rows)[number] | undefined;

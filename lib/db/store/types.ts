@@ -183,8 +183,12 @@ export interface RecoveredRun {
   id: string;
   appletId: string;
   lockedBy: string | null;
-  /** `lease`: its worker stopped renewing (or has no row); `stuck`: locked past the stuck bound. */
-  reason: "lease" | "stuck";
+  /**
+   * `lease`: its worker stopped renewing (or has no row); `gone`: its worker's process or session
+   * was seen gone (lib/queue/liveness.ts); `orphan`: the caller's own run that none of its slots
+   * holds (a claim whose answer a cut connection lost); `stuck`: locked past the stuck bound.
+   */
+  reason: "lease" | "gone" | "orphan" | "stuck";
 }
 
 export interface RunListFilter {
@@ -366,6 +370,36 @@ export interface Heartbeat {
   smtpPort?: number | null;
   /** Its in-memory counters (lib/metrics `snapshot`), stored as given; null (or absent): none. */
   metrics?: string | null;
+  /** The machine and pid namespace in which `pid` names it (lib/queue/liveness.ts); null (or absent): none said. */
+  processScope?: string | null;
+  /** PostgreSQL: the key of the session-level advisory lock it holds now; null (or absent): none. */
+  sessionLock?: number | null;
+}
+
+/**
+ * PostgreSQL: a session of the worker's own that holds a session-level advisory lock for the
+ * worker's life. The server releases the lock the moment the session ends (the process was killed,
+ * its host died), which another worker sees without waiting for the lease (lib/queue/liveness.ts).
+ */
+export interface LivenessSession {
+  /** The lock's key while this session holds it; null while the session is down (it reconnects). */
+  key(): number | null;
+  /** Date.now() when this session last took its lock (held since without a break); null while down. */
+  heldSince(): number | null;
+  /** Which of `keys` no session holds now (the sessions that held them ended); null while this session is down. */
+  free(keys: number[]): Promise<number[] | null>;
+  close(): Promise<void>;
+}
+
+export interface RecoverStaleOptions {
+  now: Date;
+  stuckBefore: Date;
+  /** The caller's worker id: its runs are judged by the stuck bound and `holding` only. */
+  self?: string;
+  /** Workers seen gone (lib/queue/liveness.ts): their running runs are recovered whatever their lease says. */
+  gone?: string[];
+  /** The caller's runs its slots hold: its other running runs locked before `lockedBefore` are recovered. */
+  holding?: { ids: string[]; lockedBefore: Date };
 }
 
 export interface SecretListing {
@@ -643,10 +677,11 @@ export interface RunsStore {
    * next_attempt_at (null becomes created_at), so they keep their place (oldest first): those
    * whose locked_by names no worker with a live lease (`workers.lease_until > now`, or no row),
    * and any locked before `stuckBefore`. Runs locked by `self` are judged by the stuck bound only.
+   * Also those of the workers in `gone`, and the caller's own that it does not hold (`holding`).
    * Each is fenced by the token seen, so a run settled in between is left alone. Returns those
    * recovered. A plain read when there is nothing to recover.
    */
-  recoverStale(opts: { now: Date; stuckBefore: Date; self?: string }): Promise<RecoveredRun[]>;
+  recoverStale(opts: RecoverStaleOptions): Promise<RecoveredRun[]>;
   get(id: string): Promise<Run | null>;
   /** The event, payload parsed; null when unknown. Throws (naming the event) when the payload is not JSON. */
   event(eventId: string): Promise<StoredEvent | null>;
@@ -852,6 +887,8 @@ export interface WorkersStore {
   live(now: Date): Promise<WorkerRow[]>;
   /** Drops rows whose lease ended before `before` and that no running run names; how many. */
   prune(before: Date): Promise<number>;
+  /** PostgreSQL: opens the worker's liveness session (see LivenessSession); absent on SQLite. */
+  openLivenessSession?(): LivenessSession;
 }
 
 /** Retention and space (lib/scheduler/retention), in small transactions that never hold the write lock long. */

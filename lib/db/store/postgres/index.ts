@@ -2,6 +2,7 @@ import { toClaimed, toRun as toRunRow, type RunRowRaw } from "../run-row";
 import { applyPlanOn, plannedRunsStore } from "./planned-runs";
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
+import { isDatabaseError } from "../../../core/errors";
 import { newId } from "../../../core/ids";
 import type { Logger } from "../../../core/log";
 import type { RunStatus, Step } from "../../../executor/types";
@@ -46,10 +47,11 @@ import { eventFilesStore } from "./event-files";
 import { RUN_SEARCH_PAYLOAD_BYTES, RUN_SEARCH_SCAN } from "../types";
 import { checkInstanceKeys, type InstanceKeys } from "./instance";
 import { createListener, type Listener } from "./listen";
+import { openLivenessSession } from "./liveness";
 import { cachedForHook } from "./hook-cache";
 import { defaultPgMigrationsDir, migratePostgres } from "./migrate";
 import { createLanes } from "./settles";
-import { createPool, inTransaction, query, queryDynamic, sqlState, type Queryable } from "./pool";
+import { createPool, inTransaction, query, queryDynamic, sqlState, storeError, type Queryable } from "./pool";
 import * as Q from "./queue-sql";
 import { alertsStore, recordPolled, recordSettled } from "./alerts";
 import { readAppletChannel } from "../alert-row";
@@ -97,8 +99,13 @@ export interface PostgresStore extends Store {
  */
 export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
   const pool = createPool({ url: opts.url, max: opts.poolSize ?? 10, schema: opts.schema });
-  const init = (async () => {
-    const client = await pool.connect();
+  const initialise = async () => {
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (err) {
+      throw storeError(err);
+    }
     try {
       await migratePostgres(
         {
@@ -109,25 +116,51 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
         { jobNames: JOB_NAMES, schema: opts.schema },
       );
       if (opts.keys) await checkInstanceKeys(client, opts.keys, new Date());
+    } catch (err) {
+      throw storeError(err);
     } finally {
       client.release();
     }
-  })();
+  };
+  let init = initialise();
   init.catch(() => undefined);
-  const ready = () => init;
+  // A server that was away at start (not up yet, refusing the login, out of connections) is tried
+  // again by the next call: migrations and the key check are idempotent. Any other failure (keys
+  // that differ, a migration that fails) stays: the process must not start.
+  const ready = async (): Promise<void> => {
+    const current = init;
+    try {
+      await current;
+    } catch (err) {
+      if (isDatabaseError(err) && init === current && !closing) {
+        init = initialise();
+        init.catch(() => undefined);
+      }
+      throw err;
+    }
+  };
+  let closing = false;
 
   // Every call on the store waits for init: a pool wrapper whose query does.
   const readyPool = new Proxy(pool, {
     get(target, prop, receiver) {
       if (prop === "query")
         return async (...args: unknown[]) => {
-          await init;
-          return (target.query as (...a: unknown[]) => unknown).apply(target, args);
+          await ready();
+          try {
+            return await (target.query as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          } catch (err) {
+            throw storeError(err);
+          }
         };
       if (prop === "connect")
         return async () => {
-          await init;
-          return target.connect();
+          await ready();
+          try {
+            return await target.connect();
+          } catch (err) {
+            throw storeError(err);
+          }
         };
       return Reflect.get(target, prop, receiver) as unknown;
     },
@@ -164,6 +197,8 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
     ready,
     ...root,
     applets,
+    // A worker's liveness lock needs a real session, as LISTEN does (DATABASE_LISTEN_URL).
+    workers: { ...root.workers, openLivenessSession: () => openLivenessSession({ url: opts.listenUrl ?? opts.url, schema: opts.schema, log: opts.log }) },
     maintenance: maintenanceStore(readyPool),
     notifications: {
       onQueued: (fn) => listen().on(Q.QUEUED_CHANNEL, () => fn()),
@@ -183,6 +218,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
       }
     },
     close: async () => {
+      closing = true;
       await init.catch(() => undefined);
       await listener?.close();
       if (opts.schema && opts.ownSchema) await pool.query(`DROP SCHEMA IF EXISTS ${opts.schema} CASCADE`).catch(() => undefined);
@@ -828,16 +864,23 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
 
     release: async (run, now) => (await query(q, Q.RELEASE, [run.id, run.claimToken, now.toISOString()])).rowCount === 1,
 
-    recoverStale: async ({ now, stuckBefore, self }) => {
+    recoverStale: async ({ now, stuckBefore, self, gone = [], holding }) => {
       const at = now.toISOString();
       const found = (
-        await query<{ id: string; applet_id: string; claim_token: string | null; locked_by: string | null; stuck: boolean }>(q, Q.STALE, [at, stuckBefore.toISOString(), self ?? null])
+        await query<{ id: string; applet_id: string; claim_token: string | null; locked_by: string | null; reason: RecoveredRun["reason"] }>(q, Q.STALE, [
+          at,
+          stuckBefore.toISOString(),
+          self ?? null,
+          gone,
+          holding ? holding.lockedBefore.toISOString() : null,
+          holding?.ids ?? [],
+        ])
       ).rows;
       if (found.length === 0) return [];
       const recovered: RecoveredRun[] = [];
       for (const r of found) {
         if ((await query(q, Q.RECOVER, [r.id, r.claim_token, at])).rowCount === 1) {
-          recovered.push({ id: r.id, appletId: r.applet_id, lockedBy: r.locked_by, reason: r.stuck ? "stuck" : "lease" });
+          recovered.push({ id: r.id, appletId: r.applet_id, lockedBy: r.locked_by, reason: r.reason });
         }
       }
       return recovered;
@@ -1136,11 +1179,12 @@ function workersStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promis
         const now = h.now.toISOString();
         await query(
           c,
-          `INSERT INTO workers (id, hostname, pid, seen_at, lease_until, fault, smtp_port, metrics, created_at, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $4, $4)
+          `INSERT INTO workers (id, hostname, pid, seen_at, lease_until, fault, smtp_port, metrics, process_scope, session_lock, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $4, $4)
            ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at, lease_until = excluded.lease_until,
-             fault = excluded.fault, smtp_port = excluded.smtp_port, metrics = excluded.metrics, updated_at = excluded.updated_at`,
-          [h.id, h.hostname, h.pid, now, new Date(h.now.getTime() + h.leaseMs).toISOString(), h.fault, h.smtpPort ?? null, h.metrics ?? null],
+             fault = excluded.fault, smtp_port = excluded.smtp_port, metrics = excluded.metrics,
+             process_scope = excluded.process_scope, session_lock = excluded.session_lock, updated_at = excluded.updated_at`,
+          [h.id, h.hostname, h.pid, now, new Date(h.now.getTime() + h.leaseMs).toISOString(), h.fault, h.smtpPort ?? null, h.metrics ?? null, h.processScope ?? null, h.sessionLock ?? null],
         );
         await query(c, "UPDATE job_locks SET last_run_at = $1 WHERE name = 'worker_heartbeat'", [now]);
       }),
@@ -1156,6 +1200,8 @@ function workersStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promis
           fault: string | null;
           smtp_port: number | null;
           metrics: string | null;
+          process_scope: string | null;
+          session_lock: number | null;
           created_at: string;
         }>(q, "SELECT * FROM workers WHERE lease_until > $1 ORDER BY created_at, id", [now.toISOString()])
       ).rows.map((r) => ({
@@ -1167,6 +1213,8 @@ function workersStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promis
         fault: r.fault,
         smtpPort: r.smtp_port,
         metrics: r.metrics,
+        processScope: r.process_scope,
+        sessionLock: r.session_lock,
         createdAt: r.created_at,
       })),
     prune: async (before) =>

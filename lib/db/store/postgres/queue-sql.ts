@@ -164,8 +164,15 @@ const claimCtes = (now: string, { finishing = "", extra = "", upTo }: { finishin
   )`;
 };
 
+/**
+ * The claim's started_at is never before its applet's last finish (applets.last_fired_at, set by
+ * every counted finish): the claim's time is stamped by the worker before its statement waits (for
+ * a pooled connection, for the group commit before it), and the run before it may have finished,
+ * stamped by another worker, during that wait. One run per applet runs at a time, so the run log
+ * then shows the order the runs really had.
+ */
 const claimUpdate = (worker: string, now: string, token: string, many = false) => `UPDATE runs SET status = 'running', locked_by = ${worker}, locked_at = ${now}, claim_token = ${token},
-         started_at = ${now}, finished_at = NULL, updated_at = ${now},
+         started_at = GREATEST(${now}, (SELECT ap.last_fired_at FROM applets ap WHERE ap.id = runs.applet_id)), finished_at = NULL, updated_at = ${now},
          applet_version = (SELECT MAX(v.version) FROM applet_versions v WHERE v.applet_id = runs.applet_id)
   WHERE runs.id ${many ? "IN (SELECT picked.id FROM picked)" : "= (SELECT picked.id FROM picked)"} AND ${stillQueued("runs")}
   RETURNING ${columns("runs.")}`;
@@ -307,14 +314,23 @@ const ANY_APPLET = "applet_id IS NOT NULL";
 
 /**
  * Running runs nobody will settle (see the SQLite store): their worker's lease expired or it has no
- * row, or they are locked past the stuck bound; the caller's own runs by the stuck bound only.
- * Every worker runs it every 10 s. $1 now, $2 stuck before, $3 self (or null).
+ * row, or it was seen gone ($4), or they are locked past the stuck bound; the caller's own runs by
+ * the stuck bound, and those locked before $5 that none of its slots holds ($6: a claim whose
+ * answer a cut connection lost). Every worker runs it every 10 s. $1 now, $2 stuck before, $3 self
+ * (or null), $4 gone workers, $5 the caller's runs locked before this and not held are orphans (or
+ * null), $6 the caller's held run ids.
  */
-export const STALE = `SELECT r.id, r.applet_id, r.claim_token, r.locked_by, (r.locked_at IS NULL OR r.locked_at < $2) AS stuck
+export const STALE = `SELECT r.id, r.applet_id, r.claim_token, r.locked_by,
+    CASE WHEN r.locked_at IS NULL OR r.locked_at < $2 THEN 'stuck'
+         WHEN r.locked_by = ANY($4::text[]) THEN 'gone'
+         WHEN r.locked_by IS NOT DISTINCT FROM $3::text THEN 'orphan'
+         ELSE 'lease' END AS reason
   FROM runs r LEFT JOIN workers w ON w.id = r.locked_by
   WHERE r.status = 'running' AND r.${ANY_APPLET}
     AND (r.locked_at IS NULL OR r.locked_at < $2
-         OR (r.locked_by IS DISTINCT FROM $3::text AND (w.id IS NULL OR w.lease_until <= $1)))`;
+         OR r.locked_by = ANY($4::text[])
+         OR (r.locked_by IS DISTINCT FROM $3::text AND (w.id IS NULL OR w.lease_until <= $1))
+         OR (r.locked_by = $3::text AND r.locked_at < $5::text AND NOT (r.id = ANY($6::text[]))))`;
 
 /** How many runs are queued and the oldest due one's time (health, metrics). $1 now. */
 export const QUEUE_TALLY = `SELECT COUNT(*)::int AS queued, MIN(COALESCE(next_attempt_at, created_at)) FILTER (WHERE COALESCE(next_attempt_at, created_at) <= $1) AS oldest_due

@@ -8,8 +8,10 @@ import { createPlannedRunsRepo } from "./planned-runs";
 import { readJson } from "../json";
 import type { RunStatus, Step } from "../../../executor/types";
 import type { runs } from "../../schema";
-import { RUN_SEARCH_PAYLOAD_BYTES, RUN_SEARCH_SCAN, type AppletRunStats, type ClaimedRun, type EventRun, type FinalStatus, type Ingested, type IngestInput, type PlanWrite, type RecoveredRun, type Run, type RunChange, type RunListFilter, type RunPage, type RunTally, type RecentEvent, type StoredEvent } from "../types";
+import { RUN_SEARCH_PAYLOAD_BYTES, RUN_SEARCH_SCAN, type AppletRunStats, type ClaimedRun, type EventRun, type FinalStatus, type Ingested, type IngestInput, type PlanWrite, type RecoveredRun, type RecoverStaleOptions, type Run, type RunChange, type RunListFilter, type RunPage, type RunTally, type RecentEvent, type StoredEvent } from "../types";
 import type { RawRow } from "./rows";
+
+type StaleRow = { id: string; applet_id: string; claim_token: string | null; locked_by: string | null; reason: RecoveredRun["reason"] };
 
 type RunRowRaw = RawRow<typeof runs>;
 
@@ -58,7 +60,7 @@ export const CLAIM_SQL = `WITH RECURSIVE queued_applets(applet_id) AS (
          AND NOT EXISTS (SELECT 1 FROM runs x INDEXED BY runs_running_idx WHERE x.status = 'running' AND x.applet_id = q.applet_id)
      )
      UPDATE runs SET status = 'running', locked_by = @worker, locked_at = @now, claim_token = @token,
-            started_at = @now, finished_at = NULL, updated_at = @now,
+            started_at = MAX(@now, COALESCE((SELECT ap.last_fired_at FROM applets ap WHERE ap.id = runs.applet_id), @now)), finished_at = NULL, updated_at = @now,
             applet_version = (SELECT MAX(v.version) FROM applet_versions v WHERE v.applet_id = runs.applet_id)
      WHERE id = (SELECT id FROM candidates ORDER BY next_attempt_at, created_at LIMIT 1) AND status = 'queued'
      RETURNING *`;
@@ -148,12 +150,24 @@ export function createRunsRepo(sqlite: Sqlite, alerts: AlertsRepo, applyPlan: (p
   // a database restored from a backup), or they have been locked past the stuck bound (a live
   // worker hung on them). The caller's own runs are judged by the stuck bound only: it knows they
   // are in flight even when its own lease lapsed while the disk was full.
-  const stale = sqlite.prepare<{ now: string; stuckBefore: string; self: string | null }, { id: string; applet_id: string; claim_token: string | null; locked_by: string | null; stuck: number }>(
-    `SELECT r.id, r.applet_id, r.claim_token, r.locked_by, (r.locked_at IS NULL OR r.locked_at < @stuckBefore) AS stuck
+  // Those of workers seen gone (lib/queue/liveness.ts) go whatever their lease says, and the
+  // caller's own that none of its slots holds, locked before @orphanBefore (a claim whose answer
+  // was lost), go too.
+  const stale = sqlite.prepare<
+    { now: string; stuckBefore: string; self: string | null; gone: string; orphanBefore: string | null; holding: string },
+    StaleRow
+  >(
+    `SELECT r.id, r.applet_id, r.claim_token, r.locked_by,
+       CASE WHEN r.locked_at IS NULL OR r.locked_at < @stuckBefore THEN 'stuck'
+            WHEN r.locked_by IN (SELECT value FROM json_each(@gone)) THEN 'gone'
+            WHEN r.locked_by IS @self THEN 'orphan'
+            ELSE 'lease' END AS reason
      FROM runs r LEFT JOIN workers w ON w.id = r.locked_by
      WHERE r.status = 'running'
        AND (r.locked_at IS NULL OR r.locked_at < @stuckBefore
-            OR (r.locked_by IS NOT @self AND (w.id IS NULL OR w.lease_until <= @now)))`,
+            OR r.locked_by IN (SELECT value FROM json_each(@gone))
+            OR (r.locked_by IS NOT @self AND (w.id IS NULL OR w.lease_until <= @now))
+            OR (r.locked_by = @self AND r.locked_at < @orphanBefore AND r.id NOT IN (SELECT value FROM json_each(@holding))))`,
   );
   // Back to queued with the same attempt and the same next_attempt_at: the claim orders by it, so
   // a recovered run keeps its place ahead of the runs queued after it (oldest first). Fenced by the
@@ -165,15 +179,23 @@ export function createRunsRepo(sqlite: Sqlite, alerts: AlertsRepo, applyPlan: (p
   );
   // The look is a plain read (almost always empty, and it runs every few seconds); only found runs
   // take the write lock.
-  const recoverStale = (now: string, stuckBefore: string, self: string | null): RecoveredRun[] => {
-    const found = stale.all({ now, stuckBefore, self });
+  const recoverStale = (o: RecoverStaleOptions): RecoveredRun[] => {
+    const now = o.now.toISOString();
+    const found = stale.all({
+      now,
+      stuckBefore: o.stuckBefore.toISOString(),
+      self: o.self ?? null,
+      gone: JSON.stringify(o.gone ?? []),
+      orphanBefore: o.holding ? o.holding.lockedBefore.toISOString() : null,
+      holding: JSON.stringify(o.holding?.ids ?? []),
+    });
     if (found.length === 0) return [];
     return recoverTx.immediate(found, now);
   };
-  const recoverTx = sqlite.transaction((found: { id: string; applet_id: string; claim_token: string | null; locked_by: string | null; stuck: number }[], now: string) =>
+  const recoverTx = sqlite.transaction((found: StaleRow[], now: string) =>
     found
       .filter((r) => recover.run({ id: r.id, token: r.claim_token, now }).changes === 1)
-      .map((r): RecoveredRun => ({ id: r.id, appletId: r.applet_id, lockedBy: r.locked_by, reason: r.stuck ? "stuck" : "lease" })),
+      .map((r): RecoveredRun => ({ id: r.id, appletId: r.applet_id, lockedBy: r.locked_by, reason: r.reason })),
   );
   const release = sqlite.prepare(
     `UPDATE runs SET status = 'queued', locked_by = NULL, locked_at = NULL, claim_token = NULL, started_at = NULL, updated_at = @now
@@ -340,8 +362,7 @@ export function createRunsRepo(sqlite: Sqlite, alerts: AlertsRepo, applyPlan: (p
      * worker whose lease expired, and any locked before `stuckBefore`. `self` is the caller's
      * worker id, whose runs only the stuck bound recovers.
      */
-    recoverStale: (opts: { now: Date; stuckBefore: Date; self?: string }): RecoveredRun[] =>
-      recoverStale(opts.now.toISOString(), opts.stuckBefore.toISOString(), opts.self ?? null),
+    recoverStale: (opts: RecoverStaleOptions): RecoveredRun[] => recoverStale(opts),
 
     get: (id: string): Run | null => {
       const r = byId.get(id);

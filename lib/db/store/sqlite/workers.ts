@@ -13,10 +13,11 @@ export type WorkersRepo = ReturnType<typeof createWorkersRepo>;
  */
 export function createWorkersRepo(sqlite: Sqlite) {
   const upsert = sqlite.prepare(
-    `INSERT INTO workers (id, hostname, pid, seen_at, lease_until, fault, smtp_port, metrics, created_at, updated_at)
-     VALUES (@id, @hostname, @pid, @now, @leaseUntil, @fault, @smtpPort, @metrics, @now, @now)
+    `INSERT INTO workers (id, hostname, pid, seen_at, lease_until, fault, smtp_port, metrics, process_scope, session_lock, created_at, updated_at)
+     VALUES (@id, @hostname, @pid, @now, @leaseUntil, @fault, @smtpPort, @metrics, @processScope, @sessionLock, @now, @now)
      ON CONFLICT(id) DO UPDATE SET seen_at = excluded.seen_at, lease_until = excluded.lease_until,
-       fault = excluded.fault, smtp_port = excluded.smtp_port, metrics = excluded.metrics, updated_at = excluded.updated_at`,
+       fault = excluded.fault, smtp_port = excluded.smtp_port, metrics = excluded.metrics,
+       process_scope = excluded.process_scope, session_lock = excluded.session_lock, updated_at = excluded.updated_at`,
   );
   const beat = sqlite.prepare("UPDATE job_locks SET last_run_at = ? WHERE name = 'worker_heartbeat'");
   const remove = sqlite.prepare("DELETE FROM workers WHERE id = ?");
@@ -29,7 +30,7 @@ export function createWorkersRepo(sqlite: Sqlite) {
   );
   const heartbeatTx = sqlite.transaction((h: Heartbeat) => {
     const now = h.now.toISOString();
-    upsert.run({ id: h.id, hostname: h.hostname, pid: h.pid, now, leaseUntil: new Date(h.now.getTime() + h.leaseMs).toISOString(), fault: h.fault, smtpPort: h.smtpPort ?? null, metrics: h.metrics ?? null });
+    upsert.run({ id: h.id, hostname: h.hostname, pid: h.pid, now, leaseUntil: new Date(h.now.getTime() + h.leaseMs).toISOString(), fault: h.fault, smtpPort: h.smtpPort ?? null, metrics: h.metrics ?? null, processScope: h.processScope ?? null, sessionLock: h.sessionLock ?? null });
     beat.run(now);
   });
   return {
@@ -48,6 +49,8 @@ export function createWorkersRepo(sqlite: Sqlite) {
         fault: r.fault,
         smtpPort: r.smtp_port,
         metrics: r.metrics,
+        processScope: r.process_scope,
+        sessionLock: r.session_lock,
         createdAt: r.created_at,
       })),
     /** Drops the rows of workers whose lease ended before `before` and that no run still names. */
