@@ -44,6 +44,8 @@ export interface FieldMeta {
    * that carry credentials (Authorization, Cookie, X-Api-Key, …) are.
    */
   credential?: CredentialKind;
+  /** For `select`: the value the schema fills in when the field is left out (shown as the default, so the form shows what is sent). */
+  default?: string;
 }
 
 export type CredentialKind = "value" | "authHeaders";
@@ -85,9 +87,18 @@ export function fieldsOf(schema: z.ZodType): FieldMeta[] {
     for (const k of SPEC_KEYS) if (meta[k] !== undefined) (f as unknown as Record<string, unknown>)[k] = meta[k];
     // A secret field is a credential by what it is; one that is not says so (there is none today).
     if (f.kind === "secret" && f.credential === undefined) f.credential = "value";
+    if (f.kind === "select") {
+      const d = schemaDefault(keySchema);
+      if (typeof d === "string") f.default = d;
+    }
     out.push(f);
   }
   return out;
+}
+
+/** The value a key's `.default(…)` fills in, if it has one. */
+function schemaDefault(schema: z.ZodType): unknown {
+  return schema instanceof z.ZodDefault ? (schema._zod.def as { defaultValue: unknown }).defaultValue : undefined;
 }
 
 /** The services every plug-in may use. Tests pass their own (a manual clock, msw behind safeFetch). */

@@ -116,7 +116,7 @@ function FieldControl({ field: f, id, value, onChange, zone, invalid, groups, he
     case "select":
       return labelled(
         <select id={id} value={s} onChange={(e) => onChange(e.target.value)} aria-describedby={helpId} className={`input ${invalid ? "ring-red-500" : ""}`}>
-          {f.required ? null : <option value="">(default)</option>}
+          {f.required ? null : <option value="">{f.default ? `(default: ${f.default})` : "(default)"}</option>}
           {(f.options ?? []).map((o) => (
             <option key={o.value} value={o.value}>
               {o.label}
