@@ -44,6 +44,12 @@ export interface FieldMeta {
    * that carry credentials (Authorization, Cookie, X-Api-Key, …) are.
    */
   credential?: CredentialKind;
+  /**
+   * For a `textarea` whose value may be text or a JSON value (the http body): the editor offers
+   * "JSON (typed)", where the text is parsed and a string that is exactly one `{{…}}` keeps its
+   * rendered value's type, and "Text", sent as written.
+   */
+  jsonMode?: boolean;
   /** For `select`: the value the schema fills in when the field is left out (shown as the default, so the form shows what is sent). */
   default?: string;
 }
@@ -55,7 +61,7 @@ export type FieldPreview = "notePath" | "inboundAddress" | "webhookUrl";
 /** A field as its schema describes it: everything but the name, which is the schema key. */
 export type FieldSpec = Omit<FieldMeta, "name">;
 
-const SPEC_KEYS = ["label", "kind", "help", "required", "placeholder", "options", "showWhen", "template", "preview", "item", "credential"] as const satisfies readonly (keyof FieldSpec)[];
+const SPEC_KEYS = ["label", "kind", "help", "required", "placeholder", "options", "showWhen", "template", "preview", "item", "credential", "jsonMode"] as const satisfies readonly (keyof FieldSpec)[];
 
 /**
  * Describes a config field once, on its schema (zod 4 `.meta()`): the editor's form is generated
