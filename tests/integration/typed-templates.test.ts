@@ -48,7 +48,7 @@ describe("#21.18: whole-value templates keep their JSON type", () => {
     expect(received).toEqual([{ title: "ORDER PAID", amount: 59.9 }]);
   });
 
-  test("the editor's http body in JSON (typed) mode sends {\"amount\": 59.9} (a number) from a config built by the form; Text mode sends the text as written", async () => {
+  test("the editor's http body in JSON (typed) mode sends amount 59.9 as a number from a config built by the form; Text mode sends the text as written", async () => {
     const { defaultsFor, fromForm, jsonModeProblem, modeKey, toForm } = await import("@/components/editor/fields");
     const received: string[] = [];
     server.use(
@@ -62,7 +62,7 @@ describe("#21.18: whole-value templates keep their JSON type", () => {
     cleanups.push(() => app.cleanup(), () => worker.stop());
     const fields = actionRegistry.get("http")!.fields;
     // A new http action starts in JSON (typed) mode; the user types the body as JSON.
-    const cfg = { ...defaultsFor(fields), url: "https://orders.example/typed", body: '{"amount": "{{trigger.body.amount}}", "order": "{{trigger.body.order}}"}' };
+    const cfg: Record<string, string | boolean | string[]> = { ...defaultsFor(fields), url: "https://orders.example/typed", body: '{"amount": "{{trigger.body.amount}}", "order": "{{trigger.body.order}}"}' };
     expect(cfg[modeKey("body")]).toBe("json");
     const config = fromForm(fields, cfg);
     expect(config.body).toEqual({ amount: "{{trigger.body.amount}}", order: "{{trigger.body.order}}" });
@@ -76,7 +76,8 @@ describe("#21.18: whole-value templates keep their JSON type", () => {
       expect((await app.store.runs.get(runId))!.status).toBe("succeeded");
     }
     expect(JSON.parse(received[0]!)).toEqual({ amount: 59.9, order: { id: 7 } });
-    expect(received[1]).toBe('{"amount": "59.9", "order": "{\"id\":7}"}');
+    // Text is text: each {{…}} becomes its text, and nothing escapes it for JSON.
+    expect(received[1]).toBe('{"amount": "59.9", "order": "{"id":7}"}');
     // Reopened, a stored JSON body is shown in JSON (typed) mode and a stored text in Text mode.
     expect(toForm(fields, config)[modeKey("body")]).toBe("json");
     expect(toForm(fields, asText)[modeKey("body")]).toBe("text");
