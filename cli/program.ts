@@ -209,7 +209,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
       let last = "";
       for (;;) {
         const { run } = await api().json<{ run: RunRow }>("GET", `/api/runs/${encodeURIComponent(id)}`);
-        const line = `${run.status}${run.status === "queued" && run.attempt > 1 && run.next_attempt_at ? ` (attempt ${run.attempt} of ${run.max_attempts} at ${run.next_attempt_at})` : ""}`;
+        const line = `${run.status}${run.status === "retrying" && run.next_attempt_at ? ` (attempt ${run.attempt} of ${run.max_attempts} pending at ${run.next_attempt_at})` : ""}`;
         if (line !== last && !json()) io.out(line);
         last = line;
         if (FINAL.has(run.status)) {

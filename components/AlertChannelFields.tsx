@@ -77,7 +77,7 @@ export function AlertChannelFields({
               {f.required ? <span className="text-red-700"> *</span> : null}
             </label>
             {f.kind === "select" && f.options ? (
-              <select id={id} className="input" value={values[f.name] ?? f.options[0]?.value ?? ""} onChange={(e) => set(e.target.value)}>
+              <select id={id} className="input" value={values[f.name] ?? defaultOf(action, f.name)} onChange={(e) => set(e.target.value)}>
                 {f.options.map((o) => (
                   <option key={o.value} value={o.value}>
                     {o.label}
@@ -103,6 +103,11 @@ export function AlertChannelFields({
   );
 }
 
-function defaultOf(action: MetaAction | undefined, name: string): string {
-  return action?.fields.find((f) => f.name === name)?.options?.[0]?.value ?? "";
+/**
+ * What a select shows while the field is left out: the value the plug-in's schema fills in (the
+ * http channel's method is POST), so the form shows what is sent; else the first option.
+ */
+export function defaultOf(action: MetaAction | undefined, name: string): string {
+  const f = action?.fields.find((x) => x.name === name);
+  return f?.default ?? f?.options?.[0]?.value ?? "";
 }

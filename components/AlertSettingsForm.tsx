@@ -15,6 +15,7 @@ export function AlertSettingsForm({ initial, actions }: { initial: AlertSettings
   const [threshold, setThreshold] = useState(String(initial.trigger_threshold));
   const [autoPause, setAutoPause] = useState(initial.auto_pause);
   const [autoPauseAfter, setAutoPauseAfter] = useState(String(initial.auto_pause_after));
+  const [alertOnRetry, setAlertOnRetry] = useState(initial.alert_on_retry);
   const [problems, setProblems] = useState<Record<string, string>>({});
   const [status, setStatus] = useState<{ ok: boolean; text: string } | null>(null);
   const [busy, setBusy] = useState(false);
@@ -31,6 +32,7 @@ export function AlertSettingsForm({ initial, actions }: { initial: AlertSettings
       trigger_threshold: Number(threshold),
       auto_pause: autoPause,
       auto_pause_after: Number(autoPauseAfter),
+      alert_on_retry: alertOnRetry,
     };
     const res = await api.api.settings.alerts.$put({ json }).catch(() => null);
     setBusy(false);
@@ -107,6 +109,13 @@ export function AlertSettingsForm({ initial, actions }: { initial: AlertSettings
           {numberField("alert-threshold", "Trigger failures", threshold, setThreshold, "Consecutive failed checks of a feed, poll or schedule before an alert.", "trigger_threshold")}
           {numberField("alert-pause-after", "Auto-pause after", autoPauseAfter, setAutoPauseAfter, "Failed or dead runs in a row.", "auto_pause_after")}
         </div>
+        <label className="flex items-start gap-2">
+          <input type="checkbox" className="mt-0.5" checked={alertOnRetry} onChange={(e) => setAlertOnRetry(e.target.checked)} data-testid="alert-on-retry" />
+          <span>
+            Alert on the first failed attempt: as soon as a run fails and a retry is scheduled, not only when it has used up its attempts (which can be an hour or more
+            later). A retry that then succeeds sends a recovery notice.
+          </span>
+        </label>
         <label className="flex items-start gap-2">
           <input type="checkbox" className="mt-0.5" checked={autoPause} onChange={(e) => setAutoPause(e.target.checked)} />
           <span>

@@ -2,7 +2,7 @@
 import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { useRunStream } from "@/lib/ui/stream";
-import type { RunStatus } from "@/lib/ui/run-status";
+import type { ShownRunStatus } from "@/lib/ui/run-status";
 import { TERMINAL_STATUSES } from "@/lib/ui/run-status";
 
 /**
@@ -11,7 +11,7 @@ import { TERMINAL_STATUSES } from "@/lib/ui/run-status";
  * happened before the stream was open; while the stream is down it refreshes every 5 s until the
  * run has finished.
  */
-export function RunLive({ runId, status }: { runId: string; status: RunStatus }) {
+export function RunLive({ runId, status }: { runId: string; status: ShownRunStatus }) {
   const router = useRouter();
   const [mode, setMode] = useState<"connecting" | "live" | "polling">("connecting");
   useRunStream({
@@ -24,7 +24,7 @@ export function RunLive({ runId, status }: { runId: string; status: RunStatus })
     },
     onFallback() {
       setMode("polling");
-      if (!TERMINAL_STATUSES.includes(status)) router.refresh();
+      if (!(TERMINAL_STATUSES as readonly string[]).includes(status)) router.refresh();
     },
   });
   return (

@@ -1,6 +1,6 @@
 "use client";
 import { retryLabel } from "@/lib/ui/run-timing";
-import type { RunStatus } from "@/lib/ui/run-status";
+import type { ShownRunStatus } from "@/lib/ui/run-status";
 import { useIsClient } from "./LocalTime";
 import { StatusBadge } from "./StatusBadge";
 
@@ -14,15 +14,15 @@ export function shortTime(iso: string, client: boolean): string {
 }
 
 /**
- * A run's status; a run that failed and waits for its next attempt reads "retrying at 10:14
- * (attempt 3 of 5)" instead of "queued", which would say it is simply next in line.
+ * A run's status; a run that failed and waits for its next attempt reads "retrying: attempt 3 of 5
+ * pending at 10:14" instead of "queued", which would say it is simply next in line.
  */
-export function RunStatusBadge({ run, testId }: { run: { status: RunStatus; attempt: number; max_attempts: number; next_attempt_at: string | null }; testId?: string }) {
+export function RunStatusBadge({ run, testId }: { run: { status: ShownRunStatus; attempt: number; max_attempts: number; next_attempt_at: string | null }; testId?: string }) {
   const client = useIsClient();
   const label = retryLabel(run, (iso) => shortTime(iso, client));
   if (!label) return <StatusBadge status={run.status} testId={testId} />;
   return (
-    <span data-testid={testId} data-status="queued" className="inline-flex items-center rounded bg-amber-50 px-1.5 py-0.5 text-xs font-medium text-amber-900 ring-1 ring-amber-300 ring-inset">
+    <span data-testid={testId} data-status="retrying" className="inline-flex items-center rounded bg-amber-50 px-1.5 py-0.5 text-xs font-medium text-amber-900 ring-1 ring-amber-300 ring-inset">
       {label}
     </span>
   );

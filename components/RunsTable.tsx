@@ -86,7 +86,7 @@ export function RunsTable({ initial, query, showApplet = true, emptyText }: { in
     onFallback() {
       setLive("polling");
       if (firstPage) void reloadPage();
-      else rows.forEach((r) => (r.status === "queued" || r.status === "running") && void refreshRow(r.id));
+      else rows.forEach((r) => (r.status === "queued" || r.status === "retrying" || r.status === "running") && void refreshRow(r.id));
     },
   });
 

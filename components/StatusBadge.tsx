@@ -1,5 +1,7 @@
 const STYLES: Record<string, string> = {
   queued: "bg-slate-100 text-slate-700 ring-slate-300",
+  // Queued again after a failed attempt: not healthy, not dead yet.
+  retrying: "bg-amber-50 text-amber-900 ring-amber-300",
   running: "bg-blue-50 text-blue-700 ring-blue-300",
   succeeded: "bg-green-50 text-green-800 ring-green-300",
   failed: "bg-red-50 text-red-700 ring-red-300",

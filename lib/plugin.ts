@@ -44,6 +44,14 @@ export interface FieldMeta {
    * that carry credentials (Authorization, Cookie, X-Api-Key, …) are.
    */
   credential?: CredentialKind;
+  /**
+   * For a `textarea` whose value may be text or a JSON value (the http body): the editor offers
+   * "JSON (typed)", where the text is parsed and a string that is exactly one `{{…}}` keeps its
+   * rendered value's type, and "Text", sent as written.
+   */
+  jsonMode?: boolean;
+  /** For `select`: the value the schema fills in when the field is left out (shown as the default, so the form shows what is sent). */
+  default?: string;
 }
 
 export type CredentialKind = "value" | "authHeaders";
@@ -53,7 +61,7 @@ export type FieldPreview = "notePath" | "inboundAddress" | "webhookUrl";
 /** A field as its schema describes it: everything but the name, which is the schema key. */
 export type FieldSpec = Omit<FieldMeta, "name">;
 
-const SPEC_KEYS = ["label", "kind", "help", "required", "placeholder", "options", "showWhen", "template", "preview", "item", "credential"] as const satisfies readonly (keyof FieldSpec)[];
+const SPEC_KEYS = ["label", "kind", "help", "required", "placeholder", "options", "showWhen", "template", "preview", "item", "credential", "jsonMode"] as const satisfies readonly (keyof FieldSpec)[];
 
 /**
  * Describes a config field once, on its schema (zod 4 `.meta()`): the editor's form is generated
@@ -85,9 +93,18 @@ export function fieldsOf(schema: z.ZodType): FieldMeta[] {
     for (const k of SPEC_KEYS) if (meta[k] !== undefined) (f as unknown as Record<string, unknown>)[k] = meta[k];
     // A secret field is a credential by what it is; one that is not says so (there is none today).
     if (f.kind === "secret" && f.credential === undefined) f.credential = "value";
+    if (f.kind === "select") {
+      const d = schemaDefault(keySchema);
+      if (typeof d === "string") f.default = d;
+    }
     out.push(f);
   }
   return out;
+}
+
+/** The value a key's `.default(…)` fills in, if it has one. */
+function schemaDefault(schema: z.ZodType): unknown {
+  return schema instanceof z.ZodDefault ? (schema._zod.def as { defaultValue: unknown }).defaultValue : undefined;
 }
 
 /** The services every plug-in may use. Tests pass their own (a manual clock, msw behind safeFetch). */

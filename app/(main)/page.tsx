@@ -166,6 +166,11 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
                             </span>
                           ) : null}
                           {a.lastStatus === "failed" || a.lastStatus === "dead" ? <span className="text-red-700">the last run {a.lastStatus}</span> : null}
+                          {a.lastStatus === "retrying" ? (
+                            <span className="text-amber-800" data-testid="retrying-mark">
+                              the last run failed an attempt and is retrying
+                            </span>
+                          ) : null}
                         </span>
                       ) : null}
                     </td>

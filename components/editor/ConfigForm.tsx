@@ -4,7 +4,7 @@ import type { FieldMeta } from "@/lib/plugin";
 import { CronField } from "./CronField";
 import { TemplateInput } from "./TemplateInput";
 import { TimezoneSelect } from "./TimezoneSelect";
-import { visible, type FormConfig, type FormValue } from "./fields";
+import { jsonModeProblem, modeKey, modeOf, visible, type FormConfig, type FormValue } from "./fields";
 
 /**
  * A plug-in's config form, generated from its `fields` metadata: a new trigger or action shows up
@@ -41,6 +41,7 @@ export function ConfigForm(props: {
                 {f.label}
               </label>
             ) : null}
+            {f.jsonMode ? <BodyModeSwitch id={id} label={f.label} mode={modeOf(props.cfg, f.name)} onChange={(m) => set(modeKey(f.name), m)} /> : null}
             {f.kind === "boolean" ? null : (
               <FieldControl
                 field={f}
@@ -70,6 +71,11 @@ export function ConfigForm(props: {
                 Use <span className="font-mono">{f.placeholder}</span>
               </button>
             ) : null}
+            {f.jsonMode && modeOf(props.cfg, f.name) === "json" && typeof props.cfg[f.name] === "string" && jsonModeProblem(props.cfg[f.name] as string) ? (
+              <p className="mt-1 text-xs font-medium text-red-700" role="alert" data-testid="json-body-problem">
+                {jsonModeProblem(props.cfg[f.name] as string)}
+              </p>
+            ) : null}
             {errs.map((e) => (
               <p key={e} className="mt-1 text-xs font-medium text-red-700" role="alert">
                 {e}
@@ -83,6 +89,22 @@ export function ConfigForm(props: {
           </div>
         );
       })}
+    </div>
+  );
+}
+
+/** JSON (typed) or Text, for a field that may be either (the http body). */
+function BodyModeSwitch({ id, label, mode, onChange }: { id: string; label: string; mode: "json" | "text"; onChange: (m: "json" | "text") => void }) {
+  const option = (m: "json" | "text", text: string) => (
+    <label className={`cursor-pointer rounded px-2 py-0.5 ${mode === m ? "bg-indigo-600 text-white" : "text-slate-700 hover:bg-slate-100"}`}>
+      <input type="radio" className="sr-only" name={`${id}-mode`} value={m} checked={mode === m} onChange={() => onChange(m)} />
+      {text}
+    </label>
+  );
+  return (
+    <div role="radiogroup" aria-label={`${label}: format`} className="mb-1 inline-flex gap-1 rounded-md p-0.5 text-xs font-medium ring-1 ring-slate-300" data-testid={`${id}-mode`}>
+      {option("json", "JSON (typed)")}
+      {option("text", "Text")}
     </div>
   );
 }
@@ -116,7 +138,7 @@ function FieldControl({ field: f, id, value, onChange, zone, invalid, groups, he
     case "select":
       return labelled(
         <select id={id} value={s} onChange={(e) => onChange(e.target.value)} aria-describedby={helpId} className={`input ${invalid ? "ring-red-500" : ""}`}>
-          {f.required ? null : <option value="">(default)</option>}
+          {f.required ? null : <option value="">{f.default ? `(default: ${f.default})` : "(default)"}</option>}
           {(f.options ?? []).map((o) => (
             <option key={o.value} value={o.value}>
               {o.label}

@@ -15,9 +15,29 @@ export function visible(field: FieldMeta, cfg: FormConfig): boolean {
   return typeof v === "string" && field.showWhen.equals.includes(v);
 }
 
+/**
+ * Where the form keeps a `jsonMode` field's mode: "json" (JSON (typed): the text is parsed and
+ * stored as a JSON value, whose whole-value templates keep their type) or "text" (sent as written).
+ */
+export const modeKey = (name: string): string => `${name}:mode`;
+export type BodyMode = "json" | "text";
+export const modeOf = (cfg: FormConfig, name: string): BodyMode => (cfg[modeKey(name)] === "text" ? "text" : "json");
+
+/** Why a JSON (typed) field's text is not JSON, in the user's words; null when it is (or is empty). */
+export function jsonModeProblem(text: string): string | null {
+  if (text.trim() === "") return null;
+  try {
+    JSON.parse(text);
+    return null;
+  } catch (e) {
+    return `Not valid JSON: ${(e as Error).message}. Write values in double quotes, e.g. {"amount": "{{trigger.body.amount}}"}, or choose Text to send it as written. Until then it is sent as the text typed.`;
+  }
+}
+
 export function defaultsFor(fields: FieldMeta[]): FormConfig {
   const cfg: FormConfig = {};
   for (const f of fields) {
+    if (f.jsonMode) cfg[modeKey(f.name)] = "json";
     if (f.kind === "boolean") cfg[f.name] = false;
     else if (f.kind === "list") cfg[f.name] = [""];
     // A required select has no sensible empty state (push provider): start on its first option.
@@ -32,6 +52,8 @@ export function toForm(fields: FieldMeta[], config: Record<string, unknown>): Fo
   for (const f of fields) {
     const v = config[f.name];
     if (v === undefined || v === null) continue;
+    // Stored text stays text; a stored JSON value (an object, a number) is shown as typed JSON.
+    if (f.jsonMode) cfg[modeKey(f.name)] = typeof v === "string" ? "text" : "json";
     if (f.kind === "boolean") cfg[f.name] = v === true || v === "true";
     else if (f.kind === "list") cfg[f.name] = Array.isArray(v) ? v.map((x) => (typeof x === "string" ? x : JSON.stringify(x))) : [toText(v)];
     else if (f.kind === "json") cfg[f.name] = typeof v === "string" ? v : JSON.stringify(v, null, 2);
@@ -65,7 +87,11 @@ export function fromForm(fields: FieldMeta[], cfg: FormConfig, original: Record<
       if (f.required) out[f.name] = s;
       continue;
     }
-    if (f.kind === "number") {
+    if (f.jsonMode) {
+      // JSON (typed): the parsed value (a JSON string stays a string); text that is not JSON yet
+      // is kept as typed, and the form says so (jsonModeProblem). Text: as written.
+      out[f.name] = modeOf(cfg, f.name) === "json" ? jsonOr(s) : s;
+    } else if (f.kind === "number") {
       const n = Number(s);
       out[f.name] = Number.isFinite(n) ? n : s;
     } else if (f.kind === "json") {
@@ -82,6 +108,14 @@ export function fromForm(fields: FieldMeta[], cfg: FormConfig, original: Record<
     }
   }
   return out;
+}
+
+function jsonOr(s: string): unknown {
+  try {
+    return JSON.parse(s) as unknown;
+  } catch {
+    return s;
+  }
 }
 
 /** The JSON value a text holds, if it holds one that is not a string; else the text itself. */

@@ -15,7 +15,7 @@ export const httpConfigSchema = z.strictObject({
     .default("POST"), { label: "Method", kind: "select", options: METHODS.map((m) => ({ value: m, label: m })) }),
   headers: field(z.record(z.string(), z.string()).default({}), { label: "Headers", kind: "json", template: true, credential: "authHeaders", help: 'A JSON object, e.g. {"Authorization": "Bearer {{secrets.API_TOKEN}}"}' }),
   /** A string (a template) or a JSON value whose string leaves are templates. */
-  body: field(z.unknown().optional(), { label: "Body", kind: "textarea", template: true, help: "Sent as is when it is text; a JSON value is serialized, and in it a string that is exactly one {{…}} keeps its type (a number stays a number)." }),
+  body: field(z.unknown().optional(), { label: "Body", kind: "textarea", template: true, jsonMode: true, help: "JSON (typed): a JSON value, serialized when sent; in it a string that is exactly one {{…}} keeps its type (a number stays a number, an object an object). Text: sent as written." }),
   content_type: field(z.string().trim().min(1).default("application/json"), { label: "Content type", kind: "text", placeholder: "application/json" }),
 });
 export type HttpConfig = z.infer<typeof httpConfigSchema>;

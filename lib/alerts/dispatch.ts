@@ -3,6 +3,7 @@ import { errorMessage } from "../core/errors";
 import { processMetrics } from "../metrics";
 import type { AlertRow } from "../db/store/types";
 import { composeMessage, type AlertMessage } from "./message";
+import { timezoneOf, type Definition } from "../definition";
 import { channelFor, type AlertSettings } from "./policy";
 import { sendThroughChannel } from "./send";
 
@@ -39,7 +40,7 @@ export async function dispatchAlerts(app: DispatchApp, opts: { holder: string })
     for (const row of await store.alerts.stale(clock.now().toISOString())) {
       const now = clock.now();
       if (!(await store.alerts.relock(row.id, row.lockedUntil, new Date(now.getTime() + SEND_LOCK_MS).toISOString(), now.toISOString()))) continue;
-      const message = row.message ? parseStored(row.message) : composeMessage([row], app.config.publicUrl);
+      const message = row.message ? parseStored(row.message) : composeMessage([row], app.config.publicUrl, await zoneOf(row));
       await send(row, message, settings);
     }
     const groups = new Map<string, AlertRow[]>();
@@ -69,7 +70,7 @@ export async function dispatchAlerts(app: DispatchApp, opts: { holder: string })
           continue;
         }
       }
-      const message = composeMessage(batch, app.config.publicUrl);
+      const message = composeMessage(batch, app.config.publicUrl, await zoneOf(main));
       const folded = batch.slice(0, -1).map((a) => a.id);
       if (!(await store.alerts.beginSend(main.id, folded, JSON.stringify(message), channel.type, now.toISOString(), new Date(now.getTime() + SEND_LOCK_MS).toISOString()))) continue;
       summary.folded += folded.length;
@@ -79,6 +80,12 @@ export async function dispatchAlerts(app: DispatchApp, opts: { holder: string })
     await store.jobLocks.release("alerts", opts.holder, clock.now()).catch(() => undefined);
   }
   return summary;
+
+  // The times in an alert read in the applet's zone (the one its schedule and templates use), named.
+  async function zoneOf(row: AlertRow): Promise<string> {
+    const applet = row.appletId ? await store.applets.get(row.appletId) : null;
+    return applet ? timezoneOf(applet.definition as unknown as Definition) : "UTC";
+  }
 
   async function channelOf(row: AlertRow, settings: AlertSettings) {
     if (!row.appletId) return settings.channel;

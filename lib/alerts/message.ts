@@ -16,14 +16,28 @@ export function plainError(error: string | null): string {
   return one.length > MAX_ERROR ? `${one.slice(0, MAX_ERROR - 1)}…` : one;
 }
 
-const hhmm = (iso: string) => `${iso.slice(11, 16)} UTC`;
+/**
+ * "14:05 Europe/Berlin": an alert is read away from the UI (a phone, a chat), where the reader's
+ * zone is unknown, so its times are in the applet's zone (the one its schedule and date filters
+ * use, UTC when it has none) and the zone is named, so no one takes it for their own.
+ */
+export function zonedTime(iso: string, zone: string): string {
+  let hm: string;
+  try {
+    hm = new Intl.DateTimeFormat("en-GB", { timeZone: zone, hour: "2-digit", minute: "2-digit", hourCycle: "h23" }).format(new Date(iso));
+  } catch {
+    return `${iso.slice(11, 16)} UTC`;
+  }
+  return `${hm} ${zone}`;
+}
 
 /**
  * One message for the alerts of one applet sent together (pure): the latest failure with its run
  * link and "and N more" for the others folded into it since the last message, a trigger that keeps
  * failing, an auto-pause, and a recovery when the batch ends with one.
  */
-export function composeMessage(batch: readonly AlertRow[], publicUrl: string): AlertMessage {
+export function composeMessage(batch: readonly AlertRow[], publicUrl: string, zone = "UTC"): AlertMessage {
+  const hhmm = (iso: string) => zonedTime(iso, zone);
   const last = batch[batch.length - 1];
   if (!last) throw new Error("alerts: composeMessage needs at least one alert");
   const name = last.appletName ?? "an applet that was deleted";
@@ -41,7 +55,13 @@ export function composeMessage(batch: readonly AlertRow[], publicUrl: string): A
   if (latest) {
     const runLink = `${publicUrl}/runs/${latest.runId}`;
     link = runLink;
-    const how = latest.detail.status === "dead" ? `went dead after ${Number(latest.detail.attempt) || 1} attempts` : "failed";
+    const retrying = latest.detail.status === "retrying" && typeof latest.detail.next_attempt_at === "string";
+    const how =
+      latest.detail.status === "dead"
+        ? `went dead after ${Number(latest.detail.attempt) || 1} attempts`
+        : retrying
+          ? `failed attempt ${Number(latest.detail.attempt) || 1} of ${Number(latest.detail.max_attempts) || 1} and will retry at ${hhmm(String(latest.detail.next_attempt_at))}`
+          : "failed";
     lines.push(`A run of "${name}" ${how}: ${plainError(latest.error)}`);
     if (failures.length > 1) lines.push(`…and ${failures.length - 1} more failed run${failures.length - 1 === 1 ? "" : "s"} since ${hhmm(failures[0]!.createdAt)}.`);
     lines.push(runLink);

@@ -26,6 +26,11 @@ export interface AlertSettings {
   /** The global default for applets that do not choose. */
   autoPause: boolean;
   autoPauseAfter: number;
+  /**
+   * Alert as soon as a run's first attempt fails and a retry is scheduled, instead of only when
+   * the run has used up its attempts (which can be an hour or more later).
+   */
+  alertOnRetry: boolean;
   updatedAt: string | null;
 }
 
@@ -35,6 +40,7 @@ export const DEFAULT_ALERT_SETTINGS: AlertSettings = {
   triggerThreshold: 3,
   autoPause: false,
   autoPauseAfter: 5,
+  alertOnRetry: false,
   updatedAt: null,
 };
 
@@ -105,6 +111,32 @@ export function onRunSettled(
     return { alerts: on ? [{ kind: "recovery", runId: run.id, error: null, detail: { of: "runs" } }] : [], alertOpen: false, pause: null };
   }
   return { alerts: [], alertOpen: state.alertOpen, pause: null };
+}
+
+/**
+ * A run's attempt failed and its next attempt is scheduled. With "alert on the first failed
+ * attempt" chosen, the first attempt's failure records a failure alert right away (once per run:
+ * later attempts that fail again say nothing until the run settles), and opens the alert state so
+ * that a retry that then succeeds sends the recovery notice. Otherwise nothing happens until the
+ * run settles.
+ */
+export function onRunRetrying(
+  state: Pick<AppletAlertState, "alertChannel" | "alertOpen" | "failureStreak">,
+  settings: Pick<AlertSettings, "channel" | "alertOnRetry">,
+  run: { id: string; error: string | null; attempt: number; maxAttempts: number; nextAttemptAt: string },
+): { alerts: NewAlert[]; alertOpen: boolean } | null {
+  if (!settings.alertOnRetry || run.attempt !== 1 || !alertsOn(state, settings)) return null;
+  return {
+    alerts: [
+      {
+        kind: "failure",
+        runId: run.id,
+        error: run.error,
+        detail: { status: "retrying", attempt: run.attempt, max_attempts: run.maxAttempts, next_attempt_at: run.nextAttemptAt, streak: state.failureStreak },
+      },
+    ],
+    alertOpen: true,
+  };
 }
 
 /** Whether a settle of this status needs the applet's alert state read at all (the hot path skips it). */

@@ -108,6 +108,7 @@ export async function alertSettingsView(app: Pick<App, "store" | "config">, view
     trigger_threshold: s.triggerThreshold,
     auto_pause: s.autoPause,
     auto_pause_after: s.autoPauseAfter,
+    alert_on_retry: s.alertOnRetry,
     updated_at: s.updatedAt,
     recent: await Promise.all(recent.map(async (a) => ({ ...alertRow(a), folded: await app.store.alerts.foldedCount(a.id) }))),
   };

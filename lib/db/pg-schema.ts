@@ -343,6 +343,7 @@ export const alertSettings = pgTable("alert_settings", {
   triggerThreshold: integer("trigger_threshold").notNull().default(3),
   autoPause: integer("auto_pause").notNull().default(0),
   autoPauseAfter: integer("auto_pause_after").notNull().default(5),
+  alertOnRetry: integer("alert_on_retry").notNull().default(0),
   ...timestamps,
 });
 

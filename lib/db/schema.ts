@@ -347,6 +347,8 @@ export const alertSettings = sqliteTable("alert_settings", {
   triggerThreshold: integer("trigger_threshold").notNull().default(3),
   autoPause: integer("auto_pause").notNull().default(0),
   autoPauseAfter: integer("auto_pause_after").notNull().default(5),
+  /** 1: alert on a run's first failed attempt when a retry is scheduled, not only when it is dead. */
+  alertOnRetry: integer("alert_on_retry").notNull().default(0),
   ...timestamps,
 });
 

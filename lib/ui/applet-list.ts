@@ -43,9 +43,12 @@ export function tagsInUse(all: readonly { tags?: readonly string[] }[]): string[
   return [...byKey.values()].sort((x, y) => x.localeCompare(y, undefined, { sensitivity: "base" }));
 }
 
-/** Needs attention: its last run failed or died, its trigger reports an error, its next check is overdue, or auto-pause stopped it. */
+/**
+ * Needs attention: its last run failed, died or is retrying after a failed attempt, its trigger
+ * reports an error, its next check is overdue, or auto-pause stopped it.
+ */
 export const needsAttention = (a: ListedApplet): boolean =>
-  a.lastStatus === "failed" || a.lastStatus === "dead" || a.triggerError !== null || (a.overdueMs ?? null) !== null || Boolean(a.pausedReason);
+  a.lastStatus === "failed" || a.lastStatus === "dead" || a.lastStatus === "retrying" || a.triggerError !== null || (a.overdueMs ?? null) !== null || Boolean(a.pausedReason);
 
 export function listApplets<T extends ListedApplet>(all: T[], query: AppletListQuery): { items: T[]; total: number; page: number; pages: number } {
   const q = query.q?.trim().toLowerCase();

@@ -1,9 +1,10 @@
 import { fromZonedTime } from "date-fns-tz";
-import type { RunStatus, Step } from "@/lib/executor/types";
+import type { Step } from "@/lib/executor/types";
+import { shownRunStatus, type ShownRunStatus } from "./run-status";
 
 /** The fields of a run row (GET /api/runs) these read. */
 interface RunRow {
-  status: RunStatus;
+  status: ShownRunStatus;
   attempt: number;
   max_attempts: number;
   next_attempt_at: string | null;
@@ -16,15 +17,22 @@ interface RunRow {
  * How a run's times read on the screens, pure (tests pass the zone and the formatter).
  */
 
-/** A queued run that failed and waits for its next attempt, rather than a fresh one in line. */
+/**
+ * A run that failed and waits for its next attempt, rather than a fresh one in line: `retrying` as
+ * the API shows it, or a stored `queued` row with attempt > 1.
+ */
 export function isWaitingForRetry(run: Pick<RunRow, "status" | "attempt" | "next_attempt_at">): boolean {
-  return run.status === "queued" && run.attempt > 1 && run.next_attempt_at !== null;
+  return (run.status === "retrying" || shownRunStatus(run) === "retrying") && run.next_attempt_at !== null;
 }
 
-/** "retrying at 10:14 (attempt 3 of 5)"; `time` formats the instant for the reader. */
+/**
+ * "retrying: attempt 3 of 5 pending at 10:14". The run's `attempt` is the one waiting to start
+ * (attempt 2 failed), so it is said to be pending, never as if it had run. `time` formats the
+ * instant for the reader.
+ */
 export function retryLabel(run: Pick<RunRow, "status" | "attempt" | "max_attempts" | "next_attempt_at">, time: (iso: string) => string): string | null {
   if (!isWaitingForRetry(run)) return null;
-  return `retrying at ${time(run.next_attempt_at!)} (attempt ${run.attempt} of ${run.max_attempts})`;
+  return `retrying: attempt ${run.attempt} of ${run.max_attempts} pending at ${time(run.next_attempt_at!)}`;
 }
 
 /**

@@ -152,9 +152,11 @@ export function runStoreContract(options: StoreContractOptions): void {
 
       test("settings: defaults until saved, then round-trip; setAppletAlerts stores an applet's channel and auto-pause", async () => {
         const store = await fresh();
-        expect(await store.alerts.settings()).toEqual({ channel: null, windowMinutes: 15, triggerThreshold: 3, autoPause: false, autoPauseAfter: 5, updatedAt: null });
+        expect(await store.alerts.settings()).toEqual({ channel: null, windowMinutes: 15, triggerThreshold: 3, autoPause: false, autoPauseAfter: 5, alertOnRetry: false, updatedAt: null });
         await store.alerts.saveSettings({ channel, windowMinutes: 30, triggerThreshold: 4, autoPause: true, autoPauseAfter: 7 }, iso(1));
-        expect(await store.alerts.settings()).toEqual({ channel, windowMinutes: 30, triggerThreshold: 4, autoPause: true, autoPauseAfter: 7, updatedAt: iso(1) });
+        expect(await store.alerts.settings()).toEqual({ channel, windowMinutes: 30, triggerThreshold: 4, autoPause: true, autoPauseAfter: 7, alertOnRetry: false, updatedAt: iso(1) });
+        await store.alerts.saveSettings({ channel, windowMinutes: 30, triggerThreshold: 4, autoPause: true, autoPauseAfter: 7, alertOnRetry: true }, iso(2));
+        expect(await store.alerts.settings()).toMatchObject({ alertOnRetry: true, updatedAt: iso(2) });
         await addApplet(store, "a");
         expect(await store.alerts.setAppletAlerts("a", { mode: "none" }, false, iso(2))).toBe(true);
         expect(await store.applets.get("a")).toMatchObject({ alertChannel: { mode: "none" }, autoPause: false });
@@ -182,6 +184,46 @@ export function runStoreContract(options: StoreContractOptions): void {
           ["recovery", ok, "Applet a"],
         ]);
         expect(pending[0]).toMatchObject({ status: "pending", error: "boom", detail: { status: "dead", streak: 1 } });
+      });
+
+      test("alert on the first failed attempt: chosen, retryLater after attempt 1 records a failure alert (once per run) and a retry that succeeds the recovery; not chosen, nothing until the run settles", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        await addApplet(store, "b");
+        const fail = async (appletId: string, ms: number) => {
+          const { runId } = (await store.runs.ingest(input(appletId, { receivedAt: iso(ms) })))!;
+          const first = (await store.runs.claim("w", at(ms)))!;
+          expect(await store.runs.retryLater(first, [], "answered 503", at(ms + 60_000), at(ms))).toBe(true);
+          return runId;
+        };
+        // Not chosen (the default): a failed first attempt records nothing.
+        await withChannel(store);
+        await fail("a", 1);
+        expect(await store.alerts.pending(10)).toEqual([]);
+        expect((await store.applets.get("a"))!.alertOpen).toBe(false);
+        const retried = (await store.runs.claim("w", at(60_001)))!;
+        expect(await store.runs.finish(retried, "succeeded", [], null, at(60_002))).toBe(true);
+        expect(await store.alerts.pending(10)).toEqual([]);
+        // Chosen: the first failed attempt records the alert at once, with when the next one runs.
+        await store.alerts.saveSettings({ channel, windowMinutes: 15, triggerThreshold: 3, autoPause: false, autoPauseAfter: 5, alertOnRetry: true }, iso());
+        const runId = await fail("b", 100_000);
+        const pending = await store.alerts.pending(10);
+        expect(pending).toHaveLength(1);
+        expect(pending[0]).toMatchObject({ kind: "failure", runId, appletId: "b", error: "answered 503", detail: { status: "retrying", attempt: 1, max_attempts: 3, next_attempt_at: iso(160_000) } });
+        expect(await store.applets.get("b")).toMatchObject({ alertOpen: true, failureStreak: 0 });
+        // The second attempt fails again: no second alert for the same run.
+        const second = (await store.runs.claim("w", at(160_000)))!;
+        expect(second).toMatchObject({ id: runId, attempt: 2 });
+        expect(await store.runs.retryLater(second, [], "answered 503", at(220_000), at(160_000))).toBe(true);
+        expect(await store.alerts.pending(10)).toHaveLength(1);
+        // The third attempt succeeds: the recovery notice.
+        const third = (await store.runs.claim("w", at(220_000)))!;
+        expect(await store.runs.finish(third, "succeeded", [], null, at(220_001))).toBe(true);
+        expect((await store.alerts.pending(10)).map((a) => [a.kind, a.runId])).toEqual([
+          ["failure", runId],
+          ["recovery", runId],
+        ]);
+        expect((await store.applets.get("b"))!.alertOpen).toBe(false);
       });
 
       test("no channel: nothing is recorded, but auto-pause still disables after N with its reason; enabling clears it and the streak", async () => {
@@ -605,6 +647,21 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect(await store.runs.claim("w1", at(29_999))).toBeNull();
         const again = (await store.runs.claim("w1", at(30_000)))!;
         expect(again).toMatchObject({ id: runId, attempt: 2 });
+      });
+
+      test("a run waiting for its retry shows as retrying: statsByApplet's last status, and the list's retrying filter apart from queued", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        const fresh1 = (await store.runs.ingest(input("a", { receivedAt: iso(0) })))!.runId;
+        const run = (await store.runs.claim("w1", at(1)))!;
+        expect(await store.runs.retryLater(run, [], "answered 500", at(30_000), at(2))).toBe(true);
+        const stats = new Map((await store.runs.statsByApplet(iso(0))).map((s) => [s.applet_id, s]));
+        expect(stats.get("a")).toMatchObject({ last_status: "retrying" });
+        const waiting = (await store.runs.ingest(input("a", { receivedAt: iso(5) })))!.runId;
+        expect((await store.runs.list({ status: "retrying" })).runs.map((r) => r.id)).toEqual([fresh1]);
+        expect((await store.runs.list({ status: "queued" })).runs.map((r) => r.id)).toEqual([waiting]);
+        // The newest run is a fresh one now: the applet's last run is queued again.
+        expect(new Map((await store.runs.statsByApplet(iso(0))).map((s) => [s.applet_id, s])).get("a")).toMatchObject({ last_status: "queued" });
       });
 
       test("release hands a run back with the same attempt; retry and replay from the Run page", async () => {

@@ -143,7 +143,7 @@ describe.skipIf(!hasChromium)("#20: the editor and the run log with real data", 
     await page.context().close();
   }, 240_000);
 
-  it("#20.9 / #20.10: a run waiting for its retry reads 'retrying at … (attempt 2 of 5)' in the list and on its page, with no ran-twice banner", async () => {
+  it("#20.9 / #20.10: a run waiting for its retry reads 'retrying: attempt 2 of 5 pending at …' in the list and on its page, with no ran-twice banner", async () => {
     const { page, errors } = await signedInPage(browser!, app!);
     const { applet } = await post<{ applet: { id: string } }>(page, "/api/applets", {
       name: "Failing webhook → Slack",
@@ -151,10 +151,10 @@ describe.skipIf(!hasChromium)("#20: the editor and the run log with real data", 
     });
     const { run_id } = await post<{ run_id: string }>(page, `/api/applets/${applet.id}/test`, { body: { title: "x" } });
     await page.goto("/runs");
-    await page.locator(`[data-run-id="${run_id}"]`, { hasText: /retrying at .+ \(attempt 2 of 5\)/ }).waitFor();
+    await page.locator(`[data-run-id="${run_id}"]`, { hasText: /retrying: attempt 2 of 5 pending at .+/ }).waitFor();
     await screenshot(page, "20-runs-retrying");
     await page.goto(`/runs/${run_id}`);
-    await page.getByTestId("run-status").filter({ hasText: /^retrying at .+ \(attempt 2 of 5\)$/ }).waitFor();
+    await page.getByTestId("run-status").filter({ hasText: /^retrying: attempt 2 of 5 pending at .+$/ }).waitFor();
     expect(await page.getByTestId("rerun-banner").count()).toBe(0);
     await screenshot(page, "20-run-retrying");
     await page.setViewportSize({ width: 390, height: 844 });

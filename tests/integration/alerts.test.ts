@@ -208,6 +208,56 @@ forEachEngine((engine) => {
     });
   });
 
+  describe("retrying runs", () => {
+    /** A run whose first attempt gets a 500 (max_attempts 3): after the drain it waits for attempt 2. */
+    async function failFirstAttempt(alertOnRetry: boolean | undefined) {
+      const { app, worker } = await setup();
+      const api = createApi({ app, applets: app.applets, auth: testIdentity(app) });
+      const req = (path: string, init: RequestInit = {}) =>
+        api.handle(new Request(`https://wt.example.com${path}`, { ...init, headers: { "content-type": "application/json", origin: "https://wt.example.com" } }));
+      if (alertOnRetry !== undefined) {
+        const put = await req("/api/settings/alerts", { method: "PUT", body: JSON.stringify({ channel: slackChannel, alert_on_retry: alertOnRetry }) });
+        expect(put.status).toBe(200);
+        expect(((await put.json()) as { alert_on_retry: boolean }).alert_on_retry).toBe(alertOnRetry);
+      }
+      const applet = await app.applets.create({ name: "Orders to CRM", definition: webhookToHttp("https://status.test/status/500", { retry: { max_attempts: 3 } }) });
+      sent.length = 0;
+      const runId = await runOnce(app, worker, applet.id);
+      return { app, req, applet, runId };
+    }
+
+    test("a run waiting for its next attempt is retrying in the API (the run, the runs list and its filter) and its applet needs attention", async () => {
+      const { app, req, applet, runId } = await failFirstAttempt(undefined);
+      expect(await app.store.runs.get(runId)).toMatchObject({ status: "queued", attempt: 2 });
+      const one = (await (await req(`/api/runs/${runId}`)).json()) as { run: { status: string; attempt: number; max_attempts: number; next_attempt_at: string | null } };
+      expect(one.run).toMatchObject({ status: "retrying", attempt: 2, max_attempts: 3 });
+      expect(one.run.next_attempt_at).not.toBeNull();
+      const listed = (await (await req("/api/runs?status=retrying")).json()) as { runs: { id: string; status: string }[] };
+      expect(listed.runs.map((r) => [r.id, r.status])).toEqual([[runId, "retrying"]]);
+      expect(((await (await req("/api/runs?status=queued")).json()) as { runs: unknown[] }).runs).toEqual([]);
+      const [row] = await appletList(app);
+      expect(row).toMatchObject({ id: applet.id, last_run_status: "retrying" });
+      const { needsAttention } = await import("@/lib/ui/applet-list");
+      expect(needsAttention({ ...row!, name: row!.name, triggerType: row!.trigger_type, createdAt: row!.created_at, lastStatus: row!.last_run_status, lastAt: row!.last_run_at, triggerError: null })).toBe(true);
+    });
+
+    test("alert on the first failed attempt: chosen, the failed first attempt sends an alert saying when it retries, in the applet's zone", async () => {
+      const { app } = await failFirstAttempt(true);
+      await dispatch(app);
+      expect(sentTo("slack")).toHaveLength(1);
+      const [text] = slackTexts();
+      expect(text).toMatch(/A run of "Orders to CRM" failed attempt 1 of 3 and will retry at \d\d:\d\d UTC: .*answered 500/);
+    });
+
+    test("alert on the first failed attempt: not chosen, the failed first attempt sends nothing (the run is not dead yet)", async () => {
+      const { app } = await failFirstAttempt(false);
+      await dispatch(app);
+      app.clock.advance(WINDOW_MS + 1);
+      await dispatch(app);
+      expect(sentTo("slack")).toHaveLength(0);
+    });
+  });
+
   describe("#18 bad input", () => {
     test("#18: an alert channel whose config is invalid is refused on save with the field named, and nothing is saved", async () => {
       const { app } = await setup();

@@ -48,6 +48,44 @@ describe("#21.18: whole-value templates keep their JSON type", () => {
     expect(received).toEqual([{ title: "ORDER PAID", amount: 59.9 }]);
   });
 
+  test("the editor's http body in JSON (typed) mode sends amount 59.9 as a number from a config built by the form; Text mode sends the text as written", async () => {
+    const { defaultsFor, fromForm, jsonModeProblem, modeKey, toForm } = await import("@/components/editor/fields");
+    const received: string[] = [];
+    server.use(
+      http.post("https://orders.example/typed", async ({ request }) => {
+        received.push(await request.text());
+        return HttpResponse.text("ok");
+      }),
+    );
+    const app = createTestApp();
+    const worker = startWorker(app);
+    cleanups.push(() => app.cleanup(), () => worker.stop());
+    const fields = actionRegistry.get("http")!.fields;
+    // A new http action starts in JSON (typed) mode; the user types the body as JSON.
+    const cfg: Record<string, string | boolean | string[]> = { ...defaultsFor(fields), url: "https://orders.example/typed", body: '{"amount": "{{trigger.body.amount}}", "order": "{{trigger.body.order}}"}' };
+    expect(cfg[modeKey("body")]).toBe("json");
+    const config = fromForm(fields, cfg);
+    expect(config.body).toEqual({ amount: "{{trigger.body.amount}}", order: "{{trigger.body.order}}" });
+    // The same text in Text mode is sent as written (its templates rendered as text).
+    const asText = fromForm(fields, { ...cfg, [modeKey("body")]: "text" });
+    expect(asText.body).toBe('{"amount": "{{trigger.body.amount}}", "order": "{{trigger.body.order}}"}');
+    for (const [name, c] of [["typed", config], ["text", asText]] as const) {
+      const applet = await app.applets.create({ name, definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "http", config: c }] } });
+      const { runId } = await app.applets.test(applet.id, { body: { amount: 59.9, order: { id: 7 } } });
+      await worker.drain();
+      expect((await app.store.runs.get(runId))!.status).toBe("succeeded");
+    }
+    expect(JSON.parse(received[0]!)).toEqual({ amount: 59.9, order: { id: 7 } });
+    // Text is text: each {{…}} becomes its text, and nothing escapes it for JSON.
+    expect(received[1]).toBe('{"amount": "59.9", "order": "{"id":7}"}');
+    // Reopened, a stored JSON body is shown in JSON (typed) mode and a stored text in Text mode.
+    expect(toForm(fields, config)[modeKey("body")]).toBe("json");
+    expect(toForm(fields, asText)[modeKey("body")]).toBe("text");
+    // Text that is not JSON in JSON (typed) mode gets a clear error.
+    expect(jsonModeProblem('{amount: "{{trigger.body.amount}}"}')).toMatch(/^Not valid JSON: .*choose Text/);
+    expect(jsonModeProblem('{"amount": 1}')).toBeNull();
+  });
+
   test("#21.18: Slack blocks given as one {{trigger.body.blocks}} are sent as that array", async () => {
     const app = createTestApp();
     const worker = startWorker(app);

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { composeMessage, plainError } from "@/lib/alerts/message";
-import { DEFAULT_ALERT_SETTINGS, onPolled, onRunSettled, type AppletAlertState } from "@/lib/alerts/policy";
+import { DEFAULT_ALERT_SETTINGS, onPolled, onRunRetrying, onRunSettled, type AppletAlertState } from "@/lib/alerts/policy";
 import type { AlertRow } from "@/lib/db/store/types";
 
 const settings = { ...DEFAULT_ALERT_SETTINGS, channel: { type: "slack" as const, config: { webhook_url: "{{secrets.S}}" } } };
@@ -17,6 +17,18 @@ const state = (o: Partial<AppletAlertState> = {}): AppletAlertState => ({
 const run = (status: string) => ({ id: "r1", status, error: "boom", attempt: 3 });
 
 describe("#18: alert policy (pure)", () => {
+  test("alert on the first failed attempt: only when chosen, only after attempt 1, only when alerts go somewhere; it opens the alert state for the recovery", () => {
+    const retrying = { id: "r1", error: "boom", attempt: 1, maxAttempts: 5, nextAttemptAt: "2026-03-07T09:15:00.000Z" };
+    const on = { ...settings, alertOnRetry: true };
+    expect(onRunRetrying(state(), settings, retrying)).toBeNull();
+    expect(onRunRetrying(state(), on, { ...retrying, attempt: 2 })).toBeNull();
+    expect(onRunRetrying(state({ alertChannel: { mode: "none" } }), on, retrying)).toBeNull();
+    expect(onRunRetrying(state(), on, retrying)).toEqual({
+      alerts: [{ kind: "failure", runId: "r1", error: "boom", detail: { status: "retrying", attempt: 1, max_attempts: 5, next_attempt_at: "2026-03-07T09:15:00.000Z", streak: 1 } }],
+      alertOpen: true,
+    });
+  });
+
   test("a failed or dead run alerts when a channel applies; none without one or with 'no alerts'", () => {
     expect(onRunSettled(state(), settings, run("dead")).alerts.map((a) => a.kind)).toEqual(["failure"]);
     expect(onRunSettled(state(), { ...settings, channel: null }, run("failed")).alerts).toEqual([]);
@@ -86,6 +98,17 @@ describe("#18: alert messages", () => {
     expect(m.text).toContain('A run of "Orders" went dead after 5 attempts');
     expect(m.text).toContain("…and 38 more failed runs since 09:14 UTC.");
     expect(m.link).toBe("https://wt.example.com/runs/r39");
+  });
+
+  test("times read in the applet's zone, named (an alert is read where the reader's zone is unknown); UTC when it has none", () => {
+    const batch = [row({ runId: "r1" }), row({ runId: "r2", createdAt: "2026-03-07T09:20:00.000Z" })];
+    expect(composeMessage(batch, "https://wt.example.com", "Europe/Berlin").text).toContain("…and 1 more failed run since 10:14 Europe/Berlin.");
+    expect(composeMessage(batch, "https://wt.example.com").text).toContain("since 09:14 UTC.");
+  });
+
+  test("a first failed attempt with a retry scheduled says which attempt failed and when the next one runs", () => {
+    const m = composeMessage([row({ detail: { status: "retrying", attempt: 1, max_attempts: 5, next_attempt_at: "2026-03-07T09:15:00.000Z" } })], "https://wt.example.com", "Europe/Berlin");
+    expect(m.text).toContain('A run of "Orders" failed attempt 1 of 5 and will retry at 10:15 Europe/Berlin: action 1 (http)');
   });
 
   test("a batch that ends with a recovery says so; plain errors are one line and bounded", () => {

@@ -32,12 +32,14 @@ describe("#20: test events and samples", () => {
 });
 
 describe("#20: how runs read", () => {
-  it("#20.9: a run waiting for its next attempt reads 'retrying at 10:14 (attempt 3 of 5)', not 'queued'", async () => {
+  it("#20.9: a run waiting for its next attempt reads 'retrying: attempt 3 of 5 pending at 10:14', not 'queued' (the attempt has not run yet)", async () => {
     const { retryLabel } = await import("@/lib/ui/run-timing");
-    const waiting = { status: "queued" as const, attempt: 3, max_attempts: 5, next_attempt_at: "2026-12-01T09:14:00.000Z" };
-    expect(retryLabel(waiting, (iso) => new Date(iso).toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit", timeZone: "Europe/Berlin" }))).toBe("retrying at 10:14 (attempt 3 of 5)");
+    const waiting = { status: "retrying" as const, attempt: 3, max_attempts: 5, next_attempt_at: "2026-12-01T09:14:00.000Z" };
+    expect(retryLabel(waiting, (iso) => new Date(iso).toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit", timeZone: "Europe/Berlin" }))).toBe("retrying: attempt 3 of 5 pending at 10:14");
+    // A stored row (status queued, attempt > 1) reads the same.
+    expect(retryLabel({ ...waiting, status: "queued" }, () => "10:14")).toBe("retrying: attempt 3 of 5 pending at 10:14");
     // A fresh run in line is just queued.
-    expect(retryLabel({ ...waiting, attempt: 1 }, () => "x")).toBeNull();
+    expect(retryLabel({ ...waiting, status: "queued", attempt: 1 }, () => "x")).toBeNull();
   });
 
   it("#20.10: a dead run's start and duration span all its attempts, not the last one", async () => {

@@ -18,6 +18,8 @@ const settingsBody = z.strictObject({
   trigger_threshold: int("trigger_threshold", 1, 100).default(3),
   auto_pause: z.boolean({ error: "auto_pause must be true or false" }).default(false),
   auto_pause_after: int("auto_pause_after", 1, 1000).default(5),
+  /** Alert on a run's first failed attempt (a retry scheduled), not only when the run is dead. */
+  alert_on_retry: z.boolean({ error: "alert_on_retry must be true or false" }).default(false),
 });
 
 const appletAlertsBody = z.strictObject({
@@ -43,7 +45,7 @@ export function alertRoutes({ app }: ApiDeps) {
         channel = checked.channel;
       }
       await app.store.alerts.saveSettings(
-        { channel, windowMinutes: body.window_minutes, triggerThreshold: body.trigger_threshold, autoPause: body.auto_pause, autoPauseAfter: body.auto_pause_after },
+        { channel, windowMinutes: body.window_minutes, triggerThreshold: body.trigger_threshold, autoPause: body.auto_pause, autoPauseAfter: body.auto_pause_after, alertOnRetry: body.alert_on_retry },
         app.clock.now().toISOString(),
       );
       return c.json(await alertSettingsView(app, credentialViewOf(c)), 200);

@@ -191,8 +191,12 @@ export interface RecoveredRun {
   reason: "lease" | "gone" | "orphan" | "stuck";
 }
 
+/** The alert settings as saved. */
+export type SavedAlertSettings = Omit<AlertSettings, "updatedAt" | "alertOnRetry"> & { alertOnRetry?: boolean };
+
 export interface RunListFilter {
   appletId?: string;
+  /** A stored status, or as shown: `retrying` (queued after a failed attempt); `queued` is then the runs not yet tried. */
   status?: string;
   /** A timed run's reason (superseded, late, …). */
   reason?: string;
@@ -251,6 +255,7 @@ export interface AppletRunStats {
   runs_24h: number;
   /** Of those, the runs that ended failed or dead. */
   failed_24h: number;
+  /** As shown (lib/ui/run-status): `retrying` for a queued run after a failed attempt. */
   last_status: string | null;
   last_at: string | null;
 }
@@ -472,7 +477,8 @@ export interface AlertsStore {
   /** The settings row, or the defaults (DEFAULT_ALERT_SETTINGS) when none was saved. */
   settings(): Promise<AlertSettings>;
   /** Upserts the one settings row (updatedAt is `now`). */
-  saveSettings(s: Omit<AlertSettings, "updatedAt">, now: string): Promise<void>;
+  /** `alertOnRetry` left out is off (alerts when runs settle, as before it existed). */
+  saveSettings(s: SavedAlertSettings, now: string): Promise<void>;
   /** The applet's channel override and auto-pause choice; false: no such applet. */
   setAppletAlerts(appletId: string, channel: AppletAlertChannel, autoPause: boolean | null, now: string): Promise<boolean>;
   /** Records an alert outside a settle (a test alert from Settings); its id. */

@@ -87,9 +87,13 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
               {run.attempt > 1 && span.lastAttemptMs !== null ? <span className="block text-xs text-slate-500">last attempt {formatDuration(span.lastAttemptMs)}</span> : null}
             </Meta>
             <Meta label="Attempt">
-              {run.attempt} of {run.max_attempts}
+              {/* A retrying run's attempt is the one waiting to start: it has not run yet. */}
+              <span data-testid="run-attempt">
+                {run.attempt} of {run.max_attempts}
+                {run.status === "retrying" ? ", pending" : ""}
+              </span>
             </Meta>
-            <Meta label="Next attempt">{run.status === "queued" && run.next_attempt_at ? <LocalTime iso={run.next_attempt_at} relative /> : "–"}</Meta>
+            <Meta label="Next attempt">{(run.status === "queued" || run.status === "retrying") && run.next_attempt_at ? <LocalTime iso={run.next_attempt_at} relative /> : "–"}</Meta>
           </>
         )}
         <Meta label="Applet version">
@@ -97,7 +101,7 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
             <Link href={`/applets/${applet.id}?version=${run.applet_version}#history`} className="text-indigo-700 hover:underline" data-testid="run-version">
               version {run.applet_version}
             </Link>
-          ) : run.status === "queued" || run.status === "planned" ? (
+          ) : run.status === "queued" || run.status === "retrying" || run.status === "planned" ? (
             <span className="text-slate-600">the one current when it starts</span>
           ) : (
             // Runs from before version history (or of a deleted applet) never recorded one.
@@ -143,7 +147,7 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
       <section>
         <h2 className="mb-2 text-base font-semibold">Steps</h2>
         {run.steps.length === 0 ? (
-          <p className="card text-sm text-slate-600">{run.status === "planned" ? "Nothing has run yet: the run waits for its due time." : run.status === "cancelled" ? "Nothing ran: the run was cancelled before its due time." : run.status === "skipped" && timed.reason ? "Nothing ran: the timed run was skipped." : run.status === "queued" ? "Waiting for the worker to pick this run up." : run.status === "running" ? "Running: the first step has not finished yet." : "No steps were recorded."}</p>
+          <p className="card text-sm text-slate-600">{run.status === "planned" ? "Nothing has run yet: the run waits for its due time." : run.status === "cancelled" ? "Nothing ran: the run was cancelled before its due time." : run.status === "skipped" && timed.reason ? "Nothing ran: the timed run was skipped." : run.status === "queued" || run.status === "retrying" ? "Waiting for the worker to pick this run up." : run.status === "running" ? "Running: the first step has not finished yet." : "No steps were recorded."}</p>
         ) : (
           <RunJournal steps={run.steps} runAttempt={run.attempt} />
         )}
@@ -191,7 +195,7 @@ function RunOutcome({ status, error, timed }: { status: string; error: string | 
   }
   return (
     <div className="mb-4 rounded-md bg-amber-50 p-3 text-sm text-amber-900 ring-1 ring-amber-200" data-testid="run-last-error">
-      <p className="font-semibold">The last attempt failed{status === "queued" ? "; it will be retried" : ""}</p>
+      <p className="font-semibold">The last attempt failed{status === "retrying" ? "; it will be retried" : ""}</p>
       <p className="mt-1 font-mono text-xs wrap-anywhere whitespace-pre-wrap">{error}</p>
     </div>
   );

@@ -1,5 +1,5 @@
 import { newId } from "../../../core/ids";
-import { DEFAULT_ALERT_SETTINGS, onPolled, onRunSettled, type AlertSettings, type AppletAlertState, type NewAlert } from "../../../alerts/policy";
+import { DEFAULT_ALERT_SETTINGS, onPolled, onRunRetrying, onRunSettled, type AlertSettings, type AppletAlertState, type NewAlert } from "../../../alerts/policy";
 import { readAppletChannel, readChannel, toAlertRow, type AlertRaw } from "../alert-row";
 import type { AlertRow, AlertsStore } from "../types";
 import { query, type Queryable } from "./pool";
@@ -16,13 +16,13 @@ const SELECT_ALERT = `SELECT al.id, al.applet_id, a.name AS applet_name, al.kind
 
 async function settingsOn(q: Queryable): Promise<AlertSettings> {
   const r = (
-    await query<{ channel: unknown; window_minutes: number; trigger_threshold: number; auto_pause: number; auto_pause_after: number; updated_at: string }>(
+    await query<{ channel: unknown; window_minutes: number; trigger_threshold: number; auto_pause: number; auto_pause_after: number; alert_on_retry: number; updated_at: string }>(
       q,
-      "SELECT channel, window_minutes, trigger_threshold, auto_pause, auto_pause_after, updated_at FROM alert_settings WHERE id = 'default'",
+      "SELECT channel, window_minutes, trigger_threshold, auto_pause, auto_pause_after, alert_on_retry, updated_at FROM alert_settings WHERE id = 'default'",
     )
   ).rows[0];
   if (!r) return { ...DEFAULT_ALERT_SETTINGS };
-  return { channel: readChannel(r.channel), windowMinutes: r.window_minutes, triggerThreshold: r.trigger_threshold, autoPause: r.auto_pause === 1, autoPauseAfter: r.auto_pause_after, updatedAt: r.updated_at };
+  return { channel: readChannel(r.channel), windowMinutes: r.window_minutes, triggerThreshold: r.trigger_threshold, autoPause: r.auto_pause === 1, autoPauseAfter: r.auto_pause_after, alertOnRetry: r.alert_on_retry === 1, updatedAt: r.updated_at };
 }
 
 async function insertOn(q: Queryable, appletId: string | null, a: NewAlert, now: string): Promise<string> {
@@ -70,6 +70,23 @@ export async function recordSettled(c: Queryable, appletId: string, run: { id: s
   if (decision.pause) await query(c, "UPDATE applets SET enabled = 0, paused_reason = $1, paused_at = $2, updated_at = $2 WHERE id = $3 AND enabled = 1", [decision.pause.reason, now, appletId]);
 }
 
+/** Inside retryLater's transaction (`c` is its client): a run's attempt failed and the next one is scheduled. */
+export async function recordRetrying(
+  c: Queryable,
+  appletId: string,
+  run: { id: string; error: string | null; attempt: number; maxAttempts: number; nextAttemptAt: string },
+  now: string,
+): Promise<void> {
+  const settings = await settingsOn(c);
+  if (!settings.alertOnRetry) return;
+  const state = await stateOn(c, appletId);
+  if (!state) return;
+  const decision = onRunRetrying(state, settings, run);
+  if (!decision) return;
+  for (const a of decision.alerts) await insertOn(c, appletId, a, now);
+  if (decision.alertOpen !== state.alertOpen) await query(c, "UPDATE applets SET alert_open = $1 WHERE id = $2", [decision.alertOpen ? 1 : 0, appletId]);
+}
+
 /** Inside savePolled's transaction. */
 export async function recordPolled(c: Queryable, appletId: string, before: number, after: number, error: string | null, now: string): Promise<void> {
   if (before === after) return;
@@ -88,11 +105,11 @@ export function alertsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => 
     saveSettings: async (s, now) => {
       await query(
         q,
-        `INSERT INTO alert_settings (id, channel, window_minutes, trigger_threshold, auto_pause, auto_pause_after, created_at, updated_at)
-         VALUES ('default', $1::json, $2, $3, $4, $5, $6, $6)
+        `INSERT INTO alert_settings (id, channel, window_minutes, trigger_threshold, auto_pause, auto_pause_after, alert_on_retry, created_at, updated_at)
+         VALUES ('default', $1::json, $2, $3, $4, $5, $7, $6, $6)
          ON CONFLICT (id) DO UPDATE SET channel = excluded.channel, window_minutes = excluded.window_minutes, trigger_threshold = excluded.trigger_threshold,
-           auto_pause = excluded.auto_pause, auto_pause_after = excluded.auto_pause_after, updated_at = excluded.updated_at`,
-        [s.channel ? JSON.stringify(s.channel) : null, s.windowMinutes, s.triggerThreshold, s.autoPause ? 1 : 0, s.autoPauseAfter, now],
+           auto_pause = excluded.auto_pause, auto_pause_after = excluded.auto_pause_after, alert_on_retry = excluded.alert_on_retry, updated_at = excluded.updated_at`,
+        [s.channel ? JSON.stringify(s.channel) : null, s.windowMinutes, s.triggerThreshold, s.autoPause ? 1 : 0, s.autoPauseAfter, now, s.alertOnRetry ? 1 : 0],
       );
     },
     setAppletAlerts: async (appletId, channel, autoPause, now) =>

@@ -53,7 +53,7 @@ import { defaultPgMigrationsDir, migratePostgres } from "./migrate";
 import { createLanes } from "./settles";
 import { createPool, inTransaction, query, queryDynamic, sqlState, storeError, type Queryable } from "./pool";
 import * as Q from "./queue-sql";
-import { alertsStore, recordPolled, recordSettled } from "./alerts";
+import { alertsStore, recordPolled, recordRetrying, recordSettled } from "./alerts";
 import { readAppletChannel } from "../alert-row";
 import { settleNeedsAlertState } from "../../../alerts/policy";
 
@@ -859,8 +859,19 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
       return !inTx && (status === "succeeded" || status === "skipped") ? settles.push(workerId, settle) : settleInTx(settle);
     },
 
-    retryLater: async (run, steps, error, nextAttemptAt, now) =>
-      (await query(q, Q.REQUEUE, [run.id, run.claimToken, nextAttemptAt.toISOString(), JSON.stringify(steps), error, now.toISOString()])).rowCount === 1,
+    // After the first attempt the requeue and the alert it may mean (Settings: alert on the first
+    // failed attempt) go in one transaction; later attempts take the one statement.
+    retryLater: async (run, steps, error, nextAttemptAt, now) => {
+      const requeue = async (c: Queryable) =>
+        (await query(c, Q.REQUEUE, [run.id, run.claimToken, nextAttemptAt.toISOString(), JSON.stringify(steps), error, now.toISOString()])).rowCount === 1;
+      if (run.attempt !== 1) return requeue(q);
+      const withAlert = async (c: Queryable) => {
+        const ok = await requeue(c);
+        if (ok) await recordRetrying(c, run.appletId, { id: run.id, error, attempt: run.attempt, maxAttempts: run.maxAttempts, nextAttemptAt: nextAttemptAt.toISOString() }, now.toISOString());
+        return ok;
+      };
+      return inTx ? withAlert(q) : begin(withAlert);
+    },
 
     release: async (run, now) => (await query(q, Q.RELEASE, [run.id, run.claimToken, now.toISOString()])).rowCount === 1,
 
@@ -944,7 +955,10 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
         where.push(clause(args.length));
       };
       if (f.appletId) add((n) => `r.applet_id = $${n}`, f.appletId);
-      if (f.status) add((n) => `r.status = $${n}`, f.status);
+      // `retrying` is a queued run after a failed attempt, and `queued` the ones not yet tried (lib/ui/run-status).
+      if (f.status === "retrying") where.push("r.status = 'queued' AND r.attempt > 1");
+      else if (f.status === "queued") where.push("r.status = 'queued' AND r.attempt = 1");
+      else if (f.status) add((n) => `r.status = $${n}`, f.status);
       if (f.reason) add((n) => `r.reason = $${n}`, f.reason);
       if (f.from) add((n) => `r.created_at >= $${n}`, f.from);
       if (f.to) add((n) => `r.created_at <= $${n}`, f.to);
@@ -1007,9 +1021,9 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
           `SELECT a.id AS applet_id,
                   (SELECT COUNT(*)::int FROM runs r WHERE r.applet_id = a.id AND r.created_at >= $1) AS runs_24h,
                   (SELECT COUNT(*)::int FROM runs r WHERE r.applet_id = a.id AND r.created_at >= $1 AND r.status IN ('failed', 'dead')) AS failed_24h,
-                  l.status AS last_status, l.created_at AS last_at
+                  CASE WHEN l.status = 'queued' AND l.attempt > 1 THEN 'retrying' ELSE l.status END AS last_status, l.created_at AS last_at
            FROM applets a
-           LEFT JOIN LATERAL (SELECT status, created_at FROM runs r WHERE r.applet_id = a.id ORDER BY r.created_at DESC LIMIT 1) l ON true`,
+           LEFT JOIN LATERAL (SELECT status, attempt, created_at FROM runs r WHERE r.applet_id = a.id ORDER BY r.created_at DESC LIMIT 1) l ON true`,
           [since],
         )
       ).rows,

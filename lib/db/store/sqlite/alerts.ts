@@ -2,13 +2,14 @@ import { newId } from "../../../core/ids";
 import {
   DEFAULT_ALERT_SETTINGS,
   onPolled,
+  onRunRetrying,
   onRunSettled,
   type AlertSettings,
   type AppletAlertChannel,
   type AppletAlertState,
   type NewAlert,
 } from "../../../alerts/policy";
-import type { AlertRow } from "../types";
+import type { AlertRow, SavedAlertSettings } from "../types";
 import { readAppletChannel, readChannel, toAlertRow, type AlertRaw } from "../alert-row";
 import type { Sqlite } from "./client";
 
@@ -19,14 +20,14 @@ const SELECT_ALERT = `SELECT al.*, a.name AS applet_name FROM alerts al LEFT JOI
  * `triggerState.savePolled` call inside their transactions (lib/alerts/policy decides).
  */
 export function createAlertsRepo(sqlite: Sqlite) {
-  const settingsRow = sqlite.prepare<[], { channel: string | null; window_minutes: number; trigger_threshold: number; auto_pause: number; auto_pause_after: number; updated_at: string }>(
-    "SELECT channel, window_minutes, trigger_threshold, auto_pause, auto_pause_after, updated_at FROM alert_settings WHERE id = 'default'",
+  const settingsRow = sqlite.prepare<[], { channel: string | null; window_minutes: number; trigger_threshold: number; auto_pause: number; auto_pause_after: number; alert_on_retry: number; updated_at: string }>(
+    "SELECT channel, window_minutes, trigger_threshold, auto_pause, auto_pause_after, alert_on_retry, updated_at FROM alert_settings WHERE id = 'default'",
   );
   const upsertSettings = sqlite.prepare(
-    `INSERT INTO alert_settings (id, channel, window_minutes, trigger_threshold, auto_pause, auto_pause_after, created_at, updated_at)
-     VALUES ('default', @channel, @window, @threshold, @autoPause, @after, @now, @now)
+    `INSERT INTO alert_settings (id, channel, window_minutes, trigger_threshold, auto_pause, auto_pause_after, alert_on_retry, created_at, updated_at)
+     VALUES ('default', @channel, @window, @threshold, @autoPause, @after, @onRetry, @now, @now)
      ON CONFLICT (id) DO UPDATE SET channel = excluded.channel, window_minutes = excluded.window_minutes, trigger_threshold = excluded.trigger_threshold,
-       auto_pause = excluded.auto_pause, auto_pause_after = excluded.auto_pause_after, updated_at = excluded.updated_at`,
+       auto_pause = excluded.auto_pause, auto_pause_after = excluded.auto_pause_after, alert_on_retry = excluded.alert_on_retry, updated_at = excluded.updated_at`,
   );
   const insertAlert = sqlite.prepare(
     `INSERT INTO alerts (id, applet_id, kind, run_id, error, detail, status, created_at, updated_at)
@@ -48,6 +49,7 @@ export function createAlertsRepo(sqlite: Sqlite) {
       triggerThreshold: r.trigger_threshold,
       autoPause: r.auto_pause === 1,
       autoPauseAfter: r.auto_pause_after,
+      alertOnRetry: r.alert_on_retry === 1,
       updatedAt: r.updated_at,
     };
   };
@@ -96,6 +98,17 @@ export function createAlertsRepo(sqlite: Sqlite) {
       if (decision.alertOpen !== state.alertOpen) setAlertOpen.run(decision.alertOpen ? 1 : 0, appletId);
       if (decision.pause) pause.run(decision.pause.reason, now, now, appletId);
     },
+    /** Inside `runs.retryLater`'s transaction: a run's attempt failed and the next one is scheduled. */
+    recordRetrying(appletId: string, run: { id: string; error: string | null; attempt: number; maxAttempts: number; nextAttemptAt: string }, now: string): void {
+      const s = settings();
+      if (!s.alertOnRetry) return;
+      const state = stateOf(appletId);
+      if (!state) return;
+      const decision = onRunRetrying(state, s, run);
+      if (!decision) return;
+      for (const a of decision.alerts) insert(appletId, a, now);
+      if (decision.alertOpen !== state.alertOpen) setAlertOpen.run(decision.alertOpen ? 1 : 0, appletId);
+    },
     /** Inside `savePolled`'s transaction: a trigger's error count moved from `before` to `after`. */
     recordPolled(appletId: string, before: number, after: number, error: string | null, now: string): void {
       if (before === after) return;
@@ -108,13 +121,14 @@ export function createAlertsRepo(sqlite: Sqlite) {
     },
     store: {
       settings,
-      saveSettings: (s: Omit<AlertSettings, "updatedAt">, now: string): void =>
+      saveSettings: (s: SavedAlertSettings, now: string): void =>
         void upsertSettings.run({
           channel: s.channel ? JSON.stringify(s.channel) : null,
           window: s.windowMinutes,
           threshold: s.triggerThreshold,
           autoPause: s.autoPause ? 1 : 0,
           after: s.autoPauseAfter,
+          onRetry: s.alertOnRetry ? 1 : 0,
           now,
         }),
       setAppletAlerts: (appletId: string, channel: AppletAlertChannel, autoPause: boolean | null, now: string): boolean =>

@@ -258,6 +258,13 @@ export function createRunsRepo(sqlite: Sqlite, alerts: AlertsRepo, applyPlan: (p
     },
   );
 
+  // The alert on a first failed attempt (when Settings ask for it) is recorded with the requeue.
+  const retryTx = sqlite.transaction((run: ClaimedRun, steps: Step[], error: string, next: string, now: string): boolean => {
+    const ok = requeue.run({ id: run.id, token: run.claimToken, next, steps: JSON.stringify(steps), error, now }).changes === 1;
+    if (ok && run.attempt === 1) alerts.recordRetrying(run.appletId, { id: run.id, error, attempt: run.attempt, maxAttempts: run.maxAttempts, nextAttemptAt: next }, now);
+    return ok;
+  });
+
   /**
    * Whether a claimed run is a replay: a later run of an event that already had one. The run an
    * event was ingested with is created in the same transaction with created_at = the event's
@@ -344,14 +351,7 @@ export function createRunsRepo(sqlite: Sqlite, alerts: AlertsRepo, applyPlan: (p
 
     /** Puts the run back in the queue for its next attempt. */
     retryLater: (run: ClaimedRun, steps: Step[], error: string, nextAttemptAt: Date, now: Date): boolean =>
-      requeue.run({
-        id: run.id,
-        token: run.claimToken,
-        next: nextAttemptAt.toISOString(),
-        steps: JSON.stringify(steps),
-        error,
-        now: now.toISOString(),
-      }).changes === 1,
+      retryTx(run, steps, error, nextAttemptAt.toISOString(), now.toISOString()),
 
     /** Hands a claimed run back to the queue with the same attempt (a worker stopping, or one that could not start it). */
     release: (run: ClaimedRun, now: Date): boolean =>
@@ -404,7 +404,10 @@ export function createRunsRepo(sqlite: Sqlite, alerts: AlertsRepo, applyPlan: (p
         args.push(value);
       };
       if (f.appletId) add("r.applet_id = ?", f.appletId);
-      if (f.status) add("r.status = ?", f.status);
+      // `retrying` is a queued run after a failed attempt, and `queued` the ones not yet tried (lib/ui/run-status).
+      if (f.status === "retrying") where.push("r.status = 'queued' AND r.attempt > 1");
+      else if (f.status === "queued") where.push("r.status = 'queued' AND r.attempt = 1");
+      else if (f.status) add("r.status = ?", f.status);
       if (f.reason) add("r.reason = ?", f.reason);
       if (f.from) add("r.created_at >= ?", f.from);
       if (f.to) add("r.created_at <= ?", f.to);
@@ -464,7 +467,7 @@ export function createRunsRepo(sqlite: Sqlite, alerts: AlertsRepo, applyPlan: (p
           `SELECT a.id AS applet_id,
                   (SELECT COUNT(*) FROM runs r WHERE r.applet_id = a.id AND r.created_at >= @since) AS runs_24h,
                   (SELECT COUNT(*) FROM runs r WHERE r.applet_id = a.id AND r.created_at >= @since AND r.status IN ('failed', 'dead')) AS failed_24h,
-                  (SELECT status FROM runs r WHERE r.applet_id = a.id ORDER BY r.created_at DESC LIMIT 1) AS last_status,
+                  (SELECT CASE WHEN status = 'queued' AND attempt > 1 THEN 'retrying' ELSE status END FROM runs r WHERE r.applet_id = a.id ORDER BY r.created_at DESC LIMIT 1) AS last_status,
                   (SELECT created_at FROM runs r WHERE r.applet_id = a.id ORDER BY r.created_at DESC LIMIT 1) AS last_at
            FROM applets a`,
         )
