@@ -10,7 +10,8 @@ import { LEDGER_OUTCOMES, type LedgerEntry, type LedgerOutcome } from "./types";
  * would (when, which run, skipped by a filter or by the overlap policy, captured while disabled), so
  * the ledger lists it from events and runs with a UNION, and stores only what has no run (missed,
  * dropped, deduplicated, refused, disabled) or what a run alone does not tell (late). A stored row
- * that names a run takes the place of that run's own row.
+ * that says a run was late takes the place of that run's own row (a deduplicated row names the
+ * earlier run it repeats, which keeps its own row).
  */
 
 /** The outcome a run's own row has, from its status and the reason a skipped run was stored with. */
@@ -37,7 +38,7 @@ export function ledgerListSql(p: (name: "applet" | "outcome" | "beforeAt" | "bef
       SELECT ${runId} AS id, r.created_at AS at, ${RUN_OUTCOME_SQL} AS outcome, COALESCE(r.error, '') AS detail, r.id AS run_id, r.status AS run_status, e.dedupe_key, 1 AS count
       FROM runs r JOIN events e ON e.id = r.event_id
       WHERE ${p("runs")} = 1 AND r.applet_id = ${p("applet")} AND r.planned_run_id IS NULL AND r.created_at = e.received_at
-        AND NOT EXISTS (SELECT 1 FROM fire_ledger l2 WHERE l2.run_id = r.id)
+        AND NOT EXISTS (SELECT 1 FROM fire_ledger l2 WHERE l2.run_id = r.id AND l2.outcome = 'late')
         AND (${p("outcome")} IS NULL OR ${RUN_OUTCOME_SQL} = ${p("outcome")}) AND ${cursor("r.created_at", runId)}
       ORDER BY r.created_at DESC, r.id DESC LIMIT ${p("limit")}
     ) own
