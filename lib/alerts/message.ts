@@ -16,6 +16,8 @@ export function plainError(error: string | null): string {
   return one.length > MAX_ERROR ? `${one.slice(0, MAX_ERROR - 1)}…` : one;
 }
 
+const textOf = (v: unknown): string => (typeof v === "string" ? v : "");
+
 const hhmm = (iso: string) => `${iso.slice(11, 16)} UTC`;
 
 /**
@@ -52,7 +54,7 @@ export function composeMessage(batch: readonly AlertRow[], publicUrl: string): A
     lines.push(appletLink);
   }
   if (quiet && !(recovered && last.detail.of === "quiet")) {
-    lines.push(`"${name}" has gone quiet. ${String(quiet.detail.text ?? "")}`.trim());
+    lines.push(`"${name}" has gone quiet. ${textOf(quiet.detail.text)}`.trim());
     if (!lines.some((l) => l.startsWith("http"))) lines.push(appletLink);
   }
   if (paused) {
@@ -64,7 +66,7 @@ export function composeMessage(batch: readonly AlertRow[], publicUrl: string): A
       last.detail.of === "trigger"
         ? `The trigger of "${name}" works again.`
         : last.detail.of === "quiet"
-          ? `"${name}" is no longer quiet. ${String(last.detail.text ?? "")}`.trim()
+          ? `"${name}" is no longer quiet. ${textOf(last.detail.text)}`.trim()
           : `"${name}" ${lines.length ? "has since succeeded again" : "succeeded again"}${last.runId ? ` (run ${last.runId})` : ""}.`,
     );
     if (!lines.some((l) => l.startsWith("http"))) lines.push(appletLink);

@@ -35,7 +35,10 @@ export function createLedgerCounter(app: Pick<App, "store" | "clock" | "log">, o
         if (c.outcome === "disabled") {
           if (!paused.has(c.appletId)) paused.set(c.appletId, (await app.store.applets.get(c.appletId))?.pausedReason ?? null);
           const reason = paused.get(c.appletId);
-          if (reason) (outcome = "paused"), (detail = `the applet is paused (${reason}); nothing ran`);
+          if (reason) {
+            outcome = "paused";
+            detail = `the applet is paused (${reason}); nothing ran`;
+          }
         }
         await app.store.fires.count({ appletId: c.appletId, at: c.minute, outcome, detail, bucket: `${outcome}:${c.minute}:${detail.slice(0, 120)}`, count: c.count }, now);
       } catch (err) {
