@@ -163,9 +163,9 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
                         <span className="mt-1 flex flex-wrap items-center gap-x-2 gap-y-1 text-xs" data-testid="needs-attention">
                           {a.triggerError ? <TriggerErrorMark message={a.triggerError} /> : null}
                           {a.quiet ? (
-                            <span className="inline-flex items-center gap-1 text-amber-800" data-testid="quiet-mark" title={a.quiet}>
-                              <span className="rounded bg-amber-100 px-1.5 py-0.5 font-semibold">quiet</span>
-                              <span className="truncate">{a.quiet}</span>
+                            <span className="block w-full break-words whitespace-normal text-amber-800" data-testid="quiet-mark">
+                              <span className="mr-1 rounded bg-amber-100 px-1.5 py-0.5 font-semibold">quiet</span>
+                              {a.quiet}
                             </span>
                           ) : null}
                           {a.overdueMs != null ? (
