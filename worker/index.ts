@@ -20,6 +20,7 @@ import { runRetention } from "@/lib/scheduler/retention";
 import { runSchedulerTick } from "@/lib/scheduler/tick";
 import { startTimedSweeper } from "@/lib/timed/sweep";
 import { dispatchAlerts } from "@/lib/alerts/dispatch";
+import { checkQuiet, QUIET_CHECK_MS } from "@/lib/fires/check";
 import { LISTEN_RECONCILE_MS, createListeners } from "@/lib/listeners";
 
 /**
@@ -174,11 +175,16 @@ void listeners.reconcile().catch((err: unknown) => void faults.failed("holding t
 
 // Alerts (issue 18): every ALERT_DISPATCH_MS (5 s) under the `alerts` job lock; one pass at a time.
 let alertsBusy = false;
+let lastQuietCheck = 0;
 const alertsTimer = setInterval(() => {
   if (alertsBusy || stopping) return;
   alertsBusy = true;
+  // Expected activity: applets gone quiet (or back) record their alert first, so it goes out in this pass.
+  const quietDue = app.clock.now().getTime() - lastQuietCheck >= QUIET_CHECK_MS;
+  if (quietDue) lastQuietCheck = app.clock.now().getTime();
   void track(
-    dispatchAlerts(app, { holder: workerId })
+    (quietDue ? checkQuiet(app).then(() => faults.succeeded("checking expected activity"), (err: unknown) => void faults.failed("checking expected activity", err)) : Promise.resolve())
+      .then(() => dispatchAlerts(app, { holder: workerId }))
       .then((r) => {
         faults.succeeded("sending alerts");
         if (r && (r.sent.length || r.failed.length)) log.info("alerts", { sent: r.sent.length, failed: r.failed.length, folded: r.folded });

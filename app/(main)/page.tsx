@@ -26,7 +26,7 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
   const query: AppletListQuery = {
     q: one(sp.q),
     trigger: one(sp.trigger),
-    status: (["enabled", "disabled", "paused", "attention"] as const).find((s) => s === one(sp.status)),
+    status: (["enabled", "disabled", "paused", "attention", "quiet"] as const).find((s) => s === one(sp.status)),
     sort: (["name", "last_run", "created"] as const).find((s) => s === one(sp.sort)),
     page: Number(one(sp.page) ?? 1) || 1,
     tag: one(sp.tag),
@@ -42,6 +42,7 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
       overdueMs: a.next_check_overdue_ms,
       failed24h: a.failed_24h,
       pausedReason: a.paused_reason,
+      quiet: a.quiet,
     })),
     query,
   );
@@ -92,6 +93,7 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
               <option value="disabled">Disabled</option>
               <option value="paused">Paused</option>
               <option value="attention">Needs attention</option>
+              <option value="quiet">Quiet</option>
             </select>
           </div>
           <TagFilter tags={tags} selected={query.tag} />
@@ -160,6 +162,12 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
                       {needsAttention(a) ? (
                         <span className="mt-1 flex flex-wrap items-center gap-x-2 gap-y-1 text-xs" data-testid="needs-attention">
                           {a.triggerError ? <TriggerErrorMark message={a.triggerError} /> : null}
+                          {a.quiet ? (
+                            <span className="block w-full break-words whitespace-normal text-amber-800" data-testid="quiet-mark">
+                              <span className="mr-1 rounded bg-amber-100 px-1.5 py-0.5 font-semibold">quiet</span>
+                              {a.quiet}
+                            </span>
+                          ) : null}
                           {a.overdueMs != null ? (
                             <span className="text-amber-800" data-testid="overdue-mark">
                               next check was due {formatAge(a.overdueMs)} ago

@@ -31,6 +31,10 @@ export function zonedTime(iso: string, zone: string): string {
   return `${hm} ${zone}`;
 }
 
+const textOf = (v: unknown): string => (typeof v === "string" ? v : "");
+
+const hhmm = (iso: string) => `${iso.slice(11, 16)} UTC`;
+
 /**
  * One message for the alerts of one applet sent together (pure): the latest failure with its run
  * link and "and N more" for the others folded into it since the last message, a trigger that keeps
@@ -48,6 +52,7 @@ export function composeMessage(batch: readonly AlertRow[], publicUrl: string, zo
   const failures = batch.filter((a) => a.kind === "failure");
   const trigger = batch.filter((a) => a.kind === "trigger").at(-1);
   const paused = batch.filter((a) => a.kind === "paused").at(-1);
+  const quiet = batch.filter((a) => a.kind === "quiet").at(-1);
   const recovered = last.kind === "recovery";
   const lines: string[] = [];
   let link = appletLink;
@@ -70,16 +75,30 @@ export function composeMessage(batch: readonly AlertRow[], publicUrl: string, zo
     lines.push(`The trigger of "${name}" failed ${Number(trigger.detail.failures) || 1} checks in a row: ${plainError(trigger.error)}`);
     lines.push(appletLink);
   }
+  if (quiet && !(recovered && last.detail.of === "quiet")) {
+    lines.push(`"${name}" has gone quiet. ${textOf(quiet.detail.text)}`.trim());
+    if (!lines.some((l) => l.startsWith("http"))) lines.push(appletLink);
+  }
   if (paused) {
     lines.push(`"${name}" was paused after ${Number(paused.detail.streak) || 0} failed runs at ${hhmm(paused.createdAt)}: fix it and enable it again.`);
     if (!latest) lines.push(appletLink);
   }
   if (recovered) {
-    lines.push(last.detail.of === "trigger" ? `The trigger of "${name}" works again.` : `"${name}" ${lines.length ? "has since succeeded again" : "succeeded again"}${last.runId ? ` (run ${last.runId})` : ""}.`);
+    lines.push(
+      last.detail.of === "trigger"
+        ? `The trigger of "${name}" works again.`
+        : last.detail.of === "quiet"
+          ? `"${name}" is no longer quiet. ${textOf(last.detail.text)}`.trim()
+          : `"${name}" ${lines.length ? "has since succeeded again" : "succeeded again"}${last.runId ? ` (run ${last.runId})` : ""}.`,
+    );
     if (!lines.some((l) => l.startsWith("http"))) lines.push(appletLink);
   }
   const title = recovered
-    ? `whenthen: "${name}" recovered`
+    ? last.detail.of === "quiet"
+      ? `whenthen: "${name}" is active again`
+      : `whenthen: "${name}" recovered`
+    : quiet && !latest && !paused
+      ? `whenthen: "${name}" has gone quiet`
     : paused
       ? `whenthen: "${name}" was paused`
       : latest

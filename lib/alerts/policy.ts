@@ -44,7 +44,8 @@ export const DEFAULT_ALERT_SETTINGS: AlertSettings = {
   updatedAt: null,
 };
 
-export type AlertKind = "failure" | "trigger" | "recovery" | "paused" | "test";
+/** `quiet`: an applet went quiet beyond its expected activity (lib/fires/check.ts); its recovery has detail.of = "quiet". */
+export type AlertKind = "failure" | "trigger" | "recovery" | "paused" | "test" | "quiet";
 export type AlertStatus = "pending" | "sending" | "sent" | "failed" | "folded" | "skipped";
 
 /** An alert to record; the store adds id, status and times. */

@@ -1,3 +1,4 @@
+import { quietApplets } from "../fires/check";
 import type { AlertRow, ApiTokenRow } from "../db/store/types";
 import type { AlertChannel } from "../alerts/policy";
 import type { App } from "../app";
@@ -122,6 +123,7 @@ export async function appletList(app: Reads) {
   const now = app.clock.now();
   const since = new Date(now.getTime() - 86_400_000).toISOString();
   const [runStats, triggers, applets] = await Promise.all([app.store.runs.statsByApplet(since), app.store.triggerState.overview(), app.store.applets.list()]);
+  const { quiet } = await quietApplets(app, now, applets);
   const stats = new Map(runStats.map((s) => [s.applet_id, s]));
   const trigger = new Map(triggers.map((t) => [t.appletId, t]));
   return applets.map((a) => {
@@ -136,6 +138,8 @@ export async function appletList(app: Reads) {
       next_check_at: t?.nextRunAt ?? null,
       // A disabled applet is not checked: its next check is never late.
       next_check_overdue_ms: a.enabled ? overdueMs(t?.nextRunAt ?? null, now) : null,
+      // Expected activity: why it is quiet (no event for longer than expected, a slot not taken), or null.
+      quiet: quiet.get(a.id)?.text ?? null,
     };
   });
 }

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { bigint, customType, index, integer, json, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, customType, doublePrecision, index, integer, json, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 
 /**
  * The PostgreSQL twin of lib/db/schema.ts, drizzle-kit's source for drizzle-pg/. The columns keep
@@ -372,3 +372,40 @@ export const alerts = pgTable(
     index("alerts_created_idx").on(t.createdAt),
   ],
 );
+
+/** The fire ledger (drizzle-pg/0021); see lib/db/schema.ts. */
+export const fireLedger = pgTable(
+  "fire_ledger",
+  {
+    id: text("id").primaryKey(),
+    appletId: text("applet_id")
+      .notNull()
+      .references(() => applets.id, { onDelete: "cascade" }),
+    at: text("at").notNull(),
+    outcome: text("outcome").notNull(),
+    detail: text("detail").notNull(),
+    runId: text("run_id"),
+    dedupeKey: text("dedupe_key"),
+    count: integer("count").notNull().default(1),
+    bucket: text("bucket"),
+    ...timestamps,
+  },
+  (t) => [
+    index("fire_ledger_applet_at_idx").on(t.appletId, t.at),
+    index("fire_ledger_run_idx").on(t.runId).where(sql`${t.runId} IS NOT NULL`),
+    uniqueIndex("fire_ledger_bucket_idx").on(t.appletId, t.bucket).where(sql`${t.bucket} IS NOT NULL`),
+    index("fire_ledger_updated_idx").on(t.updatedAt),
+  ],
+);
+
+/** Expected activity per applet (drizzle-pg/0021); see lib/db/schema.ts. */
+export const appletActivity = pgTable("applet_activity", {
+  appletId: text("applet_id")
+    .primaryKey()
+    .references(() => applets.id, { onDelete: "cascade" }),
+  expectEveryHours: doublePrecision("expect_every_hours"),
+  expectSince: text("expect_since"),
+  quietSince: text("quiet_since"),
+  quietDetail: text("quiet_detail"),
+  ...timestamps,
+});

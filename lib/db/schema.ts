@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { blob, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { blob, index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /**
  * SQLite types only (spec "Data model"): text, integer, real. Timestamps are ISO 8601 UTC strings,
@@ -387,3 +387,47 @@ export const alerts = sqliteTable(
     index("alerts_created_idx").on(t.createdAt),
   ],
 );
+
+/**
+ * The fire ledger (drizzle/0017): fires that did not become an ordinary run, or that a run alone
+ * does not explain. A fire that became a run is listed from events and runs (lib/db/store/ledger-sql.ts).
+ */
+export const fireLedger = sqliteTable(
+  "fire_ledger",
+  {
+    id: text("id").primaryKey(),
+    appletId: text("applet_id")
+      .notNull()
+      .references(() => applets.id, { onDelete: "cascade" }),
+    /** When the fire was due or arrived. */
+    at: text("at").notNull(),
+    /** late | missed | dropped_catchup | deduplicated | refused | paused | disabled (lib/db/store/types LEDGER_OUTCOMES). */
+    outcome: text("outcome").notNull(),
+    detail: text("detail").notNull(),
+    runId: text("run_id"),
+    dedupeKey: text("dedupe_key"),
+    /** Fires this row stands for: counted refusals per minute, "…and N more" missed slots. */
+    count: integer("count").notNull().default(1),
+    /** Set on counted rows: one row per applet and bucket (reason and minute). */
+    bucket: text("bucket"),
+    ...timestamps,
+  },
+  (t) => [
+    index("fire_ledger_applet_at_idx").on(t.appletId, t.at),
+    index("fire_ledger_run_idx").on(t.runId).where(sql`${t.runId} IS NOT NULL`),
+    uniqueIndex("fire_ledger_bucket_idx").on(t.appletId, t.bucket).where(sql`${t.bucket} IS NOT NULL`),
+    index("fire_ledger_updated_idx").on(t.updatedAt),
+  ],
+);
+
+/** Expected activity per applet (drizzle/0017): the user's expectation and the open quiet alert. */
+export const appletActivity = sqliteTable("applet_activity", {
+  appletId: text("applet_id")
+    .primaryKey()
+    .references(() => applets.id, { onDelete: "cascade" }),
+  expectEveryHours: real("expect_every_hours"),
+  expectSince: text("expect_since"),
+  quietSince: text("quiet_since"),
+  quietDetail: text("quiet_detail"),
+  ...timestamps,
+});

@@ -9,6 +9,7 @@ import { processMetrics } from "../metrics";
 import { checkHealth } from "../health";
 import { maxAttemptsOf, storedDefinition, type Definition } from "../definition";
 import { createIngestBatcher, ingestSkipped } from "../queue/ingest";
+import { createLedgerCounter } from "../fires/counter";
 import { isListening } from "../webhooks/listen";
 import { hasTimedActions } from "../timed/rule";
 import { closeWhenUnread, readNodeBody } from "./body";
@@ -23,7 +24,10 @@ import { createRunWaiter, renderWebhookResponse } from "../webhooks/respond";
 /** What became of a webhook request (the `outcome` label of whenthen_webhook_requests_total). */
 type WebhookOutcome = "accepted" | "duplicate" | "disabled" | "refused" | "not_found" | "too_large" | "unavailable" | "error";
 
-export type IngressHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
+export type IngressHandler = ((req: IncomingMessage, res: ServerResponse) => boolean) & {
+  /** Writes the fire ledger's counted refusals now (they are written every few seconds on their own). */
+  flushLedger(): Promise<void>;
+};
 
 /** Sub-handlers for other lean paths (e.g. `/api/files/`), matched by prefix. */
 export type LeanRoute = (req: IncomingMessage, res: ServerResponse, url: URL) => void;
@@ -78,11 +82,14 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
   // The requests of one turn reach their trigger plug-in (the signature check, the payload) together.
   const together = turnBarrier();
   const refusals = createRefusalLog(app, log);
+  // The fire ledger counts refused and disabled requests per minute (lib/fires/counter); an accepted
+  // webhook writes nothing more than its event and run (lib/db/store/ledger-sql.ts says why).
+  const ledger = createLedgerCounter(app);
   // One in-memory increment per request (lib/metrics countWebhook): no write, no await.
   const metrics = processMetrics();
   const count = (outcome: WebhookOutcome) => metrics.countWebhook(outcome);
   const waiter = createRunWaiter(app);
-  return (req, res) => {
+  const handler = (req: IncomingMessage, res: ServerResponse): boolean => {
     const rawUrl = req.url ?? "/";
     if (!rawUrl.startsWith("/api/")) return false;
     if (rawUrl.startsWith("/api/hooks/")) {
@@ -119,6 +126,7 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
     }
     return false;
   };
+  return Object.assign(handler, { flushLedger: () => ledger.flush() });
 
   async function health(res: ServerResponse) {
     const report = await checkHealth(app);
@@ -148,9 +156,13 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
     if (!plugin) return notFound(req, res);
 
     const rawBody = await readNodeBody(req, LIMITS.webhookBodyBytes);
-    if (rawBody === null) return tooLarge(req, res);
+    if (rawBody === null) {
+      ledger.note(row.id, "refused", `the body was larger than ${LIMITS.webhookBodyBytes / 1024 / 1024} MB (answered 413)`);
+      return tooLarge(req, res);
+    }
 
     if (problem) {
+      ledger.note(row.id, "refused", `the applet cannot take requests: ${problem} (answered 409)`);
       log.warn("webhook refused: the applet cannot take requests", { applet_id: row.id, reason: problem });
       send(res, 409, { error: `this applet cannot take requests: ${problem}` });
       return "refused";
@@ -166,6 +178,7 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
     );
     if (!outcome.accept) {
       if (outcome.reason) refusals.note(row.id, outcome.reason);
+      ledger.note(row.id, "refused", `${outcome.reason ?? outcome.error ?? "refused by the trigger"} (answered ${outcome.status})`);
       if (outcome.error) send(res, outcome.status, { error: outcome.error });
       else {
         res.writeHead(outcome.status, { "content-length": "0" });
@@ -181,6 +194,7 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
     const capture = isListening(row.listenUntil, app.clock.now());
     const captured = capture && (await app.store.applets.takeListening(row.id, receivedAt));
     if (!row.enabled && !captured) {
+      ledger.note(row.id, "disabled", "the applet is disabled; the request was answered 200 and nothing ran");
       send(res, 200, { queued: false, reason: "disabled" });
       return "disabled";
     }
@@ -194,6 +208,11 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
     if (!result) {
       // A redelivery: the sender gets the first delivery's ids, and nothing new is stored.
       const first = dedupeKey === null ? null : await app.store.runs.firstOfDedupeKey(appletId, dedupeKey);
+      // A redelivery is not the hot path (the sender repeats itself): its ledger row is written now.
+      await app.store.fires.record(
+        [{ appletId, at: receivedAt, outcome: "deduplicated", dedupeKey, runId: first?.runId ?? null, detail: `the key "${dedupeKey}" was already delivered${first?.runId ? "; the earlier run stands" : ""}` }],
+        receivedAt,
+      );
       send(res, 200, { queued: false, duplicate: true, reason: "duplicate", run_id: first?.runId ?? null, event_id: first?.eventId ?? null });
       return "duplicate";
     }

@@ -2,6 +2,7 @@ import { Gauge, Registry } from "prom-client";
 import type { App } from "../app";
 import { mergeSnapshots, parseSnapshot, processMetrics, total, type MetricsSnapshot, METRIC_PREFIX } from "./index";
 import { overdueMs } from "../ui/overdue";
+import { quietApplets } from "../fires/check";
 
 /** How far back `whenthen_runs` counts finished runs (queued and running ones count whatever their age). */
 export const RUNS_WINDOW_MS = 86_400_000;
@@ -22,6 +23,10 @@ export interface HealthFigures {
   /** Applets whose trigger's last check failed, and enabled polled applets whose check is overdue. */
   triggerErrors: number;
   overdueChecks: number;
+  /** The fire ledger's stored rows (counts summed) of the last 24 h, by outcome; a run's own row is in `runs`. */
+  ledger: { outcome: string; count: number }[];
+  /** Applets quiet now (beyond their expected activity). */
+  quietApplets: number;
   /** Every process's counters: this web process's and each live worker's last heartbeat snapshot. */
   processes: { process: string; metrics: MetricsSnapshot }[];
 }
@@ -29,14 +34,16 @@ export interface HealthFigures {
 export async function collectHealthFigures(app: Pick<App, "store" | "clock">): Promise<HealthFigures> {
   const now = app.clock.now();
   const since = new Date(now.getTime() - RUNS_WINDOW_MS).toISOString();
-  const [tally, live, applets, triggers, heartbeat, own] = await Promise.all([
+  const [tally, live, applets, triggers, heartbeat, own, ledger] = await Promise.all([
     app.store.runs.tally(since, now),
     app.store.workers.live(now),
     app.store.applets.list(),
     app.store.triggerState.overview(),
     app.store.jobLocks.get("worker_heartbeat"),
     processMetrics().registry.getMetricsAsJSON(),
+    app.store.fires.totals(since),
   ]);
+  const { quiet } = await quietApplets(app, now, applets);
   const names = new Map(applets.map((a) => [a.id, a.name]));
   const enabled = new Set(applets.filter((a) => a.enabled).map((a) => a.id));
   const seen = heartbeat?.lastRunAt ? Date.parse(heartbeat.lastRunAt) : NaN;
@@ -49,6 +56,8 @@ export async function collectHealthFigures(app: Pick<App, "store" | "clock">): P
     heartbeatAgeSeconds: Number.isFinite(seen) ? Math.max(0, now.getTime() - seen) / 1000 : null,
     smtpListening: live.filter((w) => w.smtpPort !== null && w.smtpPort !== undefined).length,
     triggerErrors: triggers.filter((t) => t.lastError !== null).length,
+    ledger,
+    quietApplets: quiet.size,
     overdueChecks: triggers.filter((t) => enabled.has(t.appletId) && overdueMs(t.nextRunAt, now) !== null).length,
     processes: [
       { process: "web", metrics: own },
@@ -83,6 +92,14 @@ export async function renderMetrics(f: HealthFigures): Promise<{ contentType: st
   gauge("smtp_receivers_listening", "Live workers whose inbound SMTP receiver listens.", f.smtpListening);
   gauge("trigger_errors", "Applets whose trigger's last check failed.", f.triggerErrors);
   gauge("overdue_checks", "Enabled polled applets whose next check is overdue.", f.overdueChecks);
+  const ledger = new Gauge({
+    name: `${METRIC_PREFIX}fire_ledger_entries`,
+    help: "Fires the ledger stored in the last 24 h by outcome (late, missed, dropped_catchup, deduplicated, refused, paused, disabled); fires that became runs are counted in whenthen_runs.",
+    labelNames: ["outcome"],
+    registers,
+  });
+  for (const r of f.ledger) ledger.set({ outcome: r.outcome }, r.count);
+  gauge("applets_quiet", "Enabled applets quiet beyond their expected activity (a schedule's slot or a poll's check not taken, or no event for the hours the user expects).", f.quietApplets);
   const merged = Registry.merge([registry, mergeSnapshots(f.processes)]);
   return { contentType: merged.contentType, body: await merged.metrics() };
 }

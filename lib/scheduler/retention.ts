@@ -60,6 +60,8 @@ export async function runRetention(
     while (!lock.lost() && (await maintenance.deleteRunsBefore(before, RETENTION_BATCH)) > 0) await pause();
     // Issue 18: alerts that are done are kept as long as runs.
     while (!lock.lost() && (await app.store.alerts.deleteBefore(before, RETENTION_BATCH)) > 0) await pause();
+    // The fire ledger's stored rows go with the same window (a run's own row goes with the run).
+    while (!lock.lost() && (await app.store.fires.deleteBefore(before, RETENTION_BATCH)) > 0) await pause();
     // Timed actions (issue 17): finished planned runs and old subject versions go with the same window.
     if (!lock.lost()) await app.store.plannedRuns.purgeFinished(Date.parse(before));
     let deleted = 0;

@@ -4,6 +4,7 @@ import type { App } from "../app";
 import { pollContext } from "../triggers/context";
 import { errorMessage } from "../core/errors";
 import { maxAttemptsOf, storedDefinition, type Definition } from "../definition";
+import type { LedgerInsert } from "../db/store/types";
 import { ingest, ingestSkipped } from "../queue/ingest";
 import { firstRunOf, nextRunOf, POLLED_TRIGGERS, polledTrigger } from "../triggers";
 import { emptyTriggerState, type PollContext, type PollResult, type TriggerState } from "../triggers/types";
@@ -138,6 +139,7 @@ async function pollApplet(app: TickApp, appletId: string, slot: Date, now: Date,
     // The overlap policy asks what of the applet is still waiting or running, in this transaction.
     const overlap = result.overlap ?? "queue";
     const active = overlap === "queue" || result.events.length === 0 ? null : await tx.runs.activeOf(appletId);
+    const ledger: LedgerInsert[] = [];
     for (const e of result.events) {
       const req = { appletId: appletId, source: plugin!.type, dedupeKey: e.dedupeKey, payload: e.payload, maxAttempts: maxAttemptsOf(def), receivedAt: nowIso, definition: def };
       const blocked = active !== null && (overlap === "skip" ? active.queued + active.running > 0 : active.queued > 0);
@@ -150,8 +152,13 @@ async function pollApplet(app: TickApp, appletId: string, slot: Date, now: Date,
       if (r) {
         created++;
         if (active) active.queued++;
+        if (e.note) ledger.push({ appletId, ...e.note, runId: r.runId });
       }
     }
+    // The fire ledger: a late fire's row beside its run, and the slots that did not fire, in the
+    // transaction of the poll's events (a crash keeps neither or both).
+    for (const n of result.notes ?? []) ledger.push({ appletId, ...n });
+    await tx.fires.record(ledger, nowIso);
     await tx.triggerState.savePolled(appletId, after, nowIso, slot.toISOString());
     // The claim chose the next slot from the state before the poll; when the poll changed what the
     // timing depends on (an RSS feed entering or leaving its back-off), move it, but only if it is

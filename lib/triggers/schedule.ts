@@ -2,7 +2,8 @@ import { isValidTimeZone, nextRunAfter, validateTiming, type ScheduleTiming } fr
 import { formatInTimeZone } from "date-fns-tz";
 import { z } from "zod";
 import { field } from "../plugin";
-import type { PolledTrigger } from "./types";
+import { formatAge } from "../ui/overdue";
+import type { LedgerNote, PolledTrigger } from "./types";
 
 /**
  * The schedule trigger: a 5-field cron expression read in an IANA time zone. The math is
@@ -98,23 +99,59 @@ export const scheduleConfigSchema = z.strictObject({
 export type ScheduleConfig = z.infer<typeof scheduleConfigSchema>;
 
 
+/** Missed or dropped slots written one row each; past this many, one row says how many more. */
+export const LEDGER_SLOT_ROWS = 50;
+
 /**
  * The slots to fire for the claimed `slot` at `now`, oldest first (pure). On time: the slot. Missed:
  * `skip` fires none, `once` the claimed one (the first version's rule), `all` every slot from the
- * claimed one up to now, at most `limit`, none older than `windowHours`.
+ * claimed one up to now, at most `limit`, none older than `windowHours`. `notes`: what the fire
+ * ledger keeps of the slots that did not fire (missed, dropped by the catch-up window or limit),
+ * and `late`: how late each fired slot is, for its run's row.
  */
-export function slotsToFire(config: Pick<ScheduleConfig, "cron" | "timezone" | "catch_up" | "catch_up_limit" | "catch_up_window_hours">, slot: Date, now: Date): { slots: Date[]; missed: number } {
-  if (now.getTime() - slot.getTime() <= MISSED_AFTER_MS) return { slots: [slot], missed: 0 };
+export function slotsToFire(
+  config: Pick<ScheduleConfig, "cron" | "timezone" | "catch_up" | "catch_up_limit" | "catch_up_window_hours">,
+  slot: Date,
+  now: Date,
+): { slots: Date[]; missed: number; notes: LedgerNote[]; late: Map<number, LedgerNote> } {
+  const late = new Map<number, LedgerNote>();
+  if (now.getTime() - slot.getTime() <= MISSED_AFTER_MS) return { slots: [slot], missed: 0, notes: [], late };
   const policy = config.catch_up ?? "once";
   const all: Date[] = [];
   // Counted up to a bound: a minutely cron after a month down is 43,200 slots; past the window and
   // the limit nothing more is needed.
   for (let s = slot; s.getTime() <= now.getTime() && all.length < 10_000; s = nextFireTime(config.cron, config.timezone, s)) all.push(s);
-  if (policy === "skip") return { slots: [], missed: all.length };
-  if (policy === "once") return { slots: [slot], missed: all.length };
-  const since = now.getTime() - (config.catch_up_window_hours ?? CATCH_UP_WINDOW_HOURS_DEFAULT) * 3_600_000;
-  const inWindow = all.filter((s) => s.getTime() >= since);
-  return { slots: inWindow.slice(0, config.catch_up_limit ?? CATCH_UP_LIMIT_DEFAULT), missed: all.length };
+  let slots: Date[];
+  const why = new Map<number, { outcome: "missed" | "dropped_catchup"; detail: string }>();
+  const down = "the worker was not running at this time";
+  if (policy === "skip") {
+    slots = [];
+    for (const s of all) why.set(s.getTime(), { outcome: "missed", detail: `${down}; “After downtime: skip what was missed” fires none` });
+  } else if (policy === "once") {
+    slots = [slot];
+    for (const s of all.slice(1)) why.set(s.getTime(), { outcome: "missed", detail: `${down}; “After downtime: fire once” fired only the first missed time (${slot.toISOString()})` });
+  } else {
+    const windowHours = config.catch_up_window_hours ?? CATCH_UP_WINDOW_HOURS_DEFAULT;
+    const limit = config.catch_up_limit ?? CATCH_UP_LIMIT_DEFAULT;
+    const since = now.getTime() - windowHours * 3_600_000;
+    const inWindow = all.filter((s) => s.getTime() >= since);
+    slots = inWindow.slice(0, limit);
+    for (const s of all) {
+      if (s.getTime() < since) why.set(s.getTime(), { outcome: "dropped_catchup", detail: `${down}, and it is older than the catch-up window (${windowHours} h)` });
+    }
+    for (const s of inWindow.slice(limit)) why.set(s.getTime(), { outcome: "dropped_catchup", detail: `${down}, and the catch-up limit (${limit} missed fires) was reached` });
+  }
+  for (const s of slots) late.set(s.getTime(), { at: s.toISOString(), outcome: "late", detail: `fired ${formatAge(now.getTime() - s.getTime())} late: ${down}` });
+  const notes: LedgerNote[] = [];
+  const unfired = all.filter((s) => why.has(s.getTime()));
+  for (const s of unfired.slice(0, LEDGER_SLOT_ROWS)) notes.push({ at: s.toISOString(), ...why.get(s.getTime())! });
+  const rest = unfired.slice(LEDGER_SLOT_ROWS);
+  if (rest.length) {
+    const first = rest[0]!;
+    const lastOne = rest[rest.length - 1]!;
+    notes.push({ at: first.toISOString(), outcome: why.get(first.getTime())!.outcome, detail: `…and ${rest.length} more times up to ${lastOne.toISOString()}: ${why.get(first.getTime())!.detail}`, count: rest.length });
+  }
+  return { slots, missed: all.length, notes, late };
 }
 
 /** What decides the fire times; shared with the scheduler's adapter so both compute the same slot. */
@@ -181,10 +218,11 @@ export const scheduleTrigger: PolledTrigger<ScheduleConfig, "schedule"> = {
   // each fires once); the overlap policy goes to the tick, which knows the applet's runs.
   poll: async (config, _state, ctx, slot) => {
     const now = ctx.clock.now();
-    const { slots, missed } = slotsToFire(config, slot, now);
+    const { slots, missed, notes, late } = slotsToFire(config, slot, now);
     if (missed > slots.length) ctx.log.info("schedule: missed fire times after downtime", { missed, firing: slots.length, catch_up: config.catch_up ?? "once" });
     return {
-      events: slots.map((s) => ({ dedupeKey: s.toISOString(), payload: schedulePayload(s, config.timezone, now) })),
+      events: slots.map((s) => ({ dedupeKey: s.toISOString(), payload: schedulePayload(s, config.timezone, now), note: late.get(s.getTime()) })),
+      notes,
       overlap: config.overlap ?? "queue",
       state: { lastPolledAt: now.toISOString(), lastError: null, errorCount: 0 },
     };

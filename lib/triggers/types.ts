@@ -1,7 +1,7 @@
 import type { RespondConfig } from "../webhooks/respond";
 import type { ScheduleTiming } from "@whenthen/schedules";
 import type { z } from "zod";
-import type { EventFileInput } from "../db/store/types";
+import type { EventFileInput, LedgerOutcome } from "../db/store/types";
 import type { NormalizedEmail } from "../mail/normalize";
 import type { PluginContext } from "../plugin";
 
@@ -31,6 +31,17 @@ export interface NewEvent {
   /** Unique per applet: a second event with the same key is ignored. null: never deduped. */
   dedupeKey: string | null;
   payload: Record<string, unknown>;
+  /** What the fire ledger keeps about this fire beside its run (a schedule's catch-up fire: late, by how much). */
+  note?: LedgerNote;
+}
+
+/** A row of the fire ledger a poll asks for (the tick stores it with the poll's events). */
+export interface LedgerNote {
+  at: string;
+  outcome: Extract<LedgerOutcome, "late" | "missed" | "dropped_catchup">;
+  detail: string;
+  /** Fires the row stands for ("…and N more"); default 1. */
+  count?: number;
 }
 
 /**
@@ -45,6 +56,8 @@ export interface PollResult {
   events: NewEvent[];
   /** How these events meet a run of the applet still in progress; default `queue`. */
   overlap?: OverlapPolicy;
+  /** Fires considered and not made (a schedule's slots missed in downtime, dropped by its catch-up window). */
+  notes?: LedgerNote[];
   /** Fields of trigger_state to write (nextRunAt is decided by the scheduler from `timing`). */
   state: Partial<Omit<TriggerState, "nextRunAt">>;
 }

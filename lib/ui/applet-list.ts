@@ -20,6 +20,8 @@ export interface ListedApplet {
   failed24h?: number;
   /** Why auto-pause disabled it ("Paused after 5 failed runs in a row"), while it stays paused. */
   pausedReason?: string | null;
+  /** Expected activity: why it is quiet (lib/fires/quiet), or null. */
+  quiet?: string | null;
   /** #20: its tags; an applet listed without them matches no tag filter. */
   tags?: readonly string[];
 }
@@ -27,7 +29,7 @@ export interface ListedApplet {
 export interface AppletListQuery {
   q?: string;
   trigger?: string;
-  status?: "enabled" | "disabled" | "paused" | "attention";
+  status?: "enabled" | "disabled" | "paused" | "attention" | "quiet";
   sort?: "name" | "last_run" | "created";
   page?: number;
   /** #20: only applets with this tag (without case). */
@@ -45,10 +47,10 @@ export function tagsInUse(all: readonly { tags?: readonly string[] }[]): string[
 
 /**
  * Needs attention: its last run failed, died or is retrying after a failed attempt, its trigger
- * reports an error, its next check is overdue, or auto-pause stopped it.
+ * reports an error, its next check is overdue, it is quiet, or auto-pause stopped it.
  */
 export const needsAttention = (a: ListedApplet): boolean =>
-  a.lastStatus === "failed" || a.lastStatus === "dead" || a.lastStatus === "retrying" || a.triggerError !== null || (a.overdueMs ?? null) !== null || Boolean(a.pausedReason);
+  a.lastStatus === "failed" || a.lastStatus === "dead" || a.lastStatus === "retrying" || a.triggerError !== null || (a.overdueMs ?? null) !== null || Boolean(a.pausedReason) || Boolean(a.quiet);
 
 export function listApplets<T extends ListedApplet>(all: T[], query: AppletListQuery): { items: T[]; total: number; page: number; pages: number } {
   const q = query.q?.trim().toLowerCase();
@@ -65,7 +67,9 @@ export function listApplets<T extends ListedApplet>(all: T[], query: AppletListQ
             ? Boolean(a.pausedReason)
             : query.status === "attention"
               ? needsAttention(a)
-              : true),
+              : query.status === "quiet"
+                ? Boolean(a.quiet)
+                : true),
   );
   const byName = (x: T, y: T) => x.name.localeCompare(y.name, undefined, { sensitivity: "base" }) || x.id.localeCompare(y.id);
   if (query.sort === "last_run") items = [...items].sort((x, y) => (y.lastAt ?? "").localeCompare(x.lastAt ?? "") || byName(x, y));

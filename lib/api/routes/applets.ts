@@ -16,6 +16,9 @@ import { recentEvents } from "../samples";
 import { jsonBody, pathParams, queryParams } from "../validate";
 import { saveWarnings } from "../warnings";
 import { LISTEN_MS } from "../../webhooks/listen";
+import { LEDGER_OUTCOMES, type LedgerOutcome } from "../../db/store/types";
+import { EXPECT_MAX_HOURS, EXPECT_MIN_HOURS } from "../../fires/quiet";
+import { activityView, ledgerPage } from "../../fires/view";
 
 const record = (field: string) => z.record(z.string(), z.unknown(), { error: `${field} must be a JSON object` });
 
@@ -41,6 +44,29 @@ const previewBody = z.strictObject({
 const timingPreviewBody = z.strictObject({
   definition: z.unknown(),
   sample: record("sample").optional(),
+});
+
+const ledgerQuery = z.object({
+  outcome: z
+    .string()
+    .optional()
+    .transform((v) => v || undefined)
+    .refine((v) => v === undefined || (LEDGER_OUTCOMES as readonly string[]).includes(v), { message: `outcome must be one of ${LEDGER_OUTCOMES.join(", ")}` }),
+  before: z.string().max(500).optional(),
+  limit: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || v === "" || (/^\d+$/.test(v) && Number(v) >= 1 && Number(v) <= 200), { message: "limit must be a whole number from 1 to 200" })
+    .transform((v) => (v ? Number(v) : 50)),
+});
+
+/** Expected activity: at least one event every N hours (null: none of its own). */
+const activityBody = z.strictObject({
+  expect_every_hours: z
+    .number({ error: "expect_every_hours must be a number of hours, or null" })
+    .min(EXPECT_MIN_HOURS, `expect_every_hours must be at least ${EXPECT_MIN_HOURS}`)
+    .max(EXPECT_MAX_HOURS, `expect_every_hours must be at most ${EXPECT_MAX_HOURS} (31 days)`)
+    .nullable(),
 });
 
 const PLANNED_STATUSES = ["pending", "running", "done", "failed", "cancelled", "skipped"] as const;
@@ -201,6 +227,22 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
       const q = c.req.valid("query");
       const planned = await plannedOf(app, c.req.param("id"), { status: q.status, limit: q.limit });
       return planned ? c.json(planned, 200) : c.json(notFound, 404);
+    })
+    // The fire ledger: every fire considered, newest first, optionally one outcome.
+    .get("/api/applets/:id/ledger", queryParams("fire ledger", ledgerQuery), async (c) => {
+      const id = c.req.param("id");
+      if (!(await app.store.applets.get(id))) return c.json(notFound, 404);
+      const q = c.req.valid("query");
+      return c.json(await ledgerPage(app, id, { outcome: q.outcome as LedgerOutcome | undefined, before: q.before, limit: q.limit }), 200);
+    })
+    .get("/api/applets/:id/activity", async (c) => {
+      const a = await app.store.applets.get(c.req.param("id"));
+      return a ? c.json(await activityView(app, a), 200) : c.json(notFound, 404);
+    })
+    .put("/api/applets/:id/activity", jsonBody("expected activity", activityBody), async (c) => {
+      const id = c.req.param("id");
+      if (!(await app.store.fires.setExpectation(id, c.req.valid("json").expect_every_hours, app.clock.now().toISOString()))) return c.json(notFound, 404);
+      return c.json(await activityView(app, (await app.store.applets.get(id))!), 200);
     })
     .get("/api/applets/:id/events", async (c) => {
       const id = c.req.param("id");

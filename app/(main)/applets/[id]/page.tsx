@@ -18,6 +18,10 @@ import { AppletTagsEditor } from "@/components/AppletTagsEditor";
 import { AppletEditor } from "@/components/editor/AppletEditor";
 import { InboundAddress } from "@/components/editor/panels";
 import { AppletHistory } from "@/components/AppletHistory";
+import { ExpectedActivity } from "@/components/ExpectedActivity";
+import { FireLedger } from "@/components/FireLedger";
+import { activityView, ledgerPage } from "@/lib/fires/view";
+import { formatInTimeZone } from "date-fns-tz";
 import { appletDetail, appletVersions, meta as readMeta, plannedOf, runsPage, secretList } from "@/lib/api/queries";
 import { services } from "@/lib/services";
 import { CHANNEL_TYPES } from "@/lib/alerts/policy";
@@ -57,6 +61,9 @@ export default async function AppletPage({ params, searchParams }: { params: Pro
   const inbound = alias ? `${alias}@${meta.inbound_domain}` : `*@${meta.inbound_domain}`;
   const channelActions = meta.actions.filter((x) => (CHANNEL_TYPES as readonly string[]).includes(x.type));
   const settingsChannel = (await app.store.alerts.settings()).channel?.type ?? null;
+  const stored = await app.store.applets.get(a.id);
+  const activity = stored ? await activityView(app, stored) : null;
+  const ledger = await ledgerPage(app, a.id, { limit: 50 });
 
   return (
     <div className="mx-auto max-w-5xl">
@@ -146,6 +153,23 @@ export default async function AppletPage({ params, searchParams }: { params: Pro
           </div>
         ) : null}
       </section>
+
+      {activity ? (
+        <section className="card mb-4" id="activity">
+          <h2 className="mb-2 text-base font-semibold">Expected activity</h2>
+          <ExpectedActivity
+            appletId={a.id}
+            expectEveryHours={activity.expect_every_hours}
+            quiet={activity.quiet}
+            polled={feed === "polled"}
+            nextFires={activity.next_fires}
+            zone={activity.zone}
+            nextFiresInZone={activity.next_fires.map((iso) => formatInTimeZone(new Date(iso), activity.zone ?? "UTC", "EEE yyyy-MM-dd HH:mm"))}
+          />
+        </section>
+      ) : null}
+
+      <FireLedger appletId={a.id} initial={ledger} />
 
       <section className="card mb-4">
         <h2 className="mb-2 text-base font-semibold">Send test event</h2>

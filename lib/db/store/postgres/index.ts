@@ -44,6 +44,7 @@ import type {
   RunPage,
 } from "../types";
 import { eventFilesStore } from "./event-files";
+import { firesStore } from "./fires";
 import { RUN_SEARCH_PAYLOAD_BYTES, RUN_SEARCH_SCAN } from "../types";
 import { checkInstanceKeys, type InstanceKeys } from "./instance";
 import { createListener, type Listener } from "./listen";
@@ -261,6 +262,7 @@ function aggregates(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<
     apiTokens: apiTokensStore(q),
     eventFiles: eventFilesStore(q),
     alerts: alertsStore(q, begin),
+    fires: firesStore(q),
   };
 }
 

@@ -6,6 +6,7 @@ import type {
   ApiTokensStore,
   AppletsStore,
   EventFilesStore,
+  FiresStore,
   JobLocksStore,
   MaintenanceStore,
   PlannedRunsStore,
@@ -24,6 +25,7 @@ import { createAppletsRepo } from "./applets";
 import { startWalCheckpointer } from "./checkpoint";
 import { openDatabase, type DbHandle, type Sqlite } from "./client";
 import { createEventFilesRepo } from "./event-files";
+import { createFiresRepo } from "./fires";
 import { asError, ConnectionGate } from "./gate";
 import { createHookCache, type HookCache } from "./hook-cache";
 import { startIngestThread, threadable } from "./ingest-thread";
@@ -58,6 +60,7 @@ function createRepos(sqlite: Sqlite) {
     maintenance: createMaintenanceRepo(sqlite),
     apiTokens: createApiTokensRepo(sqlite),
     eventFiles: createEventFilesRepo(sqlite),
+    fires: createFiresRepo(sqlite),
   };
 }
 type Repos = ReturnType<typeof createRepos>;
@@ -103,7 +106,8 @@ function aggregates(repos: Repos, call: <R>(fn: () => R) => Promise<R>): StoreAg
   const apiTokens: ApiTokensStore = wrap(repos.apiTokens, call);
   const eventFiles: EventFilesStore = wrap(repos.eventFiles, call);
   const alerts: AlertsStore = wrap(repos.alerts, call);
-  return { applets, triggerState, runs, plannedRuns, secrets, users, jobLocks, workers, seed, maintenance, apiTokens, eventFiles, alerts };
+  const fires: FiresStore = wrap(repos.fires, call);
+  return { applets, triggerState, runs, plannedRuns, secrets, users, jobLocks, workers, seed, maintenance, apiTokens, eventFiles, alerts, fires };
 }
 
 /**

@@ -1,0 +1,241 @@
+import { createHmac } from "node:crypto";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { http, passthrough } from "msw";
+import { afterEach, beforeEach, expect, test } from "vitest";
+import { checkQuiet, quietApplets } from "@/lib/fires/check";
+import { createIngress, type IngressHandler } from "@/lib/http/ingress";
+import { createSandbox } from "@/lib/sandbox";
+import { runRetention } from "@/lib/scheduler/retention";
+import { runSchedulerTick } from "@/lib/scheduler/tick";
+import { collectHealthFigures, renderMetrics } from "@/lib/metrics/collect";
+import { createTestApp, webhookToHttp, type TestApp } from "../helpers/db";
+import { forEachEngine } from "../helpers/engines";
+import { server as mocks, useHttpMocks } from "../helpers/http";
+import { startWorker } from "../helpers/worker";
+
+/** The fire ledger (every fire considered, with its outcome and reason) and expected activity (quiet alerts), with an injected clock. */
+
+useHttpMocks();
+// The test's own ingress on 127.0.0.1 is reached for real; the actions' hosts stay mocked.
+beforeEach(() => mocks.use(http.all(/^http:\/\/127\.0\.0\.1:\d+\//, () => passthrough())));
+
+const HOUR = 3_600_000;
+const SINK = "https://status.test/status/200";
+
+forEachEngine((engine) => {
+  const cleanups: (() => unknown)[] = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+
+  function setup(start = "2026-03-07T12:00:00.000Z"): TestApp {
+    const app = createTestApp({ engine, start });
+    cleanups.push(() => app.cleanup());
+    return app;
+  }
+
+  async function serve(app: TestApp): Promise<{ base: string; ingress: IngressHandler }> {
+    const ingress = createIngress(app);
+    const server: Server = createServer((req, res) => {
+      if (!ingress(req, res)) res.writeHead(418).end();
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    cleanups.push(() => new Promise((r) => server.close(r)));
+    return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, ingress };
+  }
+
+  const ledgerOf = async (app: TestApp, appletId: string, outcome?: Parameters<TestApp["store"]["fires"]["list"]>[1]["outcome"]) =>
+    (await app.store.fires.list(appletId, { outcome, limit: 100 })).entries;
+
+  test("a schedule whose worker was down across three slots shows three ledger rows with their reasons, one of them the catch-up fire", async () => {
+    const app = setup();
+    const applet = await app.applets.create({
+      name: "hourly",
+      definition: { version: 1, trigger: { type: "schedule", config: { cron: "0 * * * *", timezone: "UTC" } }, actions: [{ type: "http", config: { url: SINK, method: "POST" } }] },
+    });
+    // Down from 12:00 to 15:20: the 13:00, 14:00 and 15:00 slots passed with no worker.
+    app.clock.set("2026-03-07T15:20:00.000Z");
+    await runSchedulerTick(app, app.clock.now(), { holder: "w" });
+    const rows = await ledgerOf(app, applet.id);
+    expect(rows.map((r) => [r.at, r.outcome])).toEqual([
+      ["2026-03-07T15:00:00.000Z", "missed"],
+      ["2026-03-07T14:00:00.000Z", "missed"],
+      ["2026-03-07T13:00:00.000Z", "late"],
+    ]);
+    const [, missed, late] = rows;
+    expect(missed!.detail).toMatch(/worker was not running.*fire once.*fired only the first missed time \(2026-03-07T13:00:00.000Z\)/);
+    expect(late!.detail).toBe("fired 2 h 20 min late: the worker was not running at this time");
+    // The catch-up fire is a run, and the one run of the tick (its own row is replaced by the late one).
+    const runs = await app.sql.all<{ id: string }>("SELECT id FROM runs WHERE applet_id = ?", applet.id);
+    expect(runs.map((r) => r.id)).toEqual([late!.runId]);
+    expect(late!.runStatus).toBe("queued");
+    // The filter by outcome.
+    expect((await ledgerOf(app, applet.id, "missed")).length).toBe(2);
+    expect((await ledgerOf(app, applet.id, "fired")).length).toBe(0);
+    // The next slot on time is an ordinary fire: the run's own row.
+    app.clock.set("2026-03-07T16:00:05.000Z");
+    await runSchedulerTick(app, app.clock.now(), { holder: "w" });
+    const fired = await ledgerOf(app, applet.id, "fired");
+    expect(fired.length).toBe(1);
+    expect(fired[0]!.id).toBe(`run:${fired[0]!.runId}`);
+  });
+
+  test("catch-up 'all' and 'skip': slots past the window or the limit are dropped, a skip policy's are missed, each with its reason", async () => {
+    const app = setup();
+    const make = (name: string, extra: Record<string, unknown>) =>
+      app.applets.create({ name, definition: { version: 1, trigger: { type: "schedule", config: { cron: "0 * * * *", timezone: "UTC", ...extra } }, actions: [{ type: "http", config: { url: SINK, method: "POST" } }] } });
+    const limited = await make("limited", { catch_up: "all", catch_up_limit: 2, catch_up_window_hours: 3 });
+    const skipping = await make("skipping", { catch_up: "skip" });
+    app.clock.set("2026-03-07T18:20:00.000Z"); // 13:00 … 18:00 missed
+    await runSchedulerTick(app, app.clock.now(), { holder: "w" });
+    const l = await ledgerOf(app, limited.id);
+    const count = (rows: typeof l, outcome: string) => rows.filter((r) => r.outcome === outcome).length;
+    // Window 3 h: 16:00, 17:00, 18:00 are in it; the limit fires two of them (16:00, 17:00).
+    expect(count(l, "late")).toBe(2);
+    expect(l.filter((r) => r.outcome === "dropped_catchup").map((r) => [r.at.slice(11, 16), r.detail.replace(/^.*, and /, "")])).toEqual([
+      ["18:00", "the catch-up limit (2 missed fires) was reached"],
+      ["15:00", "it is older than the catch-up window (3 h)"],
+      ["14:00", "it is older than the catch-up window (3 h)"],
+      ["13:00", "it is older than the catch-up window (3 h)"],
+    ]);
+    const s = await ledgerOf(app, skipping.id);
+    expect(s.map((r) => r.outcome)).toEqual(Array(6).fill("missed"));
+    expect(s[0]!.detail).toMatch(/skip what was missed/);
+  });
+
+  test("a schedule's overlap skip and a filter's skip appear in the ledger as the runs they are, with their reasons", async () => {
+    const app = setup();
+    const applet = await app.applets.create({
+      name: "overlapping",
+      definition: { version: 1, trigger: { type: "schedule", config: { cron: "*/5 * * * *", timezone: "UTC", overlap: "skip" } }, actions: [{ type: "http", config: { url: SINK, method: "POST" } }] },
+    });
+    app.clock.set("2026-03-07T12:05:00.000Z");
+    await runSchedulerTick(app, app.clock.now(), { holder: "w" });
+    app.clock.set("2026-03-07T12:10:00.000Z"); // the 12:05 run still waits
+    await runSchedulerTick(app, app.clock.now(), { holder: "w" });
+    const skipped = await ledgerOf(app, applet.id, "skipped_overlap");
+    expect(skipped.map((r) => r.detail)).toEqual(["skipped: overlap (the previous run was still waiting)"]);
+
+    const { base } = await serve(app);
+    const filtered = await app.applets.create({ name: "filtered", definition: { ...webhookToHttp(SINK), filter: { code: "if (trigger.body.title === 'draft') skip('a draft')" } } });
+    await fetch(`${base}/api/hooks/${filtered.id}/${filtered.webhookToken}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ title: "draft" }) });
+    const sandbox = createSandbox({ threads: 1 });
+    cleanups.push(() => sandbox.close());
+    const worker = startWorker(app, { deps: { sandbox } });
+    cleanups.push(() => worker.stop());
+    await worker.drain();
+    const rows = await ledgerOf(app, filtered.id);
+    expect(rows.map((r) => [r.outcome, r.detail])).toEqual([["filtered", "skipped: a draft"]]);
+  });
+
+  test("webhooks: deduplicated (which key, which earlier run), refused by signature or size (counted per minute), disabled and paused, each with its reason; an accepted one is its run", async () => {
+    const app = setup();
+    const { base, ingress } = await serve(app);
+    const applet = await app.applets.create({ name: "signed", definition: { ...webhookToHttp(SINK), trigger: { type: "webhook", config: { dedupe_path: "id" } } } });
+    const url = `${base}/api/hooks/${applet.id}/${applet.webhookToken}`;
+    const post = (body: unknown, headers: Record<string, string> = {}) =>
+      fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: typeof body === "string" ? body : JSON.stringify(body) });
+    const first = (await (await post({ id: "order-1" })).json()) as { run_id: string };
+    app.clock.advance(1000);
+    expect((await (await post({ id: "order-1" })).json()) as object).toMatchObject({ duplicate: true });
+    expect((await post("x".repeat(1024 * 1024 + 10))).status).toBe(413);
+    expect((await post("y".repeat(1024 * 1024 + 10))).status).toBe(413);
+    await ingress.flushLedger();
+    const rows = await ledgerOf(app, applet.id);
+    const dup = rows.find((r) => r.outcome === "deduplicated")!;
+    expect(dup).toMatchObject({ dedupeKey: "order-1", runId: first.run_id, detail: 'the key "order-1" was already delivered; the earlier run stands' });
+    const refused = rows.filter((r) => r.outcome === "refused");
+    expect(refused.map((r) => [r.count, r.detail])).toEqual([[2, "the body was larger than 1 MB (answered 413)"]]);
+    expect(rows.find((r) => r.outcome === "fired")).toMatchObject({ runId: first.run_id });
+
+    // A signed webhook with a wrong signature.
+    const secret = "s3cret";
+    const signed = await app.applets.create({ name: "github", definition: { ...webhookToHttp(SINK), trigger: { type: "webhook", config: { verify: "github", hmac_secret: secret } } } });
+    const body = JSON.stringify({ a: 1 });
+    const good = `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;
+    const signedUrl = `${base}/api/hooks/${signed.id}/${signed.webhookToken}`;
+    const bad = await fetch(signedUrl, { method: "POST", headers: { "content-type": "application/json", "x-hub-signature-256": good.replace(/.$/, "0") }, body });
+    expect(bad.status).toBe(401);
+    await ingress.flushLedger();
+    const sig = await ledgerOf(app, signed.id, "refused");
+    expect(sig.length).toBe(1);
+    expect(sig[0]!.detail).toMatch(/^github: .*\(answered 401\)$/);
+
+    // Disabled by the user, then paused by auto-pause.
+    await app.store.applets.setEnabled(applet.id, false, app.clock.now().toISOString());
+    await post({ id: "order-2" });
+    await ingress.flushLedger();
+    expect((await ledgerOf(app, applet.id, "disabled")).map((r) => r.detail)).toEqual(["the applet is disabled; the request was answered 200 and nothing ran"]);
+    await app.sql.run("UPDATE applets SET paused_reason = ? WHERE id = ?", "Paused after 5 failed runs in a row", applet.id);
+    app.clock.advance(60_000);
+    await post({ id: "order-3" });
+    await ingress.flushLedger();
+    expect((await ledgerOf(app, applet.id, "paused")).map((r) => r.detail)).toEqual(["the applet is paused (Paused after 5 failed runs in a row); nothing ran"]);
+
+    // /metrics counts the ledger's stored rows by outcome.
+    const text = (await renderMetrics(await collectHealthFigures(app))).body;
+    expect(text).toMatch(/whenthen_fire_ledger_entries\{outcome="refused"\} 3/);
+    expect(text).toMatch(/whenthen_fire_ledger_entries\{outcome="deduplicated"\} 1/);
+
+    // Retention bounds the stored rows like the runs.
+    app.clock.advance(app.config.runRetentionDays * 24 * HOUR + HOUR);
+    await runRetention(app, app.clock.now(), { holder: "r", pauseMs: 0 });
+    expect((await app.store.fires.list(applet.id, { outcome: "refused", limit: 10 })).entries).toEqual([]);
+  });
+
+  test("a webhook applet expecting one event every 24 h alerts once after 24 h of silence and sends one recovery notice", async () => {
+    const app = setup("2026-03-07T12:00:00.000Z");
+    await app.store.alerts.saveSettings({ channel: { type: "http", config: { url: "https://alerts.test/hook" } }, windowMinutes: 15, triggerThreshold: 3, autoPause: false, autoPauseAfter: 5 }, app.clock.now().toISOString());
+    const { base } = await serve(app);
+    const applet = await app.applets.create({ name: "orders", definition: webhookToHttp(SINK) });
+    await app.store.fires.setExpectation(applet.id, 24, app.clock.now().toISOString());
+    await fetch(`${base}/api/hooks/${applet.id}/${applet.webhookToken}`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    const quietAlerts = async () => (await app.sql.all<{ kind: string; detail: string }>("SELECT kind, detail FROM alerts WHERE applet_id = ? ORDER BY created_at", applet.id)).map((a) => ({ kind: a.kind, detail: typeof a.detail === "string" ? JSON.parse(a.detail) : a.detail }));
+
+    app.clock.set("2026-03-08T11:59:00.000Z"); // 23 h 59 min: not yet
+    expect((await checkQuiet(app)).quiet).toEqual([]);
+    app.clock.set("2026-03-08T14:00:00.000Z"); // 26 h
+    expect((await checkQuiet(app)).quiet).toEqual([applet.id]);
+    app.clock.set("2026-03-08T20:00:00.000Z");
+    expect((await checkQuiet(app)).quiet).toEqual([]); // still quiet: no second alert
+    const alerts = await quietAlerts();
+    expect(alerts.length).toBe(1);
+    expect(alerts[0]!.kind).toBe("quiet");
+    expect(alerts[0]!.detail.text).toBe("No webhook for 26 h; one is expected every 24 h. Last one: 2026-03-07 12:00 UTC.");
+    expect((await quietApplets(app, app.clock.now())).quiet.has(applet.id)).toBe(true);
+
+    await fetch(`${base}/api/hooks/${applet.id}/${applet.webhookToken}`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    app.clock.advance(60_000);
+    expect((await checkQuiet(app)).recovered).toEqual([applet.id]);
+    expect((await checkQuiet(app)).recovered).toEqual([]);
+    const after = await quietAlerts();
+    expect(after.map((a) => [a.kind, a.detail.of ?? null])).toEqual([
+      ["quiet", null],
+      ["recovery", "quiet"],
+    ]);
+    expect(after[1]!.detail.text).toBe("Events came back: the newest at 2026-03-08 20:00 UTC.");
+    // Two workers checking at once record one alert.
+    app.clock.advance(25 * HOUR);
+    const peer = createTestApp({ peerOf: app });
+    cleanups.push(() => peer.store.close());
+    const [a, b] = await Promise.all([checkQuiet(app), checkQuiet(peer)]);
+    expect(a.quiet.length + b.quiet.length).toBe(1);
+  });
+
+  test("a schedule whose slot passed without a fire beyond the grace is quiet (derived from its cron), and not once it fires", async () => {
+    const app = setup();
+    const applet = await app.applets.create({
+      name: "hourly",
+      definition: { version: 1, trigger: { type: "schedule", config: { cron: "0 * * * *", timezone: "UTC" } }, actions: [{ type: "http", config: { url: SINK, method: "POST" } }] },
+    });
+    app.clock.set("2026-03-07T13:10:00.000Z");
+    expect((await quietApplets(app, app.clock.now())).quiet.size).toBe(0);
+    app.clock.set("2026-03-07T13:20:00.000Z");
+    const q = (await quietApplets(app, app.clock.now())).quiet.get(applet.id);
+    expect(q?.text).toBe("No scheduled fire for 20 min: the one due at 2026-03-07 13:00 UTC has not happened (is the worker running?).");
+    expect((await checkQuiet(app)).quiet).toEqual([applet.id]);
+    await runSchedulerTick(app, app.clock.now(), { holder: "w" });
+    expect((await checkQuiet(app)).recovered).toEqual([applet.id]);
+  });
+});
