@@ -33,8 +33,6 @@ export function zonedTime(iso: string, zone: string): string {
 
 const textOf = (v: unknown): string => (typeof v === "string" ? v : "");
 
-const hhmm = (iso: string) => `${iso.slice(11, 16)} UTC`;
-
 /**
  * One message for the alerts of one applet sent together (pure): the latest failure with its run
  * link and "and N more" for the others folded into it since the last message, a trigger that keeps

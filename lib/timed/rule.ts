@@ -74,7 +74,7 @@ export function ruleFor(
  */
 export function libraryConditions(c: { all?: DefinitionCondition[]; any?: DefinitionCondition[] }): Conditions {
   const map = (list: DefinitionCondition[]): Condition[] =>
-    list.map((x) => ({ field: x.field.startsWith("trigger.") ? `payload.${x.field}` : x.field, op: x.op as Condition["op"], ...(x.value !== undefined ? { value: x.value } : {}) }));
+    list.map((x) => ({ field: x.field.startsWith("trigger.") ? `payload.${x.field}` : x.field, op: x.op as Condition["op"], ...(x.value !== undefined ? { value: x.value } : {}), ...(x.ignore_case !== undefined ? { ignore_case: x.ignore_case } : {}) }));
   return { ...(c.all ? { all: map(c.all) } : {}), ...(c.any ? { any: map(c.any) } : {}) };
 }
 
@@ -82,6 +82,7 @@ interface DefinitionCondition {
   field: string;
   op: string;
   value?: unknown;
+  ignore_case?: boolean;
 }
 
 /** Rule ids are applet ids (uuid text, which the library's id pattern accepts). */

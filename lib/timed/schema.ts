@@ -53,6 +53,8 @@ const conditionSchema = z.strictObject({
   op: z.enum(CONDITION_OPS as unknown as [string, ...string[]], { error: () => `must be one of ${CONDITION_OPS.join(", ")}` }),
   /** For `exists`: true (the default) or false; for `in` / `not_in`: a list. */
   value: z.json().optional(),
+  /** Text comparisons without regard to case. */
+  ignore_case: z.boolean().optional(),
 });
 const conditionList = z.array(conditionSchema).max(20, "at most 20 conditions");
 
