@@ -46,6 +46,11 @@ export interface ExecutorLoop {
   stop(opts?: { graceMs?: number }): Promise<{ released: string[] }>;
   readonly lease: WorkerLease;
   readonly faults: FaultTracker;
+  /**
+   * Resolves once the worker is visible to the others: its liveness (its own PostgreSQL session, or
+   * its pid) is set up and its first heartbeat is stored. Nothing is claimed before.
+   */
+  readonly started: Promise<void>;
 }
 
 /**
@@ -327,10 +332,14 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
 
   const slots = Array.from({ length: Math.max(1, opts.concurrency) }, (_, i) => slot(i));
 
+  // A caller that does not wait for the start must not turn its failure (the slots report it) into an unhandled rejection.
+  const startedView = started.then(() => undefined);
+  startedView.catch(() => undefined);
   return {
     wake,
     lease,
     faults,
+    started: startedView,
     async stop({ graceMs } = {}) {
       stopping = true;
       clearInterval(staleTimer);

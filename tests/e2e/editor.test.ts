@@ -195,8 +195,9 @@ describe.skipIf(!hasChromium)("applet editor in a real browser", () => {
     await page.locator("#action0-text").fill(":rotating_light: {{vars.service}} failed to deploy ({{trigger.body.commit}})");
     await page.getByRole("button", { name: "Save changes" }).click();
     await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
-    const stored = (await (await page.request.get(`/api/applets/${ids.deploys}`)).json()) as { applet: { definition: { actions: { config: { text: string } }[] } } };
-    expect(stored.applet.definition.actions[0]!.config.text).toBe(":rotating_light: {{vars.service}} failed to deploy ({{trigger.body.commit}})");
+    // Stored as a step list (version 2): the first action is the step `action_1`.
+    const stored = (await (await page.request.get(`/api/applets/${ids.deploys}`)).json()) as { applet: { definition: { steps: { id: string; config?: { text: string } }[] } } };
+    expect(stored.applet.definition.steps.find((s) => s.id === "action_1")?.config?.text).toBe(":rotating_light: {{vars.service}} failed to deploy ({{trigger.body.commit}})");
 
     // Runs: one held at Slack (running) and one waiting behind it (queued), the rest finished.
     await ids.holdOrders();

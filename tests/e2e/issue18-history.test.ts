@@ -75,18 +75,19 @@ describe.skipIf(!hasChromium)("#18: version history of applets in the browser", 
     await page.getByTestId("version-4").getByTestId("version-summary").filter({ hasText: "Restored version 1 (action 1 (slack): text)" }).waitFor();
     await expect.poll(() => page.locator("#action0-text").inputValue()).toBe("Deploy one");
     await page.getByText("· version 4").waitFor();
-    const stored = (await (await page.request.get(`/api/applets/${id}`)).json()) as { applet: { version: number; definition: { actions: { config: { text: string } }[] } } };
-    expect([stored.applet.version, stored.applet.definition.actions[0]!.config.text]).toEqual([4, "Deploy one"]);
+    // Stored as a step list (version 2): the first action is the step `action_1`.
+    const stored = (await (await page.request.get(`/api/applets/${id}`)).json()) as { applet: { version: number; definition: { steps: { id: string; config?: { text: string } }[] } } };
+    expect([stored.applet.version, stored.applet.definition.steps.find((s) => s.id === "action_1")?.config?.text]).toEqual([4, "Deploy one"]);
     await screenshot(page, "18-history-restored");
 
     // A version today's checks refuse (as an older release may have stored it): not restored, each field named.
     const db = new Database(path.join(app!.dataDir, "app.db"));
-    db.prepare("UPDATE applet_versions SET definition = json_set(definition, '$.actions[0].config.webhook_url', 'not a url') WHERE applet_id = ? AND version = 2").run(id);
+    db.prepare("UPDATE applet_versions SET definition = json_set(definition, '$.steps[0].config.webhook_url', 'not a url') WHERE applet_id = ? AND version = 2").run(id);
     db.close();
     await page.getByTestId("restore-2").click();
     const refused = page.getByTestId("restore-error");
     await refused.filter({ hasText: "Version 2 was not restored" }).waitFor();
-    expect(await refused.textContent()).toContain("definition.actions.0.config.webhook_url");
+    expect(await refused.textContent()).toContain("definition.steps.0.config.webhook_url");
     expect(await page.locator("#action0-text").inputValue()).toBe("Deploy one");
     await page.locator("#history").screenshot({ path: path.join(SCREENSHOTS, "18-restore-refused.png") });
 

@@ -279,6 +279,8 @@ describe("#12.3: worker leases", () => {
     ]);
 
     const worker = startWorker(app, { workerId: "clean-stop:1:dddddd" });
+    // Its liveness is set up before its first heartbeat: it is listed once it has started.
+    await worker.loop.started;
     expect((await app.store.workers.live(app.clock.now())).map((w) => w.id)).toContain("clean-stop:1:dddddd");
     await worker.stop();
     expect((await app.store.workers.live(app.clock.now())).map((w) => w.id)).not.toContain("clean-stop:1:dddddd");
