@@ -11,7 +11,7 @@ export default function RootLayout({ children }: { children: React.ReactNode }) 
   return (
     <html lang="en">
       <body className="bg-slate-50 text-slate-900 antialiased">
-        {/* #20: the first thing a keyboard reaches on every page; every page's <main> is #main. */}
+        {/* The first thing a keyboard reaches on every page; every page's <main> is #main. */}
         <a
           href="#main"
           className="sr-only rounded-md bg-white px-3 py-2 text-sm font-medium text-indigo-700 shadow ring-2 ring-indigo-600 focus:not-sr-only focus:fixed focus:top-2 focus:left-2 focus:z-50"

@@ -1,5 +1,5 @@
 /**
- * The feed parser chosen by measurement (#21): each candidate reads every feed of
+ * The feed parser chosen by measurement: each candidate reads every feed of
  * fixtures/corpus, and a feed counts as read correctly when the format-independent fields the RSS
  * trigger gives (feed title, item count, first item's key, title, link, date, author, categories,
  * summary start) equal the hand-written manifest; an expected refusal counts when the candidate

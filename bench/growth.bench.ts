@@ -1,5 +1,5 @@
 /**
- * Growth (issue 14): what a long-lived install looks like. 1,000 applets and 1,000,000 stored runs
+ * Growth: what a long-lived install looks like. 1,000 applets and 1,000,000 stored runs
  * (BENCH_GROWTH_RUNS), 90 % of them older than RUN_RETENTION_DAYS; then the production processes
  * (node dist/server.mjs, dist/worker.mjs) on that database: idle RSS, RSS after the pages that read
  * runs, page times; then retention as the worker runs it (batched deletes + incremental vacuum)

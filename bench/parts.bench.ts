@@ -1,5 +1,5 @@
 /**
- * What each part costs in resident memory (issue 14, lean worker): a fresh `node` per part loads
+ * What each part costs in resident memory ( lean worker): a fresh `node` per part loads
  * it, collects garbage twice and reports RSS; the figure is the difference to a bare node started
  * the same way. The sandbox part starts the real filter sandbox (a worker thread with QuickJS) and
  * runs one filter. Median of three processes per part.

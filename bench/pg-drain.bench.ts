@@ -1,5 +1,5 @@
 /**
- * The queue alone on PostgreSQL (issue 16): a backlog queued at once, drained by worker processes
+ * The queue alone on PostgreSQL: a backlog queued at once, drained by worker processes
  * as users run them (`node dist/worker.mjs`, WORKER_CONCURRENCY 4), each run an http action to a
  * local sink. Without the web process and the load generator of "webhook-postgres" in the way, and
  * with a backlog whose order is chosen, it says what a run costs the database and the workers:

@@ -1,5 +1,5 @@
 /**
- * Memory under steady load (issue 14): the production processes take 100 webhooks/s (an http action
+ * Memory under steady load: the production processes take 100 webhooks/s (an http action
  * each, to a local sink) for BENCH_STEADY_MINUTES (default 20: BENCH_STEADY_WARMUP_MINUTES of warm-up,
  * default 10, then 10 measured), RSS sampled every 10 s. The figure is the slope of a least-squares
  * line through the measured samples, in MB per 10 minutes: memory must not grow with the runs stored

@@ -1,5 +1,5 @@
 /**
- * Timed actions (issue 17), two figures beside a same-run baseline:
+ * Timed actions, two figures beside a same-run baseline:
  *  1. planning + storing through the webhook: the ingress (bench/servers/ingest.ts, the handler
  *     server.ts mounts, under tsx, no worker running) for applets whose one action runs at once,
  *     then for applets with 3 timed actions each (-24 h, -1 h, +2 h from the booking's start, quiet

@@ -1,5 +1,5 @@
 /**
- * The app on PostgreSQL as users run it (issue 16), every figure from one run on one machine:
+ * The app on PostgreSQL as users run it, every figure from one run on one machine:
  *  1. baseline: plain node:http + one prepared PostgreSQL insert per request (bench/servers/baseline-pg.ts),
  *     on the same database server;
  *  2. production: `node dist/server.mjs` and `node dist/worker.mjs` as separate processes with

@@ -1,5 +1,5 @@
 /**
- * Issue 19: what real senders need must not cost the ingest. First, a signature check must not cost the ingest. Production processes (`node
+ * What real senders need must not cost the ingest. First, a signature check must not cost the ingest. Production processes (`node
  * dist/server.mjs` + `node dist/worker.mjs`, the worker draining), two sets of applets: unsigned,
  * and the GitHub preset (HMAC-SHA256 of the raw body checked, a unique X-GitHub-Delivery per request
  * as its dedupe key). The loads alternate (unsigned, signed, signed without a delivery id) for a few

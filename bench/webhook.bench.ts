@@ -1,5 +1,5 @@
 /**
- * Webhook ingest as users run it (issue 14). Every figure is from one run on one machine:
+ * Webhook ingest as users run it. Every figure is from one run on one machine:
  *  1. baseline: plain node:http + one prepared SQLite insert per request;
  *  2. production: `node dist/server.mjs` (the ingress in front of Next, Next prepared and one page
  *     rendered) and `node dist/worker.mjs` as separate processes, the worker draining meanwhile:

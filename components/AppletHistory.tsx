@@ -19,7 +19,7 @@ async function loadVersion(id: string, n: number): Promise<Loaded> {
 }
 
 /**
- * The applet's History (issue 18): every saved version with who saved it, when and what it
+ * The applet's History: every saved version with who saved it, when and what it
  * changed; a readable diff of any two; "Restore this version", which saves that version again as a
  * new one (so a restore is itself in the history and can be undone the same way).
  */

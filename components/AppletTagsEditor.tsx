@@ -5,7 +5,7 @@ import { TAGS_MAX, TAG_MAX_LENGTH, normaliseTags, splitTags } from "@/lib/applet
 import { api, errorBody } from "@/lib/ui/api-client";
 
 /**
- * An applet's tags, edited on its page (#20): a comma-separated field saved on its own
+ * An applet's tags, edited on its page: a comma-separated field saved on its own
  * (PUT /api/applets/:id with `tags` only; the definition is left as stored). Problems show under it.
  */
 export function AppletTagsEditor({ id, tags }: { id: string; tags: string[] }) {

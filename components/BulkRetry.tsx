@@ -11,7 +11,7 @@ export function SelectRunBox({ id, label, checked, onChange }: { id: string; lab
 }
 
 /**
- * Bulk retry (#20): the selected failed and dead runs, retried after a confirmation that says how
+ * Bulk retry: the selected failed and dead runs, retried after a confirmation that says how
  * many, through POST /api/runs/bulk-retry (one store transaction per batch, the Retry button's
  * semantics). The answer says how many were retried and why any were not.
  */

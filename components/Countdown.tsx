@@ -25,7 +25,7 @@ function subscribe(onChange: () => void): () => void {
 }
 
 /**
- * "in 23 h 59 min", ticking every second (#17's Upcoming list). The server has no reader's clock
+ * "in 23 h 59 min", ticking every second (Upcoming list). The server has no reader's clock
  * to count from, so it renders nothing and the browser fills it in after hydration.
  */
 export function Countdown({ dueAt, className }: { dueAt: string; className?: string }) {

@@ -13,7 +13,7 @@ export interface ExampleCard {
 }
 
 /**
- * The empty applets list's ready examples (#20 onboarding): one per trigger type, each working on a
+ * The empty applets list's ready examples (onboarding): one per trigger type, each working on a
  * laptop as it is. A click saves it as a disabled applet and opens it to edit.
  */
 export function ExampleApplets({ examples }: { examples: ExampleCard[] }) {

@@ -5,7 +5,7 @@ import { useHealthStream } from "@/lib/ui/stream";
 import { formatAge } from "@/lib/ui/overdue";
 
 /**
- * The banner on every signed-in page (issue 18): the worker's heartbeat is stale, or the SMTP
+ * The banner on every signed-in page: the worker's heartbeat is stale, or the SMTP
  * receiver is configured but nothing listens. The layout renders the state it read; the stream's
  * `health` events show and hide it without a reload (lib/bus/health watches the heartbeat), and
  * the worker's age counts up here between events.

@@ -5,7 +5,7 @@ import { formatAge } from "@/lib/ui/overdue";
 const RUN_STATUSES = ["queued", "running", "succeeded", "skipped", "failed", "dead"] as const;
 
 /**
- * Settings → Health (issue 18): the figures GET /metrics gives Prometheus, for someone without
+ * Settings → Health: the figures GET /metrics gives Prometheus, for someone without
  * Grafana. Store figures are as of now; counters are since each process started (a restart
  * begins them at 0, as in Prometheus).
  */

@@ -2,7 +2,7 @@
 import { useIsClient } from "@/components/LocalTime";
 
 /**
- * Issue 18: why auto-pause disabled an applet, and when ("Paused after 5 failed runs in a row at
+ * Why auto-pause disabled an applet, and when ("Paused after 5 failed runs in a row at
  * 09:14 — fix and enable"). The time is the reader's own once hydrated (the server renders UTC).
  */
 export function PausedNote({ reason, at, className }: { reason: string; at: string | null; className?: string }) {

@@ -18,7 +18,7 @@ async function loadPlanned(appletId: string): Promise<PlannedLists | { error: st
 }
 
 /**
- * The applet page's timed runs (#17): "Upcoming", its planned runs by due time with a countdown
+ * The applet page's timed runs: "Upcoming", its planned runs by due time with a countdown
  * that ticks, and the ones recently cancelled or skipped with the reason in plain words. Kept
  * current by the run stream (an event of this applet plans; a sweep dispatches) and reloaded once
  * the first due time has passed.

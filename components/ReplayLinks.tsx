@@ -8,7 +8,7 @@ interface LinkedRun {
   created_at: string;
 }
 
-/** The link both ways between a replay and its original run (#20): "Replay of …" on a replay, "Replayed as …" on the original. */
+/** The link both ways between a replay and its original run: "Replay of …" on a replay, "Replayed as …" on the original. */
 export function ReplayLinks({ replayOf, replays, shownMax }: { replayOf: LinkedRun | null; replays: LinkedRun[]; shownMax: number }) {
   if (replayOf) {
     return (

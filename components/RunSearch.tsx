@@ -2,7 +2,7 @@ import Link from "next/link";
 import { RUN_SEARCH_SCAN } from "@/lib/db/store/types";
 import { LocalTime } from "./LocalTime";
 
-/** The runs filter's two search boxes (#20): text in the error, text in the event's payload. Part of the page's GET form. */
+/** The runs filter's two search boxes: text in the error, text in the event's payload. Part of the page's GET form. */
 export function RunSearchFields({ error, payload }: { error?: string; payload?: string }) {
   return (
     <>

@@ -14,14 +14,14 @@ import { BulkRetryBar, SelectRunBox, retryable } from "./BulkRetry";
 export interface RunsQuery {
   applet_id?: string;
   status?: string;
-  /** A timed run's reason (#17): superseded, late, quiet_hours, … */
+  /** A timed run's reason: superseded, late, quiet_hours, … */
   reason?: string;
   from?: string;
   to?: string;
   cursor?: string;
-  /** Text in the run's error (#20 search). */
+  /** Text in the run's error (search). */
   error?: string;
-  /** Text in the event's payload (#20 search). */
+  /** Text in the event's payload (search). */
   payload?: string;
 }
 
@@ -36,7 +36,7 @@ export function RunsTable({ initial, query, showApplet = true, emptyText }: { in
   const [live, setLive] = useState<"connecting" | "live" | "polling">("connecting");
   const firstPage = !query.cursor;
   const router = useRouter();
-  // Bulk retry (#20): failed and dead runs of this page, selected by their checkboxes.
+  // Bulk retry: failed and dead runs of this page, selected by their checkboxes.
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const selectable = rows.filter((r) => retryable(r.status));
   const chosen = selectable.filter((r) => selected.has(r.id)).map((r) => r.id);
@@ -168,7 +168,7 @@ export function RunsTable({ initial, query, showApplet = true, emptyText }: { in
                   ) : null}
                   <td className="td text-slate-700">
                     <LocalTime iso={r.created_at} compact />
-                    {/* A timed run (#17) is due later than it was made. */}
+                    {/* A timed run is due later than it was made. */}
                     {timed.dueAt ? (
                       <span className="block text-xs text-slate-500" data-testid="run-due">
                         due <LocalTime iso={timed.dueAt} compact />

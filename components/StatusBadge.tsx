@@ -7,7 +7,7 @@ const STYLES: Record<string, string> = {
   failed: "bg-red-50 text-red-700 ring-red-300",
   dead: "bg-red-100 text-red-900 ring-red-400",
   skipped: "bg-amber-50 text-amber-800 ring-amber-300",
-  // Timed runs (#17): waiting for their due time, and replaced by a newer version of their record.
+  // Timed runs: waiting for their due time, and replaced by a newer version of their record.
   planned: "bg-indigo-50 text-indigo-800 ring-indigo-300",
   pending: "bg-indigo-50 text-indigo-800 ring-indigo-300",
   cancelled: "bg-slate-100 text-slate-600 ring-slate-300",

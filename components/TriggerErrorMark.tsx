@@ -2,7 +2,7 @@
 import { useEffect, useId, useRef, useState } from "react";
 
 /**
- * The applets list's trigger error mark (issue 18): the message shows on hover, on keyboard focus
+ * The applets list's trigger error mark: the message shows on hover, on keyboard focus
  * and on a tap (a phone has no hover, and Safari does not focus a tapped button); Escape, a second
  * tap or scrolling hides it. It is placed `fixed` under the mark, so the list's scroll box never
  * clips it, and it is the button's accessible description whether shown or not.

@@ -59,7 +59,7 @@ export async function checkHealth(app: Pick<App, "store" | "clock" | "config">):
 const formatBytes = (n: number): string => (n < 1024 ? `${n} bytes` : `${Math.floor(n / 1024)} KB`);
 
 /**
- * What the banner on every signed-in page says (issue 18), null parts when all is well:
+ * What the banner on every signed-in page says, null parts when all is well:
  * - `worker`: the heartbeat is older than WORKER_STALE_SECONDS (or there never was one), with how
  *   old it is and how many runs wait;
  * - `smtp`: the inbound SMTP receiver is configured (INBOUND_EMAIL is not false) but no live

@@ -90,7 +90,7 @@ const executor = startExecutorLoop(
   },
 );
 
-// Timed actions (issue 17): due planned runs are checked and dispatched to the executor every
+// Timed actions: due planned runs are checked and dispatched to the executor every
 // second; a dispatched run is an ordinary queued run from there on.
 const sweeper = startTimedSweeper({
   app,
@@ -173,7 +173,7 @@ const listenersTimer = setInterval(() => {
 listenersTimer.unref();
 void listeners.reconcile().catch((err: unknown) => void faults.failed("holding trigger connections", err));
 
-// Alerts (issue 18): every ALERT_DISPATCH_MS (5 s) under the `alerts` job lock; one pass at a time.
+// Alerts: every ALERT_DISPATCH_MS (5 s) under the `alerts` job lock; one pass at a time.
 let alertsBusy = false;
 let lastQuietCheck = 0;
 const alertsTimer = setInterval(() => {

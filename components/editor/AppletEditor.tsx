@@ -105,7 +105,7 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
     typedSlots(draft).some((slot) => needsRenderedPreview(actionOf(meta, slot.type)?.fields ?? [])),
   );
 
-  // ---- timed actions (#17): anchors from the sample, and when each would run for it ----
+  // ---- timed actions: anchors from the sample, and when each would run for it ----
   const anchors = anchorOptions(sample);
   const timingPreview = useTimingPreview(definition, sample);
   const anyTimed = typedSlots(draft).some((slot) => slot.timing.mode === "later");

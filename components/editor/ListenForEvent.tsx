@@ -13,7 +13,7 @@ type State =
 const POLL_MS = 1000;
 
 /**
- * "Listen for test event" (#20, as n8n does): the applet's next real request to its webhook URL
+ * "Listen for test event" ( as n8n does): the applet's next real request to its webhook URL
  * (also while it is a disabled draft: the server keeps it as a sample and runs nothing) becomes the
  * sample. It polls the applet's recent events for one it had not seen, gives up after the
  * server's listening window (2 minutes), and can be cancelled.

@@ -7,7 +7,7 @@ import { CONDITION_OP_WORDS, conditionPath, hasTimedSettings, TIMED_LABELS, type
 type TextKey = { [K in keyof TimedDraft]: TimedDraft[K] extends string ? K : never }[keyof TimedDraft];
 
 /**
- * The applet's settings for its timed actions (#17): the record a trigger is about (subject id and
+ * The applet's settings for its timed actions: the record a trigger is about (subject id and
  * version, templates over the ingredients), which events replace or cancel its plans, the contact
  * whose clock quiet hours follow, quiet hours and a frequency cap. Each field's save problems show
  * under it; problems about a part as a whole under the part's heading.
@@ -182,7 +182,7 @@ function FieldErrors({ messages }: { messages: string[] }) {
 const NEW_CONDITION: ConditionDraft = { group: "all", field: "", op: "eq", value: "" };
 
 /**
- * Whether an event plans its timed actions at all (#17, the library's conditions): rows that must
+ * Whether an event plans its timed actions at all ( the library's conditions): rows that must
  * all hold, and rows of which one must. Each row's problems show under it, by its path in the
  * definition (`conditions.all.0.op`).
  */

@@ -6,7 +6,7 @@ import type { TimingPreviewItem } from "./api";
 const OTHER = "__other__";
 
 /**
- * An action card's "Timing" (#17): run with the event (the default), or at an offset from an
+ * An action card's "Timing": run with the event (the default), or at an offset from an
  * anchor, the event's arrival or a time the sample carries, with its lateness. A save's problems
  * show under the field they are about; the preview against the sample under the whole.
  */

@@ -110,7 +110,7 @@ export async function saveDraft(body: { name: string; definition: Definition | n
   return { ok: false, error: refused.error ?? `save failed (${statusOf(res)})` };
 }
 
-// ---- timing preview (#17) ------------------------------------------------------------------------
+// ---- timing preview ------------------------------------------------------------------------
 
 export type TimingPreviewBody = InferResponseType<(typeof api.api.applets)["timing-preview"]["$post"], 200>;
 /** One timed action planned against the sample: when it would run, or why it would not. */

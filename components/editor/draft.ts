@@ -33,7 +33,7 @@ export interface ActionSlot extends PluginDraft {
   stash: Record<string, PluginDraft>;
   /** The type "Change" left, offered as "Keep …" while picking. */
   previousType: string | null;
-  /** When it runs (#17): with the event, or at an offset from an anchor. Kept across "Change". */
+  /** When it runs: with the event, or at an offset from an anchor. Kept across "Change". */
   timing: TimingDraft;
 }
 
@@ -249,7 +249,7 @@ function placeOf(path: string): ProblemPlace {
       const index = Number(rest[0]);
       if (!Number.isInteger(index) || index < 0) return { part: "actions" };
       const [, sub, field] = rest;
-      // The action's timing (#17): "" for the timing as a whole, else its field (`at`, `lateness`).
+      // The action's timing: "" for the timing as a whole, else its field (`at`, `lateness`).
       if (sub === "timing") return { part: "action", index, whole: false, timing: field ?? "" };
       return { part: "action", index, field: sub === "config" ? field : undefined, whole: sub === undefined || (rest.length === 2 && (sub === "config" || sub === "type")) };
     }

@@ -7,7 +7,7 @@ import { conditionLabel, TIMED_LABELS, TIMING_LABELS } from "./timing";
  * A save's problems in the editor's words: where it is as the form labels it ("Action 1 (Slack) ›
  * Webhook URL", not `definition.actions.0.config.webhook_url`), and the message with the field's
  * label in place of its config key (`Webhook URL is empty`, not `slack: "webhook_url" is empty`).
- * Pure, so tests/unit/issue20.test.ts pins it.
+ * Pure, so tests/unit/test-events-and-run-text.test.ts pins it.
  */
 export interface WordedProblem extends Problem {
   /** Where the problem is, as the editor labels it. */

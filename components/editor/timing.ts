@@ -3,7 +3,7 @@ import type { Timed, Timing } from "@/lib/definition";
 import { samplePaths } from "@/lib/ui/format";
 
 /**
- * The editor's timed-action forms as plain data (#17): an action card's "Timing" and the applet's
+ * The editor's timed-action forms as plain data: an action card's "Timing" and the applet's
  * "Timed actions" settings, form state ⇄ the definition's `timing` and `timed`, and which of the
  * sample's values look like a time an action can be anchored at. Pure, like ./fields.ts, so
  * tests/unit/editor-timing.test.ts pins it. Keys the form does not know pass through untouched.

@@ -1,7 +1,7 @@
 import { useEffect, useRef } from "react";
 
 /**
- * Ctrl+S (Cmd+S on a Mac) saves in the editor (#20) instead of the browser's "Save page as".
+ * Ctrl+S (Cmd+S on a Mac) saves in the editor instead of the browser's "Save page as".
  * `save` is read at key time, so the hook never needs re-registering; a press while `enabled` is
  * false (nothing to save yet, or a save in flight) is still kept from the browser.
  */

@@ -16,7 +16,7 @@ export interface TimingPreview {
 const DEBOUNCE_MS = 400;
 
 /**
- * When each timed action would run for the sample (POST /api/applets/timing-preview, #17): while
+ * When each timed action would run for the sample (POST /api/applets/timing-preview): while
  * any action has a timing, every edit of the definition or the sample is planned again once
  * typing pauses; a request made stale by a newer one is aborted (./previewRunner).
  */

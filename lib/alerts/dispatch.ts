@@ -23,7 +23,7 @@ export interface DispatchSummary {
 }
 
 /**
- * The worker's alert dispatcher (issue 18), one pass under the `alerts` job lock (one worker at a
+ * The worker's alert dispatcher, one pass under the `alerts` job lock (one worker at a
  * time). First the sends a crashed worker left `sending` (their lock ran out): sent again with the
  * stored message and the same idempotency key. Then the pending alerts, grouped per applet: an
  * applet messaged less than the window ago waits; otherwise every pending alert of it becomes one

@@ -1,5 +1,5 @@
 /**
- * Failure alerts and auto-pause (issue 18): what a settled run or a stored poll means for alerts,
+ * Failure alerts and auto-pause: what a settled run or a stored poll means for alerts,
  * as pure decisions. Both stores call these inside the transaction that settles the run (or stores
  * the poll) and write what they return, so an alert is recorded exactly when the failure is, and a
  * crash can lose neither or record it twice. Sending is lib/alerts/dispatch.ts's job.

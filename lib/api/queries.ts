@@ -69,7 +69,7 @@ function summary(a: Applet) {
     version: a.version,
     created_at: a.createdAt,
     updated_at: a.updatedAt,
-    // Issue 18: set while auto-pause has disabled the applet (cleared on enable); the list and
+    // Set while auto-pause has disabled the applet (cleared on enable); the list and
     // "needs attention" read them.
     paused_reason: a.pausedReason,
     paused_at: a.pausedAt,
@@ -277,7 +277,7 @@ export async function runDetail(app: Reads, id: string) {
 }
 
 /**
- * A timed run's plan, for its run page (#17): the explanation in words (a no_anchor run's names the
+ * A timed run's plan, for its run page: the explanation in words (a no_anchor run's names the
  * path and the value), the record and the due time before quiet hours moved it. null when the run
  * was not planned.
  */

@@ -22,7 +22,7 @@ export function runRow(r: Run, appletName: string | null) {
     applet_version: r.appletVersion,
     created_at: r.createdAt,
     updated_at: r.updatedAt,
-    // Timed runs (issue 17; the names of W17's contract): null on ordinary runs.
+    // Timed runs (the names of W17's contract): null on ordinary runs.
     plannedRunId: r.plannedRunId,
     actionIndex: r.actionIndex,
     dueAt: r.dueAt,

@@ -1,7 +1,7 @@
 import type { TriggerType } from "../triggers";
 
 /**
- * The ready examples (#20 onboarding): at least one applet per trigger type. The first five use
+ * The ready examples (onboarding): at least one applet per trigger type. The first five use
  * only what works on a laptop with nothing configured: the email action writes to the outbox (DATA_DIR/outbox) while
  * SMTP_URL is unset, the note action writes under NOTES_ROOT, and the webhook and email triggers
  * receive locally (the app's own URL, the worker's SMTP port). The applets list's empty state turns

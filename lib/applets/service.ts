@@ -31,7 +31,7 @@ export interface ExportedApplet {
   webhook_token: string;
   definition: Definition;
   created_at?: string;
-  /** #20; an export from before tags has none. */
+  /** An export from before tags has none. */
   tags?: string[];
 }
 
@@ -193,7 +193,7 @@ export function createAppletService(app: Services) {
     },
 
     /**
-     * Onboarding (#20): one of the ready examples (lib/applets/examples) as a new applet, disabled
+     * Onboarding: one of the ready examples (lib/applets/examples) as a new applet, disabled
      * until its owner has looked at it; null for an unknown key.
      */
     async fromExample(key: string, by: VersionAuthor = SYSTEM_AUTHOR): Promise<Applet | null> {

@@ -1,5 +1,5 @@
 /**
- * Applet tags (#20): short labels for the applets list's filter. A tag is 1–32 characters of
+ * Applet tags: short labels for the applets list's filter. A tag is 1–32 characters of
  * letters, digits, spaces, `-`, `_`, `.`, `/` and `:`, trimmed, with inner runs of spaces made one;
  * an applet has at most 12, each once (compared without case; the first spelling is kept).
  * Pure, with no Node imports: the editor's tag field uses the same rule.

@@ -3,7 +3,7 @@ import type { VersionAuthor, VersionSource } from "../db/store/types";
 import { looseSteps, NESTED_KEYS } from "../definition/loose";
 
 /**
- * Applet version history (issue 18), the pure part: who a request saves as, the one-line summary
+ * Applet version history, the pure part: who a request saves as, the one-line summary
  * of what a version changed, and the readable diff of two versions. No I/O: the API, the pages and
  * the browser's History panel all use these.
  */

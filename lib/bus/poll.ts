@@ -27,7 +27,7 @@ export type RunUpdatesFeeder = (() => Promise<void>) & {
  *
  * It runs in the web process beside the webhook ingress, so it must not hold the event loop: under
  * 4,000 webhooks/s one look read ~16,000 rows in one go and stalled every webhook for 140–300 ms
- * (the p99 of issue 14). A look therefore yields to the event loop after every page, and reads
+ * (a p99 measured once). A look therefore yields to the event loop after every page, and reads
  * nothing while no one listens (no SSE stream open): it only moves its window to "now", so a
  * stream opened later gets changes from then on.
  *

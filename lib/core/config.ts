@@ -61,7 +61,7 @@ export interface AppConfig {
    * (docker-compose.yml sets stop_grace_period: 30s).
    */
   workerShutdownMs: number;
-  /** Issue 18: how often the worker looks for alerts to send (ALERT_DISPATCH_MS, default 5 s). */
+  /** How often the worker looks for alerts to send (ALERT_DISPATCH_MS, default 5 s). */
   alertDispatchMs: number;
   runRetentionDays: number;
   logLevel: string;

@@ -44,9 +44,9 @@ export const applets = pgTable(
     autoPause: integer("auto_pause"),
     pausedReason: text("paused_reason"),
     pausedAt: text("paused_at"),
-    /** A JSON array of short labels (#20), for the applets list's tag filter; export carries it. */
+    /** A JSON array of short labels, for the applets list's tag filter; export carries it. */
     tags: json("tags").notNull().default(sql`'[]'::json`),
-    /** "Listen for test event" (#20): until this time the next request is kept as a sample; the first clears it. */
+    /** "Listen for test event": until this time the next request is kept as a sample; the first clears it. */
     listenUntil: text("listen_until"),
     ...timestamps,
   },
@@ -120,7 +120,7 @@ export const runs = pgTable(
     finishedAt: text("finished_at"),
     error: text("error"),
     steps: json("steps").notNull().default(sql`'[]'::json`),
-    /** Timed runs (issue 17): the planned run this row executes (its own id; a replay keeps the original's). */
+    /** Timed runs: the planned run this row executes (its own id; a replay keeps the original's). */
     plannedRunId: text("planned_run_id"),
     /** Timed runs: the one action this run executes; null runs the applet's untimed actions. */
     actionIndex: integer("action_index"),
@@ -156,7 +156,7 @@ export const runs = pgTable(
   ],
 );
 
-/** Every save of an applet (issue 18); see lib/db/schema.ts appletVersions. */
+/** Every save of an applet; see lib/db/schema.ts appletVersions. */
 export const appletVersions = pgTable(
   "applet_versions",
   {
@@ -246,7 +246,7 @@ export const queueWatchers = pgTable("queue_watchers", {
 });
 
 /**
- * API tokens (issue 19 on main: lib/db/schema.ts apiTokens), here ahead of the merge so the
+ * API tokens (lib/db/schema.ts apiTokens), so the
  * PostgreSQL migrations already hold the table; same columns and types as SQLite's.
  */
 export const apiTokens = pgTable("api_tokens", {
@@ -263,7 +263,7 @@ export const apiTokens = pgTable("api_tokens", {
 });
 
 /**
- * Timed actions (issue 17): the runs @vibedout/automations' planner made, in its own shape (times
+ * Timed actions: the runs @vibedout/automations' planner made, in its own shape (times
  * are epoch milliseconds, as the library's). Each also has its row in `runs` (same id) that the
  * queue executes when the sweep dispatches it.
  */
@@ -335,7 +335,7 @@ export const eventFiles = pgTable(
   (t) => [primaryKey({ columns: [t.eventId, t.filename] })],
 );
 
-/** Issue 18: the same as lib/db/schema.ts alertSettings and alerts. */
+/** The same as lib/db/schema.ts alertSettings and alerts. */
 export const alertSettings = pgTable("alert_settings", {
   id: text("id").primaryKey(),
   channel: json("channel"),

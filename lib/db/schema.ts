@@ -31,7 +31,7 @@ export const applets = sqliteTable(
     webhookToken: text("webhook_token").notNull().unique(),
     lastFiredAt: text("last_fired_at"),
     runCount: integer("run_count").notNull().default(0),
-    /** Consecutive failed or dead runs (issue 18: auto-pause counts them); a succeeded run resets it. */
+    /** Consecutive failed or dead runs (auto-pause counts them); a succeeded run resets it. */
     failureStreak: integer("failure_streak").notNull().default(0),
     /** 1 while a failure alert went out and the applet has not succeeded since (a recovery notice is due). */
     alertOpen: integer("alert_open").notNull().default(0),
@@ -44,9 +44,9 @@ export const applets = sqliteTable(
     /** Why the applet was disabled by auto-pause (cleared on enable), and when. */
     pausedReason: text("paused_reason"),
     pausedAt: text("paused_at"),
-    /** A JSON array of short labels (#20), for the applets list's tag filter; export carries it. */
+    /** A JSON array of short labels, for the applets list's tag filter; export carries it. */
     tags: text("tags", { mode: "json" }).notNull().default(sql`'[]'`),
-    /** "Listen for test event" (#20): until this time the next request is kept as a sample; the first clears it. */
+    /** "Listen for test event": until this time the next request is kept as a sample; the first clears it. */
     listenUntil: text("listen_until"),
     ...timestamps,
   },
@@ -138,7 +138,7 @@ export const runs = sqliteTable(
     finishedAt: text("finished_at"),
     error: text("error"),
     steps: text("steps", { mode: "json" }).notNull().default(sql`'[]'`),
-    /** Timed runs (issue 17): the planned run this row executes (its own id; a replay keeps the original's). */
+    /** Timed runs: the planned run this row executes (its own id; a replay keeps the original's). */
     plannedRunId: text("planned_run_id"),
     /** Timed runs: the one action this run executes; null runs the applet's untimed actions. */
     actionIndex: integer("action_index"),
@@ -170,7 +170,7 @@ export const runs = sqliteTable(
 );
 
 /**
- * Every save of an applet (issue 18): the whole definition, name and enabled state as saved, who
+ * Every save of an applet: the whole definition, name and enabled state as saved, who
  * saved it and how. `version` counts from 1 per applet; the highest is the applet's current
  * definition. Written in the transaction of the save (lib/db/store applets.insert/update).
  */
@@ -262,7 +262,7 @@ export const apiTokens = sqliteTable("api_tokens", {
 });
 
 /**
- * Timed actions (issue 17): the runs @vibedout/automations' planner made, in its own shape (times
+ * Timed actions: the runs @vibedout/automations' planner made, in its own shape (times
  * are epoch milliseconds, as the library's). Each also has its row in `runs` (same id) that the
  * queue executes when the sweep dispatches it.
  */
@@ -319,7 +319,7 @@ export const plannedSubjects = sqliteTable("planned_subjects", {
 });
 
 /**
- * Inbound mail attachments (#16: nothing of a run lives only on one host's disk). One row per
+ * Inbound mail attachments (nothing of a run lives only on one host's disk). One row per
  * file of an event, saved by the worker that received the message, served by any web process
  * (lib/files/serve.ts). No foreign key: the files are stored before their event, which may then
  * turn out a duplicate; applet deletion and retention delete them with their events.
@@ -338,7 +338,7 @@ export const eventFiles = sqliteTable(
   (t) => [primaryKey({ columns: [t.eventId, t.filename] })],
 );
 
-/** The install's alert settings (issue 18): one row, id `default`, created on first save. */
+/** The install's alert settings: one row, id `default`, created on first save. */
 export const alertSettings = sqliteTable("alert_settings", {
   id: text("id").primaryKey(),
   /** {"type","config"} of an action plug-in (email, slack, discord, push, http); null: no channel. */
@@ -353,7 +353,7 @@ export const alertSettings = sqliteTable("alert_settings", {
 });
 
 /**
- * Alerts (issue 18): the durable record of every failure, recovery and pause to tell someone
+ * Alerts: the durable record of every failure, recovery and pause to tell someone
  * about, written in the transaction that settles the run (or stores the poll). The worker's
  * dispatcher sends them, folding those of one applet inside the window into the next message.
  */

@@ -19,7 +19,7 @@ export type { Timed, Timing };
  * as the equivalent step list.
  */
 const triggerSchema = unionByType([...triggerRegistry.values()]);
-// An action may carry a timing (issue 17): it then runs at an offset from an anchor instead of at once.
+// An action may carry a timing: it then runs at an offset from an anchor instead of at once.
 const actionSchema = unionByType([...actionRegistry.values()], { timing: timingSchema.optional() });
 function unionByType(plugins: { type: string; configSchema: z.ZodType }[], extra: z.ZodRawShape = {}) {
   const options = plugins.map((p) => z.strictObject({ type: z.literal(p.type), config: p.configSchema, ...extra }));

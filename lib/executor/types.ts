@@ -66,5 +66,5 @@ export function journalKey(s: Pick<Step, "id" | "kind" | "index" | "iteration">)
   return s.iteration?.length ? `${stepIdOf(s)}[${s.iteration.join(".")}]` : stepIdOf(s);
 }
 
-/** `planned`: a timed run waiting for its due time (issue 17); `cancelled`: one a newer version of its record replaced. */
+/** `planned`: a timed run waiting for its due time; `cancelled`: one a newer version of its record replaced. */
 export type RunStatus = "queued" | "running" | "succeeded" | "failed" | "skipped" | "dead" | "planned" | "cancelled";

@@ -4,7 +4,7 @@ import type { EventFileInput, Store, StoredEventFile } from "../db/store";
 
 /**
  * Files that belong to one event (inbound mail attachments). They live in the database
- * (`event_files`, lib/db/store), not on the receiving host's disk (#16): with workers and web
+ * (`event_files`, lib/db/store), not on the receiving host's disk: with workers and web
  * processes on several hosts, the worker that received a message and the web process that serves
  * its signed link share only the database. They live and die with their event: applet deletion
  * and retention call deleteEventFiles with the ids of the events they delete.

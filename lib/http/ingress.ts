@@ -189,7 +189,7 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
     const dedupeKey = outcome.event.dedupeKey;
     // A disabled applet answers only a request that passed its check (its signature, its bearer
     // token): "disabled" told a forger that the URL was right and the signature was all it lacked.
-    // "Listen for test event" (#20): a disabled applet's request is kept as a sample, and nothing
+    // "Listen for test event": a disabled applet's request is kept as a sample, and nothing
     // runs. The first request ends the listening; of two at once (two web processes) one is the sample.
     const capture = isListening(row.listenUntil, app.clock.now());
     const captured = capture && (await app.store.applets.takeListening(row.id, receivedAt));

@@ -1,7 +1,7 @@
 import { AggregatorRegistry, Counter, Histogram, Registry, type MetricObjectWithValues, type MetricValue } from "prom-client";
 
 /**
- * The counters and histograms one process keeps in memory (issue 18), in prom-client metrics of
+ * The counters and histograms one process keeps in memory, in prom-client metrics of
  * its own registry. What happens in the process increments them; nothing here touches the
  * database, so a webhook pays an in-memory increment, never a write.
  *

@@ -13,7 +13,7 @@ export interface BulkRetryResult {
 }
 
 /**
- * Bulk retry (#20): the Retry button for many runs. Each batch of BULK_RETRY_BATCH runs is one
+ * Bulk retry: the Retry button for many runs. Each batch of BULK_RETRY_BATCH runs is one
  * store transaction, so a batch is retried whole or not at all; each run goes through
  * `runs.retry` (only failed or dead runs, attempt + 1, max_attempts raised to fit, queued now),
  * exactly as one Retry click would. A run that is not failed or dead (it was retried a moment ago,

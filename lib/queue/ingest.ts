@@ -18,7 +18,7 @@ export interface IngestRequest {
   receivedAt?: string;
   eventId?: string;
   /**
-   * The applet's definition: when it has timed actions (issue 17), the event's planned runs are
+   * The applet's definition: when it has timed actions, the event's planned runs are
    * made here with @vibedout/automations' planner and stored in the event's transaction.
    */
   definition?: Definition;

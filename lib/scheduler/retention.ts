@@ -58,11 +58,11 @@ export async function runRetention(
   const before = new Date(now.getTime() - app.config.runRetentionDays * DAY_MS).toISOString();
   const result = await withJobLock(app, RETENTION_LOCK, opts.holder ?? newHolderId(), RETENTION_TTL_MS, now, async (lock) => {
     while (!lock.lost() && (await maintenance.deleteRunsBefore(before, RETENTION_BATCH)) > 0) await pause();
-    // Issue 18: alerts that are done are kept as long as runs.
+    // Alerts that are done are kept as long as runs.
     while (!lock.lost() && (await app.store.alerts.deleteBefore(before, RETENTION_BATCH)) > 0) await pause();
     // The fire ledger's stored rows go with the same window (a run's own row goes with the run).
     while (!lock.lost() && (await app.store.fires.deleteBefore(before, RETENTION_BATCH)) > 0) await pause();
-    // Timed actions (issue 17): finished planned runs and old subject versions go with the same window.
+    // Timed actions: finished planned runs and old subject versions go with the same window.
     if (!lock.lost()) await app.store.plannedRuns.purgeFinished(Date.parse(before));
     let deleted = 0;
     for (;;) {

@@ -1,5 +1,5 @@
 /**
- * Planning an event's timed actions (issue 17) with @vibedout/automations' planner: the applet's
+ * Planning an event's timed actions with @vibedout/automations' planner: the applet's
  * rule (lib/timed/rule), the event as the library reads it (subject and version from the
  * definition's templates, the trigger's payload under `trigger`), and, for each planned run, what
  * the app adds: its action, the explanation in plain words, and the warning of a run with no anchor.

@@ -1,5 +1,5 @@
 /**
- * Why a timed run was cancelled or skipped, in plain words (issue 17). Shared by the runs list, the
+ * Why a timed run was cancelled or skipped, in plain words. Shared by the runs list, the
  * run page and the applet page; the reason codes are the ones @vibedout/automations writes. No
  * imports: client components use it.
  */

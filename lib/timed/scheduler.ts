@@ -1,5 +1,5 @@
 /**
- * @vibedout/automations' Scheduler over the app's store (issue 17), so the library's own sweepDue
+ * @vibedout/automations' Scheduler over the app's store, so the library's own sweepDue
  * drives the app's planned runs on SQLite and PostgreSQL alike. A run's "send" is its dispatch: the
  * planned run is done and its `runs` row is queued in the same transaction, and the app's executor
  * runs it (steps, retries, run log, the planned run's id as idempotency key).

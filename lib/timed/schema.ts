@@ -1,5 +1,5 @@
 /**
- * The timing of an action and the applet's timed settings (issue 17), as the definition holds them
+ * The timing of an action and the applet's timed settings, as the definition holds them
  * (zod, strict: every field refused on save with its path named). Durations are read with
  * @vibedout/automations' parseDuration, and the whole timing is checked once more by its parseRule,
  * so what saves is exactly what the planner accepts.

@@ -1,5 +1,5 @@
 /**
- * The worker's sweep of due planned runs (issue 17): @vibedout/automations' sweepDue over the
+ * The worker's sweep of due planned runs: @vibedout/automations' sweepDue over the
  * app's store (lib/timed/scheduler). Each due run is checked against the world as it is now (the
  * lateness window, the applet still enabled, the frequency cap, the anchor guard) and then
  * dispatched: its `runs` row is queued and the executor loop runs it like any other run. Nothing

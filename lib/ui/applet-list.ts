@@ -22,7 +22,7 @@ export interface ListedApplet {
   pausedReason?: string | null;
   /** Expected activity: why it is quiet (lib/fires/quiet), or null. */
   quiet?: string | null;
-  /** #20: its tags; an applet listed without them matches no tag filter. */
+  /** Its tags; an applet listed without them matches no tag filter. */
   tags?: readonly string[];
 }
 
@@ -32,7 +32,7 @@ export interface AppletListQuery {
   status?: "enabled" | "disabled" | "paused" | "attention" | "quiet";
   sort?: "name" | "last_run" | "created";
   page?: number;
-  /** #20: only applets with this tag (without case). */
+  /** Only applets with this tag (without case). */
   tag?: string;
 }
 

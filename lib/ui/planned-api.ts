@@ -1,6 +1,6 @@
 import { api, errorBody, type InferResponseType } from "./api-client";
 
-/** A planned run of an applet as GET /api/applets/:id/planned lists it (#17). */
+/** A planned run of an applet as GET /api/applets/:id/planned lists it. */
 export type PlannedItem = InferResponseType<(typeof api.api.applets)[":id"]["planned"]["$get"], 200>["items"][number];
 
 type Answer<T> = { ok: true; value: T } | { ok: false; error: string };

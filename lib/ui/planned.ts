@@ -2,7 +2,7 @@ import { reasonWords } from "@/lib/timed/reasons";
 import type { PlannedItem } from "./planned-api";
 
 /**
- * How timed runs read on the screens (#17), pure: the countdown to a due time, and why a run was
+ * How timed runs read on the screens, pure: the countdown to a due time, and why a run was
  * cancelled or skipped in plain words (the words themselves are lib/timed/reasons.ts', shared with
  * the API). Tests pass the clock.
  */
@@ -56,7 +56,7 @@ export function subjectWords(subjectId: string | null | undefined, subjectVersio
   return `${subjectType && subjectType !== "record" ? `${subjectType} ` : ""}${subjectId}${version}`;
 }
 
-/** What a run row says about its timed run (#17); all null for a run that was not planned. */
+/** What a run row says about its timed run; all null for a run that was not planned. */
 export interface TimedRunInfo {
   plannedRunId: string | null;
   dueAt: string | null;

@@ -2,7 +2,7 @@ import type { RunStatus } from "@/lib/executor/types";
 
 /** Run statuses for the screens (filters, live updates), in a module client components can import. */
 export type { RunStatus };
-/** `cancelled`: a timed run a newer version of its record replaced (#17); it never runs. */
+/** `cancelled`: a timed run a newer version of its record replaced; it never runs. */
 export const TERMINAL_STATUSES: readonly RunStatus[] = ["succeeded", "failed", "skipped", "dead", "cancelled"];
 /**
  * A run's status as every screen and the API show it. `retrying` is a queued run whose earlier
@@ -15,5 +15,5 @@ export function shownRunStatus(run: { status: string; attempt: number }): ShownR
   return run.status === "queued" && run.attempt > 1 ? "retrying" : (run.status as RunStatus);
 }
 
-/** `planned`: a timed run waiting for its due time (#17). */
+/** `planned`: a timed run waiting for its due time. */
 export const RUN_STATUSES: readonly ShownRunStatus[] = ["planned", "queued", "retrying", "running", "succeeded", "failed", "skipped", "cancelled", "dead"];

@@ -1,5 +1,5 @@
 /**
- * "Listen for test event" (#20, as n8n does): while the editor listens to a webhook applet, its
+ * "Listen for test event" ( as n8n does): while the editor listens to a webhook applet, its
  * next request is kept as a sample even when the applet is disabled (a draft): the ingress stores
  * it as an event with a skipped run (nothing runs), and the editor, polling the applet's recent
  * events, picks it up. An enabled applet's request is ingested as always; listening only makes the

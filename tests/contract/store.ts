@@ -131,7 +131,7 @@ export function runStoreContract(options: StoreContractOptions): void {
       await Promise.all(open.splice(0).map((s) => cleanup(s)));
     });
 
-    // ---------------------------------------------------------------- alerts (issue 18)
+    // ---------------------------------------------------------------- alerts
 
     describe("alerts", () => {
       const channel = { type: "slack" as const, config: { webhook_url: "{{secrets.SLACK}}" } };
@@ -312,7 +312,7 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect(await store.applets.get("a")).toBeNull();
       });
 
-      test("#20: tags are stored as given, [] by default; an update without tags keeps them, with tags replaces them", async () => {
+      test("tags are stored as given, [] by default; an update without tags keeps them, with tags replaces them", async () => {
         const store = await fresh();
         await addApplet(store, "plain");
         expect((await store.applets.get("plain"))!.tags).toEqual([]);
@@ -326,7 +326,7 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect((await store.applets.list()).map((a) => a.tags)).toEqual([[], []]);
       });
 
-      test("#18: insert stores version 1 and every update the next, with author and source, in the same transaction; setEnabled stores none", async () => {
+      test("insert stores version 1 and every update the next, with author and source, in the same transaction; setEnabled stores none", async () => {
         const store = await fresh();
         const user = { kind: "user" as const, id: "u1", label: "owner@example.com" };
         await store.applets.insert({ id: "a", name: "First", enabled: true, triggerType: "webhook", definition, webhookToken: token(), now: iso(1), author: user });
@@ -386,7 +386,7 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect(JSON.stringify(await store.applets.versions("a"))).not.toContain("whsec_literal");
       });
 
-      test("#18: the claim records the applet's current version on the run; a retry claimed after a save records the newer one; ingestSkipped the version at ingest", async () => {
+      test("the claim records the applet's current version on the run; a retry claimed after a save records the newer one; ingestSkipped the version at ingest", async () => {
         const store = await fresh();
         await addApplet(store, "a");
         const ingested = (await store.runs.ingest(input("a")))!;
@@ -435,7 +435,7 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect((await store.applets.listByTriggerType("email")).map((a) => a.id)).toEqual(["mail"]);
       });
 
-      test("#20: setListening is read with the hook columns, is not a save (no version, updated_at kept); takeListening ends it for exactly one caller, and not once expired", async () => {
+      test("setListening is read with the hook columns, is not a save (no version, updated_at kept); takeListening ends it for exactly one caller, and not once expired", async () => {
         const store = await fresh();
         await addApplet(store, "hook");
         const before = (await store.applets.get("hook"))!;
@@ -714,7 +714,7 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect(last).toEqual({ ok: true, next: null });
       });
 
-      test("#20: list searches error text and payload text (case-insensitive), with the other filters; a search stops at its scan bound and says where", async () => {
+      test("list searches error text and payload text (case-insensitive), with the other filters; a search stops at its scan bound and says where", async () => {
         const store = await fresh();
         await addApplet(store, "a");
         await addApplet(store, "b");
@@ -753,7 +753,7 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect(rest.searchStoppedAt).toBeUndefined();
       });
 
-      test("#20: ofEvent lists an event's runs oldest first: the original, then its replays", async () => {
+      test("ofEvent lists an event's runs oldest first: the original, then its replays", async () => {
         const store = await fresh();
         await addApplet(store, "a");
         const { runId, eventId } = (await store.runs.ingest(input("a", { receivedAt: iso(1) })))!;
@@ -770,7 +770,7 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect(await store.runs.ofEvent("missing", 10)).toEqual([]);
       });
 
-      test("#20: bulk retry in one transaction retries the failed and dead runs with retry's semantics and leaves the others", async () => {
+      test("bulk retry in one transaction retries the failed and dead runs with retry's semantics and leaves the others", async () => {
         const store = await fresh();
         await addApplet(store, "a");
         await addApplet(store, "b");
@@ -899,7 +899,7 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect(stats.get("b")).toMatchObject({ last_status: "queued", last_at: iso(3000) });
       });
 
-      test("#18: statsByApplet counts failed and dead runs of the window; tally counts runs per applet and status, the queue and its oldest due run", async () => {
+      test("statsByApplet counts failed and dead runs of the window; tally counts runs per applet and status, the queue and its oldest due run", async () => {
         const store = await fresh();
         await addApplet(store, "a");
         await addApplet(store, "b");
@@ -947,10 +947,10 @@ export function runStoreContract(options: StoreContractOptions): void {
       });
     });
 
-    // ---------------------------------------------------------------- planned runs (#17)
+    // ---------------------------------------------------------------- planned runs
 
     describe("planned runs", () => {
-      test("#17: a plan commits with its event: the planned run and its runs row (planned, due_at); a redelivery and a duplicate dedupe key write nothing", async () => {
+      test("a plan commits with its event: the planned run and its runs row (planned, due_at); a redelivery and a duplicate dedupe key write nothing", async () => {
         const store = await fresh();
         await addApplet(store, "a");
         const first = await ingestPlanned(store, { version: 1, dedupeKey: "k1" });
@@ -972,7 +972,7 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect(await store.plannedRuns.get("run_a_b2_1_0_")).toMatchObject({ status: "skipped", reason: "no_anchor" });
       });
 
-      test("#17: a superseding event cancels older pending runs (both rows, superseded) and plans its own; a cancellation plans nothing; an older event is refused", async () => {
+      test("a superseding event cancels older pending runs (both rows, superseded) and plans its own; a cancellation plans nothing; an older event is refused", async () => {
         const store = await fresh();
         await addApplet(store, "a");
         await ingestPlanned(store, { version: 1 });
@@ -998,7 +998,7 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect(await store.plannedRuns.latest("a:booking:b1", "0")).toEqual({ subjectVersion: 2, anchorAt: T0.getTime() + 86_400_000, reachedVersion: 3 });
       });
 
-      test("#17: claimDue takes due runs only, fenced settles: dispatch queues the runs row once; skip, defer, retry; a lease that ran out is claimed again", async () => {
+      test("claimDue takes due runs only, fenced settles: dispatch queues the runs row once; skip, defer, retry; a lease that ran out is claimed again", async () => {
         const store = await fresh();
         await addApplet(store, "a");
         for (const [subject, dueMs] of [["b1", 1000], ["b2", 2000], ["b3", 60_000]] as const) await ingestPlanned(store, { subject, version: 1, dueMs });
@@ -1035,7 +1035,7 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect(await store.runs.get(held!.id)).toMatchObject({ status: "failed", error: "the lease ran out on every attempt" });
       });
 
-      test("#17: two sweeps on two connections claim disjoint runs; countRecent counts done and live claims ahead; purgeFinished", async () => {
+      test("two sweeps on two connections claim disjoint runs; countRecent counts done and live claims ahead; purgeFinished", async () => {
         const store = await fresh();
         await addApplet(store, "a");
         for (let i = 0; i < 12; i++) await ingestPlanned(store, { subject: `b${i}`, version: 1, dueMs: 1000 + i, contact: "c1" });
@@ -1185,7 +1185,7 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect(await store.triggerState.lastErrors()).toEqual([{ appletId: "m", lastError: "poll: timed out" }]);
       });
 
-      test("#18: overview lists every polled applet's last error, error count and next check, by applet id", async () => {
+      test("overview lists every polled applet's last error, error count and next check, by applet id", async () => {
         const store = await fresh();
         expect(await store.triggerState.overview()).toEqual([]);
         await addApplet(store, "z", { triggerType: "rss" });
@@ -1268,11 +1268,11 @@ export function runStoreContract(options: StoreContractOptions): void {
       });
     });
 
-    describe("event files (#16: attachments in the database)", () => {
+    describe("event files (attachments in the database)", () => {
       const pdf = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
       const big = Buffer.alloc(5 * 1024 * 1024, 0xab);
 
-      test("#16: save, get byte for byte (every byte value, 5 MB), from another connection; unknown names and events are null", async () => {
+      test("save, get byte for byte (every byte value, 5 MB), from another connection; unknown names and events are null", async () => {
         const store = await fresh();
         const peer = await peerOf(store);
         await store.eventFiles.save("e1", [{ filename: "INV-1.pdf", contentType: "application/pdf", content: pdf }, { filename: "scan ü.png", contentType: "image/png", content: big }], iso(1));
@@ -1284,7 +1284,7 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect(await store.eventFiles.get("e2", "INV-1.pdf")).toBeNull();
       });
 
-      test("#16: an event's files are saved all or none: a name twice stores nothing", async () => {
+      test("an event's files are saved all or none: a name twice stores nothing", async () => {
         const store = await fresh();
         await expect(store.eventFiles.save("e1", [{ filename: "a.txt", contentType: "text/plain", content: Buffer.from("a") }, { filename: "a.txt", contentType: "text/plain", content: Buffer.from("b") }], iso(1))).rejects.toThrow();
         expect(await store.eventFiles.get("e1", "a.txt")).toBeNull();
@@ -1292,7 +1292,7 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect(await store.eventFiles.get("e1", "a.txt")).toBeNull();
       });
 
-      test("#16: copy gives another event its own files; deleteForEvents removes only the named events' files", async () => {
+      test("copy gives another event its own files; deleteForEvents removes only the named events' files", async () => {
         const store = await fresh();
         await store.eventFiles.save("e1", [{ filename: "INV-1.pdf", contentType: "application/pdf", content: pdf }, { filename: "b.txt", contentType: "text/plain", content: Buffer.from("b") }], iso(1));
         expect(await store.eventFiles.copy("e1", "e2", iso(2))).toBe(2);
@@ -1382,7 +1382,7 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect(await store.workers.remove("w2")).toBe(false);
       });
 
-      test("#18: a heartbeat stores the worker's SMTP port and metrics snapshot, and the next one replaces them", async () => {
+      test("a heartbeat stores the worker's SMTP port and metrics snapshot, and the next one replaces them", async () => {
         const store = await fresh();
         await store.workers.heartbeat({ id: "w1", hostname: "h", pid: 10, now: at(0), leaseMs: 30_000, fault: null, smtpPort: 2525, metrics: '[{"name":"x"}]' });
         expect(await store.workers.live(at(1))).toEqual([expect.objectContaining({ id: "w1", smtpPort: 2525, metrics: '[{"name":"x"}]' })]);

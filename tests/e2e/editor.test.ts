@@ -230,7 +230,7 @@ describe.skipIf(!hasChromium)("applet editor in a real browser", () => {
     await screenshot(page, "14-settings");
 
     // Import of an export of this same install: every id exists, so the page asks, then replaces.
-    // Since #20.6 it asks in the page, one applet at a time (ticked: replaced; left: kept).
+    // Since then it asks in the page, one applet at a time (ticked: replaced; left: kept).
     const exported = await (await page.request.get("/api/export")).text();
     await page.locator('input[type="file"]').setInputFiles({ name: "applets.json", mimeType: "application/json", buffer: Buffer.from(exported) });
     const asked = page.getByTestId("import-conflicts");
@@ -309,7 +309,7 @@ describe.skipIf(!hasChromium)("applet editor in a real browser", () => {
     await context.close();
   }, 120_000);
 
-  it("sign-in regression (CI flake in #18's test): fields filled before the page's scripts ran (a password manager, a quick typist) are what the form sends", async () => {
+  it("sign-in regression (CI flake in test): fields filled before the page's scripts ran (a password manager, a quick typist) are what the form sends", async () => {
     const context = await browser!.newContext({ baseURL: app!.url });
     const page = await context.newPage();
     page.setDefaultTimeout(60_000);

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN, SKIP_REASON, hasChromium, launchBrowser, signedInPage, startApp, type RunningApp } from "./harness";
 
 /**
- * Issue #13 against the real web process (server.ts with Next, spawned by the harness): what an
+ * Against the real web process (server.ts with Next, spawned by the harness): what an
  * attacker from outside reaches is the composed server, so that is what these tests attack.
  */
 if (!hasChromium) console.warn(`tests/e2e/security.test.ts skipped: ${SKIP_REASON}`);
@@ -70,7 +70,7 @@ function withHost(url: string, host: string, method = "GET", body?: string): Pro
   });
 }
 
-describe.skipIf(!hasChromium)("issue #13 against the running app", () => {
+describe.skipIf(!hasChromium)("the security fixes against the running app", () => {
   let app: RunningApp | undefined;
   let browser: Browser | undefined;
   let framer: Server | undefined;
@@ -91,7 +91,7 @@ describe.skipIf(!hasChromium)("issue #13 against the running app", () => {
 
   // The memory bound itself (RSS growth under 20 MB) is measured on a process without Next dev,
   // whose background compiling moves its RSS by tens of MB: tests/integration/security.test.ts.
-  it("#13.1: a 300 MB body streamed to POST /api/login (no cookie, no Origin) of the real server gets 413 long before its end, chunked or declared", async () => {
+  it("a 300 MB body streamed to POST /api/login (no cookie, no Origin) of the real server gets 413 long before its end, chunked or declared", async () => {
     for (const declareLength of [false, true]) {
       const r = await streamBody(`${app!.url}/api/login`, 300 * MB, declareLength);
       const how = declareLength ? "with Content-Length" : "chunked";
@@ -104,7 +104,7 @@ describe.skipIf(!hasChromium)("issue #13 against the running app", () => {
     expect((await fetch(`${app!.url}/api/health`)).status).toBe(200);
   }, 120_000);
 
-  it("#13.2: pages, API answers and the lean ingress send CSP with frame-ancestors 'none', nosniff and a Referrer-Policy; pages carry a per-response script nonce", async () => {
+  it("pages, API answers and the lean ingress send CSP with frame-ancestors 'none', nosniff and a Referrer-Policy; pages carry a per-response script nonce", async () => {
     const answers = {
       page: await fetch(`${app!.url}/login`),
       redirect: await fetch(`${app!.url}/runs`, { redirect: "manual" }),
@@ -136,7 +136,7 @@ describe.skipIf(!hasChromium)("issue #13 against the running app", () => {
     expect(/'nonce-([^']+)'/.exec(again)?.[1]).not.toBe(nonce);
   }, 60_000);
 
-  it("#13.2: under that policy the signed-in UI hydrates and navigates with no CSP violation, and a page on another origin cannot frame it", async () => {
+  it("under that policy the signed-in UI hydrates and navigates with no CSP violation, and a page on another origin cannot frame it", async () => {
     const { page, errors } = await signedInPage(browser!, app!);
     const violations: string[] = [];
     page.on("console", (m) => {
@@ -170,7 +170,7 @@ describe.skipIf(!hasChromium)("issue #13 against the running app", () => {
     await page.context().close();
   }, 240_000);
 
-  it("#13.3: a page or a session route addressed to a Host that is not PUBLIC_URL's is refused, and the page says which variable to set", async () => {
+  it("a page or a session route addressed to a Host that is not PUBLIC_URL's is refused, and the page says which variable to set", async () => {
     const lanPage = await withHost(`${app!.url}/login`, "192.168.1.20:3000");
     expect(lanPage.status).toBe(403);
     expect(lanPage.text).toContain("PUBLIC_URL=http://192.168.1.20:3000");

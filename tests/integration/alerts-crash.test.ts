@@ -4,7 +4,7 @@ import { spawnWorkerProcess, startSink, type WorkerProcess } from "../helpers/pr
 import { until } from "../helpers/wait";
 
 /**
- * Issue #18, "What it must show": the worker is SIGKILLed after a run's death is committed (with
+ * the worker is SIGKILLed after a run's death is committed (with
  * its alert, in the same transaction) and before the alert was sent; the next worker sends it,
  * once. The first worker's dispatcher is set to look only once an hour, so the kill lands in
  * between for certain; the second looks every 200 ms.
@@ -15,7 +15,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-test("#18: a crash of the worker between the run's death and the alert's send still sends the alert, once", async () => {
+test("a crash of the worker between the run's death and the alert's send still sends the alert, once", async () => {
   const app = createTestApp({ env: { ALLOW_PRIVATE_URLS: "true", PUBLIC_URL: "https://wt.example.com" } });
   cleanups.push(() => app.cleanup());
   const channel = await startSink();

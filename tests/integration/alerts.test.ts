@@ -44,8 +44,8 @@ forEachEngine((engine) => {
   const dispatch = (app: TestApp) => dispatchAlerts(app, { holder: "test" });
   const slackTexts = () => sentTo("slack").map((r) => String((JSON.parse(r.body) as { text: string }).text));
 
-  describe("#18 failure alerts", () => {
-    test("#18: a run going dead sends exactly one alert with the run link", async () => {
+  describe("failure alerts", () => {
+    test("a run going dead sends exactly one alert with the run link", async () => {
       const { app, worker } = await setup();
       const applet = await app.applets.create({ name: "Orders to CRM", definition: webhookToHttp("https://status.test/status/500", { retry: { max_attempts: 1 } }) });
       const runId = await runOnce(app, worker, applet.id);
@@ -69,7 +69,7 @@ forEachEngine((engine) => {
       expect(view.recent.map((a) => [a.kind, a.status])).toEqual([["failure", "sent"]]);
     });
 
-    test("#18: 50 failures in 15 minutes send one alert, then one digest counting the rest", async () => {
+    test("50 failures in 15 minutes send one alert, then one digest counting the rest", async () => {
       const { app, worker } = await setup();
       const applet = await app.applets.create({ name: "Flaky", definition: webhookToHttp("https://status.test/status/400") });
       sent.length = 0;
@@ -93,7 +93,7 @@ forEachEngine((engine) => {
       expect(digest).toContain("failed 49 times");
     });
 
-    test("#18: recovery sends one notice when the applet next succeeds", async () => {
+    test("recovery sends one notice when the applet next succeeds", async () => {
       const { app, worker } = await setup();
       const applet = await app.applets.create({ name: "Feed", definition: webhookToHttp("https://status.test/status/400") });
       await runOnce(app, worker, applet.id);
@@ -113,7 +113,7 @@ forEachEngine((engine) => {
       expect(slackTexts()[0]).toContain('"Feed" recovered');
     });
 
-    test("#18: auto-pause disables the applet after N failed runs, the list shows why, an alert says so, enabling clears it", async () => {
+    test("auto-pause disables the applet after N failed runs, the list shows why, an alert says so, enabling clears it", async () => {
       const { app, worker } = await setup({ autoPause: true, autoPauseAfter: 3 });
       const applet = await app.applets.create({ name: "Sheets sync", definition: webhookToHttp("https://status.test/status/400") });
       for (let i = 0; i < 2; i++) await runOnce(app, worker, applet.id);
@@ -138,7 +138,7 @@ forEachEngine((engine) => {
       expect((await app.store.applets.get(applet.id))!.enabled).toBe(true);
     });
 
-    test("#18: a send cut off mid-way (its worker died) is sent again after its lock, once, with the same idempotency key", async () => {
+    test("a send cut off mid-way (its worker died) is sent again after its lock, once, with the same idempotency key", async () => {
       const app = createTestApp({ engine, env: { PUBLIC_URL: "https://wt.example.com" } });
       cleanups.push(() => app.cleanup());
       await app.store.alerts.saveSettings(
@@ -164,7 +164,7 @@ forEachEngine((engine) => {
       expect((await app.store.alerts.recent(10)).map((a) => [a.id, a.status])).toEqual([[pending!.id, "sent"]]);
     });
 
-    test("#18: an RSS trigger failing 3 checks in a row sends one alert (not one per check), and a good check one recovery notice", async () => {
+    test("an RSS trigger failing 3 checks in a row sends one alert (not one per check), and a good check one recovery notice", async () => {
       const { app } = await setup();
       let status = 500;
       server.use(http.get("https://feeds.example/broken.xml", () => new HttpResponse(status === 200 ? "<rss><channel></channel></rss>" : "upstream down", { status, headers: { "content-type": "application/rss+xml" } })));
@@ -192,7 +192,7 @@ forEachEngine((engine) => {
       expect(slackTexts()[1]).toContain('The trigger of "Blog feed" works again');
     });
 
-    test("#18: an applet set to no alerts sends none; its own channel overrides Settings'", async () => {
+    test("an applet set to no alerts sends none; its own channel overrides Settings'", async () => {
       const { app, worker } = await setup();
       const quiet = await app.applets.create({ name: "Quiet", definition: webhookToHttp("https://status.test/status/400") });
       await app.store.alerts.setAppletAlerts(quiet.id, { mode: "none" }, null, app.clock.now().toISOString());
@@ -258,8 +258,8 @@ forEachEngine((engine) => {
     });
   });
 
-  describe("#18 bad input", () => {
-    test("#18: an alert channel whose config is invalid is refused on save with the field named, and nothing is saved", async () => {
+  describe("bad input", () => {
+    test("an alert channel whose config is invalid is refused on save with the field named, and nothing is saved", async () => {
       const { app } = await setup();
       const api = createApi({ app, applets: app.applets, auth: testIdentity(app) });
       const put = (body: unknown) =>
@@ -278,7 +278,7 @@ forEachEngine((engine) => {
       expect(await app.store.alerts.settings()).toMatchObject({ channel: { type: "email", config: { to: "ops@example.com" } }, windowMinutes: 30 });
     });
 
-    test("#18: a channel that fails at send time shows in Settings with the provider's answer, secrets redacted, and raises no alert of its own", async () => {
+    test("a channel that fails at send time shows in Settings with the provider's answer, secrets redacted, and raises no alert of its own", async () => {
       const { app, worker } = await setup();
       server.use(
         http.post("https://hooks.slack.com/services/:team/:bot/:secret", ({ request }) =>

@@ -4,7 +4,7 @@ import { createTestApp, type TestApp } from "../helpers/db";
 import { bootAuth, shutAuth, testIdentity, type BootedAuth } from "../helpers/auth";
 
 /**
- * #15: the API's auth is a guard that is always mounted, and the route table itself says which
+ * The API's auth is a guard that is always mounted, and the route table itself says which
  * routes are public, so a route added tomorrow is covered without anyone remembering to list it.
  */
 
@@ -28,8 +28,8 @@ afterAll(async () => {
   await shutAuth(b);
 });
 
-describe("#15: the route table and the session guard", () => {
-  it("#15: every route of the route table that is not marked public answers 401 without a session, listed from the table itself", async () => {
+describe("the route table and the session guard", () => {
+  it("every route of the route table that is not marked public answers 401 without a session, listed from the table itself", async () => {
     const routes = b.api.routes();
     // Guard the guard: a table that lists nothing would pass vacuously.
     expect(routes.length).toBeGreaterThanOrEqual(25);
@@ -44,11 +44,11 @@ describe("#15: the route table and the session guard", () => {
     expect(await b.app.secrets.list()).toEqual([]);
   });
 
-  it("#15: exactly setup, login and logout are public; a new public route has to be added here on purpose", () => {
+  it("exactly setup, login and logout are public; a new public route has to be added here on purpose", () => {
     expect(b.api.routes().filter((r) => r.public).map((r) => `${r.method} ${r.path}`).sort()).toEqual(["POST /api/login", "POST /api/logout", "POST /api/setup"]);
   });
 
-  it("#15: an API cannot be built without an identity", () => {
+  it("an API cannot be built without an identity", () => {
     const t = createTestApp();
     try {
       // @ts-expect-error: auth is required by the type as well.
@@ -59,7 +59,7 @@ describe("#15: the route table and the session guard", () => {
     }
   });
 
-  it("#15: unknown paths are 404 and a known path with another method 405, before the session is looked at", async () => {
+  it("unknown paths are 404 and a known path with another method 405, before the session is looked at", async () => {
     expect((await call(b.api, "GET", "/api/no-such-thing")).status).toBe(404);
     const wrong = await call(b.api, "PATCH", "/api/applets");
     expect(wrong.status).toBe(405);
@@ -68,7 +68,7 @@ describe("#15: the route table and the session guard", () => {
   });
 });
 
-describe("#15: request bodies are validated with an error that names the field", () => {
+describe("request bodies are validated with an error that names the field", () => {
   let t: TestApp;
   let api: Api;
   beforeAll(() => {
@@ -77,7 +77,7 @@ describe("#15: request bodies are validated with an error that names the field",
   });
   afterAll(() => t.cleanup());
 
-  it("#15: a secret whose value is not text is refused with the field named, and nothing is stored", async () => {
+  it("a secret whose value is not text is refused with the field named, and nothing is stored", async () => {
     const res = await call(api, "POST", "/api/secrets", { body: { name: "TOKEN", value: 42 } });
     expect(res.status).toBe(400);
     const body = (await res.json()) as { error: string; problems: { path: string; message: string }[] };
@@ -86,7 +86,7 @@ describe("#15: request bodies are validated with an error that names the field",
     expect(await t.secrets.list()).toEqual([]);
   });
 
-  it("#15: an applet with a misspelt key and a name that is not text gets both problems at once", async () => {
+  it("an applet with a misspelt key and a name that is not text gets both problems at once", async () => {
     const res = await call(api, "POST", "/api/applets", { body: { name: 7, enabeld: true, definition: {} } });
     expect(res.status).toBe(400);
     const { problems } = (await res.json()) as { problems: { path: string; message: string }[] };
@@ -94,7 +94,7 @@ describe("#15: request bodies are validated with an error that names the field",
     expect(await t.store.applets.list()).toEqual([]);
   });
 
-  it("#15: an update may send only the fields it changes (a rename keeps the definition)", async () => {
+  it("an update may send only the fields it changes (a rename keeps the definition)", async () => {
     const definition = { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "http", config: { url: "https://example.com/in", method: "POST" } }] };
     const created = (await (await call(api, "POST", "/api/applets", { body: { name: "before", definition } })).json()) as { applet: { id: string } };
     const renamed = await call(api, "PUT", `/api/applets/${created.applet.id}`, { body: { name: "after" } });
@@ -104,7 +104,7 @@ describe("#15: request bodies are validated with an error that names the field",
     expect((await call(api, "DELETE", `/api/applets/${created.applet.id}`)).status).toBe(200);
   });
 
-  it("#15: a body that is not an object, and an import that is not an array, say what was expected", async () => {
+  it("a body that is not an object, and an import that is not an array, say what was expected", async () => {
     const list = await call(api, "POST", "/api/secrets", { body: ["TOKEN"] });
     expect(list.status).toBe(400);
     expect(await list.json()).toMatchObject({ error: "secret must be a JSON object", problems: [{ path: "", message: "expected an object" }] });
@@ -113,7 +113,7 @@ describe("#15: request bodies are validated with an error that names the field",
     expect(((await imported.json()) as { error: string }).error).toBe("import: expected a JSON array of applets, as GET /api/export writes it");
   });
 
-  it("#15: a query string is validated too", async () => {
+  it("a query string is validated too", async () => {
     const res = await api.handle(new Request("http://localhost:3000/api/import?overwrite=yes", { method: "POST", headers: { "content-type": "application/json" }, body: "[]" }));
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ problems: [{ path: "overwrite", message: 'overwrite must be "true" or "false"' }] });

@@ -324,7 +324,7 @@ describe("cross-origin requests", () => {
     expect(same.status).toBe(201);
     const loopback = await call(b.api, "POST", "/api/secrets", { cookie, headers: { origin: "http://127.0.0.1:3000", host: "127.0.0.1:3000" }, body: { name: "LOOPBACK", value: "x" } });
     expect(loopback.status).toBe(201);
-    // #13.3 changed this: the request's own Host (a LAN address) is no longer trusted; PUBLIC_URL is.
+    // Changed this: the request's own Host (a LAN address) is no longer trusted; PUBLIC_URL is.
     const lan = await call(b.api, "POST", "/api/secrets", { cookie, headers: { origin: "http://192.168.1.20:3000", host: "192.168.1.20:3000" }, body: { name: "LAN", value: "x" } });
     expect(lan.status).toBe(403);
     const script = await call(b.api, "POST", "/api/secrets", { cookie, body: { name: "SCRIPT", value: "x" } });
@@ -397,7 +397,7 @@ describe("login rate limiting", () => {
   });
 });
 
-describe("#19: API tokens", () => {
+describe("API tokens", () => {
   const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
   async function makeToken(body: Record<string, unknown>): Promise<{ id: string; token: string; prefix: string }> {
     const cookie = await signedIn(b);
@@ -456,7 +456,7 @@ describe("#19: API tokens", () => {
     expect(((await revoked.json()) as { error: string }).error).toMatch(/revoked/);
   });
 
-  it("#18: a save with an API token is recorded as that token's in the applet's history; with the session, as the user's", async () => {
+  it("a save with an API token is recorded as that token's in the applet's history; with the session, as the user's", async () => {
     const made = await makeToken({ name: "deploy script" });
     const definition = { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "http", config: { url: "https://example.com/in" } }] };
     const created = await call(b.api, "POST", "/api/applets", { headers: bearer(made.token), body: { name: "By token", definition } });

@@ -38,7 +38,7 @@ async function scratchDatabase(): Promise<string> {
 }
 
 describe.skipIf(skip)(`pnpm backup on PostgreSQL${skip ? ` (${skip})` : ""}`, () => {
-  test("#16: pnpm backup writes a checked pg_dump; pg_restore as docs/backup.md says brings every applet and run back", async () => {
+  test("pnpm backup writes a checked pg_dump; pg_restore as docs/backup.md says brings every applet and run back", async () => {
     const url = await scratchDatabase();
     const dataDir = mkdtempSync(path.join(tmpdir(), "whenthen-pgbackup-"));
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));

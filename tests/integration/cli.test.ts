@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "@/cli/program";
 
 /**
- * #19: the CLI as a script runs it — a subprocess (`node --import tsx cli/index.ts`, what `pnpm
+ * The CLI as a script runs it — a subprocess (`node --import tsx cli/index.ts`, what `pnpm
  * whenthen` runs) against a real web process, authenticated with an API token made in a session.
  */
 let web: ChildProcess;
@@ -64,7 +64,7 @@ afterAll(async () => {
   rmSync(home, { recursive: true, force: true });
 });
 
-describe("#19: the whenthen CLI against a real server", () => {
+describe("the whenthen CLI against a real server", () => {
   it("export --dir → delete → import --dir gives back the same ids, and says what changed", async () => {
     const list = await cli(["--json", "applets", "list"]);
     expect(list.code).toBe(0);

@@ -107,7 +107,7 @@ describe.skipIf(skipReason !== null)(`compose${skipReason ? ` (skipped: ${skipRe
     expect(caddy!.image).toMatch(/^caddy:2/);
     expect(caddy!.volumes?.some((v) => v.endsWith(":/etc/caddy/Caddyfile:ro"))).toBe(true);
 
-    // The same image runs every process; the command picks which. Issue 14: node on the compiled
+    // The same image runs every process; the command picks which. Node on the compiled
     // JavaScript of `pnpm build`, no tsx.
     expect(app!.command).toEqual(["node", "dist/server.mjs"]);
     expect(worker!.command).toEqual(["node", "dist/worker.mjs"]);
@@ -126,7 +126,7 @@ describe.skipIf(skipReason !== null)(`compose${skipReason ? ` (skipped: ${skipRe
     expect(worker!.environment?.HEALTHCHECK_WEB_URL).toBe("http://app:3000");
   });
 
-  test("#12.6: the worker's stop_grace_period is set and outlasts its shutdown bound (WORKER_SHUTDOWN_SECONDS) by a margin", () => {
+  test("the worker's stop_grace_period is set and outlasts its shutdown bound (WORKER_SHUTDOWN_SECONDS) by a margin", () => {
     const cfg = composeConfig({ WORKER_SHUTDOWN_SECONDS: "12" });
     const worker = cfg.services.worker!;
     expect(worker.environment?.WORKER_SHUTDOWN_SECONDS).toBe("12");
@@ -148,7 +148,7 @@ describe.skipIf(skipReason !== null)(`compose${skipReason ? ` (skipped: ${skipRe
 });
 
 describe.skipIf(skipReason !== null)(`compose, profile postgres${skipReason ? ` (skipped: ${skipReason})` : ""}`, () => {
-  test("#16: the postgres profile adds PostgreSQL with a volume and a health check, and scalable workers without the SMTP receiver; DATABASE_URL points every process at it", () => {
+  test("the postgres profile adds PostgreSQL with a volume and a health check, and scalable workers without the SMTP receiver; DATABASE_URL points every process at it", () => {
     const url = "postgres://whenthen:pw@postgres:5432/whenthen";
     const cfg = composeConfig({ DATABASE_URL: url, POSTGRES_PASSWORD: "pw", DATABASE_POOL_SIZE: "5", SECRETS_KEY: "k", SESSION_SECRET: "s" });
     const { postgres, executor, worker, app, backup } = cfg.services;
@@ -174,7 +174,7 @@ describe.skipIf(skipReason !== null)(`compose, profile postgres${skipReason ? ` 
     }
   });
 
-  test("#16: without DATABASE_URL every process stays on the SQLite file in the data volume", () => {
+  test("without DATABASE_URL every process stays on the SQLite file in the data volume", () => {
     const cfg = composeConfig({});
     for (const name of ["app", "worker", "backup"]) expect(cfg.services[name]!.environment?.DATABASE_URL).toBe("file:/data/app.db");
   });
@@ -188,7 +188,7 @@ test("AC16: docker-compose.yml uses no key docker-compose 1.29 rejects (top-leve
   expect(text).not.toMatch(/start_interval/);
 });
 
-test("#14: the image and compose run node on compiled JavaScript: every command and check names a file the build or the repository provides, and nothing runs tsx", () => {
+test("the image and compose run node on compiled JavaScript: every command and check names a file the build or the repository provides, and nothing runs tsx", () => {
   const dockerfile = readFileSync(path.join(root, "Dockerfile"), "utf8");
   const compose = readFileSync(composeFile, "utf8");
   expect(dockerfile).toMatch(/^CMD \["node", "dist\/server\.mjs"\]$/m);

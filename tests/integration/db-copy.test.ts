@@ -31,7 +31,7 @@ function seedSqlite(file: string) {
       t,
       t,
     );
-    // #18: its history (one version), copied with it.
+    // Its history (one version), copied with it.
     s.prepare(
       "INSERT INTO applet_versions (id, applet_id, version, name, enabled, definition, source, restored_from, author_type, author_id, author_label, created_at, updated_at) VALUES (?, ?, 1, ?, 1, ?, 'create', NULL, 'user', 'u1', 'me@example.com', ?, ?)",
     ).run(`${id}-v1`, id, `Applet ${id} ünïcode`, JSON.stringify({ version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "http", config: { url: "https://x.example/{{a}}" } }] }), t, t);
@@ -52,7 +52,7 @@ function seedSqlite(file: string) {
 }
 
 describe.skipIf(noPostgres)(`pnpm db:copy${noPostgres ? ` (${noPostgres})` : ""}`, () => {
-  test("#16: copies every applet, token, secret, event and run of a SQLite install into PostgreSQL, read back through the PostgreSQL store", async () => {
+  test("copies every applet, token, secret, event and run of a SQLite install into PostgreSQL, read back through the PostgreSQL store", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "whenthen-copy-"));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const file = path.join(dir, "app.db");

@@ -5,7 +5,7 @@ import { createTestApp, type TestApp } from "../helpers/db";
 import { sqliteOf } from "@/lib/db/store/sqlite";
 
 /**
- * #15: the SMTP receiver re-parsed every email applet's whole definition for every message. It now
+ * The SMTP receiver re-parsed every email applet's whole definition for every message. It now
  * validates each applet once per version (its updated_at and definition) and reuses that, so an
  * edit still applies to the very next message.
  */
@@ -26,7 +26,7 @@ async function setDefinition(definition: unknown, insert = false) {
 
 const events = () => sqliteOf(app.store).prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM events WHERE applet_id = 'a-mail'").get()!.n;
 
-test("#15: an email applet's definition is validated once per version, not once per message, and an edit applies to the next message", async () => {
+test("an email applet's definition is validated once per version, not once per message, and an edit applies to the next message", async () => {
   const lines: string[] = [];
   app = createTestApp({ start: NOW, log: createLogger("whenthen", "debug", (line) => lines.push(line)) });
   // Stored invalid (no action): skipped, and said once for this version rather than for every message.

@@ -335,7 +335,7 @@ forEachEngine((engine) => {
       expect(payloads[2]!.message_id).toMatch(/^<[0-9a-f]{64}@whenthen\.generated>$/);
     });
 
-    test("AC6: the attachment fixture is stored in the database under its event (#16: not on this host's disk) and its signed URL returns 200 before exp and 403 after", async () => {
+    test("AC6: the attachment fixture is stored in the database under its event (not on this host's disk) and its signed URL returns 200 before exp and 403 after", async () => {
       await deliver(fixture("with-attachment.eml"), ["invoices@hooks.example"]);
       const [event] = await eventsOf(APPLETS.invoices);
       const attachments = event!.payload.attachments as { filename: string; content_type: string; size: number; url: string }[];

@@ -114,8 +114,8 @@ forEachEngine((engine) => {
     });
   });
 
-  describe("#20.6: importing a file with applets that exist here", () => {
-    test("#20.6: restoring one deleted applet imports it and leaves the existing ones (existing=skip), replacing only those asked for", async () => {
+  describe("importing a file with applets that exist here", () => {
+    test("restoring one deleted applet imports it and leaves the existing ones (existing=skip), replacing only those asked for", async () => {
       const { app, api } = fresh();
       await api.handle(post("/api/import", fixture));
       const [gone, renamed] = [fixture[0]!, fixture[1]!];

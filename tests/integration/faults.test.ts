@@ -16,7 +16,7 @@ import { sqliteOf } from "@/lib/db/store/sqlite";
 import { forEachEngine } from "../helpers/engines";
 
 /**
- * Issue #12: reliability under faults. Real SQLite files; the full disk is a real one (a small
+ * Reliability under faults. Real SQLite files; the full disk is a real one (a small
  * tmpfs) where this machine lets the test mount it, and a commit failure injected at the statement
  * layer otherwise (and always, for the paths a full disk cannot single out).
  */
@@ -76,8 +76,8 @@ function countCalls<T extends object, K extends keyof T>(obj: T, key: K): { n: n
   return counter;
 }
 
-describe("#12.1: nothing executes without a committed claim", () => {
-  test.skipIf(noDisk)("#12.1: on a full disk the claim throws and the run stays queued, with nothing claimed", async () => {
+describe("nothing executes without a committed claim", () => {
+  test.skipIf(noDisk)("on a full disk the claim throws and the run stays queued, with nothing claimed", async () => {
     const app = setup({ onDisk: true });
     const applet = await app.applets.create({ name: "full", definition: webhookToHttp("https://sink.test/hook") });
     const runId = (await app.applets.test(applet.id, { body: {} })).runId;
@@ -97,7 +97,7 @@ describe("#12.1: nothing executes without a committed claim", () => {
     expect((await app.store.runs.get(runId))!.status).toBe("running");
   });
 
-  test.skipIf(noDisk)("#12.1: a worker on a full disk executes no run; when space is back each run executes exactly once", async () => {
+  test.skipIf(noDisk)("a worker on a full disk executes no run; when space is back each run executes exactly once", async () => {
     const app = setup({ onDisk: true });
     const keys = sink();
     const applet = await app.applets.create({ name: "burst", definition: webhookToHttp("https://sink.test/hook") });
@@ -128,7 +128,7 @@ describe("#12.1: nothing executes without a committed claim", () => {
     expect(app.lines.some((l) => /heartbeat works again/.test(l))).toBe(true);
   });
 
-  test("#12.1: a claim whose commit is refused executes nothing (commit failure injected at the statement layer)", async () => {
+  test("a claim whose commit is refused executes nothing (commit failure injected at the statement layer)", async () => {
     const app = setup();
     const keys = sink();
     const applet = await app.applets.create({ name: "refused", definition: webhookToHttp("https://sink.test/hook") });
@@ -215,8 +215,8 @@ describe("a run whose action was delivered is never failed without a retry decis
   });
 });
 
-describe("#12.3: worker leases", () => {
-  test("#12.3: a run left running by a worker whose lease expired is taken back after the lease, not after 10 minutes", async () => {
+describe("worker leases", () => {
+  test("a run left running by a worker whose lease expired is taken back after the lease, not after 10 minutes", async () => {
     const app = setup();
     const keys = sink();
     const applet = await app.applets.create({ name: "crashed", definition: webhookToHttp("https://sink.test/hook") });
@@ -240,7 +240,7 @@ describe("#12.3: worker leases", () => {
     expect(app.lines.some((l) => /requeued runs whose worker's lease expired/.test(l) && l.includes("crashed-host:7:aaaaaa"))).toBe(true);
   });
 
-  test("#12.3: a restored database's running runs are recovered on the first start", async () => {
+  test("a restored database's running runs are recovered on the first start", async () => {
     const app = setup();
     const seen = orderSink();
     // A backup taken mid-burst: four applets each had a run in flight (their workers' rows are not
@@ -260,7 +260,7 @@ describe("#12.3: worker leases", () => {
     for (const r of inFlight) expect(await app.store.runs.get(r.id)).toMatchObject({ status: "succeeded", attempt: 1 });
   });
 
-  test("#12.3: a live worker's run is only taken back at the 10-minute stuck bound; a stopped worker's lease ends with it", async () => {
+  test("a live worker's run is only taken back at the 10-minute stuck bound; a stopped worker's lease ends with it", async () => {
     const app = setup();
     sink();
     const applet = await app.applets.create({ name: "stuck", definition: webhookToHttp("https://sink.test/hook") });
@@ -287,8 +287,8 @@ describe("#12.3: worker leases", () => {
   });
 });
 
-describe("#12.4: recovered runs keep their order", () => {
-  test("#12.4: a recovered run runs before the runs of its applet queued after it (oldest first)", async () => {
+describe("recovered runs keep their order", () => {
+  test("a recovered run runs before the runs of its applet queued after it (oldest first)", async () => {
     const app = setup();
     const seen = orderSink();
     const applet = await app.applets.create({ name: "ordered", definition: orderedApplet });
@@ -308,8 +308,8 @@ describe("#12.4: recovered runs keep their order", () => {
   });
 });
 
-describe("#12.5: a row the executor cannot read ends its run", () => {
-  test("#12.5: an unreadable payload, definition or steps fails the run with the reason, and the applet moves on", async () => {
+describe("a row the executor cannot read ends its run", () => {
+  test("an unreadable payload, definition or steps fails the run with the reason, and the applet moves on", async () => {
     const app = setup();
     const seen = orderSink();
     const sql = sqliteOf(app.store);
@@ -342,8 +342,8 @@ describe("#12.5: a row the executor cannot read ends its run", () => {
   });
 });
 
-describe("#12.2: the worker survives a full disk", () => {
-  test.skipIf(noDisk)("#12.2: a worker started on a full disk stays up, reports the fault, and resumes by itself when space is freed", async () => {
+describe("the worker survives a full disk", () => {
+  test.skipIf(noDisk)("a worker started on a full disk stays up, reports the fault, and resumes by itself when space is freed", async () => {
     const app = setup({ onDisk: true, env: { ALLOW_PRIVATE_URLS: "true" } });
     const target = await startSink();
     cleanups.push(() => target.close());
@@ -377,7 +377,7 @@ describe("#12.2: the worker survives a full disk", () => {
 
 // On each engine: the hand-back is the store's (a fenced release), PostgreSQL's as much as SQLite's.
 forEachEngine((engine) => {
-  test(`#12.6 (${engine.name}): stop() claims nothing more at once and hands the runs still in flight back to the queue after the grace`, async () => {
+  test(`(${engine.name}): stop() claims nothing more at once and hands the runs still in flight back to the queue after the grace`, async () => {
     const { log, lines } = captureLog();
     const app = Object.assign(createTestApp({ log, engine }), { lines });
     cleanups.push(() => app.cleanup());
@@ -406,9 +406,9 @@ forEachEngine((engine) => {
   });
 });
 
-describe("#12.6: SIGTERM", () => {
+describe("SIGTERM", () => {
 
-  test("#12.6: aborting a scheduler tick aborts its feed requests at once and stores nothing for them", async () => {
+  test("aborting a scheduler tick aborts its feed requests at once and stores nothing for them", async () => {
     const app = setup({ env: { ALLOW_PRIVATE_URLS: "true" } });
     const feed = await startSlowServer();
     cleanups.push(() => feed.close());
@@ -429,7 +429,7 @@ describe("#12.6: SIGTERM", () => {
     expect(await app.store.jobLocks.get("scheduler_tick")).toMatchObject({ lockedBy: null });
   });
 
-  test("#12.6: on SIGTERM the worker stops claiming at once while its tick waits on a slow feed, and exits within its bound", async () => {
+  test("on SIGTERM the worker stops claiming at once while its tick waits on a slow feed, and exits within its bound", async () => {
     const app = setup({ env: { ALLOW_PRIVATE_URLS: "true" } });
     const feed = await startSlowServer();
     cleanups.push(() => feed.close());
@@ -472,8 +472,8 @@ describe("#12.6: SIGTERM", () => {
   }, 60_000);
 });
 
-describe("#12.8: minor", () => {
-  test("#12.8: a filter's unhandled Promise.reject(Symbol()) fails the run instead of letting it succeed", async () => {
+describe("minor", () => {
+  test("a filter's unhandled Promise.reject(Symbol()) fails the run instead of letting it succeed", async () => {
     const app = setup();
     const keys = sink();
     const sandbox = createSandbox({ threads: 1 });
@@ -487,7 +487,7 @@ describe("#12.8: minor", () => {
     expect(keys).toEqual([]);
   });
 
-  test("#12.8: an applet deleted while its run is in flight is logged as deleted, not as taken over by another worker", async () => {
+  test("an applet deleted while its run is in flight is logged as deleted, not as taken over by another worker", async () => {
     const app = setup();
     let release: () => void = () => {};
     const held = new Promise<void>((r) => (release = r));

@@ -117,7 +117,7 @@ describe("the packages work outside the workspace, in plain Node", () => {
     expect(JSON.parse(out)).toEqual({ sql: true, ok: true, dueAt: "2026-10-11T16:00:00.000Z" });
   }, 120_000);
 
-  it("#17: @vibedout/automations without better-sqlite3 installed: the core and /d1 plan, store and sweep a run on a real D1", () => {
+  it("@vibedout/automations without better-sqlite3 installed: the core and /d1 plan, store and sweep a run on a real D1", () => {
     // Only its dependency and miniflare (a real D1 in workerd); better-sqlite3 is an optional
     // peer that a D1 user does not install.
     const dir = project("automations-d1", ["@vibedout/automations"], deps("@vibedout/automations", ["@noble/hashes", "re2js", "miniflare"]));
@@ -148,7 +148,7 @@ describe("the packages work outside the workspace, in plain Node", () => {
 });
 
 describe("the Workers-facing entries of @vibedout/automations, as packed", () => {
-  it("#15: ., /d1 and /types import nothing from Node, down to their dependencies' files, and run in workerd (no nodejs_compat) on D1", () => {
+  it("., /d1 and /types import nothing from Node, down to their dependencies' files, and run in workerd (no nodejs_compat) on D1", () => {
     const dir = project("automations-workers", ["@vibedout/automations"], deps("@vibedout/automations", ["@noble/hashes", "re2js", "miniflare"]));
     const pkgDir = path.join(dir, "node_modules", "@vibedout/automations");
     const exportsMap = JSON.parse(readFileSync(path.join(pkgDir, "package.json"), "utf8")).exports as Record<string, { import: string }>;
@@ -280,7 +280,7 @@ describe("the packages' declarations type-check in a TypeScript project outside 
     Bundler: { module: "ESNext", moduleResolution: "Bundler" },
   } as const;
 
-  it.each(Object.keys(RESOLUTIONS) as (keyof typeof RESOLUTIONS)[])("#17: a consumer with moduleResolution %s gets every entry's types, errors where it must and nowhere else", (resolution) => {
+  it.each(Object.keys(RESOLUTIONS) as (keyof typeof RESOLUTIONS)[])("a consumer with moduleResolution %s gets every entry's types, errors where it must and nowhere else", (resolution) => {
     const dir = project(`consumer-${resolution}`, ["@whenthen/schedules", "@vibedout/automations"], {
       ...deps("@whenthen/schedules", ["croner", "pg", "mysql2", "ioredis", "@types/pg"]),
       ...deps("@vibedout/automations", ["@noble/hashes", "re2js", "better-sqlite3", "@types/better-sqlite3", "drizzle-orm"]),

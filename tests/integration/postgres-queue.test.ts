@@ -85,7 +85,7 @@ function recordCalls(store: PostgresStore) {
 }
 
 describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` : ""}`, () => {
-  test("#16: ten migrators starting at once apply each migration exactly once", async () => {
+  test("ten migrators starting at once apply each migration exactly once", async () => {
     const { schema, drop } = await createTestSchema("mig");
     const clients = Array.from({ length: 10 }, () => new pg.Client({ connectionString: TEST_POSTGRES_URL, options: `-c search_path=${schema}` }));
     try {
@@ -106,7 +106,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
     }
   });
 
-  test("#17 regression (CI): a process opening a schema no one has created yet creates it under the migration lock instead of failing with 'no schema has been selected'", async () => {
+  test("a process opening a schema no one has created yet creates it under the migration lock instead of failing with 'no schema has been selected'", async () => {
     const schema = `peer_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
     // The peer gets there first (before, only the owner created the schema, outside the migration
     // lock, so a peer that took the lock first migrated into nothing): it is ready on its own.
@@ -197,7 +197,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
       }
     });
 
-    test("#16: a success's finish and the next claim are one statement on the pool (one round trip, no transaction); a failure, an open alert or a lost claim take the transaction", async () => {
+    test("a success's finish and the next claim are one statement on the pool (one round trip, no transaction); a failure, an open alert or a lost claim take the transaction", async () => {
       for (const id of ["f1", "f2"]) await addApplet(store, id);
       for (const [id, ms] of [["f1", 10], ["f1", 20], ["f2", 30], ["f1", 40], ["f2", 50]] as const) await store.runs.ingest(hook(id, ms));
       const { calls, restore } = recordCalls(store);
@@ -238,7 +238,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
       }
     });
 
-    test("#16: the settles of one worker's slots that come while its statement is in flight go in one statement, with a claim for each finish that went in; a lost one is settled alone", async () => {
+    test("the settles of one worker's slots that come while its statement is in flight go in one statement, with a claim for each finish that went in; a lost one is settled alone", async () => {
       for (const id of ["g1", "g2", "g3", "g4", "g5"]) await addApplet(store, id);
       for (const [id, ms] of [["g1", 10], ["g2", 20], ["g3", 30], ["g4", 40], ["g1", 50], ["g2", 60], ["g3", 70], ["g5", 80], ["g4", 90]] as const) await store.runs.ingest(hook(id, ms));
       const running = [];
@@ -291,7 +291,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
       }
     });
 
-    test("#16: a webhook's applet row is read once per web process; a disable, an edit or a delete made by any process reaches it within a second, and its own at once", async () => {
+    test("a webhook's applet row is read once per web process; a disable, an edit or a delete made by any process reaches it within a second, and its own at once", async () => {
       const other = openPostgresStore({ url: TEST_POSTGRES_URL, schema: store.schema, poolSize: 2 });
       try {
         await addApplet(store, "h1");
@@ -327,7 +327,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
         await seen((row) => row?.enabled === false);
         await store.applets.setWebhookToken("h1", "tok-new");
         await seen((row) => row?.webhookToken === "tok-new");
-        // "Listen for test event" started through another web process (#20).
+        // "Listen for test event" started through another web process.
         await store.applets.setListening("h1", at(5).toISOString());
         await seen((row) => row?.listenUntil === at(5).toISOString());
         // Counting runs on the applet announces nothing (the finish's update of run_count).
@@ -364,7 +364,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
       expect(again).toMatchObject({ status: "queued", attempt: 1, nextAttemptAt: at(dead!.appletId === "s1" ? 0 : 1).toISOString() });
     });
 
-    test("#16: NOTIFY reaches every listening store: a queued run wakes workers, every run change wakes the live views within a second, and what changed is read with changedAfter", async () => {
+    test("NOTIFY reaches every listening store: a queued run wakes workers, every run change wakes the live views within a second, and what changed is read with changedAfter", async () => {
       const web1 = openPostgresStore({ url: TEST_POSTGRES_URL, schema: store.schema, poolSize: 1 });
       const web2 = openPostgresStore({ url: TEST_POSTGRES_URL, schema: store.schema, poolSize: 1 });
       try {
@@ -406,7 +406,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
       }
     });
 
-    test("#16: a group commit's batch of runs is announced once, not once per row (the per-row JSON payload cost each ingest ~15 % of PostgreSQL's CPU)", async () => {
+    test("a group commit's batch of runs is announced once, not once per row (the per-row JSON payload cost each ingest ~15 % of PostgreSQL's CPU)", async () => {
       const web = openPostgresStore({ url: TEST_POSTGRES_URL, schema: store.schema, poolSize: 1 });
       try {
         await web.ready();
@@ -433,7 +433,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
     });
   });
 
-  test("#16: run changes are announced only while a live view is open somewhere (each announcement wakes every listening session: workers', web processes'); a watcher's row expires", async () => {
+  test("run changes are announced only while a live view is open somewhere (each announcement wakes every listening session: workers', web processes'); a watcher's row expires", async () => {
     const store = await createTestPostgresStore();
     const web = openPostgresStore({ url: TEST_POSTGRES_URL, schema: store.schema, poolSize: 1 });
     try {
@@ -484,7 +484,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
     }
   });
 
-  test("#16: claimable runs are announced only while a worker says it has an idle slot (an announcing commit holds the server's notification lock through its WAL flush); going idle waits for the transactions that may have missed the row", async () => {
+  test("claimable runs are announced only while a worker says it has an idle slot (an announcing commit holds the server's notification lock through its WAL flush); going idle waits for the transactions that may have missed the row", async () => {
     const store = await createTestPostgresStore();
     const worker = openPostgresStore({ url: TEST_POSTGRES_URL, schema: store.schema, poolSize: 2 });
     const producer = new pg.Client({ connectionString: TEST_POSTGRES_URL, options: `-c search_path=${store.schema}` });
@@ -551,7 +551,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
     }
   });
 
-  test("#16.6: a process whose SECRETS_KEY or SESSION_SECRET differs from the database's refuses to start, and the keys are never stored", async () => {
+  test("a process whose SECRETS_KEY or SESSION_SECRET differs from the database's refuses to start, and the keys are never stored", async () => {
     const { schema, drop } = await createTestSchema("keys");
     const key = Buffer.alloc(32, 1);
     try {
@@ -579,7 +579,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
       await drop();
     }
   });
-  test("#16 regression: a claim planned while the queue was empty (a generic plan, kept until the next ANALYZE) still finds its run in a few index seeks when 5,000 are queued", async () => {
+  test("a claim planned while the queue was empty (a generic plan, kept until the next ANALYZE) still finds its run in a few index seeks when 5,000 are queued", async () => {
     const store = await createTestPostgresStore();
     const c = await store.pool.connect();
     try {
@@ -605,7 +605,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
     }
   });
 
-  test("#16 regression: a finish-and-claim planned while the queue was empty (statistics of a history of finished runs) still finishes its run by its id and walks the due runs in order when 5,000 are queued (generic plans read every queued run through runs_status_created_idx, then runs_queued_idx, and sorted them at each step of the walk, and found the finishing run among every running entry: 3-4 ms per run under a backlog)", async () => {
+  test("a finish-and-claim planned while the queue was empty (statistics of a history of finished runs) still finishes its run by its id and walks the due runs in order when 5,000 are queued (generic plans read every queued run through runs_status_created_idx, then runs_queued_idx, and sorted them at each step of the walk, and found the finishing run among every running entry: 3-4 ms per run under a backlog)", async () => {
     const store = await createTestPostgresStore();
     const c = await store.pool.connect();
     try {
@@ -666,7 +666,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
     }
   });
 
-  test("#16: several finishes and their claims in one statement, planned while the queue was empty, find the finishing runs by their ids and walk the due runs in order when 5,000 are queued", async () => {
+  test("several finishes and their claims in one statement, planned while the queue was empty, find the finishing runs by their ids and walk the due runs in order when 5,000 are queued", async () => {
     const store = await createTestPostgresStore();
     const c = await store.pool.connect();
     try {
@@ -706,7 +706,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
     }
   });
 
-  test("#16: the queue's vacuum removes what runs that left the queue leave in its indexes, which every claim read past until a vacuum came by, and does nothing when too few runs changed", async () => {
+  test("the queue's vacuum removes what runs that left the queue leave in its indexes, which every claim read past until a vacuum came by, and does nothing when too few runs changed", async () => {
     const store = await createTestPostgresStore();
     const c = await store.pool.connect();
     try {
@@ -755,7 +755,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
     }
   });
 
-  test("#16 regression: the statements that look for queued or running runs of any applet (every worker's stale-run check every 10 s, the queue tally of health and metrics, the workers' prune) read the partial indexes, not the whole history (since drizzle-pg/0015 they could not, and the stale-run check read every run ever stored)", async () => {
+  test("the statements that look for queued or running runs of any applet (every worker's stale-run check every 10 s, the queue tally of health and metrics, the workers' prune) read the partial indexes, not the whole history (since drizzle-pg/0015 they could not, and the stale-run check read every run ever stored)", async () => {
     const store = await createTestPostgresStore();
     const c = await store.pool.connect();
     try {

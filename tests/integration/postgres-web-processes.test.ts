@@ -9,7 +9,7 @@ import { spawnWorkerProcess, type WorkerProcess } from "../helpers/processes";
 import { TEST_POSTGRES_URL, createTestSchema, noPostgres } from "../helpers/postgres";
 
 /**
- * #16: two real web processes (tests/helpers/web-process.ts: the ingress, the API and the live
+ * Two real web processes (tests/helpers/web-process.ts: the ingress, the API and the live
  * feed of server.ts, each its own node) and one worker process on one PostgreSQL database, with a
  * DATA_DIR each, as three hosts would have them. A webhook ingested by web A and executed by the
  * worker shows up on the SSE stream of web B, which saw neither: only the database's NOTIFY can
@@ -147,7 +147,7 @@ describe.skipIf(noPostgres)(`two web processes and a worker on one PostgreSQL da
     token = ((await (await fetch(`${a.base}/api/tokens`, { method: "POST", headers: { "content-type": "application/json", cookie }, body: JSON.stringify({ name: "two hosts" }) })).json()) as { token: string }).token;
   }, 120_000);
 
-  test("#16: a run ingested by web A and executed by the worker shows up on web B's SSE stream until it succeeded", async () => {
+  test("a run ingested by web A and executed by the worker shows up on web B's SSE stream until it succeeded", async () => {
     const created = await fetch(`${a.base}/api/applets`, {
       method: "POST",
       headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
@@ -195,7 +195,7 @@ describe.skipIf(noPostgres)(`two web processes and a worker on one PostgreSQL da
     expect(worker.lines.filter((l) => / ERROR /.test(l))).toEqual([]);
   }, 60_000);
 
-  test("#16: an email attachment received by the worker (its own DATA_DIR) is served by web B through its signed link, from the database", async () => {
+  test("an email attachment received by the worker (its own DATA_DIR) is served by web B through its signed link, from the database", async () => {
     const created = await fetch(`${a.base}/api/applets`, {
       method: "POST",
       headers: { "content-type": "application/json", authorization: `Bearer ${token}` },

@@ -9,7 +9,7 @@ import { spawnWorkerProcess, type WorkerProcess } from "../helpers/processes";
 import { TEST_POSTGRES_URL, createTestSchema, noPostgres } from "../helpers/postgres";
 
 /**
- * #16: four real worker processes (worker/index.ts, each its own node) on one PostgreSQL database.
+ * Four real worker processes (worker/index.ts, each its own node) on one PostgreSQL database.
  * 2,000 webhooks for 20 applets: every run executed once, the runs of one applet never overlap
  * (started_at/finished_at), and one schedule slot fires once however many workers tick. Then the
  * same with one worker SIGKILLed in the middle: nothing lost; what runs twice is at most the steps
@@ -172,7 +172,7 @@ async function assertNoOverlap(store: PostgresStore, sink: Sink, slackMs = 0) {
 }
 
 describe.skipIf(noPostgres)(`four worker processes on one PostgreSQL database${noPostgres ? ` (${noPostgres})` : ""}`, () => {
-  test("#16: 2,000 webhooks for 20 applets: every run once, no overlap within an applet, one schedule slot fires once", async () => {
+  test("2,000 webhooks for 20 applets: every run once, no overlap within an applet, one schedule slot fires once", async () => {
     const { store, url, sink, appletIds, dataDir } = await setup();
     const workers = startWorkers(url, dataDir);
     await ingestAll(store, appletIds);
@@ -188,7 +188,7 @@ describe.skipIf(noPostgres)(`four worker processes on one PostgreSQL database${n
     expect(workers.flatMap((w) => w.lines.filter((l) => /^\S+ ERROR /.test(l)))).toEqual([]);
   }, 180_000);
 
-  test("#16: the same with one worker SIGKILLed in the middle: nothing lost, nothing run twice but the steps in flight", async () => {
+  test("the same with one worker SIGKILLed in the middle: nothing lost, nothing run twice but the steps in flight", async () => {
     const { store, url, sink, appletIds, dataDir } = await setup();
     const workers = startWorkers(url, dataDir);
     await ingestAll(store, appletIds);

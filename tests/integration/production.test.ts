@@ -7,7 +7,7 @@ import { afterAll, describe, expect, test } from "vitest";
 import { isAlive } from "../helpers/processes";
 
 /**
- * Issue 14 / 12.9: the production start as the image and `pnpm start` run it: `node dist/server.mjs`
+ * the production start as the image and `pnpm start` run it: `node dist/server.mjs`
  * and `node dist/worker.mjs` from `pnpm build`, nothing else. Needs the build (.ci/run builds
  * first); without one the suite is skipped and says so.
  */
@@ -74,21 +74,21 @@ async function appEnv(): Promise<NodeJS.ProcessEnv> {
 }
 
 describe.skipIf(skipReason !== null)(`production start${skipReason ? ` (skipped: ${skipReason})` : ""}`, () => {
-  test("#14: the SQLite default loads neither the PostgreSQL driver nor the transliteration tables at start: no static import of pg or transliteration in dist/", () => {
+  test("the SQLite default loads neither the PostgreSQL driver nor the transliteration tables at start: no static import of pg or transliteration in dist/", () => {
     for (const f of readdirSync(dist).filter((n) => n.endsWith(".mjs"))) {
       const text = readFileSync(path.join(dist, f), "utf8");
       expect(text, f).not.toMatch(/from\s+["'](pg|transliteration)["']/);
     }
   });
 
-  test("#14: the compiled bundles load no TypeScript tooling: no tsx, typescript or esbuild import anywhere in dist/", () => {
+  test("the compiled bundles load no TypeScript tooling: no tsx, typescript or esbuild import anywhere in dist/", () => {
     for (const f of readdirSync(dist).filter((n) => n.endsWith(".mjs"))) {
       const text = readFileSync(path.join(dist, f), "utf8");
       expect(text, f).not.toMatch(/from\s+["'](tsx|typescript|esbuild)(\/[^"']*)?["']|import\(["'](tsx|typescript|esbuild)["']\)/);
     }
   });
 
-  test("#12.9: node dist/server.mjs and node dist/worker.mjs serve /setup and health, and each stops on SIGTERM by itself (no wrapper to forward it)", { timeout: 120_000 }, async () => {
+  test("node dist/server.mjs and node dist/worker.mjs serve /setup and health, and each stops on SIGTERM by itself (no wrapper to forward it)", { timeout: 120_000 }, async () => {
     const [port, smtp] = [await freePort(), await freePort()];
     const env = { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: "production", DATA_DIR: dataDir, PORT: String(port), HOST: "127.0.0.1", SMTP_INBOUND_PORT: String(smtp), NEXT_TELEMETRY_DISABLED: "1" } as NodeJS.ProcessEnv;
     const worker = run("dist/worker.mjs", env);

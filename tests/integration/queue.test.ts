@@ -219,7 +219,7 @@ forEachEngine((engine) => {
       expect((await app.store.applets.get(applet.id))!.runCount).toBe(1);
     });
 
-    // Since #12.3 a run is judged by its worker's lease first: this one's worker is alive (it renewed
+    // Since then a run is judged by its worker's lease first: this one's worker is alive (it renewed
     // its lease a moment ago), so only the 10-minute stuck bound could take it back.
     test("AC17: a run locked 9 minutes ago by a worker whose lease is fresh is left alone", async () => {
       const app = setup();

@@ -6,7 +6,7 @@ import path from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 
 /**
- * Issue 22: the README's quick start, followed literally on a clean copy of the repository (the
+ * The README's quick start, followed literally on a clean copy of the repository (the
  * files git knows, as a clone has them): its commands in order, in a shell, with the ports set the
  * way the README says to set them, until the browser's first page, /setup, answers.
  */
@@ -48,7 +48,7 @@ afterAll(async () => {
 });
 
 describe.skipIf(skipReason !== null)(`README quick start${skipReason ? ` (skipped: ${skipReason})` : ""}`, () => {
-  test("#22: the README quick start, on a clean copy: pnpm install, then pnpm dev with PORT and SMTP_INBOUND_PORT as the README sets them, reaches /setup; Ctrl-C stops both processes", { timeout: 600_000 }, async () => {
+  test("the README quick start, on a clean copy: pnpm install, then pnpm dev with PORT and SMTP_INBOUND_PORT as the README sets them, reaches /setup; Ctrl-C stops both processes", { timeout: 600_000 }, async () => {
     const commands = blockAfter("quick start: the commands");
     expect(commands).toEqual(["pnpm install", "pnpm dev"]);
     const otherPorts = blockAfter("quick start: other ports");

@@ -15,7 +15,7 @@ import { server, useHttpMocks } from "../helpers/http";
 import { startWorker } from "../helpers/worker";
 
 /**
- * #13.4: a secret leaked into the runs table, GET /api/runs/:id and the log in forms the old
+ * A secret leaked into the runs table, GET /api/runs/:id and the log in forms the old
  * redaction did not know. Each failure kind runs through the real executor and worker loop on a
  * real SQLite file; afterwards every byte under DATA_DIR (database, WAL, everything) and every log
  * line is searched for the secret and its sensitive parts.
@@ -93,8 +93,8 @@ async function leaks(s: Scenario, runId: string, needles: string[]): Promise<str
 
 const stepOf = async (s: Scenario, runId: string) => (await s.app.store.runs.get(runId))!.steps.at(-1)!;
 
-describe("#13.4 one redactor for everything a run stores or logs", () => {
-  test("#13.4: a whole-URL secret is redacted in the http action's error in its normalised form (case, default port, /a/../, backslashes)", async () => {
+describe("one redactor for everything a run stores or logs", () => {
+  test("a whole-URL secret is redacted in the http action's error in its normalised form (case, default port, /a/../, backslashes)", async () => {
     const SECRET = "http://Hooks.EXAMPLE.test:80/a/../hook\\in?token=tok-9f8e7d6c5b4a";
     const normalised = "http://hooks.example.test/hook/in?token=tok-9f8e7d6c5b4a";
     expect(new URL(SECRET).href).toBe(normalised);
@@ -107,7 +107,7 @@ describe("#13.4 one redactor for everything a run stores or logs", () => {
     expect(await leaks(s, runId, [SECRET, normalised, "hooks.example.test/hook", "tok-9f8e7d6c5b4a"])).toEqual([]);
   });
 
-  test("#13.4: Slack and Discord webhook tokens are redacted when the endpoint's error body echoes the path", async () => {
+  test("Slack and Discord webhook tokens are redacted when the endpoint's error body echoes the path", async () => {
     const SLACK = "https://hooks.slack.com/services/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";
     const DISCORD = "https://discord.com/api/webhooks/1234567890123456789/abcDEF_ghi-JKLmnoPQRstuVWX";
     server.use(
@@ -124,7 +124,7 @@ describe("#13.4 one redactor for everything a run stores or logs", () => {
     expect([...(await leaks(s, slackRun, needles)), ...(await leaks(s, discordRun, needles))]).toEqual([]);
   });
 
-  test("#13.4: the note action's progress path, output and sanitised file name (+ → _) hold no secret, and a refused write's error neither", async () => {
+  test("the note action's progress path, output and sanitised file name (+ → _) hold no secret, and a refused write's error neither", async () => {
     const SECRET = "Kx+9f8e7d6c5b4a3";
     const s = await scenario({ NAME: SECRET });
     const written = await s.run({ actions: [{ type: "note", config: { filename: "{{secrets.NAME}}.md", content: "note" } }] });
@@ -146,7 +146,7 @@ describe("#13.4 one redactor for everything a run stores or logs", () => {
     expect(await leaks(s, refused, [SECRET, "Kx_9f8e7d6c5b4a3", "9f8e7d6c5b4a3"])).toEqual([]);
   });
 
-  test("#13.4: the email action's log of to and subject is redacted, and an invalid address is never quoted with its quotes and backslashes stripped", async () => {
+  test("the email action's log of to and subject is redacted, and an invalid address is never quoted with its quotes and backslashes stripped", async () => {
     const TO = "ops+9f8e7d6c@example.com";
     const SUBJECT = "tok-77aa88bb99cc";
     // addressparser rewrites this as "ops tok-5566778899q"@bad..example, a form no redaction knew.
@@ -163,7 +163,7 @@ describe("#13.4 one redactor for everything a run stores or logs", () => {
     expect([...(await leaks(s, sent, needles)), ...(await leaks(s, refused, needles))]).toEqual([]);
   });
 
-  test("#13.4: a crash-requeued note whose path holds a secret still finds what it wrote from the redacted progress, and does not write twice", async () => {
+  test("a crash-requeued note whose path holds a secret still finds what it wrote from the redacted progress, and does not write twice", async () => {
     const SECRET = "Kx+9f8e7d6c5b4a3";
     const notesRoot = makeTempDir("whenthen-notes-");
     const ctx = createActionContext({ env: { NOTES_ROOT: notesRoot } });
@@ -178,7 +178,7 @@ describe("#13.4 one redactor for everything a run stores or logs", () => {
     expect(readFileSync(path.join(notesRoot, "Kx_9f8e7d6c5b4a3.md"), "utf8")).toBe("once");
   });
 
-  test("#13.4: a secret cut short by a quoted message (…) is removed with its cut", () => {
+  test("a secret cut short by a quoted message (…) is removed with its cut", () => {
     const r = createRedactor(["sk_live_0123456789abcdef"]);
     expect(r.redact('bad value "xx sk_live_01234…"')).toBe('bad value "xx [redacted]…"');
     expect(r.redact("a plain sentence that was cut…")).toBe("a plain sentence that was cut…");

@@ -7,7 +7,7 @@ import { createTestApp, webhookToHttp, type TestApp } from "../helpers/db";
 import { sqliteOf } from "@/lib/db/store/sqlite";
 
 /**
- * Issue 14, growth: retention must give the space back. Real SQLite files in a temp DATA_DIR;
+ * Growth: retention must give the space back. Real SQLite files in a temp DATA_DIR;
  * file sizes after a TRUNCATE checkpoint, so the WAL does not hide what the main file holds.
  */
 const apps: TestApp[] = [];
@@ -38,8 +38,8 @@ function fileBytes(app: TestApp): number {
   return statSync(app.config.databasePath).size;
 }
 
-describe("#14: retention returns space to the file system", () => {
-  test("#14: after retention deletes 90 % of the runs the database file is at most 30 % of its size before", async () => {
+describe("retention returns space to the file system", () => {
+  test("after retention deletes 90 % of the runs the database file is at most 30 % of its size before", async () => {
     const app = createTestApp({ start: "2026-03-07T12:00:00.000Z" });
     apps.push(app);
     expect(await app.store.maintenance.spaceMode()).toBe("incremental");
@@ -53,7 +53,7 @@ describe("#14: retention returns space to the file system", () => {
     expect(after / before).toBeLessThanOrEqual(0.3);
   });
 
-  test("#14: a data dir made before auto_vacuum (auto_vacuum = NONE) is converted once by retention and then shrinks", async () => {
+  test("a data dir made before auto_vacuum (auto_vacuum = NONE) is converted once by retention and then shrinks", async () => {
     const first = createTestApp({ start: "2026-03-07T12:00:00.000Z" });
     // What an older whenthen left on disk: the same schema without auto_vacuum.
     sqliteOf(first.store).pragma("auto_vacuum = NONE");
@@ -79,7 +79,7 @@ describe("#14: retention returns space to the file system", () => {
     expect(fileBytes(app)).toBeLessThan(beforeSecond);
   });
 
-  test("#14: a new database is created with incremental auto-vacuum", async () => {
+  test("a new database is created with incremental auto-vacuum", async () => {
     const app = createTestApp();
     apps.push(app);
     const again = createApp({ env: { DATA_DIR: app.dataDir }, log: silentLogger });

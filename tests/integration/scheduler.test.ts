@@ -139,11 +139,11 @@ forEachEngine((engine) => {
     });
   });
 
-  describe("#19: schedule policies", () => {
+  describe("schedule policies", () => {
     const hourly = (extra: Record<string, unknown>) => createApplet(app, "Hourly", { type: "schedule", config: { cron: "0 * * * *", timezone: "UTC", ...extra } });
     const keys = async (id: string) => (await eventsOf(app, id)).map((e) => e.dedupe_key);
 
-    test("#19: catch_up skip fires nothing for the slots missed in downtime, and the next slot on time", async () => {
+    test("catch_up skip fires nothing for the slots missed in downtime, and the next slot on time", async () => {
       const applet = await hourly({ catch_up: "skip" });
       app.clock.set("2026-03-07T18:20:00.000Z"); // 13:00 … 18:00 missed
       await tick();
@@ -156,7 +156,7 @@ forEachEngine((engine) => {
       expect(events[0]!.payload.late_by_seconds).toBe(10);
     });
 
-    test("#19: catch_up all fires each missed slot once, oldest first, within the limit and the window", async () => {
+    test("catch_up all fires each missed slot once, oldest first, within the limit and the window", async () => {
       const all = await hourly({ catch_up: "all" });
       const limited = await hourly({ catch_up: "all", catch_up_limit: 3 });
       const windowed = await hourly({ catch_up: "all", catch_up_window_hours: 2 });
@@ -171,7 +171,7 @@ forEachEngine((engine) => {
       expect((await eventsOf(app, all.id))[0]!.payload.late_by_seconds).toBe(5 * 3600 + 20 * 60);
     });
 
-    test("#19: catch_up once (the default) keeps the first version's single catch-up fire, with its lateness", async () => {
+    test("catch_up once (the default) keeps the first version's single catch-up fire, with its lateness", async () => {
       const applet = await hourly({ catch_up: "once" });
       app.clock.set("2026-03-07T18:20:00.000Z");
       await tick();
@@ -186,7 +186,7 @@ forEachEngine((engine) => {
       await tick();
     };
 
-    test("#19: overlap skip stores a fire that meets an unfinished run as a skipped run that says why", async () => {
+    test("overlap skip stores a fire that meets an unfinished run as a skipped run that says why", async () => {
       const applet = await minutely("skip");
       await fireAt("2026-03-07T12:01:05.000Z");
       await fireAt("2026-03-07T12:02:05.000Z");
@@ -201,7 +201,7 @@ forEachEngine((engine) => {
       expect((await runsOf(app, applet.id)).map((r) => r.status)).toEqual(["succeeded", "skipped", "queued"]);
     });
 
-    test("#19: overlap buffer_one keeps one fire waiting behind a running one and skips the rest; queue (the default) queues all", async () => {
+    test("overlap buffer_one keeps one fire waiting behind a running one and skips the rest; queue (the default) queues all", async () => {
       const buffered = await minutely("buffer_one");
       const queued = await minutely("queue");
       await fireAt("2026-03-07T12:01:05.000Z");
@@ -214,7 +214,7 @@ forEachEngine((engine) => {
       expect((await runsOf(app, queued.id)).map((r) => r.status)).toEqual(["running", "queued", "queued"]);
     });
 
-    test("#19: an unknown policy or a limit out of range is refused on save with the field named", async () => {
+    test("an unknown policy or a limit out of range is refused on save with the field named", async () => {
       await expect(hourly({ catch_up: "sometimes" })).rejects.toThrow(/catch_up/);
       await expect(hourly({ catch_up: "all", catch_up_limit: 500 })).rejects.toThrow(/catch_up_limit/);
       await expect(hourly({ overlap: "parallel" })).rejects.toThrow(/overlap/);

@@ -19,7 +19,7 @@ import { createTestApp, webhookToHttp, type TestApp } from "../helpers/db";
 import { sqliteOf } from "@/lib/db/store/sqlite";
 
 /**
- * Issue #13 ("close what an attacker found from outside"), the parts that need no browser and no
+ * The "close what an attacker found from outside" part,, the parts that need no browser and no
  * Next: the API and the auth in front of it, the lean ingress, the stored-payload cap. The same
  * vectors against the spawned server are in tests/e2e/security.test.ts.
  */
@@ -94,8 +94,8 @@ function streamBody(port: number, pathname: string, total: number, declareLength
   });
 }
 
-describe("#13.1 request bodies are bounded on every route", () => {
-  it("#13.1: a 300 MB body streamed to POST /api/login of a real web process grows its RSS by less than 20 MB and gets 413 (chunked or declared)", async () => {
+describe("request bodies are bounded on every route", () => {
+  it("a 300 MB body streamed to POST /api/login of a real web process grows its RSS by less than 20 MB and gets 413 (chunked or declared)", async () => {
     const dataDir = makeTempDir("whenthen-web-");
     const child = fork(path.resolve("tests/helpers/web-process.ts"), [], {
       env: { ...process.env, DATA_DIR: dataDir, PUBLIC_URL: "http://localhost:3000", LOG_LEVEL: "error" },
@@ -125,7 +125,7 @@ describe("#13.1 request bodies are bounded on every route", () => {
     }
   }, 60_000);
 
-  it("#13.1: a streamed 300 MB login body is refused with 413 after reading no more than the limit; a declared one before reading anything", async () => {
+  it("a streamed 300 MB login body is refused with 413 after reading no more than the limit; a declared one before reading anything", async () => {
     const b = await boot();
     const streamed = countingBody(300 * 1024 * 1024);
     const res = await call(b.api, "POST", "/api/login", { headers: { "content-type": "application/json" }, body: streamed.stream });
@@ -141,7 +141,7 @@ describe("#13.1 request bodies are bounded on every route", () => {
     expect(await b.app.store.users.count()).toBe(0);
   });
 
-  it("#13.1: the import takes up to 10 MB, every other route up to 2 MB, and server.ts refuses a declared body over 10 MB before Next sees it", async () => {
+  it("the import takes up to 10 MB, every other route up to 2 MB, and server.ts refuses a declared body over 10 MB before Next sees it", async () => {
     const b = await boot();
     const setup = await call(b.api, "POST", "/api/setup", { body: JSON.stringify(CREDENTIALS) });
     const cookie = (setup.headers.get("set-cookie") ?? "").split(";")[0]!;
@@ -174,7 +174,7 @@ describe("#13.1 request bodies are bounded on every route", () => {
   });
 });
 
-describe("#13.2 security headers", () => {
+describe("security headers", () => {
   let app: TestApp;
   let server: Server;
   let base: string;
@@ -195,7 +195,7 @@ describe("#13.2 security headers", () => {
     void app.cleanup();
   });
 
-  it("#13.2: behind HTTPS every answer (page, API, webhook, health) carries HSTS, nosniff, Referrer-Policy and a CSP that forbids framing; a page's policy has a nonce and no unsafe-eval", async () => {
+  it("behind HTTPS every answer (page, API, webhook, health) carries HSTS, nosniff, Referrer-Policy and a CSP that forbids framing; a page's policy has a nonce and no unsafe-eval", async () => {
     const hook = await app.applets.create({ name: "hook", definition: webhookToHttp("https://status.test/status/200") });
     const answers = {
       page: await fetch(`${base}/runs`),
@@ -219,8 +219,8 @@ describe("#13.2 security headers", () => {
   });
 });
 
-describe("#13.3 Host and Origin are checked against PUBLIC_URL", () => {
-  it("#13.3: POST /api/setup with Host: evil.example and a matching Origin (DNS rebinding) is refused and creates no admin", async () => {
+describe("Host and Origin are checked against PUBLIC_URL", () => {
+  it("POST /api/setup with Host: evil.example and a matching Origin (DNS rebinding) is refused and creates no admin", async () => {
     const b = await boot();
     const rebound = await call(b.api, "POST", "/api/setup", { host: "evil.example", headers: { origin: "http://evil.example" }, body: JSON.stringify(CREDENTIALS) });
     expect(rebound.status).toBe(403);
@@ -236,7 +236,7 @@ describe("#13.3 Host and Origin are checked against PUBLIC_URL", () => {
     expect((await call(b.api, "POST", "/api/login", { host: "evil.example", body: JSON.stringify(CREDENTIALS) })).headers.get("set-cookie")).toBeNull();
   });
 
-  it("#13.3: with PUBLIC_URL set, only its host and origin are served; the page gate says which variable to set", async () => {
+  it("with PUBLIC_URL set, only its host and origin are served; the page gate says which variable to set", async () => {
     const b = await boot({ PUBLIC_URL: "https://whenthen.example.com" });
     const body = JSON.stringify(CREDENTIALS);
     expect((await call(b.api, "POST", "/api/setup", { host: "localhost:3000", body })).status).toBe(403);
@@ -247,7 +247,7 @@ describe("#13.3 Host and Origin are checked against PUBLIC_URL", () => {
     expect(await page.text()).toContain(`reached as &#34;127.0.0.1:${new URL(b.base).port}&#34;`);
   });
 
-  it("#13.3: pnpm dev opened from the LAN works for the hosts in NEXT_ALLOWED_DEV_ORIGINS, and production ignores that variable", async () => {
+  it("pnpm dev opened from the LAN works for the hosts in NEXT_ALLOWED_DEV_ORIGINS, and production ignores that variable", async () => {
     const lan = { host: "192.168.1.20:3000", headers: { origin: "http://192.168.1.20:3000" }, body: JSON.stringify(CREDENTIALS) };
     const unset = await boot();
     const refused = await call(unset.api, "POST", "/api/setup", lan);
@@ -263,7 +263,7 @@ describe("#13.3 Host and Origin are checked against PUBLIC_URL", () => {
 });
 
 describe("beyond the found vectors", () => {
-  it("#13: a state-changing session route reached with a non-JSON content type (a form post from another site) is refused with 415, before the origin check", async () => {
+  it("a state-changing session route reached with a non-JSON content type (a form post from another site) is refused with 415, before the origin check", async () => {
     const b = await boot();
     const setup = await call(b.api, "POST", "/api/setup", { body: JSON.stringify(CREDENTIALS) });
     const cookie = (setup.headers.get("set-cookie") ?? "").split(";")[0]!;
@@ -280,7 +280,7 @@ describe("beyond the found vectors", () => {
   });
 });
 
-describe("#13.5 and #13.6 webhook bodies that cost more than they weigh", () => {
+describe("and webhook bodies that cost more than they weigh", () => {
   let app: TestApp;
   let server: Server;
   let base: string;
@@ -301,7 +301,7 @@ describe("#13.5 and #13.6 webhook bodies that cost more than they weigh", () => 
   };
   const stored = async (res: Response) => (await app.store.runs.event(((await res.json()) as { event_id: string }).event_id))!.payload;
 
-  it("#13.5: capping an oversized payload serializes it once, however many keys it has (it was up to nine times)", () => {
+  it("capping an oversized payload serializes it once, however many keys it has (it was up to nine times)", () => {
     const payload = { body: Object.fromEntries(Array.from({ length: 9_999 }, (_, i) => [`field${i}`, "v".repeat(90)])) };
     const text = JSON.stringify(payload);
     const stringify = vi.spyOn(JSON, "stringify");
@@ -320,7 +320,7 @@ describe("#13.5 and #13.6 webhook bodies that cost more than they weigh", () => 
     }
   });
 
-  it("#13.5: an 868 KB form with 100,000 fields (or JSON with 1e5 keys) is stored as capped raw text with a parse_error instead of being parsed", async () => {
+  it("an 868 KB form with 100,000 fields (or JSON with 1e5 keys) is stored as capped raw text with a parse_error instead of being parsed", async () => {
     const form = Array.from({ length: 100_000 }, (_, i) => `f${i}=x`).join("&");
     expect(form.length).toBeGreaterThan(860_000);
     const formRes = await fetch(await hook(), { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: form });
@@ -339,7 +339,7 @@ describe("#13.5 and #13.6 webhook bodies that cost more than they weigh", () => 
     expect((repeated.body as { tag: string[] }).tag).toHaveLength(9_000);
   });
 
-  it("#13.6: JSON nested 10,000 levels deep gets 202 and is stored as raw text with a parse_error, never a 500", async () => {
+  it("JSON nested 10,000 levels deep gets 202 and is stored as raw text with a parse_error, never a 500", async () => {
     const deep = "[".repeat(10_000) + "]".repeat(10_000);
     const res = await fetch(await hook(), { method: "POST", headers: { "content-type": "application/json" }, body: deep });
     expect(res.status).toBe(202);
@@ -350,7 +350,7 @@ describe("#13.5 and #13.6 webhook bodies that cost more than they weigh", () => 
     expect((await stored(await fetch(await hook(), { method: "POST", headers: { "content-type": "application/json" }, body: fine }))).body).toEqual(JSON.parse(fine));
   });
 
-  it("#13.6: the session API answers deep JSON with 400 naming the bound", async () => {
+  it("the session API answers deep JSON with 400 naming the bound", async () => {
     const b = await boot();
     const res = await call(b.api, "POST", "/api/setup", { body: `{"email":${"[".repeat(10_000)}${"]".repeat(10_000)}}` });
     expect(res.status).toBe(400);
@@ -358,7 +358,7 @@ describe("#13.5 and #13.6 webhook bodies that cost more than they weigh", () => 
   });
 });
 
-describe("#13.7 SMTP: a message that can never be accepted gets a permanent answer", () => {
+describe("SMTP: a message that can never be accepted gets a permanent answer", () => {
   let app: TestApp;
   let receiver: Receiver;
   beforeAll(async () => {
@@ -385,14 +385,14 @@ describe("#13.7 SMTP: a message that can never be accepted gets a permanent answ
   }
   const head = "From: sender@example.com\r\nTo: in@hooks.example\r\nSubject: hello\r\n";
 
-  it("#13.7: 50,000 headers get 552 with the reason, not a 451 that makes the sender retry for days", async () => {
+  it("50,000 headers get 552 with the reason, not a 451 that makes the sender retry for days", async () => {
     const headers = Array.from({ length: 50_000 }, (_, i) => `X-H${i}: v${i}`).join("\r\n");
     const r = await send(`${head}${headers}\r\n\r\nbody\r\n`);
     expect(r.code).toBe(552);
     expect(r.response).toMatch(/^552 5\.3\.4 Message refused: a header block is larger than 1 MB/);
   });
 
-  it("#13.7: 2,000 attachments get 552 with the reason", async () => {
+  it("2,000 attachments get 552 with the reason", async () => {
     const parts = Array.from({ length: 2_000 }, (_, i) => `--b\r\nContent-Type: text/plain\r\nContent-Disposition: attachment; filename="a${i}.txt"\r\n\r\nx\r\n`).join("");
     const r = await send(`${head}Content-Type: multipart/mixed; boundary="b"\r\n\r\n${parts}--b--\r\n`);
     expect(r.code).toBe(552);
@@ -401,7 +401,7 @@ describe("#13.7 SMTP: a message that can never be accepted gets a permanent answ
     expect((await send(`${head}\r\nhi\r\n`)).code).toBe(250);
   });
 
-  it("#13.7: our own fault (the database gone) is still a temporary 451", async () => {
+  it("our own fault (the database gone) is still a temporary 451", async () => {
     const broken = createTestApp({ env: { INBOUND_DOMAIN: "hooks.example" } });
     await broken.applets.create({ name: "mail", definition: { version: 1, trigger: { type: "email", config: { to_alias: "in" } }, actions: [{ type: "note", config: { filename: "m.md", content: "x" } }] } });
     const r = await startReceiver(broken, { port: 0, host: "127.0.0.1" });
@@ -418,10 +418,10 @@ describe("#13.7 SMTP: a message that can never be accepted gets a permanent answ
   });
 });
 
-describe("#13.8 IPv4 addresses inside IPv6", () => {
+describe("IPv4 addresses inside IPv6", () => {
   const hidden = ["http://[::127.0.0.1]/", "http://[::7f00:1]:8080/x", "http://[::10.0.0.1]/", "http://[::ffff:0:127.0.0.1]/", "http://[64:ff9b::127.0.0.1]/", "http://[64:ff9b:1::a00:1]/", "http://[2002:7f00:1::]/", "http://[::8.8.8.8]/", "http://[100::1]/"];
 
-  it("#13.8: http://[::127.0.0.1]/ and other embedded-IPv4 forms are refused when an http, poll or RSS applet is saved", async () => {
+  it("http://[::127.0.0.1]/ and other embedded-IPv4 forms are refused when an http, poll or RSS applet is saved", async () => {
     const app = createTestApp();
     try {
       for (const url of hidden) {
@@ -440,7 +440,7 @@ describe("#13.8 IPv4 addresses inside IPv6", () => {
     }
   });
 
-  it("#13.8: and at connect time, for a literal and for a DNS answer", async () => {
+  it("and at connect time, for a literal and for a DNS answer", async () => {
     const literal = createSafeFetch({ allowPrivate: false });
     await expect(literal("http://[::127.0.0.1]:9/")).rejects.toThrow(/refusing to connect to ::7f00:1 \(ipv4Compatible\)/);
     const resolving = createSafeFetch({ allowPrivate: false, lookup: async () => [{ address: "::ffff:0:7f00:1", family: 6 }] });
@@ -450,8 +450,8 @@ describe("#13.8 IPv4 addresses inside IPv6", () => {
   });
 });
 
-describe("#13.9 import", () => {
-  it("#13.9: a guessable webhook token, an id with /.., a created_at that is not a date and enabled that is not a boolean are all refused at once, each with its path", async () => {
+describe("import", () => {
+  it("a guessable webhook token, an id with /.., a created_at that is not a date and enabled that is not a boolean are all refused at once, each with its path", async () => {
     const app = createTestApp();
     try {
       const good = JSON.parse(readFileSync("fixtures/export.json", "utf8")) as Record<string, unknown>[];
@@ -480,8 +480,8 @@ describe("#13.9 import", () => {
   });
 });
 
-describe("#13.10 note action", () => {
-  it("#13.10: append refuses a file with a second hard link (planted inside NOTES_ROOT, pointing outside) and keeps refusing symbolic links", async () => {
+describe("note action", () => {
+  it("append refuses a file with a second hard link (planted inside NOTES_ROOT, pointing outside) and keeps refusing symbolic links", async () => {
     const dataDir = makeTempDir("whenthen-notes-");
     const notesRoot = path.join(dataDir, "notes");
     const outside = makeTempDir("whenthen-outside-");

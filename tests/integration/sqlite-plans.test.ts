@@ -1,6 +1,6 @@
 /**
  * The queue's SQLite statements read through the indexes they were written for, whatever other
- * indexes on `runs` exist. Issue 17 added runs_status_created_idx (status, created_at); without
+ * indexes on `runs` exist. runs_status_created_idx (status, created_at); without
  * statistics SQLite's planner then chose it for the claim's loose index scan, so every step read
  * and sorted every queued run: a claim of 4 ms at 2,000 queued runs and seconds under a webhook
  * backlog, inside the worker's finish-and-claim write transaction, which the web process's ingest
@@ -47,7 +47,7 @@ const plan = (db: Database.Database, sql: string, params: Record<string, unknown
   return rows.map((r) => r.detail);
 };
 
-describe("#14 #16 regression: the SQLite queue's query plans", () => {
+describe("the SQLite queue's query plans", () => {
   test("the claim enumerates applets and finds each head through runs_queued_idx, never by reading every queued run", async () => {
     const { db } = await backlog();
     for (const stats of [true, false]) {
@@ -70,7 +70,7 @@ describe("#14 #16 regression: the SQLite queue's query plans", () => {
   });
 });
 
-describe("#14 regression: no statement of the SQLite store walks every run or every event", () => {
+describe("no statement of the SQLite store walks every run or every event", () => {
   test("each statement prepared on runs or events (or deleting an applet, which cascades to them) reads through an index on what it filters by (the queue's partial indexes may be walked whole)", () => {
     const sources: string[] = [];
     const prepare = Database.prototype.prepare;

@@ -13,7 +13,7 @@ import { loadEnvFile } from "@/lib/core/env-file";
 import { silentLogger } from "@/lib/core/log";
 
 /**
- * Issue 22, items 2, 3 and 5, with the real processes: server.ts and worker/index.ts started as
+ * Items 2, 3 and 5, with the real processes: server.ts and worker/index.ts started as
  * `pnpm dev` starts them (node --import tsx), a real .env file, real ports held by another socket.
  */
 const ROOT = path.resolve(__dirname, "../..");
@@ -100,8 +100,8 @@ function startProcess(script: string, env: NodeJS.ProcessEnv, cwd = ROOT): Start
   return { child, output: () => out, waitFor, exited };
 }
 
-describe("#22.3: a .env file reaches both processes, and the environment wins over it", () => {
-  test("#22.3: the worker reads .env from its working directory; SMTP_INBOUND_PORT from the environment overrides the file's", async () => {
+describe("a .env file reaches both processes, and the environment wins over it", () => {
+  test("the worker reads .env from its working directory; SMTP_INBOUND_PORT from the environment overrides the file's", async () => {
     const dir = tempDir();
     const port = await freePort();
     // Port 1 would fail (it needs root): if the file won over the environment, the worker would not start.
@@ -116,7 +116,7 @@ describe("#22.3: a .env file reaches both processes, and the environment wins ov
     expect(out).toMatch(/"concurrency":3/);
   });
 
-  test("#22.3: the web process reads the file named by ENV_FILE; PORT from the environment overrides the file's", async () => {
+  test("the web process reads the file named by ENV_FILE; PORT from the environment overrides the file's", async () => {
     const dir = tempDir();
     const port = await freePort();
     const envFile = path.join(dir, "whenthen.env");
@@ -129,7 +129,7 @@ describe("#22.3: a .env file reaches both processes, and the environment wins ov
     expect([200, 503]).toContain(health.status);
   });
 
-  test("#22.3: precedence in one place: environment (even an empty value) over the file over the defaults; a named ENV_FILE must exist", () => {
+  test("precedence in one place: environment (even an empty value) over the file over the defaults; a named ENV_FILE must exist", () => {
     const dir = tempDir();
     writeFileSync(path.join(dir, ".env"), "A=file\nB=file\nC=file\n");
     const env: Record<string, string | undefined> = { A: "env", B: "" };
@@ -140,8 +140,8 @@ describe("#22.3: a .env file reaches both processes, and the environment wins ov
   });
 });
 
-describe("#22.2: a taken port fails with the variable to change, not a bare EADDRINUSE", () => {
-  test("#22.2: web: PORT taken → exits 1 naming PORT and suggesting another", async () => {
+describe("a taken port fails with the variable to change, not a bare EADDRINUSE", () => {
+  test("web: PORT taken → exits 1 naming PORT and suggesting another", async () => {
     const dir = tempDir();
     const port = await takenPort();
     const web = startProcess("server.ts", baseEnv({ DATA_DIR: path.join(dir, "data"), PORT: String(port), SMTP_INBOUND_PORT: String(await freePort()) }));
@@ -150,7 +150,7 @@ describe("#22.2: a taken port fails with the variable to change, not a bare EADD
     expect(web.output()).not.toMatch(/at Server\.setupListenHandle/);
   });
 
-  test("#22.2: worker: SMTP_INBOUND_PORT taken → exits 1 naming SMTP_INBOUND_PORT", async () => {
+  test("worker: SMTP_INBOUND_PORT taken → exits 1 naming SMTP_INBOUND_PORT", async () => {
     const dir = tempDir();
     const port = await takenPort();
     const worker = startProcess("worker/index.ts", baseEnv({ DATA_DIR: path.join(dir, "data"), SMTP_INBOUND_PORT: String(port) }));
@@ -160,7 +160,7 @@ describe("#22.2: a taken port fails with the variable to change, not a bare EADD
     expect(worker.output()).not.toMatch(/at Server\.setupListenHandle/);
   });
 
-  test("#14: INBOUND_EMAIL=false: the worker runs without an SMTP receiver, so the port is not even opened", async () => {
+  test("INBOUND_EMAIL=false: the worker runs without an SMTP receiver, so the port is not even opened", async () => {
     const dir = tempDir();
     const port = await takenPort();
     const worker = startProcess("worker/index.ts", baseEnv({ DATA_DIR: path.join(dir, "data"), SMTP_INBOUND_PORT: String(port), INBOUND_EMAIL: "false" }));
@@ -169,8 +169,8 @@ describe("#22.2: a taken port fails with the variable to change, not a bare EADD
   });
 });
 
-describe("#22.5: pnpm reset-password", () => {
-  test("#22.5: reset-password on the server sets a new password and signs out every session", async () => {
+describe("pnpm reset-password", () => {
+  test("reset-password on the server sets a new password and signs out every session", async () => {
     const dir = tempDir();
     const env = { DATA_DIR: dir };
     const app = createApp({ env, log: silentLogger });
@@ -196,7 +196,7 @@ describe("#22.5: pnpm reset-password", () => {
     void app.close();
   });
 
-  test("#22.5: reset-password refuses a short password and an unknown email in words, and changes nothing", async () => {
+  test("reset-password refuses a short password and an unknown email in words, and changes nothing", async () => {
     const dir = tempDir();
     const run = async (args: string[], input: string) => {
       const p = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "scripts/reset-password.ts"), ...args], { cwd: ROOT, env: baseEnv({ DATA_DIR: dir }), stdio: ["pipe", "pipe", "pipe"] });

@@ -9,7 +9,7 @@ import { SLACK_WEBHOOK, sentTo, server, useHttpMocks } from "../helpers/http";
 import { startWorker } from "../helpers/worker";
 
 /**
- * #21.18: a config string that is exactly one `{{…}}` keeps its ingredient's JSON type where the
+ * A config string that is exactly one `{{…}}` keeps its ingredient's JSON type where the
  * action sends JSON values (the http body, Sheets cells, Slack blocks), through the real executor.
  */
 
@@ -21,8 +21,8 @@ afterEach(async () => {
   removeTempDirs();
 });
 
-describe("#21.18: whole-value templates keep their JSON type", () => {
-  test("#21.18: the README's example sends \"amount\": 59.9 (a number) and the title as text, through the executor", async () => {
+describe("whole-value templates keep their JSON type", () => {
+  test("the README's example sends \"amount\": 59.9 (a number) and the title as text, through the executor", async () => {
     const received: unknown[] = [];
     server.use(
       http.post("https://orders.example/orders", async ({ request }) => {
@@ -86,7 +86,7 @@ describe("#21.18: whole-value templates keep their JSON type", () => {
     expect(jsonModeProblem('{"amount": 1}')).toBeNull();
   });
 
-  test("#21.18: Slack blocks given as one {{trigger.body.blocks}} are sent as that array", async () => {
+  test("Slack blocks given as one {{trigger.body.blocks}} are sent as that array", async () => {
     const app = createTestApp();
     const worker = startWorker(app);
     cleanups.push(() => app.cleanup(), () => worker.stop());
@@ -101,7 +101,7 @@ describe("#21.18: whole-value templates keep their JSON type", () => {
     expect(JSON.parse(sentTo("slack")[0]!.body)).toEqual({ text: "Paid: 59.9", blocks });
   });
 
-  test("#21.18: Sheets cells keep numbers, booleans and empties; an object cell is its JSON text; mixed text stays text", async () => {
+  test("Sheets cells keep numbers, booleans and empties; an object cell is its JSON text; mixed text stays text", async () => {
     type AppendFn = SheetsClient["spreadsheets"]["values"]["append"];
     const append = vi.fn<AppendFn>(async () => ({ data: { updates: { updatedRange: "'Orders'!A2:F2", updatedRows: 1 } } }));
     const client: SheetsClient = { spreadsheets: { get: vi.fn(), values: { append } } };

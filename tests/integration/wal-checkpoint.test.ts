@@ -18,7 +18,7 @@ import { until } from "../helpers/wait";
 import { sqliteOf } from "@/lib/db/store/sqlite";
 
 /**
- * Issue #12.7: the web process checkpoints the WAL on a size and a time bound, in a thread of its
+ * The web process checkpoints the WAL on a size and a time bound, in a thread of its
  * own, and the file shrinks back to journal_size_limit. No msw here: the test talks to a real
  * ingress and nothing outside is called (no worker runs).
  */
@@ -99,8 +99,8 @@ function holdSnapshot(app: App): () => void {
   };
 }
 
-describe("#12.7: the WAL is checkpointed on a size and time bound", () => {
-  test("#12.7: with the worker down a burst of webhooks keeps being answered, and the WAL is checkpointed and cut back to journal_size_limit", async () => {
+describe("the WAL is checkpointed on a size and time bound", () => {
+  test("with the worker down a burst of webhooks keeps being answered, and the WAL is checkpointed and cut back to journal_size_limit", async () => {
     const app = webApp();
     const { applet, url, post } = await bigHook(app, "burst");
     const statuses: number[] = [];
@@ -138,7 +138,7 @@ describe("#12.7: the WAL is checkpointed on a size and time bound", () => {
     expect(sqliteOf(app.store).pragma("journal_size_limit", { simple: true })).toBe(JOURNAL_SIZE_LIMIT_BYTES);
   }, 120_000);
 
-  test("#12.7: a WAL below the size bound is still checkpointed once the time bound has passed", async () => {
+  test("a WAL below the size bound is still checkpointed once the time bound has passed", async () => {
     const app = createTestApp();
     cleanups.push(() => app.cleanup());
     sqliteOf(app.store).pragma("wal_autocheckpoint = 0");
@@ -156,7 +156,7 @@ describe("#12.7: the WAL is checkpointed on a size and time bound", () => {
     await until(() => backfilled(app) === framesBefore, "the time-bound checkpoint");
   });
 
-  test("#12.7: checkpointDue fires past either bound when frames wait to be copied back, and never with none", () => {
+  test("checkpointDue fires past either bound when frames wait to be copied back, and never with none", () => {
     const bounds = { maxWalBytes: 8_000_000, maxAgeMs: 30_000 };
     const s = { pendingBytes: 1_000, nowMs: 10_000, lastAtMs: 0 };
     expect(checkpointDue(s, bounds)).toBe(false);
@@ -165,7 +165,7 @@ describe("#12.7: the WAL is checkpointed on a size and time bound", () => {
     expect(checkpointDue({ ...s, pendingBytes: 0, nowMs: 60_000 }, bounds)).toBe(false);
   });
 
-  test("#14 regression: the size bound fires on the frames added since the last checkpoint, also inside a WAL file that kept its size when it started over", async () => {
+  test("the size bound fires on the frames added since the last checkpoint, also inside a WAL file that kept its size when it started over", async () => {
     const app = webApp();
     const { post } = await bigHook(app, "bursts");
     const send = async (count: number) => {
@@ -192,7 +192,7 @@ describe("#12.7: the WAL is checkpointed on a size and time bound", () => {
     await until(() => backfilled(app) > 0, "a checkpoint of the new frames", 10_000);
   }, 120_000);
 
-  test.skipIf(noDisk)("#12.2: a webhook the full disk cannot store is answered 503 with Retry-After; stored again once space is back", async () => {
+  test.skipIf(noDisk)("a webhook the full disk cannot store is answered 503 with Retry-After; stored again once space is back", async () => {
     if (!isSmallDisk(disk)) return;
     const dataDir = path.join(disk.dir, `web-${++appCount}`);
     mkdirSync(dataDir);

@@ -6,7 +6,7 @@ import { createIngress } from "@/lib/http/ingress";
 import { createTestApp, webhookToHttp, type TestApp } from "../helpers/db";
 
 /**
- * #19: the webhook trigger checks the signature schemes of real senders, through the real ingress,
+ * The webhook trigger checks the signature schemes of real senders, through the real ingress,
  * with signatures computed the way each sender documents; a refused request stores nothing, and a
  * redelivery is answered with the first delivery's ids.
  */
@@ -47,7 +47,7 @@ async function refusedAndNothingStored(res: Promise<Response>) {
   expect([await count("events"), await count("runs")]).toEqual(before);
 }
 
-describe("#19: signature presets on the real ingress", () => {
+describe("signature presets on the real ingress", () => {
   test("GitHub: a valid X-Hub-Signature-256 is accepted, a wrong or missing one gets an empty 401 and stores nothing", async () => {
     await app.secrets.set("GH_SECRET", "It's a Secret to Everybody");
     const url = await hook({ verify: "github", hmac_secret: "{{secrets.GH_SECRET}}" });
@@ -124,7 +124,7 @@ describe("#19: signature presets on the real ingress", () => {
   });
 });
 
-describe("#19: idempotent webhooks", () => {
+describe("idempotent webhooks", () => {
   test("a redelivery with the same X-GitHub-Delivery is answered 200 with the first run's ids and stores nothing", async () => {
     const url = await hook({ verify: "github", hmac_secret: "gh" });
     const body = '{"action":"opened"}';
@@ -162,7 +162,7 @@ describe("#19: idempotent webhooks", () => {
   });
 });
 
-describe("#19: bad webhook settings are refused on save with the field named", () => {
+describe("bad webhook settings are refused on save with the field named", () => {
   const save = (config: Record<string, unknown>) => () => app.applets.create({ name: "bad", definition: { ...webhookToHttp("https://status.test/status/200"), trigger: { type: "webhook", config } } });
   test("an unknown preset, a preset without its secret, a dedupe path that cannot exist", async () => {
     await expect(save({ verify: "gitlab", hmac_secret: "x" })).rejects.toThrow(/verify/);

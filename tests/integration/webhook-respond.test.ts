@@ -7,7 +7,7 @@ import { createTestApp, type TestApp } from "../helpers/db";
 import { server as mocks, useHttpMocks } from "../helpers/http";
 import { startWorker } from "../helpers/worker";
 
-/** #19 "respond with data": a webhook may wait (bounded) for its run and answer with its outputs. */
+/** "respond with data": a webhook may wait (bounded) for its run and answer with its outputs. */
 useHttpMocks();
 // The test's own requests to the local ingress go out for real; the action's go to the mocks.
 beforeEach(() => mocks.use(http.all(/^http:\/\/127\.0\.0\.1:\d+\//, () => passthrough())));
@@ -41,7 +41,7 @@ const hook = async (trigger: Record<string, unknown>, status = 200) => {
 };
 const post = (url: string, body: unknown) => fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 
-describe("#19: respond with data", () => {
+describe("respond with data", () => {
   test("the sender gets the configured status and a body rendered from the run's step output and the trigger", async () => {
     const url = await hook({ respond_wait_seconds: 5, respond_status: 201, respond_body: '{"echo":"{{trigger.body.q}}","upstream":"{{steps[0].output.body}}","run":"{{run.status}}"}' });
     const worker = startWorker(app);

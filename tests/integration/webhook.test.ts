@@ -211,7 +211,7 @@ forEachEngine((engine) => {
       }
     });
 
-    // Since #12.2 the answer also says what is wrong (`problems`).
+    // Since then the answer also says what is wrong (`problems`).
     test("health answers 503 until the worker heartbeat is fresh, then 200 with worker_seen_at", async () => {
       const stale = await fetch(`${base}/api/health`);
       expect(stale.status).toBe(503);

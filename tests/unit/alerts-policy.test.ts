@@ -16,7 +16,7 @@ const state = (o: Partial<AppletAlertState> = {}): AppletAlertState => ({
 });
 const run = (status: string) => ({ id: "r1", status, error: "boom", attempt: 3 });
 
-describe("#18: alert policy (pure)", () => {
+describe("alert policy (pure)", () => {
   test("alert on the first failed attempt: only when chosen, only after attempt 1, only when alerts go somewhere; it opens the alert state for the recovery", () => {
     const retrying = { id: "r1", error: "boom", attempt: 1, maxAttempts: 5, nextAttemptAt: "2026-03-07T09:15:00.000Z" };
     const on = { ...settings, alertOnRetry: true };
@@ -62,7 +62,7 @@ describe("#18: alert policy (pure)", () => {
   });
 });
 
-describe("#18: alert messages", () => {
+describe("alert messages", () => {
   const row = (o: Partial<AlertRow>): AlertRow => ({
     id: "al",
     appletId: "app1",

@@ -9,8 +9,8 @@ const base: VersionContent = {
 const withDefinition = (d: Record<string, unknown>, extra: Partial<VersionContent> = {}): VersionContent => ({ ...base, ...extra, definition: { ...base.definition, ...d } });
 const save = (v: VersionContent) => ({ ...v, source: "save" as const });
 
-describe("#18: version summaries, diffs and authors", () => {
-  test("#18: a diff shows the changed field, with context, and folds the unchanged lines", () => {
+describe("version summaries, diffs and authors", () => {
+  test("a diff shows the changed field, with context, and folds the unchanged lines", () => {
     const newer = withDefinition({ actions: [{ type: "http", config: { url: "https://b.test/", method: "POST" } }] });
     const { lines, added, removed } = versionDiff(base, newer, 1);
     expect([added, removed]).toEqual([1, 1]);
@@ -26,14 +26,14 @@ describe("#18: version summaries, diffs and authors", () => {
     expect("oldNo" in del && del.oldNo).toBe("newNo" in add && add.newNo);
   });
 
-  test("#18: keys that only moved are no change; canonical JSON sorts keys at every level and keeps array order", () => {
+  test("keys that only moved are no change; canonical JSON sorts keys at every level and keeps array order", () => {
     const reordered: VersionContent = { enabled: true, definition: { actions: base.definition.actions, trigger: { config: {}, type: "webhook" }, version: 1 }, name: "Ping" };
     expect(versionDiff(base, reordered).lines.every((l) => l.kind === "skip" || l.kind === "same")).toBe(true);
     expect(changeSummary(base, save(reordered))).toBe("No changes");
     expect(canonicalJson({ b: 1, a: [{ d: 1, c: 2 }, 3] })).toBe('{\n  "a": [\n    {\n      "c": 2,\n      "d": 1\n    },\n    3\n  ],\n  "b": 1\n}');
   });
 
-  test("#18: the one-line summary names what changed: name, enabled, trigger, filter, transform, each action, settings", () => {
+  test("the one-line summary names what changed: name, enabled, trigger, filter, transform, each action, settings", () => {
     const first = { ...base, source: "create" as const };
     expect(changeSummary(null, first)).toBe("Created");
     expect(changeSummary(null, { ...base, source: "import" })).toBe("Imported");
@@ -50,7 +50,7 @@ describe("#18: version summaries, diffs and authors", () => {
     );
   });
 
-  test("#18: who saved: the API token when one was used, else the signed-in user", () => {
+  test("who saved: the API token when one was used, else the signed-in user", () => {
     expect(authorOf({ userId: "u1", email: "owner@example.com" })).toEqual({ kind: "user", id: "u1", label: "owner@example.com" });
     const viaToken = authorOf({ userId: "u1", email: "owner@example.com", token: { id: "t1", name: "deploy" } });
     expect(viaToken).toEqual({ kind: "token", id: "t1", label: "deploy" });

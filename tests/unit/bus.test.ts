@@ -151,7 +151,7 @@ describe("SSE feeder: run changes from the worker reach the bus once each", () =
     expect(feed.remembered()).toBeLessThanOrEqual(1);
   });
 
-  test("#14: the live-view feed yields to the event loop between pages, so webhooks are answered while it reads a burst", async () => {
+  test("the live-view feed yields to the event loop between pages, so webhooks are answered while it reads a burst", async () => {
     const { app, published, touch, newRun } = await setup();
     const ids: string[] = [];
     for (let i = 0; i < 1600; i++) ids.push(await newRun());
@@ -170,7 +170,7 @@ describe("SSE feeder: run changes from the worker reach the bus once each", () =
     expect(seenMidway.some((n) => n > 0 && n < 1600)).toBe(true);
   });
 
-  test("#14: with no SSE stream open the feed reads nothing; a stream opened later gets the changes from then on", async () => {
+  test("with no SSE stream open the feed reads nothing; a stream opened later gets the changes from then on", async () => {
     const app = createTestApp({ start: "2026-03-07T12:00:00.000Z" });
     apps.push(app);
     const applet = await app.applets.create({ name: "unwatched", definition: webhookToHttp("https://status.test/status/200") });

@@ -1,19 +1,19 @@
 import { describe, expect, test } from "vitest";
 import { CHROMIUM_CANDIDATES, findChromium } from "../e2e/chromium";
 
-describe("#22.4: the browser tests find Chromium or say why they skip", () => {
-  test("#22.4: CHROMIUM_PATH wins over the usual locations", () => {
+describe("the browser tests find Chromium or say why they skip", () => {
+  test("CHROMIUM_PATH wins over the usual locations", () => {
     const exists = (p: string) => p === "/opt/my/chrome" || p === "/usr/bin/chromium";
     expect(findChromium({ CHROMIUM_PATH: "/opt/my/chrome" }, exists)).toEqual({ path: "/opt/my/chrome", reason: "" });
   });
 
-  test("#22.4: without CHROMIUM_PATH the first usual location that exists is used (Ubuntu's chromium-browser, macOS app bundles)", () => {
+  test("without CHROMIUM_PATH the first usual location that exists is used (Ubuntu's chromium-browser, macOS app bundles)", () => {
     expect(findChromium({}, (p) => p === "/usr/bin/chromium-browser").path).toBe("/usr/bin/chromium-browser");
     expect(findChromium({}, (p) => p === "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome").path).toBe("/Applications/Google Chrome.app/Contents/MacOS/Google Chrome");
     expect(CHROMIUM_CANDIDATES[0]).toBe("/usr/bin/chromium");
   });
 
-  test("#22.4: none found: no path, and a reason that says how to install one or set CHROMIUM_PATH", () => {
+  test("none found: no path, and a reason that says how to install one or set CHROMIUM_PATH", () => {
     const none = findChromium({}, () => false);
     expect(none.path).toBeNull();
     expect(none.reason).toMatch(/apt-get install -y chromium/);

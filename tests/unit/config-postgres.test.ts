@@ -15,7 +15,7 @@ const KEY = Buffer.alloc(32, 3).toString("base64");
 const URL = "postgres://app:pw@db.internal:5432/whenthen";
 
 describe("DATABASE_URL=postgres://", () => {
-  test("#16: selects PostgreSQL with the pool size and the LISTEN URL (default: DATABASE_URL)", () => {
+  test("selects PostgreSQL with the pool size and the LISTEN URL (default: DATABASE_URL)", () => {
     const c = loadConfig({ DATA_DIR: temp(), DATABASE_URL: URL, SECRETS_KEY: KEY, SESSION_SECRET: "s", DATABASE_POOL_SIZE: "4" });
     expect(c.postgres).toEqual({ url: URL, listenUrl: URL, poolSize: 4 });
     const direct = "postgres://app:pw@db-direct:5432/whenthen";
@@ -23,7 +23,7 @@ describe("DATABASE_URL=postgres://", () => {
     expect(loadConfig({ DATA_DIR: temp() }).postgres).toBeUndefined();
   });
 
-  test("#16.6: on PostgreSQL a key that would be generated refuses to start, naming the key; none is written", () => {
+  test("on PostgreSQL a key that would be generated refuses to start, naming the key; none is written", () => {
     const dir = temp();
     expect(() => loadConfig({ DATA_DIR: dir, DATABASE_URL: URL, SESSION_SECRET: "s" })).toThrow(/on PostgreSQL SECRETS_KEY must be set \(the same value on every host\)/);
     expect(() => loadConfig({ DATA_DIR: dir, DATABASE_URL: URL, SECRETS_KEY: KEY })).toThrow(/on PostgreSQL SESSION_SECRET must be set/);
@@ -34,7 +34,7 @@ describe("DATABASE_URL=postgres://", () => {
     expect(existsSync(path.join(dir, "SECRETS_KEY"))).toBe(true);
   });
 
-  test("#16.6: the key files of an install being moved are used as they are", () => {
+  test("the key files of an install being moved are used as they are", () => {
     const dir = temp();
     writeFileSync(path.join(dir, "SECRETS_KEY"), KEY);
     writeFileSync(path.join(dir, "SESSION_SECRET"), "moved");

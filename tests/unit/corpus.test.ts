@@ -5,7 +5,7 @@ import { parseInbound } from "@/lib/mail/normalize";
 import { feedItems, parseFeed } from "@/lib/triggers/rss";
 
 /**
- * #21: every file of fixtures/corpus (public feeds and mail, credited in its README) through the
+ * Every file of fixtures/corpus (public feeds and mail, credited in its README) through the
  * real parsing code, checked field by field against fixtures/corpus/manifest.json.
  */
 
@@ -34,7 +34,7 @@ const manifest = JSON.parse(readFileSync(path.join(root, "manifest.json"), "utf8
 const filesUnder = (dir: string): string[] => readdirSync(path.join(root, dir), { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.relative(path.join(root, dir), path.join(e.parentPath, e.name)));
 const receivedAt = new Date("2026-03-10T08:20:00.000Z");
 
-describe("#21 corpus: real feeds", () => {
+describe("corpus: real feeds", () => {
   test("every feed file in the corpus has an entry in the manifest, and every entry a file", () => {
     expect(filesUnder("feeds").sort()).toEqual(Object.keys(manifest.feeds).sort());
   });
@@ -66,7 +66,7 @@ describe("#21 corpus: real feeds", () => {
   });
 });
 
-describe("#21 corpus: real mail", () => {
+describe("corpus: real mail", () => {
   test("every mail file in the corpus has an entry in the manifest, and every entry a file", () => {
     expect(filesUnder("mail").sort()).toEqual(Object.keys(manifest.mail).sort());
   });

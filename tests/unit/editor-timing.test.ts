@@ -7,7 +7,7 @@ import { checkDefinition, type DefinitionV1 as Definition } from "@/lib/definiti
 import { triggerRegistry } from "@/lib/triggers";
 
 /**
- * #17 in the editor without a browser: which sample values an action can be anchored at, the
+ * In the editor without a browser: which sample values an action can be anchored at, the
  * Timing control and the applet's timed settings as form state ⇄ the definition, and where a
  * save's timing problems are shown and in which words.
  */
@@ -20,7 +20,7 @@ const stored = (definition: Definition): Draft => draftFromDefinition(catalog, {
 const roundTrip = (d: Definition): Definition | null => buildDefinition(catalog, stored(d));
 const apply = (draft: Draft, ...actions: DraftAction[]): Draft => actions.reduce(draftReducer, draft);
 
-describe("#17: which sample values look like a time", () => {
+describe("which sample values look like a time", () => {
   test.each([
     ["2026-10-12T10:00:00-06:00", "time"],
     ["2026-10-12T16:00:00Z", "time"],
@@ -85,7 +85,7 @@ describe("#17: which sample values look like a time", () => {
   });
 });
 
-describe("#17: the Timing control ⇄ the action's timing", () => {
+describe("the Timing control ⇄ the action's timing", () => {
   test("no timing is 'run now' and sends nothing", () => {
     expect(timingToForm(undefined)).toEqual(NO_TIMING);
     expect(timingFromForm(NO_TIMING)).toBeUndefined();
@@ -142,7 +142,7 @@ describe("#17: the Timing control ⇄ the action's timing", () => {
   });
 });
 
-describe("#17: the applet's timed settings ⇄ the definition's timed", () => {
+describe("the applet's timed settings ⇄ the definition's timed", () => {
   const full = {
     subject: { id: "{{trigger.body.booking.id}}", version: "{{trigger.body.booking.version}}", type: "booking" },
     supersede: { path: "trigger.body.event", values: ["booking.rescheduled", "booking.cancelled"], cancel_values: ["booking.cancelled"] },
@@ -185,7 +185,7 @@ describe("#17: the applet's timed settings ⇄ the definition's timed", () => {
   });
 });
 
-describe("#17: a save's timing problems, at the field", () => {
+describe("a save's timing problems, at the field", () => {
   const timedDraft = (): Draft =>
     apply(
       stored({ version: 1, trigger: { type: "webhook", config: {} }, actions: [slack("now"), slack("later", { at: "-24h", anchor: "trigger.body.starts_at" })], timed: { quiet_hours: { start: "21:00", end: "21:00" } } }),
@@ -238,7 +238,7 @@ describe("#17: a save's timing problems, at the field", () => {
   });
 });
 
-describe("#17: the timed actions' conditions in the editor", () => {
+describe("the timed actions' conditions in the editor", () => {
   const conditions = {
     all: [
       { field: "trigger.body.status", op: "eq", value: "confirmed" },

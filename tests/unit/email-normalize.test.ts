@@ -6,7 +6,7 @@ import { generatedMessageId, parseInbound } from "../../lib/mail/normalize";
 
 const fixture = (name: string) => readFileSync(path.join(__dirname, "../../fixtures/inbound", name));
 const receivedAt = new Date("2026-03-10T08:20:00.000Z");
-// #21 adds date_source (and original_filename on each attachment).
+// Adds date_source (and original_filename on each attachment).
 const FIELDS = ["attachments", "cc", "date", "date_source", "from", "from_name", "html", "message_id", "reply_to", "subject", "text", "text_first_line", "to"];
 
 describe("email normalization (mailparser → trigger fields)", () => {
@@ -85,10 +85,10 @@ describe("email normalization (mailparser → trigger fields)", () => {
   });
 });
 
-describe("#21 mail: what real senders send", () => {
+describe("mail: what real senders send", () => {
   const message = (headers: string[], body = "Hello") => Buffer.from([...headers, "", body, ""].join("\r\n"));
 
-  test("#21.10: an unreadable Date header gives the time it was received, the same on every parse, and says so", async () => {
+  test("an unreadable Date header gives the time it was received, the same on every parse, and says so", async () => {
     const raw = message(["From: Ada <ada@example.com>", "Date: Tomorrow at noon, probably", "Message-ID: <d-1@example.com>", "Subject: hi"]);
     const a = await parseInbound(raw, { receivedAt });
     const b = await parseInbound(raw, { receivedAt });
@@ -101,7 +101,7 @@ describe("#21 mail: what real senders send", () => {
     expect(readable.warnings).toEqual([]);
   });
 
-  test("#21.11: raw 8-bit Latin-1 headers are decoded, not shown as U+FFFD; a UTF-8 header block is left as it is", async () => {
+  test("raw 8-bit Latin-1 headers are decoded, not shown as U+FFFD; a UTF-8 header block is left as it is", async () => {
     const latin = iconv.encode(["From: Jörg Müller <jm@example.de>", "Subject: Grüße aus Köln – “Angebot”", "Date: Tue, 10 Mar 2026 09:15:02 +0100", "Content-Type: text/plain; charset=iso-8859-1", "Content-Transfer-Encoding: 8bit", "", "Schöne Grüße", ""].join("\r\n"), "windows-1252");
     const { email } = await parseInbound(latin, { receivedAt });
     expect(email.subject).toBe("Grüße aus Köln – “Angebot”");
@@ -111,7 +111,7 @@ describe("#21 mail: what real senders send", () => {
     expect([utf8.email.from_name, utf8.email.subject]).toEqual(["Zoë", "日本語の件名"]);
   });
 
-  test("#21.12: non-ASCII attachment names stay readable (sanitized for the file system) and the name as sent is an ingredient", async () => {
+  test("non-ASCII attachment names stay readable (sanitized for the file system) and the name as sent is an ingredient", async () => {
     const raw = Buffer.from(
       [
         "From: a@example.com",
@@ -149,7 +149,7 @@ describe("#21 mail: what real senders send", () => {
     ]);
   });
 
-  test("#21.13: a valid Message-ID with several @ is kept, not replaced by a generated one", async () => {
+  test("a valid Message-ID with several @ is kept, not replaced by a generated one", async () => {
     for (const id of ['<"ada@home"@mail.example.com>', "<part1@part2@mail.example.com>"]) {
       const { email } = await parseInbound(message(["From: a@example.com", `Message-ID: ${id}`]), { receivedAt });
       expect(email.message_id).toBe(id);

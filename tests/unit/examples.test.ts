@@ -4,9 +4,9 @@ import { checkDefinition } from "@/lib/definition";
 import { triggerRegistry } from "@/lib/triggers";
 import { renderConfig } from "@/lib/template";
 
-/** #20 onboarding: the ready examples (the seed's too) are valid, one per trigger type, laptop-only. */
-describe("#20: the ready examples", () => {
-  it("#20: every trigger type has an example, each with a unique key", () => {
+/** Onboarding: the ready examples (the seed's too) are valid, one per trigger type, laptop-only. */
+describe("the ready examples", () => {
+  it("every trigger type has an example, each with a unique key", () => {
     expect(new Set(APPLET_EXAMPLES.map((e) => e.key)).size).toBe(APPLET_EXAMPLES.length);
     expect([...new Set(APPLET_EXAMPLES.map((e) => e.triggerType))].sort()).toEqual([...triggerRegistry.keys()].sort());
   });
@@ -30,7 +30,7 @@ describe("#20: the ready examples", () => {
     }
   });
 
-  it("#20: every example passes checkDefinition, and its trigger is the type it says", () => {
+  it("every example passes checkDefinition, and its trigger is the type it says", () => {
     for (const e of APPLET_EXAMPLES) {
       const checked = checkDefinition(e.definition({ inboundDomain: "localhost" }));
       expect(checked.ok ? [] : checked.problems, e.key).toEqual([]);
@@ -38,7 +38,7 @@ describe("#20: the ready examples", () => {
     }
   });
 
-  it("#20: the first five examples use only what works on a laptop: notes and email (the outbox), no secrets", () => {
+  it("the first five examples use only what works on a laptop: notes and email (the outbox), no secrets", () => {
     for (const e of APPLET_EXAMPLES.slice(0, 5)) {
       const def = e.definition({ inboundDomain: "localhost" }) as { actions: { type: string }[] };
       for (const a of def.actions) expect(["note", "email"], `${e.key}: ${a.type}`).toContain(a.type);

@@ -13,7 +13,7 @@ import { makeTempDir } from "../helpers/action-context";
 import { createTestApp, testFetch } from "../helpers/db";
 import { server, useHttpMocks } from "../helpers/http";
 
-/** #21: feeds as the world writes them. Each test is named after a defect the issue lists. */
+/** Feeds as the world writes them. Each test is named after a defect the issue lists. */
 
 useHttpMocks();
 
@@ -58,11 +58,11 @@ function bigFeed(n: number): string {
   return `<?xml version="1.0"?><rss version="2.0"><channel><title>Big podcast</title>${entries.join("")}</channel></rss>`;
 }
 
-describe("#21 feeds: seen keys", () => {
+describe("feeds: seen keys", () => {
   const app = createTestApp();
   afterAll(() => app.cleanup());
 
-  test("#21.1: a 730-item podcast feed polled again fires nothing: an item still in the feed is never new", async () => {
+  test("a 730-item podcast feed polled again fires nothing: an item still in the feed is never new", async () => {
     const url = serve(bigFeed(730));
     const first = await poll(url, emptyTriggerState());
     expect(first.events).toEqual([]);
@@ -76,7 +76,7 @@ describe("#21 feeds: seen keys", () => {
     expect(fourth.events.map((e) => e.dedupeKey)).toEqual(["ep-731"]);
   });
 
-  test("#21.1: a 5,000-item feed polled twice fires nothing the second time, and its stored state stays bounded (measured)", async () => {
+  test("a 5,000-item feed polled twice fires nothing the second time, and its stored state stays bounded (measured)", async () => {
     const applet = await app.applets.create({ name: "Big", definition: { version: 1, trigger: { type: "rss", config: { url: "https://feeds.example/big.xml" } }, actions: [{ type: "note", config: { filename: "x.md", content: "x" } }] } });
     const url = serve(bigFeed(5000));
     const first = await poll(url, emptyTriggerState(), undefined, { fire_on_first_poll: false });
@@ -97,7 +97,7 @@ describe("#21 feeds: seen keys", () => {
   });
 });
 
-describe("#21 feeds: large feeds", () => {
+describe("feeds: large feeds", () => {
   test("a large feed is read in slices, so the worker's event loop keeps turning while it is parsed", async () => {
     const order: string[] = [];
     const parsing = parseFeed(bigFeed(3000)).then((f) => order.push(`parsed ${f.items.length}`));
@@ -253,8 +253,8 @@ describe("feeds as feedparser's tests write them", () => {
   });
 });
 
-describe("#21 feeds: dates", () => {
-  test("#21.2: one unreadable Atom <updated> gives that item published_at null and a warning; the feed and its other entries are read", async () => {
+describe("feeds: dates", () => {
+  test("one unreadable Atom <updated> gives that item published_at null and a warning; the feed and its other entries are read", async () => {
     const atom = `<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom"><title>Releases</title>
       <entry><id>tag:r,2026:1</id><title>One</title><link href="https://r.example/1"/><updated>Mon, 30 Nov 2026 10:00:00 CET</updated></entry>
       <entry><id>tag:r,2026:2</id><title>Two</title><link href="https://r.example/2"/><updated>sometime next week</updated></entry>
@@ -281,12 +281,12 @@ describe("#21 feeds: dates", () => {
     ["AT", "Tue, 08 Dec 2026 10:00:00 AT", "2026-12-08T14:00:00.000Z"],
     ["Etc/GMT", "Mon, 30 Nov 2026 10:00:00 Etc/GMT", "2026-11-30T10:00:00.000Z"],
     ["Etc/GMT+5 (POSIX sign: UTC−5)", "Mon, 30 Nov 2026 10:00:00 Etc/GMT+5", "2026-11-30T15:00:00.000Z"],
-  ])("#21.7: the named zone %s is read", async (_name, text, iso) => {
+  ])("the named zone %s is read", async (_name, text, iso) => {
     expect(await publishedAt(text)).toBe(iso);
     expect(parseDateText(text)?.toISOString()).toBe(iso);
   });
 
-  test("#21.7: short ISO forms are read as ISO 8601 says, not misread (03-12-31 is 2003-12-31)", async () => {
+  test("short ISO forms are read as ISO 8601 says, not misread (03-12-31 is 2003-12-31)", async () => {
     expect(await publishedAt("03-12-31")).toBe("2003-12-31T00:00:00.000Z");
     expect(await publishedAt("031231")).toBe("2003-12-31T00:00:00.000Z");
     expect(await publishedAt("2003-12")).toBe("2003-12-01T00:00:00.000Z");
@@ -295,14 +295,14 @@ describe("#21 feeds: dates", () => {
   });
 
   test.each(["Sun, Dec x 2012", "2026-02-30", "Mon, 31 Apr 2026 10:00:00 GMT", "2026-03-08T25:00:00Z", "Mon, 30 Nov 2026 10:00:00 XYZ", "2026 is a year", "next tuesday"])(
-    "#21.7: the invalid date %j is refused (null), never guessed",
+    "the invalid date %j is refused (null), never guessed",
     async (text) => {
       expect(await publishedAt(text)).toBeNull();
       expect(parseDateText(text)).toBeNull();
     },
   );
 
-  test("#21.7: a date without a zone is UTC on every host, whatever the server's TZ", async () => {
+  test("a date without a zone is UTC on every host, whatever the server's TZ", async () => {
     const feed = `<rss version="2.0"><channel><title>T</title><item><guid>a</guid><pubDate>2026-03-08 10:00:00</pubDate></item><item><guid>b</guid><pubDate>Sun, 08 Mar 2026 10:00:00</pubDate></item></channel></rss>`;
     const before = process.env.TZ;
     const seen: unknown[] = [];
@@ -319,16 +319,16 @@ describe("#21 feeds: dates", () => {
   });
 });
 
-describe("#21 feeds: bytes and entities", () => {
+describe("feeds: bytes and entities", () => {
   const latin = `<?xml version="1.0" encoding="ISO-8859-1"?><rss version="2.0"><channel><title>Café Köln</title><item><guid>1</guid><title>Über “quotes” – naïve</title><description>Grüße aus Zürich</description></item></channel></rss>`;
 
-  test("#21.3: a feed declared ISO-8859-1 (read as windows-1252, as browsers do) has no U+FFFD", async () => {
+  test("a feed declared ISO-8859-1 (read as windows-1252, as browsers do) has no U+FFFD", async () => {
     const bytes = iconv.encode(latin, "windows-1252");
     const r = await poll(serve(bytes, "application/rss+xml"), emptyTriggerState(), undefined, { fire_on_first_poll: true });
     expect(r.events.map((e) => [e.payload.feed_title, e.payload.title, e.payload.summary])).toEqual([["Café Köln", "Über “quotes” – naïve", "Grüße aus Zürich"]]);
   });
 
-  test("#21.3: a charset served in Content-Type wins over a missing declaration", async () => {
+  test("a charset served in Content-Type wins over a missing declaration", async () => {
     const bytes = iconv.encode(latin.replace(' encoding="ISO-8859-1"', ""), "windows-1252");
     const r = await poll(serve(bytes, "text/xml; charset=windows-1252"), emptyTriggerState(), undefined, { fire_on_first_poll: true });
     expect(r.events[0]!.payload.title).toBe("Über “quotes” – naïve");
@@ -341,7 +341,7 @@ describe("#21 feeds: bytes and entities", () => {
     ["UTF-16LE without a BOM", "utf-16le", false],
     ["UTF-32LE with a BOM", "utf-32le", true],
     ["UTF-32BE without a BOM", "utf-32be", false],
-  ])("#21.3: a %s feed is read", async (_name, encoding, bom) => {
+  ])("a %s feed is read", async (_name, encoding, bom) => {
     const xml = latin.replace("ISO-8859-1", encoding.toUpperCase().replace(/(LE|BE)$/, ""));
     const bytes = iconv.encode(xml, encoding, { addBOM: bom });
     const r = await poll(serve(bytes, "application/rss+xml"), emptyTriggerState(), undefined, { fire_on_first_poll: true });
@@ -349,15 +349,15 @@ describe("#21 feeds: bytes and entities", () => {
     expect(r.events[0]!.payload.title).toBe("Über “quotes” – naïve");
   });
 
-  test("#21.4: summary and strip_html decode every HTML entity (&ouml;, &eacute;, &ograve;, numeric ones)", async () => {
+  test("summary and strip_html decode every HTML entity (&ouml;, &eacute;, &ograve;, numeric ones)", async () => {
     expect(stripHtml("<p>K&ouml;ln &eacute;t&eacute; per&ograve; &Aring; &hearts; &#x1F44D; &#233;</p>")).toBe("Köln été però Å ♥ 👍 é");
     const feed = `<rss version="2.0"><channel><title>T</title><item><guid>1</guid><description>&lt;p&gt;K&amp;ouml;ln &amp;eacute;t&amp;eacute; per&amp;ograve;&lt;/p&gt;</description></item></channel></rss>`;
     expect((await items(feed))[0]!.payload.summary).toBe("Köln été però");
   });
 });
 
-describe("#21 feeds: formats", () => {
-  test('#21.5: <rss> without a version, RSS 1.0 with rdf:/rss: prefixes, and an empty <rss version="2.0"></rss> are read', async () => {
+describe("feeds: formats", () => {
+  test('<rss> without a version, RSS 1.0 with rdf:/rss: prefixes, and an empty <rss version="2.0"></rss> are read', async () => {
     const noVersion = await items(`<rss><channel><title>T</title><item><title>A</title><link>https://x.example/a</link></item></channel></rss>`);
     expect(noVersion.map((i) => [i.key, i.payload.title])).toEqual([["https://x.example/a", "A"]]);
     const prefixed = await parseFeed(`<?xml version="1.0"?><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:rss="http://purl.org/rss/1.0/" xmlns:dc="http://purl.org/dc/elements/1.1/">
@@ -371,7 +371,7 @@ describe("#21 feeds: formats", () => {
     expect(r.state.lastError).toBeNull();
   });
 
-  test("#21.6: an Atom xhtml title, base64 content, dc:creator/dc:subject/dc:date, dcterms:issued, a permalink guid as the link, an <id> with attributes as the key", async () => {
+  test("an Atom xhtml title, base64 content, dc:creator/dc:subject/dc:date, dcterms:issued, a permalink guid as the link, an <id> with attributes as the key", async () => {
     const atom = await items(`<feed xmlns="http://www.w3.org/2005/Atom"><title>F</title>
       <entry><id xml:base="https://x.example/">urn:x:1</id><title type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">Hello <b>world</b></div></title><updated>2026-03-01T00:00:00Z</updated></entry>
       <entry><id xml:base="https://x.example/">urn:x:2</id><title type="xhtml"><div xmlns="http://www.w3.org/1999/xhtml">Hello <b>world</b></div></title><updated>2026-03-01T00:00:00Z</updated></entry></feed>`);
@@ -391,7 +391,7 @@ describe("#21 feeds: formats", () => {
   test.each([
     ["1.1", { version: "https://jsonfeed.org/version/1.1", title: "JSON news", authors: [{ name: "Feed Author" }], items: [{ id: "j-1", url: "https://j.example/1", title: "First", content_html: "<p>Hello &amp; welcome</p>", date_published: "2026-03-01T10:00:00+01:00", tags: ["a", "b"] }] }],
     ["1.0", { version: "https://jsonfeed.org/version/1", title: "JSON news", author: { name: "Feed Author" }, items: [{ id: 1, url: "https://j.example/1", title: "First", content_text: "Hello & welcome", date_published: "2026-03-01T10:00:00+01:00", tags: ["a", "b"] }] }],
-  ])("#21.8: JSON Feed %s gives the same ingredients as RSS and Atom", async (_v, doc) => {
+  ])("JSON Feed %s gives the same ingredients as RSS and Atom", async (_v, doc) => {
     const r = await poll(serve(JSON.stringify(doc), "application/feed+json"), emptyTriggerState(), undefined, { fire_on_first_poll: true });
     expect(r.state.lastError).toBeNull();
     expect(r.events).toHaveLength(1);
@@ -400,7 +400,7 @@ describe("#21 feeds: formats", () => {
     expect(Object.keys(r.events[0]!.payload).sort()).toEqual(rssTrigger.ingredients.map((i) => i.name).sort());
   });
 
-  test("#21.9: what a user sees of a parse failure names the feed URL and the line, never a JavaScript internal", async () => {
+  test("what a user sees of a parse failure names the feed URL and the line, never a JavaScript internal", async () => {
     const cases: [string, string, RegExp][] = [
       ["<!doctype html><html><body>Moved</body></html>", "text/html", /is not a readable feed: it is not an RSS, Atom or JSON feed \(it looks like an HTML page\)/],
       ['{"version":"2","items":[]}', "application/json", /is JSON but not a JSON Feed: "version" should be/],

@@ -35,7 +35,7 @@ function reader() {
   return r;
 }
 
-describe("#16: the webhook applet cache on PostgreSQL (lib/db/store/postgres/hook-cache)", () => {
+describe("the webhook applet cache on PostgreSQL (lib/db/store/postgres/hook-cache)", () => {
   test("a second request reads nothing; a notification for the applet (or a reconnect's empty one) makes the next read the database", async () => {
     const db = reader();
     const l = fakeListener();

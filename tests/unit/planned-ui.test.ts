@@ -2,11 +2,11 @@ import { describe, expect, test } from "vitest";
 import { TIMED_REASON_CODES, TIMED_REASONS } from "@/lib/timed/reasons";
 import { countdown, reasonSentence, runReasonCell, subjectWords } from "@/lib/ui/planned";
 
-/** #17 on the applet page and in the run log: the countdown to a due time and the reasons in words. */
+/** On the applet page and in the run log: the countdown to a due time and the reasons in words. */
 const NOW = Date.parse("2026-10-11T10:00:00Z");
 const at = (ms: number) => new Date(NOW + ms).toISOString();
 
-describe("#17: the countdown to a planned run", () => {
+describe("the countdown to a planned run", () => {
   test.each([
     [0, "due now"],
     [999, "due now"],
@@ -34,7 +34,7 @@ describe("#17: the countdown to a planned run", () => {
   });
 });
 
-describe("#17: why a timed run did not send, in plain words", () => {
+describe("why a timed run did not send, in plain words", () => {
   test.each(TIMED_REASON_CODES)("%s reads as the shared words", (reason) => {
     expect(reasonSentence("skipped", reason)).toBe(`Skipped: ${TIMED_REASONS[reason]}`);
   });

@@ -14,7 +14,7 @@ import { createActionContext, removeTempDirs } from "../helpers/action-context";
 import { server, useHttpMocks } from "../helpers/http";
 
 /**
- * #15: the plug-in contract, one suite for every plug-in of both registries, so a new trigger or
+ * The plug-in contract, one suite for every plug-in of both registries, so a new trigger or
  * action gets these checks by being registered. Its form fields (generated from the schema's
  * metadata) are schema keys; required fields are not optional; the example config parses and an
  * unknown key is refused; every action that talks HTTP treats 429 and 5xx as retryable and every
@@ -39,7 +39,7 @@ const plugins: [string, Plugin][] = [
 
 const KINDS = ["text", "textarea", "select", "secret", "json", "number", "boolean", "list", "cron", "timezone"];
 
-describe.each(plugins)("#15 plug-in contract: %s", (_name, plugin) => {
+describe.each(plugins)("plug-in contract: %s", (_name, plugin) => {
   const keys = Object.keys(objectShape(plugin.configSchema as never));
 
   test("has form fields, each a schema key with a known kind and a label", () => {
@@ -131,7 +131,7 @@ describe.each([...triggerRegistry.values()].filter((p) => p.preview).map((p) => 
   });
 });
 
-describe.each([...triggerRegistry.values()].map((p) => [p.type, p] as const))("#15 trigger contract: %s", (_type, plugin) => {
+describe.each([...triggerRegistry.values()].map((p) => [p.type, p] as const))("trigger contract: %s", (_type, plugin) => {
   test("its sample has every ingredient it lists", () => {
     for (const i of plugin.ingredients) expect(Object.keys(plugin.sample)).toContain(i.name);
   });
@@ -200,7 +200,7 @@ async function runWithStatus(type: string, status: number): Promise<{ requests: 
   return { requests, error };
 }
 
-describe("#15 plug-in contract: HTTP-based actions", () => {
+describe("plug-in contract: HTTP-based actions", () => {
   const httpBased: string[] = [];
 
   test.each([...actionRegistry.keys()])("action %s: 429 and 5xx are retryable, every other 4xx is not", async (type) => {

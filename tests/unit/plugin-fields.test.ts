@@ -5,7 +5,7 @@ import { actionRegistry } from "@/lib/actions";
 import { triggerRegistry } from "@/lib/triggers";
 
 /**
- * #15: the editor's fields are generated from each config schema's metadata (`field(…)` in
+ * The editor's fields are generated from each config schema's metadata (`field(…)` in
  * lib/plugin). fixtures/plugin-fields.json is what the hand-kept `fields` arrays said before the
  * change (dumped from them): the generated forms must say exactly the same, in the same order.
  */
@@ -19,11 +19,11 @@ const before = JSON.parse(readFileSync(path.join(__dirname, "../../fixtures/plug
 const asBefore = (fields: readonly object[]) => fields.map(({ default: _d, jsonMode: _j, ...f }: { default?: unknown; jsonMode?: unknown }) => f);
 
 describe("fields generated from the config schemas", () => {
-  test.each(Object.keys(before.triggers))("#15: trigger %s has the fields it had by hand", (type) => {
+  test.each(Object.keys(before.triggers))("trigger %s has the fields it had by hand", (type) => {
     expect(asBefore(triggerRegistry.get(type)!.fields)).toEqual(before.triggers[type]);
   });
 
-  test.each(Object.keys(before.actions))("#15: action %s has the fields it had by hand", (type) => {
+  test.each(Object.keys(before.actions))("action %s has the fields it had by hand", (type) => {
     expect(asBefore(actionRegistry.get(type)!.fields)).toEqual(before.actions[type]);
   });
 
@@ -38,7 +38,7 @@ describe("fields generated from the config schemas", () => {
 });
 
 describe("fieldsOf", () => {
-  test("#15: a key without field metadata is not a form field, the order is the schema's, and refinements keep the metadata", async () => {
+  test("a key without field metadata is not a form field, the order is the schema's, and refinements keep the metadata", async () => {
     const { z } = await import("zod");
     const { field, fieldsOf } = await import("@/lib/plugin");
     const schema = z

@@ -11,12 +11,12 @@ afterEach(async () => {
   await app.cleanup();
 });
 
-test("#16: no job where the store has no queue vacuum (SQLite)", () => {
+test("no job where the store has no queue vacuum (SQLite)", () => {
   expect(app.store.maintenance.vacuumQueue).toBeUndefined();
   expect(createQueueVacuum(app, "w1")).toBeNull();
 });
 
-test("#16: a vacuum that took 100 ms is followed by at least 1.9 s without one (at most 5 % of a core), and only one worker vacuums while another holds the lock", async () => {
+test("a vacuum that took 100 ms is followed by at least 1.9 s without one (at most 5 % of a core), and only one worker vacuums while another holds the lock", async () => {
   const calls: number[] = [];
   let release: (() => void) | null = null;
   app.store.maintenance.vacuumQueue = async ({ minChanges }) => {

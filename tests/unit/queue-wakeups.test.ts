@@ -35,7 +35,7 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-test("#16: an idle slot puts the worker's row in (waiting for the transactions in progress) and the slots look again; announcements wake them", async () => {
+test("an idle slot puts the worker's row in (waiting for the transactions in progress) and the slots look again; announcements wake them", async () => {
   const w = start();
   expect(calls).toEqual([]);
   w.idle();
@@ -52,7 +52,7 @@ test("#16: an idle slot puts the worker's row in (waiting for the transactions i
   expect(heard).toBeNull();
 });
 
-test("#16: busy for a second withdraws the row; a busy spell shorter than that between two idle moments keeps it", async () => {
+test("busy for a second withdraws the row; a busy spell shorter than that between two idle moments keeps it", async () => {
   const w = start();
   w.idle();
   await vi.advanceTimersByTimeAsync(0);
@@ -77,7 +77,7 @@ test("#16: busy for a second withdraws the row; a busy spell shorter than that b
   await w.stop();
 });
 
-test("#16: a database that refuses the row is tried again every second while a slot is idle, and the next success waits for the transactions again", async () => {
+test("a database that refuses the row is tried again every second while a slot is idle, and the next success waits for the transactions again", async () => {
   failWatch = true;
   const w = start();
   w.idle();

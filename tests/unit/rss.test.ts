@@ -117,7 +117,7 @@ describe("AC4: choosing new items", () => {
     expect(selectNewItems(undated, ["old"], { fireOnFirstPoll: false, maxItems: 20 }).fire.map((i) => i.key)).toEqual(["n1", "n2"]);
   });
 
-  // #21 changes this rule: the 500 cap applies to the history, not to what the feed shows now.
+  // Changes this rule: the 500 cap applies to the history, not to what the feed shows now.
   test("AC4: seen keys are the feed's keys plus the newest 500 of the history, newest last", () => {
     const seen = Array.from({ length: 600 }, (_, i) => `k${i}`);
     const r = selectNewItems([item("new2", "2026-03-07T00:00:00Z"), item("new1", "2026-03-06T00:00:00Z"), item("k599", "2026-03-01T00:00:00Z")], seen, { fireOnFirstPoll: false, maxItems: 20 });

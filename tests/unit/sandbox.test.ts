@@ -97,14 +97,14 @@ describe("errors", () => {
     expect(result.error).toBe("filter threw a non-Error value: plain string");
   });
 
-  it("#12.8: a rejection nobody handles fails the filter: Promise.reject(Symbol()), a rejecting executor, a throwing .then", async () => {
+  it("a rejection nobody handles fails the filter: Promise.reject(Symbol()), a rejecting executor, a throwing .then", async () => {
     expect((await run("Promise.reject(Symbol())")).error).toBe("unhandled promise rejection: Symbol()");
     expect((await run("set('a', 1);\nnew Promise((_, reject) => reject(new RangeError('no')))")).error).toBe("unhandled promise rejection: RangeError: no (line 2)");
     expect((await run("Promise.resolve(1).then(() => { throw 'later' })")).error).toBe("unhandled promise rejection: later");
     expect((await run("Promise.withResolvers().reject(9)")).error).toBe("unhandled promise rejection: 9");
   });
 
-  it("#12.8: a rejection that is handled, awaited or combined does not fail the filter, and Promise still looks like Promise", async () => {
+  it("a rejection that is handled, awaited or combined does not fail the filter, and Promise still looks like Promise", async () => {
     const handled = [
       "Promise.reject(1).catch(() => set('catch', 1))",
       "const p = Promise.reject(2);\nPromise.resolve().then(() => p.then(null, () => set('later', 1)))",

@@ -124,7 +124,7 @@ describe("schedule: config", () => {
   });
 });
 
-describe("#21 cron errors: one message that names the field, quotes the token and gives the range", () => {
+describe("cron errors: one message that names the field, quotes the token and gives the range", () => {
   const problem = (cron: string) => {
     const r = scheduleConfigSchema.safeParse({ cron, timezone: "UTC" });
     return r.success ? null : r.error.issues.map((i) => i.message).join(" | ");

@@ -19,7 +19,7 @@ function controlledSend() {
   return { send, batches, answer };
 }
 
-describe("#16: a worker's settles, group-committed (lib/db/store/postgres/settles.ts)", () => {
+describe("a worker's settles, group-committed (lib/db/store/postgres/settles.ts)", () => {
   test("one batch in flight per key; what comes meanwhile goes together in the next; each item gets its own result", async () => {
     const { send, batches, answer } = controlledSend();
     const lanes = createLanes(send);

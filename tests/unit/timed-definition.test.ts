@@ -10,7 +10,7 @@ const def = (extra: Record<string, unknown> = {}, actions: unknown[] = [note({ a
   ...extra,
 });
 
-describe("#17: timing in the definition", () => {
+describe("timing in the definition", () => {
   test("a mixed applet (now, 24 h before, 10 min after the event) with subject, supersede, quiet hours and a cap saves", () => {
     const r = checkDefinition(
       def(

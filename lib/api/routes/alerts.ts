@@ -32,7 +32,7 @@ const refuse = (what: string, problems: Problem[]): never => {
   throw new UserError(`${what}: ${problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`, problems);
 };
 
-/** Issue 18: the alert channel and auto-pause, for the install (Settings) and per applet. */
+/** The alert channel and auto-pause, for the install (Settings) and per applet. */
 export function alertRoutes({ app }: ApiDeps) {
   return new Hono<ApiEnv>()
     .get("/api/settings/alerts", async (c) => c.json(await alertSettingsView(app, credentialViewOf(c)), 200))

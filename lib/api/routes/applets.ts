@@ -155,7 +155,7 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
       });
       return c.json({ actions, problems: checked.ok ? [] : checked.problems }, 200);
     })
-    // Timed actions (issue 17): what the library's planner would do with this definition and sample,
+    // Timed actions: what the library's planner would do with this definition and sample,
     // now. Pure: nothing is stored.
     .post("/api/applets/timing-preview", jsonBody("timing preview", timingPreviewBody), async (c) => {
       const body = c.req.valid("json");
@@ -248,7 +248,7 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
       const id = c.req.param("id");
       return (await app.store.applets.get(id)) ? c.json({ events: await recentEvents(app, id) }, 200) : c.json(notFound, 404);
     })
-    // "Listen for test event" (#20): the next request to this webhook applet is kept as a sample,
+    // "Listen for test event": the next request to this webhook applet is kept as a sample,
     // also while it is disabled (lib/webhooks/listen); the editor polls /events for it.
     .post("/api/applets/:id/listen", async (c) => {
       const a = await app.store.applets.get(c.req.param("id"));
@@ -267,7 +267,7 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
       const a = await applets.duplicate(c.req.param("id"), authorOf(c.get("user")));
       return a ? c.json({ applet: await appletDetailOf(app, a, credentialViewOf(c)) }, 201) : c.json(notFound, 404);
     })
-    // Version history (issue 18): every save is a version; a restore is a new save of an old one.
+    // Version history: every save is a version; a restore is a new save of an old one.
     .get("/api/applets/:id/versions", async (c) => {
       const versions = await appletVersions(app, c.req.param("id"));
       return versions ? c.json({ versions }, 200) : c.json(notFound, 404);

@@ -29,7 +29,7 @@ export async function copySqliteToPostgres(opts: { from: string; pool: pg.Pool; 
       // A row trigger would announce every copied run; the listeners hear one wake-up at the end.
       await c.query("ALTER TABLE runs DISABLE TRIGGER runs_notify");
       for (const table of COPIED_TABLES) {
-        // A table an older install never had (api_tokens before issue 19, event_files before #16's) has nothing to copy.
+        // A table an older install never had (api_tokens, event_files) has nothing to copy.
         if (!sqlite.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table)) {
           counts[table] = 0;
           continue;

@@ -1,5 +1,5 @@
 /**
- * The store seam (issue 16): everything the app keeps, as async interfaces, one per aggregate, and
+ * The store seam: everything the app keeps, as async interfaces, one per aggregate, and
  * a unit of work for the writes that must commit together. Two implementations pass one contract
  * suite (tests/contract/store.ts): SQLite (lib/db/store/sqlite, the default) and PostgreSQL.
  *
@@ -19,7 +19,7 @@
  *   lib/core/faults can tell a full disk (SQLite `SQLITE_FULL`, PostgreSQL `53100`) from a bug.
  * - Every method resolves only after its write is committed (or, inside `transaction`, is part of
  *   the transaction that commits or rolls back as a whole). A claim that was not committed is
- *   never returned (issue 12: nothing executes without a committed claim).
+ *   never returned (nothing executes without a committed claim).
  */
 import type { applets, events, jobLocks, runs, users, workers } from "../schema";
 import type { RunStatus, Step } from "../../executor/types";
@@ -43,11 +43,11 @@ type JobLockColumns = typeof jobLocks.$inferSelect;
 export type Applet = Omit<AppletColumns, "enabled" | "definition" | "tags" | "alertOpen" | "triggerAlertOpen" | "alertChannel" | "autoPause" | "listenUntil"> & {
   enabled: boolean;
   definition: Record<string, unknown>;
-  /** Short labels (#20), as lib/applets/tags normalised them; [] when none. */
+  /** Short labels, as lib/applets/tags normalised them; [] when none. */
   tags: string[];
   /** Its current version (the highest in applet_versions, read with the row); 0 only for a row no store method wrote. */
   version: number;
-  /** Issue 18: a failure alert went out and no run succeeded since (a recovery notice is due). */
+  /** A failure alert went out and no run succeeded since (a recovery notice is due). */
   alertOpen: boolean;
   triggerAlertOpen: boolean;
   /** null: the Settings channel; `{ mode: "none" }`: no alerts; or a channel of its own. */
@@ -67,7 +67,7 @@ export interface VersionAuthor {
 /** How a version came to be. `backfill`: the first version the migration made of an applet saved before version history. */
 export type VersionSource = "create" | "save" | "restore" | "import" | "duplicate" | "backfill";
 
-/** One saved version of an applet (issue 18): what was saved, who saved it, when, and how. */
+/** One saved version of an applet: what was saved, who saved it, when, and how. */
 export interface AppletVersion {
   appletId: string;
   version: number;
@@ -111,7 +111,7 @@ export interface HookApplet {
   enabled: boolean;
   webhookToken: string;
   definition: string;
-  /** "Listen for test event" (#20): until this time (ISO) the next request is kept as a sample; null when not listening. */
+  /** "Listen for test event": until this time (ISO) the next request is kept as a sample; null when not listening. */
   listenUntil: string | null;
 }
 
@@ -168,7 +168,7 @@ export interface IngestInput {
   /** An id chosen by the caller (email attachments are saved under the event id before ingest). */
   eventId?: string;
   /**
-   * The timed runs @vibedout/automations planned for this event (issue 17), written in the same
+   * The timed runs @vibedout/automations planned for this event, written in the same
    * transaction as the event, and only when the event itself was (a duplicate dedupe key writes
    * neither). Its runs' `eventId` is `eventId` above, which the caller then sets.
    */
@@ -466,7 +466,7 @@ export interface AlertRow {
 }
 
 /**
- * Alerts (issue 18). Failure, pause and recovery alerts are recorded by `runs.finish` /
+ * Alerts. Failure, pause and recovery alerts are recorded by `runs.finish` /
  * `finishAndClaim` and trigger alerts by `triggerState.savePolled`, in their transaction, from the
  * decisions of lib/alerts/policy; the dispatcher (lib/alerts/dispatch) sends them under the
  * `alerts` job lock. A send is: `beginSend` (commit the message and the folded ones), the
@@ -552,7 +552,7 @@ export interface AppletsStore {
    */
   forHook(id: string): Promise<HookApplet | null>;
   /**
-   * "Listen for test event" (#20): keep the next request as a sample until `until` (ISO), or stop
+   * "Listen for test event": keep the next request as a sample until `until` (ISO), or stop
    * (null). Not a save: no version, updated_at kept. false: no such applet.
    */
   setListening(id: string, until: string | null): Promise<boolean>;
@@ -590,7 +590,7 @@ export interface TriggerStateStore {
    * cleared only when it is still `slot` (a later claim keeps its own). false: no row.
    */
   savePolled(appletId: string, s: Omit<TriggerState, "nextRunAt">, now: string, slot?: string | null): Promise<boolean>;
-  // Issue 18: in the same transaction, the alert lib/alerts/policy `onPolled` decides (the error
+  // In the same transaction, the alert lib/alerts/policy `onPolled` decides (the error
   // count crossing the threshold, or back to 0 after it) is recorded.
   /** Claimed slots whose outcome was never stored (their worker stopped in between), with the applet's trigger type. */
   listPending(): Promise<PendingSlot[]>;
@@ -657,7 +657,7 @@ export interface RunsStore {
    * Ends the run with a final status, error and steps (`steps` null keeps the stored ones),
    * finished_at = now, clears lock, token and next_attempt_at, and in the same transaction counts
    * it on the applet (run_count + 1, last_fired_at = now). false (and no count) when the claim was lost.
-   * Issue 18, in the same transaction: failed/dead add one to the applet's failure streak and
+   * In the same transaction: failed/dead add one to the applet's failure streak and
    * succeeded resets it; the alerts lib/alerts/policy `onRunSettled` decides are recorded, and an
    * auto-pause it decides disables the applet with its reason.
    */
@@ -726,7 +726,7 @@ export interface RunsStore {
 }
 
 /**
- * Timed actions' planned runs (issue 17): @vibedout/automations' scheduler semantics on the app's
+ * Timed actions' planned runs: @vibedout/automations' scheduler semantics on the app's
  * database (lib/timed/scheduler adapts this to the library's Scheduler for its sweepDue). Times are
  * epoch milliseconds, as the library's. Each planned run also has its row in `runs` (same id):
  * `planned` while it waits, `cancelled`/`skipped` with its reason, and `queued` once dispatched, when
@@ -828,7 +828,7 @@ export interface StoredEventFile {
 }
 
 /**
- * Event files in the database (#16): whichever host received the mail, every web process serves
+ * Event files in the database: whichever host received the mail, every web process serves
  * its attachments. Saved before the event row (which may turn out a duplicate), so there is no
  * foreign key: whoever deletes events deletes their files too (applet deletion, retention).
  */
@@ -1014,7 +1014,7 @@ export interface StoreAggregates {
   triggerState: TriggerStateStore;
   /** The queue: events + runs. */
   runs: RunsStore;
-  /** Timed actions' planned runs (issue 17). */
+  /** Timed actions' planned runs. */
   plannedRuns: PlannedRunsStore;
   secrets: SecretsStore;
   users: UsersStore;

@@ -278,7 +278,7 @@ export function runSchedulerContract<W>(name: string, create: () => Promise<Sche
         expect((await scheduler.get("z"))!.dueAt).toBe(T0 + 10 + MINUTE);
       });
 
-      it("#17: retry(run, now, { error }) waits the error's retryAfterMs when it is longer than the curve, never more than a day", async () => {
+      it("retry(run, now, { error }) waits the error's retryAfterMs when it is longer than the curve, never more than a day", async () => {
         const { scheduler, write } = await setup();
         await write(scheduler.schedule(["a", "b", "c", "d", "e"].map((id, i) => plainRun(id, T0 + i))));
         const [a, b, c, d, e] = await scheduler.claimDue(T0 + 10, 5).then((rs) => rs.sort((x, y) => x.dueAt - y.dueAt));

@@ -122,14 +122,14 @@ describe("runId", () => {
     }
   });
 
-  it("#15: the SHA-256 gives the FIPS 180-2 example digests", () => {
+  it("the SHA-256 gives the FIPS 180-2 example digests", () => {
     expect(sha256Hex("abc")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     expect(sha256Hex("")).toBe("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
     expect(sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")).toBe("248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
     expect(sha256Hex("a".repeat(1_000_000))).toBe("cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
   });
 
-  it("#15: run ids are byte-identical to the ones the hand-written SHA-256 gave (stored runs keep matching)", () => {
+  it("run ids are byte-identical to the ones the hand-written SHA-256 gave (stored runs keep matching)", () => {
     // Computed with the implementation @noble/hashes replaced: ASCII, a contact-less run, text
     // outside ASCII, and a key longer than that implementation's reused buffer.
     expect(runId({ ruleId: "booking-reminder-24h", stepId: "email", subjectType: "booking", subjectId: "b1", subjectVersion: 0, contactId: "c1" })).toBe("run_c5f810ae326b578e2bee75178373297e");

@@ -202,7 +202,7 @@ function RunOutcome({ status, error, timed }: { status: string; error: string | 
 }
 
 /**
- * A timed run (#17): while planned, when it will run and a countdown; once cancelled or skipped,
+ * A timed run: while planned, when it will run and a countdown; once cancelled or skipped,
  * why, in the words lib/timed/reasons.ts gives every screen.
  */
 function TimedOutcome({ status, timed, plan }: { status: string; timed: TimedRunInfo; plan: { explanation: string; subjectId: string; subjectVersion: number } | null }) {

@@ -343,7 +343,7 @@ const toApplet = (r: AppletRaw): Applet => ({
 
 const appletParams = (a: AppletInsert) => [a.id, a.name, a.enabled ? 1 : 0, a.triggerType, JSON.stringify(a.definition), a.webhookToken, a.now, a.createdAt ?? a.now, a.tags === undefined ? null : JSON.stringify(a.tags)];
 
-/** Issue 18: enabling clears an auto-pause and starts the failure streak over (as on SQLite). `p` is the enabled parameter. */
+/** Enabling clears an auto-pause and starts the failure streak over (as on SQLite). `p` is the enabled parameter. */
 const unpause = (p: string) => `paused_reason = CASE WHEN ${p}::int = 1 THEN NULL ELSE paused_reason END,
   paused_at = CASE WHEN ${p}::int = 1 THEN NULL ELSE paused_at END,
   failure_streak = CASE WHEN ${p}::int = 1 AND enabled = 0 THEN 0 ELSE failure_streak END`;
@@ -653,7 +653,7 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
     const r = await query(c, Q.INGEST, [eventId, i.appletId, i.source, i.dedupeKey, i.payloadJson, i.receivedAt, runId, i.maxAttempts]);
     return r.rowCount === 1 ? { eventId, runId } : null;
   };
-  // Timed actions (issue 17): the plan goes in the event's transaction, only when the event was stored.
+  // Timed actions: the plan goes in the event's transaction, only when the event was stored.
   const ingestOne = async (c: Queryable, i: IngestInput): Promise<Ingested> => {
     const plan = i.plan;
     if (!plan) return ingestRow(c, i);
@@ -684,7 +684,7 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
     }
   };
 
-  // Issue 18: the alerts the settle means (lib/alerts/policy) are recorded on the same client, so
+  // The alerts the settle means (lib/alerts/policy) are recorded on the same client, so
   // `c` must be a transaction's (`finish` opens one).
   const finishOn = async (c: Queryable, run: ClaimedRun, status: FinalStatus, steps: Step[] | null, error: string | null, now: Date) => {
     const at = now.toISOString();

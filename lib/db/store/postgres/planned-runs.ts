@@ -4,7 +4,7 @@ import type { ClaimedPlannedRun, PlannedRunInsert, PlannedRunsStore, PlanWrite, 
 import { query, queryDynamic, type Queryable } from "./pool";
 
 /**
- * Timed actions' planned runs (issue 17) on PostgreSQL: the same semantics as the SQLite store
+ * Timed actions' planned runs on PostgreSQL: the same semantics as the SQLite store
  * (lib/db/store/sqlite/planned-runs.ts), each planned run mirrored by its `runs` row. The claim
  * takes its rows FOR UPDATE SKIP LOCKED, like the queue's, so concurrent sweeps in several worker
  * processes take disjoint runs and never wait on each other.

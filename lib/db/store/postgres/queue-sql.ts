@@ -213,7 +213,7 @@ const finishSql = (extra = "") => `UPDATE runs SET ${finishSet("$3", "$4", "$5",
 /** $1 run id, $2 claim token, $3 status, $4 steps JSON text or null (keep), $5 error, $6 now. Returns applet_id. */
 export const FINISH = finishSql();
 
-/** The count of the finishes `f` on their applets, from a finish's status and time; the failure streak moves with it (issue 18). */
+/** The count of the finishes `f` on their applets, from a finish's status and time; the failure streak moves with it. */
 const countFinished = (status: string, at: string) => `UPDATE applets SET run_count = run_count + 1, last_fired_at = ${at},
     failure_streak = CASE WHEN ${status} IN ('failed', 'dead') THEN applets.failure_streak + 1 WHEN ${status} = 'succeeded' THEN 0 ELSE applets.failure_streak END
   FROM f WHERE applets.id = f.applet_id`;
@@ -224,7 +224,7 @@ export const BUMP_APPLET = "UPDATE applets SET run_count = run_count + 1, last_f
 
 /**
  * FINISH and BUMP_APPLET in one statement: the applet is counted only when the fenced finish
- * changed the run. $1..$6 as FINISH. Issue 18: the failure streak moves with it, and alert_open
+ * changed the run. $1..$6 as FINISH. The failure streak moves with it, and alert_open
  * says whether a success owes a recovery notice.
  */
 export const FINISH_AND_COUNT = `WITH f AS (${FINISH})

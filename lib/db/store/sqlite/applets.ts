@@ -75,7 +75,7 @@ export function createAppletsRepo(sqlite: Sqlite) {
     `INSERT INTO applets (id, name, enabled, trigger_type, definition, webhook_token, run_count, tags, created_at, updated_at)
      VALUES (@id, @name, @enabled, @triggerType, @definition, @webhookToken, 0, COALESCE(@tags, '[]'), @createdAt, @now)`,
   );
-  // Issue 18: an applet enabled again (by a save or the toggle) is no longer paused, and its failure
+  // An applet enabled again (by a save or the toggle) is no longer paused, and its failure
   // streak starts over (or the next failure would pause it again at once).
   const UNPAUSE = `paused_reason = CASE WHEN @enabled = 1 THEN NULL ELSE paused_reason END,
        paused_at = CASE WHEN @enabled = 1 THEN NULL ELSE paused_at END,

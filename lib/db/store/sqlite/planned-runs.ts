@@ -3,7 +3,7 @@ import type { ClaimedPlannedRun, PlannedRunInsert, PlanWrite, StoredPlannedRun }
 import type { CountRecentQuery } from "@vibedout/automations/types";
 
 /**
- * Timed actions' planned runs (issue 17) on SQLite: @vibedout/automations' SQL semantics (its
+ * Timed actions' planned runs on SQLite: @vibedout/automations' SQL semantics (its
  * src/sql.ts: gated insert, conditional cancel, version record, token-fenced settles, lease claim)
  * on the app's tables, each planned run mirrored by its row in `runs` (same id) in the same
  * transaction, so the run log shows it and the queue executes it once dispatched.

@@ -89,7 +89,7 @@ export function createRunsRepo(sqlite: Sqlite, alerts: AlertsRepo, applyPlan: (p
     if (inserted.changes === 0) return null;
     const runId = newId();
     insertRun.run(runId, i.appletId, eventId, i.maxAttempts, i.receivedAt, i.receivedAt, i.receivedAt);
-    // Timed actions (issue 17): planned in the event's transaction, only when the event was stored.
+    // Timed actions: planned in the event's transaction, only when the event was stored.
     if (i.plan) applyPlan(i.plan);
     return { eventId, runId };
   };
@@ -134,7 +134,7 @@ export function createRunsRepo(sqlite: Sqlite, alerts: AlertsRepo, applyPlan: (p
             locked_by = NULL, locked_at = NULL, claim_token = NULL, next_attempt_at = NULL
      WHERE id = @id AND claim_token = @token AND status = 'running'`,
   );
-  // Issue 18: the failure streak moves in the same statement (failed/dead + 1, succeeded 0), and
+  // The failure streak moves in the same statement (failed/dead + 1, succeeded 0), and
   // alert_open says whether a success owes a recovery notice, so a healthy run costs nothing more.
   const bumpApplet = sqlite.prepare<{ now: string; status: string; id: string }, { alert_open: number }>(
     `UPDATE applets SET run_count = run_count + 1, last_fired_at = @now,

@@ -64,7 +64,7 @@ export function createTriggerStateRepo(sqlite: Sqlite, alerts: AlertsRepo) {
      WHERE applet_id = @appletId`,
   );
   const errorCountOf = sqlite.prepare<[string], { error_count: number }>("SELECT error_count FROM trigger_state WHERE applet_id = ?");
-  // Issue 18: the outcome and the alert it means (a threshold crossed, or a recovery) commit together.
+  // The outcome and the alert it means (a threshold crossed, or a recovery) commit together.
   const savePolledTx = sqlite.transaction((appletId: string, s: Omit<TriggerState, "nextRunAt">, now: string, slot: string | null): boolean => {
     const before = errorCountOf.get(appletId)?.error_count ?? 0;
     const ok = savePolled.run({ ...stateParams(appletId, s, now), slot }).changes === 1;

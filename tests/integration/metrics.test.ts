@@ -19,7 +19,7 @@ import { spawnWorkerProcess, startSink, type WorkerProcess } from "../helpers/pr
 import { TEST_POSTGRES_URL, createTestSchema } from "../helpers/postgres";
 
 /**
- * #18 GET /metrics, on each engine: the web process's own ingress and metrics route on a real
+ * GET /metrics, on each engine: the web process's own ingress and metrics route on a real
  * port, a real worker process (worker/index.ts) on the same database. What the worker counts
  * reaches /metrics through its heartbeat; the answer is read with a Prometheus text-format parser
  * (parse-prometheus-text-format), not with prom-client's own registry.
@@ -110,7 +110,7 @@ const hookApplet = async (app: App, id: string, sinkUrl: string) => {
 
 for (const engine of engines) {
   describe.skipIf(engine.skip !== null)(`${engine.name}${engine.skip ? ` (skipped: ${engine.skip})` : ""}`, () => {
-    test("#18: /metrics parses with a Prometheus text-format parser and its counters move as runs execute in the worker process", async () => {
+    test("/metrics parses with a Prometheus text-format parser and its counters move as runs execute in the worker process", async () => {
       const { env } = await database(engine);
       const { app, url, token } = await web(env);
       const sink = await startSink();
@@ -170,7 +170,7 @@ for (const engine of engines) {
       expect(sink.bodies).toHaveLength(3);
     }, 120_000);
 
-    test("#18: /metrics refuses a request without a token, with a bad or revoked one, and with only a session; the queue gauges follow the clock", async () => {
+    test("/metrics refuses a request without a token, with a bad or revoked one, and with only a session; the queue gauges follow the clock", async () => {
       const { env } = await database(engine);
       const clock = new ManualClock("2026-03-07T12:00:00.000Z");
       const { app, url, token, fullToken } = await web(env, clock);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Api } from "@/lib/api";
 import { bootAuth, shutAuth, type BootedAuth } from "../helpers/auth";
 
-/** #20 "Account": the password changed in Settings (old one required; every other session ends, this one stays). */
+/** "Account": the password changed in Settings (old one required; every other session ends, this one stays). */
 const EMAIL = "owner@example.com";
 const PASSWORD = "correct horse battery staple";
 const NEW_PASSWORD = "a brand new long password";
@@ -27,8 +27,8 @@ async function signIn(password: string): Promise<Response> {
   return call(b.api, "POST", "/api/login", { body: { email: EMAIL, password } });
 }
 
-describe("#20: Account — change the password in Settings", () => {
-  it("#20: a wrong or missing current password, or a short new one, is refused under its field and changes nothing", async () => {
+describe("Account — change the password in Settings", () => {
+  it("a wrong or missing current password, or a short new one, is refused under its field and changes nothing", async () => {
     const cookie = cookieOf(await signIn(PASSWORD));
     const wrong = await call(b.api, "POST", "/api/account/password", { cookie, body: { current_password: "not it at all", new_password: NEW_PASSWORD } });
     expect(wrong.status).toBe(400);
@@ -45,7 +45,7 @@ describe("#20: Account — change the password in Settings", () => {
     expect((await signIn(PASSWORD)).status).toBe(200);
   });
 
-  it("#20: the change ends every other session, keeps this one (a fresh cookie), and only the new password signs in", async () => {
+  it("the change ends every other session, keeps this one (a fresh cookie), and only the new password signs in", async () => {
     const mine = cookieOf(await signIn(PASSWORD));
     const other = cookieOf(await signIn(PASSWORD));
     const res = await call(b.api, "POST", "/api/account/password", { cookie: mine, body: { current_password: PASSWORD, new_password: NEW_PASSWORD } });
@@ -60,7 +60,7 @@ describe("#20: Account — change the password in Settings", () => {
     expect((await signIn(NEW_PASSWORD)).status).toBe(200);
   });
 
-  it("#20: an API token cannot change the password (403), and without a session it is 401", async () => {
+  it("an API token cannot change the password (403), and without a session it is 401", async () => {
     const cookie = cookieOf(await signIn(NEW_PASSWORD));
     const made = (await (await call(b.api, "POST", "/api/tokens", { cookie, body: { name: "cli" } })).json()) as { token: string };
     const withToken = await call(b.api, "POST", "/api/account/password", { headers: { authorization: `Bearer ${made.token}` }, body: { current_password: NEW_PASSWORD, new_password: "yet another password" } });

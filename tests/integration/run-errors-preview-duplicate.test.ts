@@ -7,7 +7,7 @@ import { forEachEngine, type TestEngine } from "../helpers/engines";
 import { SLACK_WEBHOOK, useHttpMocks } from "../helpers/http";
 import { startWorker } from "../helpers/worker";
 
-/** Issue #20, the parts below the UI: run errors that name their cause, save warnings, import. */
+/** The parts below the UI: run errors that name their cause, save warnings, import. */
 
 useHttpMocks();
 
@@ -48,8 +48,8 @@ const slack = (webhook_url: string, extra: Record<string, unknown> = {}) => ({
 });
 
 forEachEngine((engine) => {
-  describe("#20: run errors say what went wrong", () => {
-    test("#20.8: an endless loop on line 2 fails with 'filter: timed out … (line 2)', the prefix said once", async () => {
+  describe("run errors say what went wrong", () => {
+    test("an endless loop on line 2 fails with 'filter: timed out … (line 2)', the prefix said once", async () => {
       const { app, worker } = setup(engine);
       const a = await app.applets.create({ name: "loop", definition: slack(SLACK_WEBHOOK, { filter: { code: "const title = trigger.body.title;\nwhile (true) {}" } }) });
       const runId = (await app.applets.test(a.id, { body: { title: "x" } })).runId;
@@ -59,7 +59,7 @@ forEachEngine((engine) => {
       expect(r.error).toBe("filter: timed out after 1000 ms (line 2)");
     });
 
-    test("#20.8: a thrown error keeps one 'filter: ' prefix", async () => {
+    test("a thrown error keeps one 'filter: ' prefix", async () => {
       const { app, worker } = setup(engine);
       const a = await app.applets.create({ name: "throws", definition: slack(SLACK_WEBHOOK, { filter: { code: "\nthrow new Error('no title')" } }) });
       const runId = (await app.applets.test(a.id, { body: {} })).runId;
@@ -67,7 +67,7 @@ forEachEngine((engine) => {
       expect((await app.store.runs.get(runId))!.error).toBe("filter: Error: no title (line 2)");
     });
 
-    test("#20.7: a run whose action names a deleted secret fails with an error that names the secret", async () => {
+    test("a run whose action names a deleted secret fails with an error that names the secret", async () => {
       const { app, worker } = setup(engine);
       await app.secrets.set("TEMP_TOKEN", SLACK_WEBHOOK);
       const a = await app.applets.create({ name: "uses a secret", definition: slack("{{secrets.TEMP_TOKEN}}") });
@@ -79,7 +79,7 @@ forEachEngine((engine) => {
       expect(r.error).toMatch(/^action 1 \(slack\): unresolved: secrets\.TEMP_TOKEN \(no secret with this name exists\)/);
     });
 
-    test("#20.7: saving an applet that names a secret that does not exist warns, and still saves", async () => {
+    test("saving an applet that names a secret that does not exist warns, and still saves", async () => {
       const { app } = setup(engine);
       const api = createApi({ app, applets: app.applets, auth: testIdentity(app) });
       const res = await api.handle(new Request("http://localhost/api/applets", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "s", definition: slack("{{secrets.NOPE}}") }) }));
@@ -92,8 +92,8 @@ forEachEngine((engine) => {
     });
   });
 
-  describe("#20: the preview renders what a run renders", () => {
-    test("#20.3: {{now_local}} resolves in the preview, in the applet's zone, and the picker offers it", async () => {
+  describe("the preview renders what a run renders", () => {
+    test("{{now_local}} resolves in the preview, in the applet's zone, and the picker offers it", async () => {
       const { app } = setup(engine);
       const api = createApi({ app, applets: app.applets, auth: testIdentity(app) });
       const definition = { ...slack(SLACK_WEBHOOK), timezone: "Europe/Berlin", actions: [{ type: "slack", config: { webhook_url: SLACK_WEBHOOK, text: "at {{now_local}}" } }] };
@@ -108,8 +108,8 @@ forEachEngine((engine) => {
     });
   });
 
-  describe("#20.10: a crash re-run is told apart from a clean retry", () => {
-    test("#20.10: only a run that resumed the same attempt marks the step that ran again", async () => {
+  describe("a crash re-run is told apart from a clean retry", () => {
+    test("only a run that resumed the same attempt marks the step that ran again", async () => {
       const app = idleApp(engine);
       const two = { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "slack", config: { webhook_url: SLACK_WEBHOOK, text: "one" } }, { type: "slack", config: { webhook_url: SLACK_WEBHOOK, text: "two" } }] };
       const a = await app.applets.create({ name: "two steps", definition: two });
@@ -136,8 +136,8 @@ forEachEngine((engine) => {
     });
   });
 
-  describe("#20: duplicate", () => {
-    test("#20: duplicating an applet makes a disabled copy with its own id and webhook token", async () => {
+  describe("duplicate", () => {
+    test("duplicating an applet makes a disabled copy with its own id and webhook token", async () => {
       const { app } = setup(engine);
       const api = createApi({ app, applets: app.applets, auth: testIdentity(app) });
       const a = await app.applets.create({ name: "Orders", definition: slack(SLACK_WEBHOOK) });

@@ -3,14 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FakeServices, SKIP_REASON, hasChromium, launchBrowser, screenshot, signedInPage, startApp, type RunningApp } from "./harness";
 
 /**
- * Issue #18 (failure alerts, auto-pause) in a real browser against the real app and worker: the
+ * The failure alerts, auto-pause part, in a real browser against the real app and worker: the
  * Settings alert channel refused with its field named, then saved; failing runs alert through it
  * and auto-pause the applet, which the list and the applet page show; a channel failing at send
  * time shows the provider's answer in Settings. Screenshots at 1280 and 390 px.
  */
-if (!hasChromium) console.warn(`tests/e2e/issue18-alerts.test.ts skipped: ${SKIP_REASON}`);
+if (!hasChromium) console.warn(`tests/e2e/alerts.test.ts skipped: ${SKIP_REASON}`);
 
-describe.skipIf(!hasChromium)("#18: failure alerts and auto-pause", () => {
+describe.skipIf(!hasChromium)("failure alerts and auto-pause", () => {
   let app: RunningApp | undefined;
   let fake: FakeServices | undefined;
   let browser: Browser | undefined;
@@ -42,7 +42,7 @@ describe.skipIf(!hasChromium)("#18: failure alerts and auto-pause", () => {
     throw new Error("the page never showed what the test waited for");
   };
 
-  it("#18: the alert channel is refused with its field named, saved, and a paused applet shows on its page and in the list", async () => {
+  it("the alert channel is refused with its field named, saved, and a paused applet shows on its page and in the list", async () => {
     const { page, errors } = await signedInPage(browser!, app!);
     await page.goto("/settings");
     await page.getByLabel("Channel", { exact: true }).selectOption("slack");

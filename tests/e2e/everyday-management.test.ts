@@ -4,13 +4,13 @@ import { APPLET_EXAMPLES } from "@/lib/applets/examples";
 import { ADMIN, SKIP_REASON, hasChromium, launchBrowser, screenshot, signedInPage, startApp, type RunningApp } from "./harness";
 
 /**
- * Issue #20, the rest, in a real browser against the real app: the password change in Settings,
+ * The rest, in a real browser against the real app: the password change in Settings,
  * runs search and bulk retry, the onboarding examples, tags, the keyboard, and "listen for test
  * event". The password change runs last: it signs out every other session.
  */
-if (!hasChromium) console.warn(`tests/e2e/issue20-manage.test.ts skipped: ${SKIP_REASON}`);
+if (!hasChromium) console.warn(`tests/e2e/everyday-management.test.ts skipped: ${SKIP_REASON}`);
 
-describe.skipIf(!hasChromium)("#20: managing applets, runs and the account", () => {
+describe.skipIf(!hasChromium)("managing applets, runs and the account", () => {
   let app: RunningApp | undefined;
   let browser: Browser | undefined;
 
@@ -30,7 +30,7 @@ describe.skipIf(!hasChromium)("#20: managing applets, runs and the account", () 
     return (await res.json()) as T;
   };
 
-  it("#20: an empty install offers every ready example; a click saves one as a disabled applet and opens it", async () => {
+  it("an empty install offers every ready example; a click saves one as a disabled applet and opens it", async () => {
     const { page, errors } = await signedInPage(browser!, app!);
     await page.goto("/");
     const examples = page.getByTestId("examples");
@@ -61,7 +61,7 @@ describe.skipIf(!hasChromium)("#20: managing applets, runs and the account", () 
     await page.context().close();
   }, 240_000);
 
-  it("#20: runs are found by error text and by a payload value; the failed ones are retried in bulk after a confirmation that says how many; a replay links to its original", async () => {
+  it("runs are found by error text and by a payload value; the failed ones are retried in bulk after a confirmation that says how many; a replay links to its original", async () => {
     const { page, errors } = await signedInPage(browser!, app!);
     const { applet } = await post<{ applet: { id: string } }>(page, "/api/applets", {
       name: "Orders that fail",
@@ -117,7 +117,7 @@ describe.skipIf(!hasChromium)("#20: managing applets, runs and the account", () 
     await page.context().close();
   }, 420_000);
 
-  it("#20: keyboard — a skip link first on every page, Ctrl+S saves in the editor, and a refused save puts the focus on the first error", async () => {
+  it("keyboard — a skip link first on every page, Ctrl+S saves in the editor, and a refused save puts the focus on the first error", async () => {
     const { page, errors } = await signedInPage(browser!, app!);
     for (const path of ["/", "/runs", "/settings", "/applets/new"]) {
       await page.goto(path);
@@ -147,7 +147,7 @@ describe.skipIf(!hasChromium)("#20: managing applets, runs and the account", () 
     await page.context().close();
   }, 240_000);
 
-  it("#20: 'Listen for test event' on a disabled draft webhook: the first real request becomes the sample, and nothing runs", async () => {
+  it("'Listen for test event' on a disabled draft webhook: the first real request becomes the sample, and nothing runs", async () => {
     const { page, errors } = await signedInPage(browser!, app!);
     const { applet } = await post<{ applet: { id: string; webhook_url: string } }>(page, "/api/applets/from-example", { key: "webhook-to-note" });
     await page.goto(`/applets/${applet.id}`);
@@ -168,7 +168,7 @@ describe.skipIf(!hasChromium)("#20: managing applets, runs and the account", () 
     await page.context().close();
   }, 240_000);
 
-  it("#20: the password is changed in Settings with the current one; another browser is signed out, this one stays", async () => {
+  it("the password is changed in Settings with the current one; another browser is signed out, this one stays", async () => {
     const { page, errors } = await signedInPage(browser!, app!);
     const other = await signedInPage(browser!, app!);
     await page.goto("/settings");

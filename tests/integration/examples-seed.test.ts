@@ -12,7 +12,7 @@ import { testIdentity } from "../helpers/auth";
 import { createTestApp } from "../helpers/db";
 import { forEachEngine } from "../helpers/engines";
 
-/** #20 onboarding: a ready example becomes a disabled applet; `pnpm seed` seeds the same list. */
+/** Onboarding: a ready example becomes a disabled applet; `pnpm seed` seeds the same list. */
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -20,8 +20,8 @@ afterEach(async () => {
 });
 
 forEachEngine((engine) => {
-  describe("#20: ready examples", () => {
-    test("#20: POST /api/applets/from-example saves each example as a disabled applet with its definition; an unknown key is a 404", async () => {
+  describe("ready examples", () => {
+    test("POST /api/applets/from-example saves each example as a disabled applet with its definition; an unknown key is a 404", async () => {
       const app = createTestApp({ engine });
       cleanups.push(() => app.cleanup());
       const api = createApi({ app, applets: app.applets, auth: testIdentity(app) });
@@ -45,8 +45,8 @@ forEachEngine((engine) => {
   });
 });
 
-describe("#20: pnpm seed seeds the ready examples", () => {
-  test("#20: the seed writes the examples of lib/applets/examples (same names, same definitions) with 20 runs, and a second run changes nothing", async () => {
+describe("pnpm seed seeds the ready examples", () => {
+  test("the seed writes the examples of lib/applets/examples (same names, same definitions) with 20 runs, and a second run changes nothing", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "whenthen-seed-"));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const run = () => promisify(execFile)(process.execPath, ["--import", "tsx", "scripts/seed.ts"], { env: { ...process.env, DATA_DIR: dir, DATABASE_URL: "" }, cwd: path.resolve(import.meta.dirname, "../..") });

@@ -9,7 +9,7 @@ import { testIdentity } from "../helpers/auth";
 import { createTestApp, webhookToHttp } from "../helpers/db";
 import { forEachEngine, type TestEngine } from "../helpers/engines";
 
-/** #20 "Listen for test event": the next request to a (draft) webhook applet becomes a sample; nothing runs while it is disabled. */
+/** "Listen for test event": the next request to a (draft) webhook applet becomes a sample; nothing runs while it is disabled. */
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -44,8 +44,8 @@ async function boot(engine: TestEngine, webProcesses: 1 | 2 = 1) {
 }
 
 forEachEngine((engine) => {
-  describe("#20: listen for test event", () => {
-    test("#20: a disabled draft captures the next request while listening (an event, a skipped run, nothing executed); before and after, it answers 'disabled'", async () => {
+  describe("listen for test event", () => {
+    test("a disabled draft captures the next request while listening (an event, a skipped run, nothing executed); before and after, it answers 'disabled'", async () => {
       const { app, call, hook } = await boot(engine);
       const a = await app.applets.create({ name: "draft", enabled: false, definition: webhookToHttp("https://status.test/status/200") });
       const before = await hook(a, { order: 1 });
@@ -68,7 +68,7 @@ forEachEngine((engine) => {
       expect(await (await hook(a, { order: 2 })).json()).toEqual({ queued: false, reason: "disabled" });
     });
 
-    test("#20 regression: the editor's request and the sender's reach different web processes: the request is still captured, once", async () => {
+    test("the editor's request and the sender's reach different web processes: the request is still captured, once", async () => {
       const { app, call, hook } = await boot(engine, 2);
       const a = await app.applets.create({ name: "draft", enabled: false, definition: webhookToHttp("https://status.test/status/200") });
       expect((await call("POST", `/api/applets/${a.id}/listen`)).status).toBe(200);
@@ -78,7 +78,7 @@ forEachEngine((engine) => {
       expect(await (await hook(a, { order: 8 })).json()).toEqual({ queued: false, reason: "disabled" });
     });
 
-    test("#20: listening expires after its window, and a cancel stops it; only webhook applets listen", async () => {
+    test("listening expires after its window, and a cancel stops it; only webhook applets listen", async () => {
       const { app, call, hook } = await boot(engine);
       const a = await app.applets.create({ name: "draft", enabled: false, definition: webhookToHttp("https://status.test/status/200") });
       await call("POST", `/api/applets/${a.id}/listen`);

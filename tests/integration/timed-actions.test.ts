@@ -73,8 +73,8 @@ forEachEngine((engine) => {
   const booking = (event: string, version: number, startsAt: string, more: Record<string, unknown> = {}) => ({ event, booking: { id: "bk-1", version, starts_at: startsAt }, ...more });
   const planned = async (appletId: string) => (await app.store.plannedRuns.list(appletId, { limit: 50 })).map((r) => ({ v: r.subjectVersion, status: r.status, reason: r.reason, due: new Date(r.dueAt).toISOString() }));
 
-  describe("#17: timed actions through the webhook", () => {
-    test("#17: booking created → reminder planned 24 h before; rescheduled → old cancelled superseded, new planned; cancelled → nothing pending; a redelivered created after → nothing", async () => {
+  describe("timed actions through the webhook", () => {
+    test("booking created → reminder planned 24 h before; rescheduled → old cancelled superseded, new planned; cancelled → nothing pending; a redelivered created after → nothing", async () => {
       const applet = await app.applets.create({ name: "booking reminder", definition: bookingApplet() });
       // created: 2026-03-10 15:00 in Mexico City (UTC-6) → due 2026-03-09 21:00 UTC.
       await post(applet, booking("booking.created", 1, "2026-03-10T15:00:00-06:00"));
@@ -109,7 +109,7 @@ forEachEngine((engine) => {
       app.clock.set("2026-03-07T12:00:00.000Z");
     });
 
-    test("#17: a due reminder is swept and executed once by the executor, its idempotency key the planned run's id; the event's own run runs only the untimed action", async () => {
+    test("a due reminder is swept and executed once by the executor, its idempotency key the planned run's id; the event's own run runs only the untimed action", async () => {
       const applet = await app.applets.create({
         name: "mixed",
         definition: bookingApplet({
@@ -147,7 +147,7 @@ forEachEngine((engine) => {
       }
     });
 
-    test("#17: quiet hours on the contact's clock move a follow-up on the night New York's clocks go forward (02:30 does not exist: 03:30)", async () => {
+    test("quiet hours on the contact's clock move a follow-up on the night New York's clocks go forward (02:30 does not exist: 03:30)", async () => {
       const applet = await app.applets.create({
         name: "dst",
         definition: bookingApplet({
@@ -168,7 +168,7 @@ forEachEngine((engine) => {
       expect(mx.note).toMatch(/in America\/Mexico_City, moved from 22:30 by quiet hours$/);
     });
 
-    test("#17: a frequency cap of 1 a day per contact skips the second reminder (frequency_cap) at send time", async () => {
+    test("a frequency cap of 1 a day per contact skips the second reminder (frequency_cap) at send time", async () => {
       const applet = await app.applets.create({
         name: "cap",
         definition: bookingApplet({ timed: { contact: { id: "{{trigger.body.contact.id}}" }, frequency_cap: { max: 1, per: "1d" } } }),
@@ -192,7 +192,7 @@ forEachEngine((engine) => {
       }
     });
 
-    test("#17: bad anchors are stored as skipped no_anchor with the path and the value; a time already past its lateness window is skipped late; a disabled applet's run rule_disabled; a moved anchor stale", async () => {
+    test("bad anchors are stored as skipped no_anchor with the path and the value; a time already past its lateness window is skipped late; a disabled applet's run rule_disabled; a moved anchor stale", async () => {
       const applet = await app.applets.create({
         name: "bad input",
         definition: bookingApplet({ timed: { supersede: { path: "trigger.body.event", values: ["booking.rescheduled"] } } }),
@@ -230,7 +230,7 @@ forEachEngine((engine) => {
       }
     });
 
-    test("#17: the API: planned runs of an applet, /api/runs status and reason filters, a pure timing preview, a bad offset refused with the field named, export/import carries the timing", async () => {
+    test("the API: planned runs of an applet, /api/runs status and reason filters, a pure timing preview, a bad offset refused with the field named, export/import carries the timing", async () => {
       const created = await call("POST", "/api/applets", { name: "api booking", definition: bookingApplet() });
       expect(created.status).toBe(201);
       const applet = (created.body as { applet: { id: string; webhookToken?: string; webhook_token?: string } }).applet;
@@ -285,7 +285,7 @@ forEachEngine((engine) => {
       expect(topLevelActions(mine.definition as unknown as Definition)[0]!.timing).toEqual({ at: "-24h", anchor: "trigger.body.booking.starts_at" });
     });
 
-    test("#17: conditions decide whether an event plans its timed actions (trigger. paths read the ingredients, all and any); the preview says why nothing is planned; a condition that does not parse is refused on save with its field named", async () => {
+    test("conditions decide whether an event plans its timed actions (trigger. paths read the ingredients, all and any); the preview says why nothing is planned; a condition that does not parse is refused on save with its field named", async () => {
       const conditions = {
         all: [{ field: "trigger.body.booking.status", op: "eq", value: "confirmed" }],
         any: [

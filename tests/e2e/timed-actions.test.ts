@@ -4,16 +4,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FakeServices, SCREENSHOTS, SKIP_REASON, hasChromium, launchBrowser, screenshot, signedInPage, startApp, type RunningApp } from "./harness";
 
 /**
- * Issue #17 in a real browser against the real app: a timed action added in the editor (a
+ * In a real browser against the real app: a timed action added in the editor (a
  * reminder 24 h before the time the sample's body carries), saved, an event sent to its webhook,
  * and the planned run on the applet page with its due time; a cancelling event then cancels it,
  * and the run log and the run page say why. Screenshots at 1280 and 390 px.
  */
-if (!hasChromium) console.warn(`tests/e2e/issue17.test.ts skipped: ${SKIP_REASON}`);
+if (!hasChromium) console.warn(`tests/e2e/timed-actions.test.ts skipped: ${SKIP_REASON}`);
 
 const DAY = 86_400_000;
 
-describe.skipIf(!hasChromium)("#17: timed actions in the browser", () => {
+describe.skipIf(!hasChromium)("timed actions in the browser", () => {
   let app: RunningApp | undefined;
   let fake: FakeServices | undefined;
   let browser: Browser | undefined;
@@ -41,7 +41,7 @@ describe.skipIf(!hasChromium)("#17: timed actions in the browser", () => {
     await page.setViewportSize({ width: 1280, height: 900 });
   };
 
-  it("#17: a reminder -24h anchored at trigger.body.starts_at, added in the editor, is planned by a webhook event and listed on the applet page with its due time", async () => {
+  it("a reminder -24h anchored at trigger.body.starts_at, added in the editor, is planned by a webhook event and listed on the applet page with its due time", async () => {
     const { page, errors } = await signedInPage(browser!, app!);
     // Whole seconds, three days ahead: the reminder is due two days from now, well inside any timeout.
     const startsAt = new Date(Math.floor((Date.now() + 3 * DAY) / 1000) * 1000).toISOString().replace(".000Z", "Z");

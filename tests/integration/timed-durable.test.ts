@@ -47,8 +47,8 @@ async function startHangingOnce() {
   };
 }
 
-describe("#17: durable timed runs", () => {
-  test("#17: a worker killed (SIGKILL) while a timed run is in flight: the next worker completes it once, with the same idempotency key (the planned run's id)", async () => {
+describe("durable timed runs", () => {
+  test("a worker killed (SIGKILL) while a timed run is in flight: the next worker completes it once, with the same idempotency key (the planned run's id)", async () => {
     const app = createTestApp({ env: { ALLOW_PRIVATE_URLS: "true" }, start: new Date().toISOString() });
     cleanups.push(() => app.cleanup());
     const target = await startHangingOnce();
@@ -85,7 +85,7 @@ describe("#17: durable timed runs", () => {
     expect(await second.exited, lines(second)()).toBe(0);
   }, 180_000);
 
-  test("#17: a wait of 10 minutes survives a restart (injected clock) and holds no worker slot while it waits", async () => {
+  test("a wait of 10 minutes survives a restart (injected clock) and holds no worker slot while it waits", async () => {
     const first: TestApp = createTestApp({ start: "2026-03-07T12:00:00.000Z" });
     cleanups.push(() => first.cleanup());
     const applet = await first.applets.create({ name: "wait 10 min", definition: waitApplet("https://status.test/status/200", "10m") });
@@ -122,7 +122,7 @@ describe("#17: durable timed runs", () => {
 });
 
 forEachEngine((engine) => {
-  test("#17: two workers sweeping at once dispatch each due planned run once", async () => {
+  test("two workers sweeping at once dispatch each due planned run once", async () => {
     const a = createTestApp({ engine, start: "2026-03-07T12:00:00.000Z" });
     cleanups.push(() => a.cleanup());
     const b = createTestApp({ peerOf: a, start: "2026-03-07T12:00:00.000Z" });

@@ -3,14 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FakeServices, SKIP_REASON, hasChromium, launchBrowser, screenshot, signedInPage, startApp, type RunningApp } from "./harness";
 
 /**
- * Issue #18 (health at a glance) in a real browser against the real app: the worker banner comes
+ * The health at a glance part, in a real browser against the real app: the worker banner comes
  * and goes without a reload, and an RSS applet pointed at a JSON URL shows its trigger error mark
  * in the list. The heartbeat window is shortened through the environment (a heartbeat every
  * second, stale after 4 s), so nothing waits for minutes.
  */
-if (!hasChromium) console.warn(`tests/e2e/issue18.test.ts skipped: ${SKIP_REASON}`);
+if (!hasChromium) console.warn(`tests/e2e/health-marks.test.ts skipped: ${SKIP_REASON}`);
 
-describe.skipIf(!hasChromium)("#18: health at a glance", () => {
+describe.skipIf(!hasChromium)("health at a glance", () => {
   let app: RunningApp | undefined;
   let fake: FakeServices | undefined;
   let browser: Browser | undefined;
@@ -33,7 +33,7 @@ describe.skipIf(!hasChromium)("#18: health at a glance", () => {
     return (await res.json()) as T;
   };
 
-  it("#18: an RSS applet pointed at a JSON URL shows its trigger error mark in the list, with the message on hover and on tap", async () => {
+  it("an RSS applet pointed at a JSON URL shows its trigger error mark in the list, with the message on hover and on tap", async () => {
     const { page, errors } = await signedInPage(browser!, app!);
     await post(page, "/api/applets", {
       name: "Prices as a feed",
@@ -92,7 +92,7 @@ describe.skipIf(!hasChromium)("#18: health at a glance", () => {
     await page.context().close();
   }, 180_000);
 
-  it("#18: stop the worker and the banner appears within the heartbeat window; start it and the banner goes, without a reload", async () => {
+  it("stop the worker and the banner appears within the heartbeat window; start it and the banner goes, without a reload", async () => {
     const { page, errors } = await signedInPage(browser!, app!);
     await page.goto("/settings");
     await page.getByTestId("health-panel").waitFor();

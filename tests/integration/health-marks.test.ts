@@ -13,7 +13,7 @@ import { forEachEngine } from "../helpers/engines";
 import { server, useHttpMocks } from "../helpers/http";
 
 /**
- * #18 health at a glance, on each engine with an injected clock: the applets list's trigger error
+ * Health at a glance, on each engine with an injected clock: the applets list's trigger error
  * mark (an RSS applet pointed at a JSON URL), its overdue check and failed runs of 24 h, the
  * "needs attention" filter; the banner's worker and SMTP parts and their push over the stream.
  */
@@ -45,7 +45,7 @@ forEachEngine((engine) => {
     await app.cleanup();
   });
 
-  test("#18: the list shows the trigger error mark for an RSS applet pointed at a JSON URL, and an overdue check; needs attention lists them", async () => {
+  test("the list shows the trigger error mark for an RSS applet pointed at a JSON URL, and an overdue check; needs attention lists them", async () => {
     server.use(http.get(PRICES, () => HttpResponse.json({ price: 2.9, currency: "EUR" })));
     const feed = await app.applets.create({
       name: "Prices as a feed",
@@ -76,7 +76,7 @@ forEachEngine((engine) => {
     expect((await appletList(app)).find((a) => a.id === feed.id)!.next_check_overdue_ms).toBeNull();
   });
 
-  test("#18: the list counts the failed and dead runs of the last 24 h per applet", async () => {
+  test("the list counts the failed and dead runs of the last 24 h per applet", async () => {
     const a = await app.applets.create({ name: "Flaky", definition: webhookToHttp("https://hooks.example.test/x") });
     const settle = async (status: "failed" | "dead" | "succeeded") => {
       await app.store.runs.ingest({ appletId: a.id, source: "webhook", dedupeKey: null, payloadJson: "{}", receivedAt: app.clock.now().toISOString(), maxAttempts: 1 });
@@ -93,7 +93,7 @@ forEachEngine((engine) => {
     expect(row).toMatchObject({ failed_24h: 2, runs_24h: 3, last_run_status: "succeeded" });
   });
 
-  test("#18: the banner says the worker is stale after WORKER_STALE_SECONDS, and the SMTP receiver when no live worker listens", async () => {
+  test("the banner says the worker is stale after WORKER_STALE_SECONDS, and the SMTP receiver when no live worker listens", async () => {
     expect(await healthBanner(app)).toEqual({ worker: { seenAt: null, ageMs: null, queued: 0 }, smtp: null });
     const beat = (smtpPort: number | null) => app.store.workers.heartbeat({ id: "w1", hostname: "h", pid: 1, now: app.clock.now(), leaseMs: 30_000, fault: null, smtpPort });
     await beat(2525);
@@ -112,7 +112,7 @@ forEachEngine((engine) => {
     expect(await healthBanner(app)).toEqual({ worker: { seenAt: "2026-03-07T12:00:00.000Z", ageMs: 180_000, queued: 1 }, smtp: null });
   });
 
-  test("#18: the health watch pushes a change of the banner to an open stream, and a new stream starts with the current one", async () => {
+  test("the health watch pushes a change of the banner to an open stream, and a new stream starts with the current one", async () => {
     await app.store.workers.heartbeat({ id: "w1", hostname: "h", pid: 1, now: app.clock.now(), leaseMs: 30_000, fault: null, smtpPort: 2525 });
     const watch = watchHealth(app, { intervalMs: 60_000 });
     try {
@@ -149,7 +149,7 @@ forEachEngine((engine) => {
   });
 });
 
-describe("#18: needs attention and paused, in the list's pure filter", () => {
+describe("needs attention and paused, in the list's pure filter", () => {
   test("an auto-paused applet needs attention and is what 'Paused' lists; a plainly disabled one is neither", () => {
     const base = { enabled: false, triggerType: "webhook", createdAt: "2026-03-07T12:00:00.000Z", lastStatus: "succeeded", lastAt: null, triggerError: null };
     const all = [
@@ -163,7 +163,7 @@ describe("#18: needs attention and paused, in the list's pure filter", () => {
   });
 });
 
-describe("#18: WORKER_STALE_SECONDS", () => {
+describe("WORKER_STALE_SECONDS", () => {
   test("defaults to 60 s and must exceed the heartbeat interval, naming both variables", () => {
     expect(loadConfig({ DATA_DIR: "/tmp/x" }).workerStaleMs).toBe(60_000);
     expect(loadConfig({ DATA_DIR: "/tmp/x", WORKER_STALE_SECONDS: "4", WORKER_LEASE_SECONDS: "3" }).workerStaleMs).toBe(4_000);

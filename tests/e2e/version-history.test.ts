@@ -5,13 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FakeServices, SCREENSHOTS, SKIP_REASON, hasChromium, launchBrowser, screenshot, signedInPage, startApp, type RunningApp } from "./harness";
 
 /**
- * Issue #18, version history, in a real browser against the real app: edit an applet twice, open
+ * Version history, in a real browser against the real app: edit an applet twice, open
  * its History, read the diff, restore the first version and find it in the editor; the run page
  * links to the version the run executed. Screenshots of the History and the diff at 1280 and 390 px.
  */
-if (!hasChromium) console.warn(`tests/e2e/issue18-history.test.ts skipped: ${SKIP_REASON}`);
+if (!hasChromium) console.warn(`tests/e2e/version-history.test.ts skipped: ${SKIP_REASON}`);
 
-describe.skipIf(!hasChromium)("#18: version history of applets in the browser", () => {
+describe.skipIf(!hasChromium)("version history of applets in the browser", () => {
   let app: RunningApp | undefined;
   let fake: FakeServices | undefined;
   let browser: Browser | undefined;
@@ -28,7 +28,7 @@ describe.skipIf(!hasChromium)("#18: version history of applets in the browser", 
     await fake?.stop();
   }, 30_000);
 
-  it("#18: edit an applet twice, open History, see the diff, restore, see the restored definition in the editor", async () => {
+  it("edit an applet twice, open History, see the diff, restore, see the restored definition in the editor", async () => {
     const { page, errors } = await signedInPage(browser!, app!);
     const created = await page.request.post("/api/applets", {
       data: { name: "Deploy notice", enabled: true, definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "slack", config: { webhook_url: fake!.url("/ok/services/T/B/X"), text: "Deploy one" } }] } },

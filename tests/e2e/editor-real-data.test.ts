@@ -3,13 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FakeServices, SKIP_REASON, hasChromium, launchBrowser, screenshot, signedInPage, startApp, type RunningApp } from "./harness";
 
 /**
- * Issue #20 in a real browser against the real app: the editor tested against real data, errors at
+ * In a real browser against the real app: the editor tested against real data, errors at
  * the field, the draft webhook URL, live header counters, the email applet's address and a run
  * waiting for its retry, with screenshots at 1280 and 390 px.
  */
-if (!hasChromium) console.warn(`tests/e2e/issue20.test.ts skipped: ${SKIP_REASON}`);
+if (!hasChromium) console.warn(`tests/e2e/editor-real-data.test.ts skipped: ${SKIP_REASON}`);
 
-describe.skipIf(!hasChromium)("#20: the editor and the run log with real data", () => {
+describe.skipIf(!hasChromium)("the editor and the run log with real data", () => {
   let app: RunningApp | undefined;
   let fake: FakeServices | undefined;
   let browser: Browser | undefined;
@@ -32,7 +32,7 @@ describe.skipIf(!hasChromium)("#20: the editor and the run log with real data", 
     return (await res.json()) as T;
   };
 
-  it("#20.1: a fetched RSS item drives Preview and Test filter, and an edited sample checks skip()", async () => {
+  it("a fetched RSS item drives Preview and Test filter, and an edited sample checks skip()", async () => {
     const { page, errors } = await signedInPage(browser!, app!);
     await page.goto("/applets/new");
     await page.getByTestId("trigger-card-rss").click();
@@ -71,7 +71,7 @@ describe.skipIf(!hasChromium)("#20: the editor and the run log with real data", 
     await page.context().close();
   }, 240_000);
 
-  it("#20.2: an untouched placeholder is an error under its field, in its label's words; 'Use' fills it in", async () => {
+  it("an untouched placeholder is an error under its field, in its label's words; 'Use' fills it in", async () => {
     const { page, errors } = await signedInPage(browser!, app!);
     await page.goto("/applets/new");
     await page.getByTestId("trigger-card-webhook").click();
@@ -92,13 +92,13 @@ describe.skipIf(!hasChromium)("#20: the editor and the run log with real data", 
     await screenshot(page, "20-editor-field-errors");
     await field.getByRole("button", { name: /Use the example for Webhook URL/ }).click();
     expect(await url.inputValue()).toBe("{{secrets.SLACK_WEBHOOK}}");
-    // No such secret yet: said at the field before saving (#20.7).
+    // No such secret yet: said at the field before saving.
     await field.getByTestId("field-warning").filter({ hasText: "There is no secret named SLACK_WEBHOOK" }).waitFor();
     expect(errors).toEqual([]);
     await page.context().close();
   }, 240_000);
 
-  it("#20.1 / #20.4: a new webhook applet gets its URL before the first save, and the header counters follow a test event", async () => {
+  it("/ a new webhook applet gets its URL before the first save, and the header counters follow a test event", async () => {
     const { page, errors } = await signedInPage(browser!, app!);
     await page.goto("/applets/new");
     await page.getByTestId("trigger-card-webhook").click();
@@ -119,17 +119,17 @@ describe.skipIf(!hasChromium)("#20: the editor and the run log with real data", 
     await page.getByTestId("run-count").filter({ hasText: /^1$/ }).waitFor();
     expect(await page.getByTestId("last-fired").textContent()).not.toBe("–");
     expect(await page.evaluate(() => (window as unknown as { __noReload?: boolean }).__noReload)).toBe(true);
-    // #20.5: the test event carried this send's received_at, not the sample's 2026-03-07.
+    // The test event carried this send's received_at, not the sample's 2026-03-07.
     const sent = JSON.parse(fake!.received.at(-1)!.body) as { text: string };
     expect(sent.text).toBe("Order: Order #1042 paid");
-    // #20.1: the past event is offered as a sample.
+    // The past event is offered as a sample.
     await page.reload();
     await page.locator("#sample-source option", { hasText: "manual" }).first().waitFor({ state: "attached" });
     expect(errors).toEqual([]);
     await page.context().close();
   }, 240_000);
 
-  it("#20.12: the email applet's page shows its inbound address at the top", async () => {
+  it("the email applet's page shows its inbound address at the top", async () => {
     const { page, errors } = await signedInPage(browser!, app!);
     const { applet } = await post<{ applet: { id: string } }>(page, "/api/applets", {
       name: "Invoices to notes",
@@ -143,7 +143,7 @@ describe.skipIf(!hasChromium)("#20: the editor and the run log with real data", 
     await page.context().close();
   }, 240_000);
 
-  it("#20.9 / #20.10: a run waiting for its retry reads 'retrying: attempt 2 of 5 pending at …' in the list and on its page, with no ran-twice banner", async () => {
+  it("/ a run waiting for its retry reads 'retrying: attempt 2 of 5 pending at …' in the list and on its page, with no ran-twice banner", async () => {
     const { page, errors } = await signedInPage(browser!, app!);
     const { applet } = await post<{ applet: { id: string } }>(page, "/api/applets", {
       name: "Failing webhook → Slack",

@@ -19,7 +19,7 @@ import { sentTo, useHttpMocks } from "../helpers/http";
 import { startWorker } from "../helpers/worker";
 import { TEST_POSTGRES_URL, createTestSchema, noPostgres } from "../helpers/postgres";
 
-/** Issue #18, version history of applets: every save is a version, runs link to theirs, restore is a new save. */
+/** Version history of applets: every save is a version, runs link to theirs, restore is a new save. */
 
 useHttpMocks();
 
@@ -78,8 +78,8 @@ const versionsOf = async (api: Api, id: string): Promise<VersionItem[]> => (awai
 const urlOf = (definition: unknown) => topLevelActions(storedDefinition(definition))[0]!.config.url;
 
 forEachEngine((engine) => {
-  describe("#18: version history of applets", () => {
-    test("#18: a version is recorded on every save through the API, by the signed-in user, newest first with what changed", async () => {
+  describe("version history of applets", () => {
+    test("a version is recorded on every save through the API, by the signed-in user, newest first with what changed", async () => {
       const { app, api } = setup(engine);
       const created = await call(api, "POST", "/api/applets", { name: "Ping", definition: webhookToHttp(URL_A) });
       expect(created.status).toBe(201);
@@ -113,7 +113,7 @@ forEachEngine((engine) => {
       expect(diff.lines.filter((l) => l.kind === "add").map((l) => ("text" in l ? l.text.trim() : ""))).toEqual([`"url": "${URL_B}"`]);
     });
 
-    test("#18: the version row and the save commit together: a refused save stores no version", async () => {
+    test("the version row and the save commit together: a refused save stores no version", async () => {
       const { api } = setup(engine);
       const id = (await call(api, "POST", "/api/applets", { name: "Ping", definition: webhookToHttp(URL_A) })).json.applet.id;
       const refused = await call(api, "PUT", `/api/applets/${id}`, { definition: webhookToHttp("ftp://example.com/x") });
@@ -121,7 +121,7 @@ forEachEngine((engine) => {
       expect((await versionsOf(api, id)).map((v) => v.version)).toEqual([1]);
     });
 
-    test("#18: import creates a version by the importing user; an export carries the current version only", async () => {
+    test("import creates a version by the importing user; an export carries the current version only", async () => {
       const { app, api } = setup(engine);
       const id = (await call(api, "POST", "/api/applets", { name: "Ping", definition: webhookToHttp(URL_A) })).json.applet.id;
       await call(api, "PUT", `/api/applets/${id}`, { definition: webhookToHttp(URL_B) });
@@ -148,7 +148,7 @@ forEachEngine((engine) => {
       ]);
     });
 
-    test("#18: a duplicate starts its own history at version 1, by the user who duplicated", async () => {
+    test("a duplicate starts its own history at version 1, by the user who duplicated", async () => {
       const { api } = setup(engine);
       const id = (await call(api, "POST", "/api/applets", { name: "Ping", definition: webhookToHttp(URL_A) })).json.applet.id;
       await call(api, "PUT", `/api/applets/${id}`, { definition: webhookToHttp(URL_B) });
@@ -156,7 +156,7 @@ forEachEngine((engine) => {
       expect((await versionsOf(api, copy)).map((v) => [v.version, v.source, v.author.label, v.summary, v.enabled])).toEqual([[1, "duplicate", TEST_USER.email, "Created as a copy", false]]);
     });
 
-    test("#18: a run records the version it ran with, and still links to it after later saves", async () => {
+    test("a run records the version it ran with, and still links to it after later saves", async () => {
       const { app, api } = setup(engine);
       const worker = startWorker(app);
       cleanups.push(() => worker.stop());
@@ -177,7 +177,7 @@ forEachEngine((engine) => {
       expect(sentTo("status").map((r) => r.url)).toEqual([URL_B, URL_C]);
     });
 
-    test("#18: a save landing between the claim and the executor's read: the run executes the version the claim recorded", async () => {
+    test("a save landing between the claim and the executor's read: the run executes the version the claim recorded", async () => {
       const { app } = setup(engine);
       const a = await app.applets.create({ name: "Ping", definition: webhookToHttp(URL_A) });
       const { runId } = await app.applets.test(a.id, { body: {} });
@@ -199,7 +199,7 @@ forEachEngine((engine) => {
       expect(sentTo("status").map((r) => r.url)).toEqual([URL_A, URL_B]);
     });
 
-    test("#18: restore works: it is a new save of the old version (so it is undoable), by the user, keeping the enabled state", async () => {
+    test("restore works: it is a new save of the old version (so it is undoable), by the user, keeping the enabled state", async () => {
       const { app, api } = setup(engine);
       const id = (await call(api, "POST", "/api/applets", { name: "Ping", definition: webhookToHttp(URL_A) })).json.applet.id;
       await call(api, "PUT", `/api/applets/${id}`, { name: "Ping B", definition: webhookToHttp(URL_B) });
@@ -220,7 +220,7 @@ forEachEngine((engine) => {
       expect((await versionsOf(api, id)).map((v) => v.version)).toEqual([4, 3, 2, 1]);
     });
 
-    test("#18: restore refuses a version that no longer validates, naming the field, and changes nothing", async () => {
+    test("restore refuses a version that no longer validates, naming the field, and changes nothing", async () => {
       const { app, api } = setup(engine);
       const id = (await call(api, "POST", "/api/applets", { name: "Ping", definition: webhookToHttp(URL_A) })).json.applet.id;
       await call(api, "PUT", `/api/applets/${id}`, { definition: webhookToHttp(URL_B) });
@@ -235,7 +235,7 @@ forEachEngine((engine) => {
       expect(urlOf((await app.store.applets.get(id))!.definition)).toBe(URL_B);
     });
 
-    test("#18: version routes refuse a bad number naming it, and say which of applet or version is missing", async () => {
+    test("version routes refuse a bad number naming it, and say which of applet or version is missing", async () => {
       const { api } = setup(engine);
       const id = (await call(api, "POST", "/api/applets", { name: "Ping", definition: webhookToHttp(URL_A) })).json.applet.id;
       for (const n of ["0", "abc", "-1", "1.5"]) {
@@ -249,7 +249,7 @@ forEachEngine((engine) => {
       expect(await call(api, "GET", "/api/applets/nope/versions/1")).toEqual({ status: 404, json: { error: "no such applet" } });
     });
 
-    test("#18: deleting an applet deletes its history", async () => {
+    test("deleting an applet deletes its history", async () => {
       const { app, api } = setup(engine);
       const id = (await call(api, "POST", "/api/applets", { name: "Ping", definition: webhookToHttp(URL_A) })).json.applet.id;
       await call(api, "PUT", `/api/applets/${id}`, { definition: webhookToHttp(URL_B) });
@@ -293,8 +293,8 @@ async function expectBackfilled(store: Store, runId: string) {
   expect((await store.runs.get(runId))!.appletVersion).toBeNull();
 }
 
-describe("#18: the migration gives every existing applet a first version, so history is never empty", () => {
-  test("#18: SQLite: an applet saved before version history has version 1 from its current definition after the upgrade", async () => {
+describe("the migration gives every existing applet a first version, so history is never empty", () => {
+  test("SQLite: an applet saved before version history has version 1 from its current definition after the upgrade", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "whenthen-18-"));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const file = path.join(dir, "app.db");
@@ -315,7 +315,7 @@ describe("#18: the migration gives every existing applet a first version, so his
     await expectBackfilled(after, "r1");
   });
 
-  test.skipIf(noPostgres !== null)(`#18: PostgreSQL: an applet saved before version history has version 1 from its current definition after the upgrade${noPostgres ? ` (skipped: ${noPostgres})` : ""}`, async () => {
+  test.skipIf(noPostgres !== null)(`PostgreSQL: an applet saved before version history has version 1 from its current definition after the upgrade${noPostgres ? ` (skipped: ${noPostgres})` : ""}`, async () => {
     const { schema, drop } = await createTestSchema("v18");
     cleanups.push(drop);
     const before = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 2, migrationsDir: releaseBefore(defaultPgMigrationsDir(), "0005_applet_versions") });

@@ -5,7 +5,7 @@ import { testIdentity } from "../helpers/auth";
 import { createTestApp } from "../helpers/db";
 import { forEachEngine, type TestEngine } from "../helpers/engines";
 
-/** #20 tags: stored, editable through the API, carried by export and import; on each engine. */
+/** Tags: stored, editable through the API, carried by export and import; on each engine. */
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -28,8 +28,8 @@ function boot(engine: TestEngine) {
 type AppletAnswer = { applet: { id: string; tags: string[]; name: string } };
 
 forEachEngine((engine) => {
-  describe("#20: applet tags", () => {
-    test("#20: tags are saved with an applet, edited alone (the definition kept), kept by a save without them, refused under 'tags'", async () => {
+  describe("applet tags", () => {
+    test("tags are saved with an applet, edited alone (the definition kept), kept by a save without them, refused under 'tags'", async () => {
       const { call } = boot(engine);
       const made = await call<AppletAnswer>("POST", "/api/applets", { name: "tagged", definition, tags: [" Work ", "work", "finance"] });
       expect(made.status).toBe(201);
@@ -50,7 +50,7 @@ forEachEngine((engine) => {
       expect(copy.body.applet.tags).toEqual(["home"]);
     });
 
-    test("#20: export carries the tags and import restores them; an export from before tags imports with none", async () => {
+    test("export carries the tags and import restores them; an export from before tags imports with none", async () => {
       const { app, call } = boot(engine);
       const made = await call<AppletAnswer>("POST", "/api/applets", { name: "exported", definition, tags: ["ops", "Night shift"] });
       const exported = await app.applets.exportAll();

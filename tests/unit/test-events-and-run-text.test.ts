@@ -2,12 +2,12 @@ import { describe, expect, it } from "vitest";
 import { getTrigger } from "@/lib/triggers";
 import { TEST_EVENT_USER_AGENT, freshTestPayload, parseSample } from "@/lib/ui/sample";
 
-/** Issue #20, the pure parts: what the screens compute before they show or send anything. */
+/** The pure parts: what the screens compute before they show or send anything. */
 
-describe("#20: test events and samples", () => {
+describe("test events and samples", () => {
   const webhookSample = getTrigger("webhook").sample;
 
-  it("#20.5: Send test event stamps the sample's received_at and user-agent with this send", () => {
+  it("Send test event stamps the sample's received_at and user-agent with this send", () => {
     const now = new Date("2026-12-01T10:14:00.000Z");
     const sent = freshTestPayload(structuredClone(webhookSample), webhookSample, now);
     expect(sent.received_at).toBe("2026-12-01T10:14:00.000Z");
@@ -17,22 +17,22 @@ describe("#20: test events and samples", () => {
     expect((sent.headers as Record<string, string>)["content-type"]).toBe("application/json");
   });
 
-  it("#20.5: what the user typed in is sent as typed", () => {
+  it("what the user typed in is sent as typed", () => {
     const typed = { ...webhookSample, received_at: "2025-01-01T00:00:00.000Z", headers: { "user-agent": "Stripe/1.0" } };
     const sent = freshTestPayload(typed, webhookSample, new Date("2026-12-01T10:14:00.000Z"));
     expect(sent.received_at).toBe("2025-01-01T00:00:00.000Z");
     expect((sent.headers as Record<string, string>)["user-agent"]).toBe("Stripe/1.0");
   });
 
-  it("#20.1: a typed sample must be a JSON object, and the message says why", () => {
+  it("a typed sample must be a JSON object, and the message says why", () => {
     expect(parseSample('{"title": "x"}')).toEqual({ ok: true, value: { title: "x" } });
     expect(parseSample("[1]")).toMatchObject({ ok: false, error: expect.stringContaining("JSON object") });
     expect(parseSample("{title: 1}")).toMatchObject({ ok: false, error: expect.stringMatching(/^Not valid JSON/) });
   });
 });
 
-describe("#20: how runs read", () => {
-  it("#20.9: a run waiting for its next attempt reads 'retrying: attempt 3 of 5 pending at 10:14', not 'queued' (the attempt has not run yet)", async () => {
+describe("how runs read", () => {
+  it("a run waiting for its next attempt reads 'retrying: attempt 3 of 5 pending at 10:14', not 'queued' (the attempt has not run yet)", async () => {
     const { retryLabel } = await import("@/lib/ui/run-timing");
     const waiting = { status: "retrying" as const, attempt: 3, max_attempts: 5, next_attempt_at: "2026-12-01T09:14:00.000Z" };
     expect(retryLabel(waiting, (iso) => new Date(iso).toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit", timeZone: "Europe/Berlin" }))).toBe("retrying: attempt 3 of 5 pending at 10:14");
@@ -42,7 +42,7 @@ describe("#20: how runs read", () => {
     expect(retryLabel({ ...waiting, status: "queued", attempt: 1 }, () => "x")).toBeNull();
   });
 
-  it("#20.10: a dead run's start and duration span all its attempts, not the last one", async () => {
+  it("a dead run's start and duration span all its attempts, not the last one", async () => {
     const { runSpan } = await import("@/lib/ui/run-timing");
     const run = {
       attempt: 5,
@@ -59,21 +59,21 @@ describe("#20: how runs read", () => {
     expect(runSpan({ ...run, steps: [] }).firstStart).toBe("2026-12-01T08:00:00.000Z");
   });
 
-  it("#20.10: the 'may have run twice' banner is for crash re-runs only", async () => {
+  it("the 'may have run twice' banner is for crash re-runs only", async () => {
     const { reranAfterCrash } = await import("@/lib/ui/run-timing");
     expect(reranAfterCrash([{}, {}])).toBe(false);
     expect(reranAfterCrash([{}, { rerun: true }])).toBe(true);
   });
 
-  it("#20.11: the runs filter's days are the reader's days", async () => {
+  it("the runs filter's days are the reader's days", async () => {
     const { dayBounds } = await import("@/lib/ui/run-timing");
     expect(dayBounds("2026-12-01", "2026-12-01", "Europe/Berlin")).toEqual({ from: "2026-11-30T23:00:00.000Z", to: "2026-12-01T22:59:59.999Z" });
     expect(dayBounds("2026-12-01", undefined, "Not/AZone")).toEqual({ from: "2026-12-01T00:00:00.000Z", to: undefined });
   });
 });
 
-describe("#20.12: small things a new user trips on", () => {
-  it("#20.12: the filter code placeholder uses the trigger's own fields", async () => {
+describe("small things a new user trips on", () => {
+  it("the filter code placeholder uses the trigger's own fields", async () => {
     const { filterPlaceholder } = await import("@/lib/ui/format");
     expect(filterPlaceholder(getTrigger("webhook").sample)).toContain("trigger.body.title");
     expect(filterPlaceholder(getTrigger("rss").sample)).toContain("trigger.title");
@@ -83,22 +83,22 @@ describe("#20.12: small things a new user trips on", () => {
     expect(poll).toContain("trigger.value");
   });
 
-  it("#20.12: 'Fetch now' says how many it lists, not 'the first three' of two", async () => {
+  it("'Fetch now' says how many it lists, not 'the first three' of two", async () => {
     const { fetchedItemsSummary } = await import("@/lib/ui/format");
     expect(fetchedItemsSummary(2, 2)).toBe("2 items in the feed:");
     expect(fetchedItemsSummary(10, 3)).toBe("10 items in the feed; the first 3:");
     expect(fetchedItemsSummary(0, 0)).toBe("0 items in the feed.");
   });
 
-  it("#20.12: a secret's name breaks only after _ or ., never mid-word", async () => {
+  it("a secret's name breaks only after _ or ., never mid-word", async () => {
     const { tokenBreaks } = await import("@/lib/ui/format");
     expect(tokenBreaks("SLACK_WEBHOOK_OPS")).toEqual(["SLACK_", "WEBHOOK_", "OPS"]);
     expect(tokenBreaks("{{secrets.TEMP_TOKEN}}").join("")).toBe("{{secrets.TEMP_TOKEN}}");
   });
 });
 
-describe("#20.2: save problems in the form's words", () => {
-  it("#20.2: a Slack webhook URL left empty reads “Action 1 (Slack message) › Webhook URL: Webhook URL is empty…”, not a config path", async () => {
+describe("save problems in the form's words", () => {
+  it("a Slack webhook URL left empty reads “Action 1 (Slack message) › Webhook URL: Webhook URL is empty…”, not a config path", async () => {
     const { wordProblem } = await import("@/components/editor/problems");
     const { draftFromDefinition } = await import("@/components/editor/draft");
     const { actionRegistry } = await import("@/lib/actions");
@@ -115,7 +115,7 @@ describe("#20.2: save problems in the form's words", () => {
   });
 });
 
-describe("#20: managing many applets", () => {
+describe("managing many applets", () => {
   const applet = (i: number, extra: Partial<import("@/lib/ui/applet-list").ListedApplet> = {}) => ({
     id: `a${String(i).padStart(4, "0")}`,
     name: `Applet ${String(i).padStart(4, "0")}`,
@@ -128,7 +128,7 @@ describe("#20: managing many applets", () => {
     ...extra,
   });
 
-  it("#20: 1,000 applets are searched by name, filtered by trigger, status and 'needs attention', sorted and paged 50 at a time", async () => {
+  it("1,000 applets are searched by name, filtered by trigger, status and 'needs attention', sorted and paged 50 at a time", async () => {
     const { listApplets, APPLETS_PAGE_SIZE } = await import("@/lib/ui/applet-list");
     const all = Array.from({ length: 1000 }, (_, i) => applet(i, i === 7 ? { lastStatus: "dead" } : i === 9 ? { triggerError: "rss: HTTP 404" } : {}));
     const first = listApplets(all, {});

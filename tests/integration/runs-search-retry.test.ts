@@ -5,7 +5,7 @@ import { testIdentity } from "../helpers/auth";
 import { createTestApp, type TestApp } from "../helpers/db";
 import { forEachEngine, type TestEngine } from "../helpers/engines";
 
-/** #20 "Runs": search by error and payload text, bulk retry, the link between a replay and its original; through the API, on each engine. */
+/** "Runs": search by error and payload text, bulk retry, the link between a replay and its original; through the API, on each engine. */
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -38,8 +38,8 @@ async function settled(app: TestApp, appletId: string, payload: unknown, status:
 type Page = { runs: { id: string }[]; next_cursor: string | null; search_stopped_at: string | null };
 
 forEachEngine((engine) => {
-  describe("#20: runs search, bulk retry, replay links", () => {
-    test("#20: GET /api/runs?error=…&payload=… finds runs by their error text and by a value in their payload", async () => {
+  describe("runs search, bulk retry, replay links", () => {
+    test("GET /api/runs?error=…&payload=… finds runs by their error text and by a value in their payload", async () => {
       const { app, call } = boot(engine);
       const a = await app.applets.create({ name: "orders", definition });
       const r1 = await settled(app, a.id, { order: { id: 1042, customer: "ann@example.com" } }, "failed", "action 1 (http): answered 503 Service Unavailable");
@@ -61,7 +61,7 @@ forEachEngine((engine) => {
       expect(tooLong.body.problems[0]!.path).toBe("error");
     });
 
-    test("#20: POST /api/runs/bulk-retry retries the failed and dead runs (attempt + 1, queued now) and says why it skipped the others", async () => {
+    test("POST /api/runs/bulk-retry retries the failed and dead runs (attempt + 1, queued now) and says why it skipped the others", async () => {
       const { app, call } = boot(engine);
       const a = await app.applets.create({ name: "flaky", definition });
       const failed = await settled(app, a.id, { n: 1 }, "failed", "boom");
@@ -92,7 +92,7 @@ forEachEngine((engine) => {
       expect((await call("POST", "/api/runs/bulk-retry", { run_ids: Array.from({ length: 501 }, (_, i) => `r${i}`) })).status).toBe(400);
     });
 
-    test(`#20: bulk retry of more than one batch (${BULK_RETRY_BATCH}) is one transaction per batch: every batch committed`, async () => {
+    test(`bulk retry of more than one batch (${BULK_RETRY_BATCH}) is one transaction per batch: every batch committed`, async () => {
       const { app, call } = boot(engine);
       const a = await app.applets.create({ name: "many", definition });
       const ids: string[] = [];
@@ -110,7 +110,7 @@ forEachEngine((engine) => {
       expect([...statuses.values()].every((s) => s === "queued")).toBe(true);
     });
 
-    test("#20: a replay links to its original run and the original lists its replays", async () => {
+    test("a replay links to its original run and the original lists its replays", async () => {
       const { app, call } = boot(engine);
       const a = await app.applets.create({ name: "replayed", definition });
       const original = await settled(app, a.id, { n: 1 }, "failed", "boom");
