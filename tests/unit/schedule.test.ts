@@ -138,13 +138,13 @@ describe("cron errors: one message that names the field, quotes the token and gi
     ["1-70 * * * *", 'schedule: invalid cron "1-70 * * * *": minute "70" (in "1-70") is out of range; minute is 0–59'],
     ["0 9 * * 8", 'schedule: invalid cron "0 9 * * 8": day-of-week "8" is out of range; day-of-week is 0–7 (0 and 7 are Sunday) or SUN–SAT'],
     ["0 0 * JAN-FOO *", 'schedule: invalid cron "0 0 * JAN-FOO *": month "FOO" (in "JAN-FOO") is not a valid value; month is 1–12 or JAN–DEC'],
-  ])("#21.cron: %s gets exactly one clear message in the user's numbers", (cron, message) => {
+  ])("%s gets exactly one clear message in the user's numbers", (cron, message) => {
     expect(problem(cron)).toBe(message);
     // Said once: croner's zero-based "Invalid value for day: 31" and the doubled prefix are gone.
     expect(problem(cron)!.match(/invalid cron/g)).toHaveLength(1);
   });
 
-  test("#21.cron: the nicknames @hourly, @daily, @weekly, @monthly and @yearly are accepted and fire like their expressions, DST rule included", () => {
+  test("the nicknames @hourly, @daily, @weekly, @monthly and @yearly are accepted and fire like their expressions, DST rule included", () => {
     const same: [string, string][] = [["@hourly", "0 * * * *"], ["@daily", "0 0 * * *"], ["@weekly", "0 0 * * 0"], ["@monthly", "0 0 1 * *"], ["@yearly", "0 0 1 1 *"], ["@annually", "0 0 1 1 *"]];
     for (const [nickname, expression] of same) {
       expect(problem(nickname)).toBeNull();
