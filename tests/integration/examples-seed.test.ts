@@ -7,6 +7,7 @@ import { afterEach, describe, expect, test } from "vitest";
 import { createApi } from "@/lib/api";
 import { APPLET_EXAMPLES } from "@/lib/applets/examples";
 import { createApp } from "@/lib/app";
+import { storedDefinition } from "@/lib/definition";
 import { silentLogger } from "@/lib/core/log";
 import { testIdentity } from "../helpers/auth";
 import { createTestApp } from "../helpers/db";
@@ -21,7 +22,7 @@ afterEach(async () => {
 
 forEachEngine((engine) => {
   describe("ready examples", () => {
-    test("POST /api/applets/from-example saves each example as a disabled applet with its definition; an unknown key is a 404", async () => {
+    test("POST /api/applets/from-example saves each example as a disabled applet with its definition (as a step list); an unknown key is a 404", async () => {
       const app = createTestApp({ engine });
       cleanups.push(() => app.cleanup());
       const api = createApi({ app, applets: app.applets, auth: testIdentity(app) });
@@ -35,7 +36,7 @@ forEachEngine((engine) => {
         expect(res.body.applet).toMatchObject({ name: e.name, enabled: false });
         const stored = (await app.store.applets.get(res.body.applet!.id))!;
         expect(stored.triggerType).toBe(e.triggerType);
-        expect(stored.definition).toEqual(e.definition({ inboundDomain: app.config.inboundDomain }));
+        expect(stored.definition).toEqual(storedDefinition(e.definition({ inboundDomain: app.config.inboundDomain })));
       }
       // Disabled: nothing is scheduled to poll.
       expect(await app.store.triggerState.listScheduled({ types: ["schedule", "rss", "poll"] })).toEqual([]);
@@ -59,7 +60,7 @@ describe("pnpm seed seeds the ready examples", () => {
     expect(applets.map((a) => a.name).sort()).toEqual(APPLET_EXAMPLES.map((e) => e.name).sort());
     for (const e of APPLET_EXAMPLES) {
       const a = applets.find((x) => x.name === e.name)!;
-      expect(a.definition, e.key).toEqual(e.definition({ inboundDomain: app.config.inboundDomain }));
+      expect(a.definition, e.key).toEqual(storedDefinition(e.definition({ inboundDomain: app.config.inboundDomain })));
     }
     expect((await app.store.runs.list({ limit: 200 })).runs).toHaveLength(20);
   }, 120_000);
