@@ -13,7 +13,7 @@ import { spawnWorkerProcess, startSink, startSlowServer } from "../helpers/proce
 import { startWorker } from "../helpers/worker";
 import { until } from "../helpers/wait";
 import { sqliteOf } from "@/lib/db/store/sqlite";
-import { forEachEngine } from "../helpers/engines";
+import { forEachEngine, testSql } from "../helpers/engines";
 
 /**
  * Reliability under faults. Real SQLite files; the full disk is a real one (a small
@@ -339,6 +339,41 @@ describe("a row the executor cannot read ends its run", () => {
     // The applet is not blocked: its next run ran.
     expect(await app.store.runs.get(after.runId)).toMatchObject({ status: "succeeded" });
     expect(seen).toEqual([3]);
+  });
+});
+
+forEachEngine((engine) => {
+  // PostgreSQL's json columns refuse text that is not JSON, so what can go wrong there (and on
+  // SQLite too) is JSON of the wrong shape: a restored dump, a hand edit, an older release's rows.
+  test(`(${engine.name}): steps, a definition or a payload of the wrong shape fail their run with the reason, and the applet moves on`, async () => {
+    const { log, lines } = captureLog();
+    const app = Object.assign(createTestApp({ log, engine }), { lines });
+    cleanups.push(() => app.cleanup());
+    const seen = orderSink();
+    const sql = testSql(app.store);
+    const a = await app.applets.create({ name: "bad steps", definition: orderedApplet });
+    const badSteps = await app.applets.test(a.id, { body: { n: 1 } });
+    await sql.run(`UPDATE runs SET steps = '{"not": "a list"}', attempt = 2 WHERE id = ?`, badSteps.runId);
+    const odd = await app.applets.test(a.id, { body: { n: 2 } });
+    await sql.run(`UPDATE events SET payload = '"just text"' WHERE id = ?`, odd.eventId);
+    app.clock.advance(1_000);
+    const after = await app.applets.test(a.id, { body: { n: 3 } });
+    const b = await app.applets.create({ name: "bad definition", definition: orderedApplet });
+    const badDefinition = await app.applets.test(b.id, { body: { n: 4 } });
+    await sql.run(`UPDATE applets SET definition = '{"version": 7, "steps": 3}' WHERE id = ?`, b.id);
+
+    const worker = startWorker(app, { concurrency: 2 });
+    cleanups.push(() => worker.stop());
+    await worker.drain();
+
+    expect(await app.store.runs.get(badSteps.runId)).toMatchObject({ status: "failed", attempt: 2 });
+    expect((await app.store.runs.get(badSteps.runId))!.error).toBe("executor: could not read the stored steps: not a JSON array");
+    expect(await app.store.runs.get(badDefinition.runId)).toMatchObject({ status: "failed" });
+    expect((await app.store.runs.get(badDefinition.runId))!.error).toMatch(/^executor: the applet definition is invalid: version: /);
+    // A payload that is JSON but not an object is an event without a body: the run goes on.
+    expect(await app.store.runs.get(odd.runId)).toMatchObject({ status: "succeeded" });
+    expect(await app.store.runs.get(after.runId)).toMatchObject({ status: "succeeded" });
+    expect(seen).toEqual([expect.anything(), 3]);
   });
 });
 
