@@ -4,6 +4,7 @@ import http from "node:http";
 import net, { type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import pg from "pg";
 import { afterEach, describe, expect, test } from "vitest";
 import { openPostgresStore } from "@/lib/db/store/postgres";
 import { openSqliteStore } from "@/lib/db/store/sqlite";
@@ -358,4 +359,40 @@ describe.skipIf(noPostgres)(`a PostgreSQL that refuses connections at start${noP
     await w.waitFor(/trying again in 2 s/, 10_000);
     expect(w.child.exitCode).toBeNull();
   }, 60_000);
+
+  test("a server with no connection left for the app: one line saying so, retried, and the worker starts once a connection is free", async () => {
+    const { schema, drop } = await createTestSchema("crowded");
+    cleanups.push(drop);
+    const dataDir = mkdtempSync(path.join(tmpdir(), "whenthen-refuse-"));
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    // A login of its own limited to one connection, which another client holds: the server answers
+    // the worker 53300 ("too many connections for role"), as a full max_connections would.
+    const role = `whenthen_crowded_${process.pid}`;
+    const admin = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+    await admin.connect();
+    await admin.query(`DROP ROLE IF EXISTS ${role}`);
+    await admin.query(`CREATE ROLE ${role} LOGIN CONNECTION LIMIT 1`);
+    await admin.query(`GRANT ALL ON SCHEMA ${schema} TO ${role}`);
+    cleanups.push(async () => {
+      await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1`, [role]);
+      await admin.query(`DROP OWNED BY ${role}`);
+      await admin.query(`DROP ROLE IF EXISTS ${role}`);
+      await admin.end();
+    });
+    const asRole = new URL(TEST_POSTGRES_URL);
+    asRole.username = role;
+    const holder = new pg.Client({ connectionString: asRole.toString() });
+    await holder.connect();
+    const w = startWorker({ DATA_DIR: dataDir, DATABASE_URL: withSchema(asRole.toString(), schema), LOG_LEVEL: "info", DATABASE_POOL_SIZE: "1" });
+    const line = await w.waitFor(/cannot use .*\(53300\)/, 20_000);
+    expect(line).toMatch(/too many clients: raise its max_connections or lower DATABASE_POOL_SIZE/);
+    expect(line).toMatch(/trying again in/);
+    expect(line).not.toContain("\n");
+    expect(w.child.exitCode).toBeNull();
+    // The connection is given back, and the limit raised for the worker's liveness session: it starts by itself.
+    await holder.end();
+    await admin.query(`ALTER ROLE ${role} CONNECTION LIMIT 5`);
+    await w.waitFor(/the database answers now; starting/, 40_000);
+    expect(w.child.exitCode).toBeNull();
+  }, 90_000);
 });
