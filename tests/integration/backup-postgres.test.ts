@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -80,4 +80,63 @@ describe.skipIf(skip)(`pnpm backup on PostgreSQL${skip ? ` (${skip})` : ""}`, ()
     await back.runs.ingest({ appletId: "a1", source: "webhook", dedupeKey: null, payloadJson: "{}", receivedAt: t, maxAttempts: 5 });
     await heard;
   });
+
+  test("a backup taken while webhooks arrive is one consistent moment: every run acknowledged before it is in it, and every run in it has its event", async () => {
+    const url = await scratchDatabase();
+    const dataDir = mkdtempSync(path.join(tmpdir(), "whenthen-pgbackup-"));
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    const store = openPostgresStore({ url, poolSize: 4 });
+    await store.ready();
+    const t = "2026-03-07T12:00:00.000Z";
+    await store.applets.insert({ id: "a1", name: "busy", enabled: true, triggerType: "webhook", definition: { version: 1 }, webhookToken: "tok", now: t });
+    let acknowledged = 0;
+    let stop = false;
+    const sender = async (lane: number) => {
+      for (let i = 0; !stop; i++) {
+        await store.runs.ingest({ appletId: "a1", source: "webhook", dedupeKey: `l${lane}-${i}`, payloadJson: JSON.stringify({ lane, i }), receivedAt: t, maxAttempts: 5 });
+        acknowledged++;
+      }
+    };
+    const lanes = [0, 1, 2, 3].map(sender);
+    await new Promise((r) => setTimeout(r, 300));
+    const beforeBackup = acknowledged;
+    const env: NodeJS.ProcessEnv = { NODE_ENV: "test", PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", DATA_DIR: dataDir, DATABASE_URL: url };
+    const r = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn("bash", ["scripts/backup.sh"], { cwd: ROOT, env });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d) => (stdout += d));
+      child.stderr.on("data", (d) => (stderr += d));
+      child.on("close", (status) => resolve({ status, stdout, stderr }));
+    });
+    const afterBackup = acknowledged;
+    stop = true;
+    await Promise.all(lanes);
+    await store.close();
+    expect(r.stderr).toBe("");
+    expect(r.status).toBe(0);
+    expect(afterBackup, "webhooks kept arriving while the backup ran").toBeGreaterThan(beforeBackup);
+    const [dump] = readdirSync(path.join(dataDir, "backups")).filter((f) => f.endsWith(".dump"));
+
+    const restoredUrl = await scratchDatabase();
+    const restore = spawnSync("pg_restore", ["--no-owner", "-d", restoredUrl, path.join(dataDir, "backups", dump!)], { encoding: "utf8" });
+    expect(restore.stderr).toBe("");
+    expect(restore.status).toBe(0);
+    const c = new pg.Client({ connectionString: restoredUrl });
+    await c.connect();
+    cleanups.push(() => c.end());
+    const one = async (sql: string) => Number((await c.query<{ n: string }>(sql)).rows[0]!.n);
+    const runs = await one("SELECT COUNT(*) AS n FROM runs");
+    expect(runs).toBeGreaterThanOrEqual(beforeBackup);
+    expect(runs).toBeLessThanOrEqual(afterBackup);
+    expect(await one("SELECT COUNT(*) AS n FROM events")).toBe(runs);
+    expect(await one("SELECT COUNT(*) AS n FROM runs r LEFT JOIN events e ON e.id = r.event_id WHERE e.id IS NULL")).toBe(0);
+    // Each lane's webhooks are in it as a prefix: nothing acknowledged before a restored one is missing.
+    const lanesBack = (await c.query<{ lane: number; n: string; top: number }>("SELECT (payload->>'lane')::int AS lane, COUNT(*) AS n, MAX((payload->>'i')::int) AS top FROM events GROUP BY 1")).rows;
+    for (const l of lanesBack) expect(Number(l.n), `lane ${l.lane}`).toBe(l.top + 1);
+    const back = openPostgresStore({ url: restoredUrl, poolSize: 2 });
+    cleanups.push(() => back.close());
+    await back.ready();
+    expect((await back.runs.list({ limit: 10 })).runs.length).toBeGreaterThan(0);
+  }, 60_000);
 });
