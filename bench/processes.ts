@@ -37,11 +37,13 @@ export function requireBuild(): void {
 }
 
 /** Starts a script (compiled .mjs with plain node, a bench .ts server with tsx). */
-export function start(script: string, env: NodeJS.ProcessEnv, opts: { tsx?: boolean; exposeGc?: boolean } = {}): Proc {
+/** `cwd`: another checkout whose build to run (its own dist/), default this one. */
+export function start(script: string, env: NodeJS.ProcessEnv, opts: { tsx?: boolean; exposeGc?: boolean; cwd?: string } = {}): Proc {
   const execArgv = [...(opts.tsx ? ["--import", "tsx"] : []), "--import", eld, ...(opts.exposeGc ? ["--expose-gc"] : []), ...profileArgs];
   // BENCH_APP_NODE_OPTIONS: NODE_OPTIONS for the app's processes only (e.g. a heap limit to compare).
   const childEnv = process.env.BENCH_APP_NODE_OPTIONS && !opts.tsx ? { ...env, NODE_OPTIONS: process.env.BENCH_APP_NODE_OPTIONS } : env;
-  const child = fork(path.join(root, script), [], { cwd: root, env: childEnv, execArgv, stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const cwd = opts.cwd ?? root;
+  const child = fork(path.join(cwd, script), [], { cwd, env: childEnv, execArgv, stdio: ["ignore", "inherit", "inherit", "ipc"] });
   const proc: Proc = {
     child,
     pid: child.pid!,

@@ -78,6 +78,7 @@ export default async function bench(): Promise<BenchFigure[]> {
 
     const dbBytes = () => pragma(app, "page_count") * pragma(app, "page_size");
     const runsBefore = count(app, "runs");
+    const ledgerBefore = count(app, "fire_ledger");
     const bytesBefore = dbBytes();
     const drained = () => until("the worker to drain the ingest backlog", () => count(app, "runs", "status IN ('queued','running')") === 0, 900_000);
     const rounds = await alternatingRounds(ROUNDS, base, {
@@ -94,6 +95,7 @@ export default async function bench(): Promise<BenchFigure[]> {
     await base.stop();
     const ingested = count(app, "runs") - runsBefore;
     const growthPer1000 = ((dbBytes() - bytesBefore) / (ingested / 1000)) / 2 ** 20;
+    const ledgerPer1000 = (count(app, "fire_ledger") - ledgerBefore) / (ingested / 1000);
     const sum = (f: (r: Round) => number) => rounds.reduce((s, r) => s + f(r), 0);
     const mean = (f: (r: Round) => number) => sum(f) / rounds.length;
     const each = (f: (r: Round) => number) => rounds.map((r) => Math.round(f(r))).join(" / ");
@@ -159,6 +161,12 @@ export default async function bench(): Promise<BenchFigure[]> {
         notes: `${describeTree(tree.idle)}; PSS ${r1(sumOf(tree.idle, "pssMb"))} MB. 3 s after the first page: ${r1(sumOf(tree.early, "rssMb"))} MB (${describeTree(tree.early)}), before the quiet GC (lib/core/quiet-gc.ts); pnpm start exited ${tree.exitCode} on SIGTERM`,
       },
       { name: "production: RSS under load (max of 250 ms samples)", unit: "MB", value: Math.max(...rounds.map((r) => r.maxMb[0]! + r.maxMb[1]!)), notes: `web ${r1(Math.max(...rounds.map((r) => r.maxMb[0]!)))} MB, worker ${r1(Math.max(...rounds.map((r) => r.maxMb[1]!)))} MB` },
+      {
+        name: "production: fire ledger rows written per 1,000 accepted webhooks",
+        unit: "rows",
+        value: ledgerPer1000,
+        notes: "a fire that became a run is listed from its event and run, not written again; only counted outcomes (refused, disabled, paused) and schedule/poll decisions write ledger rows, one per applet, reason and minute",
+      },
       { name: "production: database growth per 1,000 runs stored", unit: "MB", value: growthPer1000, notes: "event + run rows with their indexes, a 60-byte JSON body; page_count × page_size before and after the ingest load" },
       {
         name: `production: end to end, ${E2E_RUNS} webhooks → http action → succeeded`,
