@@ -14,8 +14,7 @@ await app.store.ready?.();
 const service = createAppletService(app);
 const hooks: string[] = [];
 for (const a of applets) {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each checkout's own Definition type
-  const made = await service.create({ name: a.name, definition: a.definition as any });
+  const made = await service.create({ name: a.name, definition: a.definition });
   hooks.push(`/api/hooks/${made.id}/${made.webhookToken}`);
 }
 await app.close();
