@@ -312,8 +312,15 @@ export async function deliver(app: App, raw: Buffer, envelopeRcpts: string[]): P
         if (!result && storable.length > 0) discard.push(eventId);
       }
       if (!result) {
-        // The same message again (a sender retrying after a lost 250): the first delivery's event stands.
+        // The same message again (a sender retrying after a lost 250): the first delivery's event
+        // stands, and the fire ledger says which run it was (a retry is rare: written now).
         log.info("duplicate message for applet ignored", { ...context, applet_id: applet.id });
+        const first = await app.store.runs.firstOfDedupeKey(applet.id, email.message_id);
+        const at = receivedAt.toISOString();
+        await app.store.fires.record(
+          [{ appletId: applet.id, at, outcome: "deduplicated", dedupeKey: email.message_id, runId: first?.runId ?? null, detail: `the message ${email.message_id} was already delivered${first?.runId ? "; the earlier run stands" : ""}` }],
+          at,
+        );
         continue;
       }
       queued++;

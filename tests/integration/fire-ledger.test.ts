@@ -1,10 +1,12 @@
 import { createHmac } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { http, passthrough } from "msw";
 import { afterEach, beforeEach, expect, test } from "vitest";
 import { checkQuiet, quietApplets } from "@/lib/fires/check";
 import { createIngress, type IngressHandler } from "@/lib/http/ingress";
+import { deliver } from "@/lib/mail/receiver";
 import { createSandbox } from "@/lib/sandbox";
 import { runRetention } from "@/lib/scheduler/retention";
 import { runSchedulerTick } from "@/lib/scheduler/tick";
@@ -127,6 +129,23 @@ forEachEngine((engine) => {
     await worker.drain();
     const rows = await ledgerOf(app, filtered.id);
     expect(rows.map((r) => [r.outcome, r.detail])).toEqual([["filtered", "skipped: a draft"]]);
+  });
+
+  test("email: the same message delivered again is a deduplicated row naming the message and the earlier run", async () => {
+    const app = createTestApp({ engine, start: "2026-03-07T12:00:00.000Z", env: { INBOUND_DOMAIN: "hooks.example" } });
+    cleanups.push(() => app.cleanup());
+    const applet = await app.applets.create({ name: "invoices", definition: { version: 1, trigger: { type: "email", config: { to_alias: "invoices" } }, actions: [{ type: "http", config: { url: SINK, method: "POST" } }] } });
+    const raw = readFileSync(new URL("../../fixtures/inbound/plain.eml", import.meta.url));
+    expect(await deliver(app, raw, ["invoices@hooks.example"])).toBe(" (1 event)");
+    app.clock.advance(1000);
+    expect(await deliver(app, raw, ["invoices@hooks.example"])).toBe(" (duplicate)");
+    const rows = await ledgerOf(app, applet.id);
+    const fired = rows.find((r) => r.outcome === "fired")!;
+    expect(rows.find((r) => r.outcome === "deduplicated")).toMatchObject({
+      dedupeKey: "<CAF3x9qWz1-plain-2026@mail.example.com>",
+      runId: fired.runId,
+      detail: "the message <CAF3x9qWz1-plain-2026@mail.example.com> was already delivered; the earlier run stands",
+    });
   });
 
   test("webhooks: deduplicated (which key, which earlier run), refused by signature or size (counted per minute), disabled and paused, each with its reason; an accepted one is its run", async () => {
