@@ -118,15 +118,17 @@ const stillQueued = (t: string) => `COALESCE(${t}.status, '') = 'queued'`;
  * the claim reads past the first pass's.
  */
 const claimCtes = (now: string, { finishing = "", extra = "", upTo }: { finishing?: string; extra?: string; upTo?: string } = {}) => {
-  const free = (applet: string) => `(SELECT 1 FROM runs x WHERE x.status = 'running' AND x.applet_id = ${applet}${finishing ? ` AND ${finishing}` : ""} LIMIT 1) IS NULL`;
+  // A lane is an applet's (applet_id, lane): '' for every run unless the applet's controls over runs
+  // spread them (lib/queue/controls.ts), so by default "one running run per applet", as before.
+  const free = (t: string) => `(SELECT 1 FROM runs x WHERE x.status = 'running' AND x.applet_id = ${t}.applet_id AND x.lane = ${t}.lane${finishing ? ` AND ${finishing}` : ""} LIMIT 1) IS NULL`;
   const due = `r.status = 'queued' AND r.next_attempt_at <= ${now}`;
-  return `oldest(id, applet_id, next_attempt_at, created_at, n) AS (
-    (SELECT r.id, r.applet_id, r.next_attempt_at, r.created_at, 1 FROM runs r
+  return `oldest(id, applet_id, lane, next_attempt_at, created_at, n) AS (
+    (SELECT r.id, r.applet_id, r.lane, r.next_attempt_at, r.created_at, 1 FROM runs r
      WHERE ${due} ORDER BY r.next_attempt_at, r.created_at, r.id LIMIT 1)
     UNION ALL
-    SELECT s.id, s.applet_id, s.next_attempt_at, s.created_at, s.n FROM oldest p
+    SELECT s.id, s.applet_id, s.lane, s.next_attempt_at, s.created_at, s.n FROM oldest p
     CROSS JOIN LATERAL (
-      SELECT r.id, r.applet_id, r.next_attempt_at, r.created_at, p.n + 1 AS n FROM runs r
+      SELECT r.id, r.applet_id, r.lane, r.next_attempt_at, r.created_at, p.n + 1 AS n FROM runs r
       WHERE ${due} AND (r.next_attempt_at, r.created_at, r.id) > (p.next_attempt_at, p.created_at, p.id)
       ORDER BY r.next_attempt_at, r.created_at, r.id LIMIT 1
     ) s
@@ -134,23 +136,24 @@ const claimCtes = (now: string, { finishing = "", extra = "", upTo }: { finishin
   ),
   fast(id) AS (
     SELECT c.id FROM oldest c
-    WHERE ${free("c.applet_id")}
-      AND c.id = (SELECT o.id FROM runs o WHERE o.status = 'queued' AND o.applet_id = c.applet_id
+    WHERE ${free("c")}
+      AND c.id = (SELECT o.id FROM runs o WHERE o.status = 'queued' AND o.applet_id = c.applet_id AND o.lane = c.lane
                   ORDER BY o.next_attempt_at, o.created_at LIMIT 1)
   ),
-  queued_applets(applet_id, id, next_attempt_at, created_at) AS (
-    (SELECT r.applet_id, r.id, r.next_attempt_at, r.created_at FROM runs r
-     WHERE r.status = 'queued' AND r.applet_id IS NOT NULL ORDER BY r.applet_id, r.next_attempt_at, r.created_at LIMIT 1)
+  queued_applets(applet_id, lane, id, next_attempt_at, created_at) AS (
+    (SELECT r.applet_id, r.lane, r.id, r.next_attempt_at, r.created_at FROM runs r
+     WHERE r.status = 'queued' AND r.applet_id IS NOT NULL ORDER BY r.applet_id, r.lane, r.next_attempt_at, r.created_at LIMIT 1)
     UNION ALL
-    SELECT s.applet_id, s.id, s.next_attempt_at, s.created_at FROM queued_applets q
+    SELECT s.applet_id, s.lane, s.id, s.next_attempt_at, s.created_at FROM queued_applets q
     CROSS JOIN LATERAL (
-      SELECT r.applet_id, r.id, r.next_attempt_at, r.created_at FROM runs r
-      WHERE r.status = 'queued' AND r.applet_id > q.applet_id ORDER BY r.applet_id, r.next_attempt_at, r.created_at LIMIT 1
+      SELECT r.applet_id, r.lane, r.id, r.next_attempt_at, r.created_at FROM runs r
+      WHERE r.status = 'queued' AND r.applet_id IS NOT NULL AND (r.applet_id, r.lane) > (q.applet_id, q.lane)
+      ORDER BY r.applet_id, r.lane, r.next_attempt_at, r.created_at LIMIT 1
     ) s
   ),
   heads(id, next_attempt_at, created_at) AS MATERIALIZED (
     SELECT q.id, q.next_attempt_at, q.created_at FROM queued_applets q
-    WHERE q.next_attempt_at <= ${now} AND ${free("q.applet_id")}
+    WHERE q.next_attempt_at <= ${now} AND ${free("q")}
   ),
   picked AS (
     SELECT r.id
