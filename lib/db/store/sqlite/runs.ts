@@ -148,7 +148,9 @@ export function createRunsRepo(
   // The failure streak moves in the same statement (failed/dead + 1, succeeded 0), and
   // alert_open says whether a success owes a recovery notice, so a healthy run costs nothing more.
   const bumpApplet = sqlite.prepare<{ now: string; status: string; id: string }, { alert_open: number }>(
-    `UPDATE applets SET run_count = run_count + 1, last_fired_at = @now,
+    // last_fired_at only moves forward: a claim's started_at is never before it, and with several
+    // lanes of one applet a finish stamped earlier may commit later.
+    `UPDATE applets SET run_count = run_count + 1, last_fired_at = MAX(COALESCE(last_fired_at, @now), @now),
        failure_streak = CASE WHEN @status IN ('failed', 'dead') THEN failure_streak + 1 WHEN @status = 'succeeded' THEN 0 ELSE failure_streak END
      WHERE id = @id RETURNING alert_open`,
   );
