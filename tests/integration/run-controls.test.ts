@@ -100,7 +100,7 @@ forEachEngine((engine) => {
       name: "per customer",
       definition: webhook({ concurrency: { mode: "per_key", key: "{{trigger.body.customer_id}}" } }, sink.url, { key: "{{trigger.body.customer_id}}", n: "{{trigger.body.n}}" }),
     });
-    const definition = applet.definition as Definition;
+    const definition = applet.definition as unknown as Definition;
     const batch = createIngestBatcher(app);
     const ingests = [];
     for (let n = 0; n < 2000; n++) {
@@ -163,7 +163,7 @@ forEachEngine((engine) => {
     const waits = await app.applets.create({ name: "paced", definition: webhook({ rate_limit: { max: 10, period_seconds: 60, overflow: "wait" } }, "https://sink.test/hook", { n: "{{trigger.body.n}}" }) });
     const drops = await app.applets.create({ name: "dropping", definition: webhook({ rate_limit: { max: 10, period_seconds: 60, overflow: "drop" } }, "https://sink.test/hook", { n: "{{trigger.body.n}}" }) });
     const send = async (a: typeof waits, n: number) =>
-      ingest(app, { appletId: a.id, source: "webhook", dedupeKey: null, payload: { body: { n } }, maxAttempts: 5, definition: a.definition as Definition });
+      ingest(app, { appletId: a.id, source: "webhook", dedupeKey: null, payload: { body: { n } }, maxAttempts: 5, definition: a.definition as unknown as Definition });
     // A burst of 50 in the first second, for each.
     for (let n = 0; n < 50; n++) {
       app.clock.set(start + n * 20);
@@ -213,7 +213,7 @@ forEachEngine((engine) => {
     const results = [];
     for (let n = 0; n < 500; n++) {
       app.clock.set(start + n * 20);
-      results.push(await batch({ appletId: applet.id, source: "webhook", dedupeKey: null, payload: { body: { n } }, maxAttempts: 5, definition: applet.definition as Definition }));
+      results.push(await batch({ appletId: applet.id, source: "webhook", dedupeKey: null, payload: { body: { n } }, maxAttempts: 5, definition: applet.definition as unknown as Definition }));
     }
     // Every webhook was told the one run it joined.
     expect(new Set(results.map((r) => r?.runId)).size).toBe(1);
@@ -234,7 +234,7 @@ forEachEngine((engine) => {
     expect(Number((await app.sql.get<{ n: number }>("SELECT COUNT(*) AS n FROM fire_ledger WHERE applet_id = ? AND outcome = 'debounced'", applet.id))!.n)).toBe(499);
     // A webhook after the window opens a new run.
     app.clock.set(start + 31_000);
-    const next = await ingest(app, { appletId: applet.id, source: "webhook", dedupeKey: null, payload: { body: { n: 500 } }, maxAttempts: 5, definition: applet.definition as Definition });
+    const next = await ingest(app, { appletId: applet.id, source: "webhook", dedupeKey: null, payload: { body: { n: 500 } }, maxAttempts: 5, definition: applet.definition as unknown as Definition });
     expect(next?.runId).not.toBe(results[0]!.runId);
   }, 120_000);
 });
