@@ -13,6 +13,12 @@ export interface RunControlsProps {
 
 type Problem = { path: string; message: string };
 
+/** A refused field's message under it, named as the API names it. */
+function FieldError({ problems, path }: { problems: Problem[]; path: string }) {
+  const m = problems.find((x) => x.path === path)?.message;
+  return m ? <p className="mt-1 text-xs text-red-800">{`${path}: ${m}`}</p> : null;
+}
+
 /**
  * Controls over runs: concurrency (in order, N in parallel, one at a time per key), a rate limit and
  * a debounce. Saving them is a save of the applet (a new version). Every field refused is shown
@@ -61,12 +67,6 @@ export function RunControls(p: RunControlsProps) {
     setStatus({ ok: false, text: body.error ?? (res ? `failed (${res.status})` : "network error") });
   }
 
-  const problemAt = (path: string) => problems.find((x) => x.path === path)?.message;
-  const FieldError = ({ path }: { path: string }) => {
-    const m = problemAt(path);
-    return m ? <p className="mt-1 text-xs text-red-800">{`${path}: ${m}`}</p> : null;
-  };
-
   return (
     <form onSubmit={(e) => void save(e)} className="flex flex-col gap-4 text-sm" aria-label="Controls over runs" data-testid="run-controls">
       <fieldset className="flex flex-col gap-2">
@@ -89,7 +89,7 @@ export function RunControls(p: RunControlsProps) {
               At most this many at once
             </label>
             <input id="controls-max" className="input w-28" inputMode="numeric" value={max} onChange={(e) => setMax(e.target.value)} />
-            <FieldError path="concurrency.max" />
+            <FieldError problems={problems} path="concurrency.max" />
           </div>
         ) : null}
         {mode === "per_key" ? (
@@ -98,7 +98,7 @@ export function RunControls(p: RunControlsProps) {
               Key (a template, rendered for each event)
             </label>
             <input id="controls-key" className="input w-full max-w-md font-mono" value={key} onChange={(e) => setKey(e.target.value)} />
-            <FieldError path="concurrency.key" />
+            <FieldError problems={problems} path="concurrency.key" />
             <p className="help mt-1">Runs with the same key run one at a time, in order; different keys run side by side. An empty key is one key of its own.</p>
           </div>
         ) : null}
@@ -116,14 +116,14 @@ export function RunControls(p: RunControlsProps) {
                 At most (runs)
               </label>
               <input id="controls-rate-max" className="input w-24" inputMode="numeric" value={rateMax} onChange={(e) => setRateMax(e.target.value)} />
-              <FieldError path="rate_limit.max" />
+              <FieldError problems={problems} path="rate_limit.max" />
             </div>
             <div>
               <label htmlFor="controls-rate-period" className="field-label mb-1">
                 per (seconds)
               </label>
               <input id="controls-rate-period" className="input w-28" inputMode="numeric" value={ratePeriod} onChange={(e) => setRatePeriod(e.target.value)} />
-              <FieldError path="rate_limit.period_seconds" />
+              <FieldError problems={problems} path="rate_limit.period_seconds" />
             </div>
             <div>
               <label htmlFor="controls-overflow" className="field-label mb-1">
@@ -150,7 +150,7 @@ export function RunControls(p: RunControlsProps) {
                 Window (seconds, at most 7 days)
               </label>
               <input id="controls-window" className="input w-28" inputMode="numeric" value={windowSeconds} onChange={(e) => setWindowSeconds(e.target.value)} />
-              <FieldError path="debounce.window_seconds" />
+              <FieldError problems={problems} path="debounce.window_seconds" />
             </div>
             <div>
               <label htmlFor="controls-keep" className="field-label mb-1">
