@@ -18,6 +18,8 @@ export const OUTCOME_LABELS: Record<string, string> = {
   filtered: "filtered",
   paused: "paused",
   disabled: "disabled",
+  debounced: "merged by debounce",
+  rate_limited: "held by a rate limit",
 };
 
 const TONE: Record<string, string> = {

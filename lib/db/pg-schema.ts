@@ -129,6 +129,8 @@ export const runs = pgTable(
     /** Why a timed run was cancelled or skipped (lib/timed/reasons). */
     reason: text("reason"),
     appletVersion: integer("applet_version"),
+    /** One run runs at a time per (applet, lane); '' unless the applet's controls say otherwise (lib/queue/controls.ts). */
+    lane: text("lane").notNull().default(""),
     ...timestamps,
   },
   (t) => [
@@ -139,13 +141,13 @@ export const runs = pgTable(
     // "applet_id IS NOT NULL" (always true) is there for the planner (drizzle-pg/0015): only a
     // statement that names the applet can read through it, so with statistics that say nothing is
     // queued the claim's walk in due order is not planned as a scan and sort of this index.
-    index("runs_queued_idx").on(t.appletId, t.nextAttemptAt, t.createdAt).where(sql`${t.status} = 'queued' AND ${t.appletId} IS NOT NULL`),
+    index("runs_queued_idx").on(t.appletId, t.lane, t.nextAttemptAt, t.createdAt).where(sql`${t.status} = 'queued' AND ${t.appletId} IS NOT NULL`),
     // The same rows in due order: the claim's first pass reads the oldest few (drizzle-pg/0009).
     index("runs_due_idx").on(t.nextAttemptAt, t.createdAt, t.id).where(sql`${t.status} = 'queued'`),
     // Unique, unlike SQLite's: "one running run per applet" holds across processes even if two
     // claims race (the loser gets a unique violation and claims again), not only by the claim's SQL.
     // Its "applet_id IS NOT NULL" keeps a finish's lookup by id on the primary key (drizzle-pg/0015).
-    uniqueIndex("runs_running_idx").on(t.appletId).where(sql`${t.status} = 'running' AND ${t.appletId} IS NOT NULL`),
+    uniqueIndex("runs_running_idx").on(t.appletId, t.lane).where(sql`${t.status} = 'running' AND ${t.appletId} IS NOT NULL`),
     index("runs_updated_idx").on(t.updatedAt),
     index("runs_event_idx").on(t.eventId),
     index("runs_created_idx").on(t.createdAt),

@@ -152,16 +152,18 @@ export const runs = sqliteTable(
      * ingest. Null: not claimed yet, or a run from before version history.
      */
     appletVersion: integer("applet_version"),
+    /** One run runs at a time per (applet, lane); '' unless the applet's controls say otherwise (lib/queue/controls.ts). */
+    lane: text("lane").notNull().default(""),
     ...timestamps,
   },
   (t) => [
     index("runs_applet_created_idx").on(t.appletId, t.createdAt),
-    // The claim walks the applets that have queued runs (a loose index scan) and checks that none
+    // The claim walks the applets' lanes that have queued runs (a loose index scan) and checks that none
     // of them is running. Partial indexes hold only the queued and the running rows, so they stay
     // a few pages small when the queue is short, and a finished run leaves them instead of moving
     // to another part of a full-table index on every status change.
-    index("runs_queued_idx").on(t.appletId, t.nextAttemptAt).where(sql`${t.status} = 'queued'`),
-    index("runs_running_idx").on(t.appletId).where(sql`${t.status} = 'running'`),
+    index("runs_queued_idx").on(t.appletId, t.lane, t.nextAttemptAt).where(sql`${t.status} = 'queued'`),
+    index("runs_running_idx").on(t.appletId, t.lane).where(sql`${t.status} = 'running'`),
     index("runs_updated_idx").on(t.updatedAt),
     index("runs_event_idx").on(t.eventId),
     index("runs_created_idx").on(t.createdAt),

@@ -4,6 +4,7 @@ import { actionRegistry } from "../actions";
 import { triggerRegistry } from "../triggers";
 import { inUserWords } from "../core/zod-words";
 import { timingSchema, timedSchema, timedRuleProblems, type Timed, type Timing } from "../timed/schema";
+import { controlsSchema } from "./controls";
 import { assignIds, stepsSchema, structureProblems } from "./steps";
 import { fromV1, isActionStep, walkSteps, type Definition, type DefinitionV1, type IfStep, type PathsStep, type Problem, type Step, type StepConditions } from "./types";
 
@@ -42,6 +43,8 @@ const common = {
     .optional(),
   /** Timed actions' applet-wide settings: the record events are about, supersede, quiet hours, cap. */
   timed: timedSchema.optional(),
+  /** Controls over runs (lib/definition/controls.ts): concurrency, rate limit, debounce. */
+  controls: controlsSchema.optional(),
 };
 
 /** Version 1, as earlier releases stored and exported it. */
@@ -61,6 +64,7 @@ export const definitionSchemaV1 = z.strictObject({
   retry: common.retry,
   timezone: common.timezone,
   timed: common.timed,
+  controls: common.controls,
 });
 
 /** Version 2: a trigger and a step list (lib/definition/steps.ts). */

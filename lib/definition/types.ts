@@ -1,4 +1,5 @@
 import type { Timed, Timing } from "../timed/schema";
+import type { RunControls } from "./controls";
 
 /**
  * The applet definition, version 2: a trigger and an ordered step list. Version 1 (a filter, one AI
@@ -114,6 +115,8 @@ export interface Definition {
   timezone?: string;
   /** Timed actions' applet-wide settings. */
   timed?: Timed;
+  /** Controls over runs: concurrency, rate limit, debounce (lib/definition/controls.ts); absent: one at a time, in order. */
+  controls?: RunControls;
 }
 
 /** Version 1, as stored by earlier releases and still accepted on import. */
@@ -126,6 +129,7 @@ export interface DefinitionV1 {
   retry?: { max_attempts: number };
   timezone?: string;
   timed?: Timed;
+  controls?: RunControls;
 }
 
 export interface Problem {
@@ -220,6 +224,7 @@ export function asLinear(def: Definition): DefinitionV1 | null {
     ...(rest.retry ? { retry: rest.retry } : {}),
     ...(rest.timezone ? { timezone: rest.timezone } : {}),
     ...(rest.timed ? { timed: rest.timed } : {}),
+    ...(rest.controls ? { controls: rest.controls } : {}),
   };
 }
 

@@ -12,6 +12,7 @@ import { backoffMs } from "./backoff";
 import { createStepRunner } from "./step";
 import { DECIDING_KINDS, type Step } from "./types";
 import { walkSteps, type TransformRunner, type WalkContext } from "./walk";
+import { debouncedTrigger } from "../definition/controls";
 
 export type { TransformRunner };
 
@@ -149,8 +150,11 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
       return finish("failed", `executor: the applet no longer has action ${run.actionIndex + 1}, which this timed run was planned for`);
     }
     const now = clock.now();
+    // A debounced run carries the events merged into it (lib/definition/controls.ts): one more read, only for such applets.
+    const debounce = def.controls?.debounce;
+    const trigger = debounce ? debouncedTrigger(debounce.keep, (await store.runControls.mergedEvents(run.id)).map((e) => e.payload)) : event.payload;
     const ctx: WalkContext = {
-      trigger: event.payload,
+      trigger,
       ai: {},
       vars: {},
       steps: {},

@@ -7,6 +7,7 @@ import type { Definition } from "../definition";
 import { errorMessage } from "../core/errors";
 import { planTimed } from "../timed/plan";
 import { hasTimedActions } from "../timed/rule";
+import { ingestControls } from "../definition/controls";
 
 export interface IngestRequest {
   appletId: string;
@@ -49,6 +50,11 @@ function toInput(app: IngestApp, req: IngestRequest): IngestInput {
     eventId: req.eventId,
   };
   if (req.definition && hasTimedActions(req.definition)) planInto(app, req, req.definition, input);
+  // Controls over runs: only an applet that has some pays for them (its lane, rate slot, debounce).
+  if (req.definition?.controls) {
+    const controls = ingestControls(req.definition.controls, req.payload);
+    if (controls) input.controls = controls;
+  }
   return input;
 }
 

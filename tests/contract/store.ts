@@ -949,6 +949,56 @@ export function runStoreContract(options: StoreContractOptions): void {
 
     // ---------------------------------------------------------------- planned runs
 
+    describe("controls over runs", () => {
+      test("runs in different lanes of one applet run side by side, each lane one at a time and in order; runs without controls share the applet's one lane", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        const a1 = (await store.runs.ingest(input("a", { receivedAt: iso(1), controls: { lane: "k:x" } })))!;
+        const a2 = (await store.runs.ingest(input("a", { receivedAt: iso(2), controls: { lane: "k:x" } })))!;
+        const b1 = (await store.runs.ingest(input("a", { receivedAt: iso(3), controls: { lane: "k:y" } })))!;
+        const plain = (await store.runs.ingest(input("a", { receivedAt: iso(4) })))!;
+        const at = new Date(iso(10));
+        const claimed = [await store.runs.claim("w", at), await store.runs.claim("w", at), await store.runs.claim("w", at), await store.runs.claim("w", at)];
+        expect(claimed.map((r) => r?.id ?? null)).toEqual([a1.runId, b1.runId, plain.runId, null]);
+        expect(await store.runs.finishAndClaim(claimed[0]!, "succeeded", [], null, at, "w")).toMatchObject({ ok: true, next: { id: a2.runId } });
+      });
+
+      test("a rate limit gives each run a start slot: the max-th slot before it plus the period; with overflow drop the run is stored skipped", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        const rate = { max: 2, periodMs: 60_000, overflow: "wait" as const };
+        const ids = [];
+        for (let n = 0; n < 5; n++) ids.push((await store.runs.ingest(input("a", { receivedAt: iso(n), controls: { lane: "", rate } })))!.runId);
+        const due = await Promise.all(ids.map(async (id) => (await store.runs.get(id))!.nextAttemptAt));
+        expect(due).toEqual([iso(0), iso(1), new Date(Date.parse(iso(0)) + 60_000).toISOString(), new Date(Date.parse(iso(1)) + 60_000).toISOString(), new Date(Date.parse(iso(0)) + 120_000).toISOString()]);
+        expect((await store.fires.list("a", { outcome: "rate_limited", limit: 10 })).entries.map((e) => e.runId).sort()).toEqual(ids.slice(2).sort());
+        await addApplet(store, "b");
+        const drop = { ...rate, overflow: "drop" as const };
+        const kept = [];
+        for (let n = 0; n < 3; n++) kept.push((await store.runs.ingest(input("b", { receivedAt: iso(n), controls: { lane: "", rate: drop } })))!.runId);
+        expect(await Promise.all(kept.map(async (id) => (await store.runs.get(id))!.status))).toEqual(["queued", "queued", "skipped"]);
+        expect((await store.runs.get(kept[2]!))!.error).toBe("skipped: rate limit (2 per 1 min reached; dropped)");
+      });
+
+      test("a debounce window: events within it join the run the first opened (due at the window's end), mergedEvents reads them in order; a duplicate joins nothing", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        const first = (await store.runs.ingest(input("a", { receivedAt: iso(0), payloadJson: '{"n":0}', controls: { lane: "", debounceMs: 30_000 } })))!;
+        expect((await store.runs.get(first.runId))!.nextAttemptAt).toBe(new Date(Date.parse(iso(0)) + 30_000).toISOString());
+        const second = (await store.runs.ingest(input("a", { receivedAt: iso(1), payloadJson: '{"n":1}', dedupeKey: "d", controls: { lane: "", debounceMs: 30_000 } })))!;
+        expect(second.runId).toBe(first.runId);
+        expect(await store.runs.ingest(input("a", { receivedAt: iso(2), dedupeKey: "d", controls: { lane: "", debounceMs: 30_000 } }))).toBeNull();
+        await store.runs.ingest(input("a", { receivedAt: iso(3), payloadJson: '{"n":2}', controls: { lane: "", debounceMs: 30_000 } }));
+        expect((await store.runControls.mergedEvents(first.runId)).map((e) => e.payload)).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }]);
+        expect((await store.fires.list("a", { outcome: "debounced", limit: 10 })).entries).toHaveLength(2);
+        // After the window a new run opens.
+        const later = (await store.runs.ingest(input("a", { receivedAt: new Date(Date.parse(iso(0)) + 31_000).toISOString(), controls: { lane: "", debounceMs: 30_000 } })))!;
+        expect(later.runId).not.toBe(first.runId);
+        expect(await store.runControls.mergedEvents(later.runId)).toHaveLength(1);
+        expect(await store.runControls.mergedEvents("missing")).toEqual([]);
+      });
+    });
+
     describe("planned runs", () => {
       test("a plan commits with its event: the planned run and its runs row (planned, due_at); a redelivery and a duplicate dedupe key write nothing", async () => {
         const store = await fresh();

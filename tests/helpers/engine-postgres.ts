@@ -42,6 +42,11 @@ export function postgresEngine(): TestEngine {
       if (!schema) throw new Error("tests: peer of a store this engine did not open");
       return openOn(schema, false);
     },
+    databaseUrl: (store) => {
+      const schema = schemas.get(store);
+      if (!schema || !url) throw new Error("tests: the URL of a store this engine did not open");
+      return `${url}${url.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+    },
   };
 }
 

@@ -27,6 +27,8 @@ export interface TestEngine {
   open(dataDir: string): Store;
   /** A second, independent connection to the database of `store` (a second worker process's). */
   peer(store: Store): Store;
+  /** The DATABASE_URL a worker process (tests/helpers/processes.ts) opens the database of `store` with. */
+  databaseUrl(store: Store): string;
 }
 
 /** Raw SQL on a test store, for assertions and for putting rows in states no store method makes. */
@@ -61,6 +63,7 @@ export const sqliteEngine: TestEngine = {
   skip: null,
   open: (dataDir) => openSqliteStore({ file: path.join(dataDir, "app.db") }),
   peer: (store) => openSqliteStore({ file: sqliteOf(store).name }),
+  databaseUrl: (store) => `file:${sqliteOf(store).name}`,
 };
 
 /** SQLite, then PostgreSQL (skipped with its reason when it cannot run here). */

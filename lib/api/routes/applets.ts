@@ -4,7 +4,7 @@ import { actionRegistry } from "../../actions";
 import { UserError, errorMessage } from "../../core/errors";
 import { inUserWords } from "../../core/zod-words";
 import { localIso } from "../../core/local-iso";
-import { checkDefinition, looseActions, timezoneOf } from "../../definition";
+import { checkDefinition, looseActions, storedDefinition, timezoneOf } from "../../definition";
 import { renderConfig } from "../../template";
 import { triggerRegistry } from "../../triggers";
 import { pollContext } from "../../triggers/context";
@@ -19,6 +19,8 @@ import { LISTEN_MS } from "../../webhooks/listen";
 import { LEDGER_OUTCOMES, type LedgerOutcome } from "../../db/store/types";
 import { EXPECT_MAX_HOURS, EXPECT_MIN_HOURS } from "../../fires/quiet";
 import { activityView, ledgerPage } from "../../fires/view";
+import { controlsView, withControls } from "../../applets/controls";
+import { controlsSchema } from "../../definition/controls";
 
 const record = (field: string) => z.record(z.string(), z.unknown(), { error: `${field} must be a JSON object` });
 
@@ -243,6 +245,17 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
       const id = c.req.param("id");
       if (!(await app.store.fires.setExpectation(id, c.req.valid("json").expect_every_hours, app.clock.now().toISOString()))) return c.json(notFound, 404);
       return c.json(await activityView(app, (await app.store.applets.get(id))!), 200);
+    })
+    .get("/api/applets/:id/controls", async (c) => {
+      const a = await app.store.applets.get(c.req.param("id"));
+      return a ? c.json(await controlsView(app, a), 200) : c.json(notFound, 404);
+    })
+    // Controls over runs live in the definition: a change is a save (a new version) like any other.
+    .put("/api/applets/:id/controls", jsonBody("controls", controlsSchema), async (c) => {
+      const current = await app.store.applets.get(c.req.param("id"));
+      if (!current) return c.json(notFound, 404);
+      const a = await applets.update(current.id, { definition: withControls(storedDefinition(current.definition), c.req.valid("json")) }, authorOf(c.get("user")));
+      return a ? c.json(await controlsView(app, a), 200) : c.json(notFound, 404);
     })
     .get("/api/applets/:id/events", async (c) => {
       const id = c.req.param("id");

@@ -18,10 +18,11 @@ import { LEDGER_OUTCOMES, type LedgerEntry, type LedgerOutcome } from "./types";
 export const RUN_OUTCOME_SQL = `CASE WHEN r.status <> 'skipped' THEN 'fired'
   WHEN r.error LIKE 'skipped: overlap%' THEN 'skipped_overlap'
   WHEN r.error LIKE 'captured by%' THEN 'disabled'
+  WHEN r.error LIKE 'skipped: rate limit%' THEN 'rate_limited'
   ELSE 'filtered' END`;
 
 /** Outcomes a run's own row can have: any other filter reads only the stored rows. */
-export const RUN_OUTCOMES: readonly LedgerOutcome[] = ["fired", "skipped_overlap", "disabled", "filtered"];
+export const RUN_OUTCOMES: readonly LedgerOutcome[] = ["fired", "skipped_overlap", "disabled", "filtered", "rate_limited"];
 
 export function ledgerListSql(p: (name: "applet" | "outcome" | "beforeAt" | "beforeId" | "limit" | "runs") => string, concat: (a: string, b: string) => string): string {
   const cursor = (at: string, id: string) => `(${p("beforeAt")} IS NULL OR ${at} < ${p("beforeAt")} OR (${at} = ${p("beforeAt")} AND ${id} < ${p("beforeId")}))`;

@@ -116,7 +116,7 @@ export interface HookApplet {
 }
 
 /** A run as the app sees it; the claim token is only ever handed to the claimer (`ClaimedRun`). */
-export type Run = Omit<RunColumns, "status" | "steps" | "claimToken"> & {
+export type Run = Omit<RunColumns, "status" | "steps" | "claimToken" | "lane"> & {
   status: RunStatus;
   steps: Step[];
   /** Set when the stored steps could not be read; `steps` is then empty (the executor fails the run with it). */
@@ -173,6 +173,18 @@ export interface IngestInput {
    * neither). Its runs' `eventId` is `eventId` above, which the caller then sets.
    */
   plan?: PlanWrite;
+  /** The applet's controls over runs, when not the default (lib/definition/controls.ts): the store's run-controls part ingests it. */
+  controls?: IngestControls;
+}
+
+/** What the store does with one event of an applet whose controls over runs are not the default. */
+export interface IngestControls {
+  /** The run's lane: one run runs at a time per (applet, lane); '' is the applet's one lane. */
+  lane: string;
+  /** A rate limit: the run starts no earlier than its slot (`wait`), or is stored skipped when it would have to wait (`drop`). */
+  rate?: { max: number; periodMs: number; overflow: "wait" | "drop" };
+  /** A debounce window: the event joins the run an earlier event opened within it, or opens one due at its end. */
+  debounceMs?: number;
 }
 
 /** An ingested event and its queued run; null when the dedupe key was already taken. */
@@ -934,7 +946,7 @@ export interface SeedStore {
  * What became of one fire the app considered (the fire ledger). `fired`, `filtered` and
  * `skipped_overlap` are a run's own rows (read from events and runs); the others are stored.
  */
-export const LEDGER_OUTCOMES = ["fired", "late", "skipped_overlap", "dropped_catchup", "missed", "deduplicated", "refused", "filtered", "paused", "disabled"] as const;
+export const LEDGER_OUTCOMES = ["fired", "late", "skipped_overlap", "dropped_catchup", "missed", "deduplicated", "refused", "filtered", "paused", "disabled", "debounced", "rate_limited"] as const;
 export type LedgerOutcome = (typeof LEDGER_OUTCOMES)[number];
 
 export interface LedgerInsert {
@@ -1008,6 +1020,22 @@ export interface FiresStore {
   closeQuiet(appletId: string, now: string): Promise<boolean>;
 }
 
+/** One event of a debounced run (its own first, then those merged into it, oldest first). */
+export interface MergedEvent {
+  id: string;
+  receivedAt: string;
+  payload: Record<string, unknown>;
+}
+
+/**
+ * Controls over runs (lib/definition/controls.ts). Their ingest goes through `runs.ingest` (an
+ * input with `controls`); this is what the executor reads back.
+ */
+export interface RunControlsStore {
+  /** A debounced run's events, oldest first: its own, then those merged into it (at most 10,000). */
+  mergedEvents(runId: string): Promise<MergedEvent[]>;
+}
+
 /** The aggregates bound to one transaction (or to autocommit, on `Store` itself). */
 export interface StoreAggregates {
   applets: AppletsStore;
@@ -1026,6 +1054,8 @@ export interface StoreAggregates {
   alerts: AlertsStore;
   /** The fire ledger and expected activity. */
   fires: FiresStore;
+  /** Controls over runs: what a debounced run carries. */
+  runControls: RunControlsStore;
 }
 
 /** `Store#transaction`'s argument: the same aggregates, every call part of one transaction. */

@@ -20,6 +20,8 @@ import { InboundAddress } from "@/components/editor/panels";
 import { AppletHistory } from "@/components/AppletHistory";
 import { ExpectedActivity } from "@/components/ExpectedActivity";
 import { FireLedger } from "@/components/FireLedger";
+import { RunControls } from "@/components/RunControls";
+import { controlsView } from "@/lib/applets/controls";
 import { activityView, ledgerPage } from "@/lib/fires/view";
 import { formatInTimeZone } from "date-fns-tz";
 import { appletDetail, appletVersions, meta as readMeta, plannedOf, runsPage, secretList } from "@/lib/api/queries";
@@ -64,6 +66,7 @@ export default async function AppletPage({ params, searchParams }: { params: Pro
   const stored = await app.store.applets.get(a.id);
   const activity = stored ? await activityView(app, stored) : null;
   const ledger = await ledgerPage(app, a.id, { limit: 50 });
+  const controls = stored ? await controlsView(app, stored) : null;
 
   return (
     <div className="mx-auto max-w-5xl">
@@ -166,6 +169,13 @@ export default async function AppletPage({ params, searchParams }: { params: Pro
             zone={activity.zone}
             nextFiresInZone={activity.next_fires.map((iso) => formatInTimeZone(new Date(iso), activity.zone ?? "UTC", "EEE yyyy-MM-dd HH:mm"))}
           />
+        </section>
+      ) : null}
+
+      {controls ? (
+        <section className="card mb-4" id="controls">
+          <h2 className="mb-2 text-base font-semibold">Controls over runs</h2>
+          <RunControls appletId={a.id} controls={controls.controls} warnings={controls.warnings} />
         </section>
       ) : null}
 

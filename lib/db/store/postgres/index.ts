@@ -45,6 +45,7 @@ import type {
 } from "../types";
 import { eventFilesStore } from "./event-files";
 import { firesStore } from "./fires";
+import { ingestControlled, runControlsStore } from "./run-controls";
 import { RUN_SEARCH_PAYLOAD_BYTES, RUN_SEARCH_SCAN } from "../types";
 import { checkInstanceKeys, type InstanceKeys } from "./instance";
 import { createListener, type Listener } from "./listen";
@@ -263,6 +264,7 @@ function aggregates(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<
     eventFiles: eventFilesStore(q),
     alerts: alertsStore(q, begin),
     fires: firesStore(q),
+    runControls: runControlsStore(q),
   };
 }
 
@@ -655,6 +657,10 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
   };
   // Timed actions: the plan goes in the event's transaction, only when the event was stored.
   const ingestOne = async (c: Queryable, i: IngestInput): Promise<Ingested> => {
+    if (i.controls) {
+      const controlled = (tx: Queryable) => ingestControlled(tx, i, async (tx2) => void (await applyPlanOn(tx2, i.plan!)));
+      return c === q ? begin(controlled) : controlled(c);
+    }
     const plan = i.plan;
     if (!plan) return ingestRow(c, i);
     const run = async (tx: Queryable) => {
@@ -816,7 +822,7 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
 
     ingestMany: async (items) => {
       if (items.length === 0) return [];
-      if (items.some((i) => i.plan)) return ingestPlanned(items);
+      if (items.some((i) => i.plan || i.controls)) return ingestPlanned(items);
       const ids = items.map((i) => ({ eventId: i.eventId ?? newId(), runId: newId() }));
       // Group commit: the whole batch in one statement. A row can only fail when its applet was
       // deleted a moment ago; then the batch is redone row by row so that row fails alone.

@@ -118,15 +118,17 @@ const stillQueued = (t: string) => `COALESCE(${t}.status, '') = 'queued'`;
  * the claim reads past the first pass's.
  */
 const claimCtes = (now: string, { finishing = "", extra = "", upTo }: { finishing?: string; extra?: string; upTo?: string } = {}) => {
-  const free = (applet: string) => `(SELECT 1 FROM runs x WHERE x.status = 'running' AND x.applet_id = ${applet}${finishing ? ` AND ${finishing}` : ""} LIMIT 1) IS NULL`;
+  // A lane is an applet's (applet_id, lane): '' for every run unless the applet's controls over runs
+  // spread them (lib/queue/controls.ts), so by default "one running run per applet", as before.
+  const free = (t: string) => `(SELECT 1 FROM runs x WHERE x.status = 'running' AND x.applet_id = ${t}.applet_id AND x.lane = ${t}.lane${finishing ? ` AND ${finishing}` : ""} LIMIT 1) IS NULL`;
   const due = `r.status = 'queued' AND r.next_attempt_at <= ${now}`;
-  return `oldest(id, applet_id, next_attempt_at, created_at, n) AS (
-    (SELECT r.id, r.applet_id, r.next_attempt_at, r.created_at, 1 FROM runs r
+  return `oldest(id, applet_id, lane, next_attempt_at, created_at, n) AS (
+    (SELECT r.id, r.applet_id, r.lane, r.next_attempt_at, r.created_at, 1 FROM runs r
      WHERE ${due} ORDER BY r.next_attempt_at, r.created_at, r.id LIMIT 1)
     UNION ALL
-    SELECT s.id, s.applet_id, s.next_attempt_at, s.created_at, s.n FROM oldest p
+    SELECT s.id, s.applet_id, s.lane, s.next_attempt_at, s.created_at, s.n FROM oldest p
     CROSS JOIN LATERAL (
-      SELECT r.id, r.applet_id, r.next_attempt_at, r.created_at, p.n + 1 AS n FROM runs r
+      SELECT r.id, r.applet_id, r.lane, r.next_attempt_at, r.created_at, p.n + 1 AS n FROM runs r
       WHERE ${due} AND (r.next_attempt_at, r.created_at, r.id) > (p.next_attempt_at, p.created_at, p.id)
       ORDER BY r.next_attempt_at, r.created_at, r.id LIMIT 1
     ) s
@@ -134,23 +136,24 @@ const claimCtes = (now: string, { finishing = "", extra = "", upTo }: { finishin
   ),
   fast(id) AS (
     SELECT c.id FROM oldest c
-    WHERE ${free("c.applet_id")}
-      AND c.id = (SELECT o.id FROM runs o WHERE o.status = 'queued' AND o.applet_id = c.applet_id
+    WHERE ${free("c")}
+      AND c.id = (SELECT o.id FROM runs o WHERE o.status = 'queued' AND o.applet_id = c.applet_id AND o.lane = c.lane
                   ORDER BY o.next_attempt_at, o.created_at LIMIT 1)
   ),
-  queued_applets(applet_id, id, next_attempt_at, created_at) AS (
-    (SELECT r.applet_id, r.id, r.next_attempt_at, r.created_at FROM runs r
-     WHERE r.status = 'queued' AND r.applet_id IS NOT NULL ORDER BY r.applet_id, r.next_attempt_at, r.created_at LIMIT 1)
+  queued_applets(applet_id, lane, id, next_attempt_at, created_at) AS (
+    (SELECT r.applet_id, r.lane, r.id, r.next_attempt_at, r.created_at FROM runs r
+     WHERE r.status = 'queued' AND r.applet_id IS NOT NULL ORDER BY r.applet_id, r.lane, r.next_attempt_at, r.created_at LIMIT 1)
     UNION ALL
-    SELECT s.applet_id, s.id, s.next_attempt_at, s.created_at FROM queued_applets q
+    SELECT s.applet_id, s.lane, s.id, s.next_attempt_at, s.created_at FROM queued_applets q
     CROSS JOIN LATERAL (
-      SELECT r.applet_id, r.id, r.next_attempt_at, r.created_at FROM runs r
-      WHERE r.status = 'queued' AND r.applet_id > q.applet_id ORDER BY r.applet_id, r.next_attempt_at, r.created_at LIMIT 1
+      SELECT r.applet_id, r.lane, r.id, r.next_attempt_at, r.created_at FROM runs r
+      WHERE r.status = 'queued' AND r.applet_id IS NOT NULL AND (r.applet_id, r.lane) > (q.applet_id, q.lane)
+      ORDER BY r.applet_id, r.lane, r.next_attempt_at, r.created_at LIMIT 1
     ) s
   ),
   heads(id, next_attempt_at, created_at) AS MATERIALIZED (
     SELECT q.id, q.next_attempt_at, q.created_at FROM queued_applets q
-    WHERE q.next_attempt_at <= ${now} AND ${free("q.applet_id")}
+    WHERE q.next_attempt_at <= ${now} AND ${free("q")}
   ),
   picked AS (
     SELECT r.id
@@ -168,8 +171,9 @@ const claimCtes = (now: string, { finishing = "", extra = "", upTo }: { finishin
  * The claim's started_at is never before its applet's last finish (applets.last_fired_at, set by
  * every counted finish): the claim's time is stamped by the worker before its statement waits (for
  * a pooled connection, for the group commit before it), and the run before it may have finished,
- * stamped by another worker, during that wait. One run per applet runs at a time, so the run log
- * then shows the order the runs really had.
+ * stamped by another worker, during that wait. One run per lane runs at a time, so the run log
+ * then shows the order the runs really had. last_fired_at only moves forward (GREATEST): with
+ * several lanes of one applet, a finish stamped earlier may commit later, and must not take it back.
  */
 const claimUpdate = (worker: string, now: string, token: string, many = false) => `UPDATE runs SET status = 'running', locked_by = ${worker}, locked_at = ${now}, claim_token = ${token},
          started_at = GREATEST(${now}, (SELECT ap.last_fired_at FROM applets ap WHERE ap.id = runs.applet_id)), finished_at = NULL, updated_at = ${now},
@@ -214,13 +218,24 @@ const finishSql = (extra = "") => `UPDATE runs SET ${finishSet("$3", "$4", "$5",
 export const FINISH = finishSql();
 
 /** The count of the finishes `f` on their applets, from a finish's status and time; the failure streak moves with it. */
-const countFinished = (status: string, at: string) => `UPDATE applets SET run_count = run_count + 1, last_fired_at = ${at},
+const countFinished = (status: string, at: string) => `UPDATE applets SET run_count = run_count + 1, last_fired_at = GREATEST(applets.last_fired_at, ${at}),
     failure_streak = CASE WHEN ${status} IN ('failed', 'dead') THEN applets.failure_streak + 1 WHEN ${status} = 'succeeded' THEN 0 ELSE applets.failure_streak END
   FROM f WHERE applets.id = f.applet_id`;
 const COUNT_FINISHED = countFinished("$3::text", "$6");
+/**
+ * The same for several finishes, grouped per applet first: with controls over runs, runs of one
+ * applet in different lanes may finish in one statement, and an UPDATE … FROM joining one applet
+ * row to several of them would count one and keep an arbitrary one's time.
+ */
+const COUNT_FINISHED_MANY = `UPDATE applets SET run_count = applets.run_count + g.n, last_fired_at = GREATEST(applets.last_fired_at, g.at),
+    failure_streak = CASE WHEN g.failed > 0 THEN applets.failure_streak + g.failed WHEN g.succeeded > 0 THEN 0 ELSE applets.failure_streak END
+  FROM (SELECT f.applet_id, COUNT(*)::int AS n, MAX(f.at) AS at, COUNT(*) FILTER (WHERE f.status IN ('failed', 'dead'))::int AS failed,
+               COUNT(*) FILTER (WHERE f.status = 'succeeded')::int AS succeeded
+        FROM f GROUP BY f.applet_id) g
+  WHERE applets.id = g.applet_id`;
 
 /** $1 now, $2 applet id. */
-export const BUMP_APPLET = "UPDATE applets SET run_count = run_count + 1, last_fired_at = $1 WHERE id = $2";
+export const BUMP_APPLET = "UPDATE applets SET run_count = run_count + 1, last_fired_at = GREATEST(last_fired_at, $1) WHERE id = $2";
 
 /**
  * FINISH and BUMP_APPLET in one statement: the applet is counted only when the fenced finish
@@ -284,7 +299,7 @@ export const FINISH_MANY_AND_CLAIM = `WITH RECURSIVE input AS (
       AND NOT (i.status = 'succeeded' AND COALESCE((SELECT a.alert_open FROM applets a WHERE a.id = runs.applet_id), 0) = 1)
     RETURNING runs.id, runs.applet_id, i.status, i.at
   ),
-  counted AS (${countFinished("f.status", "f.at")}),
+  counted AS (${COUNT_FINISHED_MANY}),
   ${claimCtes("$7", { finishing: "x.id NOT IN (SELECT f.id FROM f)", upTo: "(SELECT COUNT(*) FROM f)" })},
   claimed AS (
     ${claimUpdate("$8", "$7", "gen_random_uuid()::text", true)}

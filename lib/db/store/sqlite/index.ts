@@ -7,6 +7,7 @@ import type {
   AppletsStore,
   EventFilesStore,
   FiresStore,
+  RunControlsStore,
   JobLocksStore,
   MaintenanceStore,
   PlannedRunsStore,
@@ -38,6 +39,7 @@ import { createSeedRepo } from "./seed";
 import { createTriggerStateRepo } from "./trigger-state";
 import { createUsersRepo } from "./users";
 import { createWorkersRepo } from "./workers";
+import { createRunControlsRepo } from "./run-controls";
 
 /** A synchronous repo seen through the seam: every method returns a promise of what it returned. */
 type Async<T> = { [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never };
@@ -46,11 +48,13 @@ type Async<T> = { [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (
 function createRepos(sqlite: Sqlite) {
   const planned = createPlannedRunsRepo(sqlite);
   const alerts = createAlertsRepo(sqlite);
+  const runControls = createRunControlsRepo(sqlite, planned.applyPlan);
   return {
+    runControls,
     alerts: alerts.store,
     applets: createAppletsRepo(sqlite),
     triggerState: createTriggerStateRepo(sqlite, alerts),
-    runs: createRunsRepo(sqlite, alerts, planned.applyPlan),
+    runs: createRunsRepo(sqlite, alerts, planned.applyPlan, runControls.ingest),
     plannedRuns: planned.repo,
     secrets: createSecretsRepo(sqlite),
     users: createUsersRepo(sqlite),
@@ -107,7 +111,8 @@ function aggregates(repos: Repos, call: <R>(fn: () => R) => Promise<R>): StoreAg
   const eventFiles: EventFilesStore = wrap(repos.eventFiles, call);
   const alerts: AlertsStore = wrap(repos.alerts, call);
   const fires: FiresStore = wrap(repos.fires, call);
-  return { applets, triggerState, runs, plannedRuns, secrets, users, jobLocks, workers, seed, maintenance, apiTokens, eventFiles, alerts, fires };
+  const runControls: RunControlsStore = wrap({ mergedEvents: repos.runControls.mergedEvents }, call);
+  return { applets, triggerState, runs, plannedRuns, secrets, users, jobLocks, workers, seed, maintenance, apiTokens, eventFiles, alerts, fires, runControls };
 }
 
 /**

@@ -34,9 +34,12 @@ function readSteps(text: string): { steps: Step[]; stepsError?: string } {
 export type RunsRepo = ReturnType<typeof createRunsRepo>;
 
 /**
- * The claim: the oldest due queued run among applets with nothing running. Applets with queued
- * runs are enumerated one index seek at a time (a loose index scan of runs_queued_idx), so a
- * backlog of 100,000 runs for one busy applet costs a claim a few seeks, not a scan of the backlog.
+ * The claim: the oldest due queued run among lanes with nothing running. A lane is an applet's
+ * (applet_id, lane): every run is in its applet's lane '' unless the applet's controls over runs
+ * spread them (lib/queue/controls.ts), so by default this is "one running run per applet, in
+ * order". Lanes with queued runs are enumerated one index seek at a time (a loose index scan of
+ * runs_queued_idx), so a backlog of 100,000 runs for one busy applet costs a claim a few seeks,
+ * not a scan of the backlog.
  *
  * The seeks name their index (INDEXED BY): SQLite's planner, without statistics, preferred
  * runs_status_created_idx (status, created_at) once it existed, which turned every step of the
@@ -44,20 +47,21 @@ export type RunsRepo = ReturnType<typeof createRunsRepo>;
  * a webhook backlog, all of it inside the finish-and-claim write transaction the ingress waits on).
  * INDEXED BY makes a plan that cannot use the index an error at prepare time, not a slow claim.
  */
-export const CLAIM_SQL = `WITH RECURSIVE queued_applets(applet_id) AS (
-       SELECT (SELECT applet_id FROM runs INDEXED BY runs_queued_idx WHERE status = 'queued' ORDER BY applet_id LIMIT 1)
+export const CLAIM_SQL = `WITH RECURSIVE queued_lanes(applet_id, lane) AS (
+       SELECT r.applet_id, r.lane FROM runs r
+       WHERE r.id = (SELECT id FROM runs INDEXED BY runs_queued_idx WHERE status = 'queued' ORDER BY applet_id, lane LIMIT 1)
        UNION ALL
-       SELECT (SELECT applet_id FROM runs INDEXED BY runs_queued_idx WHERE status = 'queued' AND applet_id > q.applet_id ORDER BY applet_id LIMIT 1)
-       FROM queued_applets q WHERE q.applet_id IS NOT NULL
+       SELECT r.applet_id, r.lane FROM queued_lanes q
+       JOIN runs r ON r.id = (SELECT id FROM runs INDEXED BY runs_queued_idx WHERE status = 'queued' AND (applet_id, lane) > (q.applet_id, q.lane)
+                              ORDER BY applet_id, lane LIMIT 1)
      ),
      candidates(id, next_attempt_at, created_at) AS (
        SELECT r.id, r.next_attempt_at, r.created_at
-       FROM queued_applets q
+       FROM queued_lanes q
        JOIN runs r ON r.id = (
-         SELECT id FROM runs INDEXED BY runs_queued_idx WHERE status = 'queued' AND applet_id = q.applet_id AND next_attempt_at <= @now
+         SELECT id FROM runs INDEXED BY runs_queued_idx WHERE status = 'queued' AND applet_id = q.applet_id AND lane = q.lane AND next_attempt_at <= @now
          ORDER BY next_attempt_at LIMIT 1)
-       WHERE q.applet_id IS NOT NULL
-         AND NOT EXISTS (SELECT 1 FROM runs x INDEXED BY runs_running_idx WHERE x.status = 'running' AND x.applet_id = q.applet_id)
+       WHERE NOT EXISTS (SELECT 1 FROM runs x INDEXED BY runs_running_idx WHERE x.status = 'running' AND x.applet_id = q.applet_id AND x.lane = q.lane)
      )
      UPDATE runs SET status = 'running', locked_by = @worker, locked_at = @now, claim_token = @token,
             started_at = MAX(@now, COALESCE((SELECT ap.last_fired_at FROM applets ap WHERE ap.id = runs.applet_id), @now)), finished_at = NULL, updated_at = @now,
@@ -80,10 +84,17 @@ export const INSERT_RUN_SQL = `INSERT INTO runs (id, applet_id, event_id, status
  * the event (deduped on applet + dedupe key) and its queued run. Every settle is fenced by the
  * claim token, so a worker whose lease was taken over changes nothing.
  */
-export function createRunsRepo(sqlite: Sqlite, alerts: AlertsRepo, applyPlan: (plan: PlanWrite) => unknown = createPlannedRunsRepo(sqlite).applyPlan) {
+export function createRunsRepo(
+  sqlite: Sqlite,
+  alerts: AlertsRepo,
+  applyPlan: (plan: PlanWrite) => unknown = createPlannedRunsRepo(sqlite).applyPlan,
+  /** The ingest of an event whose applet has controls over runs (./run-controls.ts). */
+  ingestControlled?: (i: IngestInput) => Ingested,
+) {
   const insertEvent = sqlite.prepare(INSERT_EVENT_SQL);
   const insertRun = sqlite.prepare(INSERT_RUN_SQL);
   const ingestRow = (i: IngestInput): Ingested => {
+    if (i.controls && ingestControlled) return ingestControlled(i);
     const eventId = i.eventId ?? newId();
     const inserted = insertEvent.run(eventId, i.appletId, i.source, i.dedupeKey, i.payloadJson, i.receivedAt, i.receivedAt, i.receivedAt);
     if (inserted.changes === 0) return null;
@@ -137,7 +148,9 @@ export function createRunsRepo(sqlite: Sqlite, alerts: AlertsRepo, applyPlan: (p
   // The failure streak moves in the same statement (failed/dead + 1, succeeded 0), and
   // alert_open says whether a success owes a recovery notice, so a healthy run costs nothing more.
   const bumpApplet = sqlite.prepare<{ now: string; status: string; id: string }, { alert_open: number }>(
-    `UPDATE applets SET run_count = run_count + 1, last_fired_at = @now,
+    // last_fired_at only moves forward: a claim's started_at is never before it, and with several
+    // lanes of one applet a finish stamped earlier may commit later.
+    `UPDATE applets SET run_count = run_count + 1, last_fired_at = MAX(COALESCE(last_fired_at, @now), @now),
        failure_streak = CASE WHEN @status IN ('failed', 'dead') THEN failure_streak + 1 WHEN @status = 'succeeded' THEN 0 ELSE failure_streak END
      WHERE id = @id RETURNING alert_open`,
   );
