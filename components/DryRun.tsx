@@ -21,8 +21,9 @@ export function DryRun({ appletId, sample, canFetch }: { appletId: string; sampl
 
   async function run(fetchNow: boolean) {
     setError(null);
-    let json: { event_id?: string; payload?: Record<string, unknown>; fetch?: true };
+    let json: { event_id?: string; payload?: Record<string, unknown>; fetch?: true; sample?: true };
     if (fetchNow) json = { fetch: true };
+    else if (choice.source === "builtin") json = { sample: true };
     else if (choice.source.startsWith("event:")) json = { event_id: choice.source.slice("event:".length) };
     else {
       const parsed = parseSample(choice.text);
