@@ -191,7 +191,9 @@ export function createSheetsAction(opts: { clientFactory?: SheetsClientFactory }
 
     // The Sheets API request the client library would make for this append (the token exchange
     // before it carries no data of the run); no client is built, nothing is signed.
-    async dryRun(config) {
+    async dryRun(config, ctx) {
+      // What `run` refuses first, a dry run refuses too: without a key nothing could be appended.
+      if (!ctx.config.googleServiceAccountJson) throw new ActionError(NOT_CONFIGURED, { retryable: false });
       const spreadsheetId = spreadsheetIdFrom(requireRendered("sheets", "spreadsheet_id", config.spreadsheet_id));
       const sheetName = requireRendered("sheets", "sheet_name", config.sheet_name).trim();
       const range = appendRange(sheetName);

@@ -58,6 +58,7 @@ forEachEngine((engine) => {
         },
         { id: "big", type: "if", conditions: { all: [{ field: "trigger.body.n", op: "gt", value: 2 }] }, then: [{ id: "tell", type: "slack", config: { webhook_url: "{{secrets.SLACK_HOOK}}", text: "{{trigger.body.title}} x{{trigger.body.n}}" } }] },
         { id: "mail", type: "email", config: { to: "ops@example.com", subject: "Order {{trigger.body.title}}", body_markdown: "**{{trigger.body.n}}** pieces" } },
+        { id: "light", type: "mqtt", config: { broker_url: "mqtt://broker.shop.test:1883", username: "shop", password: "{{secrets.API_TOKEN}}", topic: "shop/orders", payload: '{"title":"{{trigger.body.title}}"}', qos: 1 } },
       ]);
       const seen = watchNetwork();
       const res = await call<DryRunResult>("POST", `/api/applets/${applet.id}/dry-run`, { payload: { body: { title: "Lamp", n: 3 } } });
@@ -83,6 +84,8 @@ forEachEngine((engine) => {
       expect(tell!.requests![0]!.url).not.toContain("hidden-part");
       expect(mail!.record).toMatchObject({ kind: "email", via: "outbox", to: ["ops@example.com"], subject: "Order Lamp" });
       expect(String(mail!.record!.eml)).toContain("Subject: Order Lamp");
+      // No broker is connected to: the message it would publish is shown.
+      expect(r.actions[3]!.record).toMatchObject({ kind: "mqtt", broker_url: "mqtt://broker.shop.test:1883", topic: "shop/orders", payload: '{"title":"Lamp"}', qos: 1, retain: false });
       expect(JSON.stringify(r)).not.toContain("tok-very-secret-123");
       expect(JSON.stringify(r)).not.toContain("hidden-part");
 
