@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import { Command, CommanderError, Option } from "commander";
 import { planImport, problemsByFile, readDir, writeDir, type ExportedApplet } from "./applets-dir";
 import { CliError, EXIT, createClient, serverBase, type Client } from "./client";
+import { dryRunText } from "./dry-run";
 import { resolveToken, TOKEN_ARGUMENT_REFUSED } from "./token";
 
 export interface Io {
@@ -28,6 +29,18 @@ type AppletSummary = { id: string; name: string; enabled: boolean; trigger_type:
 type RunRow = { id: string; applet_id: string; applet_name: string | null; status: string; attempt: number; max_attempts: number; error: string | null; created_at: string; finished_at: string | null; next_attempt_at: string | null };
 
 const FINAL = new Set(["succeeded", "failed", "skipped", "dead"]);
+
+/** `--payload`: a JSON object, or @file holding one. */
+function parsePayload(value: string): Record<string, unknown> {
+  let payload: unknown;
+  try {
+    payload = JSON.parse(value.startsWith("@") ? readFileSync(value.slice(1), "utf8") : value);
+  } catch (err) {
+    throw new CliError(`--payload is not JSON: ${(err as Error).message}`, EXIT.usage);
+  }
+  if (!payload || typeof payload !== "object" || Array.isArray(payload)) throw new CliError("--payload must be a JSON object, e.g. '{\"body\":{\"title\":\"hi\"}}'", EXIT.usage);
+  return payload as Record<string, unknown>;
+}
 
 /** Runs the CLI; resolves to the exit code (the caller exits). */
 export async function main(argv: string[], io: Io): Promise<number> {
@@ -142,20 +155,28 @@ export async function main(argv: string[], io: Io): Promise<number> {
     .description("send a test event (the trigger's sample, or --payload) and print the run id")
     .option("--payload <json>", 'the event\'s payload as JSON, or @file: what the trigger gives, e.g. \'{"body":{"title":"hi"}}\' for a webhook')
     .action(async (id: string, o: { payload?: string }) => {
-      let payload: unknown;
-      if (o.payload !== undefined) {
-        try {
-          payload = JSON.parse(o.payload.startsWith("@") ? readFileSync(o.payload.slice(1), "utf8") : o.payload);
-        } catch (err) {
-          throw new CliError(`--payload is not JSON: ${(err as Error).message}`, EXIT.usage);
-        }
-        if (!payload || typeof payload !== "object" || Array.isArray(payload)) throw new CliError("--payload must be a JSON object, e.g. '{\"body\":{\"title\":\"hi\"}}'", EXIT.usage);
-      } else {
-        payload = await triggerSample(id);
-      }
+      const payload = o.payload !== undefined ? parsePayload(o.payload) : await triggerSample(id);
       // The request body is the payload itself, as the editor's "Send test event" sends it.
       const r = await api().json<{ run_id: string; event_id: string }>("POST", `/api/applets/${encodeURIComponent(id)}/test`, payload);
       print(r, () => r.run_id);
+    });
+
+  applets
+    .command("dry-run <id>")
+    .description("test without sending: run the applet on an event with every action recorded, nothing sent or written")
+    .option("--payload <json>", "the event's payload as JSON, or @file")
+    .option("--event <event_id>", "an event the applet received")
+    .option("--sample", "the trigger's sample")
+    .option("--fetch", "fetch the trigger now (a feed, a JSON poll) and use its first item")
+    .action(async (id: string, o: { payload?: string; event?: string; sample?: boolean; fetch?: boolean }) => {
+      const body: Record<string, unknown> = {};
+      if (o.payload !== undefined) body.payload = parsePayload(o.payload);
+      if (o.event !== undefined) body.event_id = o.event;
+      if (o.sample) body.sample = true;
+      if (o.fetch) body.fetch = true;
+      if (Object.keys(body).length > 1) throw new CliError("give at most one of --payload, --event, --sample and --fetch", EXIT.usage);
+      const r = await api().json<Parameters<typeof dryRunText>[0]>("POST", `/api/applets/${encodeURIComponent(id)}/dry-run`, body);
+      print(r, () => dryRunText(r));
     });
 
   /** The built-in sample of the applet's trigger, as the editor offers it. */
@@ -187,8 +208,14 @@ export async function main(argv: string[], io: Io): Promise<number> {
     });
   runs
     .command("retry <id>")
-    .description("queue a failed or dead run again")
-    .action(async (id: string) => {
+    .description("queue a failed or dead run again (--from: from that step, the steps before it kept)")
+    .option("--from <step>", "the id of the step to run from; the steps before it keep their recorded outputs")
+    .action(async (id: string, o: { from?: string }) => {
+      if (o.from !== undefined) {
+        const r = await api().json<{ run_id: string; attempt: number; kept: number; from_step: string }>("POST", `/api/runs/${encodeURIComponent(id)}/retry-from`, { step: o.from });
+        print(r, () => `${r.run_id} queued from step ${r.from_step} (attempt ${r.attempt}; ${r.kept} earlier step${r.kept === 1 ? "" : "s"} kept)`);
+        return;
+      }
       const r = await api().json<{ run_id: string; attempt: number }>("POST", `/api/runs/${encodeURIComponent(id)}/retry`);
       print(r, () => `${r.run_id} queued (attempt ${r.attempt})`);
     });

@@ -140,38 +140,67 @@ export const emailAction: ActionPlugin<EmailActionConfig> = {
   exampleConfig: { to: "me@example.com", subject: "New order: {{trigger.body.title}}", body_markdown: "**{{trigger.body.customer.name}}** paid." },
 
   async run(config, ctx) {
-    const rendered = parseRecipients(requireRendered("email", "to", config.to));
-    if (!rendered.ok) throw new ActionError(rendered.problem, { retryable: false });
-    const subject = requireRendered("email", "subject", config.subject).trim();
-    if (LINE_BREAK.test(subject) || hasControl(subject)) throw new ActionError('email: "subject" contains a line break or control character', { retryable: false });
-    if (subject.length > MAX_SUBJECT) throw new ActionError(`email: "subject" is longer than ${MAX_SUBJECT} characters`, { retryable: false });
-    const body = config.body_markdown ?? "";
-    const messageId = messageIdFor(ctx.idempotencyKey, ctx.config.emailFrom);
-    const to = rendered.recipients;
-
-    const message = {
-      from: ctx.config.emailFrom,
-      to,
-      subject,
-      text: body,
-      html: renderMarkdown(body),
-      messageId,
-      date: ctx.clock.now(),
-      headers: {
-        // RFC 3834: vacation responders and other robots must not answer an automated message.
-        "Auto-Submitted": "auto-generated",
-        // Lets the inbound receiver recognise its own mail coming back (loop guard).
-        [LOOP_HEADER]: ctx.run.eventId.replace(/[^A-Za-z0-9-]/g, ""),
-      },
-      // Belt and braces with the transport options: nothing in a message may read files or URLs.
-      disableFileAccess: true,
-      disableUrlAccess: true,
-    };
-
+    const message = buildMessage(config, ctx);
     if (ctx.config.smtpUrl) return sendViaRelay(ctx, ctx.config.smtpUrl, message);
     return writeToOutbox(ctx, message);
   },
+
+  // The message is built and rendered to its exact bytes in memory (the outbox transport's own
+  // rendering); nothing connects to the relay and no .eml is written.
+  async dryRun(config, ctx) {
+    const message = buildMessage(config, ctx);
+    const transport = await streamTransport({ streamTransport: true, buffer: true, newline: "crlf", disableFileAccess: true, disableUrlAccess: true });
+    const info = await transport.sendMail(message);
+    const eml = Buffer.isBuffer(info.message) ? info.message.toString("utf8") : "";
+    const to = message.to.map((r) => r.address);
+    const via = ctx.config.smtpUrl ? "smtp" : "outbox";
+    return {
+      kind: "email",
+      summary: `would ${via === "smtp" ? "send" : "write to the outbox"} "${message.subject}" to ${to.join(", ")}`,
+      via,
+      ...(via === "outbox" ? { outbox_folder: path.join(ctx.config.dataDir, "outbox") } : {}),
+      from: String(message.from),
+      to,
+      subject: message.subject,
+      message_id: message.messageId,
+      headers: message.headers,
+      text: message.text,
+      html: message.html,
+      eml,
+    };
+  },
 };
+
+/** The message `run` sends and `dryRun` shows: the same checks, the same headers. */
+function buildMessage(config: EmailActionConfig, ctx: ActionContext): Message {
+  const rendered = parseRecipients(requireRendered("email", "to", config.to));
+  if (!rendered.ok) throw new ActionError(rendered.problem, { retryable: false });
+  const subject = requireRendered("email", "subject", config.subject).trim();
+  if (LINE_BREAK.test(subject) || hasControl(subject)) throw new ActionError('email: "subject" contains a line break or control character', { retryable: false });
+  if (subject.length > MAX_SUBJECT) throw new ActionError(`email: "subject" is longer than ${MAX_SUBJECT} characters`, { retryable: false });
+  const body = config.body_markdown ?? "";
+  const messageId = messageIdFor(ctx.idempotencyKey, ctx.config.emailFrom);
+  const to = rendered.recipients;
+
+  return {
+    from: ctx.config.emailFrom,
+    to,
+    subject,
+    text: body,
+    html: renderMarkdown(body),
+    messageId,
+    date: ctx.clock.now(),
+    headers: {
+      // RFC 3834: vacation responders and other robots must not answer an automated message.
+      "Auto-Submitted": "auto-generated",
+      // Lets the inbound receiver recognise its own mail coming back (loop guard).
+      [LOOP_HEADER]: ctx.run.eventId.replace(/[^A-Za-z0-9-]/g, ""),
+    },
+    // Belt and braces with the transport options: nothing in a message may read files or URLs.
+    disableFileAccess: true,
+    disableUrlAccess: true,
+  };
+}
 
 /** nodemailer costs ~15 MB of RSS: a worker loads it with its first email action. Typed per
  * transport, so what sendMail answers is typed too. */

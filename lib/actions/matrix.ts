@@ -55,6 +55,11 @@ export const matrixAction: ActionPlugin<MatrixConfig> = {
   urlFields: ["homeserver"],
   exampleConfig: { homeserver: "https://matrix.example.org", access_token: "{{secrets.MATRIX_TOKEN}}", room: "!abc123:example.org", text: "New order: {{trigger.body.title}}" },
 
+  // An alias is resolved by the homeserver: the dry run names the room it would post to by the alias.
+  dryRunAnswer: ({ url }) => {
+    const alias = /\/directory\/room\/([^/?]+)/.exec(url)?.[1];
+    return { status: 200, headers: { "content-type": "application/json" }, body: JSON.stringify(alias ? { room_id: `(the room of ${decodeURIComponent(alias)})` } : {}) };
+  },
   async run(config, ctx) {
     const token = requireRendered("matrix", "access_token", config.access_token).trim();
     ctx.secret(token);

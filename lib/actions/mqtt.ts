@@ -49,6 +49,24 @@ export const mqttAction: ActionPlugin<MqttActionConfig> = {
   configSchema: mqttActionConfigSchema,
   exampleConfig: { broker_url: "mqtt://broker.local:1883", username: "whenthen", password: "{{secrets.MQTT_PASSWORD}}", topic: "home/notify", payload: '{"title": "{{trigger.body.title}}"}', qos: 1, retain: false },
 
+  async dryRun(config, ctx) {
+    if (config.password) ctx.secret(config.password);
+    const topic = requireRendered("mqtt", "topic", config.topic).trim();
+    const problem = topicNameProblem(topic);
+    if (problem) throw new ActionError(`mqtt: ${problem}`, { retryable: false });
+    const retain = config.retain ?? false;
+    return {
+      kind: "mqtt",
+      summary: `would publish ${Buffer.byteLength(config.payload)} bytes to ${topic} at ${config.broker_url}`,
+      broker_url: config.broker_url,
+      ...(config.username ? { username: config.username } : {}),
+      topic,
+      payload: config.payload,
+      qos: config.qos,
+      retain,
+    };
+  },
+
   async run(config, ctx) {
     if (config.password) ctx.secret(config.password);
     const topic = requireRendered("mqtt", "topic", config.topic).trim();

@@ -114,7 +114,64 @@ export const noteAction: ActionPlugin<NoteConfig> = {
     await ctx.saveProgress({ path: written, copy, key: pathKey(ctx, written) });
     return { output: { path: written, mode } };
   },
+
+  // The same checks and the same path as `run`, found by reading only: no folder is created and
+  // no file opened for writing.
+  async dryRun(config, ctx) {
+    const filenameRaw = requireRendered("note", "filename", config.filename).trim();
+    const content = requireRendered("note", "content", config.content);
+    const folderRaw = (config.folder ?? "").trim();
+    rejectUnsafe("folder", folderRaw);
+    rejectUnsafe("filename", filenameRaw);
+    const segments = folderRaw
+      .split("/")
+      .filter((s) => s.trim() !== "")
+      .map((s) => sanitizeFilename(s, "folder"));
+    const filename = sanitizeFilename(filenameRaw, "note");
+    const root = await fs.realpath(ctx.config.notesRoot).catch(() => path.resolve(ctx.config.notesRoot));
+    const { dir, missing } = await plannedFolder(root, segments, folderRaw);
+    let target = path.join(dir, filename);
+    const exists = missing.length === 0 && (await fs.lstat(target).catch(() => null)) !== null;
+    if (exists && config.mode === "create") target = path.join(dir, numbered(filename, (await highestCopy(dir, filename)) + 1));
+    const verb = config.mode === "append" ? (exists ? "append to" : "create (append mode)") : "create";
+    return {
+      kind: "file",
+      summary: `would ${verb} ${path.relative(root, target) || target}`,
+      path: target,
+      mode: config.mode,
+      exists,
+      ...(missing.length ? { folders_created: missing } : {}),
+      bytes: Buffer.byteLength(content),
+      content,
+    };
+  },
 };
+
+/** `resolveFolder` without creating anything: the folder the note would go to, and the folders it would create. */
+async function plannedFolder(realRoot: string, segments: string[], folderRaw: string): Promise<{ dir: string; missing: string[] }> {
+  let dir = realRoot;
+  const missing: string[] = [];
+  for (const segment of segments) {
+    const next = path.join(dir, segment);
+    const st = missing.length ? null : await fs.lstat(next).catch(() => null);
+    if (!st) {
+      missing.push(next);
+      dir = next;
+      continue;
+    }
+    if (st.isSymbolicLink()) {
+      const target = await fs.realpath(next).catch(() => null);
+      if (!target || !isInside(realRoot, target)) {
+        throw unsafe("folder", folderRaw, `goes through the symbolic link ${JSON.stringify(next)}, which leads outside the notes folder`);
+      }
+      dir = target;
+      continue;
+    }
+    if (!st.isDirectory()) throw unsafe("folder", folderRaw, `has ${JSON.stringify(next)}, which is a file, not a folder`);
+    dir = next;
+  }
+  return { dir, missing };
+}
 
 function unsafe(field: string, value: string, why: string): ActionError {
   return new ActionError(`note: "${field}" ${JSON.stringify(value)} ${why}`, { retryable: false });

@@ -189,6 +189,23 @@ export function createSheetsAction(opts: { clientFactory?: SheetsClientFactory }
     typedConfig: ["columns"],
     available: ({ config }) => Boolean(config.googleServiceAccountJson),
 
+    // The Sheets API request the client library would make for this append (the token exchange
+    // before it carries no data of the run); no client is built, nothing is signed.
+    async dryRun(config, ctx) {
+      // What `run` refuses first, a dry run refuses too: without a key nothing could be appended.
+      if (!ctx.config.googleServiceAccountJson) throw new ActionError(NOT_CONFIGURED, { retryable: false });
+      const spreadsheetId = spreadsheetIdFrom(requireRendered("sheets", "spreadsheet_id", config.spreadsheet_id));
+      const sheetName = requireRendered("sheets", "sheet_name", config.sheet_name).trim();
+      const range = appendRange(sheetName);
+      const values = [config.columns.map(cellValue)];
+      const url = `https://sheets.googleapis.com/v4/spreadsheets/${encodeURIComponent(spreadsheetId)}/values/${encodeURIComponent(range)}:append?valueInputOption=USER_ENTERED&insertDataOption=INSERT_ROWS`;
+      return {
+        kind: "api",
+        summary: `would append 1 row of ${values[0]!.length} cells to ${sheetName} in spreadsheet ${spreadsheetId}`,
+        request: { method: "POST", url, headers: { authorization: "Bearer (the service account's access token)", "content-type": "application/json" }, body: JSON.stringify({ values }) },
+      };
+    },
+
     async run(config, ctx) {
       const raw = ctx.config.googleServiceAccountJson;
       if (!raw) throw new ActionError(NOT_CONFIGURED, { retryable: false });

@@ -76,6 +76,7 @@ export const slackAction: ActionPlugin<SlackConfig> = {
   exampleConfig: { webhook_url: "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX", text: "New order: {{trigger.body.title}}" },
   typedConfig: ["blocks"],
 
+  dryRunAnswer: () => ({ status: 200, headers: { "content-type": "text/plain" }, body: "ok" }),
   async run(config, ctx) {
     const url = requireHttpUrl("slack", "webhook_url", config.webhook_url);
     const text = requireRendered("slack", "text", config.text);

@@ -101,6 +101,7 @@ export const telegramAction: ActionPlugin<TelegramConfig> = {
   configSchema: telegramConfigSchema,
   exampleConfig: { bot_token: "{{secrets.TELEGRAM_BOT_TOKEN}}", chat_id: "123456789", text: "New order: {{trigger.body.title}}", disable_notification: false },
 
+  dryRunAnswer: () => ({ status: 200, headers: { "content-type": "application/json" }, body: JSON.stringify({ ok: true, result: { message_id: 0 } }) }),
   async run(config, ctx) {
     const token = requireRendered("telegram", "bot_token", config.bot_token).trim();
     // Before anything can fail with the URL in its message.

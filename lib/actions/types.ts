@@ -41,6 +41,24 @@ export interface ActionResult {
   output: unknown;
 }
 
+/**
+ * What a dry run shows for an action that does not send through `ctx.http`: the file a note would
+ * write, the message an email would send, the MQTT message, the API call a client library makes.
+ * `summary` is one line for the run tree ("would create notes/a.md"); the rest is the detail.
+ */
+export interface DryRunRecord {
+  kind: "file" | "email" | "mqtt" | "api";
+  summary: string;
+  [detail: string]: unknown;
+}
+
+/** The answer a dry run gives a plug-in's request in place of its service: what the service says on success. */
+export interface DryRunAnswer {
+  status: number;
+  headers?: Record<string, string>;
+  body: string;
+}
+
 export interface ActionPlugin<C = Record<string, unknown>> {
   type: string;
   label: string;
@@ -66,4 +84,13 @@ export interface ActionPlugin<C = Record<string, unknown>> {
   available?(ctx: Pick<PluginContext, "config">): boolean;
   /** Throws `ActionError` (lib/core/errors) on failure, with `retryable` set as the spec says. */
   run(config: C, ctx: ActionContext): Promise<ActionResult>;
+  /**
+   * For a plug-in whose effect does not go through `ctx.http` (a file, SMTP, MQTT, a client
+   * library): what `run` would do with this rendered config, built by the same code, doing none of
+   * it (no write, no connection). The dry run (lib/executor/dry-run.ts) calls this instead of
+   * `run`; a plug-in without it runs as usual with `ctx.http` recording its requests.
+   */
+  dryRun?(config: C, ctx: ActionContext): Promise<DryRunRecord>;
+  /** What the dry run answers this plug-in's requests with (its service's success), when the default `200 {}` would not read as success. */
+  dryRunAnswer?(request: { method: string; url: string }): DryRunAnswer;
 }

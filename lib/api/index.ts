@@ -5,6 +5,8 @@ import { apiErrors, noStore, sessionGuard } from "./middleware";
 import { alertRoutes } from "./routes/alerts";
 import { appletRoutes } from "./routes/applets";
 import { runRoutes } from "./routes/runs";
+import { dryRunRoutes } from "./dry-run";
+import { retryRoutes } from "./retry";
 import { secretRoutes } from "./routes/secrets";
 import { sessionRoutes } from "./routes/session";
 import { settingsRoutes } from "./routes/settings";
@@ -35,6 +37,8 @@ function build(deps: ApiDeps) {
     .route("/", alertRoutes(deps))
     .route("/", appletRoutes(deps))
     .route("/", runRoutes(deps))
+    .route("/", dryRunRoutes(deps))
+    .route("/", retryRoutes(deps))
     .route("/", secretRoutes(deps))
     .route("/", tokenRoutes(deps))
     .route("/", transferRoutes(deps));

@@ -59,8 +59,13 @@ export interface WalkDeps {
   actions: ReadonlyMap<string, ActionPlugin>;
   sandbox?: Sandbox;
   transform?: TransformRunner;
-  run: ClaimedRun;
+  run: Pick<ClaimedRun, "id" | "attempt" | "appletId" | "eventId" | "replay" | "plannedRunId">;
   applet: { id: string; name: string };
+  /**
+   * A dry run (lib/executor/dry-run.ts): `actions` and `app.http` record instead of sending, and
+   * steps that would make the run wait (a timed action, a wait) are shown and passed at once.
+   */
+  dryRun?: true;
   runner: StepRunner;
   redactor: Redactor;
   log: Logger;
@@ -219,9 +224,13 @@ export async function walkSteps(deps: WalkDeps, def: Definition, ctx: WalkContex
   // ---- action --------------------------------------------------------------------------------
   async function action(step: ActionStep, scope: Scope): Promise<End | null> {
     const top = scope.iteration.length === 0 && scope.place === "" ? topIndex.get(step) : undefined;
-    if (top !== undefined && (actionIndex !== null ? top !== actionIndex : step.timing !== undefined)) return null;
+    if (top !== undefined && (actionIndex !== null ? top !== actionIndex : step.timing !== undefined && !deps.dryRun)) return null;
     const { ctx } = scope;
     const base: StepBase = { id: step.id, kind: "action", name: step.type, ...(top !== undefined ? { index: top } : {}), ...placed(scope) };
+    if (deps.dryRun && step.timing) {
+      base.decision = "timed";
+      base.why = "a timed action: planned for its due time when the applet really runs; shown now, not planned";
+    }
     const v1Style = top !== undefined && step.id === `action_${top + 1}`;
     const where = v1Style ? `action ${top + 1} (${step.type})` : `step ${step.id}${iterationWords(scope)} (${step.type})`;
     const earlier = runner.earlier(base);

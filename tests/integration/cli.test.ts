@@ -1,5 +1,5 @@
 import { execFile, fork, type ChildProcess } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -184,6 +184,38 @@ describe("the whenthen CLI against a real server", () => {
     expect(down.code).toBe(4);
     expect(down.err).toMatch(/cannot reach/);
     expect((await cli(["applets", "frobnicate"])).code).toBe(2);
+  }, 60_000);
+
+  it("applets dry-run prints the request and the note it would make, and writes nothing; runs retry --from names the steps that ran", async () => {
+    const res = await fetch(`${base}/api/applets`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+      body: JSON.stringify({
+        name: "Dry",
+        definition: {
+          version: 2,
+          trigger: { type: "webhook", config: {} },
+          steps: [
+            { id: "post", type: "http", config: { url: "https://api.example.com/orders", method: "POST", headers: { authorization: "Bearer abc-secret-value" }, body: { title: "{{trigger.body.title}}" } } },
+            { id: "jot", type: "note", config: { filename: "dry-{{trigger.body.title}}.md", content: "# {{trigger.body.title}}" } },
+          ],
+        },
+      }),
+    });
+    const { applet } = (await res.json()) as { applet: { id: string } };
+    const dry = await cli(["applets", "dry-run", applet.id, "--payload", '{"body":{"title":"Lamp"}}']);
+    expect(dry.code, dry.err).toBe(0);
+    expect(dry.out).toMatch(/would end succeeded; nothing was sent or written/);
+    expect(dry.out).toContain("  POST https://api.example.com/orders");
+    expect(dry.out).toContain("    authorization: [redacted]");
+    expect(dry.out).toContain('    {"title":"Lamp"}');
+    expect(dry.out).toMatch(/jot \(note\) succeeded: would create dry-Lamp\.md/);
+    expect(dry.out).not.toContain("abc-secret-value");
+    expect(existsSync(path.join(dataDir, "notes", "dry-Lamp.md"))).toBe(false);
+    expect((await cli(["applets", "dry-run", applet.id, "--sample", "--payload", "{}"])).code).toBe(2);
+
+    const missing = await cli(["runs", "retry", "no-such-run", "--from", "post"]);
+    expect(missing.code).toBe(1);
   }, 60_000);
 });
 

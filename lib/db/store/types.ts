@@ -206,6 +206,13 @@ export interface RecoveredRun {
 /** The alert settings as saved. */
 export type SavedAlertSettings = Omit<AlertSettings, "updatedAt" | "alertOnRetry"> & { alertOnRetry?: boolean };
 
+/** How a manual retry changes the run beyond queuing it again (`RunsStore.retry`). */
+export interface RetryOptions {
+  steps?: Step[];
+  attempt?: number;
+  at?: Date;
+}
+
 export interface RunListFilter {
   appletId?: string;
   /** A stored status, or as shown: `retrying` (queued after a failed attempt); `queued` is then the runs not yet tried. */
@@ -708,8 +715,13 @@ export interface RunsStore {
    * desc, then id desc), payload parsed; [] for an applet without events or an unknown id.
    */
   recentEvents(appletId: string, limit: number): Promise<RecentEvent[]>;
-  /** The Retry button: a failed or dead run queued again now, attempt + 1 (max_attempts raised to fit). false: not failed/dead or unknown. */
-  retry(id: string, now: Date): Promise<boolean>;
+  /**
+   * The Retry button: a failed or dead run queued again now, attempt + 1 (max_attempts raised to fit). false: not failed/dead or unknown.
+   * `opts.steps` replaces the stored journal (retry from a step: the entries before it), only while
+   * the run is still at `opts.attempt` (a retry meanwhile makes it false); `opts.at` makes it due
+   * later than now (a paced bulk retry).
+   */
+  retry(id: string, now: Date, opts?: RetryOptions): Promise<boolean>;
   /** The Replay button: a fresh queued run (attempt 1, no steps) of the same event, created now; its id, or null when the run is unknown. */
   replay(id: string, now: Date): Promise<string | null>;
   /**

@@ -14,6 +14,7 @@ import { plannedListsOf, RECENT_LIMIT, UPCOMING_LIMIT, type PlannedLists } from 
 import { PluginIcon } from "@/components/PluginIcon";
 import { RunsTable } from "@/components/RunsTable";
 import { TestEventForm } from "@/components/TestEventForm";
+import { DryRun } from "@/components/DryRun";
 import { AppletTagsEditor } from "@/components/AppletTagsEditor";
 import { AppletEditor } from "@/components/editor/AppletEditor";
 import { InboundAddress } from "@/components/editor/panels";
@@ -184,6 +185,12 @@ export default async function AppletPage({ params, searchParams }: { params: Pro
       <section className="card mb-4">
         <h2 className="mb-2 text-base font-semibold">Send test event</h2>
         <TestEventForm appletId={a.id} sample={trigger?.sample ?? {}} />
+      </section>
+
+      <section className="card mb-4" id="dry-run">
+        <h2 className="mb-1 text-base font-semibold">Test without sending</h2>
+        <p className="mb-2 text-sm text-slate-600">Runs the applet on an event with every action recorded instead of sent: the requests, the file a note would write, the email. Nothing leaves this server and nothing is stored.</p>
+        <DryRun appletId={a.id} sample={trigger?.sample ?? {}} canFetch={triggerRegistry.get(a.trigger_type)?.preview !== undefined} />
       </section>
 
       <section className="card mb-4" id="alerts">

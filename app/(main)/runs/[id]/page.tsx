@@ -3,6 +3,8 @@ import Link from "next/link";
 import { notFound } from "next/navigation";
 import { LocalTime } from "@/components/LocalTime";
 import { RunActions } from "@/components/RunActions";
+import { RetryFromStep } from "@/components/RetryFromStep";
+import { stepIdOf, type Step } from "@/lib/executor/types";
 import { ReplayLinks } from "@/components/ReplayLinks";
 import { RunLive } from "@/components/RunLive";
 import { RunJournal } from "@/components/RunJournal";
@@ -52,7 +54,12 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
             <RunLive runId={run.id} status={run.status} />
           </div>
         </div>
-        <RunActions runId={run.id} canRetry={run.status === "failed" || run.status === "dead"} />
+        <div className="flex flex-col items-start gap-2">
+          <RunActions runId={run.id} canRetry={run.status === "failed" || run.status === "dead"} />
+          {run.status === "failed" || run.status === "dead" ? (
+            <RetryFromStep runId={run.id} steps={[...new Set(run.steps.map(stepIdOf))]} failed={failedStepOf(run.steps)} />
+          ) : null}
+        </div>
       </header>
 
       <dl className="card mb-4 grid grid-cols-2 gap-x-6 gap-y-2 text-sm md:grid-cols-4">
@@ -251,4 +258,10 @@ async function actionNameOf(appletId: string, index: number): Promise<string> {
   const type = applet ? timedAction(applet.definition, index)?.type : undefined;
   const label = type ? (actionRegistry.get(type)?.label ?? type) : null;
   return label ? `Action ${index + 1}: ${label}` : `Action ${index + 1}`;
+}
+
+/** The step a failed run stopped at (a failure continue_on_error let pass does not count). */
+function failedStepOf(steps: Step[]): string | null {
+  const failed = steps.find((s) => s.status === "failed" && !s.continued);
+  return failed ? stepIdOf(failed) : null;
 }

@@ -930,14 +930,14 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
         )
       ).rows.map((e) => ({ id: e.id, source: e.source, receivedAt: e.received_at, payload: e.payload })),
 
-    retry: async (id, now) =>
+    retry: async (id, now, opts = {}) =>
       (
         await query(
           q,
           `UPDATE runs SET status = 'queued', attempt = attempt + 1, max_attempts = GREATEST(max_attempts, attempt + 1),
-                  next_attempt_at = $2, finished_at = NULL, updated_at = $2
-           WHERE id = $1 AND status IN ('failed', 'dead')`,
-          [id, now.toISOString()],
+                  next_attempt_at = COALESCE($3::text, $2), steps = COALESCE($4::json, steps), finished_at = NULL, updated_at = $2
+           WHERE id = $1 AND status IN ('failed', 'dead') AND ($5::int IS NULL OR attempt = $5::int)`,
+          [id, now.toISOString(), opts.at?.toISOString() ?? null, opts.steps ? JSON.stringify(opts.steps) : null, opts.attempt ?? null],
         )
       ).rowCount === 1,
 

@@ -8,7 +8,7 @@ import { createPlannedRunsRepo } from "./planned-runs";
 import { readJson } from "../json";
 import type { RunStatus, Step } from "../../../executor/types";
 import type { runs } from "../../schema";
-import { RUN_SEARCH_PAYLOAD_BYTES, RUN_SEARCH_SCAN, type AppletRunStats, type ClaimedRun, type EventRun, type FinalStatus, type Ingested, type IngestInput, type PlanWrite, type RecoveredRun, type RecoverStaleOptions, type Run, type RunChange, type RunListFilter, type RunPage, type RunTally, type RecentEvent, type StoredEvent } from "../types";
+import { RUN_SEARCH_PAYLOAD_BYTES, RUN_SEARCH_SCAN, type AppletRunStats, type ClaimedRun, type EventRun, type FinalStatus, type Ingested, type IngestInput, type PlanWrite, type RecoveredRun, type RecoverStaleOptions, type Run, type RunChange, type RunListFilter, type RetryOptions, type RunPage, type RunTally, type RecentEvent, type StoredEvent } from "../types";
 import type { RawRow } from "./rows";
 
 type StaleRow = { id: string; applet_id: string; claim_token: string | null; locked_by: string | null; reason: RecoveredRun["reason"] };
@@ -218,8 +218,8 @@ export function createRunsRepo(
   const replayTimed = sqlite.prepare("UPDATE runs SET planned_run_id = ?, action_index = ? WHERE id = ?");
   const manualRetry = sqlite.prepare(
     `UPDATE runs SET status = 'queued', attempt = attempt + 1, max_attempts = MAX(max_attempts, attempt + 1),
-            next_attempt_at = @now, finished_at = NULL, updated_at = @now
-     WHERE id = @id AND status IN ('failed', 'dead')`,
+            next_attempt_at = COALESCE(@at, @now), steps = COALESCE(@steps, steps), finished_at = NULL, updated_at = @now
+     WHERE id = @id AND status IN ('failed', 'dead') AND (@attempt IS NULL OR attempt = @attempt)`,
   );
   const recentEventsOf = sqlite.prepare<{ appletId: string; limit: number }, { id: string; source: string; payload: string; received_at: string }>(
     "SELECT id, source, payload, received_at FROM events WHERE applet_id = @appletId ORDER BY received_at DESC, id DESC LIMIT @limit",
@@ -394,7 +394,8 @@ export function createRunsRepo(
       recentEventsOf.all({ appletId, limit }).map((e) => ({ id: e.id, source: e.source, receivedAt: e.received_at, payload: readJson<Record<string, unknown>>(e.payload, `the stored payload of event ${e.id}`) })),
 
     /** The Retry button: the same run, attempt + 1, queued now. */
-    retry: (id: string, now: Date): boolean => manualRetry.run({ id, now: now.toISOString() }).changes === 1,
+    retry: (id: string, now: Date, opts: RetryOptions = {}): boolean =>
+      manualRetry.run({ id, now: now.toISOString(), at: opts.at?.toISOString() ?? null, steps: opts.steps ? JSON.stringify(opts.steps) : null, attempt: opts.attempt ?? null }).changes === 1,
 
     /** The Replay button: a fresh run (attempt 1, no steps) from the same event. */
     replay: (id: string, now: Date): string | null => {
