@@ -77,7 +77,7 @@ export function ActionsStep({ meta, trigger, draft, dispatch, problems, warnings
   );
 }
 
-function ActionPicker({ meta, slot, slotIndex, removable, dispatch }: { meta: Meta; slot: ActionSlot; slotIndex: number; removable: boolean; dispatch: Dispatch<DraftAction> }) {
+export function ActionPicker({ meta, slot, slotIndex, removable, dispatch }: { meta: Meta; slot: ActionSlot; slotIndex: number; removable: boolean; dispatch: Dispatch<DraftAction> }) {
   const previous = actionOf(meta, slot.previousType);
   const pick = (action: MetaAction) => dispatch({ kind: "pickAction", key: slot.key, action });
   const unavailable = meta.actions.filter((a) => !a.available);
@@ -104,7 +104,7 @@ function ActionPicker({ meta, slot, slotIndex, removable, dispatch }: { meta: Me
   );
 }
 
-function PickedAction({ meta, slot, slotIndex, defIndex, removable, dispatch, problems, warnings, groups, preview, isNew, anchors, timingPreview }: {
+export function PickedAction({ meta, slot, slotIndex, defIndex, removable, dispatch, problems, warnings, groups, preview, isNew, anchors, timingPreview, timingIndex = defIndex }: {
   meta: Meta;
   slot: PickedSlot;
   slotIndex: number;
@@ -119,6 +119,8 @@ function PickedAction({ meta, slot, slotIndex, defIndex, removable, dispatch, pr
   isNew: boolean;
   anchors: AnchorOption[];
   timingPreview: TimingPreview;
+  /** Its place among the top-level actions, which alone may carry a timing; null: no timing (a nested step). */
+  timingIndex?: number | null;
 }) {
   const action = actionOf(meta, slot.type);
   const placed = problems.slots.get(slot.key);
@@ -152,16 +154,16 @@ function PickedAction({ meta, slot, slotIndex, defIndex, removable, dispatch, pr
         <pre className="pre">{pretty(slot.original)}</pre>
       )}
       <Alerts messages={placed?.own ?? []} />
-      <TimingControl
+      {timingIndex === null ? null : <TimingControl
         idPrefix={`action${slotIndex}`}
         timing={slot.timing}
         onChange={(timing) => dispatch({ kind: "setTiming", key: slot.key, timing })}
         errors={placed?.timing ?? NO_ERRORS}
         anchors={anchors}
-        preview={timingPreview.items?.find((p) => p.actionIndex === defIndex)}
+        preview={timingPreview.items?.find((p) => p.actionIndex === timingIndex)}
         previewBusy={timingPreview.busy}
         previewError={timingPreview.error}
-      />
+      />}
       <FieldPanels fields={action?.fields ?? []} meta={meta} cfg={slot.cfg} rendered={rendered?.rendered} isNew={isNew} />
       {rendered && action ? <ActionPreview action={action} preview={rendered} templates={preview.preview?.templates[defIndex] ?? {}} index={defIndex} /> : null}
     </div>

@@ -3,12 +3,11 @@ import { useRouter } from "next/navigation";
 import { useEffect, useMemo, useReducer, useRef, useState } from "react";
 import { ingredientGroups } from "@/lib/ui/format";
 import type { Meta, MetaTrigger } from "@/lib/api/queries";
-import type { DefinitionV1 as Definition } from "@/lib/definition";
 import { ActionsStep } from "./ActionsStep";
 import { saveApplet, saveDraft, type FilterTestResult, type PreviewRequest } from "./api";
 import { SamplePicker, builtinChoice, type SampleChoice } from "./SamplePicker";
 import { parseSample } from "@/lib/ui/sample";
-import { actionOf, buildDefinition, draftFromDefinition, draftReducer, openProblems, placeProblems, reportProblems, shownName, snapshotOf, triggerOf, typedSlots, type ReportedProblem } from "./draft";
+import { actionOf, buildDefinition, type EditorDefinition, draftFromDefinition, draftReducer, openProblems, placeProblems, reportProblems, shownName, snapshotOf, triggerOf, typedSlots, type ReportedProblem } from "./draft";
 import { browserTimeZone } from "./fields";
 import { FilterCode } from "./FilterCode";
 import { wordProblems } from "./problems";
@@ -25,11 +24,14 @@ import { useTimingPreview } from "./useTimingPreview";
 import { useUnsavedGuard } from "./useUnsavedGuard";
 import { useSaveShortcut } from "./useSaveShortcut";
 import { ListenForEvent } from "./ListenForEvent";
+import { AddStep } from "./steps/AddStep";
+import { StepsEditor } from "./steps/StepsEditor";
 
 export interface EditorApplet {
   id: string;
   name: string;
-  definition: Definition;
+  /** As stored: a step list with a linear form (asLinear) opens as the simple two-step flow. */
+  definition: EditorDefinition;
 }
 
 /**
@@ -184,39 +186,35 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
               />
             ) : null}
           </section>
-          <ActionsStep meta={meta} trigger={trigger} draft={draft} dispatch={dispatch} problems={problems} warnings={warnings} groups={groups} preview={preview} isNew={!applet} anchors={anchors} timingPreview={timingPreview} />
+          {draft.steps ? (
+            <StepsEditor meta={meta} draft={{ ...draft, steps: draft.steps }} dispatch={dispatch} problems={problems} warnings={warnings} groups={groups} preview={preview} isNew={!applet} anchors={anchors} timingPreview={timingPreview} sample={sample} builtinSample={trigger.sample} />
+          ) : (
+            <ActionsStep meta={meta} trigger={trigger} draft={draft} dispatch={dispatch} problems={problems} warnings={warnings} groups={groups} preview={preview} isNew={!applet} anchors={anchors} timingPreview={timingPreview} />
+          )}
           {anyTimed || hasTimedSettings(draft.timed) || problems.timed.size > 0 ? <TimedSettings timed={draft.timed} onChange={(timed) => dispatch({ kind: "setTimed", timed })} errors={problems.timed} groups={groups} anyTimed={anyTimed} warnings={timingPreview.warnings} /> : null}
-
-          {/* ---- optional steps ---- */}
-          {draft.filterCode !== null ? (
-            <FilterCode
-              code={draft.filterCode}
-              onChange={(code) => dispatch({ kind: "setFilterCode", code })}
-              sample={sample}
-              errors={problems.filter}
-              onResult={setFilterResult}
-              onRemove={() => {
-                dispatch({ kind: "setFilterCode", code: null });
-                setFilterResult(null);
-              }}
-            />
-          ) : null}
-          {draft.transform ? <TransformForm value={draft.transform} onChange={(transform) => dispatch({ kind: "setTransform", transform })} errors={problems.transform} groups={groups} aiConfigured={meta.ai_configured} /> : null}
-          <div className="flex flex-wrap gap-2">
-            {draft.filterCode === null ? (
-              <button type="button" className="btn-secondary" onClick={() => dispatch({ kind: "setFilterCode", code: "" })}>
-                Add filter code
-              </button>
-            ) : null}
-            {draft.transform === null ? (
-              <button type="button" className="btn-secondary" onClick={() => dispatch({ kind: "addTransform" })}>
-                Add AI transform
-              </button>
-            ) : null}
-            <button type="button" className="btn-secondary" onClick={() => dispatch({ kind: "addAction" })}>
-              Add another action
-            </button>
-          </div>
+          {draft.steps ? null : (
+            <>
+              {/* ---- optional steps ---- */}
+              {draft.filterCode !== null ? (
+                <FilterCode
+                  code={draft.filterCode}
+                  onChange={(code) => dispatch({ kind: "setFilterCode", code })}
+                  sample={sample}
+                  errors={problems.filter}
+                  onResult={setFilterResult}
+                  onRemove={() => {
+                    dispatch({ kind: "setFilterCode", code: null });
+                    setFilterResult(null);
+                  }}
+                />
+              ) : null}
+              {draft.transform ? <TransformForm value={draft.transform} onChange={(transform) => dispatch({ kind: "setTransform", transform })} errors={problems.transform} groups={groups} aiConfigured={meta.ai_configured} /> : null}
+              <AddStep
+                onAdd={(step) => dispatch({ kind: "addStep", step, where: { parent: null, list: "steps" } })}
+                names={{ action: "Add another action", ...(draft.filterCode === null ? { filter: "Add filter code" } : {}), ...(draft.transform === null ? { ai: "Add AI transform" } : {}) }}
+              />
+            </>
+          )}
 
           <SaveSection draft={draft} name={name} dispatch={dispatch} nameErrors={problems.name} problems={worded} saveError={saveError} saving={saving} status={status} isNew={!applet} onSave={() => void save()} />
         </>

@@ -1,4 +1,5 @@
-import type { DefinitionV1 as Definition, Problem } from "@/lib/definition";
+import type { Problem } from "@/lib/definition";
+import type { EditorDefinition as Definition } from "./draft";
 import { api, errorBody, type InferResponseType } from "@/lib/ui/api-client";
 import type { FieldMeta } from "@/lib/plugin";
 import { fetchProblemsInWords } from "./problems";
@@ -46,6 +47,8 @@ export interface PreviewRequest {
 
 export type PreviewAnswerBody = InferResponseType<(typeof api.api.applets.preview)["$post"], 200>;
 export type PreviewAction = PreviewAnswerBody["actions"][number];
+/** One step of a step list's preview walk (lib/executor/preview-walk.ts). */
+export type PreviewStepEntry = PreviewAnswerBody["steps"][number];
 
 /** POST /api/applets/preview with the request already serialized (the debounce compares the text); `null` when it was aborted. */
 export async function previewApplet(body: string, signal: AbortSignal): Promise<Answer<PreviewAnswerBody> | null> {

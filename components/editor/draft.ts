@@ -1,8 +1,12 @@
 import type { Meta, MetaAction, MetaTrigger } from "@/lib/api/queries";
 import type { FieldMeta } from "@/lib/plugin";
-import type { DefinitionV1 as Definition, Problem } from "@/lib/definition";
+import { asLinear, type Definition as DefinitionV2, type DefinitionV1 as Definition, type Problem } from "@/lib/definition/types";
 import { defaultsFor, fromForm, toForm, type FormConfig } from "./fields";
 import { NO_TIMING, timedFromForm, timedToForm, timingFromForm, timingToForm, type TimedDraft, type TimingDraft } from "./timing";
+import { appendStep, everyStep, freeId, newStep, removeStep, stepAt, stepsFromDef, stepsToDef, updateStep, type Fresh, type ListRef, type StepDraft, type StepKind } from "./steps/tree";
+
+/** What the editor reads and saves: the linear form (version 1) for a simple applet, else the step list. */
+export type EditorDefinition = Definition | DefinitionV2;
 
 /**
  * The applet editor's state as plain data, and every change to it as a reducer action: no React,
@@ -65,6 +69,11 @@ export interface Draft {
   timezone: string;
   /** The applet's settings for its timed actions: subject, supersede, contact, quiet hours, cap. */
   timed: TimedDraft;
+  /**
+   * null: a simple applet (trigger → filter, AI, actions), edited as `actions`, `filterCode` and
+   * `transform`. Otherwise the step list, which replaces those three.
+   */
+  steps: StepDraft[] | null;
 }
 
 export const NEW_TRANSFORM: TransformDraft = { model: "openai/gpt-4o-mini", prompt: "", output: "summary", json: false };
@@ -74,9 +83,20 @@ export const actionOf = (catalog: Catalog, type: string | null | undefined): Met
 
 const emptySlot = (key: number): ActionSlot => ({ key, type: null, cfg: {}, original: {}, stash: {}, previousType: null, timing: NO_TIMING });
 
-/** A stored applet (or nothing, for a new one) as a draft: the inverse of `buildDefinition`. */
-export function draftFromDefinition(catalog: Catalog, applet?: { name: string; definition: Definition }): Draft {
-  const def = applet?.definition;
+/**
+ * A stored applet (or nothing, for a new one) as a draft: the inverse of `buildDefinition`. A step
+ * list that has a linear form (asLinear) opens as the simple two-step flow; any other as steps.
+ */
+export function draftFromDefinition(catalog: Catalog, applet?: { name: string; definition: EditorDefinition }): Draft {
+  const stored = applet?.definition;
+  const linear = stored?.version === 2 ? asLinear(stored) : (stored ?? null);
+  if (stored?.version === 2 && !linear) {
+    let key = 0;
+    const steps = stepsFromDef(catalog, stored.steps, () => key++);
+    const base = draftFromDefinition(catalog, { name: applet!.name, definition: { version: 1, trigger: stored.trigger, actions: [], ...(stored.retry ? { retry: stored.retry } : {}), ...(stored.timezone ? { timezone: stored.timezone } : {}), ...(stored.timed ? { timed: stored.timed } : {}) } });
+    return { ...base, actions: [], steps, nextKey: key };
+  }
+  const def = linear ?? undefined;
   const actions = def ? def.actions.map((a, i): ActionSlot => ({ ...emptySlot(i), type: a.type, cfg: toForm(actionOf(catalog, a.type)?.fields ?? [], a.config), original: a.config, timing: timingToForm(a.timing) })) : [emptySlot(0)];
   return {
     name: applet?.name ?? "",
@@ -91,6 +111,7 @@ export function draftFromDefinition(catalog: Catalog, applet?: { name: string; d
     maxAttempts: def?.retry ? String(def.retry.max_attempts) : "",
     timezone: def?.timezone ?? "",
     timed: timedToForm(def?.timed),
+    steps: null,
   };
 }
 
@@ -112,7 +133,11 @@ export type DraftAction =
   | { kind: "setTimezone"; value: string }
   | { kind: "setTiming"; key: number; timing: TimingDraft }
   | { kind: "setTimed"; timed: TimedDraft }
-  | { kind: "setName"; value: string };
+  | { kind: "setName"; value: string }
+  /** "Add step": in a simple applet an action, the first filter or AI step stay simple; anything else turns it into steps. */
+  | { kind: "addStep"; step: StepKind; where: ListRef }
+  /** Any other change of the step list, made by the pure functions of ./steps/tree. */
+  | { kind: "steps"; change: (steps: StepDraft[], fresh: Fresh) => StepDraft[] };
 
 export function draftReducer(draft: Draft, action: DraftAction): Draft {
   switch (action.kind) {
@@ -140,8 +165,21 @@ export function draftReducer(draft: Draft, action: DraftAction): Draft {
     case "setActionConfig":
       return updateSlot(draft, action.key, (slot) => ({ ...slot, cfg: action.cfg }));
     case "addAction":
+      if (draft.steps) return draftReducer(draft, { kind: "addStep", step: "action", where: { parent: null, list: "steps" } });
       return { ...draft, actions: [...draft.actions, emptySlot(draft.nextKey)], nextKey: draft.nextKey + 1 };
+    case "addStep": {
+      if (!draft.steps) {
+        if (action.step === "action") return draftReducer(draft, { kind: "addAction" });
+        if (action.step === "filter" && draft.filterCode === null) return { ...draft, filterCode: "" };
+        if (action.step === "ai" && draft.transform === null) return { ...draft, transform: { ...NEW_TRANSFORM } };
+      }
+      const tree = asSteps(draft);
+      return withSteps(tree, (steps, fresh) => appendStep(steps, action.where, newStep(action.step, freeId(steps, action.step), fresh)));
+    }
+    case "steps":
+      return withSteps(draft, action.change);
     case "removeAction":
+      if (draft.steps) return { ...draft, steps: removeStep(draft.steps, action.key) };
       // The last slot stays: an applet always has a place to pick its action.
       return draft.actions.length > 1 ? { ...draft, actions: draft.actions.filter((a) => a.key !== action.key) } : draft;
     case "setFilterCode":
@@ -171,19 +209,56 @@ function startingConfig(fields: FieldMeta[], timeZone: string): FormConfig {
 }
 
 function updateSlot(draft: Draft, key: number, change: (slot: ActionSlot) => ActionSlot): Draft {
+  if (draft.steps) return { ...draft, steps: updateStep(draft.steps, key, (s) => (s.kind === "action" ? { ...s, slot: change(s.slot) } : s)) };
   return { ...draft, actions: draft.actions.map((a) => (a.key === key ? change(a) : a)) };
+}
+
+/** The step list changed by `change`, with fresh keys from the draft's counter. */
+function withSteps(draft: Draft, change: (steps: StepDraft[], fresh: Fresh) => StepDraft[]): Draft {
+  let next = draft.nextKey;
+  const steps = change(draft.steps ?? [], () => next++);
+  return { ...draft, steps, nextKey: next };
+}
+
+/**
+ * A simple applet as the equivalent step list (the ids version 1's steps have: `filter`, `ai`,
+ * `action_N`), for when a step it cannot say is added. Slots still being picked come along.
+ */
+export function asSteps(draft: Draft): Draft {
+  if (draft.steps) return draft;
+  let next = draft.nextKey;
+  const fresh = () => next++;
+  const steps: StepDraft[] = [];
+  if (draft.filterCode !== null) steps.push({ key: fresh(), id: "filter", kind: "filter", code: draft.filterCode });
+  if (draft.transform) steps.push({ key: fresh(), id: "ai", kind: "ai", ...draft.transform });
+  // An action keeps its slot's key (the slot is the step's); one still being picked gets an id after the picked ones'.
+  let n = 0;
+  let extra = draft.actions.filter(isPicked).length;
+  for (const slot of draft.actions) steps.push({ key: slot.key, id: `action_${slot.type !== null ? ++n : ++extra}`, kind: "action", slot, when: null, continueOnError: false });
+  return { ...draft, steps, nextKey: next, actions: [], filterCode: null, transform: null };
 }
 
 export type PickedSlot = ActionSlot & { type: string };
 export const isPicked = (slot: ActionSlot): slot is PickedSlot => slot.type !== null;
 
+/** Every action slot, in written order (nested action steps too). */
+export const allSlots = (draft: Draft): ActionSlot[] => (draft.steps ? everyStep(draft.steps).flatMap((s) => (s.kind === "action" ? [s.slot] : [])) : draft.actions);
+
 /** The slots that are part of the definition, in order: a slot still being picked is not. */
-export const typedSlots = (draft: Draft): PickedSlot[] => draft.actions.filter(isPicked);
+export const typedSlots = (draft: Draft): PickedSlot[] => allSlots(draft).filter(isPicked);
 
 /** What a save sends as the definition; null until a trigger is picked. */
-export function buildDefinition(catalog: Catalog, draft: Draft): Definition | null {
+export function buildDefinition(catalog: Catalog, draft: Draft): EditorDefinition | null {
   const { type, cfg, original } = draft.trigger;
   if (type === null) return null;
+  if (draft.steps) {
+    const d: DefinitionV2 = { version: 2, trigger: { type, config: fromForm(triggerOf(catalog, type)?.fields ?? [], cfg, original) }, steps: stepsToDef(catalog, draft.steps).steps };
+    if (draft.maxAttempts.trim()) d.retry = { max_attempts: Number(draft.maxAttempts) };
+    if (draft.timezone) d.timezone = draft.timezone;
+    const timed = timedFromForm(draft.timed);
+    if (timed) d.timed = timed;
+    return d;
+  }
   const d: Definition = {
     version: 1,
     trigger: { type, config: fromForm(triggerOf(catalog, type)?.fields ?? [], cfg, original) },
@@ -235,7 +310,9 @@ type ProblemPlace =
   /** `field`: the path under `definition.timed`, cut to the part and its field (`quiet_hours.start`). */
   | { part: "timed"; field: string }
   | { part: "transform"; field?: string }
-  | { part: "filter" | "retry" | "timezone" | "applet" };
+  | { part: "filter" | "retry" | "timezone" | "applet" }
+  /** A step of a step list: `path` is under the definition (`steps.2.then.0.config.url`). */
+  | { part: "step"; path: string };
 
 function placeOf(path: string): ProblemPlace {
   if (path === "name") return { part: "name" };
@@ -255,6 +332,8 @@ function placeOf(path: string): ProblemPlace {
     }
     case "transform":
       return { part: "transform", field: rest[0] };
+    case "steps":
+      return { part: "step", path: ["steps", ...rest].join(".") };
     case "filter":
     case "retry":
     case "timezone":
@@ -302,6 +381,10 @@ export function problemState(catalog: Catalog, draft: Draft, path: string): stri
       return draft.timezone;
     case "applet":
       return snapshotOf(catalog, draft);
+    case "step": {
+      const at = draft.steps ? stepAt(draft.steps, stepsToDef(catalog, draft.steps).paths, place.path) : null;
+      return at ? JSON.stringify(at.step) : snapshotOf(catalog, draft);
+    }
   }
 }
 
@@ -344,11 +427,14 @@ export interface PlacedProblems {
   transform: FieldErrors;
   /** Under the applet's timed settings, by `part.field` (`quiet_hours.start`), or the part alone. */
   timed: FieldErrors;
+  /** A step's own problems (not its action's fields), by step key, each naming the part it is about. */
+  steps: Map<number, string[]>;
 }
 
 export function placeProblems(draft: Draft, problems: Problem[]): PlacedProblems {
-  const out: PlacedProblems = { all: problems, name: [], triggerType: [], trigger: new Map(), actions: [], slots: new Map(), filter: [], transform: new Map(), timed: new Map() };
+  const out: PlacedProblems = { all: problems, name: [], triggerType: [], trigger: new Map(), actions: [], slots: new Map(), filter: [], transform: new Map(), timed: new Map(), steps: new Map() };
   const slots = typedSlots(draft);
+  const paths = draft.steps ? stepsToDef({ triggers: [], actions: [] }, draft.steps).paths : new Map<number, string>();
   const add = (map: FieldErrors, key: string, message: string) => map.set(key, [...(map.get(key) ?? []), message]);
   for (const p of problems) {
     const place = placeOf(p.path);
@@ -383,6 +469,22 @@ export function placeProblems(draft: Draft, problems: Problem[]): PlacedProblems
       case "timed":
         add(out.timed, place.field, p.message);
         break;
+      case "step": {
+        const at = draft.steps ? stepAt(draft.steps, paths, place.path) : null;
+        if (!at) {
+          out.actions.push(p.message);
+          break;
+        }
+        const [sub, field] = at.rest.split(".");
+        if (at.step.kind === "action" && (sub === "config" || sub === "timing" || sub === "type")) {
+          const placed: SlotProblems = out.slots.get(at.step.slot.key) ?? { fields: new Map(), own: [], timing: new Map() };
+          if (sub === "timing") add(placed.timing, field ?? "", p.message);
+          else if (sub === "config" && field !== undefined) add(placed.fields, field, p.message);
+          else placed.own.push(p.message);
+          out.slots.set(at.step.slot.key, placed);
+        } else out.steps.set(at.step.key, [...(out.steps.get(at.step.key) ?? []), at.rest ? `${at.rest}: ${p.message}` : p.message]);
+        break;
+      }
       default:
         // Retry, time zone and the applet as a whole: listed in the summary only.
         break;

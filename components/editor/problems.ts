@@ -2,6 +2,7 @@ import type { Problem } from "@/lib/definition";
 import type { FieldMeta } from "@/lib/plugin";
 import { actionOf, triggerOf, typedSlots, type Catalog, type Draft } from "./draft";
 import { conditionLabel, TIMED_LABELS, TIMING_LABELS } from "./timing";
+import { KIND_LABEL, stepAt, stepPaths } from "./steps/tree";
 
 /**
  * A save's problems in the editor's words: where it is as the form labels it ("Action 1 (Slack) ›
@@ -40,6 +41,15 @@ export function wordProblem(catalog: Catalog, draft: Draft, p: Problem): WordedP
     return { ...p, where: field ? `${base} › ${field.label}` : base, message: inWords(p.message, field, action?.type) };
   }
   if (parts[0] === "definition" && parts[1] === "actions") return { ...p, where: "Actions" };
+  if (parts[0] === "definition" && parts[1] === "steps" && draft.steps) {
+    const at = stepAt(draft.steps, stepPaths(catalog, draft.steps), parts.slice(1).join("."));
+    if (!at) return { ...p, where: "Steps" };
+    const action = at.step.kind === "action" ? actionOf(catalog, at.step.slot.type) : undefined;
+    const [sub, key] = at.rest.split(".");
+    const field = sub === "config" ? action?.fields.find((f) => f.name === key) : undefined;
+    const base = `Step ${at.step.id} (${action?.label ?? KIND_LABEL[at.step.kind]})`;
+    return { ...p, where: field ? `${base} › ${field.label}` : at.rest ? `${base} › ${at.rest}` : base, message: inWords(p.message, field, action?.type) };
+  }
   const key = parts[0] === "definition" ? `definition.${parts[1] ?? ""}` : parts[0]!;
   if (parts[1] === "transform" && parts[2]) return { ...p, where: `AI transform › ${parts[2]}` };
   if (parts[0] === "definition" && parts[1] === "timed") {

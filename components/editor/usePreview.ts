@@ -1,13 +1,16 @@
 "use client";
 import { useEffect, useState } from "react";
 import type { Problem } from "@/lib/definition";
-import { previewApplet, type PreviewAction, type PreviewRequest } from "./api";
+import { looseActions } from "@/lib/definition/loose";
+import { previewApplet, type PreviewAction, type PreviewRequest, type PreviewStepEntry } from "./api";
 import { createPreviewRunner } from "./previewRunner";
 
 export interface PreviewState {
   actions: PreviewAction[];
   /** The action configs that were rendered, to mark unresolved expressions in their templates. */
   templates: Record<string, unknown>[];
+  /** A step list's walk: the way each if and paths goes, each for_each's first items (empty for a simple applet). */
+  steps: PreviewStepEntry[];
   problems: Problem[];
 }
 
@@ -48,7 +51,7 @@ export function usePreview(request: PreviewRequest | null, auto: boolean): Previ
         if (!answer.ok) return setError(answer.error);
         setError(null);
         const { definition } = JSON.parse(sent) as PreviewRequest;
-        setPreview({ actions: answer.value.actions, templates: definition.actions.map((a) => a.config), problems: answer.value.problems });
+        setPreview({ actions: answer.value.actions, templates: looseActions(definition).map((a) => a.config), steps: answer.value.steps, problems: answer.value.problems });
       },
     }),
   );

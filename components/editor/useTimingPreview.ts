@@ -1,6 +1,7 @@
 "use client";
 import { useEffect, useState } from "react";
-import type { DefinitionV1 as Definition } from "@/lib/definition";
+import { looseSteps } from "@/lib/definition/loose";
+import type { EditorDefinition as Definition } from "./draft";
 import { previewTiming, type TimingPreviewItem } from "./api";
 import { createPreviewRunner } from "./previewRunner";
 
@@ -21,7 +22,7 @@ const DEBOUNCE_MS = 400;
  * typing pauses; a request made stale by a newer one is aborted (./previewRunner).
  */
 export function useTimingPreview(definition: Definition | null, sample: Record<string, unknown>): TimingPreview {
-  const timed = definition?.actions.some((a) => a.timing !== undefined) ?? false;
+  const timed = definition ? looseSteps(definition).some((s) => s.step.timing !== undefined) : false;
   const body = definition && timed ? JSON.stringify({ definition, sample }) : null;
   const [items, setItems] = useState<TimingPreviewItem[] | null>(null);
   const [warnings, setWarnings] = useState<string[]>([]);

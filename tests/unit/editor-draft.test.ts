@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
 import {
-  buildDefinition,
+  buildDefinition as buildAny,
   draftFromDefinition,
   draftReducer,
   NEW_TRANSFORM,
@@ -35,6 +35,8 @@ const catalog: Catalog = {
 const triggerMeta = (type: string): MetaTrigger => catalog.triggers.find((t) => t.type === type)!;
 const actionMeta = (type: string): MetaAction => catalog.actions.find((a) => a.type === type)!;
 
+/** A simple applet's definition: the linear form (version 1). */
+const buildDefinition = (c: Catalog, d: Draft): Definition | null => buildAny(c, d) as Definition | null;
 const roundTrip = (d: Definition): Definition | null => buildDefinition(catalog, draftFromDefinition(catalog, { name: "x", definition: d }));
 const apply = (draft: Draft, ...actions: DraftAction[]): Draft => actions.reduce(draftReducer, draft);
 const fresh = (): Draft => draftFromDefinition(catalog);
@@ -292,6 +294,28 @@ const reducerCases: { [K in DraftAction["kind"]]: () => void } = {
     expect(shownName(catalog, apply(named, { kind: "changeAction", key: 0 }))).toBe("Paid orders");
     // Emptied by hand, it stays empty (the save then names the problem).
     expect(shownName(catalog, apply(named, { kind: "setName", value: "" }))).toBe("");
+  },
+  addStep() {
+    const simple = stored({ version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "slack", config: { webhook_url: "https://hooks.slack.com/x", text: "a" } }] });
+    // An action, the first filter and the first AI step keep a simple applet simple…
+    const stillSimple = apply(simple, { kind: "addStep", step: "filter", where: { parent: null, list: "steps" } }, { kind: "addStep", step: "ai", where: { parent: null, list: "steps" } });
+    expect(stillSimple.steps).toBeNull();
+    expect(buildDefinition(catalog, stillSimple)!.filter).toEqual({ code: "" });
+    // …an only-if turns it into steps, with the ids version 1's steps have.
+    const branched = apply(simple, { kind: "addStep", step: "if", where: { parent: null, list: "steps" } });
+    expect(branched.steps!.map((s) => [s.id, s.kind])).toEqual([
+      ["action_1", "action"],
+      ["if_1", "if"],
+    ]);
+    const inThen = apply(branched, { kind: "addStep", step: "stop", where: { parent: branched.steps![1]!.key, list: "then" } });
+    const def = buildAny(catalog, inThen) as { version: number; steps: { id: string; type: string; then?: { id: string }[] }[] };
+    expect(def.version).toBe(2);
+    expect(def.steps[1]!.then!.map((s) => s.id)).toEqual(["stop_1"]);
+  },
+  steps() {
+    const branched = apply(stored({ version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "slack", config: { webhook_url: "https://hooks.slack.com/x", text: "a" } }] }), { kind: "addStep", step: "stop", where: { parent: null, list: "steps" } });
+    const renamed = apply(branched, { kind: "steps", change: (steps) => steps.map((s) => (s.kind === "stop" ? { ...s, id: "done" } : s)) });
+    expect((buildAny(catalog, renamed) as { steps: { id: string }[] }).steps.map((s) => s.id)).toEqual(["action_1", "done"]);
   },
 };
 

@@ -17,7 +17,7 @@ const catalog: Catalog = {
 };
 const slack = (text: string, timing?: Definition["actions"][number]["timing"]) => ({ type: "slack", config: { webhook_url: "{{secrets.SLACK_WEBHOOK}}", text }, ...(timing ? { timing } : {}) });
 const stored = (definition: Definition): Draft => draftFromDefinition(catalog, { name: "Stored", definition });
-const roundTrip = (d: Definition): Definition | null => buildDefinition(catalog, stored(d));
+const roundTrip = (d: Definition): Definition | null => buildDefinition(catalog, stored(d)) as Definition | null;
 const apply = (draft: Draft, ...actions: DraftAction[]): Draft => actions.reduce(draftReducer, draft);
 
 describe("which sample values look like a time", () => {
@@ -116,7 +116,7 @@ describe("the Timing control ⇄ the action's timing", () => {
   });
 
   test("an empty offset is sent, so the save names the field", () => {
-    const def = buildDefinition(catalog, apply(stored({ version: 1, trigger: { type: "webhook", config: {} }, actions: [slack("x")] }), { kind: "setTiming", key: 0, timing: { ...NO_TIMING, mode: "later" } }))!;
+    const def = buildDefinition(catalog, apply(stored({ version: 1, trigger: { type: "webhook", config: {} }, actions: [slack("x")] }), { kind: "setTiming", key: 0, timing: { ...NO_TIMING, mode: "later" } })) as Definition;
     expect(def.actions[0]!.timing).toEqual({ at: "" });
     const r = checkDefinition(def);
     expect(r.ok).toBe(false);

@@ -6,6 +6,7 @@ import { inUserWords } from "../../core/zod-words";
 import { localIso } from "../../core/local-iso";
 import { checkDefinition, looseActions, storedDefinition, timezoneOf } from "../../definition";
 import { renderConfig } from "../../template";
+import { previewWalk } from "../../executor/preview-walk";
 import { triggerRegistry } from "../../triggers";
 import { pollContext } from "../../triggers/context";
 import { credentialViewOf, type ApiDeps, type ApiEnv } from "../env";
@@ -155,7 +156,14 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
           unresolved: r.warnings.filter((w) => w.startsWith("unresolved: ")).map((w) => w.slice("unresolved: ".length)),
         };
       });
-      return c.json({ actions, problems: checked.ok ? [] : checked.problems }, 200);
+      // A step list's walk: which way each if and paths would go, each for_each's first items.
+      const steps = checked.ok
+        ? previewWalk(checked.definition, ctx, (step, itemCtx) => {
+            const r = renderConfig(step.config, itemCtx, { timezone, typedKeys: actionRegistry.get(step.type)?.typedConfig });
+            return { rendered: r.rendered, unresolved: r.warnings.filter((w) => w.startsWith("unresolved: ")).map((w) => w.slice("unresolved: ".length)) };
+          }, timezone)
+        : [];
+      return c.json({ actions, steps, problems: checked.ok ? [] : checked.problems }, 200);
     })
     // Timed actions: what the library's planner would do with this definition and sample,
     // now. Pure: nothing is stored.

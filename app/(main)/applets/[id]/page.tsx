@@ -29,7 +29,6 @@ import { appletDetail, appletVersions, meta as readMeta, plannedOf, runsPage, se
 import { services } from "@/lib/services";
 import { CHANNEL_TYPES } from "@/lib/alerts/policy";
 import { hasTimedActions } from "@/lib/timed/rule";
-import { asLinear } from "@/lib/definition";
 import { triggerRegistry } from "@/lib/triggers";
 
 export const dynamic = "force-dynamic";
@@ -49,8 +48,6 @@ export default async function AppletPage({ params, searchParams }: { params: Pro
   const meta = await readMeta(app);
   const secrets = (await secretList(app)).map((s) => s.name);
   const { runs } = await runsPage(app, { appletId: a.id, limit: 50 });
-  // The form editor edits the linear form (trigger, filter, AI, actions); any other step list is shown read-only.
-  const linear = asLinear(a.definition);
   const planned = hasTimedActions(a.definition) ? await plannedLists(app, a.id) : null;
   const versions = (await appletVersions(app, a.id)) ?? [];
   const trigger = meta.triggers.find((t) => t.type === a.trigger_type);
@@ -216,19 +213,8 @@ export default async function AppletPage({ params, searchParams }: { params: Pro
         <h2 className="mb-2 text-base font-semibold">
           Definition <span className="text-sm font-normal text-slate-500">· version {a.version}</span>
         </h2>
-        {linear ? (
-          <AppletEditor key={restored ? `restored-${restored}` : "editor"} meta={meta} secrets={secrets} applet={{ id: a.id, name: a.name, definition: linear }} />
-        ) : (
-          <div className="rounded border border-slate-200 bg-white p-4">
-            <p className="mb-2 text-sm text-slate-700">
-              This applet uses steps the form editor does not show yet (conditions, paths, for each, stop, or several AI steps), so its
-              definition is shown here as it is stored. Change it by exporting, editing the JSON and importing it, or with <code>PUT /api/applets/{a.id}</code>.
-            </p>
-            <pre className="max-h-[32rem] overflow-auto rounded bg-slate-50 p-3 text-xs" aria-label="Definition (read-only)">
-              {JSON.stringify(a.definition, null, 2)}
-            </pre>
-          </div>
-        )}
+        {/* A step list with a linear form opens as the simple two-step flow; any other as its steps. */}
+        <AppletEditor key={restored ? `restored-${restored}` : "editor"} meta={meta} secrets={secrets} applet={{ id: a.id, name: a.name, definition: a.definition }} />
       </section>
     </div>
   );
