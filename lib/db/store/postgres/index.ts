@@ -45,6 +45,7 @@ import type {
 } from "../types";
 import { eventFilesStore } from "./event-files";
 import { firesStore } from "./fires";
+import { waitsStore } from "./waits";
 import { RUN_SEARCH_PAYLOAD_BYTES, RUN_SEARCH_SCAN } from "../types";
 import { checkInstanceKeys, type InstanceKeys } from "./instance";
 import { createListener, type Listener } from "./listen";
@@ -263,6 +264,7 @@ function aggregates(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<
     eventFiles: eventFilesStore(q),
     alerts: alertsStore(q, begin),
     fires: firesStore(q),
+    waits: waitsStore(q, begin),
   };
 }
 

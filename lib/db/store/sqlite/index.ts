@@ -17,6 +17,7 @@ import type {
   StoreAggregates,
   TriggerStateStore,
   UsersStore,
+  WaitsStore,
   WorkersStore,
 } from "../types";
 import { createAlertsRepo } from "./alerts";
@@ -37,6 +38,7 @@ import { createSecretsRepo } from "./secrets";
 import { createSeedRepo } from "./seed";
 import { createTriggerStateRepo } from "./trigger-state";
 import { createUsersRepo } from "./users";
+import { createWaitsRepo } from "./waits";
 import { createWorkersRepo } from "./workers";
 
 /** A synchronous repo seen through the seam: every method returns a promise of what it returned. */
@@ -61,6 +63,7 @@ function createRepos(sqlite: Sqlite) {
     apiTokens: createApiTokensRepo(sqlite),
     eventFiles: createEventFilesRepo(sqlite),
     fires: createFiresRepo(sqlite),
+    waits: createWaitsRepo(sqlite),
   };
 }
 type Repos = ReturnType<typeof createRepos>;
@@ -107,7 +110,8 @@ function aggregates(repos: Repos, call: <R>(fn: () => R) => Promise<R>): StoreAg
   const eventFiles: EventFilesStore = wrap(repos.eventFiles, call);
   const alerts: AlertsStore = wrap(repos.alerts, call);
   const fires: FiresStore = wrap(repos.fires, call);
-  return { applets, triggerState, runs, plannedRuns, secrets, users, jobLocks, workers, seed, maintenance, apiTokens, eventFiles, alerts, fires };
+  const waits: WaitsStore = wrap(repos.waits, call);
+  return { applets, triggerState, runs, plannedRuns, secrets, users, jobLocks, workers, seed, maintenance, apiTokens, eventFiles, alerts, fires, waits };
 }
 
 /**
