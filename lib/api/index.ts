@@ -5,6 +5,7 @@ import { apiErrors, noStore, sessionGuard } from "./middleware";
 import { alertRoutes } from "./routes/alerts";
 import { appletRoutes } from "./routes/applets";
 import { runRoutes } from "./routes/runs";
+import { waitRoutes } from "./routes/waits";
 import { secretRoutes } from "./routes/secrets";
 import { sessionRoutes } from "./routes/session";
 import { settingsRoutes } from "./routes/settings";
@@ -35,6 +36,7 @@ function build(deps: ApiDeps) {
     .route("/", alertRoutes(deps))
     .route("/", appletRoutes(deps))
     .route("/", runRoutes(deps))
+    .route("/", waitRoutes(deps))
     .route("/", secretRoutes(deps))
     .route("/", tokenRoutes(deps))
     .route("/", transferRoutes(deps));

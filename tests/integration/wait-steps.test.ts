@@ -246,3 +246,31 @@ describe("waiting runs and the applet's order", () => {
     expect(await runOf(app, third.runId)).toMatchObject({ status: "waiting" });
   });
 });
+
+describe("the run log's waiting runs", () => {
+  test("listed with what they wait for, counted by the metrics, resumed now once, cancelled", async () => {
+    const { cancelWaiting, resumeNow } = await import("@/lib/waits/control");
+    const { collectHealthFigures, renderMetrics } = await import("@/lib/metrics/collect");
+    const app = createTestApp({ start: "2026-03-07T14:02:00.000Z" });
+    cleanups.push(() => app.cleanup());
+    const a = await app.applets.create({ name: "ask", definition: applet([{ id: "ok", type: "wait", kind: "for_approval", timeout: "2h" }, send("go")]) });
+    const worker = startWorker(app);
+    cleanups.push(() => worker.stop());
+    const one = await app.applets.test(a.id, { body: {} });
+    const two = await app.applets.test(a.id, { body: {} });
+    await worker.drain();
+    const metrics = (await renderMetrics(await collectHealthFigures(app))).body;
+    expect(metrics).toContain('whenthen_runs_waiting{kind="for_approval"} 2');
+    expect(metrics).toContain('whenthen_runs_waiting{kind="delay"} 0');
+
+    expect(await resumeNow(app, one.runId, "admin@example.com")).toEqual({ ok: true });
+    expect(await resumeNow(app, one.runId, "admin@example.com")).toMatchObject({ ok: false, status: 409 });
+    expect(await cancelWaiting(app, two.runId, "admin@example.com")).toEqual({ ok: true });
+    expect(await cancelWaiting(app, one.runId, "admin@example.com")).toMatchObject({ ok: false, status: 409 });
+    await worker.drain();
+    expect(await runOf(app, one.runId)).toMatchObject({ status: "succeeded" });
+    expect(await waitStep(app, one.runId)).toMatchObject({ decision: "resumed", why: expect.stringContaining("by admin@example.com") });
+    expect(await runOf(app, two.runId)).toMatchObject({ status: "cancelled", error: "cancelled by admin@example.com while waiting for approval — times out 16:02" });
+    expect(sentTo("status")).toHaveLength(1);
+  });
+});
