@@ -44,8 +44,9 @@ export function planWait(step: WaitStep, opts: { now: Date; seq: number; rendere
     ...(opts.message !== null ? { message: opts.message } : {}),
     timezone,
   };
-  const wait: WaitInsert = { seq, stepId: step.id, kind: step.kind, resumeAt, resumeAs: resumeAt ? (byTimeout ? "timeout" : "time") : null, timeoutAt, detail };
-  return { kind: "wait", wait, input, why: waitSummary({ kind: step.kind, detail, timeoutAt: timeoutAt?.toISOString() ?? null }, now) };
+  const summary = waitSummary({ kind: step.kind, detail, timeoutAt: timeoutAt?.toISOString() ?? null }, now);
+  const wait: WaitInsert = { seq, stepId: step.id, kind: step.kind, resumeAt, resumeAs: resumeAt ? (byTimeout ? "timeout" : "time") : null, timeoutAt, detail, summary };
+  return { kind: "wait", wait, input, why: summary };
 }
 
 const at = (d: Date, zone: string): string => localIso(d, zone).slice(0, 16).replace("T", " ");

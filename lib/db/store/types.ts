@@ -1122,6 +1122,8 @@ export interface WaitInsert {
   timeoutAt: Date | null;
   /** What the run log and the approval page show (the rendered approval message, the time waited for). */
   detail: Record<string, unknown>;
+  /** The run log's words while it waits ("waiting for approval — times out 16:02"), kept as the run's reason. */
+  summary: string;
 }
 
 export interface StoredWait {

@@ -7,6 +7,7 @@ import { ReplayLinks } from "@/components/ReplayLinks";
 import { RunLive } from "@/components/RunLive";
 import { RunJournal } from "@/components/RunJournal";
 import { RunStatusBadge } from "@/components/RunStatusBadge";
+import { WaitingRun } from "@/components/WaitingRun";
 import { reranAfterCrash, runSpan } from "@/lib/ui/run-timing";
 import { formatDuration, pretty, shortId } from "@/lib/ui/format";
 import { isTimedRun, reasonSentence, subjectWords, timedInfoOf, type TimedRunInfo } from "@/lib/ui/planned";
@@ -119,6 +120,7 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
         ) : null}
       </dl>
 
+      {run.status === "waiting" ? <WaitingRun runId={run.id} {...waitingOf(run.steps, run.error)} /> : null}
       <ReplayLinks replayOf={detail.replay_of} replays={detail.replays} shownMax={REPLAYS_SHOWN} />
       {isTimedRun(timed) ? <TimedOutcome status={run.status} timed={timed} plan={plan} /> : null}
       <RunOutcome status={run.status} error={run.error} timed={timed} />
@@ -162,7 +164,8 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
  * failed or dead run. Only the last is shown as an error.
  */
 function RunOutcome({ status, error, timed }: { status: string; error: string | null; timed: TimedRunInfo }) {
-  if (!error) return null;
+  // A waiting run's reason is what it waits for, said by WaitingRun.
+  if (!error || status === "waiting") return null;
   // A timed run's skip is said by TimedOutcome, with its reason in words.
   if (status === "skipped" && timed.reason) return null;
   // A stop step ended the run (succeeded or skipped) with its reason: nothing went wrong.
@@ -251,4 +254,11 @@ async function actionNameOf(appletId: string, index: number): Promise<string> {
   const type = applet ? timedAction(applet.definition, index)?.type : undefined;
   const label = type ? (actionRegistry.get(type)?.label ?? type) : null;
   return label ? `Action ${index + 1}: ${label}` : `Action ${index + 1}`;
+}
+
+/** What a waiting run waits for: its parked wait step's words and approval message. */
+function waitingOf(steps: { kind: string; status: string; why?: string; output?: unknown }[], reason: string | null): { summary: string; message: string | null } {
+  const parked = [...steps].reverse().find((s) => s.kind === "wait" && s.status === "running");
+  const message = (parked?.output as { message?: unknown } | undefined)?.message;
+  return { summary: parked?.why ?? reason ?? "waiting", message: typeof message === "string" ? message : null };
 }
