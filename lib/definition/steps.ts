@@ -343,7 +343,7 @@ function withChildren(s: Step, f: (list: Step[]) => Step[]): Step {
     }
     case "wait": {
       const x = s as WaitStep & { on_deny?: Step[] };
-      return { ...x, ...(x.on_timeout ? { on_timeout: f(x.on_timeout) } : {}), ...(x.on_deny ? { on_deny: f(x.on_deny) } : {}) } as Step;
+      return { ...x, ...(x.on_timeout ? { on_timeout: f(x.on_timeout) } : {}), ...(x.on_deny ? { on_deny: f(x.on_deny) } : {}) };
     }
     default:
       return s;

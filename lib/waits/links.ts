@@ -47,5 +47,5 @@ export function parseWaitPath(pathname: string, secret: string): WaitAddress | n
   const want = Buffer.from(waitMac(secret, runId, seq));
   const got = Buffer.from(mac);
   if (want.length !== got.length || !timingSafeEqual(want, got)) return null;
-  return { runId, seq, action: action === "resume" && parts.length === 4 ? "resume" : (action as WaitAddress["action"]) };
+  return { runId, seq, action: action === "resume" && parts.length === 4 ? "resume" : (action) };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { checkDefinition, type Definition, type WaitStep } from "@/lib/definition";
+import { checkDefinition, type WaitStep } from "@/lib/definition";
 import { planWait, waitSummary } from "@/lib/executor/wait";
 import { parseWaitPath, waitLinks } from "@/lib/waits/links";
 
@@ -22,7 +22,7 @@ describe("wait step validation", () => {
       ]),
     );
     expect(r.ok).toBe(true);
-    if (r.ok) expect((r.definition as Definition).steps.map((s) => s.id)).toEqual(["wait_1", "wait_2", "wait_3", "wait_4", "http_3"]);
+    if (r.ok) expect(r.definition.steps.map((s) => s.id)).toEqual(["wait_1", "wait_2", "wait_3", "wait_4", "http_3"]);
   });
 
   test("a delay needs a duration of at most 365 days; a bad duration is named", () => {
@@ -64,9 +64,9 @@ describe("planning a wait", () => {
   const base = { now, seq: 0, renderedAt: null, message: null, timezone: "UTC" };
 
   test("a delay resumes after its duration; a shorter timeout resumes it as a timeout", () => {
-    const p = planWait({ id: "w", type: "wait", kind: "delay", duration: "3d" } as WaitStep, base);
+    const p = planWait({ id: "w", type: "wait", kind: "delay", duration: "3d" }, base);
     expect(p).toMatchObject({ kind: "wait", wait: { resumeAt: new Date("2026-03-10T14:02:00.000Z"), resumeAs: "time" } });
-    const t = planWait({ id: "w", type: "wait", kind: "delay", duration: "3d", timeout: "1h" } as WaitStep, base);
+    const t = planWait({ id: "w", type: "wait", kind: "delay", duration: "3d", timeout: "1h" }, base);
     expect(t).toMatchObject({ kind: "wait", wait: { resumeAt: new Date("2026-03-07T15:02:00.000Z"), resumeAs: "timeout" } });
   });
 

@@ -188,6 +188,16 @@ function RunOutcome({ status, error, timed }: { status: string; error: string | 
       </div>
     );
   }
+  // A wait that ended the run on a path of its own (timed out, denied), or a waiting run cancelled: nothing failed.
+  if (status === "succeeded" || status === "cancelled") {
+    return (
+      <div className="mb-4 rounded-md bg-slate-100 p-3 text-sm text-slate-800 ring-1 ring-slate-200" data-testid="run-ended">
+        <p className="wrap-anywhere">
+          <span className="font-semibold">{status === "cancelled" ? "Cancelled:" : "Ended:"}</span> {error}
+        </p>
+      </div>
+    );
+  }
   if (status === "failed" || status === "dead") {
     return (
       <div className="mb-4 rounded-md bg-red-50 p-3 text-sm text-red-900 ring-1 ring-red-200" data-testid="run-error">
