@@ -1,4 +1,6 @@
 import next from "next";
+import { createWaitRoute } from "@/lib/waits/route";
+import { WAIT_PATH } from "@/lib/waits/links";
 import { createApi } from "@/lib/api";
 import { createApp, waitForStore } from "@/lib/app";
 import { loadEnvFile } from "@/lib/core/env-file";
@@ -48,6 +50,8 @@ publishServices({ app, auth, api });
 
 const ingress = createIngress(app, {
   "/api/files/": (req, res, url) => handleFileRequest(app, req, res, url.pathname, url.searchParams),
+  // Wait steps' resume and approval links (lib/waits/route.ts).
+  [WAIT_PATH]: createWaitRoute(app),
 });
 const webGuard = createWebGuard({ publicUrl: app.config.publicUrl, dev });
 const pageGate = createPageGate(auth);

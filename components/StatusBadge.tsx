@@ -11,6 +11,8 @@ const STYLES: Record<string, string> = {
   planned: "bg-indigo-50 text-indigo-800 ring-indigo-300",
   pending: "bg-indigo-50 text-indigo-800 ring-indigo-300",
   cancelled: "bg-slate-100 text-slate-600 ring-slate-300",
+  // Parked at a wait step: holds nothing, resumes by time, call or decision.
+  waiting: "bg-violet-50 text-violet-800 ring-violet-300",
 };
 
 /** A run or step status as a small coloured label (text, not colour alone, carries the meaning). */

@@ -7,6 +7,7 @@ import { appletRoutes } from "./routes/applets";
 import { runRoutes } from "./routes/runs";
 import { dryRunRoutes } from "./dry-run";
 import { retryRoutes } from "./retry";
+import { waitRoutes } from "./routes/waits";
 import { secretRoutes } from "./routes/secrets";
 import { sessionRoutes } from "./routes/session";
 import { settingsRoutes } from "./routes/settings";
@@ -39,6 +40,7 @@ function build(deps: ApiDeps) {
     .route("/", runRoutes(deps))
     .route("/", dryRunRoutes(deps))
     .route("/", retryRoutes(deps))
+    .route("/", waitRoutes(deps))
     .route("/", secretRoutes(deps))
     .route("/", tokenRoutes(deps))
     .route("/", transferRoutes(deps));

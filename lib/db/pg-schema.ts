@@ -149,6 +149,8 @@ export const runs = pgTable(
     // Its "applet_id IS NOT NULL" keeps a finish's lookup by id on the primary key (drizzle-pg/0015).
     uniqueIndex("runs_running_idx").on(t.appletId, t.lane).where(sql`${t.status} = 'running' AND ${t.appletId} IS NOT NULL`),
     index("runs_updated_idx").on(t.updatedAt),
+    // Waiting runs (parked at a wait step), listed per applet by the run log (drizzle 0019 / pg 0023).
+    index("runs_waiting_idx").on(t.appletId, t.updatedAt).where(sql`${t.status} = 'waiting'`),
     index("runs_event_idx").on(t.eventId),
     index("runs_created_idx").on(t.createdAt),
     // The run list filtered by a final status (drizzle-pg/0014). Queued and running runs are not in
@@ -411,3 +413,31 @@ export const appletActivity = pgTable("applet_activity", {
   quietDetail: text("quiet_detail"),
   ...timestamps,
 });
+
+/** Wait steps (drizzle-pg/0023): a waiting run is its `runs` row (status 'waiting') plus this row (lib/db/store: WaitsStore). */
+export const runWaits = pgTable(
+  "run_waits",
+  {
+    runId: text("run_id")
+      .notNull()
+      .references(() => runs.id, { onDelete: "cascade" }),
+    /** The run's n-th wait (its links name it). */
+    seq: integer("seq").notNull(),
+    appletId: text("applet_id").notNull(),
+    stepId: text("step_id").notNull(),
+    /** delay | until | for_call | for_approval */
+    kind: text("kind").notNull(),
+    /** When the tick resumes it (its time or its timeout, the earlier), and as which. */
+    resumeAt: text("resume_at"),
+    resumeAs: text("resume_as"),
+    timeoutAt: text("timeout_at"),
+    detail: text("detail"),
+    /** Set exactly once: time | timeout | called | approved | denied | resumed | cancelled. */
+    resolution: text("resolution"),
+    resolvedAt: text("resolved_at"),
+    resolvedBy: text("resolved_by"),
+    output: text("output"),
+    ...timestamps,
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.seq] }), index("run_waits_due_idx").on(t.resumeAt).where(sql`${t.resolution} IS NULL AND ${t.resumeAt} IS NOT NULL`)],
+);

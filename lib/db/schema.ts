@@ -165,6 +165,8 @@ export const runs = sqliteTable(
     index("runs_queued_idx").on(t.appletId, t.lane, t.nextAttemptAt).where(sql`${t.status} = 'queued'`),
     index("runs_running_idx").on(t.appletId, t.lane).where(sql`${t.status} = 'running'`),
     index("runs_updated_idx").on(t.updatedAt),
+    // Waiting runs (parked at a wait step), listed per applet by the run log (drizzle 0019 / pg 0023).
+    index("runs_waiting_idx").on(t.appletId, t.updatedAt).where(sql`${t.status} = 'waiting'`),
     index("runs_event_idx").on(t.eventId),
     index("runs_created_idx").on(t.createdAt),
     index("runs_status_created_idx").on(t.status, t.createdAt),
@@ -433,3 +435,31 @@ export const appletActivity = sqliteTable("applet_activity", {
   quietDetail: text("quiet_detail"),
   ...timestamps,
 });
+
+/** Wait steps (drizzle/0019): a waiting run is its `runs` row (status 'waiting') plus this row (lib/db/store: WaitsStore). */
+export const runWaits = sqliteTable(
+  "run_waits",
+  {
+    runId: text("run_id")
+      .notNull()
+      .references(() => runs.id, { onDelete: "cascade" }),
+    /** The run's n-th wait (its links name it). */
+    seq: integer("seq").notNull(),
+    appletId: text("applet_id").notNull(),
+    stepId: text("step_id").notNull(),
+    /** delay | until | for_call | for_approval */
+    kind: text("kind").notNull(),
+    /** When the tick resumes it (its time or its timeout, the earlier), and as which. */
+    resumeAt: text("resume_at"),
+    resumeAs: text("resume_as"),
+    timeoutAt: text("timeout_at"),
+    detail: text("detail"),
+    /** Set exactly once: time | timeout | called | approved | denied | resumed | cancelled. */
+    resolution: text("resolution"),
+    resolvedAt: text("resolved_at"),
+    resolvedBy: text("resolved_by"),
+    output: text("output"),
+    ...timestamps,
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.seq] }), index("run_waits_due_idx").on(t.resumeAt).where(sql`${t.resolution} IS NULL AND ${t.resumeAt} IS NOT NULL`)],
+);

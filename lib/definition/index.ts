@@ -10,7 +10,7 @@ import { fromV1, isActionStep, walkSteps, type Definition, type DefinitionV1, ty
 
 export * from "./types";
 export * from "./loose";
-export { STEP_CONDITION_OPS, CONDITION_ROOTS, conditionsSchema, structureProblems, assignIds } from "./steps";
+export { STEP_CONDITION_OPS, CONDITION_ROOTS, conditionsSchema, structureProblems, assignIds, untilMs, untilProblem, waitDurationMs } from "./steps";
 export type { Timed, Timing };
 
 /**

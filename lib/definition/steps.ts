@@ -1,8 +1,8 @@
-import { CONDITION_OPS, patternProblem } from "@vibedout/automations";
+import { CONDITION_OPS, parseDuration, patternProblem } from "@vibedout/automations";
 import { z } from "zod";
 import type { ActionPlugin } from "../actions/types";
 import { timingSchema } from "../timed/schema";
-import { CONTROL_KINDS, LIMITS, STEP_ID, type Problem, type Step } from "./types";
+import { CONTROL_KINDS, LIMITS, STEP_ID, WAIT_KINDS, type Problem, type Step, type WaitStep } from "./types";
 
 /**
  * The zod schema of version 2's step list, and the checks zod cannot make one step at a time
@@ -77,6 +77,49 @@ export function conditionsSchema(patternProblem: PatternCheck = DEFAULT_PATTERN_
   }) as unknown as z.ZodType<{ all: Node[] } | { any: Node[] }>;
 }
 
+const WAIT_MAX_MS = LIMITS.waitDays * 24 * 60 * 60_000;
+
+/** A wait's duration ("2h", "3d", "1h30m") in milliseconds: more than zero, at most LIMITS.waitDays. null when it does not parse. */
+export function waitDurationMs(text: string): number | null {
+  const ms = parseDuration(text.trim());
+  return ms === null || !Number.isFinite(ms) ? null : ms;
+}
+
+const waitDuration = z.string().superRefine((v, ctx) => {
+  const ms = waitDurationMs(v);
+  if (ms === null || ms <= 0) ctx.addIssue({ code: "custom", message: `must be a duration such as "30s", "2h", "3d" or "1h30m"; got ${JSON.stringify(v)}` });
+  else if (ms > WAIT_MAX_MS) ctx.addIssue({ code: "custom", message: `a wait lasts at most ${LIMITS.waitDays} days; ${JSON.stringify(v)} is longer` });
+});
+
+/** A time as `until` and the wait's clock read it: ISO with a zone (Z or an offset), or epoch milliseconds. */
+export const ZONED_TIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i;
+const UNZONED_TIME = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$/;
+
+/** Why a rendered `until` is not a time (null when it is one): names what was rendered. */
+export function untilProblem(rendered: string): string | null {
+  const t = rendered.trim();
+  if (t === "") return "the time rendered empty";
+  if (UNZONED_TIME.test(t)) return `${JSON.stringify(t)} is a time without a zone (add Z or an offset such as +01:00)`;
+  if (/^\d{10,16}$/.test(t)) return null;
+  if (!ZONED_TIME.test(t) || Number.isNaN(Date.parse(t.replace(" ", "T")))) return `${JSON.stringify(t)} is not a time (expected ISO 8601 with a zone, such as 2026-03-07T16:00:00+01:00, or epoch milliseconds)`;
+  return null;
+}
+
+/** The instant of a rendered `until` that `untilProblem` accepted. */
+export function untilMs(rendered: string): number {
+  const t = rendered.trim();
+  return /^\d{10,16}$/.test(t) ? Number(t) : Date.parse(t.replace(" ", "T"));
+}
+
+/** Which of a wait step's fields each kind reads; any other is refused by name. */
+const WAIT_FIELDS: Record<WaitStep["kind"], string[]> = {
+  delay: ["duration"],
+  until: ["at", "if_past"],
+  for_call: [],
+  for_approval: ["message", "on_deny"],
+};
+const KIND_FIELDS = ["duration", "at", "if_past", "message", "on_deny"];
+
 const stepId = z.string().regex(STEP_ID, "must be 1-64 letters, digits or _, not starting with a digit");
 const identifier = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an identifier");
 
@@ -130,6 +173,35 @@ export function stepsSchema(actions: readonly Pick<ActionPlugin, "type" | "confi
       continue_on_error: z.boolean().optional(),
       steps: nonEmpty("a for each"),
     }),
+    z
+      .strictObject({
+        id: stepId.optional(),
+        type: z.literal("wait"),
+        kind: z.enum(WAIT_KINDS, { error: () => `must be one of ${WAIT_KINDS.join(", ")}` }),
+        duration: waitDuration.optional(),
+        at: z.string().min(1, "must not be empty").max(500).optional(),
+        if_past: z.enum(["continue", "skip_rest"]).optional(),
+        message: z.string().max(5000).optional(),
+        timeout: waitDuration.optional(),
+        on_timeout: nonEmpty("on_timeout").optional(),
+        on_deny: nonEmpty("on_deny").optional(),
+      })
+      .superRefine((w, ctx) => {
+        const reads = WAIT_FIELDS[w.kind] ?? [];
+        for (const f of KIND_FIELDS) {
+          if ((w as Record<string, unknown>)[f] !== undefined && !reads.includes(f)) ctx.addIssue({ code: "custom", path: [f], message: `is not read by a ${w.kind} wait; leave it out` });
+        }
+        if (w.kind === "delay" && w.duration === undefined) ctx.addIssue({ code: "custom", path: ["duration"], message: 'is required for a delay, such as "2h" or "3d"' });
+        if (w.kind === "until") {
+          if (w.at === undefined) ctx.addIssue({ code: "custom", path: ["at"], message: "is required for until: a time with its zone, or a template that renders one, such as {{trigger.body.starts_at}}" });
+          // A literal time is checked now; a template's is checked when it renders.
+          else if (!w.at.includes("{{")) {
+            const problem = untilProblem(w.at);
+            if (problem) ctx.addIssue({ code: "custom", path: ["at"], message: problem });
+          }
+        }
+        if (w.on_timeout !== undefined && w.timeout === undefined) ctx.addIssue({ code: "custom", path: ["on_timeout"], message: "runs when the wait times out: give the wait a timeout too" });
+      }),
     z.strictObject({ id: stepId.optional(), type: z.literal("stop"), status: z.enum(["succeeded", "skipped"]).default("skipped"), reason: z.string().max(1000).optional() }),
   ];
   const known = [...actions.map((p) => p.type), ...CONTROL_KINDS].join(", ");
@@ -142,7 +214,7 @@ export function stepsSchema(actions: readonly Pick<ActionPlugin, "type" | "confi
 
 type Raw = Record<string, unknown>;
 const isObject = (v: unknown): v is Raw => typeof v === "object" && v !== null && !Array.isArray(v);
-const CONTAINER_LABEL: Record<string, string> = { if: "an if step", paths: "a paths step", for_each: "a for each step" };
+const CONTAINER_LABEL: Record<string, string> = { if: "an if step", paths: "a paths step", for_each: "a for each step", wait: "a wait step" };
 
 /** The lists nested in a raw step, as childLists says them for a checked one. */
 function rawChildren(step: Raw): { path: string; steps: unknown[] }[] {
@@ -157,6 +229,10 @@ function rawChildren(step: Raw): { path: string; steps: unknown[] }[] {
     if (Array.isArray(step.paths)) step.paths.forEach((p, i) => isObject(p) && add(`paths.${i}.steps`, p.steps));
     add("otherwise", step.otherwise);
   } else if (step.type === "for_each") add("steps", step.steps);
+  else if (step.type === "wait") {
+    add("on_timeout", step.on_timeout);
+    add("on_deny", step.on_deny);
+  }
   return out;
 }
 
@@ -242,6 +318,10 @@ function childrenOf(s: Step): Step[][] {
     }
     case "for_each":
       return [(s as Extract<Step, { type: "for_each" }>).steps];
+    case "wait": {
+      const w = s as WaitStep;
+      return [w.on_timeout ?? [], (w.kind === "for_approval" ? w.on_deny : undefined) ?? []];
+    }
     default:
       return [];
   }
@@ -260,6 +340,10 @@ function withChildren(s: Step, f: (list: Step[]) => Step[]): Step {
     case "for_each": {
       const x = s as Extract<Step, { type: "for_each" }>;
       return { ...x, steps: f(x.steps) };
+    }
+    case "wait": {
+      const x = s as WaitStep & { on_deny?: Step[] };
+      return { ...x, ...(x.on_timeout ? { on_timeout: f(x.on_timeout) } : {}), ...(x.on_deny ? { on_deny: f(x.on_deny) } : {}) };
     }
     default:
       return s;

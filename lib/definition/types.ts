@@ -86,10 +86,42 @@ export interface StopStep extends StepBase {
   reason?: string;
 }
 
-export type ControlStep = FilterStep | AiStep | IfStep | PathsStep | ForEachStep | StopStep;
+/**
+ * A wait: the run is stored as `waiting` (no worker, no timer in memory) until a time, a call to
+ * its resume URL, or a decision at its approval links resumes it through the queue, exactly once.
+ * Durations are written as timed actions write them ("2h", "3d", "1h30m"); lib/executor/wait.ts runs it.
+ */
+export type WaitStep = StepBase & {
+  type: "wait";
+  /** Gives up after this long: `on_timeout` runs (then the run ends), or without it the run fails. */
+  timeout?: string;
+  on_timeout?: Step[];
+} & (
+    | { kind: "delay"; duration: string }
+    | {
+        kind: "until";
+        /** A template that renders a time with its zone (`2026-03-07T16:00:00+01:00`, `…Z`) or epoch milliseconds. */
+        at: string;
+        /** When that time has already passed: carry on at once (default), or skip the rest of the run. */
+        if_past?: "continue" | "skip_rest";
+      }
+    | { kind: "for_call" }
+    | {
+        kind: "for_approval";
+        /** A template: what the approval page shows is being approved. */
+        message?: string;
+        /** Runs when the approval is denied (then the run ends); without it a denial ends the run as skipped. */
+        on_deny?: Step[];
+      }
+  );
+
+export const WAIT_KINDS = ["delay", "until", "for_call", "for_approval"] as const;
+export type WaitKind = (typeof WAIT_KINDS)[number];
+
+export type ControlStep = FilterStep | AiStep | IfStep | PathsStep | ForEachStep | StopStep | WaitStep;
 export type Step = ActionStep | ControlStep;
 
-export const CONTROL_KINDS = ["filter", "ai", "if", "paths", "for_each", "stop"] as const;
+export const CONTROL_KINDS = ["filter", "ai", "if", "paths", "for_each", "stop", "wait"] as const;
 export type ControlKind = (typeof CONTROL_KINDS)[number];
 
 export const LIMITS = {
@@ -101,6 +133,8 @@ export const LIMITS = {
   forEachMax: 1000,
   /** Steps executed in one run (every iteration counts). */
   executedSteps: 1000,
+  /** The longest a wait step may wait (its duration, its timeout), in days. */
+  waitDays: 365,
 } as const;
 
 /** Step ids: short, template-safe (`{{steps.lookup.output}}`). */
@@ -156,6 +190,10 @@ export function childLists(step: Step): { path: string; steps: Step[] }[] {
     }
     case "for_each":
       return [{ path: "steps", steps: (step as ForEachStep).steps }];
+    case "wait": {
+      const w = step as WaitStep;
+      return [...(w.on_timeout ? [{ path: "on_timeout", steps: w.on_timeout }] : []), ...(w.kind === "for_approval" && w.on_deny ? [{ path: "on_deny", steps: w.on_deny }] : [])];
+    }
     default:
       return [];
   }

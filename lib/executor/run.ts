@@ -13,6 +13,7 @@ import { createStepRunner } from "./step";
 import { DECIDING_KINDS, type Step } from "./types";
 import { walkSteps, type TransformRunner, type WalkContext } from "./walk";
 import { debouncedTrigger } from "../definition/controls";
+import { isParked, withWaitLinks } from "../waits/context";
 
 export type { TransformRunner };
 
@@ -25,7 +26,7 @@ export interface ExecutorDeps {
 
 export type Outcome = {
   /** `released`: handed back to the queue untouched because the database failed a read mid-run. */
-  status: "succeeded" | "skipped" | "failed" | "dead" | "retry" | "lost" | "released";
+  status: "succeeded" | "skipped" | "failed" | "dead" | "retry" | "lost" | "released" | "waiting";
   error?: string;
   /** With `claimNextAs`: the run claimed in the same transaction that finished this one. */
   next?: ClaimedRun | null;
@@ -62,7 +63,8 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
   const redactor = createRedactor();
   // Steps recorded in this same attempt mean it was cut off (the worker stopped, or the database
   // failed) and resumes: the first step it runs now was in flight then, and may have run twice.
-  const resumed = run.steps.some((s) => s.attempt === run.attempt);
+  // A run resumed from a wait step was parked, not cut off.
+  const resumed = run.steps.some((s) => s.attempt === run.attempt) && !isParked(run.steps);
   const priorSteps = new Set(run.steps);
   const marked = (list: Step[]): Step[] => {
     if (!resumed) return list;
@@ -159,7 +161,8 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
       vars: {},
       steps: {},
       applet: { id: applet.id, name: applet.name },
-      run: { id: run.id, attempt: run.attempt },
+      // The links of the run's next wait ({{run.resume_url}}, {{run.approve_url}}, {{run.deny_url}}).
+      run: withWaitLinks({ id: run.id, attempt: run.attempt }, app.config, run.id, () => steps),
       event: { id: event.id, source: event.source, received_at: event.receivedAt },
       now: now.toISOString(),
       secrets: (name) => {
@@ -172,9 +175,17 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
     // now_local pays for it.
     Object.defineProperty(ctx, "now_local", { enumerable: true, get: () => localIso(now, timezone) });
 
-    const end = await walkSteps({ ...deps, app, run, applet: { id: applet.id, name: applet.name }, runner, redactor, log, timezone }, def, ctx, run.actionIndex);
+    const waitOf = (seq: number) => store.waits.get(run.id, seq);
+    const end = await walkSteps({ ...deps, app, run, applet: { id: applet.id, name: applet.name }, runner, redactor, log, timezone, waitOf }, def, ctx, run.actionIndex);
     if (end === null) return finish("succeeded", null);
     if (end.kind === "lost") return { status: "lost" };
+    if (end.kind === "wait") {
+      const wait = { ...end.wait, detail: redactor.redact(end.wait.detail) };
+      return settle(async () => {
+        const parked = await store.waits.suspend(run, redactor.redact(marked(steps)), wait, clock.now());
+        return parked === "lost" ? { status: "lost" } : { status: parked === "waiting" ? "waiting" : "released" };
+      });
+    }
     if (end.kind === "failure") return settleFailure(end.error, end.where);
     return finish(end.status, end.reason);
   }

@@ -47,7 +47,7 @@ export interface Step {
   rerun?: true;
 }
 
-export type StepKind = "filter" | "transform" | "action" | "if" | "paths" | "for_each" | "stop";
+export type StepKind = "filter" | "transform" | "action" | "if" | "paths" | "for_each" | "stop" | "wait";
 
 /** Kinds that only decide where the run goes: they send nothing, so they are evaluated again on a retry. */
 export const DECIDING_KINDS: readonly StepKind[] = ["if", "paths", "for_each", "stop"];
@@ -66,5 +66,8 @@ export function journalKey(s: Pick<Step, "id" | "kind" | "index" | "iteration">)
   return s.iteration?.length ? `${stepIdOf(s)}[${s.iteration.join(".")}]` : stepIdOf(s);
 }
 
-/** `planned`: a timed run waiting for its due time; `cancelled`: one a newer version of its record replaced. */
-export type RunStatus = "queued" | "running" | "succeeded" | "failed" | "skipped" | "dead" | "planned" | "cancelled";
+/**
+ * `planned`: a timed run waiting for its due time; `cancelled`: one a newer version of its record
+ * replaced (or cancelled from the run log); `waiting`: parked at a wait step (lib/executor/wait.ts).
+ */
+export type RunStatus = "queued" | "running" | "succeeded" | "failed" | "skipped" | "dead" | "planned" | "cancelled" | "waiting";

@@ -19,7 +19,9 @@ import {
   type PathsStep,
   type Step as DefStep,
   type StopStep,
+  type WaitStep,
 } from "../definition/types";
+import type { StoredWait, WaitInsert } from "../db/store/types";
 import { fieldsOf, type FieldMeta } from "../plugin";
 import type { Sandbox } from "../sandbox";
 import type { SafeFetch } from "../net/types";
@@ -29,6 +31,7 @@ import { renderConfig, renderTemplate, resolveValue, type TemplateContext } from
 import { decide, show } from "./conditions";
 import type { StepBase, StepRunner } from "./step";
 import type { Step } from "./types";
+import { planWait, resolvedWhy, waitOutput } from "./wait";
 
 /** Runs an AI step (lib/transform.ts); returns the value to put under `ai.<output>`. */
 export type TransformRunner = (
@@ -52,7 +55,9 @@ export type End =
   /** A step failed: retried when the error says so (the run's retry policy), final otherwise. */
   | { kind: "failure"; error: unknown; where: string }
   /** Storing a checkpoint found the claim taken over. */
-  | { kind: "lost" };
+  | { kind: "lost" }
+  /** A wait step: the run is to be parked (lib/executor/wait.ts) until what it waits for resumes it. */
+  | { kind: "wait"; wait: WaitInsert };
 
 export interface WalkDeps {
   app: { clock: Clock; config: AppConfig; http: SafeFetch };
@@ -70,6 +75,8 @@ export interface WalkDeps {
   redactor: Redactor;
   log: Logger;
   timezone: string;
+  /** The stored state of the run's n-th wait (resolved or not); absent: waits are never resolved here. */
+  waitOf?: (seq: number) => Promise<StoredWait | null>;
 }
 
 /** Where a step runs: the loop iterations around it, the branches taken to reach it, the context its templates see. */
@@ -148,6 +155,8 @@ export async function walkSteps(deps: WalkDeps, def: Definition, ctx: WalkContex
         return forEach(step as ForEachStep, scope);
       case "stop":
         return Promise.resolve(stop(step as StopStep, scope));
+      case "wait":
+        return wait(step as WaitStep, scope);
       default:
         return action(step as ActionStep, scope);
     }
@@ -442,6 +451,69 @@ export async function walkSteps(deps: WalkDeps, def: Definition, ctx: WalkContex
     );
     noted(scope, step.id, entry);
     return { kind: "finish", status: step.status, reason: reason ? `stopped at ${step.id}: ${reason}` : `stopped at ${step.id}` };
+  }
+
+  // ---- wait ----------------------------------------------------------------------------------
+  async function wait(step: WaitStep, scope: Scope): Promise<End | null> {
+    const base: StepBase = { id: step.id, kind: "wait", name: step.kind, ...placed(scope) };
+    // The run's n-th wait: its links ({{run.resume_url}} …) name it.
+    const seq = runner.steps.filter((s) => s.kind === "wait").length;
+    const where = `wait ${step.id}${iterationWords(scope)}`;
+    const earlier = runner.earlier(base);
+    let entry: Step;
+    if (earlier?.status === "succeeded" && earlier.decision && earlier.decision !== "waiting") {
+      // Resolved in an earlier attempt: a retry follows what it decided.
+      entry = runner.record(earlier);
+    } else {
+      const stored = deps.waitOf ? await deps.waitOf(seq) : null;
+      if (stored?.resolution) {
+        const started = earlier?.started_at ?? clock.now().toISOString();
+        entry = runner.record(
+          blank(base, scope, {
+            input: earlier?.input,
+            decision: stored.resolution,
+            why: resolvedWhy(stored),
+            output: waitOutput(stored),
+            started_at: started,
+            duration_ms: Math.max(0, clock.now().getTime() - Date.parse(started)),
+          }),
+        );
+      } else {
+        const ctx = scope.ctx;
+        const render = (t: string | undefined) => {
+          if (t === undefined) return null;
+          const r = renderTemplate(t, ctx, { timezone });
+          redactor.add(r.secretsUsed);
+          return r.value;
+        };
+        const plan = planWait(step, { now: clock.now(), seq, renderedAt: step.kind === "until" ? render(step.at) : null, message: step.kind === "for_approval" ? render(step.message) : null, timezone });
+        if (plan.kind === "problem") {
+          noted(scope, step.id, runner.record(blank(base, scope, { status: "failed", error: plan.problem, input: plan.input })));
+          return { kind: "finish", status: "failed", reason: `${where}: ${plan.problem}` };
+        }
+        if (plan.kind === "past") {
+          entry = runner.record(blank(base, scope, { decision: plan.skipRest ? "skip_rest" : "past", why: plan.why, input: plan.input, output: { resolution: "past" } }));
+          noted(scope, step.id, entry);
+          return plan.skipRest ? { kind: "finish", status: "skipped", reason: `${where}: ${plan.why}` } : null;
+        }
+        runner.record(blank(base, scope, { status: "running", decision: "waiting", why: plan.why, input: plan.input, output: { seq, ...plan.wait.detail }, ...(earlier?.started_at ? { started_at: earlier.started_at } : {}) }));
+        return { kind: "wait", wait: plan.wait };
+      }
+    }
+    noted(scope, step.id, entry);
+    if (entry.decision === "timeout") {
+      if (!step.on_timeout) return { kind: "finish", status: "failed", reason: `${where} timed out (${step.timeout}) ${entry.why ? `— ${entry.why}` : ""}`.trim() };
+      const end = await list(step.on_timeout, inBranch(scope, `${step.id}:on_timeout`));
+      return end ?? { kind: "finish", status: "succeeded", reason: `${where} timed out; its on_timeout steps ran` };
+    }
+    if (entry.decision === "denied") {
+      const onDeny = step.kind === "for_approval" ? step.on_deny : undefined;
+      if (!onDeny) return { kind: "finish", status: "skipped", reason: `${where}: ${entry.why ?? "denied"}` };
+      const end = await list(onDeny, inBranch(scope, `${step.id}:on_deny`));
+      return end ?? { kind: "finish", status: "succeeded", reason: `${where}: ${entry.why ?? "denied"}; its on_deny steps ran` };
+    }
+    if (entry.decision === "cancelled") return { kind: "finish", status: "skipped", reason: `${where}: the wait was cancelled` };
+    return null;
   }
 
   // ---- the walk ------------------------------------------------------------------------------

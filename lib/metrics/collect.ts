@@ -27,6 +27,8 @@ export interface HealthFigures {
   ledger: { outcome: string; count: number }[];
   /** Applets quiet now (beyond their expected activity). */
   quietApplets: number;
+  /** Runs parked at a wait step, by what they wait for (delay, until, for_call, for_approval). */
+  waiting: Record<string, number>;
   /** Every process's counters: this web process's and each live worker's last heartbeat snapshot. */
   processes: { process: string; metrics: MetricsSnapshot }[];
 }
@@ -34,7 +36,7 @@ export interface HealthFigures {
 export async function collectHealthFigures(app: Pick<App, "store" | "clock">): Promise<HealthFigures> {
   const now = app.clock.now();
   const since = new Date(now.getTime() - RUNS_WINDOW_MS).toISOString();
-  const [tally, live, applets, triggers, heartbeat, own, ledger] = await Promise.all([
+  const [tally, live, applets, triggers, heartbeat, own, ledger, waiting] = await Promise.all([
     app.store.runs.tally(since, now),
     app.store.workers.live(now),
     app.store.applets.list(),
@@ -42,6 +44,7 @@ export async function collectHealthFigures(app: Pick<App, "store" | "clock">): P
     app.store.jobLocks.get("worker_heartbeat"),
     processMetrics().registry.getMetricsAsJSON(),
     app.store.fires.totals(since),
+    app.store.waits.countWaiting(),
   ]);
   const { quiet } = await quietApplets(app, now, applets);
   const names = new Map(applets.map((a) => [a.id, a.name]));
@@ -58,6 +61,7 @@ export async function collectHealthFigures(app: Pick<App, "store" | "clock">): P
     triggerErrors: triggers.filter((t) => t.lastError !== null).length,
     ledger,
     quietApplets: quiet.size,
+    waiting,
     overdueChecks: triggers.filter((t) => enabled.has(t.appletId) && overdueMs(t.nextRunAt, now) !== null).length,
     processes: [
       { process: "web", metrics: own },
@@ -100,6 +104,13 @@ export async function renderMetrics(f: HealthFigures): Promise<{ contentType: st
   });
   for (const r of f.ledger) ledger.set({ outcome: r.outcome }, r.count);
   gauge("applets_quiet", "Enabled applets quiet beyond their expected activity (a schedule's slot or a poll's check not taken, or no event for the hours the user expects).", f.quietApplets);
+  const waiting = new Gauge({
+    name: `${METRIC_PREFIX}runs_waiting`,
+    help: "Runs parked at a wait step now, by what they wait for (delay, until, for_call, for_approval); they hold no worker.",
+    labelNames: ["kind"],
+    registers,
+  });
+  for (const kind of ["delay", "until", "for_call", "for_approval"]) waiting.set({ kind }, f.waiting[kind] ?? 0);
   const merged = Registry.merge([registry, mergeSnapshots(f.processes)]);
   return { contentType: merged.contentType, body: await merged.metrics() };
 }

@@ -11,6 +11,7 @@ import { errorMessage } from "../core/errors";
 import { checkDefinition, timedAction, type Definition } from "../definition";
 import { ruleOrThrow, TIMED_ACTION } from "./rule";
 import { StoreScheduler, type StoreSchedulerOptions } from "./scheduler";
+import { resumeDueWaits } from "../waits/tick";
 
 export interface SweepDeps {
   app: Pick<App, "store" | "clock" | "log">;
@@ -91,8 +92,10 @@ export function startTimedSweeper(deps: SweepDeps & { intervalMs?: number; onDis
       let wait = deps.intervalMs ?? 1000;
       try {
         const r = await sweepPlannedRuns(deps);
+        // Wait steps whose time or timeout came resume on the same tick (lib/waits/tick.ts).
+        const resumed = await resumeDueWaits(deps.app);
         deps.onSwept?.();
-        if (r.done > 0) deps.onDispatched?.();
+        if (r.done > 0 || resumed > 0) deps.onDispatched?.();
         if (r.claimed > 0) log.info("timed runs swept", { ...r });
       } catch (err) {
         const backoff = deps.onError?.(err);

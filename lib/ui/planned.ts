@@ -73,7 +73,7 @@ export const isTimedRun = (info: TimedRunInfo): boolean => info.plannedRunId !==
 export function runReasonCell(run: { status: string; error: string | null } & TimedRunInfo): { text: string; tone: "reason" | "error" } {
   const timed = reasonSentence(run.status, run.reason);
   if (timed) return { text: timed, tone: "reason" };
-  if (run.status === "skipped" || run.status === "cancelled" || run.status === "planned") return { text: run.error?.replace(/^skipped: /, "") ?? "", tone: "reason" };
+  if (run.status === "skipped" || run.status === "cancelled" || run.status === "planned" || run.status === "waiting") return { text: run.error?.replace(/^skipped: /, "") ?? "", tone: "reason" };
   return { text: run.error ?? "", tone: "error" };
 }
 

@@ -150,5 +150,7 @@ export function stepTitle(s: Step): string {
       return `${id}: for each`;
     case "stop":
       return `${id}: stop`;
+    case "wait":
+      return `${id}: wait (${s.name.replace("_", " ")})`;
   }
 }

@@ -16,4 +16,4 @@ export function shownRunStatus(run: { status: string; attempt: number }): ShownR
 }
 
 /** `planned`: a timed run waiting for its due time. */
-export const RUN_STATUSES: readonly ShownRunStatus[] = ["planned", "queued", "retrying", "running", "succeeded", "failed", "skipped", "cancelled", "dead"];
+export const RUN_STATUSES: readonly ShownRunStatus[] = ["planned", "waiting", "queued", "retrying", "running", "succeeded", "failed", "skipped", "cancelled", "dead"];

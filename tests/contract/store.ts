@@ -6,7 +6,7 @@
  * clock; nothing sleeps.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import type { ClaimedPlannedRun, ClaimedRun, IngestInput, PlannedRunInsert, PlanWrite, Store } from "@/lib/db/store";
+import type { ClaimedPlannedRun, ClaimedRun, IngestInput, PlannedRunInsert, PlanWrite, Store, WaitInsert } from "@/lib/db/store";
 import type { Step } from "@/lib/executor/types";
 import { QUEUE_VACUUM_LOCK } from "@/lib/queue/vacuum";
 import { emptyTriggerState } from "@/lib/triggers/types";
@@ -1438,6 +1438,67 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect(await store.workers.live(at(1))).toEqual([expect.objectContaining({ id: "w1", smtpPort: 2525, metrics: '[{"name":"x"}]' })]);
         await store.workers.heartbeat({ id: "w1", hostname: "h", pid: 10, now: at(10), leaseMs: 30_000, fault: null, smtpPort: null, metrics: "[]" });
         expect(await store.workers.live(at(11))).toEqual([expect.objectContaining({ id: "w1", smtpPort: null, metrics: "[]" })]);
+      });
+    });
+
+    // ---------------------------------------------------------------- waits
+    describe("waits", () => {
+      const wait = (o: Partial<WaitInsert> = {}): WaitInsert => ({ seq: 0, stepId: "w", kind: "for_call", resumeAt: null, resumeAs: null, timeoutAt: null, detail: { timezone: "UTC" }, summary: "waiting for a call", ...o });
+      const parked = async (store: Store, w: WaitInsert = wait()) => {
+        await addApplet(store, "a");
+        await store.runs.ingest(input("a"));
+        const run = (await store.runs.claim("w1", at(1)))!;
+        expect(await store.waits.suspend(run, [], w, at(2))).toBe("waiting");
+        return run;
+      };
+
+      test("suspend parks a claimed run (fenced by its token) with nothing held; a resolve queues it once", async () => {
+        const store = await fresh();
+        const run = await parked(store);
+        expect(await store.runs.get(run.id)).toMatchObject({ status: "waiting", lockedBy: null, error: "waiting for a call" });
+        expect(await store.waits.suspend(run, [], wait(), at(3))).toBe("lost");
+        expect(await store.runs.claim("w1", at(10))).toBeNull();
+        const first = await store.waits.resolve({ runId: run.id, seq: 0, resolution: "called", by: "10.0.0.1", output: { ok: 1 }, now: at(20) });
+        const second = await store.waits.resolve({ runId: run.id, seq: 0, resolution: "called", by: "10.0.0.2", output: { ok: 2 }, now: at(21) });
+        expect(first).toEqual({ resolved: true });
+        expect(second).toMatchObject({ resolved: false, wait: { resolution: "called", resolvedBy: "10.0.0.1", output: { ok: 1 }, runStatus: "queued" } });
+        expect(await store.runs.get(run.id)).toMatchObject({ status: "queued", error: null, nextAttemptAt: iso(20) });
+        expect((await store.runs.claim("w1", at(30)))!.id).toBe(run.id);
+      });
+
+      test("resumeDue resolves due waits as their resume_as, once, and only those due; listWaiting and countWaiting see the waiting ones", async () => {
+        const store = await fresh();
+        const run = await parked(store, wait({ kind: "for_approval", resumeAt: at(1000), resumeAs: "timeout", timeoutAt: at(1000) }));
+        expect(await store.waits.listWaiting({ limit: 10 })).toEqual([expect.objectContaining({ runId: run.id, kind: "for_approval", resumeAt: iso(1000), runStatus: "waiting" })]);
+        expect(await store.waits.listWaiting({ appletId: "b", limit: 10 })).toEqual([]);
+        expect(await store.waits.countWaiting()).toEqual({ for_approval: 1 });
+        expect(await store.waits.resumeDue(at(999), 10)).toBe(0);
+        const peer = await peerOf(store);
+        const both = await Promise.all([store.waits.resumeDue(at(1000), 10), peer.waits.resumeDue(at(1000), 10)]);
+        expect(both[0] + both[1]).toBe(1);
+        expect(await store.waits.get(run.id, 0)).toMatchObject({ resolution: "timeout", resolvedBy: "clock", runStatus: "queued" });
+        expect(await store.waits.countWaiting()).toEqual({});
+      });
+
+      test("a call that came before the run parked is kept: the run is queued again at once when it reaches the wait", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        await store.runs.ingest(input("a"));
+        const run = (await store.runs.claim("w1", at(1)))!;
+        expect(await store.waits.resolve({ runId: run.id, seq: 0, resolution: "called", by: "x", output: "early", now: at(2), early: { appletId: "a", kind: "for_call" } })).toEqual({ resolved: true });
+        expect(await store.waits.suspend(run, [], wait(), at(3))).toBe("queued");
+        expect(await store.runs.get(run.id)).toMatchObject({ status: "queued" });
+        expect(await store.waits.get(run.id, 0)).toMatchObject({ resolution: "called", output: "early" });
+      });
+
+      test("cancel ends a waiting run and its wait; a resolve after it changes nothing", async () => {
+        const store = await fresh();
+        const run = await parked(store);
+        expect(await store.waits.cancel(run.id, "admin", "cancelled by admin", at(5))).toBe(true);
+        expect(await store.waits.cancel(run.id, "admin", "again", at(6))).toBe(false);
+        expect(await store.runs.get(run.id)).toMatchObject({ status: "cancelled", error: "cancelled by admin", finishedAt: iso(5) });
+        expect(await store.waits.resolve({ runId: run.id, seq: 0, resolution: "called", by: "x", output: null, now: at(7) })).toMatchObject({ resolved: false, wait: { resolution: "cancelled" } });
+        expect(await store.waits.pendingOf(run.id)).toBeNull();
       });
     });
   });

@@ -9,6 +9,7 @@ import { ReplayLinks } from "@/components/ReplayLinks";
 import { RunLive } from "@/components/RunLive";
 import { RunJournal } from "@/components/RunJournal";
 import { RunStatusBadge } from "@/components/RunStatusBadge";
+import { WaitingRun } from "@/components/WaitingRun";
 import { reranAfterCrash, runSpan } from "@/lib/ui/run-timing";
 import { formatDuration, pretty, shortId } from "@/lib/ui/format";
 import { isTimedRun, reasonSentence, subjectWords, timedInfoOf, type TimedRunInfo } from "@/lib/ui/planned";
@@ -126,6 +127,7 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
         ) : null}
       </dl>
 
+      {run.status === "waiting" ? <WaitingRun runId={run.id} {...waitingOf(run.steps, run.error)} /> : null}
       <ReplayLinks replayOf={detail.replay_of} replays={detail.replays} shownMax={REPLAYS_SHOWN} />
       {isTimedRun(timed) ? <TimedOutcome status={run.status} timed={timed} plan={plan} /> : null}
       <RunOutcome status={run.status} error={run.error} timed={timed} />
@@ -169,7 +171,8 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
  * failed or dead run. Only the last is shown as an error.
  */
 function RunOutcome({ status, error, timed }: { status: string; error: string | null; timed: TimedRunInfo }) {
-  if (!error) return null;
+  // A waiting run's reason is what it waits for, said by WaitingRun.
+  if (!error || status === "waiting") return null;
   // A timed run's skip is said by TimedOutcome, with its reason in words.
   if (status === "skipped" && timed.reason) return null;
   // A stop step ended the run (succeeded or skipped) with its reason: nothing went wrong.
@@ -189,6 +192,16 @@ function RunOutcome({ status, error, timed }: { status: string; error: string | 
       <div className="mb-4 rounded-md bg-slate-100 p-3 text-sm text-slate-800 ring-1 ring-slate-200" data-testid="run-skipped">
         <p className="wrap-anywhere">{reason ? <><span className="font-semibold">Skipped:</span> {reason}</> : <span className="font-semibold">Skipped by the filter code (it gave no reason).</span>}</p>
         <p className="mt-1 text-xs text-slate-600">The filter code decided this event needs no action. Nothing went wrong.</p>
+      </div>
+    );
+  }
+  // A wait that ended the run on a path of its own (timed out, denied), or a waiting run cancelled: nothing failed.
+  if (status === "succeeded" || status === "cancelled") {
+    return (
+      <div className="mb-4 rounded-md bg-slate-100 p-3 text-sm text-slate-800 ring-1 ring-slate-200" data-testid="run-ended">
+        <p className="wrap-anywhere">
+          <span className="font-semibold">{status === "cancelled" ? "Cancelled:" : "Ended:"}</span> {error}
+        </p>
       </div>
     );
   }
@@ -264,4 +277,11 @@ async function actionNameOf(appletId: string, index: number): Promise<string> {
 function failedStepOf(steps: Step[]): string | null {
   const failed = steps.find((s) => s.status === "failed" && !s.continued);
   return failed ? stepIdOf(failed) : null;
+}
+
+/** What a waiting run waits for: its parked wait step's words and approval message. */
+function waitingOf(steps: { kind: string; status: string; why?: string; output?: unknown }[], reason: string | null): { summary: string; message: string | null } {
+  const parked = [...steps].reverse().find((s) => s.kind === "wait" && s.status === "running");
+  const message = (parked?.output as { message?: unknown } | undefined)?.message;
+  return { summary: parked?.why ?? reason ?? "waiting", message: typeof message === "string" ? message : null };
 }

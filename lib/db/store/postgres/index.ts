@@ -46,6 +46,7 @@ import type {
 import { eventFilesStore } from "./event-files";
 import { firesStore } from "./fires";
 import { ingestControlled, runControlsStore } from "./run-controls";
+import { waitsStore } from "./waits";
 import { RUN_SEARCH_PAYLOAD_BYTES, RUN_SEARCH_SCAN } from "../types";
 import { checkInstanceKeys, type InstanceKeys } from "./instance";
 import { createListener, type Listener } from "./listen";
@@ -265,6 +266,7 @@ function aggregates(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<
     alerts: alertsStore(q, begin),
     fires: firesStore(q),
     runControls: runControlsStore(q),
+    waits: waitsStore(q, begin),
   };
 }
 

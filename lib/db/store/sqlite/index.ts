@@ -18,6 +18,7 @@ import type {
   StoreAggregates,
   TriggerStateStore,
   UsersStore,
+  WaitsStore,
   WorkersStore,
 } from "../types";
 import { createAlertsRepo } from "./alerts";
@@ -38,6 +39,7 @@ import { createSecretsRepo } from "./secrets";
 import { createSeedRepo } from "./seed";
 import { createTriggerStateRepo } from "./trigger-state";
 import { createUsersRepo } from "./users";
+import { createWaitsRepo } from "./waits";
 import { createWorkersRepo } from "./workers";
 import { createRunControlsRepo } from "./run-controls";
 
@@ -65,6 +67,7 @@ function createRepos(sqlite: Sqlite) {
     apiTokens: createApiTokensRepo(sqlite),
     eventFiles: createEventFilesRepo(sqlite),
     fires: createFiresRepo(sqlite),
+    waits: createWaitsRepo(sqlite),
   };
 }
 type Repos = ReturnType<typeof createRepos>;
@@ -112,7 +115,8 @@ function aggregates(repos: Repos, call: <R>(fn: () => R) => Promise<R>): StoreAg
   const alerts: AlertsStore = wrap(repos.alerts, call);
   const fires: FiresStore = wrap(repos.fires, call);
   const runControls: RunControlsStore = wrap({ mergedEvents: repos.runControls.mergedEvents }, call);
-  return { applets, triggerState, runs, plannedRuns, secrets, users, jobLocks, workers, seed, maintenance, apiTokens, eventFiles, alerts, fires, runControls };
+  const waits: WaitsStore = wrap(repos.waits, call);
+  return { applets, triggerState, runs, plannedRuns, secrets, users, jobLocks, workers, seed, maintenance, apiTokens, eventFiles, alerts, fires, runControls, waits };
 }
 
 /**

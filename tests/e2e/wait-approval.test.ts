@@ -1,0 +1,118 @@
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FakeServices, SCREENSHOTS, SKIP_REASON, hasChromium, launchBrowser, screenshot, signedInPage, startApp, type RunningApp } from "./harness";
+
+/**
+ * In a real browser against the real app: an applet emails an approval link (to the outbox, as
+ * development does), waits for the decision, then calls a service. The link is opened from the
+ * .eml, the page says what is asked, one click approves, and the run page shows the run finished.
+ * Screenshots at 1280 and 390 px.
+ */
+if (!hasChromium) console.warn(`tests/e2e/wait-approval.test.ts skipped: ${SKIP_REASON}`);
+
+/** The text of an .eml's parts with quoted-printable undone (soft breaks, =XX). */
+const decoded = (eml: string) => eml.replace(/=\r?\n/g, "").replace(/=([0-9A-F]{2})/g, (_m, h: string) => String.fromCharCode(parseInt(h, 16)));
+
+describe.skipIf(!hasChromium)("a run that waits for an approval", () => {
+  let app: RunningApp | undefined;
+  let fake: FakeServices | undefined;
+  let browser: Browser | undefined;
+
+  beforeAll(async () => {
+    fake = await new FakeServices().start();
+    app = await startApp();
+    browser = await launchBrowser();
+  }, 420_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await app?.stop();
+    await fake?.stop();
+  }, 30_000);
+
+  const both = async (page: Page, name: string) => {
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: width === 1280 ? 900 : 844 });
+      await page.waitForTimeout(300);
+      await screenshot(page, `${name}${width === 1280 ? "" : "-390"}`);
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+  };
+
+  it("the emailed approve link opens a page that asks, one click approves, and the run finishes", async () => {
+    const { page, errors } = await signedInPage(browser!, app!);
+    const created = await page.request.post("/api/applets", {
+      headers: { origin: app!.url },
+      data: {
+        name: "Post the draft when approved",
+        definition: {
+          version: 2,
+          trigger: { type: "webhook", config: {} },
+          steps: [
+            { id: "ask", type: "email", config: { to: "ops@example.com", subject: "Approve: {{trigger.body.title}}", body_markdown: "Approve: {{run.approve_url}}\n\nDeny: {{run.deny_url}}" } },
+            { id: "approval", type: "wait", kind: "for_approval", message: "Post the draft “{{trigger.body.title}}” to the blog?", timeout: "2h" },
+            { id: "post", type: "http", config: { url: fake!.url("/ok/post"), method: "POST", body: { title: "{{trigger.body.title}}", decided: "{{steps.approval.output.resolution}}" } } },
+          ],
+        },
+      },
+    });
+    expect(created.status(), await created.text()).toBe(201);
+    const applet = ((await created.json()) as { applet: { id: string; webhook_url: string } }).applet;
+    const hook = await fetch(applet.webhook_url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ title: "Spring sale" }) });
+    expect(hook.status).toBeLessThan(300);
+
+    // The email lands in the outbox with the links.
+    const outbox = path.join(app!.dataDir, "outbox");
+    let eml = "";
+    for (let i = 0; i < 240 && !eml; i++) {
+      const files = (() => {
+        try {
+          return readdirSync(outbox).filter((f) => f.endsWith(".eml"));
+        } catch {
+          return [];
+        }
+      })();
+      if (files.length) eml = decoded(readFileSync(path.join(outbox, files[0]!), "utf8"));
+      else await new Promise((r) => setTimeout(r, 250));
+    }
+    const approve = /https?:\/\/[^\s"<>)]+\/approve/.exec(eml)?.[0];
+    expect(approve, eml.slice(0, 2000)).toBeTruthy();
+
+    // The run page while it waits: what it waits for, Resume now and Cancel.
+    const runs = (await (await page.request.get(`/api/runs?applet_id=${applet.id}`)).json()) as { runs: { id: string; status: string }[] };
+    const runId = runs.runs[0]!.id;
+    await page.goto(`/runs/${runId}`);
+    await expect.poll(async () => page.getByTestId("run-status").textContent(), { timeout: 60_000 }).toBe("waiting");
+    await page.getByTestId("waiting-summary").waitFor();
+    expect(await page.getByTestId("waiting-summary").textContent()).toMatch(/^Waiting for approval — times out \d\d:\d\d$/);
+    await both(page, "wait-run-waiting");
+
+    // A link preview's GET decides nothing; the page asks for one click.
+    const preview = await fetch(approve!, { headers: { accept: "text/html" } });
+    expect(preview.status).toBe(200);
+    const link = await browser!.newPage({ viewport: { width: 1280, height: 900 } });
+    await link.goto(approve!, { waitUntil: "load" });
+    expect(await link.locator("blockquote").textContent()).toBe("Post the draft “Spring sale” to the blog?");
+    await both(link, "wait-approval-page");
+    await link.getByRole("button", { name: "Approve" }).click();
+    await link.waitForLoadState("load");
+    expect(await link.locator("h1").textContent()).toBe("Approved");
+    await both(link, "wait-approval-done");
+    // The second click is told it was decided.
+    await link.goto(approve!, { waitUntil: "load" });
+    expect(await link.locator("h1").textContent()).toBe("Already decided");
+
+    await page.goto(`/runs/${runId}`);
+    await expect.poll(async () => page.getByTestId("run-status").textContent(), { timeout: 60_000 }).toBe("succeeded");
+    await page.waitForTimeout(300);
+    await both(page, "wait-run-finished");
+    const posted = fake!.received.filter((r) => r.path === "/ok/post");
+    expect(posted).toHaveLength(1);
+    expect(JSON.parse(posted[0]!.body)).toEqual({ title: "Spring sale", decided: "approved" });
+    expect(errors).toEqual([]);
+    await link.close();
+    expect(SCREENSHOTS).toBeTruthy();
+  }, 300_000);
+});
