@@ -7,7 +7,7 @@ import { dayBounds, validZone } from "@/lib/ui/run-timing";
 import { appletList, runsPage } from "@/lib/api/queries";
 import { services } from "@/lib/services";
 import { RUN_STATUSES } from "@/lib/ui/run-status";
-import { TIMED_REASON_CODES, TIMED_REASONS } from "@/lib/timed/reasons";
+import { TIMED_REASON_CODES, TIMED_REASONS, type TimedReason } from "@/lib/timed/reasons";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Runs · whenthen" };
@@ -55,7 +55,7 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
   const activeFilters = [
     appletName,
     query.status,
-    query.reason ? TIMED_REASONS[query.reason] : undefined,
+    query.reason ? TIMED_REASONS[query.reason as TimedReason] : undefined,
     query.from ? `from ${query.from}` : undefined,
     query.to ? `to ${query.to}` : undefined,
     query.error ? `error “${query.error}”` : undefined,
