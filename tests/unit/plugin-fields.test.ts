@@ -3,6 +3,7 @@ import path from "node:path";
 import { describe, expect, test } from "vitest";
 import { actionRegistry } from "@/lib/actions";
 import { triggerRegistry } from "@/lib/triggers";
+import { PLUGIN_ICON_PATHS } from "@/lib/ui/plugin-icons";
 
 /**
  * The editor's fields are generated from each config schema's metadata (`field(…)` in
@@ -53,5 +54,15 @@ describe("fieldsOf", () => {
       { name: "a", label: "A", kind: "cron", required: true },
     ]);
     expect(() => fieldsOf(z.string())).toThrow(/must be an object schema/);
+  });
+});
+
+describe("plug-in icons", () => {
+  test("every trigger and action has a drawn icon (Telegram's card showed a clipped text badge)", () => {
+    const missing = [
+      ...[...triggerRegistry.keys()].map((t) => `trigger:${t}`),
+      ...[...actionRegistry.keys()].map((a) => `action:${a}`),
+    ].filter((k) => !PLUGIN_ICON_PATHS[k]?.length);
+    expect(missing).toEqual([]);
   });
 });
