@@ -103,7 +103,8 @@ export function RunsTable({ initial, query, showApplet = true, emptyText }: { in
         <div className="card py-8 text-center text-sm text-slate-600">{emptyText ?? (Object.values(query).some(Boolean) ? "No runs match these filters." : "No runs yet.")}</div>
       ) : (
         // Fixed layout: the table is exactly as wide as its container (the error column truncates
-        // instead of pushing the row off-screen); below ~50rem it scrolls inside its own box.
+        // instead of pushing the row off-screen); below ~50rem it scrolls inside its own box, and
+        // on a phone each run is a card of labelled cells (.stack-rows), run and status first.
         <>
         <BulkRetryBar
           selected={chosen}
@@ -114,11 +115,12 @@ export function RunsTable({ initial, query, showApplet = true, emptyText }: { in
           }}
         />
         <div className="relative overflow-x-auto rounded-lg bg-white shadow-sm ring-1 ring-slate-200">
-          <table className={`w-full table-fixed divide-y divide-slate-200 ${showApplet ? "min-w-[50rem]" : "min-w-[38rem]"}`} data-testid="runs-table">
+          <table className={`stack-rows w-full divide-y divide-slate-200 sm:table-fixed ${showApplet ? "sm:min-w-[50rem]" : "sm:min-w-[38rem]"}`} data-testid="runs-table">
             <thead className="bg-slate-50">
               <tr>
-                <th className="th w-10 pr-0">
+                <th className={`th pr-0 sm:w-10 ${selectable.length ? "stack-keep" : ""}`}>
                   {selectable.length ? (
+                    <label className="inline-flex items-center gap-2">
                     <input
                       type="checkbox"
                       className="h-4 w-4"
@@ -127,6 +129,8 @@ export function RunsTable({ initial, query, showApplet = true, emptyText }: { in
                       aria-label={`Select all ${selectable.length} failed or dead runs on this page for retry`}
                       data-testid="select-all-runs"
                     />
+                    <span className="font-normal normal-case sm:hidden" aria-hidden="true">Select all failed or dead</span>
+                    </label>
                   ) : (
                     <span className="sr-only">Select</span>
                   )}
@@ -146,8 +150,8 @@ export function RunsTable({ initial, query, showApplet = true, emptyText }: { in
                 const cell = runReasonCell({ ...r, ...timed });
                 return (
                 <tr key={r.id} className="cursor-pointer hover:bg-slate-50" data-run-id={r.id} onClick={(e) => openRow(e, r.id)}>
-                  <td className="td w-10 pr-0">{retryable(r.status) ? <SelectRunBox id={r.id} label={`run ${shortId(r.id)}`} checked={selected.has(r.id)} onChange={select} /> : null}</td>
-                  <td className="td">
+                  <td className={`td w-10 pr-0 ${retryable(r.status) ? "" : "max-sm:hidden"}`}>{retryable(r.status) ? <SelectRunBox id={r.id} label={`run ${shortId(r.id)}`} checked={selected.has(r.id)} onChange={select} /> : null}</td>
+                  <td className="td" data-label="Run">
                     <Link href={`/runs/${r.id}`} className="font-mono text-sm font-medium text-indigo-700 hover:underline" aria-label={`Run ${shortId(r.id)}, ${r.status}`} data-testid="run-link">
                       {shortId(r.id)}
                     </Link>
@@ -156,9 +160,9 @@ export function RunsTable({ initial, query, showApplet = true, emptyText }: { in
                     <RunStatusBadge run={r} />
                   </td>
                   {showApplet ? (
-                    <td className="td">
+                    <td className="td stack-full">
                       {r.applet_name ? (
-                        <Link href={`/applets/${r.applet_id}`} className="block truncate text-slate-800 hover:underline" title={r.applet_name}>
+                        <Link href={`/applets/${r.applet_id}`} className="block truncate text-slate-800 hover:underline max-sm:font-medium" title={r.applet_name}>
                           {r.applet_name}
                         </Link>
                       ) : (
@@ -166,20 +170,20 @@ export function RunsTable({ initial, query, showApplet = true, emptyText }: { in
                       )}
                     </td>
                   ) : null}
-                  <td className="td text-slate-700">
+                  <td className="td text-slate-700" data-label="Created">
                     <LocalTime iso={r.created_at} compact />
                     {/* A timed run is due later than it was made. */}
                     {timed.dueAt ? (
-                      <span className="block text-xs text-slate-500" data-testid="run-due">
+                      <span className="block text-xs text-slate-500 max-sm:ml-1 max-sm:inline" data-testid="run-due">
                         due <LocalTime iso={timed.dueAt} compact />
                       </span>
                     ) : null}
                   </td>
-                  <td className="td tabular-nums text-slate-700">
+                  <td className="td tabular-nums text-slate-700" data-label="Attempt">
                     {r.attempt}/{r.max_attempts}
                   </td>
-                  <td className="td tabular-nums text-slate-700">{r.started_at && r.finished_at ? formatDuration(new Date(r.finished_at).getTime() - new Date(r.started_at).getTime()) : "–"}</td>
-                  <td className="td">
+                  <td className="td tabular-nums text-slate-700" data-label="Duration">{r.started_at && r.finished_at ? formatDuration(new Date(r.finished_at).getTime() - new Date(r.started_at).getTime()) : "–"}</td>
+                  <td className={`td stack-full ${cell.text ? "" : "max-sm:hidden"}`}>
                     {/* A skipped run's "error" is the filter's reason, and a timed run's reason is in words: neither is a failure. */}
                     <div className={`text-xs ${cell.tone === "reason" ? "line-clamp-2 text-slate-600" : "truncate text-red-800"}`} title={cell.text || undefined}>
                       {cell.text}

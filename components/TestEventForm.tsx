@@ -3,11 +3,16 @@ import Link from "next/link";
 import { useState } from "react";
 import { api, errorBody } from "@/lib/ui/api-client";
 import { freshTestPayload, parseSample } from "@/lib/ui/sample";
-import { SamplePicker, builtinChoice, type SampleChoice } from "./editor/SamplePicker";
+import { SamplePicker } from "./editor/SamplePicker";
+import { useSharedSample } from "./editor/sharedSample";
 
-/** "Send test event": a manual event with this payload and a queued run (POST /api/applets/:id/test). */
-export function TestEventForm({ appletId, sample }: { appletId: string; sample: Record<string, unknown> }) {
-  const [choice, setChoice] = useState<SampleChoice>(() => builtinChoice(sample));
+/**
+ * "Send test event": a manual event with this payload and a queued run (POST /api/applets/:id/test).
+ * Its sample is the one the applet's editor tests with (./editor/sharedSample): edited there, it is
+ * what this sends.
+ */
+export function TestEventForm({ appletId, triggerType, sample }: { appletId: string; triggerType: string; sample: Record<string, unknown> }) {
+  const [choice, setChoice] = useSharedSample({ appletId, triggerType }, sample);
   const text = choice.text;
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);

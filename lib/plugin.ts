@@ -21,8 +21,8 @@ export interface FieldMeta {
   help?: string;
   required?: boolean;
   placeholder?: string;
-  /** For `select`. */
-  options?: { value: string; label: string }[];
+  /** For `select`. An option's own help is shown instead of the field's while it is chosen. */
+  options?: { value: string; label: string; help?: string }[];
   /** Show the field only when another field of the same config has one of these values (push provider). */
   showWhen?: { field: string; equals: string[] };
   /** Whether the field is a template the "Insert ingredient" dropdown may write into. */

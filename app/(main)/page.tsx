@@ -134,8 +134,9 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
           <ExampleApplets examples={exampleCards(app.config.inboundDomain)} />
         </div>
       ) : (
+        // On a phone each applet is a card of labelled cells (.stack-rows), its name first.
         <div className="relative overflow-x-auto rounded-lg bg-white shadow-sm ring-1 ring-slate-200">
-          <table className="min-w-full divide-y divide-slate-200">
+          <table className="stack-rows min-w-full divide-y divide-slate-200">
             <thead className="bg-slate-50">
               <tr>
                 <th className="th">Name</th>
@@ -149,8 +150,8 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
               {applets.map((a) => {
                 return (
                   <tr key={a.id} className="hover:bg-slate-50">
-                    <td className="td max-w-[12rem] sm:max-w-xs">
-                      <Link href={`/applets/${a.id}`} className="block truncate font-medium text-indigo-700 hover:underline">
+                    <td className="td stack-full sm:max-w-xs">
+                      <Link href={`/applets/${a.id}`} className="block font-medium break-words text-indigo-700 hover:underline sm:truncate">
                         {a.name}
                       </Link>
                       <TagChips tags={a.tags} />
@@ -182,8 +183,8 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
                         </span>
                       ) : null}
                     </td>
-                    <td className="td">
-                      <span className="inline-flex items-center gap-1.5">
+                    <td className="td" data-label="When → then">
+                      <span className="inline-flex items-center gap-1.5 align-middle">
                         <PluginIcon kind="trigger" type={a.trigger_type} />
                         <span className="text-slate-400" aria-hidden="true">
                           →
@@ -193,10 +194,10 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
                         ))}
                       </span>
                     </td>
-                    <td className="td">
+                    <td className="td" data-label="Enabled">
                       <EnabledToggle id={a.id} enabled={a.enabled} name={a.name} />
                     </td>
-                    <td className="td whitespace-nowrap">
+                    <td className="td whitespace-nowrap" data-label="Last run">
                       {a.last_run_status ? (
                         <span className="inline-flex items-center gap-2">
                           <StatusBadge status={a.last_run_status} />
@@ -206,7 +207,7 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
                         <span className="text-slate-400">never run</span>
                       )}
                     </td>
-                    <td className="td text-right whitespace-nowrap tabular-nums">
+                    <td className="td text-right whitespace-nowrap tabular-nums" data-label="Runs (24 h)">
                       {a.runs_24h}
                       {a.failed_24h > 0 ? (
                         <Link

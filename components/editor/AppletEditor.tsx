@@ -5,7 +5,8 @@ import { ingredientGroups } from "@/lib/ui/format";
 import type { Meta, MetaTrigger } from "@/lib/api/queries";
 import { ActionsStep } from "./ActionsStep";
 import { saveApplet, saveDraft, type FilterTestResult, type PreviewRequest } from "./api";
-import { SamplePicker, builtinChoice, type SampleChoice } from "./SamplePicker";
+import { SamplePicker, builtinChoice } from "./SamplePicker";
+import { useSharedSample } from "./sharedSample";
 import { parseSample } from "@/lib/ui/sample";
 import { actionOf, buildDefinition, type EditorDefinition, draftFromDefinition, draftReducer, openProblems, placeProblems, reportProblems, shownName, snapshotOf, triggerOf, typedSlots, type ReportedProblem } from "./draft";
 import { browserTimeZone } from "./fields";
@@ -65,7 +66,7 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
   const trigger = triggerOf(meta, draft.trigger.type);
   // ---- the sample everything is tested against: built-in, fetched, a past event, or typed ----
   const [fetched, setFetched] = useState<Record<string, unknown>[]>([]);
-  const [sampleChoice, setSampleChoice] = useState<SampleChoice>(() => builtinChoice(trigger?.sample ?? {}));
+  const [sampleChoice, setSampleChoice] = useSharedSample(applet && draft.trigger.type ? { appletId: applet.id, triggerType: draft.trigger.type } : null, trigger?.sample ?? {});
   const typedSample = parseSample(sampleChoice.text);
   const sample = typedSample.ok ? typedSample.value : (trigger?.sample ?? {});
   const definition = buildDefinition(meta, draft);
@@ -89,7 +90,7 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
   ]);
 
   const transformOutput = draft.transform ? draft.transform.output || "output" : null;
-  const groups = useMemo(() => ingredientGroups({ trigger, transformOutput, filterCode: draft.filterCode, secrets }), [trigger, transformOutput, draft.filterCode, secrets]);
+  const groups = useMemo(() => ingredientGroups({ trigger, sample, transformOutput, filterCode: draft.filterCode, secrets }), [trigger, sample, transformOutput, draft.filterCode, secrets]);
 
   // ---- preview: once asked for, or while a panel shows the rendered config (a note's path) ----
   const previewRequest: PreviewRequest | null =

@@ -32,7 +32,9 @@ export function ConfigForm(props: {
       {shown.map((f) => {
         const id = `${props.idPrefix}-${f.name}`;
         const errs = props.errors.get(f.name) ?? [];
-        const helpId = f.help ? `${id}-help` : undefined;
+        // A select's chosen option may say more about itself than the field does (a webhook's signature preset).
+        const help = (f.kind === "select" ? f.options?.find((o) => o.value === props.cfg[f.name])?.help : undefined) ?? f.help;
+        const helpId = help ? `${id}-help` : undefined;
         return (
           <div key={f.name} data-field={f.name}>
             {f.kind === "boolean" ? (
@@ -60,9 +62,9 @@ export function ConfigForm(props: {
                 }
               />
             )}
-            {f.help ? (
-              <p id={helpId} className="help">
-                {f.help}
+            {help ? (
+              <p id={helpId} className="help" data-testid={`${id}-help`}>
+                {help}
               </p>
             ) : null}
             {usesPlaceholder(f) && props.cfg[f.name] === "" && f.placeholder ? (

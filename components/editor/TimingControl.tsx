@@ -2,6 +2,7 @@
 import { useState } from "react";
 import { anchorNote, offsetWords, TIMING_LABELS, type AnchorOption, type TimingDraft } from "./timing";
 import type { TimingPreviewItem } from "./api";
+import { LocalTime } from "@/components/LocalTime";
 
 const OTHER = "__other__";
 
@@ -146,8 +147,18 @@ function TimingPreviewLine({ idPrefix, preview, busy, error }: { idPrefix: strin
     <p className={`rounded-md px-3 py-2 text-sm wrap-anywhere ring-1 ${warn ? "bg-amber-50 text-amber-900 ring-amber-200" : "bg-slate-50 text-slate-800 ring-slate-200"}`} data-testid={`${idPrefix}-timing-preview`} role={warn ? "status" : undefined}>
       <span className="font-medium">For the sample: </span>
       {preview.explanation}
+      {/* The plan is said in the applet's zone; the reader's own clock comes with it, named. */}
+      {preview.dueAt && preview.timezone !== readerZone() ? (
+        <span className="block text-slate-600" data-testid={`${idPrefix}-timing-preview-local`}>
+          That is <LocalTime iso={preview.dueAt} /> in your time.
+        </span>
+      ) : null}
     </p>
   );
+}
+
+function readerZone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone;
 }
 
 function Errors({ messages }: { messages: string[] }) {

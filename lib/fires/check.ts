@@ -2,9 +2,13 @@ import type { App } from "../app";
 import { alertsOn } from "../alerts/policy";
 import type { ActivityRow, Applet } from "../db/store/types";
 import { triggerRegistry } from "../triggers";
-import { quietness, type Quiet } from "./quiet";
+import { timezoneOf, type Definition } from "../definition";
+import { quietness, zonedWall, type Quiet } from "./quiet";
 
 type CheckApp = Pick<App, "store" | "clock" | "log">;
+
+/** The zone an applet's quiet texts are in: its own (stored definitions were checked on the way in). */
+const zoneOf = (a: Applet) => timezoneOf(a.definition as unknown as Definition);
 
 export interface QuietCheckResult {
   /** Applets that went quiet in this pass (one alert each, when alerts go anywhere). */
@@ -35,6 +39,7 @@ export async function quietApplets(app: Pick<App, "store">, now: Date, applets?:
         expectSince: act?.expectSince ?? null,
         lastEventAt: act?.lastEventAt ?? null,
         nextRunAt: next.get(a.id) ?? null,
+        zone: zoneOf(a),
       },
       now,
     );
@@ -75,7 +80,7 @@ export async function checkQuiet(app: CheckApp, now: Date = app.clock.now()): Pr
       const closed = await app.store.transaction(async (tx) => {
         if (!(await tx.fires.closeQuiet(a.id, nowIso))) return false;
         if (on && a.enabled) {
-          const back = act?.lastEventAt && act.lastEventAt > open ? `Events came back: the newest at ${act.lastEventAt.slice(0, 16).replace("T", " ")} UTC.` : "It fires again as expected.";
+          const back = act?.lastEventAt && act.lastEventAt > open ? `Events came back: the newest at ${zonedWall(act.lastEventAt, zoneOf(a))}.` : "It fires again as expected.";
           await tx.alerts.insert({ appletId: a.id, kind: "recovery", runId: null, error: null, detail: { of: "quiet", text: back, quiet_since: open } }, nowIso);
         }
         return true;

@@ -31,6 +31,8 @@ export interface QuietInput {
   lastEventAt: string | null;
   /** A polled trigger's next slot or check (trigger_state.next_run_at). */
   nextRunAt: string | null;
+  /** The applet's zone, that the text's times are in (UTC when unset). */
+  zone?: string;
 }
 
 export interface Quiet {
@@ -45,7 +47,19 @@ export interface Quiet {
 
 const NOUNS: Record<string, string> = { webhook: "webhook", email: "email", imap: "email", mqtt: "MQTT message", rss: "new feed item", poll: "change", schedule: "scheduled fire" };
 const nounOf = (type: string) => NOUNS[type] ?? "event";
-const utc = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+/**
+ * "2026-03-07 13:00 Europe/Berlin": the text goes out in an alert, read away from the UI where the
+ * reader's zone is unknown, so it is in the applet's zone (UTC when it has none) and names it, as
+ * the other alert texts do (lib/alerts/message).
+ */
+export function zonedWall(iso: string, zone = "UTC"): string {
+  try {
+    const f = new Intl.DateTimeFormat("sv-SE", { timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
+    return `${f.format(new Date(iso))} ${zone}`;
+  } catch {
+    return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+  }
+}
 const hoursText = (h: number) => (h === 1 ? "hour" : Number.isInteger(h) ? `${h} h` : formatAge(h * 3_600_000));
 
 export function quietness(i: QuietInput, now: Date): Quiet | null {
@@ -58,7 +72,7 @@ export function quietness(i: QuietInput, now: Date): Quiet | null {
       const noun = nounOf(i.triggerType);
       const silence = formatAge(nowMs - (i.lastEventAt ? Date.parse(i.lastEventAt) : from));
       const every = i.expectEveryHours === 1 ? "every hour" : `every ${hoursText(i.expectEveryHours)}`;
-      const last = i.lastEventAt ? `Last one: ${utc(i.lastEventAt)}.` : "None has come yet.";
+      const last = i.lastEventAt ? `Last one: ${zonedWall(i.lastEventAt, i.zone)}.` : "None has come yet.";
       return { basis: "events", since: new Date(from + expectMs).toISOString(), lastAt: i.lastEventAt, text: `No ${noun} for ${silence}; one is expected ${every}. ${last}` };
     }
   }
@@ -69,8 +83,8 @@ export function quietness(i: QuietInput, now: Date): Quiet | null {
       const late = formatAge(nowMs - due);
       const text =
         i.triggerType === "schedule"
-          ? `No scheduled fire for ${late}: the one due at ${utc(i.nextRunAt)} has not happened (is the worker running?).`
-          : `No ${what} of the trigger for ${late}: the one due at ${utc(i.nextRunAt)} has not happened (is the worker running?).`;
+          ? `No scheduled fire for ${late}: the one due at ${zonedWall(i.nextRunAt, i.zone)} has not happened (is the worker running?).`
+          : `No ${what} of the trigger for ${late}: the one due at ${zonedWall(i.nextRunAt, i.zone)} has not happened (is the worker running?).`;
       return { basis: "slots", since: new Date(due + QUIET_GRACE_MS).toISOString(), lastAt: i.lastEventAt, text };
     }
   }

@@ -17,12 +17,13 @@ export const webhookConfigSchema = z
       label: "Who may call it",
       kind: "select",
       preview: "webhookUrl",
-      options: VERIFY_PRESETS.filter((p) => p !== "none").map((p) => ({ value: p, label: PRESETS[p].label })),
-      help:
-        "(default) checks nothing beyond the URL's secret token, or the HMAC header below if you set one. A sender's scheme checks every request on its raw body; anything else gets 401 and stores nothing. " +
-        VERIFY_PRESETS.filter((p) => p !== "none")
-          .map((p) => `${PRESETS[p].label}: ${PRESETS[p].help}`)
-          .join(" "),
+      // One preset's help at a time: the chosen one's, or what the default does.
+      options: VERIFY_PRESETS.filter((p) => p !== "none").map((p) => ({
+        value: p,
+        label: PRESETS[p].label,
+        help: `${PRESETS[p].help} Checked on the raw body of every request; one that fails gets 401 and stores nothing.`,
+      })),
+      help: "(default) checks nothing beyond the URL's secret token, or the HMAC header below if you set one. Pick a sender to check its signature on every request.",
     }),
     /** Header carrying the signature, e.g. X-Hub-Signature-256 (generic `hmac` only). */
     secret_header: field(z.string().trim().min(1).max(100).optional(), {

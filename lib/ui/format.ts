@@ -52,8 +52,14 @@ export function filterVarNames(code: string | undefined): string[] {
   return [...names];
 }
 
+/**
+ * The "Insert ingredient" groups. The trigger's fields come from `sample`, the one the editor tests
+ * with (edited, fetched or a past event), else the trigger's built-in one: a field the user added
+ * to the sample (body.amount) is offered, and the trigger's declared ingredients always are.
+ */
 export function ingredientGroups(opts: {
   trigger: MetaTrigger | undefined;
+  sample?: Record<string, unknown>;
   transformOutput?: string | null;
   filterCode?: string | null;
   secrets: string[];
@@ -62,15 +68,26 @@ export function ingredientGroups(opts: {
   const t = opts.trigger;
   if (t) {
     const options: IngredientOption[] = [];
-    for (const ing of t.ingredients) {
-      const sample = t.sample[ing.name];
-      options.push({ value: `{{trigger.${ing.name}}}`, label: `trigger.${ing.name}`, description: ing.description });
+    const sample = opts.sample ?? t.sample;
+    const nested = (name: string) => {
+      const value = sample[name];
       // Nested fields of an object or array ingredient, from the sample (body.title, attachments[0].url).
-      if (sample && typeof sample === "object") {
-        for (const p of samplePaths(sample, `trigger.${ing.name}`)) {
-          if (p !== `trigger.${ing.name}`) options.push({ value: `{{${p}}}`, label: p });
+      if (value && typeof value === "object") {
+        for (const p of samplePaths(value, `trigger.${name}`)) {
+          if (p !== `trigger.${name}`) options.push({ value: `{{${p}}}`, label: p });
         }
       }
+    };
+    for (const ing of t.ingredients) {
+      options.push({ value: `{{trigger.${ing.name}}}`, label: `trigger.${ing.name}`, description: ing.description });
+      nested(ing.name);
+    }
+    // Top-level fields of the sample the trigger does not declare (a past event's extra field).
+    const declared = new Set(t.ingredients.map((i) => i.name));
+    for (const name of Object.keys(sample)) {
+      if (declared.has(name) || !IDENT.test(name)) continue;
+      options.push({ value: `{{trigger.${name}}}`, label: `trigger.${name}`, description: "in the sample" });
+      nested(name);
     }
     groups.push({ label: `Trigger: ${t.label}`, options });
   }

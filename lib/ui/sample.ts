@@ -38,3 +38,14 @@ export function parseSample(text: string): ParsedSample {
   if (!value || typeof value !== "object" || Array.isArray(value)) return { ok: false, error: "The sample must be a JSON object ({ … }), the way the trigger's ingredients arrive." };
   return { ok: true, value: value as Record<string, unknown> };
 }
+
+/**
+ * The applet page's curl line for a webhook: a POST of the sample's `body` as JSON (the sample the
+ * user is testing with, so the line sends what the editor and "Send test event" use), or
+ * `{"hello":"world"}` when the sample has no body. Quoted for a POSIX shell.
+ */
+export function webhookCurl(url: string, sample: Record<string, unknown>): string {
+  const body = sample.body === undefined || sample.body === null ? { hello: "world" } : sample.body;
+  const quote = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
+  return `curl -X POST ${quote(url)} -H 'content-type: application/json' -d ${quote(JSON.stringify(body))}`;
+}

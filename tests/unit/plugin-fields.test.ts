@@ -3,6 +3,7 @@ import path from "node:path";
 import { describe, expect, test } from "vitest";
 import { actionRegistry } from "@/lib/actions";
 import { triggerRegistry } from "@/lib/triggers";
+import { PLUGIN_ICON_PATHS } from "@/lib/ui/plugin-icons";
 
 /**
  * The editor's fields are generated from each config schema's metadata (`field(…)` in
@@ -53,5 +54,28 @@ describe("fieldsOf", () => {
       { name: "a", label: "A", kind: "cron", required: true },
     ]);
     expect(() => fieldsOf(z.string())).toThrow(/must be an object schema/);
+  });
+});
+
+describe("a webhook's Who may call it", () => {
+  test("says one preset's help at a time: the chosen one's, or the default's, never every preset's at once", () => {
+    const verify = triggerRegistry.get("webhook")!.fields.find((f) => f.name === "verify")!;
+    expect(verify.help).toMatch(/^\(default\) checks nothing beyond the URL's secret token/);
+    for (const other of ["X-Hub-Signature-256", "Stripe-Signature", "X-Slack-Signature", "Authorization"]) expect(verify.help).not.toContain(other);
+    const help = Object.fromEntries((verify.options ?? []).map((o) => [o.value, o.help ?? ""]));
+    expect(help.github).toContain("X-Hub-Signature-256");
+    expect(help.github).not.toContain("Stripe-Signature");
+    expect(help.stripe).toContain("Stripe-Signature");
+    expect(Object.values(help).every((h) => h.length > 0)).toBe(true);
+  });
+});
+
+describe("plug-in icons", () => {
+  test("every trigger and action has a drawn icon (Telegram's card showed a clipped text badge)", () => {
+    const missing = [
+      ...[...triggerRegistry.keys()].map((t) => `trigger:${t}`),
+      ...[...actionRegistry.keys()].map((a) => `action:${a}`),
+    ].filter((k) => !PLUGIN_ICON_PATHS[k]?.length);
+    expect(missing).toEqual([]);
   });
 });

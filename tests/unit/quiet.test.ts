@@ -11,6 +11,11 @@ describe("expected activity (pure)", () => {
     expect(quietness(base, new Date("2026-03-08T11:59:59.000Z"))).toBeNull();
     expect(quietness(base, new Date("2026-03-08T14:00:00.000Z"))?.text).toBe("No webhook for 26 h; one is expected every 24 h. Last one: 2026-03-07 12:00 UTC.");
   });
+  test("a quiet alert's times are in the applet's zone and name it, like the other alert texts, not in UTC", () => {
+    expect(quietness({ ...base, zone: "Europe/Berlin" }, new Date("2026-03-08T14:00:00.000Z"))?.text).toBe("No webhook for 26 h; one is expected every 24 h. Last one: 2026-03-07 13:00 Europe/Berlin.");
+    const slot = { ...base, triggerType: "schedule", feed: "polled", expectEveryHours: null, nextRunAt: "2026-07-01T07:00:00.000Z", zone: "America/New_York" };
+    expect(quietness(slot, new Date("2026-07-01T08:00:00.000Z"))?.text).toContain("the one due at 2026-07-01 03:00 America/New_York has not happened");
+  });
   test("with no event yet the silence counts from when the expectation was set; a disabled applet is never quiet", () => {
     const none = { ...base, lastEventAt: null, expectSince: "2026-03-07T00:00:00.000Z" };
     expect(quietness(none, new Date("2026-03-07T23:00:00.000Z"))).toBeNull();

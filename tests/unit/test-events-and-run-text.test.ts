@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { getTrigger } from "@/lib/triggers";
-import { TEST_EVENT_USER_AGENT, freshTestPayload, parseSample } from "@/lib/ui/sample";
+import { TEST_EVENT_USER_AGENT, freshTestPayload, parseSample, webhookCurl } from "@/lib/ui/sample";
+import { ingredientGroups } from "@/lib/ui/format";
+import type { MetaTrigger } from "@/lib/api/queries";
 
 /** The pure parts: what the screens compute before they show or send anything. */
 
@@ -22,6 +24,26 @@ describe("test events and samples", () => {
     const sent = freshTestPayload(typed, webhookSample, new Date("2026-12-01T10:14:00.000Z"));
     expect(sent.received_at).toBe("2025-01-01T00:00:00.000Z");
     expect((sent.headers as Record<string, string>)["user-agent"]).toBe("Stripe/1.0");
+  });
+
+  it("the ingredient picker offers the fields of the edited sample, not only the built-in one's", () => {
+    const t = getTrigger("webhook");
+    const trigger = { type: t.type, label: t.label, ingredients: t.ingredients, sample: t.sample } as unknown as MetaTrigger;
+    const edited = { ...t.sample, body: { order: { amount: 59.9, items: [{ sku: "A-1" }] } }, tenant: "acme" };
+    const labels = ingredientGroups({ trigger, sample: edited, secrets: [] })[0]!.options.map((o) => o.label);
+    expect(labels).toEqual(expect.arrayContaining(["trigger.body", "trigger.body.order.amount", "trigger.body.order.items[0].sku", "trigger.tenant"]));
+    // The built-in sample's own fields went with its body; the declared ingredients stay.
+    const builtinBody = ingredientGroups({ trigger, secrets: [] })[0]!.options.map((o) => o.label).filter((l) => l.startsWith("trigger.body."));
+    expect(builtinBody.length).toBeGreaterThan(0);
+    for (const l of builtinBody) expect(labels).not.toContain(l);
+    for (const ing of t.ingredients) expect(labels).toContain(`trigger.${ing.name}`);
+  });
+
+  it("the applet page's curl line sends the body of the sample in use", () => {
+    expect(webhookCurl("https://w.test/api/hooks/a/t", { body: { amount: 59.9, note: "it's" } })).toBe(
+      `curl -X POST 'https://w.test/api/hooks/a/t' -H 'content-type: application/json' -d '{"amount":59.9,"note":"it'\\''s"}'`,
+    );
+    expect(webhookCurl("https://w.test/h", {})).toContain(`-d '{"hello":"world"}'`);
   });
 
   it("a typed sample must be a JSON object, and the message says why", () => {

@@ -1,12 +1,13 @@
 import Link from "next/link";
 import { RunsTable, type RunsQuery } from "@/components/RunsTable";
 import { ZoneInput, ZoneName } from "@/components/RunStatusBadge";
+import { CollapsibleFilters } from "@/components/CollapsibleFilters";
 import { RunSearchFields, SearchBoundNote } from "@/components/RunSearch";
 import { dayBounds, validZone } from "@/lib/ui/run-timing";
 import { appletList, runsPage } from "@/lib/api/queries";
 import { services } from "@/lib/services";
 import { RUN_STATUSES } from "@/lib/ui/run-status";
-import { TIMED_REASON_CODES, TIMED_REASONS } from "@/lib/timed/reasons";
+import { TIMED_REASON_CODES, TIMED_REASONS, type TimedReason } from "@/lib/timed/reasons";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Runs · whenthen" };
@@ -49,6 +50,17 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
   const keep = (extra: Record<string, string | undefined>) =>
     "/runs?" + new URLSearchParams(Object.entries({ ...query, tz: query.from || query.to ? tz : undefined, cursor: undefined, ...extra }).filter((e): e is [string, string] => Boolean(e[1]))).toString();
   const filtered = Boolean(query.applet_id || query.status || query.reason || query.from || query.to || query.error || query.payload);
+  // What the folded form (on a phone) says is on, in the form's own words.
+  const appletName = query.applet_id ? (applets.find((a) => a.id === query.applet_id)?.name ?? "an applet") : undefined;
+  const activeFilters = [
+    appletName,
+    query.status,
+    query.reason ? TIMED_REASONS[query.reason as TimedReason] : undefined,
+    query.from ? `from ${query.from}` : undefined,
+    query.to ? `to ${query.to}` : undefined,
+    query.error ? `error “${query.error}”` : undefined,
+    query.payload ? `payload “${query.payload}”` : undefined,
+  ].filter((x): x is string => Boolean(x));
   // A hand-edited or stale link must not look like it filters when it does not.
   const notes: React.ReactNode[] = [];
   const rawStatus = one(sp.status);
@@ -73,7 +85,8 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
   return (
     <div className="mx-auto max-w-6xl">
       <h1 className="mb-4 text-xl font-semibold">Runs</h1>
-      <form method="get" action="/runs" className="card mb-4 grid grid-cols-2 items-end gap-3 sm:flex sm:flex-wrap">
+      <CollapsibleFilters active={activeFilters}>
+      <form method="get" action="/runs" className="card grid grid-cols-2 items-end gap-3 sm:flex sm:flex-wrap">
         <div className="col-span-2 sm:col-span-1">
           <label htmlFor="f-applet" className="field-label mb-1">
             Applet
@@ -138,6 +151,7 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
           ) : null}
         </div>
       </form>
+      </CollapsibleFilters>
       {notes.length ? (
         <ul className="mb-4 rounded-md bg-amber-50 p-3 text-sm text-amber-900 ring-1 ring-amber-200" data-testid="filter-notes">
           {notes.map((n, i) => (

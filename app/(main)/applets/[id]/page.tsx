@@ -15,6 +15,7 @@ import { PluginIcon } from "@/components/PluginIcon";
 import { RunsTable } from "@/components/RunsTable";
 import { TestEventForm } from "@/components/TestEventForm";
 import { DryRun } from "@/components/DryRun";
+import { WebhookCurl } from "@/components/WebhookCurl";
 import { AppletTagsEditor } from "@/components/AppletTagsEditor";
 import { AppletEditor } from "@/components/editor/AppletEditor";
 import { InboundAddress } from "@/components/editor/panels";
@@ -54,7 +55,6 @@ export default async function AppletPage({ params, searchParams }: { params: Pro
   // How the trigger is fed decides what the page shows: a URL for a request-fed one, the next check for a polled one.
   const feed = triggerRegistry.get(a.trigger_type)?.feed;
   const state = a.trigger_state;
-  const curl = `curl -X POST '${a.webhook_url}' -H 'content-type: application/json' -d '${JSON.stringify((trigger?.sample.body as object | undefined) ?? { hello: "world" }).replace(/'/g, "'\\''")}'`;
 
   const aliasValue = a.definition.trigger.config.to_alias;
   const alias = typeof aliasValue === "string" && aliasValue.trim() ? aliasValue.trim().toLowerCase() : "";
@@ -110,10 +110,7 @@ export default async function AppletPage({ params, searchParams }: { params: Pro
               <CopyButton text={a.webhook_url} />
             </div>
             <p className="help">POST JSON, a form, or text; GET with query parameters works too. Anyone with this URL can fire the applet.</p>
-            <div className="mt-2 flex items-center gap-2">
-              <code className="block min-w-0 flex-1 overflow-x-auto rounded bg-slate-900 px-3 py-2 font-mono text-xs whitespace-nowrap text-slate-100">{curl}</code>
-              <CopyButton text={curl} label="Copy curl" />
-            </div>
+            <WebhookCurl appletId={a.id} triggerType={a.trigger_type} url={a.webhook_url} builtin={trigger?.sample ?? {}} />
           </div>
         ) : null}
         {a.trigger_type === "email" ? (
@@ -181,7 +178,7 @@ export default async function AppletPage({ params, searchParams }: { params: Pro
 
       <section className="card mb-4">
         <h2 className="mb-2 text-base font-semibold">Send test event</h2>
-        <TestEventForm appletId={a.id} sample={trigger?.sample ?? {}} />
+        <TestEventForm appletId={a.id} triggerType={a.trigger_type} sample={trigger?.sample ?? {}} />
       </section>
 
       <section className="card mb-4" id="dry-run">
