@@ -34,7 +34,7 @@ export function DryRun({ appletId, sample, canFetch }: { appletId: string; sampl
     const res = await api.api.applets[":id"]["dry-run"].$post({ param: { id: appletId }, json }).catch(() => null);
     setBusy(false);
     if (!res?.ok) return setError((res && (await errorBody(res)).error) ?? (res ? `failed (${res.status})` : "network error"));
-    setResult((await res.json()) as unknown as DryRunResult);
+    setResult(await res.json());
   }
 
   return (

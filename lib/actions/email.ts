@@ -159,7 +159,7 @@ export const emailAction: ActionPlugin<EmailActionConfig> = {
       summary: `would ${via === "smtp" ? "send" : "write to the outbox"} "${message.subject}" to ${to.join(", ")}`,
       via,
       ...(via === "outbox" ? { outbox_folder: path.join(ctx.config.dataDir, "outbox") } : {}),
-      from: String(message.from),
+      from: ctx.config.emailFrom,
       to,
       subject: message.subject,
       message_id: message.messageId,

@@ -117,7 +117,7 @@ export async function dryRunApplet(deps: DryRunDeps, input: DryRunInput): Promis
           return { output: { dry_run: true, summary: record.summary, record } };
         }
         requests = [];
-        answer = plugin.dryRunAnswer;
+        answer = plugin.dryRunAnswer?.bind(plugin);
         try {
           const result = await plugin.run(config, ctx);
           const made = requests;

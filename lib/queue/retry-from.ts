@@ -1,7 +1,7 @@
 import type { App } from "../app";
 import { UserError } from "../core/errors";
 import type { RunListFilter } from "../db/store/types";
-import { stepIdOf, type Step } from "../executor/types";
+import { stepIdOf } from "../executor/types";
 import { BULK_RETRY_BATCH, type BulkRetryResult } from "./bulk-retry";
 
 /**
@@ -18,7 +18,7 @@ export async function retryFromStep(app: Pick<App, "store" | "clock" | "bus">, r
   if (run.status !== "failed" && run.status !== "dead") {
     throw new UserError(`retry: only failed or dead runs can be retried from a step; this one is ${run.status}`, [{ path: "status", message: run.status }]);
   }
-  const steps = run.steps as Step[];
+  const { steps } = run;
   const at = steps.findIndex((s) => stepIdOf(s) === stepId);
   if (at < 0) {
     const ran = [...new Set(steps.map(stepIdOf))];

@@ -71,8 +71,17 @@ describe.skipIf(!hasChromium)("dry run and retry from a step", () => {
 
     await page.goto(`/applets/${applet.id}#dry-run`);
     const dry = page.getByTestId("dry-run");
-    await dry.getByRole("button", { name: "Test without sending" }).click();
-    await page.getByTestId("dry-run-result").waitFor();
+    // A click before hydration does nothing (a plain button): click until the answer shows.
+    await expect
+      .poll(
+        async () => {
+          if (await page.getByTestId("dry-run-result").isVisible()) return true;
+          await dry.getByRole("button", { name: "Test without sending" }).click();
+          return page.getByTestId("dry-run-result").isVisible();
+        },
+        { timeout: 240_000, intervals: [5_000] },
+      )
+      .toBe(true);
     const text = await page.getByTestId("dry-run-result").textContent();
     expect(text).toContain(`POST ${sinkUrl}/a`);
     expect(text).toContain("authorization: [redacted]");
