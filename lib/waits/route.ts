@@ -43,7 +43,7 @@ export function createWaitRoute(app: Pick<App, "store" | "clock" | "config" | "l
     if (wait.resolution) return settledAnswer(req, res, wait, view);
     if (req.method !== "POST") {
       // Looking decides nothing: the page asks for one click.
-      return answer(req, res, 200, { status: "waiting", decision: address.action, message: view.message, timeout_at: wait.timeoutAt }, { ...view, title: address.action === "approve" ? "Approve?" : "Deny?", text: wait.timeoutAt ? `This approval times out at ${wait.timeoutAt}.` : "", ask: address.action });
+      return answer(req, res, 200, { status: "waiting", decision: address.action, message: view.message, timeout_at: wait.timeoutAt }, { ...view, title: address.action === "approve" ? "Approve?" : "Deny?", text: wait.timeoutAt ? `This approval times out at ${wait.timeoutAt.slice(0, 16).replace("T", " ")} UTC.` : "", ask: address.action });
     }
     // A form's few bytes: read and dropped.
     req.resume();

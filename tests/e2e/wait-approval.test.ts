@@ -83,7 +83,8 @@ describe.skipIf(!hasChromium)("a run that waits for an approval", () => {
     // The run page while it waits: what it waits for, Resume now and Cancel.
     const runs = (await (await page.request.get(`/api/runs?applet_id=${applet.id}`)).json()) as { runs: { id: string; status: string }[] };
     const runId = runs.runs[0]!.id;
-    await page.goto(`/runs/${runId}`);
+    // Next's development server compiles the run page on its first request: on a loaded machine that takes minutes.
+    await page.goto(`/runs/${runId}`, { timeout: 300_000 });
     await expect.poll(async () => page.getByTestId("run-status").textContent(), { timeout: 60_000 }).toBe("waiting");
     await page.getByTestId("waiting-summary").waitFor();
     expect(await page.getByTestId("waiting-summary").textContent()).toMatch(/^Waiting for approval — times out \d\d:\d\d$/);
@@ -114,5 +115,5 @@ describe.skipIf(!hasChromium)("a run that waits for an approval", () => {
     expect(errors).toEqual([]);
     await link.close();
     expect(SCREENSHOTS).toBeTruthy();
-  }, 300_000);
+  }, 900_000);
 });
