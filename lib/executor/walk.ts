@@ -496,8 +496,12 @@ export async function walkSteps(deps: WalkDeps, def: Definition, ctx: WalkContex
           noted(scope, step.id, entry);
           return plan.skipRest ? { kind: "finish", status: "skipped", reason: `${where}: ${plan.why}` } : null;
         }
-        runner.record(blank(base, scope, { status: "running", decision: "waiting", why: plan.why, input: plan.input, output: { seq, ...plan.wait.detail }, ...(earlier?.started_at ? { started_at: earlier.started_at } : {}) }));
-        return { kind: "wait", wait: plan.wait };
+        if (!deps.dryRun) {
+          runner.record(blank(base, scope, { status: "running", decision: "waiting", why: plan.why, input: plan.input, output: { seq, ...plan.wait.detail }, ...(earlier?.started_at ? { started_at: earlier.started_at } : {}) }));
+          return { kind: "wait", wait: plan.wait };
+        }
+        // A dry run shows the wait and goes on as if it ended well (time came, call arrived, approved).
+        entry = runner.record(blank(base, scope, { decision: "dry_run", why: `${plan.why} — a dry run does not wait: the steps after it run now`, input: plan.input, output: { seq, ...plan.wait.detail } }));
       }
     }
     noted(scope, step.id, entry);

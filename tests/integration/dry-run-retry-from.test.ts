@@ -94,6 +94,30 @@ forEachEngine((engine) => {
       expect(existsSync(path.join(app.dataDir, "outbox"))).toBe(false);
     });
 
+    test("a wait is shown and not waited for: the steps after it are recorded and nothing is parked", async () => {
+      const { app, call } = boot();
+      const applet = await create(app, [
+        { id: "ask", type: "email", config: { to: "ops@example.com", subject: "Approve?", body_markdown: "[Approve]({{run.approve_url}})" } },
+        { id: "approval", type: "wait", kind: "for_approval", message: "Post {{trigger.body.title}}?", timeout: "2h" },
+        { id: "pause", type: "wait", kind: "delay", duration: "3d" },
+        { id: "post", type: "http", config: { url: "https://api.shop.test/post", method: "POST", body: { title: "{{trigger.body.title}}" } } },
+      ]);
+      const seen = watchNetwork();
+      const r = (await call<DryRunResult>("POST", `/api/applets/${applet.id}/dry-run`, { payload: { body: { title: "Lamp" } } })).body;
+      expect(r.status, JSON.stringify(r)).toBe("succeeded");
+      expect(seen).toEqual([]);
+      const waits = r.steps.filter((s) => s.kind === "wait");
+      expect(waits.map((w) => [w.id, w.status, w.decision])).toEqual([
+        ["approval", "succeeded", "dry_run"],
+        ["pause", "succeeded", "dry_run"],
+      ]);
+      expect(waits[0]!.why).toMatch(/a dry run does not wait/);
+      expect(r.actions.map((a) => a.step_id)).toEqual(["ask", "post"]);
+      expect(r.actions[1]!.requests![0]!.body).toBe(JSON.stringify({ title: "Lamp" }));
+      expect((await app.store.runs.list({})).runs).toEqual([]);
+      expect(await app.store.waits.listWaiting({ limit: 10 })).toEqual([]);
+    });
+
     test("a note action shows the file it would write and writes none", async () => {
       const { app, call } = boot();
       const applet = await create(app, [{ id: "jot", type: "note", config: { folder: "journal/{{trigger.body.day}}", filename: "{{trigger.body.title}}.md", content: "# {{trigger.body.title}}" } }]);
