@@ -79,7 +79,7 @@ describe.skipIf(!hasChromium)("dry run and retry from a step", () => {
           await dry.getByRole("button", { name: "Test without sending" }).click();
           return page.getByTestId("dry-run-result").isVisible();
         },
-        { timeout: 240_000, intervals: [5_000] },
+        { timeout: 240_000, interval: 5_000 },
       )
       .toBe(true);
     const text = await page.getByTestId("dry-run-result").textContent();
