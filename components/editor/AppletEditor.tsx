@@ -67,8 +67,11 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
   // ---- the sample everything is tested against: built-in, fetched, a past event, or typed ----
   const [fetched, setFetched] = useState<Record<string, unknown>[]>([]);
   const [sampleChoice, setSampleChoice] = useSharedSample(applet && draft.trigger.type ? { appletId: applet.id, triggerType: draft.trigger.type } : null, trigger?.sample ?? {});
-  const typedSample = parseSample(sampleChoice.text);
-  const sample = typedSample.ok ? typedSample.value : (trigger?.sample ?? {});
+  // One object per sample text: the ingredient picker is worked out again only when it changes.
+  const sample = useMemo(() => {
+    const typed = parseSample(sampleChoice.text);
+    return typed.ok ? typed.value : (trigger?.sample ?? {});
+  }, [sampleChoice.text, trigger]);
   const definition = buildDefinition(meta, draft);
   const name = shownName(meta, draft);
 
