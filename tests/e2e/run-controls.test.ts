@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SKIP_REASON, hasChromium, launchBrowser, screenshot, signedInPage, startApp, type RunningApp } from "./harness";
+import { ADMIN, SKIP_REASON, hasChromium, launchBrowser, screenshot, signedInPage, startApp, type RunningApp } from "./harness";
 
 /**
  * Controls over runs on the applet page, in a real browser against the real app: a value out of
@@ -21,6 +21,11 @@ describe.skipIf(!hasChromium)("controls over runs on the applet page", () => {
   beforeAll(async () => {
     app = await startApp();
     browser = await launchBrowser();
+    // Compiles the pages this test opens before it starts (a dev server compiles on first request).
+    const warm = await browser.newContext({ baseURL: app.url });
+    await warm.request.post("/api/login", { data: { email: ADMIN.email, password: ADMIN.password }, timeout: 300_000 });
+    for (const url of ["/", "/login"]) await warm.request.get(url, { timeout: 300_000 });
+    await warm.close();
   }, 420_000);
 
   afterAll(async () => {
