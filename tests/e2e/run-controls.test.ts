@@ -42,6 +42,8 @@ describe.skipIf(!hasChromium)("controls over runs on the applet page", () => {
 
   it("refuses a concurrency of 0 under its field, warns about a key that renders empty, and saves per-key concurrency with a rate limit", async () => {
     const { page, errors } = await signedInPage(browser!, app!);
+    // The applet page is the dev server's biggest first compile.
+    page.setDefaultTimeout(300_000);
     const res = await page.request.post("/api/applets", {
       data: { name: "Orders webhook", definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "http", config: { url: "https://example.com/hook" } }] } },
     });
