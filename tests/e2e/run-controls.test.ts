@@ -57,7 +57,7 @@ describe.skipIf(!hasChromium)("controls over runs on the applet page", () => {
     await form.getByLabel("Several in parallel").check();
     await form.getByLabel("At most this many at once").fill("0");
     await form.getByRole("button", { name: "Save controls" }).click();
-    await expect.poll(async () => (await form.textContent()) ?? "").toMatch(/concurrency\.max: must be at least 1/);
+    await expect.poll(async () => (await form.textContent()) ?? "", { timeout: 180_000 }).toMatch(/concurrency\.max: must be at least 1/);
     await shot(page, "controls-refused-1280");
 
     await form.getByLabel("One at a time per key").check();
