@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SKIP_REASON, hasChromium, launchBrowser, screenshot, signedInPage, startApp, type RunningApp } from "./harness";
+import { ADMIN, SKIP_REASON, hasChromium, launchBrowser, screenshot, signedInPage, startApp, type RunningApp } from "./harness";
 
 /**
  * Controls over runs on the applet page, in a real browser against the real app: a value out of
@@ -21,6 +21,11 @@ describe.skipIf(!hasChromium)("controls over runs on the applet page", () => {
   beforeAll(async () => {
     app = await startApp();
     browser = await launchBrowser();
+    // Compiles the pages this test opens before it starts (a dev server compiles on first request).
+    const warm = await browser.newContext({ baseURL: app.url });
+    await warm.request.post("/api/login", { data: { email: ADMIN.email, password: ADMIN.password }, timeout: 300_000 });
+    for (const url of ["/", "/login"]) await warm.request.get(url, { timeout: 300_000 });
+    await warm.close();
   }, 420_000);
 
   afterAll(async () => {
@@ -37,6 +42,8 @@ describe.skipIf(!hasChromium)("controls over runs on the applet page", () => {
 
   it("refuses a concurrency of 0 under its field, warns about a key that renders empty, and saves per-key concurrency with a rate limit", async () => {
     const { page, errors } = await signedInPage(browser!, app!);
+    // The applet page is the dev server's biggest first compile.
+    page.setDefaultTimeout(300_000);
     const res = await page.request.post("/api/applets", {
       data: { name: "Orders webhook", definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "http", config: { url: "https://example.com/hook" } }] } },
     });
@@ -50,7 +57,7 @@ describe.skipIf(!hasChromium)("controls over runs on the applet page", () => {
     await form.getByLabel("Several in parallel").check();
     await form.getByLabel("At most this many at once").fill("0");
     await form.getByRole("button", { name: "Save controls" }).click();
-    await expect.poll(async () => (await form.textContent()) ?? "").toMatch(/concurrency\.max: must be at least 1/);
+    await expect.poll(async () => (await form.textContent()) ?? "", { timeout: 180_000 }).toMatch(/concurrency\.max: must be at least 1/);
     await shot(page, "controls-refused-1280");
 
     await form.getByLabel("One at a time per key").check();

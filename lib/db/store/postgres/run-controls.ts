@@ -25,14 +25,18 @@ export async function ingestControlled(c: Queryable, i: IngestInput, applyPlan: 
     [i.appletId, at],
   );
   const state = (
-    await query<{ rate_slots: string; debounce_run_id: string | null; debounce_until: string | null; open: boolean }>(
+    await query<{ rate_slots: string; debounce_run_id: string | null; debounce_until: string | null }>(
       c,
-      `SELECT s.rate_slots, s.debounce_run_id, s.debounce_until,
-              EXISTS (SELECT 1 FROM runs r WHERE r.id = s.debounce_run_id AND r.status = 'queued' AND r.attempt = 1) AS open
-       FROM run_control_state s WHERE s.applet_id = $1 FOR UPDATE`,
+      "SELECT rate_slots, debounce_run_id, debounce_until FROM run_control_state WHERE applet_id = $1 FOR UPDATE",
       [i.appletId],
     )
   ).rows[0];
+  // The open window's run, locked while the event joins it: a claim skips it meanwhile (SKIP LOCKED),
+  // and one that got there first has made it running, so the event opens a new window instead of
+  // joining a run whose events were already read.
+  const open =
+    Boolean(ctl.debounceMs && state?.debounce_run_id && state.debounce_until && state.debounce_until > at) &&
+    ((await query(c, "SELECT 1 FROM runs WHERE id = $1 AND status = 'queued' AND attempt = 1 FOR UPDATE", [state!.debounce_run_id])).rowCount ?? 0) > 0;
   if ((await query(c, Q.INSERT_EVENT, [eventId, i.appletId, i.source, i.dedupeKey, i.payloadJson, at])).rowCount !== 1) return null;
   const note = (outcome: "debounced" | "rate_limited", detail: string, runId: string) =>
     query(
@@ -41,7 +45,7 @@ export async function ingestControlled(c: Queryable, i: IngestInput, applyPlan: 
        VALUES ($1, $2, $3, $4, $5, $6, $7, 1, NULL, $3, $3)`,
       [newId(), i.appletId, at, outcome, clipDetail(detail), runId, i.dedupeKey],
     );
-  if (ctl.debounceMs && state?.open && state.debounce_run_id && state.debounce_until && state.debounce_until > at) {
+  if (open && state?.debounce_run_id && state.debounce_until) {
     await query(
       c,
       `INSERT INTO run_merged_events (run_id, seq, event_id)
