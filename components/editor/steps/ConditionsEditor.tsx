@@ -105,7 +105,7 @@ function ConditionRowEditor({ row, onChange, onRemove, label }: { row: Condition
 function ValueInput({ row, sampled, onChange, label }: { row: ConditionRow; sampled: unknown; onChange: (r: ConditionRow) => void; label: string }) {
   const numeric = typeof sampled === "number" && row.op !== "matches" && !["contains", "not_contains", "starts_with", "ends_with"].includes(row.op);
   if (LIST_OPS.has(row.op)) {
-    const text = Array.isArray(row.value) ? row.value.join(", ") : row.value === undefined ? "" : String(row.value);
+    const text = Array.isArray(row.value) ? row.value.join(", ") : row.value === undefined ? "" : typeof row.value === "string" ? row.value : JSON.stringify(row.value);
     const parse = (t: string) =>
       t
         .split(",")
@@ -116,7 +116,7 @@ function ValueInput({ row, sampled, onChange, label }: { row: ConditionRow; samp
   }
   if (typeof sampled === "boolean" && (row.op === "eq" || row.op === "ne")) {
     return (
-      <select aria-label={label} className="rounded-md border-0 py-1.5 pr-7 pl-2 text-sm ring-1 ring-slate-300" value={String(row.value ?? "")} onChange={(e) => onChange({ ...row, value: e.target.value === "" ? undefined : e.target.value === "true" })}>
+      <select aria-label={label} className="rounded-md border-0 py-1.5 pr-7 pl-2 text-sm ring-1 ring-slate-300" value={typeof row.value === "boolean" ? String(row.value) : ""} onChange={(e) => onChange({ ...row, value: e.target.value === "" ? undefined : e.target.value === "true" })}>
         <option value="">…</option>
         <option value="true">true</option>
         <option value="false">false</option>

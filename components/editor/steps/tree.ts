@@ -166,11 +166,11 @@ export const needsValue = (op: string): boolean => !VALUELESS.has(op);
 
 export function conditionsFromDef(c: StepConditions, fresh: Fresh): ConditionGroup {
   const mode = "all" in c ? "all" : "any";
-  const list = ("all" in c ? c.all : c.any) as (StepCondition | StepConditions)[];
+  const list = ("all" in c ? c.all : c.any);
   return {
     key: fresh(),
     mode,
-    items: list.map((x) => ("field" in x ? { key: fresh(), field: x.field, op: x.op, ...(x.value !== undefined ? { value: x.value } : {}) } : conditionsFromDef(x as StepConditions, fresh))),
+    items: list.map((x) => ("field" in x ? { key: fresh(), field: x.field, op: x.op, ...(x.value !== undefined ? { value: x.value } : {}) } : conditionsFromDef(x, fresh))),
   };
 }
 
