@@ -3,7 +3,8 @@ import { z } from "zod";
 import { actionRegistry } from "../actions";
 import { triggerRegistry } from "../triggers";
 import { inUserWords } from "../core/zod-words";
-import { timingSchema, timedSchema, timedRuleProblems, type Timed, type Timing } from "../timed/schema";
+import { timedRuleProblems } from "../timed/rule";
+import { timingSchema, timedSchema, type Timed, type Timing } from "../timed/schema";
 import { assignIds, stepsSchema, structureProblems } from "./steps";
 import { fromV1, isActionStep, walkSteps, type Definition, type DefinitionV1, type IfStep, type PathsStep, type Problem, type Step, type StepConditions } from "./types";
 

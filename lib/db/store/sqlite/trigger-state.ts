@@ -1,6 +1,6 @@
 import type { AlertsRepo } from "./alerts";
 import type { Sqlite } from "./client";
-import type { TriggerState } from "../../../triggers/types";
+import type { TriggerState } from "../types/trigger-state";
 import type { triggerState } from "../../schema";
 import type { PendingSlot, ScheduledApplet, TriggerError, TriggerOverview } from "../types";
 import type { RawRow } from "./rows";
