@@ -224,4 +224,3 @@ export interface ListenTrigger<C, T extends string> extends TriggerBase<C, T> {
 /** A trigger plug-in: one file in lib/triggers, one line in lib/triggers/index.ts. */
 export type TriggerPlugin<C = Record<string, unknown>, T extends string = string> = RequestTrigger<C, T> | MailTrigger<C, T> | PolledTrigger<C, T> | ListenTrigger<C, T>;
 
-export type TriggerFeed = TriggerPlugin["feed"];

@@ -146,7 +146,6 @@ export interface ClaimedRun extends Run {
   replay: boolean;
 }
 
-export type EventSource = "webhook" | "schedule" | "rss" | "email" | "poll" | "manual";
 
 export type StoredEvent = Pick<EventColumns, "id" | "appletId" | "source" | "dedupeKey" | "receivedAt"> & {
   payload: Record<string, unknown>;

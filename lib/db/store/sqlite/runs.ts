@@ -31,8 +31,6 @@ function readSteps(text: string): { steps: Step[]; stepsError?: string } {
   }
 }
 
-export type RunsRepo = ReturnType<typeof createRunsRepo>;
-
 /**
  * The claim: the oldest due queued run among applets with nothing running. Applets with queued
  * runs are enumerated one index seek at a time (a loose index scan of runs_queued_idx), so a

@@ -32,8 +32,6 @@ const stateParams = (appletId: string, s: Omit<TriggerState, "nextRunAt">, now: 
   now,
 });
 
-export type TriggerStateRepo = ReturnType<typeof createTriggerStateRepo>;
-
 /** One row per applet; only the scheduler (and applet save/enable, for next_run_at) writes it. */
 export function createTriggerStateRepo(sqlite: Sqlite, alerts: AlertsRepo) {
   const get = sqlite.prepare<[string], Raw>("SELECT * FROM trigger_state WHERE applet_id = ?");
