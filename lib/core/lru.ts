@@ -4,14 +4,23 @@
  * definitions, the mail receiver's routes, the stores' hook rows), so a burst of distinct keys
  * never grows memory and never throws the hot entries away all at once.
  *
- * A Map keeps insertion order, so the first key is the least recently used; a hit moves its key to
- * the end, except when it already is the newest (the common case on a hot path: the same applet
- * again), which costs one comparison.
+ * A Map from key to node plus a doubly linked list in order of use, newest first. Not a Map's own
+ * insertion order: evicting its first key again and again makes `keys().next()` walk over every
+ * deleted slot until the table is rebuilt (tens of µs per call once full, measured), where
+ * unlinking the list's tail is a few pointer writes.
  */
+interface Node<K, V> {
+  key: K;
+  value: V;
+  newer: Node<K, V> | null;
+  older: Node<K, V> | null;
+}
+
 export class Lru<K, V> {
   readonly max: number;
-  #entries = new Map<K, V>();
-  #newest: K | undefined;
+  #nodes = new Map<K, Node<K, V>>();
+  #newest: Node<K, V> | null = null;
+  #oldest: Node<K, V> | null = null;
 
   constructor(max: number) {
     if (!Number.isInteger(max) || max < 1) throw new RangeError(`Lru: max must be a whole number of at least 1, got ${max}`);
@@ -19,36 +28,67 @@ export class Lru<K, V> {
   }
 
   get size(): number {
-    return this.#entries.size;
+    return this.#nodes.size;
   }
 
   get(key: K): V | undefined {
-    const value = this.#entries.get(key);
-    if (value === undefined || key === this.#newest) return value;
-    this.#entries.delete(key);
-    this.#entries.set(key, value);
-    this.#newest = key;
-    return value;
+    const node = this.#nodes.get(key);
+    if (node === undefined) return undefined;
+    if (node !== this.#newest) {
+      this.#unlink(node);
+      this.#pushNewest(node);
+    }
+    return node.value;
   }
 
   set(key: K, value: V): this {
-    if (this.#entries.has(key)) this.#entries.delete(key);
-    else if (this.#entries.size >= this.max) {
-      const oldest = this.#entries.keys().next().value as K;
-      this.#entries.delete(oldest);
+    const node = this.#nodes.get(key);
+    if (node !== undefined) {
+      node.value = value;
+      if (node !== this.#newest) {
+        this.#unlink(node);
+        this.#pushNewest(node);
+      }
+      return this;
     }
-    this.#entries.set(key, value);
-    this.#newest = key;
+    if (this.#nodes.size >= this.max && this.#oldest !== null) {
+      const oldest = this.#oldest;
+      this.#unlink(oldest);
+      this.#nodes.delete(oldest.key);
+    }
+    const added: Node<K, V> = { key, value, newer: null, older: null };
+    this.#nodes.set(key, added);
+    this.#pushNewest(added);
     return this;
   }
 
   delete(key: K): boolean {
-    if (key === this.#newest) this.#newest = undefined;
-    return this.#entries.delete(key);
+    const node = this.#nodes.get(key);
+    if (node === undefined) return false;
+    this.#unlink(node);
+    return this.#nodes.delete(key);
   }
 
   clear(): void {
-    this.#entries.clear();
-    this.#newest = undefined;
+    this.#nodes.clear();
+    this.#newest = null;
+    this.#oldest = null;
+  }
+
+  #unlink(node: Node<K, V>): void {
+    if (node.newer) node.newer.older = node.older;
+    else this.#newest = node.older;
+    if (node.older) node.older.newer = node.newer;
+    else this.#oldest = node.newer;
+    node.newer = null;
+    node.older = null;
+  }
+
+  #pushNewest(node: Node<K, V>): void {
+    node.older = this.#newest;
+    node.newer = null;
+    if (this.#newest) this.#newest.newer = node;
+    this.#newest = node;
+    if (this.#oldest === null) this.#oldest = node;
   }
 }

@@ -37,6 +37,16 @@ describe("Lru", () => {
     expect(c.get("b")).toBeUndefined();
   });
 
+  test("after many evictions it still holds exactly the newest entries, in order of use", () => {
+    const c = new Lru<number, number>(3);
+    for (let i = 0; i < 10_000; i++) c.set(i, i);
+    expect(c.size).toBe(3);
+    expect(c.get(9_996)).toBeUndefined();
+    expect(c.get(9_997)).toBe(9_997);
+    c.set(10_000, 10_000);
+    expect([c.get(9_998), c.get(9_997), c.get(10_000)]).toEqual([undefined, 9_997, 10_000]);
+  });
+
   test("a size of less than one entry is refused, naming it", () => {
     expect(() => new Lru(0)).toThrow(/max must be a whole number of at least 1, got 0/);
     expect(() => new Lru(1.5)).toThrow(/max/);
