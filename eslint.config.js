@@ -47,10 +47,12 @@ export default tseslint.config(
   // no types to check against. The sandbox worker is in the project (tsconfig includes it with
   // checkJs) and keeps the type-aware rules.
   {
-    files: ["**/*.js", "**/*.mjs"],
+    files: ["**/*.js", "**/*.mjs", "**/*.cjs"],
     ignores: ["lib/sandbox/worker.mjs"],
     ...tseslint.configs.disableTypeChecked,
   },
+  // CommonJS config files (dependency-cruiser reads .dependency-cruiser.cjs with require).
+  { files: ["**/*.cjs"], languageOptions: { sourceType: "commonjs", globals: { module: "writable", require: "readonly" } } },
   // Event handlers that start async work are passed as `() => void handler()`: each handler shows
   // its own failures (fetch(…).catch(() => null) and an error state), and React ignores what a
   // handler returns, so a promise there would only hide a rejection.

@@ -1,16 +1,11 @@
 "use client";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
+import type { ExampleCard } from "@/lib/applets/example-cards";
 import { api, errorBody } from "@/lib/ui/api-client";
 import { PluginIcon } from "./PluginIcon";
 
-export interface ExampleCard {
-  key: string;
-  triggerType: string;
-  actionTypes: string[];
-  name: string;
-  description: string;
-}
+export type { ExampleCard };
 
 /**
  * The empty applets list's ready examples (onboarding): one per trigger type, each working on a

@@ -2,7 +2,7 @@
 import { useEffect, useState } from "react";
 import type { HealthMessage } from "@/lib/api/stream";
 import { useHealthStream } from "@/lib/ui/stream";
-import { formatAge } from "@/lib/ui/overdue";
+import { formatAge } from "@/lib/core/overdue";
 
 /**
  * The banner on every signed-in page: the worker's heartbeat is stale, or the SMTP

@@ -1,6 +1,6 @@
 import { LocalTime } from "@/components/LocalTime";
 import { processTotal, type HealthFigures } from "@/lib/metrics/collect";
-import { formatAge } from "@/lib/ui/overdue";
+import { formatAge } from "@/lib/core/overdue";
 
 const RUN_STATUSES = ["queued", "running", "succeeded", "skipped", "failed", "dead"] as const;
 

@@ -1,7 +1,8 @@
 import { statfsSync } from "node:fs";
 import path from "node:path";
-import type { App } from "./app";
+import type { Clock } from "./core/clock";
 import type { AppConfig } from "./core/config";
+import type { Store } from "./db/store";
 import { errorMessage } from "./core/errors";
 
 /**
@@ -12,6 +13,13 @@ export const HEARTBEAT_MAX_AGE_MS = 60_000;
 const staleMsOf = (config: Pick<AppConfig, "workerStaleMs">): number => config.workerStaleMs ?? HEARTBEAT_MAX_AGE_MS;
 /** Less free space than this where the database lives, and SQLite is about to refuse writes. */
 export const DISK_LOW_BYTES = 1024 * 1024;
+
+/** What the health check reads: the heartbeat and workers in the store, the clock, where the database lives. */
+export interface HealthDeps {
+  store: Pick<Store, "jobLocks" | "workers" | "runs">;
+  clock: Clock;
+  config: Pick<AppConfig, "workerStaleMs" | "databasePath" | "inboundEmail" | "smtpInboundPort">;
+}
 
 export interface HealthReport {
   /** false: something below is wrong; /api/health answers 503. */
@@ -28,7 +36,7 @@ export interface HealthReport {
  * database has room. A worker on a full disk often cannot write its heartbeat at all; then the stale
  * heartbeat and the disk check say so together. Read by /api/health and the Settings page.
  */
-export async function checkHealth(app: Pick<App, "store" | "clock" | "config">): Promise<HealthReport> {
+export async function checkHealth(app: HealthDeps): Promise<HealthReport> {
   const now = app.clock.now();
   const problems: string[] = [];
   let seen: string | null = null;
@@ -71,7 +79,7 @@ export interface HealthBanner {
   smtp: { port: number } | null;
 }
 
-export async function healthBanner(app: Pick<App, "store" | "clock" | "config">): Promise<HealthBanner> {
+export async function healthBanner(app: HealthDeps): Promise<HealthBanner> {
   const now = app.clock.now();
   const [beat, live] = await Promise.all([app.store.jobLocks.get("worker_heartbeat"), app.store.workers.live(now)]);
   const seenAt = beat?.lastRunAt ?? null;

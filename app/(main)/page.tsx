@@ -10,7 +10,7 @@ import { exampleCards } from "@/lib/applets/example-cards";
 import { appletList } from "@/lib/api/queries";
 import { services } from "@/lib/services";
 import { listApplets, needsAttention, tagsInUse, type AppletListQuery } from "@/lib/ui/applet-list";
-import { formatAge } from "@/lib/ui/overdue";
+import { formatAge } from "@/lib/core/overdue";
 import { TagChips, TagFilter } from "@/components/Tags";
 
 export const dynamic = "force-dynamic";

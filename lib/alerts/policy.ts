@@ -3,69 +3,15 @@
  * as pure decisions. Both stores call these inside the transaction that settles the run (or stores
  * the poll) and write what they return, so an alert is recorded exactly when the failure is, and a
  * crash can lose neither or record it twice. Sending is lib/alerts/dispatch.ts's job.
+ *
+ * The store imports this module, so it stays a leaf: pure functions over the store's own model
+ * (lib/db/store/types/alerts.ts), importing nothing else (.dependency-cruiser.cjs checks it).
  */
 
-/** The action plug-ins an alert can go through. */
-export const CHANNEL_TYPES = ["email", "slack", "discord", "push", "http", "homeassistant", "matrix", "gotify"] as const;
-export type ChannelType = (typeof CHANNEL_TYPES)[number];
+import type { AlertChannel, AlertSettings, AppletAlertChannel, AppletAlertState, NewAlert } from "../db/store/types/alerts";
 
-/** A channel: an action plug-in's config without the message fields (whenthen writes those). */
-export interface AlertChannel {
-  type: ChannelType;
-  config: Record<string, unknown>;
-}
-
-/** Per applet: null follows Settings, `{ mode: "none" }` sends nothing, or a channel of its own. */
-export type AppletAlertChannel = null | { mode: "none" } | AlertChannel;
-
-export interface AlertSettings {
-  channel: AlertChannel | null;
-  windowMinutes: number;
-  /** Consecutive failed trigger checks (RSS, poll, schedule) before an alert. */
-  triggerThreshold: number;
-  /** The global default for applets that do not choose. */
-  autoPause: boolean;
-  autoPauseAfter: number;
-  /**
-   * Alert as soon as a run's first attempt fails and a retry is scheduled, instead of only when
-   * the run has used up its attempts (which can be an hour or more later).
-   */
-  alertOnRetry: boolean;
-  updatedAt: string | null;
-}
-
-export const DEFAULT_ALERT_SETTINGS: AlertSettings = {
-  channel: null,
-  windowMinutes: 15,
-  triggerThreshold: 3,
-  autoPause: false,
-  autoPauseAfter: 5,
-  alertOnRetry: false,
-  updatedAt: null,
-};
-
-/** `quiet`: an applet went quiet beyond its expected activity (lib/fires/check.ts); its recovery has detail.of = "quiet". */
-export type AlertKind = "failure" | "trigger" | "recovery" | "paused" | "test" | "quiet";
-export type AlertStatus = "pending" | "sending" | "sent" | "failed" | "folded" | "skipped";
-
-/** An alert to record; the store adds id, status and times. */
-export interface NewAlert {
-  kind: AlertKind;
-  runId: string | null;
-  error: string | null;
-  detail: Record<string, unknown>;
-}
-
-/** What the store knows about the applet when a run settles (failure_streak already updated). */
-export interface AppletAlertState {
-  name: string;
-  enabled: boolean;
-  failureStreak: number;
-  alertOpen: boolean;
-  triggerAlertOpen: boolean;
-  alertChannel: AppletAlertChannel;
-  autoPause: boolean | null;
-}
+export { CHANNEL_TYPES, DEFAULT_ALERT_SETTINGS } from "../db/store/types/alerts";
+export type { AlertChannel, AlertKind, AlertSettings, AlertStatus, AppletAlertChannel, AppletAlertState, ChannelType, NewAlert } from "../db/store/types/alerts";
 
 /** Whether alerts about this applet go anywhere: its own channel, or Settings' when it follows them. */
 export function alertsOn(state: Pick<AppletAlertState, "alertChannel">, settings: Pick<AlertSettings, "channel">): boolean {

@@ -1,11 +1,10 @@
 import { UserError } from "../core/errors";
-import { parseJsonBounded } from "../core/json";
+import { jsonResponse, parseJsonBounded } from "../core/json";
 import { LIMITS } from "../core/limits";
 import { readRequestBody } from "../http/body";
 
 /** A JSON answer with the API's headers, for code outside a route (the request guard, auth refusals). */
-export const json = (body: unknown, status = 200, headers: Record<string, string> = {}): Response =>
-  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", "cache-control": "no-store", ...headers } });
+export const json = jsonResponse;
 
 /** The request's JSON body ({} when empty); over `maxBytes` it is refused (413) before more is read. */
 export async function readJson(req: Request, maxBytes: number = LIMITS.apiBodyBytes): Promise<unknown> {

@@ -11,7 +11,7 @@ import { authorText, changeSummary } from "../applets/versions";
 import { storedDefinition } from "../definition";
 import { topLevelActions } from "../definition/types";
 import { triggerRegistry } from "../triggers";
-import { overdueMs } from "../ui/overdue";
+import { overdueMs } from "../core/overdue";
 import { actionTypesOf, runRow } from "./serialize";
 
 /**

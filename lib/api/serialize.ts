@@ -1,7 +1,7 @@
 import type { Applet, Run } from "@/lib/db/store";
 import { toText } from "../core/text";
 import { looseActions } from "../definition/loose";
-import { shownRunStatus } from "../ui/run-status";
+import { shownRunStatus } from "../db/store/types/run-status";
 
 /** Repo rows in the API's JSON shape: the API and the server-rendered pages share it, so the browser sees one shape. */
 export function runRow(r: Run, appletName: string | null) {
@@ -10,7 +10,7 @@ export function runRow(r: Run, appletName: string | null) {
     applet_id: r.appletId,
     applet_name: appletName,
     event_id: r.eventId,
-    // `retrying`: queued again after a failed attempt (lib/ui/run-status).
+    // `retrying`: queued again after a failed attempt (lib/db/store/types/run-status).
     status: shownRunStatus(r),
     attempt: r.attempt,
     max_attempts: r.maxAttempts,

@@ -1,6 +1,14 @@
 import { looseActions } from "../definition/loose";
-import type { ExampleCard } from "@/components/ExampleApplets";
 import { APPLET_EXAMPLES } from "./examples";
+
+/** One ready example as the empty applets list shows it (components/ExampleApplets.tsx). */
+export interface ExampleCard {
+  key: string;
+  triggerType: string;
+  actionTypes: string[];
+  name: string;
+  description: string;
+}
 
 /** The ready examples as the empty applets list shows them: what each is, and its trigger and action types for the icons. */
 export function exampleCards(inboundDomain: string): ExampleCard[] {

@@ -336,9 +336,6 @@ function credentialProblems(definition: unknown): { path: string; message: strin
 /** What an import does with an applet whose id exists here. */
 export type ImportMode = "refuse" | "replace" | "skip";
 
-export function importModeOf(value: string | null): ImportMode | null {
-  return value === "refuse" || value === "replace" || value === "skip" ? value : null;
-}
 
 /**
  * What an applet id may be: 1 to 64 letters, digits, `-` and `_`, starting with a letter or a digit

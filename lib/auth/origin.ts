@@ -1,5 +1,5 @@
 import { isIP } from "node:net";
-import { json } from "../api/http";
+import { jsonResponse as json } from "../core/json";
 
 const STATE_CHANGING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 

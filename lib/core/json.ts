@@ -47,3 +47,7 @@ export function jsonShape(text: string, maxDepth: number, maxKeys = Infinity): "
   }
   return "ok";
 }
+
+/** A JSON answer with the API's headers, for code outside a route (the request guard, auth refusals). */
+export const jsonResponse = (body: unknown, status = 200, headers: Record<string, string> = {}): Response =>
+  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", "cache-control": "no-store", ...headers } });

@@ -243,10 +243,8 @@ export const workers = sqliteTable("workers", {
   ...timestamps,
 });
 
-export type AppletRow = typeof applets.$inferSelect;
 export type RunRow = typeof runs.$inferSelect;
 export type EventRow = typeof events.$inferSelect;
-export type TriggerStateRow = typeof triggerState.$inferSelect;
 
 /**
  * API tokens for scripts and the CLI (`Authorization: Bearer wt_…`). Only a SHA-256 of the token is

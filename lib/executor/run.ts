@@ -2,6 +2,7 @@ import { localIso } from "../core/local-iso";
 import type { App } from "../app";
 import type { ActionPlugin } from "../actions/types";
 import { ActionError, errorMessage, isDatabaseError } from "../core/errors";
+import { Lru } from "../core/lru";
 import type { ClaimedApplet, ClaimedRun } from "../db/store";
 import { checkDefinition, timezoneOf } from "../definition";
 import { topLevelActions } from "../definition/types";
@@ -204,14 +205,13 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
  * Definitions are validated on save; the executor checks again (a row may be older than the code)
  * but only once per applet version, not on every run.
  */
-const checkedCache = new Map<string, { checked: ReturnType<typeof checkDefinition>; namesSecrets: boolean }>();
+const checkedCache = new Lru<string, { checked: ReturnType<typeof checkDefinition>; namesSecrets: boolean }>(1000);
 function checkedDefinition(applet: ClaimedApplet) {
   // Versions are numbered from 1; a row older than version history is told apart by its updated_at.
   const key = applet.version > 0 ? `${applet.id}@v${applet.version}` : `${applet.id}@${applet.updatedAt}`;
   let entry = checkedCache.get(key);
   if (!entry) {
     entry = { checked: checkDefinition(applet.definition), namesSecrets: mayNameSecrets(applet.definition) };
-    if (checkedCache.size >= 1000) checkedCache.clear();
     checkedCache.set(key, entry);
   }
   return entry;

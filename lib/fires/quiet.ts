@@ -1,4 +1,4 @@
-import { formatAge } from "../ui/overdue";
+import { formatAge } from "../core/overdue";
 
 /**
  * Expected activity (pure, time passed in): when an applet counts as quiet.

@@ -4,6 +4,7 @@ import type { App } from "../app";
 import { isDatabaseError } from "../core/errors";
 import { createFaultTracker } from "../core/faults";
 import { LIMITS } from "../core/limits";
+import { Lru } from "../core/lru";
 import { perTurn, turnBarrier } from "../core/per-turn";
 import { processMetrics } from "../metrics";
 import { checkHealth } from "../health";
@@ -47,7 +48,7 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
   // request (so a disable or an edit applies at once), the JSON is parsed only when it changed.
   // The trigger plug-in fed by requests (`feed: "http"`) decides what a request becomes.
   type HookSettings = { raw: string; plugin: RegisteredRequest | null; config: unknown; problem: string | null; maxAttempts: number; definition?: Definition };
-  const settings = new Map<string, HookSettings>();
+  const settings = new Lru<string, HookSettings>(10_000);
   const hookSettings = (id: string, raw: string): HookSettings => {
     let s = settings.get(id);
     if (s?.raw !== raw) {
@@ -57,7 +58,6 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
       const parsed = plugin?.configSchema.safeParse(definition.trigger?.config ?? {});
       const problem = !plugin || parsed?.success ? null : "the stored trigger config is invalid";
       s = { raw, plugin, config: parsed?.success ? parsed.data : null, problem, maxAttempts: maxAttemptsOf(definition), definition: Array.isArray(definition.steps) && hasTimedActions(definition) ? definition : undefined };
-      if (settings.size >= 10_000) settings.clear();
       settings.set(id, s);
     }
     return s;

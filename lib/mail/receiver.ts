@@ -4,6 +4,7 @@ import { domainToASCII } from "node:url";
 import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from "smtp-server";
 import type { App } from "../app";
 import { UserError, errorMessage } from "../core/errors";
+import { Lru } from "../core/lru";
 import { checkDefinition, maxAttemptsOf, storedDefinition } from "../definition";
 import { copyEventFiles, deleteEventFiles, saveEventFiles, selectStorable } from "../files/events";
 import { signedFileUrl } from "../files/signed-url";
@@ -344,11 +345,11 @@ interface MailRoute {
  * the applet's updated_at and its definition, so an edit applies to the next message. An invalid
  * stored definition is logged once per version and skipped. One cache per app (per database).
  */
-const routeCaches = new WeakMap<object, Map<string, { version: string; route: MailRoute | null }>>();
+const routeCaches = new WeakMap<object, Lru<string, { version: string; route: MailRoute | null }>>();
 
 function mailRoutes(app: App) {
   let cache = routeCaches.get(app.store);
-  if (!cache) routeCaches.set(app.store, (cache = new Map<string, { version: string; route: MailRoute | null }>()));
+  if (!cache) routeCaches.set(app.store, (cache = new Lru<string, { version: string; route: MailRoute | null }>(10_000)));
   const routes = cache;
   return {
     get(applet: Applet, log: App["log"]): MailRoute | null {
@@ -356,7 +357,6 @@ function mailRoutes(app: App) {
       const hit = routes.get(applet.id);
       if (hit?.version === version) return hit.route;
       const route = parseRoute(applet, log);
-      if (routes.size >= 10_000) routes.clear();
       routes.set(applet.id, { version, route });
       return route;
     },

@@ -1,7 +1,7 @@
 import { Gauge, Registry } from "prom-client";
 import type { App } from "../app";
 import { mergeSnapshots, parseSnapshot, processMetrics, total, type MetricsSnapshot, METRIC_PREFIX } from "./index";
-import { overdueMs } from "../ui/overdue";
+import { overdueMs } from "../core/overdue";
 import { quietApplets } from "../fires/check";
 
 /** How far back `whenthen_runs` counts finished runs (queued and running ones count whatever their age). */

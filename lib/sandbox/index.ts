@@ -6,7 +6,9 @@
  */
 import { Worker } from "node:worker_threads";
 import { performance } from "node:perf_hooks";
-import type { ResultMessage, RunMessage } from "./protocol";
+import type { FilterResult, ResultMessage, RunMessage } from "./protocol";
+
+export type { FilterResult } from "./protocol";
 
 export interface FilterInput {
   code: string;
@@ -17,21 +19,6 @@ export interface FilterInput {
    * (JSON data). `vars` here is what earlier filters set: `vars` starts with it, and `set()` adds.
    */
   context?: Record<string, unknown>;
-}
-
-export interface FilterResult {
-  /** What the filter set: JSON data only (functions and undefined dropped), safe to structured-clone. */
-  vars: Record<string, unknown>;
-  /** console.* lines: at most 100, each at most 1 KB; cut lines end with "…[truncated]" and a
-   * final marker line replaces line 100 when more were logged. */
-  logs: string[];
-  skipped: boolean;
-  reason?: string;
-  /** Set when the filter threw, had a syntax error, timed out or ran out of memory: the message
-   * and the line number, e.g. "TypeError: cannot read property 'x' of undefined (line 3)". The
-   * caller marks the run failed without retry. */
-  error?: string;
-  duration_ms: number;
 }
 
 export interface Sandbox {

@@ -14,7 +14,7 @@ import { newQuickJSWASMModule, RELEASE_SYNC } from "quickjs-emscripten";
 
 /**
  * @import { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten"
- * @import { FilterResult } from "./index"
+ * @import { FilterResult } from "./protocol"
  * @import { RunMessage, WorkerMessage } from "./protocol"
  */
 

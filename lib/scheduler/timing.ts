@@ -1,8 +1,7 @@
 import type { ScheduleTiming } from "@whenthen/schedules";
-import { isPolledType, polledTrigger, type TriggerType } from "../triggers";
+import { isPolledType, polledTrigger } from "../triggers";
 import type { TriggerState } from "../triggers/types";
 
-export type PolledTriggerType = TriggerType;
 
 export { isPolledType };
 

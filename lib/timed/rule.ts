@@ -4,7 +4,7 @@
  */
 import { parseRule, type Condition, type Conditions, type ParseRuleResult, type Rule, type RuleStep } from "@vibedout/automations";
 import { isValidTimeZone } from "@whenthen/schedules";
-import { timedAction, topLevelActions, type Definition } from "../definition";
+import { timedAction, topLevelActionPosition, topLevelActions, type Definition, type Problem } from "../definition/types";
 import { durationOf } from "./schema";
 
 /** The action name every step of an applet's rule carries; the sweep hands each to the executor. */
@@ -94,4 +94,29 @@ export function ruleOrThrow(appletId: string, def: Definition, opts: { eventType
   if (!built) return null;
   if (!built.parsed.ok) throw new Error(`timed actions: ${built.parsed.problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`);
   return built.parsed.rule;
+}
+
+/**
+ * What parseRule refuses in the rule built from a definition zod accepted, with each problem's path
+ * mapped back to the definition (`steps.1.offset` → `steps.3.timing.at`, the step of the timed action). Empty when nothing is timed.
+ */
+export function timedRuleProblems(def: Definition): Problem[] {
+  const built = ruleFor("check", def, { eventType: "event", enabled: true });
+  if (!built) return [];
+  if (built.parsed.ok) return [];
+  return built.parsed.problems.map((p) => ({ path: definitionPath(def, p.path, built.stepActions), message: p.message }));
+}
+
+function definitionPath(def: Definition, rulePath: string, stepActions: number[]): string {
+  const step = /^steps\.(\d+)(?:\.(\w+))?/.exec(rulePath);
+  if (step) {
+    const field = step[2] === "offset" ? "at" : step[2];
+    const action = stepActions[Number(step[1])];
+    const position = action === undefined ? -1 : topLevelActionPosition(def, action);
+    return `steps.${position >= 0 ? position : step[1]}.timing${field ? `.${field}` : ""}`;
+  }
+  if (rulePath.startsWith("quietHours")) return rulePath.replace("quietHours", "timed.quiet_hours");
+  if (rulePath.startsWith("frequencyCap")) return rulePath.replace("frequencyCap", "timed.frequency_cap");
+  if (rulePath.startsWith("conditions")) return `timed.${rulePath}`;
+  return rulePath;
 }

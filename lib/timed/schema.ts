@@ -7,8 +7,6 @@
 import { CONDITION_OPS, parseClockTime, parseDuration } from "@vibedout/automations";
 import { isValidTimeZone } from "@whenthen/schedules";
 import { z } from "zod";
-import { ruleFor } from "./rule";
-import { topLevelActionPosition, type Definition, type Problem } from "../definition";
 
 /** "0" (at the anchor) or a library duration: "-24h", "30m", "2d", "1h30m". null when it does not parse. */
 export function durationOf(text: string): number | null {
@@ -100,28 +98,3 @@ export const timedSchema = z.strictObject({
 
 export type Timing = z.infer<typeof timingSchema>;
 export type Timed = z.infer<typeof timedSchema>;
-
-/**
- * What parseRule refuses in the rule built from a definition zod accepted, with each problem's path
- * mapped back to the definition (`steps.1.offset` → `steps.3.timing.at`, the step of the timed action). Empty when nothing is timed.
- */
-export function timedRuleProblems(def: Definition): Problem[] {
-  const built = ruleFor("check", def, { eventType: "event", enabled: true });
-  if (!built) return [];
-  if (built.parsed.ok) return [];
-  return built.parsed.problems.map((p) => ({ path: definitionPath(def, p.path, built.stepActions), message: p.message }));
-}
-
-function definitionPath(def: Definition, rulePath: string, stepActions: number[]): string {
-  const step = /^steps\.(\d+)(?:\.(\w+))?/.exec(rulePath);
-  if (step) {
-    const field = step[2] === "offset" ? "at" : step[2];
-    const action = stepActions[Number(step[1])];
-    const position = action === undefined ? -1 : topLevelActionPosition(def, action);
-    return `steps.${position >= 0 ? position : step[1]}.timing${field ? `.${field}` : ""}`;
-  }
-  if (rulePath.startsWith("quietHours")) return rulePath.replace("quietHours", "timed.quiet_hours");
-  if (rulePath.startsWith("frequencyCap")) return rulePath.replace("frequencyCap", "timed.frequency_cap");
-  if (rulePath.startsWith("conditions")) return `timed.${rulePath}`;
-  return rulePath;
-}

@@ -2,7 +2,7 @@ import { isValidTimeZone, nextRunAfter, validateTiming, type ScheduleTiming } fr
 import { formatInTimeZone } from "date-fns-tz";
 import { z } from "zod";
 import { field } from "../plugin";
-import { formatAge } from "../ui/overdue";
+import { formatAge } from "../core/overdue";
 import type { LedgerNote, PolledTrigger } from "./types";
 
 /**

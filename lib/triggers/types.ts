@@ -1,31 +1,17 @@
-import type { RespondConfig } from "../webhooks/respond";
 import type { ScheduleTiming } from "@whenthen/schedules";
 import type { z } from "zod";
 import type { EventFileInput, LedgerOutcome } from "../db/store/types";
 import type { NormalizedEmail } from "../mail/normalize";
 import type { PluginContext } from "../plugin";
-
-/** Every registered trigger type, derived from the registry's list (lib/triggers/index.ts). */
-export type { TriggerType } from "./index";
+import type { TriggerState } from "../db/store/types/trigger-state";
 
 export interface Ingredient {
   name: string;
   description: string;
 }
 
-/** The poller's memory, one row per applet (table trigger_state). Only the scheduler writes it. */
-export interface TriggerState {
-  nextRunAt: string | null;
-  lastPolledAt: string | null;
-  /** Every key of the last successful fetch plus at most 500 older ones (the history), oldest first. */
-  seenKeys: string[];
-  lastValue: unknown;
-  etag: string | null;
-  lastModified: string | null;
-  lastError: string | null;
-  /** Consecutive failed polls (RSS backs off to 60 minutes after 3). */
-  errorCount: number;
-}
+/** The poller's memory is the store's model (lib/db/store/types/trigger-state.ts). */
+export { emptyTriggerState, type TriggerState } from "../db/store/types/trigger-state";
 
 export interface NewEvent {
   /** Unique per applet: a second event with the same key is ignored. null: never deduped. */
@@ -106,19 +92,13 @@ interface TriggerBase<C, T extends string> {
   previewReads?: readonly (keyof C & string)[];
 }
 
-/** The state of an applet that has never been polled. */
-export const emptyTriggerState = (): TriggerState => ({
-  nextRunAt: null,
-  lastPolledAt: null,
-  seenKeys: [],
-  lastValue: null,
-  etag: null,
-  lastModified: null,
-  lastError: null,
-  errorCount: 0,
-});
 /** One request to `/api/hooks/<appletId>/<token>`, after the ingress checked the token and the size. */
-export type { RespondConfig };
+export interface RespondConfig {
+  respond_wait_seconds?: number;
+  respond_status?: number;
+  respond_body?: string;
+  respond_content_type?: string;
+}
 
 export interface HookRequest {
   method: string;
@@ -244,4 +224,3 @@ export interface ListenTrigger<C, T extends string> extends TriggerBase<C, T> {
 /** A trigger plug-in: one file in lib/triggers, one line in lib/triggers/index.ts. */
 export type TriggerPlugin<C = Record<string, unknown>, T extends string = string> = RequestTrigger<C, T> | MailTrigger<C, T> | PolledTrigger<C, T> | ListenTrigger<C, T>;
 
-export type TriggerFeed = TriggerPlugin["feed"];

@@ -14,7 +14,7 @@ export interface ListedApplet {
   lastAt: string | null;
   /** The trigger's last error (a feed that cannot be read), if any. */
   triggerError: string | null;
-  /** How long ago its next poll or schedule slot was due, when it is overdue (lib/ui/overdue). */
+  /** How long ago its next poll or schedule slot was due, when it is overdue (lib/core/overdue). */
   overdueMs?: number | null;
   /** Runs of the last 24 h that ended failed or dead. */
   failed24h?: number;

@@ -1,4 +1,3 @@
-import type { Problem } from "@/lib/definition";
 import type { MetaTrigger } from "@/lib/api/queries";
 
 /** Pure helpers shared by the screens (server and client). */
@@ -139,17 +138,6 @@ export function templateSegments(template: string, unresolved: string[]): Templa
   return out;
 }
 
-/** Problems under `prefix` (e.g. `definition.actions.0.config`), keyed by the next path segment. */
-export function problemsUnder(problems: Problem[], prefix: string): Map<string, string[]> {
-  const map = new Map<string, string[]>();
-  const p = prefix ? `${prefix}.` : "";
-  for (const pr of problems) {
-    if (!pr.path.startsWith(p)) continue;
-    const key = pr.path.slice(p.length).split(".")[0] ?? "";
-    map.set(key, [...(map.get(key) ?? []), pr.message]);
-  }
-  return map;
-}
 
 export function formatDuration(ms: number | null | undefined): string {
   if (ms === null || ms === undefined || !Number.isFinite(ms)) return "–";

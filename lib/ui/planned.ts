@@ -30,14 +30,6 @@ export function countdown(dueAt: string | number, now: number): string {
   return diff > 0 ? `in ${text}` : `due ${text} ago`;
 }
 
-/** A timed run's status as a word for its badge. */
-export const TIMED_STATUS_WORDS: Record<string, string> = {
-  planned: "planned",
-  pending: "planned",
-  cancelled: "cancelled",
-  skipped: "skipped",
-};
-
 /**
  * Why a timed run did not (or will not) send, as a sentence: "Cancelled: replaced by a newer
  * version of the record", "Skipped: inside quiet hours". null when there is no reason to give.

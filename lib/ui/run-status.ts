@@ -1,19 +1,3 @@
-import type { RunStatus } from "@/lib/executor/types";
-
 /** Run statuses for the screens (filters, live updates), in a module client components can import. */
-export type { RunStatus };
-/** `cancelled`: a timed run a newer version of its record replaced; it never runs. */
-export const TERMINAL_STATUSES: readonly RunStatus[] = ["succeeded", "failed", "skipped", "dead", "cancelled"];
-/**
- * A run's status as every screen and the API show it. `retrying` is a queued run whose earlier
- * attempt failed and whose next attempt waits (stored as `queued` with attempt > 1, which the
- * queue claims like any other): shown as `queued` it would look healthy, simply next in line.
- */
-export type ShownRunStatus = RunStatus | "retrying";
-
-export function shownRunStatus(run: { status: string; attempt: number }): ShownRunStatus {
-  return run.status === "queued" && run.attempt > 1 ? "retrying" : (run.status as RunStatus);
-}
-
-/** `planned`: a timed run waiting for its due time. */
-export const RUN_STATUSES: readonly ShownRunStatus[] = ["planned", "waiting", "queued", "retrying", "running", "succeeded", "failed", "skipped", "cancelled", "dead"];
+export type { RunStatus } from "@/lib/db/store/types/runs";
+export { RUN_STATUSES, TERMINAL_STATUSES, shownRunStatus, type ShownRunStatus } from "@/lib/db/store/types/run-status";

@@ -2,6 +2,7 @@ import type { App } from "../app";
 import type { Run } from "../db/store";
 import type { RunStatus } from "../executor/types";
 import { renderTemplate } from "../template";
+import type { RespondConfig } from "../triggers/types";
 
 /**
  * "Respond with data": a webhook may wait for its run (bounded) and answer with a body rendered
@@ -17,12 +18,7 @@ export const MAX_RESPONSE_BYTES = 64 * 1024;
 
 const FINAL: ReadonlySet<RunStatus> = new Set(["succeeded", "failed", "skipped", "dead"]);
 
-export interface RespondConfig {
-  respond_wait_seconds?: number;
-  respond_status?: number;
-  respond_body?: string;
-  respond_content_type?: string;
-}
+export type { RespondConfig };
 
 /**
  * One loop for every waiting webhook: a single query for all their statuses per tick, so a thousand

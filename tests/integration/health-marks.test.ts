@@ -7,7 +7,7 @@ import { loadConfig } from "@/lib/core/config";
 import { healthBanner } from "@/lib/health";
 import { runSchedulerTick } from "@/lib/scheduler/tick";
 import { listApplets, needsAttention, type ListedApplet } from "@/lib/ui/applet-list";
-import { formatAge } from "@/lib/ui/overdue";
+import { formatAge } from "@/lib/core/overdue";
 import { createTestApp, webhookToHttp, type TestApp } from "../helpers/db";
 import { forEachEngine } from "../helpers/engines";
 import { server, useHttpMocks } from "../helpers/http";

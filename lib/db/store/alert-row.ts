@@ -1,4 +1,4 @@
-import type { AlertChannel, AppletAlertChannel } from "../../alerts/policy";
+import type { AlertChannel, AppletAlertChannel } from "./types/alerts";
 import type { AlertRow } from "./types";
 
 /** One alert-row and channel mapper for both engines (as run-row.ts is for runs). */

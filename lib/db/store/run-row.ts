@@ -1,4 +1,4 @@
-import type { RunStatus, Step } from "../../executor/types";
+import type { RunStatus, Step } from "./types/runs";
 import { readJson } from "./json";
 import type { ClaimedRun, Run } from "./types";
 

@@ -22,10 +22,10 @@
  *   never returned (nothing executes without a committed claim).
  */
 import type { applets, events, jobLocks, runs, users, workers } from "../schema";
-import type { RunStatus, Step } from "../../executor/types";
-import type { TriggerState } from "../../triggers/types";
+import type { RunStatus, Step } from "./types/runs";
+import type { TriggerState } from "./types/trigger-state";
 import type { CancelInstruction, CountRecentQuery, PlannedRun as LibPlannedRun, Run as LibRun } from "@vibedout/automations/types";
-import type { AlertKind, AlertSettings, AlertStatus, AppletAlertChannel, NewAlert } from "../../alerts/policy";
+import type { AlertKind, AlertSettings, AlertStatus, AppletAlertChannel, NewAlert } from "./types/alerts";
 
 // ---------------------------------------------------------------------------------------------
 // Row types: derived once from the Drizzle schema (lib/db/schema.ts). JSON columns are typed by
@@ -146,7 +146,6 @@ export interface ClaimedRun extends Run {
   replay: boolean;
 }
 
-export type EventSource = "webhook" | "schedule" | "rss" | "email" | "poll" | "manual";
 
 export type StoredEvent = Pick<EventColumns, "id" | "appletId" | "source" | "dedupeKey" | "receivedAt"> & {
   payload: Record<string, unknown>;

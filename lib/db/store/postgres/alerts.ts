@@ -1,5 +1,6 @@
 import { newId } from "../../../core/ids";
-import { DEFAULT_ALERT_SETTINGS, onPolled, onRunRetrying, onRunSettled, type AlertSettings, type AppletAlertState, type NewAlert } from "../../../alerts/policy";
+import { onPolled, onRunRetrying, onRunSettled } from "../../../alerts/policy";
+import { DEFAULT_ALERT_SETTINGS, type AlertSettings, type AppletAlertState, type NewAlert } from "../types/alerts";
 import { readAppletChannel, readChannel, toAlertRow, type AlertRaw } from "../alert-row";
 import type { AlertRow, AlertsStore } from "../types";
 import { query, type Queryable } from "./pool";

@@ -1,3 +1,4 @@
+import { Lru } from "../../../core/lru";
 import type { HookApplet } from "../types";
 import type { Listener } from "./listen";
 
@@ -7,7 +8,7 @@ export const APPLETS_CHANNEL = "whenthen_applets";
 export interface HookCacheOptions {
   /** Entries older than this are read again even without a notification (a LISTEN session that died unnoticed). */
   maxAgeMs?: number;
-  /** At most this many applets are kept; a full cache starts over. */
+  /** At most this many applets are kept; a full cache forgets the least recently used. */
   maxEntries?: number;
   /** Monotonic milliseconds (injected for tests). */
   now?: () => number;
@@ -32,7 +33,7 @@ export function cachedForHook(
   const maxAgeMs = opts.maxAgeMs ?? 10_000;
   const maxEntries = opts.maxEntries ?? 10_000;
   const now = opts.now ?? (() => performance.now());
-  const entries = new Map<string, { row: HookApplet; at: number }>();
+  const entries = new Lru<string, { row: HookApplet; at: number }>(maxEntries);
   let generation = 0;
   let subscribed = false;
   const drop = (id?: string) => {
@@ -54,7 +55,6 @@ export function cachedForHook(
     const before = generation;
     const row = await read(id);
     if (row && trusted && generation === before && listener().listening(APPLETS_CHANNEL)) {
-      if (entries.size >= maxEntries) entries.clear();
       entries.set(id, { row, at: now() });
     }
     return row;

@@ -5,8 +5,8 @@ import type pg from "pg";
 import { isDatabaseError } from "../../../core/errors";
 import { newId } from "../../../core/ids";
 import type { Logger } from "../../../core/log";
-import type { RunStatus, Step } from "../../../executor/types";
-import type { TriggerState } from "../../../triggers/types";
+import type { RunStatus, Step } from "../types/runs";
+import type { TriggerState } from "../types/trigger-state";
 import {
   SYSTEM_AUTHOR,
   type AppletVersion,

@@ -1,14 +1,6 @@
 import { newId } from "../../../core/ids";
-import {
-  DEFAULT_ALERT_SETTINGS,
-  onPolled,
-  onRunRetrying,
-  onRunSettled,
-  type AlertSettings,
-  type AppletAlertChannel,
-  type AppletAlertState,
-  type NewAlert,
-} from "../../../alerts/policy";
+import { onPolled, onRunRetrying, onRunSettled } from "../../../alerts/policy";
+import { DEFAULT_ALERT_SETTINGS, type AlertSettings, type AppletAlertChannel, type AppletAlertState, type NewAlert } from "../types/alerts";
 import type { AlertRow, SavedAlertSettings } from "../types";
 import { readAppletChannel, readChannel, toAlertRow, type AlertRaw } from "../alert-row";
 import type { Sqlite } from "./client";

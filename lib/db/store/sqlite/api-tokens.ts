@@ -1,9 +1,6 @@
 import type { ApiTokenRow } from "../types";
 import type { Sqlite } from "./client";
 
-
-export type ApiTokensRepo = ReturnType<typeof createApiTokensRepo>;
-
 /** API tokens by the SHA-256 of their value; lib/auth/tokens makes and checks them. */
 export function createApiTokensRepo(sqlite: Sqlite) {
   type Raw = { id: string; name: string; prefix: string; read_only: number; last_used_at: string | null; expires_at: string | null; created_at: string };

@@ -56,8 +56,6 @@ function readTags(text: string): string[] {
   }
 }
 
-export type AppletsRepo = ReturnType<typeof createAppletsRepo>;
-
 export function createAppletsRepo(sqlite: Sqlite) {
   const byId = sqlite.prepare<[string], AppletRowRaw>(`SELECT ${APPLET_COLUMNS} FROM applets WHERE id = ?`);
   const all = sqlite.prepare<[], AppletRowRaw>(`SELECT ${APPLET_COLUMNS} FROM applets ORDER BY created_at, id`);

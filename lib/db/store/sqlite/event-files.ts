@@ -1,8 +1,6 @@
 import type { EventFileInput, StoredEventFile } from "../types";
 import type { Sqlite } from "./client";
 
-export type EventFilesRepo = ReturnType<typeof createEventFilesRepo>;
-
 /** Inbound mail attachments as BLOBs, keyed by event and file name (lib/files/events.ts). */
 export function createEventFilesRepo(sqlite: Sqlite) {
   const insert = sqlite.prepare("INSERT INTO event_files (event_id, filename, content_type, size, content, created_at) VALUES (?, ?, ?, ?, ?, ?)");

@@ -1,3 +1,4 @@
+import { Lru } from "../../../core/lru";
 import { perTurn } from "../../../core/per-turn";
 import type { HookApplet } from "../types";
 
@@ -25,7 +26,7 @@ export interface HookCache {
 
 export function createHookCache(read: (id: string) => HookApplet | null, count: () => number, opts: { maxEntries?: number } = {}): HookCache {
   const maxEntries = opts.maxEntries ?? 10_000;
-  const entries = new Map<string, { row: HookApplet; n: number }>();
+  const entries = new Lru<string, { row: HookApplet; n: number }>(maxEntries);
   const turn = perTurn(count);
   return {
     forHook(id) {
@@ -34,7 +35,6 @@ export function createHookCache(read: (id: string) => HookApplet | null, count: 
       if (hit && hit.n === n) return hit.row;
       const row = read(id);
       if (row) {
-        if (entries.size >= maxEntries) entries.clear();
         entries.set(id, { row, n });
       } else entries.delete(id);
       return row;

@@ -3,8 +3,6 @@ import type { JobLock } from "../types";
 import type { Sqlite } from "./client";
 import type { RawRow } from "./rows";
 
-export type JobLocksRepo = ReturnType<typeof createJobLocksRepo>;
-
 /**
  * Named job locks (spec "Data model: job_locks"). Taking a lock is the one statement the spec gives;
  * zero rows changed means another instance holds it. Renew and release only touch a lock still held

@@ -2,13 +2,12 @@ import type { Sqlite } from "./client";
 import type { ClaimedPlannedRun, PlannedRunInsert, PlanWrite, StoredPlannedRun } from "../types";
 import type { CountRecentQuery } from "@vibedout/automations/types";
 
-/**
+/*
  * Timed actions' planned runs on SQLite: @vibedout/automations' SQL semantics (its
  * src/sql.ts: gated insert, conditional cancel, version record, token-fenced settles, lease claim)
  * on the app's tables, each planned run mirrored by its row in `runs` (same id) in the same
  * transaction, so the run log shows it and the queue executes it once dispatched.
  */
-export type PlannedRunsRepo = ReturnType<typeof createPlannedRunsRepo>;
 
 interface Row {
   id: string;

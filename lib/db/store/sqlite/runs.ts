@@ -6,7 +6,7 @@ import type { AlertsRepo } from "./alerts";
 import type { Sqlite } from "./client";
 import { createPlannedRunsRepo } from "./planned-runs";
 import { readJson } from "../json";
-import type { RunStatus, Step } from "../../../executor/types";
+import type { RunStatus, Step } from "../types/runs";
 import type { runs } from "../../schema";
 import { RUN_SEARCH_PAYLOAD_BYTES, RUN_SEARCH_SCAN, type AppletRunStats, type ClaimedRun, type EventRun, type FinalStatus, type Ingested, type IngestInput, type PlanWrite, type RecoveredRun, type RecoverStaleOptions, type Run, type RunChange, type RunListFilter, type RetryOptions, type RunPage, type RunTally, type RecentEvent, type StoredEvent } from "../types";
 import type { RawRow } from "./rows";
@@ -30,8 +30,6 @@ function readSteps(text: string): { steps: Step[]; stepsError?: string } {
     return { steps: [], stepsError: (err as Error).message };
   }
 }
-
-export type RunsRepo = ReturnType<typeof createRunsRepo>;
 
 /**
  * The claim: the oldest due queued run among lanes with nothing running. A lane is an applet's

@@ -1,8 +1,6 @@
 import type { SecretListing } from "../types";
 import type { Sqlite } from "./client";
 
-export type SecretsRepo = ReturnType<typeof createSecretsRepo>;
-
 /** Rows of encrypted secrets; encryption lives in lib/secrets (this only stores the ciphertext). */
 export function createSecretsRepo(sqlite: Sqlite) {
   const list = sqlite.prepare<[], { name: string; created_at: string; updated_at: string }>(

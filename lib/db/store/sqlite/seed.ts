@@ -1,8 +1,6 @@
 import type { Sqlite } from "./client";
 import type { SeedRunState } from "../types";
 
-export type SeedRepo = ReturnType<typeof createSeedRepo>;
-
 /**
  * Writes only scripts/seed.ts needs: demo runs in every state without running the executor, and
  * the applet counters the executor would have kept. Kept apart from the runs repo so the queue's

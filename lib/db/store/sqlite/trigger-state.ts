@@ -1,6 +1,6 @@
 import type { AlertsRepo } from "./alerts";
 import type { Sqlite } from "./client";
-import type { TriggerState } from "../../../triggers/types";
+import type { TriggerState } from "../types/trigger-state";
 import type { triggerState } from "../../schema";
 import type { PendingSlot, ScheduledApplet, TriggerError, TriggerOverview } from "../types";
 import type { RawRow } from "./rows";
@@ -31,8 +31,6 @@ const stateParams = (appletId: string, s: Omit<TriggerState, "nextRunAt">, now: 
   errorCount: s.errorCount,
   now,
 });
-
-export type TriggerStateRepo = ReturnType<typeof createTriggerStateRepo>;
 
 /** One row per applet; only the scheduler (and applet save/enable, for next_run_at) writes it. */
 export function createTriggerStateRepo(sqlite: Sqlite, alerts: AlertsRepo) {

@@ -14,8 +14,6 @@ const toUser = (r: UserRowRaw): User => ({
   updatedAt: r.updated_at,
 });
 
-export type UsersRepo = ReturnType<typeof createUsersRepo>;
-
 /** The one admin (the schema allows more; the app creates one). */
 export function createUsersRepo(sqlite: Sqlite) {
   const count = sqlite.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM users");

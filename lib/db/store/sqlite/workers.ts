@@ -5,8 +5,6 @@ import type { RawRow } from "./rows";
 
 type WorkerRowRaw = RawRow<typeof workers>;
 
-export type WorkersRepo = ReturnType<typeof createWorkersRepo>;
-
 /**
  * Worker leases (lib/queue/lease). A heartbeat writes the worker's row and the `worker_heartbeat`
  * job_locks row that /api/health and scripts/restore.sh read, in one transaction.
