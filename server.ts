@@ -1,5 +1,5 @@
 import next from "next";
-import { createWaitRoute } from "@/lib/waits/route";
+import { createWaitRoute } from "@/lib/http/wait-route";
 import { WAIT_PATH } from "@/lib/waits/links";
 import { createApi } from "@/lib/api";
 import { createApp, waitForStore } from "@/lib/app";
@@ -50,7 +50,7 @@ publishServices({ app, auth, api });
 
 const ingress = createIngress(app, {
   "/api/files/": (req, res, url) => handleFileRequest(app, req, res, url.pathname, url.searchParams),
-  // Wait steps' resume and approval links (lib/waits/route.ts).
+  // Wait steps' resume and approval links (lib/http/wait-route.ts).
   [WAIT_PATH]: createWaitRoute(app),
 });
 const webGuard = createWebGuard({ publicUrl: app.config.publicUrl, dev });

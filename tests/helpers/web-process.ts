@@ -14,7 +14,7 @@
  * Reads DATA_DIR, PUBLIC_URL (and DATABASE_URL, the keys) from the environment; sends `{ port }`
  * to its parent when listening.
  */
-import { createWaitRoute } from "@/lib/waits/route";
+import { createWaitRoute } from "@/lib/http/wait-route";
 import { WAIT_PATH } from "@/lib/waits/links";
 import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
@@ -37,7 +37,7 @@ const auth = createAuth(app);
 const api = createApi({ app, applets: createAppletService(app), auth });
 const ingress = createIngress(app, {
   "/api/files/": (req, res, url) => handleFileRequest(app, req, res, url.pathname, url.searchParams),
-  // Wait steps' resume and approval links (lib/waits/route.ts).
+  // Wait steps' resume and approval links (lib/http/wait-route.ts).
   [WAIT_PATH]: createWaitRoute(app),
 });
 const live = startLiveUpdates(app, app.log.child("web"));

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { createIngress } from "@/lib/http/ingress";
 import { startTimedSweeper } from "@/lib/timed/sweep";
 import { WAIT_PATH, waitLinks } from "@/lib/waits/links";
-import { createWaitRoute } from "@/lib/waits/route";
+import { createWaitRoute } from "@/lib/http/wait-route";
 import { resumeDueWaits } from "@/lib/waits/tick";
 import { createTestApp, type TestApp } from "../helpers/db";
 import { forEachEngine } from "../helpers/engines";

@@ -1,4 +1,4 @@
-import type { RunStatus } from "../../executor/types";
+import type { RunStatus } from "./types/runs";
 import type { StoredWait, WaitResolution } from "./types";
 
 /** A `run_waits` row joined with its run's status, as both engines hand it back. */

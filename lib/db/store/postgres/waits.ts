@@ -1,4 +1,4 @@
-import type { Step } from "../../../executor/types";
+import type { Step } from "../types/runs";
 import type { StoredWait, WaitsStore } from "../types";
 import { outputText, toWait, WAIT_COLUMNS, type WaitRaw } from "../wait-row";
 import { query, type Queryable } from "./pool";

@@ -3,9 +3,9 @@ import type { App } from "../app";
 import { errorMessage } from "../core/errors";
 import { LIMITS } from "../core/limits";
 import type { StoredWait, WaitResolution } from "../db/store/types";
-import { closeWhenUnread, readNodeBody } from "../http/body";
-import { parseWaitPath, type WaitAddress } from "./links";
-import { approvalPage, type PageView } from "./page";
+import { closeWhenUnread, readNodeBody } from "./body";
+import { parseWaitPath, type WaitAddress } from "../waits/links";
+import { approvalPage, type PageView } from "../waits/page";
 
 /**
  * The public resume and approval links (`/api/waits/<run>/<n>/<mac>[/approve|/deny]`), on the lean
