@@ -67,6 +67,8 @@ const ROUTER_ROUTES: [method: string, pattern: string, path: string][] = [
   ["GET", "/api/applets/:id/ledger", "/api/applets/a1/ledger"],
   ["GET", "/api/applets/:id/activity", "/api/applets/a1/activity"],
   ["PUT", "/api/applets/:id/activity", "/api/applets/a1/activity"],
+  ["GET", "/api/applets/:id/controls", "/api/applets/a1/controls"],
+  ["PUT", "/api/applets/:id/controls", "/api/applets/a1/controls"],
   ["POST", "/api/applets/:id/duplicate", "/api/applets/a1/duplicate"],
   ["POST", "/api/applets/:id/listen", "/api/applets/a1/listen"],
   ["POST", "/api/applets/:id/dry-run", "/api/applets/a1/dry-run"],
