@@ -9,10 +9,9 @@ import { perTurn, turnBarrier } from "../core/per-turn";
 import { processMetrics } from "../metrics";
 import { checkHealth } from "../health";
 import { maxAttemptsOf, storedDefinition, type Definition } from "../definition";
-import { createIngestBatcher, ingestSkipped } from "../queue/ingest";
+import { createIngestBatcher, ingestReads, ingestSkipped } from "../queue/ingest";
 import { createLedgerCounter } from "../fires/counter";
 import { isListening } from "../webhooks/listen";
-import { hasTimedActions } from "../timed/rule";
 import { closeWhenUnread, readNodeBody } from "./body";
 import { createSecurityHeaders } from "./security-headers";
 import { renderTemplate } from "../template";
@@ -57,7 +56,7 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
       const plugin = found?.feed === "http" ? found : null;
       const parsed = plugin?.configSchema.safeParse(definition.trigger?.config ?? {});
       const problem = !plugin || parsed?.success ? null : "the stored trigger config is invalid";
-      s = { raw, plugin, config: parsed?.success ? parsed.data : null, problem, maxAttempts: maxAttemptsOf(definition), definition: Array.isArray(definition.steps) && hasTimedActions(definition) ? definition : undefined };
+      s = { raw, plugin, config: parsed?.success ? parsed.data : null, problem, maxAttempts: maxAttemptsOf(definition), definition: ingestReads(definition) ? definition : undefined };
       settings.set(id, s);
     }
     return s;

@@ -7,7 +7,7 @@ import type { Definition } from "../definition";
 import { errorMessage } from "../core/errors";
 import { planTimed } from "../timed/plan";
 import { hasTimedActions } from "../timed/rule";
-import { ingestControls } from "../definition/controls";
+import { ingestControls, isDefaultControls } from "../definition/controls";
 
 export interface IngestRequest {
   appletId: string;
@@ -20,9 +20,16 @@ export interface IngestRequest {
   eventId?: string;
   /**
    * The applet's definition: when it has timed actions, the event's planned runs are
-   * made here with @vibedout/automations' planner and stored in the event's transaction.
+   * made here with @vibedout/automations' planner and stored in the event's transaction; when it
+   * has controls over runs, they give the run its lane, rate-limit slot or debounce window.
+   * A caller that keeps only some definitions asks `ingestReads` which.
    */
   definition?: Definition;
+}
+
+/** Whether ingest reads this definition (timed actions or controls); without either it needs none. */
+export function ingestReads(definition: Definition): boolean {
+  return (Array.isArray(definition.steps) && hasTimedActions(definition)) || !isDefaultControls(definition.controls);
 }
 
 /** Spliced into the capped payload's JSON (always an object) instead of serializing it once more. */

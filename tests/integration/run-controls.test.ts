@@ -3,9 +3,10 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { http as mock, HttpResponse } from "msw";
+import { http as mock, HttpResponse, passthrough } from "msw";
 import { afterEach, expect, test } from "vitest";
 import type { Definition } from "@/lib/definition";
+import { createIngress } from "@/lib/http/ingress";
 import { createIngestBatcher, ingest } from "@/lib/queue/ingest";
 import { createTestApp, type TestApp } from "../helpers/db";
 import { forEachEngine } from "../helpers/engines";
@@ -91,6 +92,51 @@ forEachEngine((engine) => {
       },
     };
   }
+
+  /** The webhook ingress on a port, as the web process serves it. */
+  async function serve(app: TestApp): Promise<string> {
+    const ingress = createIngress(app);
+    const server = http.createServer((req, res) => {
+      if (!ingress(req, res)) res.writeHead(418).end();
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    cleanups.push(() => new Promise((r) => server.close(r)));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+
+  test("controls apply to webhooks as the ingress receives them: each run gets its key's lane, a rate limit holds the runs over it, a debounce merges", async () => {
+    const start = Date.parse("2026-03-07T12:00:00.000Z");
+    const app = setup();
+    mocks.use(mock.all(/^http:\/\/127\.0\.0\.1:\d+\//, () => passthrough()));
+    const base = await serve(app);
+    const paced = await app.applets.create({
+      name: "paced per customer",
+      definition: webhook({ concurrency: { mode: "per_key", key: "{{trigger.body.customer}}" }, rate_limit: { max: 2, period_seconds: 60, overflow: "wait" } }, "https://sink.test/hook", {}),
+    });
+    const merged = await app.applets.create({ name: "merged", definition: webhook({ debounce: { window_seconds: 30, keep: "all" } }, "https://sink.test/hook", {}) });
+    const post = async (a: typeof paced, body: Record<string, unknown>) => {
+      const res = await fetch(`${base}/api/hooks/${a.id}/${a.webhookToken}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      expect(res.status).toBe(202);
+      return ((await res.json()) as { run_id: string }).run_id;
+    };
+    for (let n = 0; n < 4; n++) {
+      app.clock.set(start + n * 100);
+      await post(paced, { customer: `c${n % 2}`, n });
+    }
+    const runs = await app.sql.all<{ lane: string; next_attempt_at: string }>("SELECT lane, next_attempt_at FROM runs WHERE applet_id = ? ORDER BY created_at", paced.id);
+    expect(runs.map((r) => r.lane)).toEqual(["k:c0", "k:c1", "k:c0", "k:c1"]);
+    // Two start at once; the third and fourth wait for their slots a minute after the first two.
+    expect(runs.map((r) => r.next_attempt_at)).toEqual(["2026-03-07T12:00:00.000Z", "2026-03-07T12:00:00.100Z", "2026-03-07T12:01:00.000Z", "2026-03-07T12:01:00.100Z"]);
+    expect((await app.store.fires.list(paced.id, { outcome: "rate_limited", limit: 10 })).entries).toHaveLength(2);
+
+    const ids = [];
+    for (let n = 0; n < 3; n++) {
+      app.clock.set(start + 1_000 + n * 100);
+      ids.push(await post(merged, { n }));
+    }
+    expect(new Set(ids).size).toBe(1);
+    expect((await app.store.fires.list(merged.id, { outcome: "debounced", limit: 10 })).entries).toHaveLength(2);
+  });
 
   test("concurrency per key: 2,000 runs over 20 keys with four worker processes never overlap within a key, do overlap across keys, and each runs once", async () => {
     const app = setup(new Date().toISOString(), { SECRETS_KEY: KEY, SESSION_SECRET: "session", ALLOW_PRIVATE_URLS: "true" });
