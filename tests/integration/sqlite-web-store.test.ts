@@ -119,6 +119,24 @@ describe("webhooks inserted by the web process's ingest thread", () => {
     expect(await app.store.plannedRuns.list(a.id, { limit: 5 })).toHaveLength(1);
   });
 
+  test("an event of an applet with controls over runs is stored on the connection with its lane and rate-limit slot", async () => {
+    const app = webApp();
+    const a = await hookApplet(app, {
+      version: 2,
+      trigger: { type: "webhook", config: {} },
+      steps: [ACTION],
+      controls: { concurrency: { mode: "per_key", key: "{{trigger.body.customer}}" }, rate_limit: { max: 1, period_seconds: 60 } },
+    });
+    const ingestBatched = createIngestBatcher(app);
+    const definition = (await app.store.applets.get(a.id))!.definition as unknown as Definition;
+    for (const customer of ["c1", "c2"]) await ingestBatched({ appletId: a.id, source: "webhook", dedupeKey: null, payload: { body: { customer } }, maxAttempts: 5, definition });
+    const runs = sqliteOf(app.store).prepare("SELECT lane, next_attempt_at FROM runs ORDER BY lane").all();
+    expect(runs).toEqual([
+      { lane: "k:c1", next_attempt_at: "2026-03-07T12:00:00.000Z" },
+      { lane: "k:c2", next_attempt_at: "2026-03-07T12:01:00.000Z" },
+    ]);
+  });
+
   test("closing the store waits for the batch in the thread: what was answered is in the file", async () => {
     const app = webApp();
     const a = await hookApplet(app);

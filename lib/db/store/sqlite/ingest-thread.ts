@@ -19,8 +19,9 @@ import { INSERT_EVENT_SQL, INSERT_RUN_SQL } from "./runs";
  *
  * Same SQL as the synchronous repo (./runs.ts), same answers: null for a taken dedupe key, and when
  * a row fails (its applet deleted a moment ago) the batch is redone with a savepoint per row so it
- * fails alone. Events with timed actions are not sent here (their plan is written by the planned
- * runs' repo in the same transaction, ./planned-runs.ts): the store keeps those on its connection.
+ * fails alone. Events with timed actions or controls over runs are not sent here (their plan, lane,
+ * rate-limit slot and debounce window are written by the store's own repos in the same transaction,
+ * ./planned-runs.ts, ./run-controls.ts): the store keeps those on its connection.
  */
 export interface IngestThread {
   /** False once the thread failed: the store then writes on its own connection. */
@@ -199,4 +200,4 @@ export function startIngestThread(opts: IngestThreadOptions): IngestThread {
 }
 
 /** Whether the ingest thread of a store can take this batch: none of its events plans timed actions. */
-export const threadable = (items: IngestInput[]): boolean => items.every((i) => !i.plan);
+export const threadable = (items: IngestInput[]): boolean => items.every((i) => !i.plan && !i.controls);
