@@ -2,6 +2,7 @@ import { untilMs, untilProblem, waitDurationMs } from "../definition/steps";
 import type { WaitStep } from "../definition/types";
 import type { StoredWait, WaitInsert } from "../db/store/types";
 import { localIso } from "../core/local-iso";
+import { sentToWords, type SentLinks } from "../waits/sent";
 
 /**
  * A wait step, worked out at the moment the run reaches it (pure: the rendered `at` and the time
@@ -14,7 +15,10 @@ export type WaitPlan =
   | { kind: "past"; why: string; skipRest: boolean; input: Record<string, unknown> }
   | { kind: "problem"; problem: string; input: Record<string, unknown> };
 
-export function planWait(step: WaitStep, opts: { now: Date; seq: number; renderedAt: string | null; message: string | null; timezone: string }): WaitPlan {
+export function planWait(
+  step: WaitStep,
+  opts: { now: Date; seq: number; renderedAt: string | null; message: string | null; timezone: string; /** Where earlier steps sent this wait's links (lib/waits/sent.ts). */ sent?: SentLinks[] },
+): WaitPlan {
   const { now, seq, timezone } = opts;
   const timeoutMs = step.timeout ? waitDurationMs(step.timeout) : null;
   const timeoutAt = timeoutMs !== null ? new Date(now.getTime() + timeoutMs) : null;
@@ -42,6 +46,7 @@ export function planWait(step: WaitStep, opts: { now: Date; seq: number; rendere
     ...(timeoutAt ? { timeout_at: timeoutAt.toISOString() } : {}),
     ...(step.kind === "delay" ? { duration: step.duration } : {}),
     ...(opts.message !== null ? { message: opts.message } : {}),
+    ...(opts.sent?.length ? { sent: opts.sent } : {}),
     timezone,
   };
   const summary = waitSummary({ kind: step.kind, detail, timeoutAt: timeoutAt?.toISOString() ?? null }, now);
@@ -55,7 +60,10 @@ const clockOf = (iso: string, zone: string): string => {
   return localIso(d, zone).slice(11, 16);
 };
 
-/** What the run log says a waiting run waits for: "waiting for approval — times out 16:02". */
+/**
+ * What the run log says a waiting run waits for: "waiting for approval — sent to ops@example.com
+ * at 14:02, times out 16:02". A time of the same day reads as a clock time, another with its date.
+ */
 export function waitSummary(w: Pick<StoredWait, "kind" | "detail" | "timeoutAt">, now: Date): string {
   const zone = typeof w.detail.timezone === "string" ? w.detail.timezone : "UTC";
   const until = typeof w.detail.until === "string" ? w.detail.until : null;
@@ -67,8 +75,20 @@ export function waitSummary(w: Pick<StoredWait, "kind" | "detail" | "timeoutAt">
         : until
           ? `waiting until ${at(new Date(until), zone)}${w.kind === "delay" && typeof w.detail.duration === "string" ? ` (${w.detail.duration})` : ""}`
           : "waiting";
-  const timeout = w.timeoutAt && (!until || Date.parse(w.timeoutAt) < Date.parse(until)) ? ` — times out ${sameDay(w.timeoutAt, now, zone) ? clockOf(w.timeoutAt, zone) : at(new Date(w.timeoutAt), zone)}` : "";
-  return `${head}${timeout}`;
+  const when = (iso: string) => (sameDay(iso, now, zone) ? clockOf(iso, zone) : at(new Date(iso), zone));
+  const sent = sentOf(w.detail.sent);
+  const last = sent.reduce<string | null>((m, s) => (m === null || s.at > m ? s.at : m), null);
+  const parts = [
+    ...(sent.length && last ? [`sent to ${sentToWords(sent)} at ${when(last)}`] : []),
+    ...(w.timeoutAt && (!until || Date.parse(w.timeoutAt) < Date.parse(until)) ? [`times out ${when(w.timeoutAt)}`] : []),
+  ];
+  return parts.length ? `${head} — ${parts.join(", ")}` : head;
+}
+
+/** The stored `detail.sent`, read defensively (detail is JSON from the database). */
+function sentOf(v: unknown): SentLinks[] {
+  if (!Array.isArray(v)) return [];
+  return v.filter((s): s is SentLinks => typeof s === "object" && s !== null && typeof (s as SentLinks).to === "string" && typeof (s as SentLinks).at === "string" && !Number.isNaN(Date.parse((s as SentLinks).at)));
 }
 
 // A timeout within the day reads as a clock time; a later one with its date.

@@ -158,7 +158,7 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
         {run.steps.length === 0 ? (
           <p className="card text-sm text-slate-600">{run.status === "planned" ? "Nothing has run yet: the run waits for its due time." : run.status === "cancelled" ? "Nothing ran: the run was cancelled before its due time." : run.status === "skipped" && timed.reason ? "Nothing ran: the timed run was skipped." : run.status === "queued" || run.status === "retrying" ? "Waiting for the worker to pick this run up." : run.status === "running" ? "Running: the first step has not finished yet." : "No steps were recorded."}</p>
         ) : (
-          <RunJournal steps={run.steps} runAttempt={run.attempt} />
+          <RunJournal steps={run.steps} runAttempt={run.attempt} runStatus={run.status} />
         )}
       </section>
     </div>
