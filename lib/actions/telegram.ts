@@ -163,7 +163,7 @@ function explain(status: number, description: string, chatId: string, answer: Re
   }
   if (status === 401) return `the bot token was refused; get the current one from @BotFather and update the secret (Telegram: "${description}")`;
   if (d.includes("bot was blocked by the user")) return `the user of chat ${chatId} blocked the bot (Telegram: "${description}")`;
-  if (d.includes("button url") || d.includes("wrong http url")) {
+  if (d.includes("button url") || d.includes("button_url") || d.includes("wrong http url")) {
     return `Telegram refused the Approve / Deny button links: it accepts only public http(s) addresses, so PUBLIC_URL must be one (not localhost or a LAN address) (Telegram: "${description}")`;
   }
   if (d.includes("can't parse entities")) return `the message is not valid markup for its parse_mode; escape the ingredients or send it as plain text (Telegram: "${description}")`;
