@@ -23,7 +23,9 @@ export function sentLinks(steps: readonly Step[], resumeUrl: string): SentLinks[
   for (const s of steps.slice(from)) {
     if (s.kind !== "action" || s.status !== "succeeded" || s.input === undefined) continue;
     const input = (typeof s.input === "object" && s.input !== null ? s.input : {}) as Record<string, unknown>;
-    const carries = JSON.stringify(s.input).includes(resumeUrl) || input.approval_buttons === true;
+    // Pushover ignores approval_buttons (ntfy's field, kept when the provider changed).
+    const buttons = input.approval_buttons === true && !(s.name === "push" && input.provider !== "ntfy");
+    const carries = buttons || JSON.stringify(s.input).includes(resumeUrl);
     if (!carries) continue;
     out.push({ to: recipientWords(s.name, input), at: new Date(Date.parse(s.started_at) + (s.duration_ms || 0)).toISOString() });
   }

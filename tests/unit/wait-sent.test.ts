@@ -30,6 +30,7 @@ describe("where a wait's links were sent", () => {
       entry({ id: "failed", status: "failed", input: { to: "a@example.com", body_markdown: other.approve_url } }),
       entry({ id: "skipped", status: "skipped", input: { to: "b@example.com", body_markdown: other.approve_url } }),
       entry({ id: "mismatch", input: { to: "c@example.com", body_markdown: links.approve_url } }),
+      entry({ id: "pushover", name: "push", input: { provider: "pushover", message: "x", approval_buttons: true } }),
       entry({ id: "tg", name: "telegram", input: { bot_token: "[redacted]", chat_id: "-1001234567890", text: "Approve?", approval_buttons: true }, started_at: "2026-03-07T13:05:00.000Z", duration_ms: 0 }),
     ];
     expect(sentLinks(steps, other.resume_url)).toEqual([{ to: "Telegram chat -1001234567890", at: "2026-03-07T13:05:00.000Z" }]);
