@@ -1,5 +1,6 @@
 import { LocalTime } from "@/components/LocalTime";
 import { StatusBadge } from "@/components/StatusBadge";
+import { WaitWords } from "@/components/WaitWords";
 import type { Step } from "@/lib/executor/types";
 import { formatDuration, pretty } from "@/lib/ui/format";
 import { journalTree, parkedWaitStatus, stepTitle, type JournalNode } from "@/lib/ui/run-journal";
@@ -128,7 +129,7 @@ function StepCard({ step: s, position, runAttempt, runStatus }: { step: Step; po
       </div>
       {s.why ? (
         <p className="mt-1 text-xs wrap-anywhere text-slate-600" data-testid={`step-${position}-why`}>
-          {parked === "waiting" ? <span className="font-medium text-violet-900">{s.why.charAt(0).toUpperCase() + s.why.slice(1)}</span> : parked === "cancelled" ? <>Cancelled while {s.why}</> : <>{s.decision === "skip" ? "Skipped: " : "Ran: "}{s.why}</>}
+          {parked === "waiting" ? <span className="font-medium text-violet-900"><WaitWords stored={s.why} kind={s.name} detail={s.output} /></span> : parked === "cancelled" ? <>Cancelled while {s.why}</> : <>{s.decision === "skip" ? "Skipped: " : "Ran: "}{s.why}</>}
         </p>
       ) : null}
       {s.continued ? <p className="mt-1 text-xs text-slate-600">Failed; the run went on (continue on error).</p> : null}

@@ -1,6 +1,6 @@
 import type { App } from "../app";
 import type { StoredWait } from "../db/store/types";
-import { waitSummary } from "../executor/wait";
+import { waitSummary } from "./words";
 
 /** A waiting run as the run log lists it: what it waits for, in words, and when it resumes on its own. */
 export interface WaitingView {

@@ -280,8 +280,9 @@ function failedStepOf(steps: Step[]): string | null {
 }
 
 /** What a waiting run waits for: its parked wait step's words and approval message. */
-function waitingOf(steps: { kind: string; status: string; why?: string; output?: unknown }[], reason: string | null): { summary: string; message: string | null } {
+function waitingOf(steps: { kind: string; name: string; status: string; why?: string; output?: unknown }[], reason: string | null): { summary: string; message: string | null; kind: string; detail: unknown } {
   const parked = [...steps].reverse().find((s) => s.kind === "wait" && s.status === "running");
   const message = (parked?.output as { message?: unknown } | undefined)?.message;
-  return { summary: parked?.why ?? reason ?? "waiting", message: typeof message === "string" ? message : null };
+  // The parked step's output is the wait's detail (when it times out, where its links went).
+  return { summary: parked?.why ?? reason ?? "waiting", message: typeof message === "string" ? message : null, kind: parked?.name ?? "", detail: parked?.output ?? null };
 }
