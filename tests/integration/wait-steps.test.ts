@@ -285,7 +285,7 @@ describe("where a waiting run's links went", () => {
         return res.json();
       };
       const listed = (await get("/api/waits")) as { waiting: Record<string, unknown>[] };
-      expect(listed.waiting).toEqual([expect.objectContaining({ run_id: runId, kind: "for_approval", summary: words, message: "Post the draft?" })]);
+      expect(listed.waiting).toEqual([expect.objectContaining({ run_id: runId, kind: "for_approval", summary: words, message: "Post the draft?", sent: [{ to: "ops@example.com and 1 other", at: expect.stringMatching(/^2026-03-07T13:02:00/) }], until: null })]);
       // The runs list shows the run's reason; the run page's wait step says the same.
       const runs = (await get(`/api/runs?applet_id=${a.id}`)) as { runs: { id: string; status: string; error: string }[] };
       expect(runs.runs[0]).toMatchObject({ id: runId, status: "waiting", error: words });
