@@ -1,8 +1,9 @@
 import { LocalTime } from "@/components/LocalTime";
 import { StatusBadge } from "@/components/StatusBadge";
+import { WaitWords } from "@/components/WaitWords";
 import type { Step } from "@/lib/executor/types";
 import { formatDuration, pretty } from "@/lib/ui/format";
-import { journalTree, stepTitle, type JournalNode } from "@/lib/ui/run-journal";
+import { journalTree, parkedWaitStatus, stepTitle, type JournalNode } from "@/lib/ui/run-journal";
 
 /**
  * The run's journal as a tree: steps in the order they ran; an if or paths with the branch taken
@@ -10,24 +11,24 @@ import { journalTree, stepTitle, type JournalNode } from "@/lib/ui/run-journal";
  * its counts ("97 succeeded, 3 failed") and its items, an item with a failure open. Old runs (no
  * ids, no places) are the flat list they always were.
  */
-export function RunJournal({ steps, runAttempt }: { steps: Step[]; runAttempt: number }) {
-  return <Nodes nodes={journalTree(steps)} runAttempt={runAttempt} />;
+export function RunJournal({ steps, runAttempt, runStatus }: { steps: Step[]; runAttempt: number; runStatus?: string }) {
+  return <Nodes nodes={journalTree(steps)} runAttempt={runAttempt} runStatus={runStatus} />;
 }
 
-function Nodes({ nodes, runAttempt }: { nodes: JournalNode[]; runAttempt: number }) {
+function Nodes({ nodes, runAttempt, runStatus }: { nodes: JournalNode[]; runAttempt: number; runStatus?: string }) {
   return (
     <ol className="flex min-w-0 flex-col gap-3">
       {nodes.map((n) => (
-        <Node key={n.position} node={n} runAttempt={runAttempt} />
+        <Node key={n.position} node={n} runAttempt={runAttempt} runStatus={runStatus} />
       ))}
     </ol>
   );
 }
 
-function Node({ node, runAttempt }: { node: JournalNode; runAttempt: number }) {
+function Node({ node, runAttempt, runStatus }: { node: JournalNode; runAttempt: number; runStatus?: string }) {
   const s = node.entry;
-  if (node.branches) return <Decision node={node} runAttempt={runAttempt} />;
-  if (node.loop) return <Loop node={node} runAttempt={runAttempt} />;
+  if (node.branches) return <Decision node={node} runAttempt={runAttempt} runStatus={runStatus} />;
+  if (node.loop) return <Loop node={node} runAttempt={runAttempt} runStatus={runStatus} />;
   if (s.kind === "stop") {
     return (
       <li className="card" data-testid={`step-${node.position}`}>
@@ -38,11 +39,11 @@ function Node({ node, runAttempt }: { node: JournalNode; runAttempt: number }) {
       </li>
     );
   }
-  return <StepCard step={s} position={node.position} runAttempt={runAttempt} />;
+  return <StepCard step={s} position={node.position} runAttempt={runAttempt} runStatus={runStatus} />;
 }
 
 /** An if or paths: the decision and why, each branch under it (not taken: greyed, with the reason). */
-function Decision({ node, runAttempt }: { node: JournalNode; runAttempt: number }) {
+function Decision({ node, runAttempt, runStatus }: { node: JournalNode; runAttempt: number; runStatus?: string }) {
   const s = node.entry;
   return (
     <li className="card" data-testid={`step-${node.position}`}>
@@ -60,7 +61,7 @@ function Decision({ node, runAttempt }: { node: JournalNode; runAttempt: number 
             {b.why ? <p className={`text-xs wrap-anywhere ${b.taken ? "text-slate-600" : ""}`}>{b.why}</p> : null}
             {b.children.length ? (
               <div className="mt-2">
-                <Nodes nodes={b.children} runAttempt={runAttempt} />
+                <Nodes nodes={b.children} runAttempt={runAttempt} runStatus={runStatus} />
               </div>
             ) : b.taken ? (
               <p className="text-xs text-slate-500">No steps on this branch.</p>
@@ -73,7 +74,7 @@ function Decision({ node, runAttempt }: { node: JournalNode; runAttempt: number 
 }
 
 /** A for_each: collapsible, its counts in the summary; each item collapsible too, open when it failed. */
-function Loop({ node, runAttempt }: { node: JournalNode; runAttempt: number }) {
+function Loop({ node, runAttempt, runStatus }: { node: JournalNode; runAttempt: number; runStatus?: string }) {
   const s = node.entry;
   const loop = node.loop!;
   const failed = s.status === "failed" || loop.items.some((i) => i.status === "failed");
@@ -98,7 +99,7 @@ function Loop({ node, runAttempt }: { node: JournalNode; runAttempt: number }) {
                   Item {item.index} <StatusBadge status={item.status} />
                 </summary>
                 <div className="mt-2">
-                  <Nodes nodes={item.children} runAttempt={runAttempt} />
+                  <Nodes nodes={item.children} runAttempt={runAttempt} runStatus={runStatus} />
                 </div>
               </details>
             </li>
@@ -110,24 +111,25 @@ function Loop({ node, runAttempt }: { node: JournalNode; runAttempt: number }) {
   );
 }
 
-function StepCard({ step: s, position, runAttempt }: { step: Step; position: number; runAttempt: number }) {
+function StepCard({ step: s, position, runAttempt, runStatus }: { step: Step; position: number; runAttempt: number; runStatus?: string }) {
   const title = stepTitle(s);
+  const parked = parkedWaitStatus(s, runStatus);
   return (
     <li className="card" data-testid={`step-${position}`}>
       <div className="flex flex-wrap items-center justify-between gap-2">
         <h3 className="flex items-center gap-2 font-medium">
-          <span className="text-slate-400">{position}.</span> {title} <StatusBadge status={s.status} />
+          <span className="text-slate-400">{position}.</span> {title} <StatusBadge status={parked ?? s.status} testId={`step-${position}-status`} />
         </h3>
         <p className="text-xs text-slate-500">
-          {formatDuration(s.duration_ms)} · started <LocalTime iso={s.started_at} /> · attempt {s.attempt}
+          {/* A parked wait has no duration yet: it says since when it waits. */}
+          {parked ? "since" : <>{formatDuration(s.duration_ms)} · started</>} <LocalTime iso={s.started_at} /> · attempt {s.attempt}
           {s.attempt < runAttempt && s.status === "succeeded" ? " (kept from an earlier attempt)" : ""}
           {s.rerun ? <span className="ml-1 font-medium text-amber-800">· ran again after the worker stopped</span> : null}
         </p>
       </div>
       {s.why ? (
         <p className="mt-1 text-xs wrap-anywhere text-slate-600" data-testid={`step-${position}-why`}>
-          {s.decision === "skip" ? "Skipped: " : "Ran: "}
-          {s.why}
+          {parked === "waiting" ? <span className="font-medium text-violet-900"><WaitWords stored={s.why} kind={s.name} detail={s.output} /></span> : parked === "cancelled" ? <>Cancelled while {s.why}</> : <>{s.decision === "skip" ? "Skipped: " : "Ran: "}{s.why}</>}
         </p>
       ) : null}
       {s.continued ? <p className="mt-1 text-xs text-slate-600">Failed; the run went on (continue on error).</p> : null}

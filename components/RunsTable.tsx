@@ -1,11 +1,13 @@
 "use client";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { formatDuration, shortId } from "@/lib/ui/format";
 import { runReasonCell, timedInfoOf } from "@/lib/ui/planned";
 import { useRunStream } from "@/lib/ui/stream";
 import type { RunRow } from "@/lib/api/queries";
+import type { WaitingView } from "@/lib/waits/control";
+import { waitSummary } from "@/lib/waits/words";
 import { api } from "@/lib/ui/api-client";
 import { LocalTime } from "./LocalTime";
 import { RunStatusBadge, ZoneName } from "./RunStatusBadge";
@@ -47,6 +49,32 @@ export function RunsTable({ initial, query, showApplet = true, emptyText }: { in
       else next.delete(id);
       return next;
     });
+
+  // A waiting run's reason is stored in its applet's zone: the list says it again in the reader's
+  // (the zone the table names), from what GET /api/waits tells about each wait.
+  const [waits, setWaits] = useState<Map<string, WaitingView>>(new Map());
+  const waitingIds = rows.filter((r) => r.status === "waiting").map((r) => r.id).join(",");
+  useEffect(() => {
+    if (!waitingIds) return;
+    let current = true;
+    void api.api.waits
+      .$get({ query: query.applet_id ? { applet_id: query.applet_id } : {} })
+      .then(async (res) => {
+        if (!res.ok || !current) return;
+        const { waiting } = await res.json();
+        setWaits(new Map(waiting.map((w) => [w.run_id, w])));
+      })
+      .catch(() => undefined);
+    return () => {
+      current = false;
+    };
+  }, [waitingIds, query.applet_id]);
+  const waitWords = (id: string): string | null => {
+    const w = waits.get(id);
+    if (!w) return null;
+    const timezone = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+    return waitSummary({ kind: w.kind, detail: { sent: w.sent, until: w.until, duration: w.duration, timezone }, timeoutAt: w.timeout_at }, new Date());
+  };
 
   async function reloadPage() {
     const res = await api.api.runs.$get({ query }).catch(() => null);
@@ -147,7 +175,8 @@ export function RunsTable({ initial, query, showApplet = true, emptyText }: { in
             <tbody className="divide-y divide-slate-100">
               {rows.map((r) => {
                 const timed = timedInfoOf(r);
-                const cell = runReasonCell({ ...r, ...timed });
+                const reason = runReasonCell({ ...r, ...timed });
+                const cell = r.status === "waiting" ? { ...reason, text: waitWords(r.id) ?? reason.text } : reason;
                 return (
                 <tr key={r.id} className="cursor-pointer hover:bg-slate-50" data-run-id={r.id} onClick={(e) => openRow(e, r.id)}>
                   <td className={`td w-10 pr-0 ${retryable(r.status) ? "" : "max-sm:hidden"}`}>{retryable(r.status) ? <SelectRunBox id={r.id} label={`run ${shortId(r.id)}`} checked={selected.has(r.id)} onChange={select} /> : null}</td>

@@ -2,13 +2,14 @@
 import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { api, errorBody } from "@/lib/ui/api-client";
+import { WaitWords } from "./WaitWords";
 
 /**
  * A run parked at a wait step: what it waits for ("waiting for approval — times out 16:02"), and
  * the run log's two actions on it. Resume now ends the wait as if its time had come (an approval
  * counts as approved by you); Cancel ends the run, and its links then say it was cancelled.
  */
-export function WaitingRun({ runId, summary, message }: { runId: string; summary: string; message: string | null }) {
+export function WaitingRun({ runId, summary, message, kind, detail }: { runId: string; summary: string; message: string | null; kind: string; detail: unknown }) {
   const router = useRouter();
   const [busy, setBusy] = useState<"resume" | "cancel" | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -26,7 +27,7 @@ export function WaitingRun({ runId, summary, message }: { runId: string; summary
   return (
     <section className="mb-4 rounded-md bg-violet-50 p-3 text-sm text-violet-950 ring-1 ring-violet-200" data-testid="waiting-run">
       <p className="font-medium" data-testid="waiting-summary">
-        {summary.charAt(0).toUpperCase() + summary.slice(1)}
+        <WaitWords stored={summary} kind={kind} detail={detail} />
       </p>
       {message ? <p className="mt-1 whitespace-pre-wrap break-words text-violet-900">“{message}”</p> : null}
       <p className="mt-1 text-xs text-violet-800">The run holds no worker while it waits, and the applet&apos;s next runs do not wait for it.</p>

@@ -72,7 +72,9 @@ export function fromForm(fields: FieldMeta[], cfg: FormConfig, original: Record<
     if (!visible(f, cfg)) continue;
     const v = cfg[f.name];
     if (f.kind === "boolean") {
-      out[f.name] = v === true;
+      // A box never ticked is not written: an applet edited elsewhere keeps its config as stored
+      // (a new option such as approval_buttons does not appear in every saved action as false).
+      if (v === true || original[f.name] !== undefined) out[f.name] = v === true;
       continue;
     }
     if (f.kind === "list") {

@@ -14,6 +14,7 @@ import {
   templatableInt,
   urlField,
 } from "./common";
+import { APPROVE_LABEL, DENY_LABEL, approvalButtonsField, approvalLinks, type ApprovalLinks } from "./approval";
 import type { ActionContext, ActionPlugin } from "./types";
 
 /**
@@ -110,6 +111,8 @@ export const pushConfigSchema = z
     tags: field(z.union([z.string(), z.array(z.string())]).optional(), { label: "Tags", kind: "text", template: true, showWhen: ntfyOnly, help: "Comma separated; emoji short codes such as warning or tada show as icons." }),
     // Pushover
     url: field(urlField("push", "url", { optional: true }), { label: "URL", kind: "text", template: true, showWhen: pushoverOnly, help: "A link shown under the message." }),
+    // ntfy
+    approval_buttons: approvalButtonsField(ntfyOnly),
   })
   .superRefine((c, ctx) => {
     const [min, max] = PRIORITY_RANGE[c.provider];
@@ -160,6 +163,7 @@ async function sendNtfy(config: PushConfig, ctx: ActionContext) {
     .map((t) => t.trim())
     .filter((t) => t !== "");
   const click = config.click?.trim() ? requireHttpUrl("push", "click", config.click) : undefined;
+  const links = config.approval_buttons ? approvalLinks("push", ctx) : null;
 
   const body = {
     topic,
@@ -168,6 +172,7 @@ async function sendNtfy(config: PushConfig, ctx: ActionContext) {
     ...optional("priority", resolveInt("push", "priority", config.priority, ...PRIORITY_RANGE.ntfy)),
     ...(tags.length ? { tags } : {}),
     ...optional("click", click),
+    ...(links ? { actions: approvalActions(links) } : {}),
   };
   const res = await ctx.http(`${server}/`, {
     // NTFY_SERVER is the operator's own setting, often a ntfy on the LAN: the private-address
@@ -211,6 +216,14 @@ async function sendPushover(config: PushConfig, ctx: ActionContext) {
   if (!isSuccess(res.status)) throw statusError("push", res, ctx.clock, providerDetail("Pushover", res));
   const answer = parseJsonObject(res);
   return { output: { provider: "pushover", status: res.status, request: typeof answer?.request === "string" ? answer.request : null } };
+}
+
+/** "view" actions (https://docs.ntfy.sh/publish/#open-websiteapp): each opens the approval page, which decides; `clear` dismisses the notification. */
+export function approvalActions(links: ApprovalLinks): { action: "view"; label: string; url: string; clear: true }[] {
+  return [
+    { action: "view", label: APPROVE_LABEL, url: links.approve_url, clear: true },
+    { action: "view", label: DENY_LABEL, url: links.deny_url, clear: true },
+  ];
 }
 
 const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } =>

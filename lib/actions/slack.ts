@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { field } from "../plugin";
 import { ActionError } from "../core/errors";
+import { APPROVE_LABEL, DENY_LABEL, approvalButtonsField, approvalLinks, type ApprovalLinks } from "./approval";
+import { chunkMessage } from "./chunk";
 import { failureOutput, hasTemplate, requireHttpUrl, requireRendered, requiredText, statusError, urlField } from "./common";
 import type { ActionPlugin } from "./types";
 
@@ -64,6 +66,7 @@ export const slackConfigSchema = z.strictObject({
       template: true,
       help: "Optional Block Kit JSON array, e.g. [{\"type\":\"section\",\"text\":{\"type\":\"mrkdwn\",\"text\":\"*Hi*\"}}].",
     }),
+  approval_buttons: approvalButtonsField(),
 });
 
 export type SlackConfig = z.output<typeof slackConfigSchema>;
@@ -87,6 +90,9 @@ export const slackAction: ActionPlugin<SlackConfig> = {
       blocks = parsed;
     }
 
+    const links = config.approval_buttons ? approvalLinks("slack", ctx) : null;
+    if (links) blocks = [...(blocks ?? textBlocks(text)), approvalBlock(links)];
+
     const res = await ctx.http(url, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -104,5 +110,25 @@ export const slackAction: ActionPlugin<SlackConfig> = {
     throw statusError("slack", res, ctx.clock);
   },
 };
+
+/** A section's text holds at most 3,000 characters (https://docs.slack.dev/reference/block-kit/blocks/section-block). */
+const SECTION_TEXT_LIMIT = 3000;
+
+/** With blocks, Slack shows the blocks and keeps `text` for notifications: the text goes in as sections. */
+function textBlocks(text: string): unknown[] {
+  return chunkMessage(text, SECTION_TEXT_LIMIT).map((part) => ({ type: "section", text: { type: "mrkdwn", text: part } }));
+}
+
+/** Link buttons (https://docs.slack.dev/reference/block-kit/block-elements/button-element): they open the approval page, which decides. */
+export function approvalBlock(links: ApprovalLinks): Record<string, unknown> {
+  return {
+    type: "actions",
+    block_id: "whenthen_approval",
+    elements: [
+      { type: "button", action_id: "approve", text: { type: "plain_text", text: APPROVE_LABEL }, style: "primary", url: links.approve_url },
+      { type: "button", action_id: "deny", text: { type: "plain_text", text: DENY_LABEL }, style: "danger", url: links.deny_url },
+    ],
+  };
+}
 
 export default slackAction;

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { ActionError } from "../core/errors";
 import type { SafeResponse } from "../net/types";
 import { field } from "../plugin";
+import { APPROVE_LABEL, DENY_LABEL, approvalButtonsField, approvalLinks, type ApprovalLinks } from "./approval";
 import { chunkMessage } from "./chunk";
 import { clampRetryAfter, hasTemplate, isRetryableStatus, isSuccess, parseJsonObject, requireRendered, requiredText, statusError } from "./common";
 import type { ActionContext, ActionPlugin } from "./types";
@@ -86,6 +87,7 @@ export const telegramConfigSchema = z.strictObject({
     kind: "boolean",
     help: "Recipients get the message without a sound.",
   }),
+  approval_buttons: approvalButtonsField(),
 });
 
 export type TelegramConfig = z.output<typeof telegramConfigSchema>;
@@ -116,12 +118,15 @@ export const telegramAction: ActionPlugin<TelegramConfig> = {
     const chunks = chunkMessage(text, TELEGRAM_TEXT_LIMIT);
     const start = resumeAt(ctx, chunks.length);
     const messageIds: number[] = [];
+    const links = config.approval_buttons ? approvalLinks("telegram", ctx) : null;
 
     for (let i = start; i < chunks.length; i++) {
       if (i > start) await ctx.clock.sleep(1000);
       const body: Record<string, unknown> = { chat_id: chatId, text: chunks[i] };
       if (config.parse_mode) body.parse_mode = config.parse_mode;
       if (config.disable_notification) body.disable_notification = true;
+      // Under the last part, so the buttons come after everything they decide about.
+      if (links && i === chunks.length - 1) body.reply_markup = approvalKeyboard(links);
       const res = await ctx.http(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
       const answer = parseJsonObject(res);
       if (!isSuccess(res.status) || answer?.ok !== true) throw partError(res, answer, ctx, chatId, i, chunks.length);
@@ -158,6 +163,9 @@ function explain(status: number, description: string, chatId: string, answer: Re
   }
   if (status === 401) return `the bot token was refused; get the current one from @BotFather and update the secret (Telegram: "${description}")`;
   if (d.includes("bot was blocked by the user")) return `the user of chat ${chatId} blocked the bot (Telegram: "${description}")`;
+  if (d.includes("button url") || d.includes("button_url") || d.includes("wrong http url")) {
+    return `Telegram refused the Approve / Deny button links: it accepts only public http(s) addresses, so PUBLIC_URL must be one (not localhost or a LAN address) (Telegram: "${description}")`;
+  }
   if (d.includes("can't parse entities")) return `the message is not valid markup for its parse_mode; escape the ingredients or send it as plain text (Telegram: "${description}")`;
   const migrated = (answer?.parameters as { migrate_to_chat_id?: unknown } | undefined)?.migrate_to_chat_id;
   if (typeof migrated === "number") return `the group became a supergroup; its chat id is now ${migrated} (Telegram: "${description}")`;
@@ -183,6 +191,11 @@ function partError(res: SafeResponse, answer: Record<string, unknown> | null, ct
   const detail = description ? `${explain(res.status, description, chatId, answer)}${part}` : undefined;
   const err = statusError("telegram", res, ctx.clock, detail);
   return new ActionError(err.message, { retryable: isRetryableStatus(res.status), retryAfterMs: err.retryAfterMs, output });
+}
+
+/** URL buttons under the message (https://core.telegram.org/bots/api#inlinekeyboardbutton): they open the approval page, which decides. */
+export function approvalKeyboard(links: ApprovalLinks): { inline_keyboard: { text: string; url: string }[][] } {
+  return { inline_keyboard: [[{ text: APPROVE_LABEL, url: links.approve_url }, { text: DENY_LABEL, url: links.deny_url }]] };
 }
 
 export default telegramAction;

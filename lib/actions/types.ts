@@ -35,6 +35,12 @@ export interface ActionContext extends PluginContext {
   secret(value: string): void;
   /** A copy of `value` with every secret of this run replaced by "[redacted]". */
   redact<T>(value: T): T;
+  /**
+   * The approve and deny links of the wait the run reaches next (`{{run.approve_url}}`,
+   * `{{run.deny_url}}`), for an action's `approval_buttons`; null or absent where the run has none
+   * (a dry run, a preview).
+   */
+  waitLinks?(): { approve_url: string; deny_url: string } | null;
 }
 
 export interface ActionResult {

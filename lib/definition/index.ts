@@ -6,7 +6,7 @@ import { inUserWords } from "../core/zod-words";
 import { timedRuleProblems } from "../timed/rule";
 import { timingSchema, timedSchema, type Timed, type Timing } from "../timed/schema";
 import { controlsSchema } from "./controls";
-import { assignIds, stepsSchema, structureProblems } from "./steps";
+import { approvalButtonProblems, assignIds, stepsSchema, structureProblems } from "./steps";
 import { fromV1, isActionStep, walkSteps, type Definition, type DefinitionV1, type IfStep, type PathsStep, type Problem, type Step, type StepConditions } from "./types";
 
 export * from "./types";
@@ -95,8 +95,8 @@ export function checkDefinition(input: unknown): { ok: true; definition: Definit
   if (!parsed.success || problems.length > 0) return { ok: false, problems };
   const definition = { ...parsed.data, steps: assignIds(parsed.data.steps as Step[]) } as Definition;
   // The timing as @vibedout/automations reads it (parseRule): anything it refuses, named by its field here.
-  const timed = timedRuleProblems(definition);
-  return timed.length > 0 ? { ok: false, problems: timed } : { ok: true, definition };
+  const later = [...approvalButtonProblems(definition.steps), ...timedRuleProblems(definition)];
+  return later.length > 0 ? { ok: false, problems: later } : { ok: true, definition };
 }
 
 function checkV1(input: unknown): { ok: true; definition: Definition } | { ok: false; problems: Problem[] } {
@@ -105,7 +105,7 @@ function checkV1(input: unknown): { ok: true; definition: Definition } | { ok: f
   const v1 = parsed.data as DefinitionV1;
   const definition = fromV1(v1);
   // Timing problems come back by step path; a version 1 document calls them actions.
-  const problems = timedRuleProblems(definition).map((p) => ({ ...p, path: pathAsWritten(input, definition, p.path) }));
+  const problems = [...approvalButtonProblems(definition.steps), ...timedRuleProblems(definition)].map((p) => ({ ...p, path: pathAsWritten(input, definition, p.path) }));
   return problems.length > 0 ? { ok: false, problems } : { ok: true, definition };
 }
 

@@ -2,7 +2,7 @@ import { CONDITION_OPS, parseDuration, patternProblem } from "@vibedout/automati
 import { z } from "zod";
 import type { ActionPlugin } from "../actions/types";
 import { timingSchema } from "../timed/schema";
-import { CONTROL_KINDS, LIMITS, STEP_ID, WAIT_KINDS, type Problem, type Step, type WaitStep } from "./types";
+import { CONTROL_KINDS, LIMITS, STEP_ID, WAIT_KINDS, childLists, isControlStep, type Problem, type Step, type WaitStep } from "./types";
 
 /**
  * The zod schema of version 2's step list, and the checks zod cannot make one step at a time
@@ -347,5 +347,79 @@ function withChildren(s: Step, f: (list: Step[]) => Step[]): Step {
     }
     default:
       return s;
+  }
+}
+
+/** Whether an action step asks for approval buttons (push: only ntfy has them; Pushover's copy of the field is ignored, as its other ntfy fields are). */
+function wantsApprovalButtons(step: Step): boolean {
+  if (isControlStep(step)) return false;
+  const config = (step as { config?: Record<string, unknown> }).config ?? {};
+  if (config.approval_buttons !== true) return false;
+  return step.type !== "push" || config.provider === "ntfy";
+}
+
+/**
+ * An action's `approval_buttons` open the approval page of the wait the run reaches next, so a
+ * for_approval wait must come after the step. Looking forward in the order steps run: the rest of
+ * its list (nested steps of those included, as a branch may hold the wait), then the rest of each
+ * enclosing list (an on_timeout or on_deny list ends the run: nothing after its wait follows). A
+ * wait of another kind that certainly comes first (not inside a branch) would take the links.
+ */
+export function approvalButtonProblems(steps: Step[]): Problem[] {
+  const problems: Problem[] = [];
+  type Frame = { list: Step[]; index: number; ends: boolean };
+  const visit = (list: Step[], base: string, chain: Frame[]) => {
+    list.forEach((step, i) => {
+      const path = `${base}.${i}`;
+      if (wantsApprovalButtons(step)) {
+        const verdict = nextWait([...chain, { list, index: i, ends: false }]);
+        if (verdict.kind === "none") {
+          problems.push({ path: `${path}.config.approval_buttons`, message: "needs a for_approval wait after this step: the Approve and Deny buttons open that wait's approval page. Add the wait, or turn the buttons off" });
+        } else if (verdict.kind === "other") {
+          problems.push({ path: `${path}.config.approval_buttons`, message: `the next wait after this step is ${verdict.path} (a ${verdict.waitKind} wait), so the buttons would open its links; put a for_approval wait before it, or turn the buttons off` });
+        }
+      }
+      for (const child of childLists(step)) {
+        const ends = step.type === "wait";
+        visit(child.steps, `${path}.${child.path}`, [...chain, { list, index: i, ends }]);
+      }
+    });
+  };
+  // Paths of the steps in each frame's list, for naming the wait in the way.
+  const pathOf = new Map<Step, string>();
+  for (const { step, path } of walkDefinitionSteps(steps)) pathOf.set(step, path);
+
+  function nextWait(chain: Frame[]): { kind: "approval" } | { kind: "none" } | { kind: "other"; path: string; waitKind: string } {
+    // Innermost first: the rest of the step's own list, then outwards.
+    for (let level = chain.length - 1; level >= 0; level--) {
+      const frame = chain[level]!;
+      for (const later of frame.list.slice(frame.index + 1)) {
+        if (later.type === "wait") {
+          const w = later as WaitStep;
+          if (w.kind === "for_approval") return { kind: "approval" };
+          return { kind: "other", path: pathOf.get(later) ?? later.id ?? "a wait", waitKind: w.kind };
+        }
+        // Inside a branch or a loop: a for_approval there may be the one (other waits there may not run).
+        for (const child of childLists(later)) if (hasApprovalWait(child.steps)) return { kind: "approval" };
+      }
+      // Below a wait (its on_timeout or on_deny), the run ends after the list.
+      if (level > 0 && chain[level - 1]!.ends) return { kind: "none" };
+    }
+    return { kind: "none" };
+  }
+  visit(steps, "steps", []);
+  return problems;
+}
+
+function hasApprovalWait(steps: Step[]): boolean {
+  for (const { step } of walkDefinitionSteps(steps)) if (step.type === "wait" && (step as WaitStep).kind === "for_approval") return true;
+  return false;
+}
+
+function* walkDefinitionSteps(steps: Step[], base = "steps"): Generator<{ step: Step; path: string }> {
+  for (const [i, step] of steps.entries()) {
+    const path = `${base}.${i}`;
+    yield { step, path };
+    for (const child of childLists(step)) yield* walkDefinitionSteps(child.steps, `${path}.${child.path}`);
   }
 }

@@ -2,6 +2,12 @@ import { untilMs, untilProblem, waitDurationMs } from "../definition/steps";
 import type { WaitStep } from "../definition/types";
 import type { StoredWait, WaitInsert } from "../db/store/types";
 import { localIso } from "../core/local-iso";
+import type { SentLinks } from "../waits/sent";
+import { waitSummary } from "../waits/words";
+
+export { waitSummary };
+
+const at = (d: Date, zone: string): string => localIso(d, zone).slice(0, 16).replace("T", " ");
 
 /**
  * A wait step, worked out at the moment the run reaches it (pure: the rendered `at` and the time
@@ -14,7 +20,10 @@ export type WaitPlan =
   | { kind: "past"; why: string; skipRest: boolean; input: Record<string, unknown> }
   | { kind: "problem"; problem: string; input: Record<string, unknown> };
 
-export function planWait(step: WaitStep, opts: { now: Date; seq: number; renderedAt: string | null; message: string | null; timezone: string }): WaitPlan {
+export function planWait(
+  step: WaitStep,
+  opts: { now: Date; seq: number; renderedAt: string | null; message: string | null; timezone: string; /** Where earlier steps sent this wait's links (lib/waits/sent.ts). */ sent?: SentLinks[] },
+): WaitPlan {
   const { now, seq, timezone } = opts;
   const timeoutMs = step.timeout ? waitDurationMs(step.timeout) : null;
   const timeoutAt = timeoutMs !== null ? new Date(now.getTime() + timeoutMs) : null;
@@ -42,38 +51,12 @@ export function planWait(step: WaitStep, opts: { now: Date; seq: number; rendere
     ...(timeoutAt ? { timeout_at: timeoutAt.toISOString() } : {}),
     ...(step.kind === "delay" ? { duration: step.duration } : {}),
     ...(opts.message !== null ? { message: opts.message } : {}),
+    ...(opts.sent?.length ? { sent: opts.sent } : {}),
     timezone,
   };
   const summary = waitSummary({ kind: step.kind, detail, timeoutAt: timeoutAt?.toISOString() ?? null }, now);
   const wait: WaitInsert = { seq, stepId: step.id, kind: step.kind, resumeAt, resumeAs: resumeAt ? (byTimeout ? "timeout" : "time") : null, timeoutAt, detail, summary };
   return { kind: "wait", wait, input, why: summary };
-}
-
-const at = (d: Date, zone: string): string => localIso(d, zone).slice(0, 16).replace("T", " ");
-const clockOf = (iso: string, zone: string): string => {
-  const d = new Date(iso);
-  return localIso(d, zone).slice(11, 16);
-};
-
-/** What the run log says a waiting run waits for: "waiting for approval — times out 16:02". */
-export function waitSummary(w: Pick<StoredWait, "kind" | "detail" | "timeoutAt">, now: Date): string {
-  const zone = typeof w.detail.timezone === "string" ? w.detail.timezone : "UTC";
-  const until = typeof w.detail.until === "string" ? w.detail.until : null;
-  const head =
-    w.kind === "for_approval"
-      ? "waiting for approval"
-      : w.kind === "for_call"
-        ? "waiting for a call to its resume URL"
-        : until
-          ? `waiting until ${at(new Date(until), zone)}${w.kind === "delay" && typeof w.detail.duration === "string" ? ` (${w.detail.duration})` : ""}`
-          : "waiting";
-  const timeout = w.timeoutAt && (!until || Date.parse(w.timeoutAt) < Date.parse(until)) ? ` — times out ${sameDay(w.timeoutAt, now, zone) ? clockOf(w.timeoutAt, zone) : at(new Date(w.timeoutAt), zone)}` : "";
-  return `${head}${timeout}`;
-}
-
-// A timeout within the day reads as a clock time; a later one with its date.
-function sameDay(iso: string, now: Date, zone: string): boolean {
-  return localIso(new Date(iso), zone).slice(0, 10) === localIso(now, zone).slice(0, 10);
 }
 
 /** The step's output once its wait ended: a call's body as it came; otherwise what ended it, when and by whom. */

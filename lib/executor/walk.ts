@@ -32,6 +32,8 @@ import { decide, show } from "./conditions";
 import type { StepBase, StepRunner } from "./step";
 import type { Step } from "./types";
 import { planWait, resolvedWhy, waitOutput } from "./wait";
+import { waitLinks } from "../waits/links";
+import { sentLinks } from "../waits/sent";
 
 /** Runs an AI step (lib/transform.ts); returns the value to put under `ai.<output>`. */
 export type TransformRunner = (
@@ -283,6 +285,11 @@ export async function walkSteps(deps: WalkDeps, def: Definition, ctx: WalkContex
         // URL path) joins the run's secrets: everything recorded from here on is redacted.
         secret: (value) => redactor.add([value]),
         redact: (value) => redactor.redact(value),
+        // The links {{run.approve_url}} / {{run.deny_url}} render to here, for approval buttons.
+        waitLinks: () => {
+          const r = ctx.run as { approve_url?: unknown; deny_url?: unknown } | undefined;
+          return typeof r?.approve_url === "string" && typeof r.deny_url === "string" ? { approve_url: r.approve_url, deny_url: r.deny_url } : null;
+        },
       });
       return { output: result.output, value: undefined };
     });
@@ -486,7 +493,9 @@ export async function walkSteps(deps: WalkDeps, def: Definition, ctx: WalkContex
           redactor.add(r.secretsUsed);
           return r.value;
         };
-        const plan = planWait(step, { now: clock.now(), seq, renderedAt: step.kind === "until" ? render(step.at) : null, message: step.kind === "for_approval" ? render(step.message) : null, timezone });
+        // Where the steps before it sent this wait's links: the run log says "sent to … at …".
+        const sent = sentLinks(runner.steps, waitLinks(app.config.publicUrl, app.config.sessionSecret, run.id, seq).resume_url);
+        const plan = planWait(step, { now: clock.now(), seq, renderedAt: step.kind === "until" ? render(step.at) : null, message: step.kind === "for_approval" ? render(step.message) : null, timezone, sent });
         if (plan.kind === "problem") {
           noted(scope, step.id, runner.record(blank(base, scope, { status: "failed", error: plan.problem, input: plan.input })));
           return { kind: "finish", status: "failed", reason: `${where}: ${plan.problem}` };

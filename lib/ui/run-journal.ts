@@ -154,3 +154,13 @@ export function stepTitle(s: Step): string {
       return `${id}: wait (${s.name.replace("_", " ")})`;
   }
 }
+
+/**
+ * A wait step the run is parked at is stored as `running` (the step has not ended) with the
+ * decision `waiting`: the run log shows it as waiting, with what it waits for, not as running. A
+ * run cancelled while it waited leaves that entry as it was: it reads cancelled.
+ */
+export function parkedWaitStatus(s: Pick<Step, "kind" | "status" | "decision">, runStatus?: string): "waiting" | "cancelled" | null {
+  if (s.kind !== "wait" || s.status !== "running" || s.decision !== "waiting") return null;
+  return runStatus === "cancelled" ? "cancelled" : "waiting";
+}

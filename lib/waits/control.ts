@@ -1,6 +1,7 @@
 import type { App } from "../app";
 import type { StoredWait } from "../db/store/types";
-import { waitSummary } from "../executor/wait";
+import type { SentLinks } from "./sent";
+import { waitSummary } from "./words";
 
 /** A waiting run as the run log lists it: what it waits for, in words, and when it resumes on its own. */
 export interface WaitingView {
@@ -13,6 +14,11 @@ export interface WaitingView {
   resumes_at: string | null;
   timeout_at: string | null;
   message: string | null;
+  /** Where earlier steps sent its links, and when (lib/waits/sent.ts); empty when none did. */
+  sent: SentLinks[];
+  /** The time a delay or until waits for, and a delay's duration: with `sent` and `timeout_at`, what a browser needs to say `summary` again in its reader's zone. */
+  until: string | null;
+  duration: string | null;
 }
 
 export function waitingView(w: StoredWait, now: Date): WaitingView {
@@ -26,6 +32,9 @@ export function waitingView(w: StoredWait, now: Date): WaitingView {
     resumes_at: w.resumeAt,
     timeout_at: w.timeoutAt,
     message: typeof w.detail.message === "string" ? w.detail.message : null,
+    sent: Array.isArray(w.detail.sent) ? (w.detail.sent as SentLinks[]) : [],
+    until: typeof w.detail.until === "string" ? w.detail.until : null,
+    duration: typeof w.detail.duration === "string" ? w.detail.duration : null,
   };
 }
 

@@ -87,8 +87,21 @@ describe.skipIf(!hasChromium)("a run that waits for an approval", () => {
     await page.goto(`/runs/${runId}`, { timeout: 300_000 });
     await expect.poll(async () => page.getByTestId("run-status").textContent(), { timeout: 60_000 }).toBe("waiting");
     await page.getByTestId("waiting-summary").waitFor();
-    expect(await page.getByTestId("waiting-summary").textContent()).toMatch(/^Waiting for approval — times out \d\d:\d\d$/);
+    // Where the link went and when, read from the email step's rendered input.
+    expect(await page.getByTestId("waiting-summary").textContent()).toMatch(/^Waiting for approval — sent to ops@example\.com at \d\d:\d\d, times out \d\d:\d\d$/);
+    // The journal's wait step reads waiting (not running), with what it waits for.
+    const waitRow = page.getByTestId("step-2");
+    expect(await waitRow.getByTestId("step-2-status").textContent()).toBe("waiting");
+    expect(await waitRow.getByTestId("step-2-why").textContent()).toMatch(/^Waiting for approval — sent to ops@example\.com at \d\d:\d\d, times out \d\d:\d\d$/);
+    expect(await page.getByTestId("step-1-status").textContent()).toBe("succeeded");
     await both(page, "wait-run-waiting");
+
+    // The runs list says the same in the run's reason cell.
+    await page.goto(`/runs?applet_id=${applet.id}`, { timeout: 300_000 });
+    const row = page.locator(`tr[data-run-id="${runId}"]`);
+    await row.waitFor();
+    expect(await row.textContent()).toMatch(/waiting for approval — sent to ops@example\.com at \d\d:\d\d, times out \d\d:\d\d/);
+    await both(page, "wait-runs-list");
 
     // A link preview's GET decides nothing; the page asks for one click.
     const preview = await fetch(approve!, { headers: { accept: "text/html" } });
@@ -115,5 +128,45 @@ describe.skipIf(!hasChromium)("a run that waits for an approval", () => {
     expect(errors).toEqual([]);
     await link.close();
     expect(SCREENSHOTS).toBeTruthy();
+  }, 900_000);
+
+  it("the Slack action's form offers Approve and Deny buttons, and a save without a for_approval wait after it is refused at that box", async () => {
+    const { page, errors } = await signedInPage(browser!, app!);
+    const created = await page.request.post("/api/applets", {
+      headers: { origin: app!.url },
+      data: {
+        name: "Ask in Slack",
+        definition: {
+          version: 2,
+          trigger: { type: "webhook", config: {} },
+          steps: [
+            { id: "ask", type: "slack", config: { webhook_url: "{{secrets.SLACK_WEBHOOK}}", text: "Post “{{trigger.body.title}}”?", approval_buttons: true } },
+            { id: "approval", type: "wait", kind: "for_approval", timeout: "2h" },
+          ],
+        },
+      },
+    });
+    expect(created.status(), await created.text()).toBe(201);
+    const id = ((await created.json()) as { applet: { id: string } }).applet.id;
+    // Without the wait after it, the API names the field.
+    const refused = await page.request.post("/api/applets", {
+      headers: { origin: app!.url },
+      data: { name: "No wait", definition: { version: 2, trigger: { type: "webhook", config: {} }, steps: [{ id: "ask", type: "slack", config: { webhook_url: "{{secrets.SLACK_WEBHOOK}}", text: "x", approval_buttons: true } }] } },
+    });
+    expect(refused.status()).toBe(400);
+    expect(await refused.text()).toContain("steps.0.config.approval_buttons");
+
+    await page.goto(`/applets/${id}`, { timeout: 300_000 });
+    const box = page.getByRole("checkbox", { name: "Approve and Deny buttons" });
+    await box.waitFor({ timeout: 120_000 });
+    expect(await box.isChecked()).toBe(true);
+    await box.scrollIntoViewIfNeeded();
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: width === 1280 ? 900 : 844 });
+      await page.waitForTimeout(300);
+      await page.getByTestId("step-ask").screenshot({ path: path.join(SCREENSHOTS, `wait-slack-buttons-field${width === 1280 ? "" : "-390"}.png`) });
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+    expect(errors).toEqual([]);
   }, 900_000);
 });

@@ -111,7 +111,8 @@ forEachEngine((engine) => {
     expect(asked.approve).toBe(waitLinks(app.config.publicUrl, app.config.sessionSecret, runId, 0).approve_url);
     const [waiting] = await app.store.waits.listWaiting({ limit: 10 });
     expect(waiting).toMatchObject({ runId, kind: "for_approval" });
-    expect((await waitStep(app, runId))!.why).toBe("waiting for approval — times out 16:02");
+    // The step that sent the links is named by its host only (a URL's path may hold a token).
+    expect((await waitStep(app, runId))!.why).toBe("waiting for approval — sent to status.test at 14:02, times out 16:02");
 
     const links = await serveLinks(app);
     // A scanner fetches both links: the page shows what is asked and decides nothing.
@@ -244,6 +245,57 @@ describe("waiting runs and the applet's order", () => {
     expect(await runOf(app, first.runId)).toMatchObject({ status: "waiting" });
     expect(await runOf(app, second.runId)).toMatchObject({ status: "succeeded" });
     expect(await runOf(app, third.runId)).toMatchObject({ status: "waiting" });
+  });
+});
+
+describe("where a waiting run's links went", () => {
+  forEachEngine((engine) => {
+    test("an email that sent the approve link, then a for_approval wait: /api/waits, the runs list and the run page say sent to the address at that time", async () => {
+      const { createApi } = await import("@/lib/api");
+      const { testIdentity } = await import("../helpers/auth");
+      const { readdirSync, readFileSync } = await import("node:fs");
+      const path = await import("node:path");
+      const app = createTestApp({ engine, start: "2026-03-07T13:02:00.000Z" });
+      cleanups.push(() => app.cleanup());
+      const a = await app.applets.create({
+        name: "ask ops",
+        definition: {
+          ...applet([
+            { id: "ask", type: "email", config: { to: "Ops <ops@example.com>, lead@example.com", subject: "Approve {{trigger.body.title}}?", body_markdown: "Approve: {{run.approve_url}}\n\nDeny: {{run.deny_url}}" } },
+            { id: "approval", type: "wait", kind: "for_approval", message: "Post {{trigger.body.title}}?", timeout: "2h" },
+            send("post"),
+          ]),
+          timezone: "Europe/Berlin",
+        },
+      });
+      const { runId } = await app.applets.test(a.id, { body: { title: "the draft" } });
+      const worker = startWorker(app);
+      cleanups.push(() => worker.stop());
+      await worker.drain();
+      // The mail really went (to the outbox, as development sends it) with the link in it.
+      const outbox = path.join(app.dataDir, "outbox");
+      const eml = readFileSync(path.join(outbox, readdirSync(outbox)[0]!), "utf8").replace(/=\r?\n/g, "");
+      expect(eml).toContain(`/api/waits/${runId}/0/`);
+
+      const words = "waiting for approval — sent to ops@example.com and 1 other at 14:02, times out 16:02";
+      const api = createApi({ app, applets: app.applets, auth: testIdentity(app) });
+      const get = async (p: string) => {
+        const res = await api.handle(new Request(`${app.config.publicUrl}${p}`));
+        expect(res.status, await res.clone().text()).toBe(200);
+        return res.json();
+      };
+      const listed = (await get("/api/waits")) as { waiting: Record<string, unknown>[] };
+      expect(listed.waiting).toEqual([expect.objectContaining({ run_id: runId, kind: "for_approval", summary: words, message: "Post the draft?", sent: [{ to: "ops@example.com and 1 other", at: expect.stringMatching(/^2026-03-07T13:02:00/) }], until: null })]);
+      // The runs list shows the run's reason; the run page's wait step says the same.
+      const runs = (await get(`/api/runs?applet_id=${a.id}`)) as { runs: { id: string; status: string; error: string }[] };
+      expect(runs.runs[0]).toMatchObject({ id: runId, status: "waiting", error: words });
+      expect(await waitStep(app, runId)).toMatchObject({ status: "running", decision: "waiting", why: words, output: expect.objectContaining({ sent: [{ to: "ops@example.com and 1 other", at: expect.stringMatching(/^2026-03-07T13:02:00/) }] }) });
+
+      // Later in the day the list still reads the sending time as a clock time; the next day with its date.
+      app.clock.set("2026-03-08T09:00:00.000Z");
+      const nextDay = (await get("/api/waits")) as { waiting: { summary: string }[] };
+      expect(nextDay.waiting[0]!.summary).toBe("waiting for approval — sent to ops@example.com and 1 other at 2026-03-07 14:02, times out 2026-03-07 16:02");
+    }, 60_000);
   });
 });
 

@@ -207,7 +207,7 @@ describe("push action: provider switch", () => {
 
     const visible = (provider: string) =>
       fieldsOf(pushAction.configSchema).filter((f) => !f.showWhen || f.showWhen.equals.includes(provider)).map((f) => f.name);
-    expect(visible("ntfy")).toEqual(["provider", "server", "topic", "token", "title", "message", "priority", "click", "tags"]);
+    expect(visible("ntfy")).toEqual(["provider", "server", "topic", "token", "title", "message", "priority", "click", "tags", "approval_buttons"]);
     expect(visible("pushover")).toEqual(["provider", "user_key", "app_token", "title", "message", "priority", "url"]);
   });
 

@@ -158,7 +158,7 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
         {run.steps.length === 0 ? (
           <p className="card text-sm text-slate-600">{run.status === "planned" ? "Nothing has run yet: the run waits for its due time." : run.status === "cancelled" ? "Nothing ran: the run was cancelled before its due time." : run.status === "skipped" && timed.reason ? "Nothing ran: the timed run was skipped." : run.status === "queued" || run.status === "retrying" ? "Waiting for the worker to pick this run up." : run.status === "running" ? "Running: the first step has not finished yet." : "No steps were recorded."}</p>
         ) : (
-          <RunJournal steps={run.steps} runAttempt={run.attempt} />
+          <RunJournal steps={run.steps} runAttempt={run.attempt} runStatus={run.status} />
         )}
       </section>
     </div>
@@ -280,8 +280,9 @@ function failedStepOf(steps: Step[]): string | null {
 }
 
 /** What a waiting run waits for: its parked wait step's words and approval message. */
-function waitingOf(steps: { kind: string; status: string; why?: string; output?: unknown }[], reason: string | null): { summary: string; message: string | null } {
+function waitingOf(steps: { kind: string; name: string; status: string; why?: string; output?: unknown }[], reason: string | null): { summary: string; message: string | null; kind: string; detail: unknown } {
   const parked = [...steps].reverse().find((s) => s.kind === "wait" && s.status === "running");
   const message = (parked?.output as { message?: unknown } | undefined)?.message;
-  return { summary: parked?.why ?? reason ?? "waiting", message: typeof message === "string" ? message : null };
+  // The parked step's output is the wait's detail (when it times out, where its links went).
+  return { summary: parked?.why ?? reason ?? "waiting", message: typeof message === "string" ? message : null, kind: parked?.name ?? "", detail: parked?.output ?? null };
 }
