@@ -112,7 +112,7 @@ export function RunControls(p: RunControlsProps) {
             </label>
             <FieldError problems={problems} path="order" />
             <p className="help mt-1">
-              {mode === "per_key" ? "Per key: " : ""}while a run waits at a wait step, later runs stay queued, in order, until it has resumed and finished. Off, they run while it waits.
+              {mode === "per_key" ? "Per key: while" : "While"} a run waits at a wait step, later runs stay queued, in order, until it has resumed and finished. Off, they run while it waits.
             </p>
           </div>
         ) : null}
