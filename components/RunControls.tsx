@@ -20,9 +20,9 @@ function FieldError({ problems, path }: { problems: Problem[]; path: string }) {
 }
 
 /**
- * Controls over runs: concurrency (in order, N in parallel, one at a time per key), a rate limit and
- * a debounce. Saving them is a save of the applet (a new version). Every field refused is shown
- * under itself, named as the API names it.
+ * Controls over runs: concurrency (in order, N in parallel, one at a time per key) and whether a
+ * waiting run keeps its place (strict order), a rate limit and a debounce. Saving them is a save of
+ * the applet (a new version). Every field refused is shown under itself, named as the API names it.
  */
 export function RunControls(p: RunControlsProps) {
   const router = useRouter();
@@ -30,6 +30,7 @@ export function RunControls(p: RunControlsProps) {
   const [mode, setMode] = useState<string>(c.concurrency?.mode ?? "in_order");
   const [max, setMax] = useState(c.concurrency?.mode === "parallel" ? String(c.concurrency.max) : "4");
   const [key, setKey] = useState(c.concurrency?.mode === "per_key" ? c.concurrency.key : "{{trigger.body.customer_id}}");
+  const [strict, setStrict] = useState(c.order === "strict");
   const [rateOn, setRateOn] = useState(Boolean(c.rate_limit));
   const [rateMax, setRateMax] = useState(String(c.rate_limit?.max ?? 10));
   const [ratePeriod, setRatePeriod] = useState(String(c.rate_limit?.period_seconds ?? 60));
@@ -52,6 +53,8 @@ export function RunControls(p: RunControlsProps) {
       ...(mode === "parallel" ? { concurrency: { mode: "parallel" as const, max: num(max) } } : mode === "per_key" ? { concurrency: { mode: "per_key" as const, key } } : {}),
       ...(rateOn ? { rate_limit: { max: num(rateMax), period_seconds: num(ratePeriod), overflow: overflow as "wait" | "drop" } } : {}),
       ...(debounceOn ? { debounce: { window_seconds: num(windowSeconds), keep: keep as "first" | "last" | "all" } } : {}),
+      // Strict order is per lane in the order runs came: parallel lanes have no such order.
+      ...(strict && mode !== "parallel" ? { order: "strict" as const } : {}),
     };
     const res = await api.api.applets[":id"].controls.$put({ param: { id: p.appletId }, json }).catch(() => null);
     setBusy(false);
@@ -100,6 +103,17 @@ export function RunControls(p: RunControlsProps) {
             <input id="controls-key" className="input w-full max-w-md font-mono" value={key} onChange={(e) => setKey(e.target.value)} />
             <FieldError problems={problems} path="concurrency.key" />
             <p className="help mt-1">Runs with the same key run one at a time, in order; different keys run side by side. An empty key is one key of its own.</p>
+          </div>
+        ) : null}
+        {mode !== "parallel" ? (
+          <div>
+            <label className="flex items-center gap-2">
+              <input type="checkbox" checked={strict} onChange={(e) => setStrict(e.target.checked)} data-testid="controls-strict" /> Strict order: a run that waits holds back the next ones
+            </label>
+            <FieldError problems={problems} path="order" />
+            <p className="help mt-1">
+              {mode === "per_key" ? "Per key: while" : "While"} a run waits at a wait step, later runs stay queued, in order, until it has resumed and finished. Off, they run while it waits.
+            </p>
           </div>
         ) : null}
       </fieldset>

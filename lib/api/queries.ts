@@ -9,6 +9,7 @@ import { createCredentialMasks, pluginFields } from "../applets/credential-masks
 import { credentialSpots, literalCredentials, PURGED_CREDENTIAL } from "../applets/credentials";
 import { authorText, changeSummary } from "../applets/versions";
 import { storedDefinition } from "../definition";
+import { holdsLaneWhileWaiting } from "../definition/controls";
 import { topLevelActions } from "../definition/types";
 import { triggerRegistry } from "../triggers";
 import { overdueMs } from "../core/overdue";
@@ -272,7 +273,8 @@ export async function runDetail(app: Reads, id: string) {
     replay_of: original ? link(original) : null,
     replays: original ? [] : ofEvent.slice(1).map(link),
     event: event && { id: event.id, applet_id: event.appletId, source: event.source, dedupe_key: event.dedupeKey, payload: event.payload, received_at: event.receivedAt },
-    applet: applet ? { id: applet.id, name: applet.name } : null,
+    // strict_order: the applet's later runs wait behind a waiting run (controls.order).
+    applet: applet ? { id: applet.id, name: applet.name, strict_order: holdsLaneWhileWaiting(storedDefinition(applet.definition).controls) } : null,
   };
 }
 

@@ -131,6 +131,8 @@ export const runs = pgTable(
     appletVersion: integer("applet_version"),
     /** One run runs at a time per (applet, lane); '' unless the applet's controls say otherwise (lib/queue/controls.ts). */
     lane: text("lane").notNull().default(""),
+    /** 1 while the run waits at a wait step of an applet with strict order: it keeps its lane (drizzle 0020 / pg 0024). */
+    holdsLane: integer("holds_lane").notNull().default(0),
     ...timestamps,
   },
   (t) => [
@@ -147,7 +149,10 @@ export const runs = pgTable(
     // Unique, unlike SQLite's: "one running run per applet" holds across processes even if two
     // claims race (the loser gets a unique violation and claims again), not only by the claim's SQL.
     // Its "applet_id IS NOT NULL" keeps a finish's lookup by id on the primary key (drizzle-pg/0015).
-    uniqueIndex("runs_running_idx").on(t.appletId, t.lane).where(sql`${t.status} = 'running' AND ${t.appletId} IS NOT NULL`),
+    // A waiting run of an applet with strict order holds its lane as a running run does (drizzle-pg/0024).
+    uniqueIndex("runs_running_idx")
+      .on(t.appletId, t.lane)
+      .where(sql`(${t.status} = 'running' OR (${t.status} = 'waiting' AND ${t.holdsLane} = 1)) AND ${t.appletId} IS NOT NULL`),
     index("runs_updated_idx").on(t.updatedAt),
     // Waiting runs (parked at a wait step), listed per applet by the run log (drizzle 0019 / pg 0023).
     index("runs_waiting_idx").on(t.appletId, t.updatedAt).where(sql`${t.status} = 'waiting'`),

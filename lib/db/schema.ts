@@ -154,6 +154,8 @@ export const runs = sqliteTable(
     appletVersion: integer("applet_version"),
     /** One run runs at a time per (applet, lane); '' unless the applet's controls say otherwise (lib/queue/controls.ts). */
     lane: text("lane").notNull().default(""),
+    /** 1 while the run waits at a wait step of an applet with strict order: it keeps its lane (drizzle 0020 / pg 0024). */
+    holdsLane: integer("holds_lane").notNull().default(0),
     ...timestamps,
   },
   (t) => [
@@ -163,7 +165,8 @@ export const runs = sqliteTable(
     // a few pages small when the queue is short, and a finished run leaves them instead of moving
     // to another part of a full-table index on every status change.
     index("runs_queued_idx").on(t.appletId, t.lane, t.nextAttemptAt).where(sql`${t.status} = 'queued'`),
-    index("runs_running_idx").on(t.appletId, t.lane).where(sql`${t.status} = 'running'`),
+    // A waiting run of an applet with strict order holds its lane as a running run does (drizzle 0020).
+    index("runs_running_idx").on(t.appletId, t.lane).where(sql`${t.status} = 'running' OR (${t.status} = 'waiting' AND ${t.holdsLane} = 1)`),
     index("runs_updated_idx").on(t.updatedAt),
     // Waiting runs (parked at a wait step), listed per applet by the run log (drizzle 0019 / pg 0023).
     index("runs_waiting_idx").on(t.appletId, t.updatedAt).where(sql`${t.status} = 'waiting'`),

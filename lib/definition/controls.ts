@@ -18,6 +18,7 @@ import { renderTemplate } from "../template";
  * - debounce: the first event opens a window of `window_seconds`; the events that arrive within it
  *   join the run it opened, which starts when the window ends and sees the first, the last or all
  *   of them (`keep`; all: `{{trigger.events}}`, oldest first).
+ * - order: `strict` keeps a run's lane while it waits at a wait step (see ORDERS).
  *
  * Pure: what the store needs at ingest (`ingestControls`) is computed here from the definition and
  * the event; the store's run-controls part does the bookkeeping in the event's transaction.
@@ -62,20 +63,51 @@ export const debounceSchema = z.strictObject({
   keep: z.enum(["first", "last", "all"]).default("all"),
 });
 
-export const controlsSchema = z.strictObject({
-  concurrency: concurrencySchema.optional(),
-  rate_limit: rateLimitSchema.optional(),
-  debounce: debounceSchema.optional(),
-});
+/**
+ * What a waiting run does to the runs behind it. `relaxed` (default): nothing, a waiting run is not
+ * running, so later runs go. `strict`: it keeps its lane while it waits (the store's claim counts
+ * it as running), so later runs stay queued, in order, until it has resumed and finished or was
+ * cancelled. Strict order is per lane, so it means something only where a lane is one run at a
+ * time in the order runs came: `in_order` and `per_key`, not `parallel`'s random lanes.
+ */
+export const ORDERS = ["relaxed", "strict"] as const;
+
+export const controlsSchema = z
+  .strictObject({
+    concurrency: concurrencySchema.optional(),
+    rate_limit: rateLimitSchema.optional(),
+    debounce: debounceSchema.optional(),
+    order: z.enum(ORDERS, { error: () => `must be ${ORDERS.join(" or ")}` }).optional(),
+  })
+  .superRefine((c, ctx) => {
+    if (c.order === "strict" && c.concurrency?.mode === "parallel") {
+      ctx.addIssue({
+        code: "custom",
+        path: ["order"],
+        message:
+          'strict order keeps later runs behind a waiting one in the order they came, which parallel lanes (runs spread at random) do not have: use concurrency "in_order" or "per_key" with it, or leave order out',
+      });
+    }
+  });
 
 export type RunControls = z.infer<typeof controlsSchema>;
 export type Concurrency = z.infer<typeof concurrencySchema>;
 export type RateLimit = z.infer<typeof rateLimitSchema>;
 export type Debounce = z.infer<typeof debounceSchema>;
 
-/** True when the controls change nothing (absent, or in order with no limit and no debounce). */
+/** True when the controls change nothing (absent, or in order with no limit, no debounce and relaxed order). */
 export function isDefaultControls(c: RunControls | undefined): boolean {
-  return !c || ((!c.concurrency || c.concurrency.mode === "in_order") && !c.rate_limit && !c.debounce);
+  return !c || (isDefaultIngest(c) && c.order !== "strict");
+}
+
+/** True when the controls change nothing at ingest (strict order acts only when a run waits). */
+function isDefaultIngest(c: RunControls): boolean {
+  return (!c.concurrency || c.concurrency.mode === "in_order") && !c.rate_limit && !c.debounce;
+}
+
+/** Whether a run of this applet that reaches a wait step keeps its lane while it waits. */
+export function holdsLaneWhileWaiting(c: RunControls | undefined): boolean {
+  return c?.order === "strict";
 }
 
 /** The rendered concurrency key: text, cut to MAX_KEY_LENGTH; '' when it renders empty. */
@@ -97,7 +129,7 @@ export function laneOf(c: RunControls | undefined, payload: unknown, pick: (n: n
 
 /** What the store needs for this event; undefined for default controls (the hot path is untouched). */
 export function ingestControls(c: RunControls | undefined, payload: unknown): IngestControls | undefined {
-  if (!c || isDefaultControls(c)) return undefined;
+  if (!c || isDefaultIngest(c)) return undefined;
   return {
     lane: laneOf(c, payload),
     ...(c.rate_limit ? { rate: { max: c.rate_limit.max, periodMs: c.rate_limit.period_seconds * 1000, overflow: c.rate_limit.overflow } } : {}),

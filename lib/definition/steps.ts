@@ -2,6 +2,7 @@ import { CONDITION_OPS, parseDuration, patternProblem } from "@vibedout/automati
 import { z } from "zod";
 import type { ActionPlugin } from "../actions/types";
 import { timingSchema } from "../timed/schema";
+import { waitSignatureSchema } from "../webhooks/signature";
 import { CONTROL_KINDS, LIMITS, STEP_ID, WAIT_KINDS, childLists, isControlStep, type Problem, type Step, type WaitStep } from "./types";
 
 /**
@@ -115,10 +116,10 @@ export function untilMs(rendered: string): number {
 const WAIT_FIELDS: Record<WaitStep["kind"], string[]> = {
   delay: ["duration"],
   until: ["at", "if_past"],
-  for_call: [],
+  for_call: ["signature"],
   for_approval: ["message", "on_deny"],
 };
-const KIND_FIELDS = ["duration", "at", "if_past", "message", "on_deny"];
+const KIND_FIELDS = ["duration", "at", "if_past", "message", "on_deny", "signature"];
 
 const stepId = z.string().regex(STEP_ID, "must be 1-64 letters, digits or _, not starting with a digit");
 const identifier = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an identifier");
@@ -185,6 +186,8 @@ export function stepsSchema(actions: readonly Pick<ActionPlugin, "type" | "confi
         timeout: waitDuration.optional(),
         on_timeout: nonEmpty("on_timeout").optional(),
         on_deny: nonEmpty("on_deny").optional(),
+        // The webhook trigger's check, for the call to {{run.resume_url}} (lib/webhooks/signature.ts).
+        signature: waitSignatureSchema.optional(),
       })
       .superRefine((w, ctx) => {
         const reads = WAIT_FIELDS[w.kind] ?? [];

@@ -1,5 +1,7 @@
 import type { Timed, Timing } from "../timed/schema";
 import type { RunControls } from "./controls";
+import type { SignatureConfig } from "../webhooks/signature";
+import type { VerifyPreset } from "../webhooks/verify";
 
 /**
  * The applet definition, version 2: a trigger and an ordered step list. Version 1 (a filter, one AI
@@ -105,7 +107,11 @@ export type WaitStep = StepBase & {
         /** When that time has already passed: carry on at once (default), or skip the rest of the run. */
         if_past?: "continue" | "skip_rest";
       }
-    | { kind: "for_call" }
+    | {
+        kind: "for_call";
+        /** The webhook trigger's signature check (a preset, its secret): a call that fails it is refused and changes nothing. */
+        signature?: SignatureConfig & { verify: VerifyPreset };
+      }
     | {
         kind: "for_approval";
         /** A template: what the approval page shows is being approved. */

@@ -13,7 +13,7 @@ import { backoffMs } from "./backoff";
 import { createStepRunner } from "./step";
 import { DECIDING_KINDS, type Step } from "./types";
 import { walkSteps, type TransformRunner, type WalkContext } from "./walk";
-import { debouncedTrigger } from "../definition/controls";
+import { debouncedTrigger, holdsLaneWhileWaiting } from "../definition/controls";
 import { isParked, withWaitLinks } from "../waits/context";
 
 export type { TransformRunner };
@@ -181,7 +181,7 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
     if (end === null) return finish("succeeded", null);
     if (end.kind === "lost") return { status: "lost" };
     if (end.kind === "wait") {
-      const wait = { ...end.wait, detail: redactor.redact(end.wait.detail) };
+      const wait = { ...end.wait, detail: redactor.redact(end.wait.detail), holdsLane: holdsLaneWhileWaiting(def.controls) };
       return settle(async () => {
         const parked = await store.waits.suspend(run, redactor.redact(marked(steps)), wait, clock.now());
         return parked === "lost" ? { status: "lost" } : { status: parked === "waiting" ? "waiting" : "released" };

@@ -6,6 +6,8 @@ import type { StoredWait, WaitResolution } from "../db/store/types";
 import { closeWhenUnread, readNodeBody } from "./body";
 import { parseWaitPath, type WaitAddress } from "../waits/links";
 import { approvalPage, type PageView } from "../waits/page";
+import { callSignatures, checkCall } from "../waits/signature";
+import { renderTemplate } from "../template";
 
 /**
  * The public resume and approval links (`/api/waits/<run>/<n>/<mac>[/approve|/deny]`), on the lean
@@ -14,7 +16,7 @@ import { approvalPage, type PageView } from "../waits/page";
  * fetching it decides nothing. Each wait is resolved once (the store's conditional update); a
  * second use, a use after the timeout or for a cancelled run is told which, and changes nothing.
  */
-export function createWaitRoute(app: Pick<App, "store" | "clock" | "config" | "log">) {
+export function createWaitRoute(app: Pick<App, "store" | "clock" | "config" | "log" | "secrets">) {
   const log = app.log.child("waits");
   return (req: IncomingMessage, res: ServerResponse, url: URL): void => {
     handle(req, res, url).catch((err) => {
@@ -30,10 +32,11 @@ export function createWaitRoute(app: Pick<App, "store" | "clock" | "config" | "l
     const run = await app.store.runs.get(address.runId);
     if (!run) return answer(req, res, 404, { error: "not found" }, { title: "Link not found", text: "This run no longer exists." });
     const wait = await app.store.waits.get(address.runId, address.seq);
-    const applet = (await app.store.applets.get(run.appletId))?.name ?? "an applet";
+    const appletRow = await app.store.applets.get(run.appletId);
+    const applet = appletRow?.name ?? "an applet";
     const view: Omit<PageView, "title" | "text"> = { applet, runId: run.id, message: typeof wait?.detail.message === "string" ? wait.detail.message : null };
 
-    if (address.action === "resume") return resume(req, res, address, wait, run.status, run.appletId, view);
+    if (address.action === "resume") return resume(req, res, address, wait, run.status, run.appletId, appletRow?.definition ?? null, view);
     // Approval links: the wait must be an approval the run has reached.
     if (!wait) {
       if (run.status === "queued" || run.status === "running") return answer(req, res, 409, { error: "the run has not reached its approval yet; open the link again in a moment", status: "not_reached" }, { ...view, title: "Not yet", text: "This run has not reached its approval yet. Open the link again in a moment." });
@@ -56,7 +59,16 @@ export function createWaitRoute(app: Pick<App, "store" | "clock" | "config" | "l
     return answer(req, res, 200, { status: resolution, at: now.toISOString(), by }, { ...view, title: resolution === "approved" ? "Approved" : "Denied", text: `Recorded at ${now.toISOString()} from ${by}. The run carries on.` });
   }
 
-  async function resume(req: IncomingMessage, res: ServerResponse, address: WaitAddress, wait: StoredWait | null, runStatus: string, appletId: string, view: Omit<PageView, "title" | "text">) {
+  async function resume(
+    req: IncomingMessage,
+    res: ServerResponse,
+    address: WaitAddress,
+    wait: StoredWait | null,
+    runStatus: string,
+    appletId: string,
+    definition: Record<string, unknown> | null,
+    view: Omit<PageView, "title" | "text">,
+  ) {
     if (wait && wait.kind !== "for_call") return answer(req, res, 409, { error: "this run's wait is not waiting for a call; approvals use their approve and deny links" }, { ...view, title: "Wrong link", text: "This wait is not waiting for a call." });
     if (wait?.resolution) return settledAnswer(req, res, wait, view);
     if (req.method !== "POST") return answer(req, res, 200, { status: wait ? "waiting" : "not_reached", hint: "POST to this URL to resume the run; the body becomes the wait step's output" }, { ...view, title: "Waiting for a call", text: "POST to this URL to resume the run." });
@@ -68,6 +80,18 @@ export function createWaitRoute(app: Pick<App, "store" | "clock" | "config" | "l
       res.end(JSON.stringify({ error: `body larger than ${LIMITS.webhookBodyBytes} bytes` }));
       req.resume();
       return;
+    }
+    // The wait's signature check (the webhook trigger's presets), before anything counts: a call
+    // that fails it changes nothing, and the link stays good for a correctly signed one.
+    const signatures = definition ? callSignatures(definition, wait ? wait.stepId : null) : [];
+    if (signatures.length > 0) {
+      const secrets = await app.secrets.lookup();
+      const verdict = checkCall(signatures, { rawBody: raw, headers: req.headers }, (t) => renderTemplate(t, { trigger: {}, secrets }).value, app.clock.now().getTime());
+      if (!verdict.ok) {
+        log.warn("wait call refused: bad signature", { run_id: address.runId, seq: address.seq, reasons: verdict.reasons.join("; ") });
+        const text = `This wait accepts only calls signed for its ${verdict.checks} check, and this call's signature is missing or does not match. Nothing was changed; the link still works for a correctly signed call.`;
+        return answer(req, res, 401, { error: text, status: "bad_signature" }, { ...view, title: "Signature refused", text });
+      }
     }
     if (!wait && runStatus !== "queued" && runStatus !== "running") return answer(req, res, 410, { error: `the run has ended (${runStatus}) without reaching this wait`, status: runStatus }, { ...view, title: "Nothing to resume", text: `This run has ended (${runStatus}).` });
     const by = clientAddress(req, app.config.trustProxy);

@@ -4,7 +4,8 @@ import { LIMITS } from "../core/limits";
 import { field } from "../plugin";
 import { dedupeKeyOf, dedupePathProblem, type DedupeSource } from "../webhooks/dedupe";
 import { MAX_RESPOND_WAIT_SECONDS } from "../webhooks/respond";
-import { PRESETS, VERIFY_PRESETS, verifyRequest, type VerifyPreset } from "../webhooks/verify";
+import { checkSignature, signatureProblems } from "../webhooks/signature";
+import { PRESETS, VERIFY_PRESETS, type VerifyPreset } from "../webhooks/verify";
 import type { HookRequest, RequestTrigger } from "./types";
 
 export const webhookConfigSchema = z
@@ -100,9 +101,7 @@ export const webhookConfigSchema = z
     ),
   })
   .superRefine((c, ctx) => {
-    const preset = presetOf(c);
-    if (preset !== "none" && !c.hmac_secret) ctx.addIssue({ code: "custom", path: ["hmac_secret"], message: `${PRESETS[preset].label} needs a secret` });
-    if (preset === "hmac" && !c.secret_header) ctx.addIssue({ code: "custom", path: ["secret_header"], message: "the HMAC check needs the header that carries the signature" });
+    for (const p of signatureProblems(c, presetOf(c))) ctx.addIssue({ code: "custom", path: [p.path], message: p.message });
     if (c.dedupe_header && c.dedupe_path) ctx.addIssue({ code: "custom", path: ["dedupe_path"], message: "name a dedupe header or a body path, not both" });
   });
 export type WebhookConfig = z.infer<typeof webhookConfigSchema>;
@@ -236,10 +235,7 @@ export const webhookTrigger: RequestTrigger<WebhookConfig, "webhook"> = {
   handleRequest(config, req, ctx) {
     const preset = presetOf(config);
     if (preset !== "none") {
-      const secret = config.hmac_secret ? ctx.render(config.hmac_secret) : "";
-      const verdict = secret
-        ? verifyRequest(preset, { rawBody: req.rawBody, headers: req.headers, secret, header: config.secret_header, toleranceSeconds: config.tolerance_seconds, nowMs: ctx.nowMs() })
-        : { ok: false as const, reason: "its secret is empty (a deleted secret?)" };
+      const verdict = checkSignature(preset, config, req, (t) => ctx.render(t), ctx.nowMs());
       if (!verdict.ok) return { accept: false, status: 401, error: "", reason: `${preset}: ${verdict.reason}` };
     }
     const payload = webhookPayload(req);

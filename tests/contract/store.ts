@@ -1491,6 +1491,37 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect(await store.waits.get(run.id, 0)).toMatchObject({ resolution: "called", output: "early" });
       });
 
+      test("a run that holds its lane while it waits (strict order): no later run of the lane is claimed, other lanes and applets go on; resumed, it is claimed before them", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        await addApplet(store, "b");
+        await store.runs.ingest(input("a", { receivedAt: iso(0) }));
+        const held = (await store.runs.claim("w1", at(1)))!;
+        expect(await store.waits.suspend(held, [], wait({ holdsLane: true }), at(2))).toBe("waiting");
+        const later = (await store.runs.ingest(input("a", { receivedAt: iso(3) })))!;
+        const other = (await store.runs.ingest(input("a", { receivedAt: iso(4), controls: { lane: "k:other" } })))!;
+        const elsewhere = (await store.runs.ingest(input("b", { receivedAt: iso(5) })))!;
+        const claimed = [(await store.runs.claim("w1", at(10)))!, (await store.runs.claim("w1", at(10)))!];
+        expect(claimed.map((r) => r.id).sort()).toEqual([other.runId, elsewhere.runId].sort());
+        expect(await store.runs.claim("w1", at(10))).toBeNull();
+        // Resumed long after the later run was queued: it is its lane's head all the same.
+        expect(await store.waits.resolve({ runId: held.id, seq: 0, resolution: "called", by: "x", output: null, now: at(1000) })).toEqual({ resolved: true });
+        expect(await store.runs.get(held.id)).toMatchObject({ status: "queued" });
+        const again = (await store.runs.claim("w1", at(1001)))!;
+        expect(again.id).toBe(held.id);
+        expect(await store.runs.claim("w1", at(1001))).toBeNull();
+        expect(await store.runs.finish(again, "succeeded", [], null, at(1002))).toBe(true);
+        expect((await store.runs.claim("w1", at(1003)))!.id).toBe(later.runId);
+      });
+
+      test("a run that does not hold its lane while it waits lets the lane's next run go", async () => {
+        const store = await fresh();
+        const run = await parked(store);
+        const later = (await store.runs.ingest(input("a", { receivedAt: iso(3) })))!;
+        expect((await store.runs.claim("w1", at(10)))!.id).toBe(later.runId);
+        expect(run.id).not.toBe(later.runId);
+      });
+
       test("cancel ends a waiting run and its wait; a resolve after it changes nothing", async () => {
         const store = await fresh();
         const run = await parked(store);

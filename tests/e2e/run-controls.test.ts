@@ -75,4 +75,31 @@ describe.skipIf(!hasChromium)("controls over runs on the applet page", () => {
     await shot(page, "controls-saved-390");
     expect(errors).toEqual([]);
   }, 300_000);
+
+  it("saves strict order (a waiting run holds back the next ones), which parallel lanes do not offer", async () => {
+    const { page, errors } = await signedInPage(browser!, app!);
+    page.setDefaultTimeout(300_000);
+    const res = await page.request.post("/api/applets", {
+      data: { name: "Bookings", definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "http", config: { url: "https://example.com/hook" } }] } },
+    });
+    const { applet } = (await res.json()) as { applet: { id: string } };
+    await page.goto(`/applets/${applet.id}`);
+    const form = page.getByTestId("run-controls");
+    await form.waitFor();
+    await form.getByLabel("Several in parallel").check();
+    expect(await form.getByTestId("controls-strict").count()).toBe(0);
+    await form.getByLabel("One at a time, in order").check();
+    await form.getByTestId("controls-strict").check();
+    await form.getByRole("button", { name: "Save controls" }).click();
+    await expect.poll(async () => (await form.textContent()) ?? "", { timeout: 180_000 }).toMatch(/Saved/);
+    const read = (await (await page.request.get(`/api/applets/${applet.id}/controls`)).json()) as { controls: unknown };
+    expect(read.controls).toEqual({ order: "strict" });
+    await shot(page, "controls-strict-1280");
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.reload();
+    await page.getByTestId("run-controls").waitFor();
+    expect(await page.getByTestId("controls-strict").isChecked()).toBe(true);
+    await shot(page, "controls-strict-390");
+    expect(errors).toEqual([]);
+  }, 300_000);
 });

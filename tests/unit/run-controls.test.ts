@@ -20,6 +20,16 @@ describe("controls over runs: settings", () => {
     expect(problemsOf({ debounce: { window_seconds: 7 * 86_400, keep: "all" }, rate_limit: { max: 10, period_seconds: 60 }, concurrency: { mode: "per_key", key: "{{trigger.body.id}}" } })).toEqual([]);
   });
 
+  test("strict order: with in_order or per_key concurrency; with parallel lanes refused, naming the field; not a default, but nothing to do at ingest", () => {
+    expect(problemsOf({ order: "strict" })).toEqual([]);
+    expect(problemsOf({ order: "strict", concurrency: { mode: "per_key", key: "{{trigger.body.id}}" } })).toEqual([]);
+    expect(problemsOf({ order: "strict", concurrency: { mode: "parallel", max: 3 } })).toEqual([{ path: "controls.order", message: expect.stringContaining('use concurrency "in_order" or "per_key"') }]);
+    expect(problemsOf({ order: "sometimes" })).toEqual([{ path: "controls.order", message: "must be relaxed or strict" }]);
+    expect(isDefaultControls({ order: "strict" })).toBe(false);
+    expect(isDefaultControls({ order: "relaxed" })).toBe(true);
+    expect(ingestControls({ order: "strict" }, {})).toBeUndefined();
+  });
+
   test("absent or in-order controls are the default: nothing for the store to do on the hot path", () => {
     expect(isDefaultControls(undefined)).toBe(true);
     expect(ingestControls({ concurrency: { mode: "in_order" } }, {})).toBeUndefined();

@@ -116,7 +116,7 @@ export interface HookApplet {
 }
 
 /** A run as the app sees it; the claim token is only ever handed to the claimer (`ClaimedRun`). */
-export type Run = Omit<RunColumns, "status" | "steps" | "claimToken" | "lane"> & {
+export type Run = Omit<RunColumns, "status" | "steps" | "claimToken" | "lane" | "holdsLane"> & {
   status: RunStatus;
   steps: Step[];
   /** Set when the stored steps could not be read; `steps` is then empty (the executor fails the run with it). */
@@ -1165,6 +1165,11 @@ export interface WaitInsert {
   detail: Record<string, unknown>;
   /** The run log's words while it waits ("waiting for approval — times out 16:02"), kept as the run's reason. */
   summary: string;
+  /**
+   * Strict order (the applet's controls.order): the run keeps its lane while it waits, so the
+   * applet's later runs in that lane are not started until it has resumed and finished.
+   */
+  holdsLane?: boolean;
 }
 
 export interface StoredWait {

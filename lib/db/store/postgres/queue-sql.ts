@@ -112,6 +112,13 @@ const CLAIM_WINDOW = 16;
  */
 const stillQueued = (t: string) => `COALESCE(${t}.status, '') = 'queued'`;
 /**
+ * A run that keeps its lane: running, or waiting at a wait step of an applet with strict order
+ * (controls.order; the wait's park sets holds_lane, its resume clears it and queues the run as its
+ * lane's head). Written exactly as runs_running_idx's predicate (drizzle-pg/0024), so the probe is
+ * the one index seek it was before the option existed.
+ */
+export const HOLDS_LANE = (t: string) => `(${t}.status = 'running' OR (${t}.status = 'waiting' AND ${t}.holds_lane = 1))`;
+/**
  * `finishing`: a condition on `x`, a running run, true unless its finish is in this statement (its
  * applet then counts as free). `extra`: a condition on the pick. `upTo`: how many runs to claim
  * (an expression) instead of one; the second pass then leaves out the heads the first found, since
@@ -120,7 +127,9 @@ const stillQueued = (t: string) => `COALESCE(${t}.status, '') = 'queued'`;
 const claimCtes = (now: string, { finishing = "", extra = "", upTo }: { finishing?: string; extra?: string; upTo?: string } = {}) => {
   // A lane is an applet's (applet_id, lane): '' for every run unless the applet's controls over runs
   // spread them (lib/queue/controls.ts), so by default "one running run per applet", as before.
-  const free = (t: string) => `(SELECT 1 FROM runs x WHERE x.status = 'running' AND x.applet_id = ${t}.applet_id AND x.lane = ${t}.lane${finishing ? ` AND ${finishing}` : ""} LIMIT 1) IS NULL`;
+  // HOLDS_LANE: a waiting run of an applet with strict order holds its lane too, in the same probe
+  // of runs_running_idx (whose predicate this is), so an applet without the option pays nothing more.
+  const free = (t: string) => `(SELECT 1 FROM runs x WHERE ${HOLDS_LANE("x")} AND x.applet_id = ${t}.applet_id AND x.lane = ${t}.lane${finishing ? ` AND ${finishing}` : ""} LIMIT 1) IS NULL`;
   const due = `r.status = 'queued' AND r.next_attempt_at <= ${now}`;
   return `oldest(id, applet_id, lane, next_attempt_at, created_at, n) AS (
     (SELECT r.id, r.applet_id, r.lane, r.next_attempt_at, r.created_at, 1 FROM runs r

@@ -3,7 +3,7 @@ import type { StoredWait, WaitsStore } from "../types";
 import { outputText, toWait, WAIT_COLUMNS, type WaitRaw } from "../wait-row";
 import { query, type Queryable } from "./pool";
 
-const PARK = `UPDATE runs SET status = 'waiting', steps = $1::json, error = $5, locked_by = NULL, locked_at = NULL, claim_token = NULL, next_attempt_at = NULL, updated_at = $2
+const PARK = `UPDATE runs SET status = 'waiting', steps = $1::json, error = $5, locked_by = NULL, locked_at = NULL, claim_token = NULL, next_attempt_at = NULL, holds_lane = $6, updated_at = $2
   WHERE id = $3 AND claim_token = $4 AND status = 'running'`;
 const INSERT = `INSERT INTO run_waits (run_id, seq, applet_id, step_id, kind, resume_at, resume_as, timeout_at, detail, created_at, updated_at)
   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) ON CONFLICT (run_id, seq) DO NOTHING`;
@@ -16,7 +16,10 @@ const SETTLE = `UPDATE run_waits SET resolution = $3, resolved_at = $4, resolved
 const EARLY = `INSERT INTO run_waits (run_id, seq, applet_id, step_id, kind, resolution, resolved_at, resolved_by, output, created_at, updated_at)
   SELECT $1, $2, $7, '', $8, $3, $4, $5, $6, $4, $4 FROM runs WHERE id = $1 AND status IN ('queued', 'running')
   ON CONFLICT (run_id, seq) DO NOTHING`;
-const REQUEUE = `UPDATE runs SET status = 'queued', error = NULL, next_attempt_at = $2, updated_at = $2 WHERE id = $1 AND status = 'waiting'`;
+// A run that held its lane while it waited (strict order) is queued as its lane's head: due since
+// it was created, before every later run of the lane, which strict order kept queued behind it.
+const AS_QUEUED = (now: string) => `status = 'queued', error = NULL, next_attempt_at = CASE WHEN runs.holds_lane = 1 THEN runs.created_at ELSE ${now} END, holds_lane = 0, updated_at = ${now}`;
+const REQUEUE = `UPDATE runs SET ${AS_QUEUED("$2")} WHERE id = $1 AND status = 'waiting'`;
 // The tick: the due waits, each resolved once (SKIP LOCKED: concurrent ticks take disjoint rows),
 // and their runs queued, in one statement. It reads only due rows through run_waits_due_idx.
 const RESUME_DUE = `WITH due AS (
@@ -26,8 +29,8 @@ const RESUME_DUE = `WITH due AS (
     UPDATE run_waits w SET resolution = COALESCE(w.resume_as, 'time'), resolved_at = $1, resolved_by = 'clock', updated_at = $1
     FROM due WHERE w.run_id = due.run_id AND w.seq = due.seq AND w.resolution IS NULL RETURNING w.run_id
   )
-  UPDATE runs SET status = 'queued', error = NULL, next_attempt_at = $1, updated_at = $1 FROM settled WHERE runs.id = settled.run_id AND runs.status = 'waiting' RETURNING runs.id`;
-const CANCEL_RUN = `UPDATE runs SET status = 'cancelled', error = $2, finished_at = $3, updated_at = $3 WHERE id = $1 AND status = 'waiting'`;
+  UPDATE runs SET ${AS_QUEUED("$1")} FROM settled WHERE runs.id = settled.run_id AND runs.status = 'waiting' RETURNING runs.id`;
+const CANCEL_RUN = `UPDATE runs SET status = 'cancelled', error = $2, finished_at = $3, holds_lane = 0, updated_at = $3 WHERE id = $1 AND status = 'waiting'`;
 const CANCEL_WAITS = `UPDATE run_waits SET resolution = 'cancelled', resolved_at = $3, resolved_by = $2, updated_at = $3 WHERE run_id = $1 AND resolution IS NULL`;
 const WAITING = `SELECT ${WAIT_COLUMNS} FROM run_waits w JOIN runs r ON r.id = w.run_id
   WHERE ($1::text IS NULL OR w.applet_id = $1) AND w.resolution IS NULL AND r.status = 'waiting'
@@ -44,7 +47,7 @@ export function waitsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => P
     suspend: (run, steps: Step[], w, now) =>
       begin(async (c) => {
         const at = now.toISOString();
-        if ((await query(c, PARK, [JSON.stringify(steps), at, run.id, run.claimToken, w.summary])).rowCount !== 1) return "lost";
+        if ((await query(c, PARK, [JSON.stringify(steps), at, run.id, run.claimToken, w.summary, w.holdsLane ? 1 : 0])).rowCount !== 1) return "lost";
         await query(c, INSERT, [run.id, w.seq, run.appletId, w.stepId, w.kind, w.resumeAt?.toISOString() ?? null, w.resumeAs, w.timeoutAt?.toISOString() ?? null, JSON.stringify(w.detail), at]);
         const row = (await query<{ resolution: string | null }>(c, LOCKED, [run.id, w.seq])).rows[0];
         if (!row || row.resolution === null) return "waiting";

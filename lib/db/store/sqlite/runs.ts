@@ -44,6 +44,11 @@ function readSteps(text: string): { steps: Step[]; stepsError?: string } {
  * scan into a read and a sort of every queued run (a claim of 4 ms at 2,000 queued, seconds under
  * a webhook backlog, all of it inside the finish-and-claim write transaction the ingress waits on).
  * INDEXED BY makes a plan that cannot use the index an error at prepare time, not a slow claim.
+ *
+ * A lane is taken by a running run, or by a run waiting at a wait step of an applet with strict
+ * order (controls.order; holds_lane): the probe is written as runs_running_idx's predicate
+ * (drizzle/0020), so it is the one seek it was before, and an applet without the option, whose
+ * waiting runs are not in that index, pays nothing for it.
  */
 export const CLAIM_SQL = `WITH RECURSIVE queued_lanes(applet_id, lane) AS (
        SELECT r.applet_id, r.lane FROM runs r
@@ -59,7 +64,8 @@ export const CLAIM_SQL = `WITH RECURSIVE queued_lanes(applet_id, lane) AS (
        JOIN runs r ON r.id = (
          SELECT id FROM runs INDEXED BY runs_queued_idx WHERE status = 'queued' AND applet_id = q.applet_id AND lane = q.lane AND next_attempt_at <= @now
          ORDER BY next_attempt_at LIMIT 1)
-       WHERE NOT EXISTS (SELECT 1 FROM runs x INDEXED BY runs_running_idx WHERE x.status = 'running' AND x.applet_id = q.applet_id AND x.lane = q.lane)
+       WHERE NOT EXISTS (SELECT 1 FROM runs x INDEXED BY runs_running_idx
+                         WHERE (x.status = 'running' OR (x.status = 'waiting' AND x.holds_lane = 1)) AND x.applet_id = q.applet_id AND x.lane = q.lane)
      )
      UPDATE runs SET status = 'running', locked_by = @worker, locked_at = @now, claim_token = @token,
             started_at = MAX(@now, COALESCE((SELECT ap.last_fired_at FROM applets ap WHERE ap.id = runs.applet_id), @now)), finished_at = NULL, updated_at = @now,

@@ -6,7 +6,7 @@ import type { Sqlite } from "./client";
 /** Waiting runs on SQLite (the contract: WaitsStore in ../types.ts). Each method is one transaction. */
 export function createWaitsRepo(sqlite: Sqlite) {
   const park = sqlite.prepare(
-    `UPDATE runs SET status = 'waiting', steps = @steps, error = @summary, locked_by = NULL, locked_at = NULL, claim_token = NULL, next_attempt_at = NULL, updated_at = @now
+    `UPDATE runs SET status = 'waiting', steps = @steps, error = @summary, locked_by = NULL, locked_at = NULL, claim_token = NULL, next_attempt_at = NULL, holds_lane = @holds, updated_at = @now
      WHERE id = @id AND claim_token = @token AND status = 'running'`,
   );
   const insert = sqlite.prepare(
@@ -27,12 +27,17 @@ export function createWaitsRepo(sqlite: Sqlite) {
      SELECT @runId, @seq, @appletId, '', @kind, @resolution, @now, @by, @output, @now, @now FROM runs WHERE id = @runId AND status IN ('queued', 'running')
      ON CONFLICT (run_id, seq) DO NOTHING`,
   );
-  const requeue = sqlite.prepare(`UPDATE runs SET status = 'queued', error = NULL, next_attempt_at = @now, updated_at = @now WHERE id = @id AND status = 'waiting'`);
+  // A run that held its lane while it waited (strict order) is queued as its lane's head: due since
+  // it was created, before every later run of the lane, which strict order kept queued behind it.
+  const requeue = sqlite.prepare(
+    `UPDATE runs SET status = 'queued', error = NULL, next_attempt_at = CASE WHEN holds_lane = 1 THEN created_at ELSE @now END, holds_lane = 0, updated_at = @now
+     WHERE id = @id AND status = 'waiting'`,
+  );
   const due = sqlite.prepare<[string, number], { run_id: string; seq: number; resume_as: string }>(
     `SELECT run_id, seq, resume_as FROM run_waits WHERE resolution IS NULL AND resume_at IS NOT NULL AND resume_at <= ? ORDER BY resume_at LIMIT ?`,
   );
   const cancelRun = sqlite.prepare(
-    `UPDATE runs SET status = 'cancelled', error = @reason, finished_at = @now, updated_at = @now WHERE id = @id AND status = 'waiting'`,
+    `UPDATE runs SET status = 'cancelled', error = @reason, finished_at = @now, holds_lane = 0, updated_at = @now WHERE id = @id AND status = 'waiting'`,
   );
   const cancelWaits = sqlite.prepare(
     `UPDATE run_waits SET resolution = 'cancelled', resolved_at = @now, resolved_by = @by, updated_at = @now WHERE run_id = @id AND resolution IS NULL`,
@@ -55,7 +60,7 @@ export function createWaitsRepo(sqlite: Sqlite) {
   };
 
   const suspendTx = sqlite.transaction((run: ClaimedRun, steps: Step[], w: WaitInsert, now: string): "waiting" | "queued" | "lost" => {
-    if (park.run({ id: run.id, token: run.claimToken, steps: JSON.stringify(steps), summary: w.summary, now }).changes !== 1) return "lost";
+    if (park.run({ id: run.id, token: run.claimToken, steps: JSON.stringify(steps), summary: w.summary, holds: w.holdsLane ? 1 : 0, now }).changes !== 1) return "lost";
     insert.run({
       runId: run.id,
       seq: w.seq,
