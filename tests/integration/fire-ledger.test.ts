@@ -148,6 +148,24 @@ forEachEngine((engine) => {
     });
   });
 
+  test("email: a message to a disabled applet is a disabled row with its reason, one to a paused applet a paused row, counted per minute; nothing runs", async () => {
+    const app = createTestApp({ engine, start: "2026-03-07T12:00:00.000Z", env: { INBOUND_DOMAIN: "hooks.example" } });
+    cleanups.push(() => app.cleanup());
+    const applet = await app.applets.create({ name: "invoices", enabled: false, definition: { version: 1, trigger: { type: "email", config: { to_alias: "invoices" } }, actions: [{ type: "http", config: { url: SINK, method: "POST" } }] } });
+    const raw = readFileSync(new URL("../../fixtures/inbound/plain.eml", import.meta.url));
+    expect(await deliver(app, raw, ["invoices@hooks.example"])).toBe(" (applet disabled)");
+    app.clock.advance(1000);
+    await deliver(app, raw, ["invoices@hooks.example"]);
+    expect(await ledgerOf(app, applet.id)).toMatchObject([{ at: "2026-03-07T12:00:00.000Z", outcome: "disabled", count: 2, runId: null, detail: "the applet is disabled; the message was accepted (250) and nothing ran" }]);
+    // Paused by auto-pause: said with its reason.
+    await app.sql.run("UPDATE applets SET paused_reason = ? WHERE id = ?", "Paused after 5 failed runs in a row", applet.id);
+    app.clock.set("2026-03-07T12:05:00.000Z");
+    await deliver(app, raw, ["invoices@hooks.example"]);
+    expect((await ledgerOf(app, applet.id, "paused")).map((r) => [r.at, r.detail, r.count])).toEqual([["2026-03-07T12:05:00.000Z", "the applet is paused (Paused after 5 failed runs in a row); nothing ran", 1]]);
+    expect(await app.sql.all("SELECT id FROM runs WHERE applet_id = ?", applet.id)).toEqual([]);
+    expect(await app.sql.all("SELECT id FROM events WHERE applet_id = ?", applet.id)).toEqual([]);
+  });
+
   test("webhooks: deduplicated (which key, which earlier run), refused by signature or size (counted per minute), disabled and paused, each with its reason; an accepted one is its run", async () => {
     const app = setup();
     const { base, ingress } = await serve(app);

@@ -533,8 +533,11 @@ export interface AppletsStore {
   get(id: string): Promise<Applet | null>;
   /** Every applet, ordered by created_at, then id. */
   list(): Promise<Applet[]>;
-  /** Enabled applets of one trigger type (the mail receiver: `email`), any order. */
-  listByTriggerType(type: string): Promise<Applet[]>;
+  /**
+   * Enabled applets of one trigger type (the mail receiver: `email`), any order; with
+   * `includeDisabled`, the disabled ones too (the receiver records a message to one in the fire ledger).
+   */
+  listByTriggerType(type: string, opts?: { includeDisabled?: boolean }): Promise<Applet[]>;
   /**
    * Inserts with run_count 0 and no last_fired_at, and its version 1, in one transaction. Throws
    * on a duplicate id or webhook token (unique).

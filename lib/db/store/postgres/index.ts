@@ -376,8 +376,8 @@ function appletsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promis
       return r ? toApplet(r) : null;
     },
     list: async () => (await query<AppletRaw>(q, `SELECT ${APPLET_COLUMNS} FROM applets ORDER BY created_at, id`)).rows.map(toApplet),
-    listByTriggerType: async (type) =>
-      (await query<AppletRaw>(q, `SELECT ${APPLET_COLUMNS} FROM applets WHERE trigger_type = $1 AND enabled = 1`, [type])).rows.map(toApplet),
+    listByTriggerType: async (type, opts = {}) =>
+      (await query<AppletRaw>(q, `SELECT ${APPLET_COLUMNS} FROM applets WHERE trigger_type = $1 AND enabled >= $2`, [type, opts.includeDisabled ? 0 : 1])).rows.map(toApplet),
     insert: (a) =>
       begin(async (c) => {
         await query(

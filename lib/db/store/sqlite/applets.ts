@@ -132,10 +132,10 @@ export function createAppletsRepo(sqlite: Sqlite) {
       return r ? toApplet(r) : null;
     },
     list: (): Applet[] => all.all().map(toApplet),
-    listByTriggerType: (type: string): Applet[] =>
+    listByTriggerType: (type: string, opts: { includeDisabled?: boolean } = {}): Applet[] =>
       sqlite
-        .prepare<[string], AppletRowRaw>(`SELECT ${APPLET_COLUMNS} FROM applets WHERE trigger_type = ? AND enabled = 1`)
-        .all(type)
+        .prepare<[string, number], AppletRowRaw>(`SELECT ${APPLET_COLUMNS} FROM applets WHERE trigger_type = ? AND enabled >= ?`)
+        .all(type, opts.includeDisabled ? 0 : 1)
         .map(toApplet),
     insert: (a: AppletInsert): void => insertTx(a),
     update: (a: AppletInsert): boolean => updateTx(a),
