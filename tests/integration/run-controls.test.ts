@@ -7,6 +7,7 @@ import { http as mock, HttpResponse } from "msw";
 import { afterEach, expect, test } from "vitest";
 import type { Definition } from "@/lib/definition";
 import { createIngestBatcher, ingest } from "@/lib/queue/ingest";
+import { replayRun } from "@/lib/queue/replay";
 import { createTestApp, type TestApp } from "../helpers/db";
 import { forEachEngine } from "../helpers/engines";
 import { server as mocks, useHttpMocks } from "../helpers/http";
@@ -155,6 +156,34 @@ forEachEngine((engine) => {
     expect(overlapAcross).toBeGreaterThan(0);
     expect(workers.flatMap((w) => w.lines.filter((l) => /^\S+ ERROR /.test(l)))).toEqual([]);
   }, 240_000);
+
+  test("concurrency per key: a replay runs in its event's key's lane (never beside a run of the same key), and a retry stays in its run's lane", async () => {
+    const app = setup();
+    const applet = await app.applets.create({ name: "per customer", definition: webhook({ concurrency: { mode: "per_key", key: "{{trigger.body.customer_id}}" } }, "https://sink.test/hook", {}) });
+    const send = (customer: string) =>
+      ingest(app, { appletId: applet.id, source: "webhook", dedupeKey: null, payload: { body: { customer_id: customer } }, maxAttempts: 5, definition: applet.definition as unknown as Definition });
+    const first = (await send("acme"))!;
+    const laneOfRun = async (id: string) => (await app.sql.all<{ lane: string }>("SELECT lane FROM runs WHERE id = ?", id))[0]!.lane;
+    expect(await laneOfRun(first.runId)).toBe("k:acme");
+    // acme's run is running; its replay waits behind it, whatever else is free.
+    const running = (await app.store.runs.claim("w1", app.clock.now()))!;
+    expect(running.id).toBe(first.runId);
+    app.clock.advance(1000);
+    const replayId = (await replayRun(app, first.runId))!;
+    expect(await laneOfRun(replayId)).toBe("k:acme");
+    expect(await app.store.runs.claim("w2", app.clock.now())).toBeNull();
+    const other = (await send("globex"))!;
+    expect((await app.store.runs.claim("w2", app.clock.now()))!.id).toBe(other.runId);
+    // Once acme's run is done, its replay is next in acme's lane.
+    expect(await app.store.runs.finish(running, "failed", null, "boom", app.clock.now())).toBe(true);
+    expect((await app.store.runs.claim("w3", app.clock.now()))!.id).toBe(replayId);
+    // A retry is the same run again: it keeps its lane, so it too waits for acme's running replay.
+    expect(await app.store.runs.retry(first.runId, app.clock.now())).toBe(true);
+    expect(await laneOfRun(first.runId)).toBe("k:acme");
+    expect(await app.store.runs.claim("w4", app.clock.now())).toBeNull();
+    // Without a lane given, the store keeps the original run's.
+    expect(await laneOfRun((await app.store.runs.replay(other.runId, app.clock.now()))!)).toBe("k:globex");
+  });
 
   test("a rate limit of 10 per minute holds over 5 simulated minutes: 50 runs start 10 a minute, in order; with overflow drop the rest are stored skipped and in the ledger", async () => {
     const start = Date.parse("2026-03-07T12:00:00.000Z");

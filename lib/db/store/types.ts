@@ -724,8 +724,12 @@ export interface RunsStore {
    * later than now (a paced bulk retry).
    */
   retry(id: string, now: Date, opts?: RetryOptions): Promise<boolean>;
-  /** The Replay button: a fresh queued run (attempt 1, no steps) of the same event, created now; its id, or null when the run is unknown. */
-  replay(id: string, now: Date): Promise<string | null>;
+  /**
+   * The Replay button: a fresh queued run (attempt 1, no steps) of the same event, created now; its
+   * id, or null when the run is unknown. It runs in `opts.lane` (lib/queue/replay: the lane its event
+   * gets under the applet's controls now), or in the original run's lane when none is given.
+   */
+  replay(id: string, now: Date, opts?: { lane?: string }): Promise<string | null>;
   /**
    * A page of runs, newest first (created_at desc, id desc), by keyset cursor; nextCursor null on
    * the last page. With errorText / payloadText, bounded as `RUN_SEARCH_SCAN` says.

@@ -943,13 +943,13 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
         )
       ).rowCount === 1,
 
-    replay: async (id, now) => {
+    replay: async (id, now, opts = {}) => {
       const runId = newId();
       const r = await query(
         q,
-        `INSERT INTO runs (id, applet_id, event_id, status, attempt, max_attempts, next_attempt_at, steps, created_at, updated_at)
-         SELECT $1, applet_id, event_id, 'queued', 1, max_attempts, $2, '[]', $2, $2 FROM runs WHERE id = $3`,
-        [runId, now.toISOString(), id],
+        `INSERT INTO runs (id, applet_id, event_id, status, attempt, max_attempts, next_attempt_at, steps, created_at, updated_at, lane)
+         SELECT $1, applet_id, event_id, 'queued', 1, max_attempts, $2, '[]', $2, $2, COALESCE($4::text, lane) FROM runs WHERE id = $3`,
+        [runId, now.toISOString(), id, opts.lane ?? null],
       );
       // A timed run's replay runs its one action again (with its own idempotency key, lib/executor).
       if (r.rowCount === 1) await query(q, "UPDATE runs SET planned_run_id = o.planned_run_id, action_index = o.action_index FROM runs o WHERE runs.id = $1 AND o.id = $2", [runId, id]);
