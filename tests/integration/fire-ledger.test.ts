@@ -83,6 +83,59 @@ forEachEngine((engine) => {
     expect(fired[0]!.id).toBe(`run:${fired[0]!.runId}`);
   });
 
+  test("a schedule disabled for an hour: enabling it writes one ledger row for the times that passed meanwhile (disabled, not missed), fires none of them, and waits for its next time; paused says its reason", async () => {
+    const app = setup("2026-03-07T10:00:00.000Z");
+    const applet = await app.applets.create({
+      name: "every five",
+      definition: { version: 1, trigger: { type: "schedule", config: { cron: "*/5 * * * *", timezone: "UTC", catch_up: "all" } }, actions: [{ type: "http", config: { url: SINK, method: "POST" } }] },
+    });
+    app.clock.set("2026-03-07T10:05:00.000Z");
+    await runSchedulerTick(app, app.clock.now(), { holder: "w" });
+    app.clock.set("2026-03-07T10:07:00.000Z");
+    await app.applets.setEnabled(applet.id, false);
+    // Ticks while it is disabled fire nothing and record nothing.
+    app.clock.set("2026-03-07T10:30:00.000Z");
+    await runSchedulerTick(app, app.clock.now(), { holder: "w" });
+    app.clock.set("2026-03-07T11:02:00.000Z");
+    await app.applets.setEnabled(applet.id, true);
+    const stored = (await ledgerOf(app, applet.id)).filter((r) => r.outcome !== "fired");
+    expect(stored.map((r) => [r.at, r.outcome, r.count, r.runId])).toEqual([["2026-03-07T10:10:00.000Z", "disabled", 11, null]]);
+    expect(stored[0]!.detail).toBe(
+      "11 times from 2026-03-07T10:10:00.000Z to 2026-03-07T11:00:00.000Z passed while the applet was disabled; enabled at 2026-03-07T11:02:00.000Z, it fires none of them and waits for its next time",
+    );
+    // No catch-up burst (even with catch_up "all"): the next tick fires nothing, the next time fires once, on time.
+    app.clock.set("2026-03-07T11:02:30.000Z");
+    expect((await runSchedulerTick(app, app.clock.now(), { holder: "w" })).events).toBe(0);
+    app.clock.set("2026-03-07T11:05:01.000Z");
+    expect((await runSchedulerTick(app, app.clock.now(), { holder: "w" })).events).toBe(1);
+    expect((await ledgerOf(app, applet.id)).filter((r) => r.outcome === "missed" || r.outcome === "late" || r.outcome === "dropped_catchup")).toEqual([]);
+
+    // Paused (auto-pause keeps next_run_at): the same, with its reason; a save that enables it counts too.
+    app.clock.set("2026-03-07T12:00:00.000Z");
+    await app.sql.run("UPDATE applets SET enabled = 0, paused_reason = ?, paused_at = ?, disabled_at = ? WHERE id = ?", "Paused after 5 failed runs in a row", app.clock.now().toISOString(), app.clock.now().toISOString(), applet.id);
+    app.clock.set("2026-03-07T12:12:00.000Z");
+    await app.applets.update(applet.id, { enabled: true });
+    const paused = await ledgerOf(app, applet.id, "paused");
+    expect(paused.map((r) => [r.at, r.count, r.detail])).toEqual([
+      ["2026-03-07T12:05:00.000Z", 2, "2 times from 2026-03-07T12:05:00.000Z to 2026-03-07T12:10:00.000Z passed while the applet was paused (Paused after 5 failed runs in a row); enabled at 2026-03-07T12:12:00.000Z, it fires none of them and waits for its next time"],
+    ]);
+    app.clock.set("2026-03-07T12:12:30.000Z");
+    expect((await runSchedulerTick(app, app.clock.now(), { holder: "w" })).events).toBe(0);
+  });
+
+  test("a minutely schedule disabled for a month is one ledger row, its count bounded", async () => {
+    const app = setup("2026-03-01T00:00:00.000Z");
+    const applet = await app.applets.create({ name: "minutely", enabled: false, definition: { version: 1, trigger: { type: "schedule", config: { cron: "* * * * *", timezone: "UTC" } }, actions: [{ type: "http", config: { url: SINK, method: "POST" } }] } });
+    await app.applets.setEnabled(applet.id, true);
+    await app.applets.setEnabled(applet.id, false);
+    app.clock.set("2026-03-31T00:00:00.000Z");
+    await app.applets.setEnabled(applet.id, true);
+    const rows = await ledgerOf(app, applet.id);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ outcome: "disabled", at: "2026-03-01T00:01:00.000Z", count: 1_000 });
+    expect(rows[0]!.detail).toMatch(/^more than 1,000 times from 2026-03-01T00:01:00.000Z to 2026-03-31T00:00:00.000Z passed while the applet was disabled/);
+  });
+
   test("catch-up 'all' and 'skip': slots past the window or the limit are dropped, a skip policy's are missed, each with its reason", async () => {
     const app = setup();
     const make = (name: string, extra: Record<string, unknown>) =>
