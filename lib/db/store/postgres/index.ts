@@ -265,7 +265,7 @@ function aggregates(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<
     eventFiles: eventFilesStore(q),
     alerts: alertsStore(q, begin),
     fires: firesStore(q),
-    runControls: runControlsStore(q),
+    runControls: runControlsStore(q, begin),
     waits: waitsStore(q, begin),
   };
 }
