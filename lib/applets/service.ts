@@ -8,6 +8,7 @@ import { checkUrlForSave } from "../net/safe-fetch";
 import { ingest } from "../queue/ingest";
 import { actionRegistry } from "../actions";
 import { firstRunOf, getTrigger, polledTrigger } from "../triggers";
+import { disabledSlotsNote, scheduleConfigSchema } from "../triggers/schedule";
 import { emptyTriggerState } from "../triggers/types";
 import { deleteEventFiles } from "../files/events";
 import { createCredentialMasks, pluginFields } from "./credential-masks";
@@ -64,6 +65,22 @@ export function createAppletService(app: Services) {
     return { name, definition: checked.definition, tags: tagged?.ok ? tagged.tags : undefined };
   }
 
+  /**
+   * A schedule enabled again: the fire ledger says which of its slots passed while it was disabled
+   * (one row for the stretch; lib/triggers/schedule `disabledSlotsNote`). `before` is the applet as
+   * it was disabled: its definition then is what would have fired.
+   */
+  async function recordDisabledSlots(before: Applet, on: StoreAggregates = store): Promise<void> {
+    if (before.enabled || !before.disabledAt) return;
+    const def = storedDefinition(before.definition);
+    if (def.trigger.type !== "schedule") return;
+    const config = scheduleConfigSchema.safeParse(def.trigger.config);
+    if (!config.success) return;
+    const now = clock.now();
+    const note = disabledSlotsNote(config.data, new Date(before.disabledAt), now, before.pausedReason);
+    if (note) await on.fires.record([{ appletId: before.id, ...note }], now.toISOString());
+  }
+
   /** next_run_at has one source: this, on save and on enable. */
   async function schedule(applet: { id: string; enabled: boolean; definition: Definition }, on: StoreAggregates = store): Promise<void> {
     const now = clock.now();
@@ -117,6 +134,7 @@ export function createAppletService(app: Services) {
         restoredFrom: how.restoredFrom ?? null,
         tags,
       });
+      if (merged.enabled && !current.enabled) await recordDisabledSlots(current);
       if (triggerChanged || merged.enabled !== current.enabled) await schedule({ id, enabled: merged.enabled, definition });
       return store.applets.get(id);
     },
@@ -169,6 +187,7 @@ export function createAppletService(app: Services) {
       const current = await store.applets.get(id);
       if (!current) return null;
       await store.applets.setEnabled(id, enabled, clock.now().toISOString());
+      if (enabled) await recordDisabledSlots(current);
       await schedule({ id, enabled, definition: storedDefinition(current.definition) });
       return store.applets.get(id);
     },

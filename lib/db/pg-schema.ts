@@ -44,6 +44,8 @@ export const applets = pgTable(
     autoPause: integer("auto_pause"),
     pausedReason: text("paused_reason"),
     pausedAt: text("paused_at"),
+    /** When the applet was last disabled, by its owner or by auto-pause (cleared on enable): enabling a schedule says which slots passed meanwhile (lib/triggers/schedule.ts `disabledSlotsNote`). */
+    disabledAt: text("disabled_at"),
     /** A JSON array of short labels, for the applets list's tag filter; export carries it. */
     tags: json("tags").notNull().default(sql`'[]'::json`),
     /** "Listen for test event": until this time the next request is kept as a sample; the first clears it. */

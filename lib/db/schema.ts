@@ -44,6 +44,8 @@ export const applets = sqliteTable(
     /** Why the applet was disabled by auto-pause (cleared on enable), and when. */
     pausedReason: text("paused_reason"),
     pausedAt: text("paused_at"),
+    /** When the applet was last disabled, by its owner or by auto-pause (cleared on enable): enabling a schedule says which slots passed meanwhile (lib/triggers/schedule.ts `disabledSlotsNote`). */
+    disabledAt: text("disabled_at"),
     /** A JSON array of short labels, for the applets list's tag filter; export carries it. */
     tags: text("tags", { mode: "json" }).notNull().default(sql`'[]'`),
     /** "Listen for test event": until this time the next request is kept as a sample; the first clears it. */

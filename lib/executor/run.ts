@@ -145,6 +145,15 @@ export async function executeRun(deps: ExecutorDeps, run: ClaimedRun, opts: { cl
     }
     // Version 1 reads as its step list (checkDefinition answers with version 2).
     const def = checked.definition;
+    // A rate limit holds at the start too: the slot the run got at ingest may have passed while no
+    // worker ran (every run held back would start at once). A fresh run only: a retry was paced by
+    // its backoff, and a run that already did steps (resumed, or back from a wait) has started.
+    const rate = def.controls?.rate_limit;
+    if (rate && run.attempt === 1 && run.steps.length === 0) {
+      const admitted = await store.runControls.admitStart(run, { max: rate.max, periodMs: rate.period_seconds * 1000, overflow: rate.overflow }, clock.now());
+      if (admitted === "lost") return { status: "lost" };
+      if (admitted === "held") return { status: "released" };
+    }
     // The stored secrets are read only for a definition whose templates can name one: most do
     // not, and on PostgreSQL the read was one statement in five of a run.
     const secrets = namesSecrets ? await app.secrets.lookup() : noSecrets;

@@ -2,6 +2,21 @@ import type { App } from "../app";
 import { errorMessage } from "../core/errors";
 import type { LedgerOutcome } from "../db/store/types";
 
+/**
+ * A fire to a disabled applet as the ledger says it: `paused`, with its reason, when auto-pause
+ * disabled it; `disabled` with `detail` otherwise. Shared by requests (counted below), emails and
+ * schedule slots, so every way in says it the same.
+ */
+export function disabledOutcome(pausedReason: string | null | undefined, detail: string): { outcome: Extract<LedgerOutcome, "paused" | "disabled">; detail: string } {
+  return pausedReason ? { outcome: "paused", detail: `the applet is paused (${pausedReason}); nothing ran` } : { outcome: "disabled", detail };
+}
+
+/** The ledger's counted row for one minute: its start, and the bucket rows of the same reason add to. */
+export function minuteBucket(outcome: LedgerOutcome, detail: string, at: Date): { at: string; bucket: string } {
+  const minute = `${at.toISOString().slice(0, 16)}:00.000Z`;
+  return { at: minute, bucket: `${outcome}:${minute}:${detail.slice(0, 120)}` };
+}
+
 /** How long counted fires wait in memory before their rows are written (one write per applet, reason and minute). */
 export const LEDGER_COUNT_FLUSH_MS = 5_000;
 const MAX_KEYS = 10_000;
@@ -34,13 +49,9 @@ export function createLedgerCounter(app: Pick<App, "store" | "clock" | "log">, o
         let detail = c.detail;
         if (c.outcome === "disabled") {
           if (!paused.has(c.appletId)) paused.set(c.appletId, (await app.store.applets.get(c.appletId))?.pausedReason ?? null);
-          const reason = paused.get(c.appletId);
-          if (reason) {
-            outcome = "paused";
-            detail = `the applet is paused (${reason}); nothing ran`;
-          }
+          ({ outcome, detail } = disabledOutcome(paused.get(c.appletId), c.detail));
         }
-        await app.store.fires.count({ appletId: c.appletId, at: c.minute, outcome, detail, bucket: `${outcome}:${c.minute}:${detail.slice(0, 120)}`, count: c.count }, now);
+        await app.store.fires.count({ appletId: c.appletId, outcome, detail, ...minuteBucket(outcome, detail, new Date(c.minute)), count: c.count }, now);
       } catch (err) {
         app.log.child("ledger").warn("could not count fires in the ledger", { applet_id: c.appletId, outcome: c.outcome, count: c.count, error: errorMessage(err) });
       }

@@ -9,6 +9,7 @@ import { checkDefinition, maxAttemptsOf, storedDefinition } from "../definition"
 import { copyEventFiles, deleteEventFiles, saveEventFiles, selectStorable } from "../files/events";
 import { signedFileUrl } from "../files/signed-url";
 import type { Ingested } from "../db/store";
+import { disabledOutcome, minuteBucket } from "../fires/counter";
 import { processMetrics } from "../metrics";
 import { ingest } from "../queue/ingest";
 import type { Applet } from "../db/store";
@@ -267,13 +268,25 @@ export async function deliver(app: App, raw: Buffer, envelopeRcpts: string[]): P
   }
 
   const routes = mailRoutes(app);
-  const matched = (await Promise.all(MAIL_TRIGGERS.map((type) => app.store.applets.listByTriggerType(type)))).flat().flatMap((applet) => {
+  // Disabled applets are matched too: a message to one runs nothing, but the fire ledger says it
+  // came (as a request to a disabled webhook applet does).
+  const addressed = (await Promise.all(MAIL_TRIGGERS.map((type) => app.store.applets.listByTriggerType(type, { includeDisabled: true })))).flat().flatMap((applet) => {
     const route = routes.get(applet, log);
     if (!route) return [];
     return route.plugin.match(route.config, { email, envelopeRcpts }) ? [{ applet, triggerType: route.plugin.type, maxAttempts: route.maxAttempts }] : [];
   });
+  const matched = addressed.filter((m) => m.applet.enabled);
+  const disabled = addressed.filter((m) => !m.applet.enabled);
+  for (const { applet } of disabled) {
+    log.info("message for a disabled applet; nothing ran", { ...context, applet_id: applet.id });
+    // Counted per applet, reason and minute like webhooks (a flood adds to one row); written now:
+    // the message was parsed already, one more write is not what it costs.
+    const { outcome, detail } = disabledOutcome(applet.pausedReason, "the applet is disabled; the message was accepted (250) and nothing ran");
+    await app.store.fires.count({ appletId: applet.id, outcome, detail, ...minuteBucket(outcome, detail, receivedAt), count: 1 }, receivedAt.toISOString());
+  }
 
   if (matched.length === 0) {
+    if (disabled.length > 0) return " (applet disabled)";
     log.info("message matched no applet; accepted and dropped", context);
     return "";
   }

@@ -154,6 +154,42 @@ export function slotsToFire(
   return { slots, missed: all.length, notes, late };
 }
 
+/** Slots counted one by one while an applet was disabled (each ~0.25 ms of cron math, in the request that enables it); past this many, the row says "more than". */
+export const DISABLED_SLOTS_COUNTED = 1_000;
+
+/**
+ * The fire ledger's row for the slots of a schedule that passed while its applet was disabled
+ * (from `disabledAt`, exclusive, to `now`), or null when none did. Pure. One row per disabled
+ * stretch, not one per slot: a minutely schedule disabled for a month is one row saying how many
+ * times passed, from when to when (counted up to DISABLED_SLOTS_COUNTED). Enabling never fires
+ * them: the schedule waits for its next time, as a schedule saved new does.
+ */
+export function disabledSlotsNote(
+  config: Pick<ScheduleConfig, "cron" | "timezone">,
+  disabledAt: Date,
+  now: Date,
+  pausedReason: string | null,
+): (Omit<LedgerNote, "outcome"> & { outcome: "disabled" | "paused"; count: number }) | null {
+  let first: Date | null = null;
+  let last: Date | null = null;
+  let count = 0;
+  for (let s = nextFireTime(config.cron, config.timezone, disabledAt); s.getTime() <= now.getTime(); s = nextFireTime(config.cron, config.timezone, s)) {
+    first ??= s;
+    last = s;
+    if (++count >= DISABLED_SLOTS_COUNTED) break;
+  }
+  if (!first || !last) return null;
+  const capped = count >= DISABLED_SLOTS_COUNTED && nextFireTime(config.cron, config.timezone, last).getTime() <= now.getTime();
+  const times = count === 1 ? `the time ${first.toISOString()}` : `${capped ? `more than ${count.toLocaleString("en")}` : count} times from ${first.toISOString()} to ${capped ? now.toISOString() : last.toISOString()}`;
+  const state = pausedReason ? `paused (${pausedReason})` : "disabled";
+  return {
+    at: first.toISOString(),
+    outcome: pausedReason ? "paused" : "disabled",
+    detail: `${times} passed while the applet was ${state}; enabled at ${now.toISOString()}, it fires none of them and waits for its next time`,
+    count,
+  };
+}
+
 /** What decides the fire times; shared with the scheduler's adapter so both compute the same slot. */
 export const scheduleTiming = (config: ScheduleConfig): ScheduleTiming => ({ cron: config.cron, timezone: config.timezone });
 

@@ -433,6 +433,7 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect(await store.applets.forHook("mail")).toMatchObject({ id: "mail", enabled: true });
         expect(await store.applets.forHook("missing")).toBeNull();
         expect((await store.applets.listByTriggerType("email")).map((a) => a.id)).toEqual(["mail"]);
+        expect((await store.applets.listByTriggerType("email", { includeDisabled: true })).map((a) => a.id).sort()).toEqual(["mail", "mail-off"]);
       });
 
       test("setListening is read with the hook columns, is not a save (no version, updated_at kept); takeListening ends it for exactly one caller, and not once expired", async () => {

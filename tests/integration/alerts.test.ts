@@ -123,6 +123,8 @@ forEachEngine((engine) => {
       expect(paused.enabled).toBe(false);
       expect(paused.pausedReason).toBe("Paused after 3 failed runs in a row");
       expect(paused.pausedAt).toBe(app.clock.now().toISOString());
+      // Disabled since then: enabling a schedule says which of its times passed meanwhile.
+      expect(paused.disabledAt).toBe(app.clock.now().toISOString());
       const listed = (await appletList(app)).find((a) => a.id === applet.id)!;
       expect(listed).toMatchObject({ enabled: false, paused_reason: "Paused after 3 failed runs in a row", paused_at: paused.pausedAt });
       sent.length = 0;
@@ -132,7 +134,7 @@ forEachEngine((engine) => {
       // Per applet, auto-pause off wins over the global default.
       await app.applets.setEnabled(applet.id, true);
       const enabled = (await app.store.applets.get(applet.id))!;
-      expect([enabled.enabled, enabled.pausedReason, enabled.pausedAt, enabled.failureStreak]).toEqual([true, null, null, 0]);
+      expect([enabled.enabled, enabled.pausedReason, enabled.pausedAt, enabled.disabledAt, enabled.failureStreak]).toEqual([true, null, null, null, 0]);
       await app.store.alerts.setAppletAlerts(applet.id, null, false, app.clock.now().toISOString());
       for (let i = 0; i < 4; i++) await runOnce(app, worker, applet.id);
       expect((await app.store.applets.get(applet.id))!.enabled).toBe(true);

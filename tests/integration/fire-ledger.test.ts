@@ -83,6 +83,59 @@ forEachEngine((engine) => {
     expect(fired[0]!.id).toBe(`run:${fired[0]!.runId}`);
   });
 
+  test("a schedule disabled for an hour: enabling it writes one ledger row for the times that passed meanwhile (disabled, not missed), fires none of them, and waits for its next time; paused says its reason", async () => {
+    const app = setup("2026-03-07T10:00:00.000Z");
+    const applet = await app.applets.create({
+      name: "every five",
+      definition: { version: 1, trigger: { type: "schedule", config: { cron: "*/5 * * * *", timezone: "UTC", catch_up: "all" } }, actions: [{ type: "http", config: { url: SINK, method: "POST" } }] },
+    });
+    app.clock.set("2026-03-07T10:05:00.000Z");
+    await runSchedulerTick(app, app.clock.now(), { holder: "w" });
+    app.clock.set("2026-03-07T10:07:00.000Z");
+    await app.applets.setEnabled(applet.id, false);
+    // Ticks while it is disabled fire nothing and record nothing.
+    app.clock.set("2026-03-07T10:30:00.000Z");
+    await runSchedulerTick(app, app.clock.now(), { holder: "w" });
+    app.clock.set("2026-03-07T11:02:00.000Z");
+    await app.applets.setEnabled(applet.id, true);
+    const stored = (await ledgerOf(app, applet.id)).filter((r) => r.outcome !== "fired");
+    expect(stored.map((r) => [r.at, r.outcome, r.count, r.runId])).toEqual([["2026-03-07T10:10:00.000Z", "disabled", 11, null]]);
+    expect(stored[0]!.detail).toBe(
+      "11 times from 2026-03-07T10:10:00.000Z to 2026-03-07T11:00:00.000Z passed while the applet was disabled; enabled at 2026-03-07T11:02:00.000Z, it fires none of them and waits for its next time",
+    );
+    // No catch-up burst (even with catch_up "all"): the next tick fires nothing, the next time fires once, on time.
+    app.clock.set("2026-03-07T11:02:30.000Z");
+    expect((await runSchedulerTick(app, app.clock.now(), { holder: "w" })).events).toBe(0);
+    app.clock.set("2026-03-07T11:05:01.000Z");
+    expect((await runSchedulerTick(app, app.clock.now(), { holder: "w" })).events).toBe(1);
+    expect((await ledgerOf(app, applet.id)).filter((r) => r.outcome === "missed" || r.outcome === "late" || r.outcome === "dropped_catchup")).toEqual([]);
+
+    // Paused (auto-pause keeps next_run_at): the same, with its reason; a save that enables it counts too.
+    app.clock.set("2026-03-07T12:00:00.000Z");
+    await app.sql.run("UPDATE applets SET enabled = 0, paused_reason = ?, paused_at = ?, disabled_at = ? WHERE id = ?", "Paused after 5 failed runs in a row", app.clock.now().toISOString(), app.clock.now().toISOString(), applet.id);
+    app.clock.set("2026-03-07T12:12:00.000Z");
+    await app.applets.update(applet.id, { enabled: true });
+    const paused = await ledgerOf(app, applet.id, "paused");
+    expect(paused.map((r) => [r.at, r.count, r.detail])).toEqual([
+      ["2026-03-07T12:05:00.000Z", 2, "2 times from 2026-03-07T12:05:00.000Z to 2026-03-07T12:10:00.000Z passed while the applet was paused (Paused after 5 failed runs in a row); enabled at 2026-03-07T12:12:00.000Z, it fires none of them and waits for its next time"],
+    ]);
+    app.clock.set("2026-03-07T12:12:30.000Z");
+    expect((await runSchedulerTick(app, app.clock.now(), { holder: "w" })).events).toBe(0);
+  });
+
+  test("a minutely schedule disabled for a month is one ledger row, its count bounded", async () => {
+    const app = setup("2026-03-01T00:00:00.000Z");
+    const applet = await app.applets.create({ name: "minutely", enabled: false, definition: { version: 1, trigger: { type: "schedule", config: { cron: "* * * * *", timezone: "UTC" } }, actions: [{ type: "http", config: { url: SINK, method: "POST" } }] } });
+    await app.applets.setEnabled(applet.id, true);
+    await app.applets.setEnabled(applet.id, false);
+    app.clock.set("2026-03-31T00:00:00.000Z");
+    await app.applets.setEnabled(applet.id, true);
+    const rows = await ledgerOf(app, applet.id);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ outcome: "disabled", at: "2026-03-01T00:01:00.000Z", count: 1_000 });
+    expect(rows[0]!.detail).toMatch(/^more than 1,000 times from 2026-03-01T00:01:00.000Z to 2026-03-31T00:00:00.000Z passed while the applet was disabled/);
+  });
+
   test("catch-up 'all' and 'skip': slots past the window or the limit are dropped, a skip policy's are missed, each with its reason", async () => {
     const app = setup();
     const make = (name: string, extra: Record<string, unknown>) =>
@@ -146,6 +199,24 @@ forEachEngine((engine) => {
       runId: fired.runId,
       detail: "the message <CAF3x9qWz1-plain-2026@mail.example.com> was already delivered; the earlier run stands",
     });
+  });
+
+  test("email: a message to a disabled applet is a disabled row with its reason, one to a paused applet a paused row, counted per minute; nothing runs", async () => {
+    const app = createTestApp({ engine, start: "2026-03-07T12:00:00.000Z", env: { INBOUND_DOMAIN: "hooks.example" } });
+    cleanups.push(() => app.cleanup());
+    const applet = await app.applets.create({ name: "invoices", enabled: false, definition: { version: 1, trigger: { type: "email", config: { to_alias: "invoices" } }, actions: [{ type: "http", config: { url: SINK, method: "POST" } }] } });
+    const raw = readFileSync(new URL("../../fixtures/inbound/plain.eml", import.meta.url));
+    expect(await deliver(app, raw, ["invoices@hooks.example"])).toBe(" (applet disabled)");
+    app.clock.advance(1000);
+    await deliver(app, raw, ["invoices@hooks.example"]);
+    expect(await ledgerOf(app, applet.id)).toMatchObject([{ at: "2026-03-07T12:00:00.000Z", outcome: "disabled", count: 2, runId: null, detail: "the applet is disabled; the message was accepted (250) and nothing ran" }]);
+    // Paused by auto-pause: said with its reason.
+    await app.sql.run("UPDATE applets SET paused_reason = ? WHERE id = ?", "Paused after 5 failed runs in a row", applet.id);
+    app.clock.set("2026-03-07T12:05:00.000Z");
+    await deliver(app, raw, ["invoices@hooks.example"]);
+    expect((await ledgerOf(app, applet.id, "paused")).map((r) => [r.at, r.detail, r.count])).toEqual([["2026-03-07T12:05:00.000Z", "the applet is paused (Paused after 5 failed runs in a row); nothing ran", 1]]);
+    expect(await app.sql.all("SELECT id FROM runs WHERE applet_id = ?", applet.id)).toEqual([]);
+    expect(await app.sql.all("SELECT id FROM events WHERE applet_id = ?", applet.id)).toEqual([]);
   });
 
   test("webhooks: deduplicated (which key, which earlier run), refused by signature or size (counted per minute), disabled and paused, each with its reason; an accepted one is its run", async () => {

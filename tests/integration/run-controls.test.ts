@@ -8,6 +8,7 @@ import { afterEach, expect, test } from "vitest";
 import type { Definition } from "@/lib/definition";
 import { createIngress } from "@/lib/http/ingress";
 import { createIngestBatcher, ingest } from "@/lib/queue/ingest";
+import { replayRun } from "@/lib/queue/replay";
 import { createTestApp, type TestApp } from "../helpers/db";
 import { forEachEngine } from "../helpers/engines";
 import { server as mocks, useHttpMocks } from "../helpers/http";
@@ -202,6 +203,34 @@ forEachEngine((engine) => {
     expect(workers.flatMap((w) => w.lines.filter((l) => /^\S+ ERROR /.test(l)))).toEqual([]);
   }, 240_000);
 
+  test("concurrency per key: a replay runs in its event's key's lane (never beside a run of the same key), and a retry stays in its run's lane", async () => {
+    const app = setup();
+    const applet = await app.applets.create({ name: "per customer", definition: webhook({ concurrency: { mode: "per_key", key: "{{trigger.body.customer_id}}" } }, "https://sink.test/hook", {}) });
+    const send = (customer: string) =>
+      ingest(app, { appletId: applet.id, source: "webhook", dedupeKey: null, payload: { body: { customer_id: customer } }, maxAttempts: 5, definition: applet.definition as unknown as Definition });
+    const first = (await send("acme"))!;
+    const laneOfRun = async (id: string) => (await app.sql.all<{ lane: string }>("SELECT lane FROM runs WHERE id = ?", id))[0]!.lane;
+    expect(await laneOfRun(first.runId)).toBe("k:acme");
+    // acme's run is running; its replay waits behind it, whatever else is free.
+    const running = (await app.store.runs.claim("w1", app.clock.now()))!;
+    expect(running.id).toBe(first.runId);
+    app.clock.advance(1000);
+    const replayId = (await replayRun(app, first.runId))!;
+    expect(await laneOfRun(replayId)).toBe("k:acme");
+    expect(await app.store.runs.claim("w2", app.clock.now())).toBeNull();
+    const other = (await send("globex"))!;
+    expect((await app.store.runs.claim("w2", app.clock.now()))!.id).toBe(other.runId);
+    // Once acme's run is done, its replay is next in acme's lane.
+    expect(await app.store.runs.finish(running, "failed", null, "boom", app.clock.now())).toBe(true);
+    expect((await app.store.runs.claim("w3", app.clock.now()))!.id).toBe(replayId);
+    // A retry is the same run again: it keeps its lane, so it too waits for acme's running replay.
+    expect(await app.store.runs.retry(first.runId, app.clock.now())).toBe(true);
+    expect(await laneOfRun(first.runId)).toBe("k:acme");
+    expect(await app.store.runs.claim("w4", app.clock.now())).toBeNull();
+    // Without a lane given, the store keeps the original run's.
+    expect(await laneOfRun((await app.store.runs.replay(other.runId, app.clock.now()))!)).toBe("k:globex");
+  });
+
   test("a rate limit of 10 per minute holds over 5 simulated minutes: 50 runs start 10 a minute, in order; with overflow drop the rest are stored skipped and in the ledger", async () => {
     const start = Date.parse("2026-03-07T12:00:00.000Z");
     const app = setup();
@@ -239,6 +268,39 @@ forEachEngine((engine) => {
     expect(dropped.filter((r) => r.status === "succeeded")).toHaveLength(10);
     expect(dropped.filter((r) => r.status === "skipped").map((r) => r.error)).toEqual(Array(40).fill("skipped: rate limit (10 per 1 min reached; dropped)"));
     expect((await app.store.fires.list(drops.id, { outcome: "rate_limited", limit: 100 })).entries).toHaveLength(40);
+  }, 120_000);
+
+  test("a rate limit after an outage: runs whose slots passed while no worker ran still start at most 2 a minute on restart, and the ledger says they were held again", async () => {
+    const start = Date.parse("2026-03-07T12:00:00.000Z");
+    const app = setup();
+    mocks.use(mock.post("https://sink.test/hook", () => HttpResponse.json({ ok: true })));
+    const applet = await app.applets.create({ name: "paced", definition: webhook({ concurrency: { mode: "parallel", max: 4 }, rate_limit: { max: 2, period_seconds: 60, overflow: "wait" } }, "https://sink.test/hook", { n: "{{trigger.body.n}}" }) });
+    // Eight events at 12:00 get slots 12:00, 12:00, 12:01, 12:01, … 12:03; no worker is running.
+    for (let n = 0; n < 8; n++) {
+      app.clock.set(start + n);
+      await ingest(app, { appletId: applet.id, source: "webhook", dedupeKey: null, payload: { body: { n } }, maxAttempts: 5, definition: applet.definition as unknown as Definition });
+    }
+    // The workers come back at 12:10, when every slot has passed.
+    const restart = start + 10 * MINUTE;
+    app.clock.set(restart);
+    const workers = fourWorkers(app);
+    for (let t = 0; t <= 5 * MINUTE; t += 5_000) {
+      workers.at(restart + t);
+      await workers.drain();
+    }
+    const runs = await app.sql.all<{ id: string; started_at: string; status: string; payload: unknown }>(
+      "SELECT r.id, r.started_at, r.status, e.payload FROM runs r JOIN events e ON e.id = r.event_id WHERE r.applet_id = ? ORDER BY r.started_at, r.created_at",
+      applet.id,
+    );
+    expect(runs.map((r) => r.status)).toEqual(Array(8).fill("succeeded"));
+    const starts = runs.map((r) => Date.parse(r.started_at));
+    for (let i = 0; i + 2 < starts.length; i++) expect(starts[i + 2]! - starts[i]!).toBeGreaterThanOrEqual(MINUTE);
+    expect([0, 1, 2, 3].map((m) => starts.filter((s) => s >= restart + m * MINUTE && s < restart + (m + 1) * MINUTE).length)).toEqual([2, 2, 2, 2]);
+    // Each event ran once (four parallel lanes: runs due together start in whichever order the workers claim them).
+    expect(runs.map((r) => ((typeof r.payload === "string" ? JSON.parse(r.payload) : r.payload) as { body: { n: number } }).body.n).sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    const again = (await app.store.fires.list(applet.id, { outcome: "rate_limited", limit: 100 })).entries.filter((e) => e.detail.includes("again"));
+    expect(again.length).toBeGreaterThan(0);
+    expect(again.at(-1)!.detail).toMatch(/^held again by the rate limit \(2 per 1 min\): its start time passed while no run started \(the worker was down or busy\); starts at 2026-03-07T12:11:00/);
   }, 120_000);
 
   test("a debounce of 30 s turns 500 webhooks in 10 s into one run that carries all 500 events in order, and the ledger says each of the others was merged", async () => {

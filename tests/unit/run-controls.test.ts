@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { checkDefinition } from "@/lib/definition";
 import { controlsWarnings, debouncedTrigger, ingestControls, isDefaultControls, laneOf } from "@/lib/definition/controls";
-import { rateSlot } from "@/lib/db/store/run-controls";
+import { admitStart, rateSlot } from "@/lib/db/store/run-controls";
 
 const def = (controls: unknown) => ({ version: 2, trigger: { type: "webhook", config: {} }, steps: [{ type: "http", config: { url: "https://example.com/in" } }], controls });
 const problemsOf = (controls: unknown) => {
@@ -65,5 +65,17 @@ describe("controls over runs: slots and merged events", () => {
     expect(debouncedTrigger("first", events)).toEqual({ n: 1 });
     expect(debouncedTrigger("last", events)).toEqual({ n: 3 });
     expect(debouncedTrigger("all", events)).toEqual({ n: 3, events });
+  });
+});
+
+describe("controls over runs: a rate limit at the start", () => {
+  test("admits while fewer than max started in the period before now, then holds until the max-th last start plus the period", () => {
+    const m = 60_000;
+    expect(admitStart([], 0, 2, m)).toEqual({ admit: true, keep: [0] });
+    expect(admitStart([0], 10, 2, m)).toEqual({ admit: true, keep: [0, 10] });
+    expect(admitStart([0, 10], 20, 2, m)).toEqual({ admit: false, until: 60_000 });
+    // Starts older than the period do not count (after an outage: none do).
+    expect(admitStart([0, 10], 60_000, 2, m)).toEqual({ admit: true, keep: [10, 60_000] });
+    expect(admitStart([0, 10], 10 * m, 2, m)).toEqual({ admit: true, keep: [10 * m] });
   });
 });

@@ -7,6 +7,7 @@ import { runDetail, runsPage } from "../queries";
 import { streamRuns } from "../stream";
 import { jsonBody, queryParams } from "../validate";
 import { BULK_RETRY_MAX, retryRuns } from "../../queue/bulk-retry";
+import { replayRun } from "../../queue/replay";
 
 // An empty field of the runs page's filter form is no filter. Bounds are ISO date-times.
 const optional = z.string().optional().transform((v) => v || undefined);
@@ -53,7 +54,7 @@ export function runRoutes({ app, auth, streamPingMs }: ApiDeps) {
     .post("/api/runs/:id/replay", async (c) => {
       const run = await app.store.runs.get(c.req.param("id"));
       if (!run) return c.json(notFound, 404);
-      const id = (await app.store.runs.replay(run.id, app.clock.now()))!;
+      const id = (await replayRun(app, run.id))!;
       app.bus.publish({ type: "run.queued", run_id: id, applet_id: run.appletId, status: "queued" });
       return c.json({ run_id: id }, 202);
     })

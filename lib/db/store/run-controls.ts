@@ -26,6 +26,28 @@ export function rateSlot(slots: number[], earliest: number, max: number, periodM
   return { slot, keep: [...slots, slot].slice(-max) };
 }
 
+/**
+ * Whether a run may start at `now` under a rate limit, given when the applet's last runs started
+ * (ms, oldest first): yes while fewer than `max` started in the period before now (`keep`: the
+ * starts with this one, the last `max`); otherwise not before the `max`-th last start plus the
+ * period (`until`). The slots handed out at ingest space the runs when a worker is there to start
+ * them on time; this holds the limit when those slots passed while nothing ran (the worker was
+ * down, or the lane busy), where every held run would otherwise start at once.
+ */
+export function admitStart(starts: number[], now: number, max: number, periodMs: number): { admit: true; keep: number[] } | { admit: false; until: number } {
+  const recent = starts.filter((s) => s > now - periodMs);
+  if (recent.length < max) return { admit: true, keep: [...recent, now].slice(-max) };
+  return { admit: false, until: recent[recent.length - max]! + periodMs };
+}
+
+/** A hold at the start shorter than this (a run a moment late) is not written to the ledger: it is the limit doing its work, not news. */
+export const HELD_AGAIN_NOTED_MS = 2_000;
+
+/** The ledger's detail for a run the rate limit held again at its start. */
+export const heldAgainDetail = (rate: NonNullable<IngestControls["rate"]>, until: string, moved: number): string =>
+  `held again by the rate limit (${rate.max} per ${period(rate.periodMs)}): its start time passed while no run started (the worker was down or busy); starts at ${until}` +
+  (moved > 0 ? `, with ${moved} more run${moved === 1 ? "" : "s"} of this applet moved no earlier` : "");
+
 /** The stored slots (a JSON array of ISO times) as ms; anything unreadable counts as none. */
 export function readSlots(text: string | null | undefined): number[] {
   try {

@@ -533,8 +533,11 @@ export interface AppletsStore {
   get(id: string): Promise<Applet | null>;
   /** Every applet, ordered by created_at, then id. */
   list(): Promise<Applet[]>;
-  /** Enabled applets of one trigger type (the mail receiver: `email`), any order. */
-  listByTriggerType(type: string): Promise<Applet[]>;
+  /**
+   * Enabled applets of one trigger type (the mail receiver: `email`), any order; with
+   * `includeDisabled`, the disabled ones too (the receiver records a message to one in the fire ledger).
+   */
+  listByTriggerType(type: string, opts?: { includeDisabled?: boolean }): Promise<Applet[]>;
   /**
    * Inserts with run_count 0 and no last_fired_at, and its version 1, in one transaction. Throws
    * on a duplicate id or webhook token (unique).
@@ -721,8 +724,12 @@ export interface RunsStore {
    * later than now (a paced bulk retry).
    */
   retry(id: string, now: Date, opts?: RetryOptions): Promise<boolean>;
-  /** The Replay button: a fresh queued run (attempt 1, no steps) of the same event, created now; its id, or null when the run is unknown. */
-  replay(id: string, now: Date): Promise<string | null>;
+  /**
+   * The Replay button: a fresh queued run (attempt 1, no steps) of the same event, created now; its
+   * id, or null when the run is unknown. It runs in `opts.lane` (lib/queue/replay: the lane its event
+   * gets under the applet's controls now), or in the original run's lane when none is given.
+   */
+  replay(id: string, now: Date, opts?: { lane?: string }): Promise<string | null>;
   /**
    * A page of runs, newest first (created_at desc, id desc), by keyset cursor; nextCursor null on
    * the last page. With errorText / payloadText, bounded as `RUN_SEARCH_SCAN` says.
@@ -1045,6 +1052,14 @@ export interface MergedEvent {
 export interface RunControlsStore {
   /** A debounced run's events, oldest first: its own, then those merged into it (at most 10,000). */
   mergedEvents(runId: string): Promise<MergedEvent[]>;
+  /**
+   * A claimed run of an applet with a rate limit, before it starts (../run-controls `admitStart`),
+   * in one transaction that the applet's starts take in turn: `admitted` (its start recorded), or
+   * `held`: back to queued until the limit allows it, with the applet's other queued runs due
+   * earlier moved to that time too (they would be held the same way), and a ledger row when the
+   * hold is not a moment's. `lost`: the claim was lost meanwhile (nothing changed).
+   */
+  admitStart(run: Pick<ClaimedRun, "id" | "appletId" | "claimToken">, rate: NonNullable<IngestControls["rate"]>, now: Date): Promise<"admitted" | "held" | "lost">;
 }
 
 /** The aggregates bound to one transaction (or to autocommit, on `Store` itself). */

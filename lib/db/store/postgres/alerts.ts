@@ -68,7 +68,7 @@ export async function recordSettled(c: Queryable, appletId: string, run: { id: s
   const decision = onRunSettled(state, await settingsOn(c), run);
   for (const a of decision.alerts) await insertOn(c, appletId, a, now);
   if (decision.alertOpen !== state.alertOpen) await query(c, "UPDATE applets SET alert_open = $1 WHERE id = $2", [decision.alertOpen ? 1 : 0, appletId]);
-  if (decision.pause) await query(c, "UPDATE applets SET enabled = 0, paused_reason = $1, paused_at = $2, updated_at = $2 WHERE id = $3 AND enabled = 1", [decision.pause.reason, now, appletId]);
+  if (decision.pause) await query(c, "UPDATE applets SET enabled = 0, paused_reason = $1, paused_at = $2, disabled_at = $2, updated_at = $2 WHERE id = $3 AND enabled = 1", [decision.pause.reason, now, appletId]);
 }
 
 /** Inside retryLater's transaction (`c` is its client): a run's attempt failed and the next one is scheduled. */

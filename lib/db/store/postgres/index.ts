@@ -265,7 +265,7 @@ function aggregates(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<
     eventFiles: eventFilesStore(q),
     alerts: alertsStore(q, begin),
     fires: firesStore(q),
-    runControls: runControlsStore(q),
+    runControls: runControlsStore(q, begin),
     waits: waitsStore(q, begin),
   };
 }
@@ -289,6 +289,7 @@ interface AppletRaw {
   auto_pause: number | null;
   paused_reason: string | null;
   paused_at: string | null;
+  disabled_at: string | null;
   created_at: string;
   updated_at: string;
   version: number | null;
@@ -340,6 +341,7 @@ const toApplet = (r: AppletRaw): Applet => ({
   autoPause: r.auto_pause === null ? null : r.auto_pause === 1,
   pausedReason: r.paused_reason,
   pausedAt: r.paused_at,
+  disabledAt: r.disabled_at,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
   version: r.version ?? 0,
@@ -347,10 +349,14 @@ const toApplet = (r: AppletRaw): Applet => ({
 
 const appletParams = (a: AppletInsert) => [a.id, a.name, a.enabled ? 1 : 0, a.triggerType, JSON.stringify(a.definition), a.webhookToken, a.now, a.createdAt ?? a.now, a.tags === undefined ? null : JSON.stringify(a.tags)];
 
-/** Enabling clears an auto-pause and starts the failure streak over (as on SQLite). `p` is the enabled parameter. */
-const unpause = (p: string) => `paused_reason = CASE WHEN ${p}::int = 1 THEN NULL ELSE paused_reason END,
+/**
+ * Enabling clears an auto-pause and starts the failure streak over, and disabling an enabled
+ * applet records when (as on SQLite). `p` is the enabled parameter, `now` the time's.
+ */
+const unpause = (p: string, now: string) => `paused_reason = CASE WHEN ${p}::int = 1 THEN NULL ELSE paused_reason END,
   paused_at = CASE WHEN ${p}::int = 1 THEN NULL ELSE paused_at END,
-  failure_streak = CASE WHEN ${p}::int = 1 AND enabled = 0 THEN 0 ELSE failure_streak END`;
+  failure_streak = CASE WHEN ${p}::int = 1 AND enabled = 0 THEN 0 ELSE failure_streak END,
+  disabled_at = CASE WHEN ${p}::int = 1 THEN NULL WHEN enabled = 1 THEN ${now}::text ELSE disabled_at END`;
 
 /**
  * The next version of the applet, numbered in the statement that writes it. Run after the
@@ -376,8 +382,8 @@ function appletsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promis
       return r ? toApplet(r) : null;
     },
     list: async () => (await query<AppletRaw>(q, `SELECT ${APPLET_COLUMNS} FROM applets ORDER BY created_at, id`)).rows.map(toApplet),
-    listByTriggerType: async (type) =>
-      (await query<AppletRaw>(q, `SELECT ${APPLET_COLUMNS} FROM applets WHERE trigger_type = $1 AND enabled = 1`, [type])).rows.map(toApplet),
+    listByTriggerType: async (type, opts = {}) =>
+      (await query<AppletRaw>(q, `SELECT ${APPLET_COLUMNS} FROM applets WHERE trigger_type = $1 AND enabled >= $2`, [type, opts.includeDisabled ? 0 : 1])).rows.map(toApplet),
     insert: (a) =>
       begin(async (c) => {
         await query(
@@ -394,7 +400,7 @@ function appletsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promis
           ((
             await query(
               c,
-              `UPDATE applets SET name = $2, enabled = $3, trigger_type = $4, definition = $5::json, webhook_token = $6, updated_at = $7, tags = COALESCE($8::json, tags), ${unpause("$3")} WHERE id = $1`,
+              `UPDATE applets SET name = $2, enabled = $3, trigger_type = $4, definition = $5::json, webhook_token = $6, updated_at = $7, tags = COALESCE($8::json, tags), ${unpause("$3", "$7")} WHERE id = $1`,
               [...appletParams(a).slice(0, 7), a.tags === undefined ? null : JSON.stringify(a.tags)],
             )
           ).rowCount ?? 0) > 0;
@@ -410,7 +416,7 @@ function appletsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promis
     rewriteVersion: async (id, version, definition, now) =>
       ((await query(q, "UPDATE applet_versions SET definition = $1::json, updated_at = $2 WHERE applet_id = $3 AND version = $4", [JSON.stringify(definition), now, id, version])).rowCount ?? 0) > 0,
     setEnabled: async (id, enabled, now) =>
-      ((await query(q, `UPDATE applets SET ${unpause("$1")}, enabled = $1, updated_at = $2 WHERE id = $3`, [enabled ? 1 : 0, now, id])).rowCount ?? 0) > 0,
+      ((await query(q, `UPDATE applets SET ${unpause("$1", "$2")}, enabled = $1, updated_at = $2 WHERE id = $3`, [enabled ? 1 : 0, now, id])).rowCount ?? 0) > 0,
     byWebhookToken: async (token) => (await query<{ id: string; name: string }>(q, "SELECT id, name FROM applets WHERE webhook_token = $1", [token])).rows[0] ?? null,
     setWebhookToken: async (id, token) => ((await query(q, "UPDATE applets SET webhook_token = $1 WHERE id = $2", [token, id])).rowCount ?? 0) > 0,
     delete: async (id) => ((await query(q, "DELETE FROM applets WHERE id = $1", [id])).rowCount ?? 0) > 0,
@@ -943,13 +949,13 @@ function runsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T
         )
       ).rowCount === 1,
 
-    replay: async (id, now) => {
+    replay: async (id, now, opts = {}) => {
       const runId = newId();
       const r = await query(
         q,
-        `INSERT INTO runs (id, applet_id, event_id, status, attempt, max_attempts, next_attempt_at, steps, created_at, updated_at)
-         SELECT $1, applet_id, event_id, 'queued', 1, max_attempts, $2, '[]', $2, $2 FROM runs WHERE id = $3`,
-        [runId, now.toISOString(), id],
+        `INSERT INTO runs (id, applet_id, event_id, status, attempt, max_attempts, next_attempt_at, steps, created_at, updated_at, lane)
+         SELECT $1, applet_id, event_id, 'queued', 1, max_attempts, $2, '[]', $2, $2, COALESCE($4::text, lane) FROM runs WHERE id = $3`,
+        [runId, now.toISOString(), id, opts.lane ?? null],
       );
       // A timed run's replay runs its one action again (with its own idempotency key, lib/executor).
       if (r.rowCount === 1) await query(q, "UPDATE runs SET planned_run_id = o.planned_run_id, action_index = o.action_index FROM runs o WHERE runs.id = $1 AND o.id = $2", [runId, id]);

@@ -1,7 +1,7 @@
 import { newId } from "../../../core/ids";
 import { readJson } from "../json";
 import { clipDetail } from "../ledger-sql";
-import { droppedReason, heldDetail, MAX_MERGED_EVENTS, mergedDetail, rateSlot, readSlots, writeSlots } from "../run-controls";
+import { admitStart, droppedReason, HELD_AGAIN_NOTED_MS, heldAgainDetail, heldDetail, MAX_MERGED_EVENTS, mergedDetail, rateSlot, readSlots, writeSlots } from "../run-controls";
 import type { Ingested, IngestInput, RunControlsStore } from "../types";
 import { query, type Queryable } from "./pool";
 import * as Q from "./queue-sql";
@@ -91,8 +91,41 @@ export async function ingestControlled(c: Queryable, i: IngestInput, applyPlan: 
   return { eventId, runId };
 }
 
-export function runControlsStore(q: Queryable): RunControlsStore {
+export function runControlsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T>) => Promise<T>): RunControlsStore {
   return {
+    // The applet's state row is locked first (created when missing), as at ingest: the starts of
+    // one applet take turns, whatever the number of workers.
+    admitStart: (run, rate, now) =>
+      begin(async (c) => {
+        const at = now.toISOString();
+        await query(c, "INSERT INTO run_control_state (applet_id, updated_at) VALUES ($1, $2) ON CONFLICT (applet_id) DO NOTHING", [run.appletId, at]);
+        const state = (await query<{ rate_starts: string }>(c, "SELECT rate_starts FROM run_control_state WHERE applet_id = $1 FOR UPDATE", [run.appletId])).rows[0];
+        const decision = admitStart(readSlots(state?.rate_starts), now.getTime(), rate.max, rate.periodMs);
+        if (decision.admit) {
+          await query(c, "UPDATE run_control_state SET rate_starts = $2, updated_at = $3 WHERE applet_id = $1", [run.appletId, writeSlots(decision.keep), at]);
+          return "admitted";
+        }
+        const until = new Date(decision.until).toISOString();
+        const held = await query(
+          c,
+          `UPDATE runs SET status = 'queued', next_attempt_at = $3, locked_by = NULL, locked_at = NULL, claim_token = NULL, started_at = NULL, updated_at = $4
+           WHERE id = $1 AND claim_token = $2 AND status = 'running'`,
+          [run.id, run.claimToken, until, at],
+        );
+        if (held.rowCount !== 1) return "lost";
+        const moved =
+          (await query(c, "UPDATE runs SET next_attempt_at = $2, updated_at = $3 WHERE applet_id = $1 AND status = 'queued' AND next_attempt_at < $2 AND id <> $4", [run.appletId, until, at, run.id]))
+            .rowCount ?? 0;
+        if (decision.until - now.getTime() > HELD_AGAIN_NOTED_MS) {
+          await query(
+            c,
+            `INSERT INTO fire_ledger (id, applet_id, at, outcome, detail, run_id, dedupe_key, count, bucket, created_at, updated_at)
+             VALUES ($1, $2, $3, 'rate_limited', $4, $5, NULL, 1, NULL, $3, $3)`,
+            [newId(), run.appletId, at, clipDetail(heldAgainDetail(rate, until, moved)), run.id],
+          );
+        }
+        return "held";
+      }),
     mergedEvents: async (runId) =>
       (
         await query<{ id: string; payload: string; received_at: string }>(

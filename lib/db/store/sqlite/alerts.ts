@@ -30,7 +30,7 @@ export function createAlertsRepo(sqlite: Sqlite) {
   );
   const setAlertOpen = sqlite.prepare("UPDATE applets SET alert_open = ? WHERE id = ?");
   const setTriggerAlertOpen = sqlite.prepare("UPDATE applets SET trigger_alert_open = ? WHERE id = ?");
-  const pause = sqlite.prepare("UPDATE applets SET enabled = 0, paused_reason = ?, paused_at = ?, updated_at = ? WHERE id = ? AND enabled = 1");
+  const pause = sqlite.prepare("UPDATE applets SET enabled = 0, paused_reason = ?, paused_at = ?, disabled_at = ?, updated_at = ? WHERE id = ? AND enabled = 1");
 
   const settings = (): AlertSettings => {
     const r = settingsRow.get();
@@ -88,7 +88,7 @@ export function createAlertsRepo(sqlite: Sqlite) {
       const decision = onRunSettled(state, settings(), run);
       for (const a of decision.alerts) insert(appletId, a, now);
       if (decision.alertOpen !== state.alertOpen) setAlertOpen.run(decision.alertOpen ? 1 : 0, appletId);
-      if (decision.pause) pause.run(decision.pause.reason, now, now, appletId);
+      if (decision.pause) pause.run(decision.pause.reason, now, now, now, appletId);
     },
     /** Inside `runs.retryLater`'s transaction: a run's attempt failed and the next one is scheduled. */
     recordRetrying(appletId: string, run: { id: string; error: string | null; attempt: number; maxAttempts: number; nextAttemptAt: string }, now: string): void {

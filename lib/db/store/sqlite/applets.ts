@@ -41,6 +41,7 @@ const toApplet = (r: AppletRowRaw): Applet => ({
   autoPause: r.auto_pause === null ? null : r.auto_pause === 1,
   pausedReason: r.paused_reason,
   pausedAt: r.paused_at,
+  disabledAt: r.disabled_at,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
   version: r.version ?? 0,
@@ -77,7 +78,8 @@ export function createAppletsRepo(sqlite: Sqlite) {
   // streak starts over (or the next failure would pause it again at once).
   const UNPAUSE = `paused_reason = CASE WHEN @enabled = 1 THEN NULL ELSE paused_reason END,
        paused_at = CASE WHEN @enabled = 1 THEN NULL ELSE paused_at END,
-       failure_streak = CASE WHEN @enabled = 1 AND enabled = 0 THEN 0 ELSE failure_streak END`;
+       failure_streak = CASE WHEN @enabled = 1 AND enabled = 0 THEN 0 ELSE failure_streak END,
+       disabled_at = CASE WHEN @enabled = 1 THEN NULL WHEN enabled = 1 THEN @now ELSE disabled_at END`;
   const update = sqlite.prepare(
     `UPDATE applets SET name = @name, enabled = @enabled, trigger_type = @triggerType, definition = @definition,
        webhook_token = @webhookToken, tags = COALESCE(@tags, tags), updated_at = @now, ${UNPAUSE} WHERE id = @id`,
@@ -132,10 +134,10 @@ export function createAppletsRepo(sqlite: Sqlite) {
       return r ? toApplet(r) : null;
     },
     list: (): Applet[] => all.all().map(toApplet),
-    listByTriggerType: (type: string): Applet[] =>
+    listByTriggerType: (type: string, opts: { includeDisabled?: boolean } = {}): Applet[] =>
       sqlite
-        .prepare<[string], AppletRowRaw>(`SELECT ${APPLET_COLUMNS} FROM applets WHERE trigger_type = ? AND enabled = 1`)
-        .all(type)
+        .prepare<[string, number], AppletRowRaw>(`SELECT ${APPLET_COLUMNS} FROM applets WHERE trigger_type = ? AND enabled >= ?`)
+        .all(type, opts.includeDisabled ? 0 : 1)
         .map(toApplet),
     insert: (a: AppletInsert): void => insertTx(a),
     update: (a: AppletInsert): boolean => updateTx(a),

@@ -114,7 +114,7 @@ function aggregates(repos: Repos, call: <R>(fn: () => R) => Promise<R>): StoreAg
   const eventFiles: EventFilesStore = wrap(repos.eventFiles, call);
   const alerts: AlertsStore = wrap(repos.alerts, call);
   const fires: FiresStore = wrap(repos.fires, call);
-  const runControls: RunControlsStore = wrap({ mergedEvents: repos.runControls.mergedEvents }, call);
+  const runControls: RunControlsStore = wrap({ mergedEvents: repos.runControls.mergedEvents, admitStart: repos.runControls.admitStart }, call);
   const waits: WaitsStore = wrap(repos.waits, call);
   return { applets, triggerState, runs, plannedRuns, secrets, users, jobLocks, workers, seed, maintenance, apiTokens, eventFiles, alerts, fires, runControls, waits };
 }

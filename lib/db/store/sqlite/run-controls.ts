@@ -1,8 +1,8 @@
 import { newId } from "../../../core/ids";
 import { readJson } from "../json";
 import { clipDetail } from "../ledger-sql";
-import { droppedReason, heldDetail, MAX_MERGED_EVENTS, mergedDetail, rateSlot, readSlots, writeSlots } from "../run-controls";
-import type { Ingested, IngestInput, MergedEvent, PlanWrite } from "../types";
+import { admitStart, droppedReason, HELD_AGAIN_NOTED_MS, heldAgainDetail, heldDetail, MAX_MERGED_EVENTS, mergedDetail, rateSlot, readSlots, writeSlots } from "../run-controls";
+import type { ClaimedRun, Ingested, IngestControls, IngestInput, MergedEvent, PlanWrite } from "../types";
 import type { Sqlite } from "./client";
 import { INSERT_EVENT_SQL } from "./runs";
 
@@ -44,6 +44,35 @@ export function createRunControlsRepo(sqlite: Sqlite, applyPlan: (plan: PlanWrit
      SELECT * FROM (SELECT e.id, e.payload, e.received_at FROM run_merged_events m JOIN events e ON e.id = m.event_id
                     WHERE m.run_id = @runId ORDER BY m.seq LIMIT @limit)`,
   );
+
+  const startsOf = sqlite.prepare<[string], { rate_starts: string }>("SELECT rate_starts FROM run_control_state WHERE applet_id = ?");
+  const saveStarts = sqlite.prepare(
+    `INSERT INTO run_control_state (applet_id, rate_starts, updated_at) VALUES (@applet, @starts, @at)
+     ON CONFLICT (applet_id) DO UPDATE SET rate_starts = excluded.rate_starts, updated_at = excluded.updated_at`,
+  );
+  const holdRun = sqlite.prepare(
+    `UPDATE runs SET status = 'queued', next_attempt_at = @until, locked_by = NULL, locked_at = NULL, claim_token = NULL, started_at = NULL, updated_at = @at
+     WHERE id = @id AND claim_token = @token AND status = 'running'`,
+  );
+  const holdOthers = sqlite.prepare(
+    "UPDATE runs SET next_attempt_at = @until, updated_at = @at WHERE applet_id = @applet AND status = 'queued' AND next_attempt_at < @until AND id <> @id",
+  );
+  // One writer: the read of the starts and their write cannot interleave with another start.
+  const admit = sqlite.transaction((run: Pick<ClaimedRun, "id" | "appletId" | "claimToken">, rate: NonNullable<IngestControls["rate"]>, now: Date): "admitted" | "held" | "lost" => {
+    const at = now.toISOString();
+    const decision = admitStart(readSlots(startsOf.get(run.appletId)?.rate_starts), now.getTime(), rate.max, rate.periodMs);
+    if (decision.admit) {
+      saveStarts.run({ applet: run.appletId, starts: writeSlots(decision.keep), at });
+      return "admitted";
+    }
+    const until = new Date(decision.until).toISOString();
+    if (holdRun.run({ id: run.id, token: run.claimToken, until, at }).changes !== 1) return "lost";
+    const moved = holdOthers.run({ applet: run.appletId, until, at, id: run.id }).changes;
+    if (decision.until - now.getTime() > HELD_AGAIN_NOTED_MS) {
+      ledger.run({ id: newId(), applet: run.appletId, at, outcome: "rate_limited", detail: clipDetail(heldAgainDetail(rate, until, moved)), runId: run.id, dedupeKey: null });
+    }
+    return "held";
+  });
 
   const ingest = (i: IngestInput): Ingested => {
     const c = i.controls!;
@@ -88,6 +117,8 @@ export function createRunControlsRepo(sqlite: Sqlite, applyPlan: (plan: PlanWrit
   return {
     /** Called by the runs repo inside its ingest transaction for an input with `controls`. */
     ingest,
+    /** A claimed run of a rate-limited applet, before it starts: admitted, held again, or lost (RunControlsStore.admitStart). */
+    admitStart: (run: Pick<ClaimedRun, "id" | "appletId" | "claimToken">, rate: NonNullable<IngestControls["rate"]>, now: Date) => admit.immediate(run, rate, now),
     /** A debounced run's events, oldest first: its own, then those merged into it. */
     mergedEvents: (runId: string): MergedEvent[] =>
       merged.all({ runId, limit: MAX_MERGED_EVENTS }).map((e) => ({ id: e.id, receivedAt: e.received_at, payload: readJson<Record<string, unknown>>(e.payload, `the stored payload of event ${e.id}`) })),

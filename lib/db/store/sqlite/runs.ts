@@ -220,6 +220,11 @@ export function createRunsRepo(
   );
   const byId = sqlite.prepare<[string], RunRowRaw>("SELECT * FROM runs WHERE id = ?");
   const replayTimed = sqlite.prepare("UPDATE runs SET planned_run_id = ?, action_index = ? WHERE id = ?");
+  // A replay's lane is set by its insert (a claim in between must not see it in the default lane): the one given, or the original run's.
+  const insertReplay = sqlite.prepare(
+    `INSERT INTO runs (id, applet_id, event_id, status, attempt, max_attempts, next_attempt_at, steps, created_at, updated_at, lane)
+     VALUES (@id, @applet, @event, 'queued', 1, @maxAttempts, @at, '[]', @at, @at, COALESCE(@lane, (SELECT o.lane FROM runs o WHERE o.id = @original)))`,
+  );
   const manualRetry = sqlite.prepare(
     `UPDATE runs SET status = 'queued', attempt = attempt + 1, max_attempts = MAX(max_attempts, attempt + 1),
             next_attempt_at = COALESCE(@at, @now), steps = COALESCE(@steps, steps), finished_at = NULL, updated_at = @now
@@ -402,11 +407,11 @@ export function createRunsRepo(
       manualRetry.run({ id, now: now.toISOString(), at: opts.at?.toISOString() ?? null, steps: opts.steps ? JSON.stringify(opts.steps) : null, attempt: opts.attempt ?? null }).changes === 1,
 
     /** The Replay button: a fresh run (attempt 1, no steps) from the same event. */
-    replay: (id: string, now: Date): string | null => {
+    replay: (id: string, now: Date, opts: { lane?: string } = {}): string | null => {
       const r = byId.get(id);
       if (!r) return null;
       const runId = newId();
-      insertRun.run(runId, r.applet_id, r.event_id, r.max_attempts, now.toISOString(), now.toISOString(), now.toISOString());
+      insertReplay.run({ id: runId, applet: r.applet_id, event: r.event_id, maxAttempts: r.max_attempts, at: now.toISOString(), lane: opts.lane ?? null, original: id });
       // A timed run's replay runs its one action again (with its own idempotency key, lib/executor).
       if (r.action_index !== null) replayTimed.run(r.planned_run_id, r.action_index, runId);
       return runId;
