@@ -65,11 +65,21 @@ export function waitsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => P
       begin(async (c) => {
         const at = r.now.toISOString();
         const params = [r.runId, r.seq, r.resolution, at, r.by, outputText(r.output)];
-        if ((await query(c, SETTLE, params)).rowCount === 1) {
+        const settle = async () => {
+          if ((await query(c, SETTLE, params)).rowCount !== 1) return false;
           await query(c, REQUEUE, [r.runId, at]);
-          return { resolved: true as const };
+          return true;
+        };
+        if (await settle()) return { resolved: true as const };
+        if (r.early) {
+          if ((await query(c, EARLY, [...params, r.early.appletId, r.early.kind])).rowCount === 1) return { resolved: true as const };
+          // The run was parking: its wait's row, not yet committed, was what the early row ran into,
+          // and this waited for it. Committed now, it is the wait to settle (each statement reads
+          // what is committed when it starts), when it waits for what the call is (a call for a call).
+          // Refused, the call would be lost and the run would wait on for it.
+          const parked = await get(c, r.runId, r.seq);
+          if (parked && parked.resolution === null && parked.kind === r.early.kind && (await settle())) return { resolved: true as const };
         }
-        if (r.early && (await query(c, EARLY, [...params, r.early.appletId, r.early.kind])).rowCount === 1) return { resolved: true as const };
         return { resolved: false as const, wait: await get(c, r.runId, r.seq) };
       }),
     resumeDue: async (now, limit) => (await query(q, RESUME_DUE, [now.toISOString(), limit])).rowCount ?? 0,
