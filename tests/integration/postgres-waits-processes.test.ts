@@ -3,7 +3,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { openPostgresStore, type PostgresStore } from "@/lib/db/store/postgres";
 import { waitLinks } from "@/lib/waits/links";
 import { forkWebProcess, spawnWorkerProcess, type WebProcess, type WorkerProcess } from "../helpers/processes";
@@ -74,15 +74,16 @@ const definition = (sinkUrl: string, wait: Record<string, unknown>, body: Record
   ],
 });
 
-async function counts(store: PostgresStore): Promise<Record<string, number>> {
-  const rows = (await store.pool.query<{ status: string; n: number }>("SELECT status, COUNT(*)::int AS n FROM runs GROUP BY status")).rows;
+/** Runs by status, of the applets whose id starts with `prefix`. */
+async function counts(store: PostgresStore, prefix: string): Promise<Record<string, number>> {
+  const rows = (await store.pool.query<{ status: string; n: number }>("SELECT status, COUNT(*)::int AS n FROM runs WHERE applet_id LIKE $1 GROUP BY status", [`${prefix}%`])).rows;
   return Object.fromEntries(rows.map((r) => [r.status, r.n]));
 }
 
-async function until(store: PostgresStore, what: string, done: (c: Record<string, number>) => boolean, timeoutMs: number): Promise<void> {
+async function until(store: PostgresStore, prefix: string, what: string, done: (c: Record<string, number>) => boolean, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const c = await counts(store);
+    const c = await counts(store, prefix);
     if (done(c)) return;
     if ((c.failed ?? 0) + (c.dead ?? 0) > 0) throw new Error(`runs failed while waiting for ${what}: ${JSON.stringify(c)}`);
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(c)}`);
@@ -91,20 +92,46 @@ async function until(store: PostgresStore, what: string, done: (c: Record<string
 }
 
 describe.skipIf(noPostgres)(`waiting runs on two web hosts and four workers, PostgreSQL${noPostgres ? ` (${noPostgres})` : ""}`, () => {
-  test("1,000 waiting runs resumed at once (500 calls across both hosts with duplicates, 500 delays due together): each resumes once, the step after runs once", async () => {
-    const { schema, drop } = await createTestSchema("waitsprocs");
-    cleanups.push(drop);
-    const url = `${TEST_POSTGRES_URL}${TEST_POSTGRES_URL.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-    const root = mkdtempSync(path.join(tmpdir(), "whenthen-pgwaits-"));
+  let url: string;
+  let root: string;
+  let sink: Sink;
+  let store: PostgresStore;
+  let schema: string;
+  let drop: () => Promise<void>;
+  const webs: WebProcess[] = [];
+  const workers: WorkerProcess[] = [];
+
+  beforeAll(async () => {
+    ({ schema, drop } = await createTestSchema("waitsprocs"));
+    cleanups.push(() => drop());
+    url = `${TEST_POSTGRES_URL}${TEST_POSTGRES_URL.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+    root = mkdtempSync(path.join(tmpdir(), "whenthen-pgwaits-"));
     cleanups.push(() => rmSync(root, { recursive: true, force: true }));
-    const sink = await startSink();
+    sink = await startSink();
     cleanups.push(() => sink.close());
     // Migrated here with the hosts' keys, so that every process finds the database initialised and
     // all six can start at once.
-    const store = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 4, keys: { secretsKey: Buffer.from(KEY, "base64"), sessionSecret: SESSION_SECRET } });
+    store = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 4, keys: { secretsKey: Buffer.from(KEY, "base64"), sessionSecret: SESSION_SECRET } });
     cleanups.push(() => store.close());
     await store.ready();
 
+    const hostEnv = { DATABASE_URL: url, DATABASE_POOL_SIZE: "3", SECRETS_KEY: KEY, SESSION_SECRET, PUBLIC_URL };
+    const started = Promise.all([
+      ...["web-a", "web-b"].map(async (name) => {
+        const web = await forkWebProcess({ ...hostEnv, DATA_DIR: path.join(root, name) });
+        cleanups.push(() => web.stop());
+        webs.push(web);
+      }),
+    ]);
+    for (let i = 0; i < WORKERS; i++) {
+      const w = spawnWorkerProcess({ ...hostEnv, DATA_DIR: path.join(root, `worker-${i}`), ALLOW_PRIVATE_URLS: "true", INBOUND_EMAIL: "false", WORKER_CONCURRENCY: "4", LOG_LEVEL: "warn" });
+      cleanups.push(() => w.kill());
+      workers.push(w);
+    }
+    await started;
+  }, 120_000);
+
+  test("1,000 waiting runs resumed at once (500 calls across both hosts with duplicates, 500 delays due together): each resumes once, the step after runs once", async () => {
     const now = new Date().toISOString();
     const callApplets: string[] = [];
     const delayApplets: string[] = [];
@@ -124,25 +151,8 @@ describe.skipIf(noPostgres)(`waiting runs on two web hosts and four workers, Pos
     ].map(({ appletId, n }) => ({ appletId, source: "webhook", dedupeKey: null, payloadJson: JSON.stringify({ body: { n } }), receivedAt: now, maxAttempts: 5 }));
     for (let i = 0; i < items.length; i += 250) await store.runs.ingestMany(items.slice(i, i + 250));
 
-    const hostEnv = { DATABASE_URL: url, DATABASE_POOL_SIZE: "3", SECRETS_KEY: KEY, SESSION_SECRET, PUBLIC_URL };
-    const webs: WebProcess[] = [];
-    const workers: WorkerProcess[] = [];
-    const started = Promise.all([
-      ...["web-a", "web-b"].map(async (name) => {
-        const web = await forkWebProcess({ ...hostEnv, DATA_DIR: path.join(root, name) });
-        cleanups.push(() => web.stop());
-        webs.push(web);
-      }),
-    ]);
-    for (let i = 0; i < WORKERS; i++) {
-      const w = spawnWorkerProcess({ ...hostEnv, DATA_DIR: path.join(root, `worker-${i}`), ALLOW_PRIVATE_URLS: "true", INBOUND_EMAIL: "false", WORKER_CONCURRENCY: "4", LOG_LEVEL: "warn" });
-      cleanups.push(() => w.kill());
-      workers.push(w);
-    }
-    await started;
-
     // The workers take every run to its wait and let go of it.
-    await until(store, "1,000 waiting runs", (c) => c.waiting === CALLS + DELAYS, 60_000);
+    await until(store, "", "1,000 waiting runs", (c) => c.waiting === CALLS + DELAYS, 60_000);
     const held = (await store.pool.query<{ n: number }>("SELECT COUNT(*)::int AS n FROM runs WHERE locked_by IS NOT NULL OR claim_token IS NOT NULL")).rows[0]!.n;
     expect(held).toBe(0);
     expect(await store.waits.countWaiting()).toEqual({ for_call: CALLS, delay: DELAYS });
@@ -186,7 +196,7 @@ describe.skipIf(noPostgres)(`waiting runs on two web hosts and four workers, Pos
     expect(accepted.size).toBe(CALLS);
     expect(sent.filter((s) => s.status === 409)).toHaveLength(DUPLICATES);
 
-    await until(store, "1,000 runs to succeed", (c) => c.succeeded === CALLS + DELAYS, 60_000);
+    await until(store, "", "1,000 runs to succeed", (c) => c.succeeded === CALLS + DELAYS, 60_000);
     // A tick of every worker comes by (each sweeps every second): nothing is resumed a second time.
     await new Promise((r) => setTimeout(r, 2_000));
     // Duplicates after the end are refused too.
@@ -219,4 +229,40 @@ describe.skipIf(noPostgres)(`waiting runs on two web hosts and four workers, Pos
     // lib/core/log writes "<time> ERROR [scope] message": no worker logged one.
     expect(workers.flatMap((w) => w.lines.filter((l) => /^\S+ ERROR /.test(l)))).toEqual([]);
   }, 150_000);
+
+  test("calls that come while the runs are being parked (before, during and after each run's park) are each taken once: none is refused, every run resumes once", async () => {
+    const RUNS = 300;
+    const now = new Date().toISOString();
+    const applets = Array.from({ length: APPLETS_PER_KIND }, (_, i) => `early-${String(i).padStart(2, "0")}`);
+    for (const id of applets) {
+      await store.applets.insert({ id, name: id, enabled: true, triggerType: "webhook", definition: definition(sink.url, { kind: "for_call" }, { kind: "early", call: "{{steps.pause.output.call}}" }), webhookToken: `token-${id}-0123456789abcdef0123456789`, now });
+    }
+    const items = Array.from({ length: RUNS }, (_, n) => ({ appletId: applets[n % applets.length]!, source: "webhook", dedupeKey: null, payloadJson: JSON.stringify({ body: { n } }), receivedAt: now, maxAttempts: 5 }));
+    // Each run's call is sent the moment the run is seen running: a run whose wait is its first
+    // step spends its running time parking, so the calls land before, inside and after the parks'
+    // transactions. A run never seen running is called once it waits.
+    const called = new Map<string, Promise<{ status: number; body: unknown }>>();
+    const call = (runId: string) => {
+      if (called.has(runId)) return;
+      const host = webs[called.size % 2]!;
+      const url = waitLinks(PUBLIC_URL, SESSION_SECRET, runId, 0).resume_url.replace(PUBLIC_URL, host.base);
+      called.set(runId, fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ call: runId }) }).then(async (res) => ({ status: res.status, body: await res.json() })));
+    };
+    for (let i = 0; i < items.length; i += 100) await store.runs.ingestMany(items.slice(i, i + 100));
+    const deadline = Date.now() + 60_000;
+    while (called.size < RUNS) {
+      if (Date.now() > deadline) throw new Error(`only ${called.size} of ${RUNS} runs were seen running or waiting`);
+      const rows = (await store.pool.query<{ id: string }>("SELECT id FROM runs WHERE applet_id LIKE 'early-%' AND status IN ('running', 'waiting')")).rows;
+      for (const r of rows) call(r.id);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    const answers = await Promise.all([...called.entries()].map(async ([runId, p]) => ({ runId, ...(await p) })));
+    // Each call was taken: 202, resumed (or kept for the wait it comes before). Not one refused.
+    expect(answers.filter((a) => a.status !== 202)).toEqual([]);
+
+    await until(store, "early-", `${RUNS} runs to succeed`, (c) => c.succeeded === RUNS, 60_000);
+    const runIds = [...called.keys()];
+    expect(runIds.filter((id) => sink.perRun.get(id) !== 1)).toEqual([]);
+    for (const b of sink.bodies.filter((x) => x.kind === "early")) expect(b.call).toBe(b.run);
+  }, 120_000);
 });
