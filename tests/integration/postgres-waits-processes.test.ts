@@ -231,7 +231,7 @@ describe.skipIf(noPostgres)(`waiting runs on two web hosts and four workers, Pos
   }, 150_000);
 
   test("calls that come while the runs are being parked (before, during and after each run's park) are each taken once: none is refused, every run resumes once", async () => {
-    const RUNS = 300;
+    const RUNS = 200;
     const now = new Date().toISOString();
     const applets = Array.from({ length: APPLETS_PER_KIND }, (_, i) => `early-${String(i).padStart(2, "0")}`);
     for (const id of applets) {
