@@ -1523,6 +1523,23 @@ export function runStoreContract(options: StoreContractOptions): void {
         expect(run.id).not.toBe(later.runId);
       });
 
+      test("a call that comes while the run parks (its park not yet committed) is taken: the run is queued again when the park commits", async () => {
+        const store = await fresh();
+        await addApplet(store, "a");
+        await store.runs.ingest(input("a"));
+        const run = (await store.runs.claim("w1", at(1)))!;
+        let call: Promise<unknown> = Promise.resolve();
+        await store.transaction(async (tx) => {
+          expect(await tx.waits.suspend(run, [], wait(), at(2))).toBe("waiting");
+          // The link's request found no wait yet and the run running: it comes as an early call.
+          call = store.waits.resolve({ runId: run.id, seq: 0, resolution: "called", by: "x", output: "meanwhile", now: at(3), early: { appletId: "a", kind: "for_call" } });
+          await new Promise((r) => setTimeout(r, 300));
+        });
+        expect(await call).toEqual({ resolved: true });
+        expect(await store.waits.get(run.id, 0)).toMatchObject({ resolution: "called", output: "meanwhile", runStatus: "queued" });
+        expect(await store.runs.get(run.id)).toMatchObject({ status: "queued" });
+      });
+
       test("cancel ends a waiting run and its wait; a resolve after it changes nothing", async () => {
         const store = await fresh();
         const run = await parked(store);

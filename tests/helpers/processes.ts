@@ -177,3 +177,41 @@ export function isAlive(pid: number): boolean {
     return false;
   }
 }
+
+export interface WebProcess {
+  /** http://127.0.0.1:<port> */
+  base: string;
+  child: import("node:child_process").ChildProcess;
+  /** SIGTERM, then SIGKILL after 5 s; resolves once it is gone. */
+  stop(): Promise<void>;
+}
+
+/**
+ * A web host as its own node process (tests/helpers/web-process.ts: the lean ingress with the
+ * wait links and signed file links, the API, the live feed), on an ephemeral port. Resolves once it
+ * listens (PostgreSQL: after it migrated and checked the keys).
+ */
+export async function forkWebProcess(env: Record<string, string>): Promise<WebProcess> {
+  const { fork } = await import("node:child_process");
+  const child = fork(path.join(ROOT, "tests/helpers/web-process.ts"), [], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", NODE_ENV: "test", LOG_LEVEL: "error", ...env },
+    execArgv: ["--import", "tsx"],
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once("message", (m) => resolve((m as { port: number }).port));
+    child.once("exit", (code) => reject(new Error(`web process exited with ${code}`)));
+  });
+  return {
+    base: `http://127.0.0.1:${port}`,
+    child,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once("exit", () => resolve());
+        child.kill("SIGTERM");
+        setTimeout(() => child.kill("SIGKILL"), 5_000).unref();
+      }),
+  };
+}

@@ -21,15 +21,20 @@ const EARLY = `INSERT INTO run_waits (run_id, seq, applet_id, step_id, kind, res
 const AS_QUEUED = (now: string) => `status = 'queued', error = NULL, next_attempt_at = CASE WHEN runs.holds_lane = 1 THEN runs.created_at ELSE ${now} END, holds_lane = 0, updated_at = ${now}`;
 const REQUEUE = `UPDATE runs SET ${AS_QUEUED("$2")} WHERE id = $1 AND status = 'waiting'`;
 // The tick: the due waits, each resolved once (SKIP LOCKED: concurrent ticks take disjoint rows),
-// and their runs queued, in one statement. It reads only due rows through run_waits_due_idx.
-const RESUME_DUE = `WITH due AS (
-    SELECT run_id, seq FROM run_waits WHERE resolution IS NULL AND resume_at IS NOT NULL AND resume_at <= $1
+// and their runs queued, in one statement. It reads only due rows through run_waits_due_idx, and
+// reaches the rows it settles and the runs it queues by their addresses: the locked rows' ctids
+// (a TID scan) and the runs' ids (runs_pkey), as arrays. As a join (FROM due) the generic plan that
+// PostgreSQL adopts for this prepared statement after a few ticks with waits due hashed the due
+// rows against a sequential scan of every unresolved wait: a tick's cost grew with the runs waiting.
+export const RESUME_DUE = `WITH due AS (
+    SELECT ctid AS row FROM run_waits WHERE resolution IS NULL AND resume_at IS NOT NULL AND resume_at <= $1
     ORDER BY resume_at LIMIT $2 FOR UPDATE SKIP LOCKED
   ), settled AS (
-    UPDATE run_waits w SET resolution = COALESCE(w.resume_as, 'time'), resolved_at = $1, resolved_by = 'clock', updated_at = $1
-    FROM due WHERE w.run_id = due.run_id AND w.seq = due.seq AND w.resolution IS NULL RETURNING w.run_id
+    UPDATE run_waits SET resolution = COALESCE(resume_as, 'time'), resolved_at = $1, resolved_by = 'clock', updated_at = $1
+    WHERE ctid = ANY (ARRAY(SELECT row FROM due)) AND resolution IS NULL RETURNING run_id
   )
-  UPDATE runs SET ${AS_QUEUED("$1")} FROM settled WHERE runs.id = settled.run_id AND runs.status = 'waiting' RETURNING runs.id`;
+  UPDATE runs SET ${AS_QUEUED("$1")}
+  WHERE id = ANY (ARRAY(SELECT run_id FROM settled)) AND status = 'waiting' RETURNING id`;
 const CANCEL_RUN = `UPDATE runs SET status = 'cancelled', error = $2, finished_at = $3, holds_lane = 0, updated_at = $3 WHERE id = $1 AND status = 'waiting'`;
 const CANCEL_WAITS = `UPDATE run_waits SET resolution = 'cancelled', resolved_at = $3, resolved_by = $2, updated_at = $3 WHERE run_id = $1 AND resolution IS NULL`;
 const WAITING = `SELECT ${WAIT_COLUMNS} FROM run_waits w JOIN runs r ON r.id = w.run_id
@@ -63,11 +68,21 @@ export function waitsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => P
       begin(async (c) => {
         const at = r.now.toISOString();
         const params = [r.runId, r.seq, r.resolution, at, r.by, outputText(r.output)];
-        if ((await query(c, SETTLE, params)).rowCount === 1) {
+        const settle = async () => {
+          if ((await query(c, SETTLE, params)).rowCount !== 1) return false;
           await query(c, REQUEUE, [r.runId, at]);
-          return { resolved: true as const };
+          return true;
+        };
+        if (await settle()) return { resolved: true as const };
+        if (r.early) {
+          if ((await query(c, EARLY, [...params, r.early.appletId, r.early.kind])).rowCount === 1) return { resolved: true as const };
+          // The run was parking: its wait's row, not yet committed, was what the early row ran into,
+          // and this waited for it. Committed now, it is the wait to settle (each statement reads
+          // what is committed when it starts), when it waits for what the call is (a call for a call).
+          // Refused, the call would be lost and the run would wait on for it.
+          const parked = await get(c, r.runId, r.seq);
+          if (parked && parked.resolution === null && parked.kind === r.early.kind && (await settle())) return { resolved: true as const };
         }
-        if (r.early && (await query(c, EARLY, [...params, r.early.appletId, r.early.kind])).rowCount === 1) return { resolved: true as const };
         return { resolved: false as const, wait: await get(c, r.runId, r.seq) };
       }),
     resumeDue: async (now, limit) => (await query(q, RESUME_DUE, [now.toISOString(), limit])).rowCount ?? 0,

@@ -3,6 +3,9 @@ import type { ClaimedRun, StoredWait, WaitInsert, WaitResolve } from "../types";
 import { outputText, toWait, WAIT_COLUMNS, type WaitRaw } from "../wait-row";
 import type { Sqlite } from "./client";
 
+/** The tick's read: the due waits, oldest first, through run_waits_due_idx (the partial index on unresolved waits' resume_at). */
+export const DUE_WAITS = `SELECT run_id, seq, resume_as FROM run_waits WHERE resolution IS NULL AND resume_at IS NOT NULL AND resume_at <= ? ORDER BY resume_at LIMIT ?`;
+
 /** Waiting runs on SQLite (the contract: WaitsStore in ../types.ts). Each method is one transaction. */
 export function createWaitsRepo(sqlite: Sqlite) {
   const park = sqlite.prepare(
@@ -33,9 +36,7 @@ export function createWaitsRepo(sqlite: Sqlite) {
     `UPDATE runs SET status = 'queued', error = NULL, next_attempt_at = CASE WHEN holds_lane = 1 THEN created_at ELSE @now END, holds_lane = 0, updated_at = @now
      WHERE id = @id AND status = 'waiting'`,
   );
-  const due = sqlite.prepare<[string, number], { run_id: string; seq: number; resume_as: string }>(
-    `SELECT run_id, seq, resume_as FROM run_waits WHERE resolution IS NULL AND resume_at IS NOT NULL AND resume_at <= ? ORDER BY resume_at LIMIT ?`,
-  );
+  const due = sqlite.prepare<[string, number], { run_id: string; seq: number; resume_as: string }>(DUE_WAITS);
   const cancelRun = sqlite.prepare(
     `UPDATE runs SET status = 'cancelled', error = @reason, finished_at = @now, holds_lane = 0, updated_at = @now WHERE id = @id AND status = 'waiting'`,
   );
