@@ -140,6 +140,9 @@ describe.skipIf(!hasChromium)("phones and the edited sample", () => {
     await page.getByTestId("webhook-curl").filter({ hasText: '"id":"A-7"' }).waitFor();
     await page.setViewportSize({ width: 390, height: 844 });
     await shot(page, "edited-sample-390");
+    // The editor has hydrated once its ingredient picker offers the edited fields (read from the
+    // tab's storage in the browser): a choice made before that is reset by hydration.
+    await page.locator('select[aria-label^="Insert ingredient into"] option[value="{{trigger.body.order.amount}}"]').first().waitFor({ state: "attached" });
     await page.locator("#sample-source").selectOption("builtin");
     await page.getByTestId("webhook-curl").filter({ hasNotText: "A-7" }).waitFor();
     expect(JSON.parse(await payload.inputValue())).toEqual(sample);

@@ -1,11 +1,8 @@
 import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { http, passthrough } from "msw";
 import { afterEach, beforeEach, expect, test } from "vitest";
 import { checkQuiet, quietApplets } from "@/lib/fires/check";
-import { createIngress, type IngressHandler } from "@/lib/http/ingress";
 import { deliver } from "@/lib/mail/receiver";
 import { createSandbox } from "@/lib/sandbox";
 import { runRetention } from "@/lib/scheduler/retention";
@@ -13,6 +10,7 @@ import { runSchedulerTick } from "@/lib/scheduler/tick";
 import { collectHealthFigures, renderMetrics } from "@/lib/metrics/collect";
 import { createTestApp, webhookToHttp, type TestApp } from "../helpers/db";
 import { forEachEngine } from "../helpers/engines";
+import { serveIngress } from "../helpers/ingress";
 import { server as mocks, useHttpMocks } from "../helpers/http";
 import { startWorker } from "../helpers/worker";
 
@@ -37,15 +35,7 @@ forEachEngine((engine) => {
     return app;
   }
 
-  async function serve(app: TestApp): Promise<{ base: string; ingress: IngressHandler }> {
-    const ingress = createIngress(app);
-    const server: Server = createServer((req, res) => {
-      if (!ingress(req, res)) res.writeHead(418).end();
-    });
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    cleanups.push(() => new Promise((r) => server.close(r)));
-    return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, ingress };
-  }
+  const serve = (app: TestApp) => serveIngress(app, cleanups);
 
   const ledgerOf = async (app: TestApp, appletId: string, outcome?: Parameters<TestApp["store"]["fires"]["list"]>[1]["outcome"]) =>
     (await app.store.fires.list(appletId, { outcome, limit: 100 })).entries;

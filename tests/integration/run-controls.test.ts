@@ -6,11 +6,11 @@ import path from "node:path";
 import { http as mock, HttpResponse, passthrough } from "msw";
 import { afterEach, expect, test } from "vitest";
 import type { Definition } from "@/lib/definition";
-import { createIngress } from "@/lib/http/ingress";
 import { createIngestBatcher, ingest } from "@/lib/queue/ingest";
 import { replayRun } from "@/lib/queue/replay";
 import { createTestApp, type TestApp } from "../helpers/db";
 import { forEachEngine } from "../helpers/engines";
+import { serveIngress } from "../helpers/ingress";
 import { server as mocks, useHttpMocks } from "../helpers/http";
 import { spawnWorkerProcess } from "../helpers/processes";
 import { startWorker } from "../helpers/worker";
@@ -94,22 +94,11 @@ forEachEngine((engine) => {
     };
   }
 
-  /** The webhook ingress on a port, as the web process serves it. */
-  async function serve(app: TestApp): Promise<string> {
-    const ingress = createIngress(app);
-    const server = http.createServer((req, res) => {
-      if (!ingress(req, res)) res.writeHead(418).end();
-    });
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    cleanups.push(() => new Promise((r) => server.close(r)));
-    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  }
-
   test("controls apply to webhooks as the ingress receives them: each run gets its key's lane, a rate limit holds the runs over it, a debounce merges", async () => {
     const start = Date.parse("2026-03-07T12:00:00.000Z");
     const app = setup();
     mocks.use(mock.all(/^http:\/\/127\.0\.0\.1:\d+\//, () => passthrough()));
-    const base = await serve(app);
+    const { base } = await serveIngress(app, cleanups);
     const paced = await app.applets.create({
       name: "paced per customer",
       definition: webhook({ concurrency: { mode: "per_key", key: "{{trigger.body.customer}}" }, rate_limit: { max: 2, period_seconds: 60, overflow: "wait" } }, "https://sink.test/hook", {}),

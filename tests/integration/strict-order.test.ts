@@ -1,16 +1,13 @@
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { http as mock, passthrough } from "msw";
 import { afterEach, beforeEach, expect, test } from "vitest";
-import { createIngress } from "@/lib/http/ingress";
-import { createWaitRoute } from "@/lib/http/wait-route";
-import { WAIT_PATH, waitLinks } from "@/lib/waits/links";
+import { waitLinks } from "@/lib/waits/links";
 import { cancelWaiting } from "@/lib/waits/control";
 import { resumeDueWaits } from "@/lib/waits/tick";
 import { createTestApp, type TestApp } from "../helpers/db";
 import { forEachEngine } from "../helpers/engines";
 import { sentTo, server, useHttpMocks } from "../helpers/http";
 import { until } from "../helpers/wait";
+import { serveIngress } from "../helpers/ingress";
 import { startWorker } from "../helpers/worker";
 
 /**
@@ -34,13 +31,7 @@ const sent = () => sentTo("status").map((s) => (JSON.parse(s.body) as { step: st
 const statusOf = async (app: TestApp, runId: string) => (await app.store.runs.get(runId))!.status;
 
 async function serveLinks(app: TestApp) {
-  const ingress = createIngress(app, { [WAIT_PATH]: createWaitRoute(app) });
-  const srv = http.createServer((req, res) => {
-    if (!ingress(req, res)) res.writeHead(404).end();
-  });
-  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
-  cleanups.push(() => new Promise<void>((r) => (srv.closeAllConnections(), srv.close(() => r()))));
-  const origin = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
+  const { base: origin } = await serveIngress(app, cleanups, { waitLinks: true });
   return (url: string, body: string) => fetch(url.replace(app.config.publicUrl, origin), { method: "POST", body, headers: { "content-type": "application/json" } });
 }
 

@@ -1,15 +1,12 @@
 import { createHmac } from "node:crypto";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { http as mock, passthrough } from "msw";
 import { afterEach, beforeEach, expect, test } from "vitest";
-import { createIngress } from "@/lib/http/ingress";
-import { createWaitRoute } from "@/lib/http/wait-route";
-import { WAIT_PATH, waitLinks } from "@/lib/waits/links";
+import { waitLinks } from "@/lib/waits/links";
 import { createTestApp, type TestApp } from "../helpers/db";
 import { forEachEngine } from "../helpers/engines";
 import { sentTo, server, useHttpMocks } from "../helpers/http";
 import { until } from "../helpers/wait";
+import { serveIngress } from "../helpers/ingress";
 import { startWorker } from "../helpers/worker";
 
 /**
@@ -39,13 +36,7 @@ const applet = (signature: unknown) => ({
 });
 
 async function serveLinks(app: TestApp) {
-  const ingress = createIngress(app, { [WAIT_PATH]: createWaitRoute(app) });
-  const srv = http.createServer((req, res) => {
-    if (!ingress(req, res)) res.writeHead(404).end();
-  });
-  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
-  cleanups.push(() => new Promise<void>((r) => (srv.closeAllConnections(), srv.close(() => r()))));
-  const origin = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
+  const { base: origin } = await serveIngress(app, cleanups, { waitLinks: true });
   return (url: string, body: string, headers: Record<string, string> = {}) =>
     fetch(url.replace(app.config.publicUrl, origin), { method: "POST", body, headers: { "content-type": "application/json", ...headers } });
 }

@@ -1,16 +1,13 @@
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { http as mock, passthrough } from "msw";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { createIngress } from "@/lib/http/ingress";
 import { startTimedSweeper } from "@/lib/timed/sweep";
 import { WAIT_PATH, waitLinks } from "@/lib/waits/links";
-import { createWaitRoute } from "@/lib/http/wait-route";
 import { resumeDueWaits } from "@/lib/waits/tick";
 import { createTestApp, type TestApp } from "../helpers/db";
 import { forEachEngine } from "../helpers/engines";
 import { sentTo, server, useHttpMocks } from "../helpers/http";
 import { until } from "../helpers/wait";
+import { serveIngress } from "../helpers/ingress";
 import { startWorker } from "../helpers/worker";
 
 useHttpMocks();
@@ -27,16 +24,7 @@ const applet = (steps: unknown[]) => ({ version: 2, trigger: { type: "webhook", 
 
 /** The ingress with the wait links, on a real port; requests as a browser (Accept: text/html) or a client. */
 async function serveLinks(app: TestApp) {
-  const ingress = createIngress(app, { [WAIT_PATH]: createWaitRoute(app) });
-  const srv = http.createServer((req, res) => {
-    if (!ingress(req, res)) {
-      res.writeHead(404);
-      res.end();
-    }
-  });
-  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
-  cleanups.push(() => new Promise<void>((r) => (srv.closeAllConnections(), srv.close(() => r()))));
-  const origin = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
+  const { base: origin } = await serveIngress(app, cleanups, { waitLinks: true });
   /** A link as the run got it (PUBLIC_URL is the app's), sent to this server. */
   const local = (url: string) => url.replace(app.config.publicUrl, origin);
   return {
