@@ -58,6 +58,10 @@ describe("the SQLite queue's query plans", () => {
       for (const d of onRuns) expect(d).toMatch(/USING (COVERING )?INDEX (runs_queued_idx|runs_running_idx|sqlite_autoindex_runs_1)\b/);
       // The only sort is the final pick among one head per applet.
       expect(details.filter((d) => d.includes("TEMP B-TREE"))).toHaveLength(1);
+      // The walk from lane to lane seeks the next lane of the same applet, then the next applet.
+      // Written as a row value, (applet_id, lane) > (?, ?), SQLite seeks on applet_id alone and
+      // filters every queued run of the applet it is on: the claim read the whole backlog.
+      expect(details.some((d) => /runs_queued_idx \(applet_id=\? AND lane>\?\)/.test(d))).toBe(true);
     }
   });
 
