@@ -9,7 +9,7 @@ import { WaitWords } from "./WaitWords";
  * the run log's two actions on it. Resume now ends the wait as if its time had come (an approval
  * counts as approved by you); Cancel ends the run, and its links then say it was cancelled.
  */
-export function WaitingRun({ runId, summary, message, kind, detail, strictOrder }: { runId: string; summary: string; message: string | null; kind: string; detail: unknown; strictOrder: boolean }) {
+export function WaitingRun({ runId, summary, message, kind, detail, strictOrder }: { runId: string; summary: string; message: string | null; kind: string; detail: unknown; strictOrder: "in_order" | "per_key" | null }) {
   const router = useRouter();
   const [busy, setBusy] = useState<"resume" | "cancel" | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -31,9 +31,11 @@ export function WaitingRun({ runId, summary, message, kind, detail, strictOrder 
       </p>
       {message ? <p className="mt-1 whitespace-pre-wrap break-words text-violet-900">“{message}”</p> : null}
       <p className="mt-1 text-xs text-violet-800">
-        {strictOrder
-          ? "The run holds no worker while it waits. The applet keeps strict order: its later runs (of this run's key) wait until this one has finished."
-          : "The run holds no worker while it waits, and the applet's next runs do not wait for it."}
+        {strictOrder === "per_key"
+          ? "The run holds no worker while it waits. The applet keeps strict order: its later runs with this run's key wait until this one has finished."
+          : strictOrder === "in_order"
+            ? "The run holds no worker while it waits. The applet keeps strict order: its later runs wait until this one has finished."
+            : "The run holds no worker while it waits, and the applet's next runs do not wait for it."}
       </p>
       <div className="mt-2 flex flex-wrap items-center gap-2">
         <button type="button" className="btn-primary" onClick={() => void call("resume")} disabled={busy !== null} title="End the wait now and carry on with the next step">

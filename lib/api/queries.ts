@@ -256,6 +256,16 @@ export async function plannedOf(app: Reads, appletId: string, opts: { status?: s
   };
 }
 
+/**
+ * Whether the applet's later runs wait behind a waiting run (controls.order "strict"): all of
+ * them ("in_order"), those with the same concurrency key ("per_key"), or none (null).
+ */
+function strictOrderOf(definition: unknown): "in_order" | "per_key" | null {
+  const controls = storedDefinition(definition).controls;
+  if (!holdsLaneWhileWaiting(controls)) return null;
+  return controls?.concurrency?.mode === "per_key" ? "per_key" : "in_order";
+}
+
 /** GET /api/runs/:id: the run with its steps, its event and its applet; null when there is no such run. */
 export async function runDetail(app: Reads, id: string) {
   const run = await app.store.runs.get(id);
@@ -273,8 +283,7 @@ export async function runDetail(app: Reads, id: string) {
     replay_of: original ? link(original) : null,
     replays: original ? [] : ofEvent.slice(1).map(link),
     event: event && { id: event.id, applet_id: event.appletId, source: event.source, dedupe_key: event.dedupeKey, payload: event.payload, received_at: event.receivedAt },
-    // strict_order: the applet's later runs wait behind a waiting run (controls.order).
-    applet: applet ? { id: applet.id, name: applet.name, strict_order: holdsLaneWhileWaiting(storedDefinition(applet.definition).controls) } : null,
+    applet: applet ? { id: applet.id, name: applet.name, strict_order: strictOrderOf(applet.definition) } : null,
   };
 }
 

@@ -9,6 +9,7 @@ import { sentTo, server, useHttpMocks } from "../helpers/http";
 import { until } from "../helpers/wait";
 import { serveIngress } from "../helpers/ingress";
 import { startWorker } from "../helpers/worker";
+import { runDetail } from "@/lib/api/queries";
 
 /**
  * Strict order (controls.order = "strict", docs/definition.md "Order."): a run waiting at a wait step
@@ -52,6 +53,8 @@ forEachEngine((engine) => {
 
     const one = await app.applets.test(a.id, { body: { n: 1 } });
     await until(async () => (await statusOf(app, one.runId)) === "waiting", "the first run to wait");
+    // Its page says the applet's later runs wait for it.
+    expect((await runDetail(app, one.runId))!.applet).toMatchObject({ strict_order: "in_order" });
     app.clock.advance(1000);
     const two = await app.applets.test(a.id, { body: { n: 2 } });
     const elsewhere = await app.applets.test(other.id, { body: { n: 3 } });
@@ -120,6 +123,7 @@ forEachEngine((engine) => {
     cleanups.push(() => worker.stop());
     const a1 = await app.applets.test(a.id, { body: { n: "a1", customer: "a" } });
     await until(async () => (await statusOf(app, a1.runId)) === "waiting", "a1 to wait");
+    expect((await runDetail(app, a1.runId))!.applet).toMatchObject({ strict_order: "per_key" });
     app.clock.advance(1000);
     const a2 = await app.applets.test(a.id, { body: { n: "a2", customer: "a" } });
     const b1 = await app.applets.test(a.id, { body: { n: "b1", customer: "b" } });
@@ -141,6 +145,7 @@ forEachEngine((engine) => {
     const two = await app.applets.test(a.id, { body: { n: 2 } });
     await until(async () => (await statusOf(app, two.runId)) === "waiting", "the second run to wait too");
     expect(await statusOf(app, one.runId)).toBe("waiting");
+    expect((await runDetail(app, one.runId))!.applet).toMatchObject({ strict_order: null });
     expect(sent()).toEqual(["first 1", "first 2"]);
   }, 60_000);
 });

@@ -127,7 +127,7 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
         ) : null}
       </dl>
 
-      {run.status === "waiting" ? <WaitingRun runId={run.id} strictOrder={applet?.strict_order ?? false} {...waitingOf(run.steps, run.error)} /> : null}
+      {run.status === "waiting" ? <WaitingRun runId={run.id} strictOrder={applet?.strict_order ?? null} {...waitingOf(run.steps, run.error)} /> : null}
       <ReplayLinks replayOf={detail.replay_of} replays={detail.replays} shownMax={REPLAYS_SHOWN} />
       {isTimedRun(timed) ? <TimedOutcome status={run.status} timed={timed} plan={plan} /> : null}
       <RunOutcome status={run.status} error={run.error} timed={timed} />
