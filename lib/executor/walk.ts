@@ -103,6 +103,8 @@ export interface WalkContext extends TemplateContext {
  * and AI steps before that action, then only that action; the event's own run leaves the timed
  * actions out. Resolves with how the run ends, or null when the list ran to its end.
  */
+const CHOOSERS: ReadonlySet<string> = new Set(["if", "paths", "for_each"]);
+
 export async function walkSteps(deps: WalkDeps, def: Definition, ctx: WalkContext, actionIndex: number | null): Promise<End | null> {
   const { runner, redactor, run, timezone, app } = deps;
   const { clock } = app;
@@ -113,7 +115,7 @@ export async function walkSteps(deps: WalkDeps, def: Definition, ctx: WalkContex
   const limitReached = (step: DefStep, scope: Scope): End => ({
     kind: "finish",
     status: "failed",
-    reason: `the run reached the limit of ${LIMITS.executedSteps.toLocaleString("en-US")} executed steps (every step of every iteration counts); it stopped before step ${step.id}${iterationWords(scope)}`,
+    reason: `the run reached the limit of ${LIMITS.executedSteps.toLocaleString("en-US")} executed steps (every action, filter, AI, wait and stop of every iteration counts); it stopped before step ${step.id}${iterationWords(scope)}`,
     limit: true,
   });
 
@@ -136,7 +138,9 @@ export async function walkSteps(deps: WalkDeps, def: Definition, ctx: WalkContex
 
   async function list(steps: DefStep[], scope: Scope): Promise<End | null> {
     for (const step of steps) {
-      if (++executed > LIMITS.executedSteps) return limitReached(step, scope);
+      // if, paths and for_each only choose what runs: counting them would make a for_each of the
+      // largest allowed size (1,000 items of one step) end at its last item.
+      if (!CHOOSERS.has(step.type) && ++executed > LIMITS.executedSteps) return limitReached(step, scope);
       const end = await one(step, scope);
       if (end) return end;
     }

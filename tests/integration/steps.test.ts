@@ -331,12 +331,26 @@ forEachEngine((engine) => {
       await worker.drain(30_000);
       const run = (await app.store.runs.get(runId))!;
       expect(run.status).toBe("failed");
-      expect(run.error).toBe("the run reached the limit of 1,000 executed steps (every step of every iteration counts); it stopped before step b [item 499]");
-      // The loop itself and 999 skipped actions: 499 items whole, then the first step of item 499.
-      expect(run.steps).toHaveLength(1000);
-      expect(run.steps.at(-1)).toMatchObject({ id: "a", iteration: [499], status: "skipped" });
+      expect(run.error).toBe("the run reached the limit of 1,000 executed steps (every action, filter, AI, wait and stop of every iteration counts); it stopped before step a [item 500]");
+      // The loop itself (which does not count) and 1,000 skipped actions: items 0–499 whole.
+      expect(run.steps).toHaveLength(1001);
+      expect(run.steps.at(-1)).toMatchObject({ id: "b", iteration: [499], status: "skipped" });
       expect(received).toEqual([]);
     }, 60_000);
+
+    test("a for_each of the largest allowed size, one action per item, runs every item", async () => {
+      const { app, received, worker } = setup();
+      const applet = await create(app, [
+        { id: "each", type: "for_each", items: "{{trigger.body.items}}", max_items: 1000, steps: [send("a", "a", { n: "{{item}}" })] },
+      ]);
+      const runId = await fire(app, applet.id, { items: Array.from({ length: 1000 }, (_, i) => i) });
+      await worker.drain(60_000);
+      const run = (await app.store.runs.get(runId))!;
+      expect(run.error).toBeNull();
+      expect(run.status).toBe("succeeded");
+      expect(run.steps).toHaveLength(1001);
+      expect(received).toHaveLength(1000);
+    }, 90_000);
   });
 
   describe("when, continue_on_error, filter code and stop", () => {
