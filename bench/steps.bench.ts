@@ -5,6 +5,8 @@
  *     list (BENCH_BASE_REF, default the last main commit before it), in alternating rounds, each on
  *     a fresh database, on SQLite and on PostgreSQL (BENCH_POSTGRES_URL or TEST_POSTGRES_URL); the
  *     older build is checked out, installed offline and built once under the OS's temp folder;
+ *     beside runs/s, the CPU time the web and worker processes spent per run (which contention
+ *     for the two cores moves much less than wall-clock throughput);
  *  2. a ten-step applet (if/else, a for_each of 10 items each posting to the sink, paths with an
  *     otherwise, a stop) on this build: runs/s and executed steps/s.
  */
@@ -36,6 +38,8 @@ interface Trial {
   rps: number;
   seconds: number;
   failed: number;
+  /** CPU time (user + system) the web and the worker process spent per run: contention for the cores changes it much less than runs/s. */
+  cpuMsPerRun: number;
 }
 
 export default async function bench(): Promise<BenchFigure[]> {
@@ -58,11 +62,19 @@ export default async function bench(): Promise<BenchFigure[]> {
         now.push(await trial(current, engine, oneAction, RUNS));
       }
       const ratios = now.map((t, i) => (t.rps / before[i]!.rps) * 100);
+      const cpuRatios = now.map((t, i) => (t.cpuMsPerRun / before[i]!.cpuMsPerRun) * 100);
       const each = (ts: Trial[]) => ts.map((t) => Math.round(t.rps)).join(" / ");
+      const cpuEach = (ts: Trial[]) => ts.map((t) => t.cpuMsPerRun.toFixed(2)).join(" / ");
       figures.push(
         { name: `${engine}: one-action applet end to end, ${RUNS} webhooks, ${base.label}`, unit: "runs/s", value: median(before.map((t) => t.rps)), notes: `rounds ${each(before)}; ${sumFailed(before)} runs not succeeded` },
         { name: `${engine}: one-action applet end to end, ${RUNS} webhooks, this build`, unit: "runs/s", value: median(now.map((t) => t.rps)), notes: `rounds ${each(now)}; ${sumFailed(now)} runs not succeeded` },
         { name: `${engine}: one-action applet, this build vs before the step list, median of the rounds' ratios`, unit: "%", value: median(ratios), target: ">= 95", notes: `rounds ${ratios.map(r1).join(" / ")} %` },
+        {
+          name: `${engine}: one-action applet, CPU per run of the web and worker processes, this build vs before the step list, median of the rounds' ratios`,
+          unit: "%",
+          value: median(cpuRatios),
+          notes: `rounds ${cpuRatios.map(r1).join(" / ")} %; ms per run before ${cpuEach(before)}, this build ${cpuEach(now)}`,
+        },
       );
       const tenStep = Array.from({ length: APPLETS }, (_, i) => ({ name: `ten steps ${i}`, definition: tenStepApplet(sinkUrl) }));
       const runs = Math.max(100, Math.round(RUNS / 5));
@@ -146,6 +158,7 @@ async function trial(build: Build, engine: Engine, applets: { name: string; defi
     const web = start("dist/server.mjs", { ...appEnv, INBOUND_EMAIL: "false" }, { cwd: build.dir });
     procs.push(worker, web);
     await waitHealthy(`http://127.0.0.1:${webPort}`, [web, worker]);
+    for (const p of procs) p.resetEld();
     const count = async (where: string): Promise<number> => {
       const sql = `SELECT COUNT(*) AS n FROM runs WHERE ${where}`;
       if (pool) return Number((await pool.query<{ n: string }>(sql)).rows[0]!.n);
@@ -162,7 +175,8 @@ async function trial(build: Build, engine: Engine, applets: { name: string; defi
     if (result.non2xx > 0) throw new Error(`bench: ${result.non2xx} webhooks were not accepted by ${build.label}`);
     await until(`${build.label}'s runs on ${engine}`, async () => (await count("status IN ('queued', 'running')")) === 0, 900_000);
     const seconds = (performance.now() - t0) / 1000;
-    return { rps: runs / seconds, seconds, failed: await count("status <> 'succeeded'") };
+    const cpuMs = (await Promise.all(procs.map((p) => p.eld()))).reduce((sum, e) => sum + e.cpuMs, 0);
+    return { rps: runs / seconds, seconds, failed: await count("status <> 'succeeded'"), cpuMsPerRun: cpuMs / runs };
   } finally {
     await Promise.all(procs.map((p) => p.stop()));
     (sqlite as Database.Database | null)?.close();
