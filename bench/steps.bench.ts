@@ -40,6 +40,8 @@ interface Trial {
   failed: number;
   /** CPU time (user + system) the web and the worker process spent per run: contention for the cores changes it much less than runs/s. */
   cpuMsPerRun: number;
+  /** The same, of the worker alone. */
+  workerCpuMsPerRun: number;
 }
 
 export default async function bench(): Promise<BenchFigure[]> {
@@ -64,7 +66,7 @@ export default async function bench(): Promise<BenchFigure[]> {
       const ratios = now.map((t, i) => (t.rps / before[i]!.rps) * 100);
       const cpuRatios = now.map((t, i) => (t.cpuMsPerRun / before[i]!.cpuMsPerRun) * 100);
       const each = (ts: Trial[]) => ts.map((t) => Math.round(t.rps)).join(" / ");
-      const cpuEach = (ts: Trial[]) => ts.map((t) => t.cpuMsPerRun.toFixed(2)).join(" / ");
+      const cpuEach = (ts: Trial[]) => ts.map((t) => `${t.cpuMsPerRun.toFixed(2)} (worker ${t.workerCpuMsPerRun.toFixed(2)})`).join(" / ");
       figures.push(
         { name: `${engine}: one-action applet end to end, ${RUNS} webhooks, ${base.label}`, unit: "runs/s", value: median(before.map((t) => t.rps)), notes: `rounds ${each(before)}; ${sumFailed(before)} runs not succeeded` },
         { name: `${engine}: one-action applet end to end, ${RUNS} webhooks, this build`, unit: "runs/s", value: median(now.map((t) => t.rps)), notes: `rounds ${each(now)}; ${sumFailed(now)} runs not succeeded` },
@@ -175,8 +177,8 @@ async function trial(build: Build, engine: Engine, applets: { name: string; defi
     if (result.non2xx > 0) throw new Error(`bench: ${result.non2xx} webhooks were not accepted by ${build.label}`);
     await until(`${build.label}'s runs on ${engine}`, async () => (await count("status IN ('queued', 'running')")) === 0, 900_000);
     const seconds = (performance.now() - t0) / 1000;
-    const cpuMs = (await Promise.all(procs.map((p) => p.eld()))).reduce((sum, e) => sum + e.cpuMs, 0);
-    return { rps: runs / seconds, seconds, failed: await count("status <> 'succeeded'"), cpuMsPerRun: cpuMs / runs };
+    const [workerCpu, webCpu] = (await Promise.all(procs.map((p) => p.eld()))).map((e) => e.cpuMs) as [number, number];
+    return { rps: runs / seconds, seconds, failed: await count("status <> 'succeeded'"), cpuMsPerRun: (workerCpu + webCpu) / runs, workerCpuMsPerRun: workerCpu / runs };
   } finally {
     await Promise.all(procs.map((p) => p.stop()));
     (sqlite as Database.Database | null)?.close();
