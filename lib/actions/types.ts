@@ -65,6 +65,34 @@ export interface DryRunAnswer {
   body: string;
 }
 
+/** An alert as a channel receives it (lib/alerts/message.ts words it): a title, the text and the run's link. */
+export interface AlertText {
+  title: string;
+  text: string;
+  link: string;
+  /** What identifies the alert: `alert_id`, `applet_id` and `kind` when sent; empty when a channel is checked on save. */
+  facts: Record<string, unknown>;
+}
+
+/**
+ * What an action declares to be offered as a failure-alert channel (Settings, an applet's page):
+ * the channel's config is the action's config without the message fields, which whenthen writes
+ * for each alert with `fill`.
+ */
+export interface AlertChannelSpec {
+  /** The channel's name in the picker ("Push (ntfy / Pushover)"). */
+  label: string;
+  /** One line shown under the picker while the channel is chosen. */
+  help?: string;
+  /** The config keys that carry the message: left out of the channel's form, refused in a saved channel. */
+  messageFields: readonly string[];
+  /**
+   * The message fields for one alert (only keys of `messageFields`): merged over the channel's
+   * rendered `config`, which a field may depend on (a Pushover channel's link field).
+   */
+  fill(message: AlertText, config: Record<string, unknown>): Record<string, unknown>;
+}
+
 export interface ActionPlugin<C = Record<string, unknown>> {
   type: string;
   label: string;
@@ -97,6 +125,8 @@ export interface ActionPlugin<C = Record<string, unknown>> {
    * `run`; a plug-in without it runs as usual with `ctx.http` recording its requests.
    */
   dryRun?(config: C, ctx: ActionContext): Promise<DryRunRecord>;
+  /** Set when the action can carry failure alerts: it is then offered as an alert channel. */
+  alert?: AlertChannelSpec;
   /** What the dry run answers this plug-in's requests with (its service's success), when the default `200 {}` would not read as success. */
   dryRunAnswer?(request: { method: string; url: string }): DryRunAnswer;
 }
