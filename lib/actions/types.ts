@@ -93,7 +93,10 @@ export interface AlertChannelSpec {
   fill(message: AlertText, config: Record<string, unknown>): Record<string, unknown>;
 }
 
-export interface ActionPlugin<C = Record<string, unknown>> {
+/**
+ * `F`: what the plug-in tells about this install (`facts`), beside the catalog in GET /api/meta.
+ */
+export interface ActionPlugin<C = Record<string, unknown>, F extends object = object> {
   type: string;
   label: string;
   description: string;
@@ -116,6 +119,12 @@ export interface ActionPlugin<C = Record<string, unknown>> {
   typedConfig?: readonly string[];
   /** Whether the action can run on this install (sheets needs GOOGLE_SERVICE_ACCOUNT_JSON); the editor hides it otherwise. */
   available?(ctx: Pick<PluginContext, "config">): boolean;
+  /**
+   * What GET /api/meta reports about this install for the plug-in, merged into its top level
+   * (the notes folder a note's path preview starts from, the service account sheets are shared
+   * with): keys in snake_case, unique across plug-ins (`actionFacts` throws on a key twice).
+   */
+  facts?(ctx: Pick<PluginContext, "config">): F;
   /** Throws `ActionError` (lib/core/errors) on failure, with `retryable` set as the spec says. */
   run(config: C, ctx: ActionContext): Promise<ActionResult>;
   /**

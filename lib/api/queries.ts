@@ -2,9 +2,8 @@ import { quietApplets } from "../fires/check";
 import type { AlertRow, ApiTokenRow } from "../db/store/types";
 import type { AlertChannel } from "../alerts/policy";
 import type { App } from "../app";
-import { actionRegistry } from "../actions";
+import { actionFacts, actionRegistry } from "../actions";
 import { channelActions } from "../alerts/channel";
-import { serviceAccountEmail } from "../actions/sheets";
 import type { Applet, AppletVersion, RunListFilter } from "../db/store";
 import { createCredentialMasks, pluginFields } from "../applets/credential-masks";
 import { credentialSpots, literalCredentials, PURGED_CREDENTIAL } from "../applets/credentials";
@@ -33,9 +32,9 @@ export async function meta(app: Pick<App, "config">) {
     public_url: app.config.publicUrl,
     inbound_domain: app.config.inboundDomain,
     smtp_inbound_port: app.config.smtpInboundPort,
-    // The editor's note path preview, the settings page and the AI transform hint.
-    notes_root: app.config.notesRoot,
-    google_service_account_email: serviceAccountEmail(app.config),
+    // What each action plug-in tells about this install (the notes folder, the sheets service account).
+    ...actionFacts(app),
+    // The AI transform hint.
     ai_configured: Boolean(app.config.openrouterApiKey),
     triggers: [...triggerRegistry.values()].map((t) => ({
       type: t.type,
