@@ -87,8 +87,9 @@ export interface AlertChannelSpec {
   /** The config keys that carry the message: left out of the channel's form, refused in a saved channel. */
   messageFields: readonly string[];
   /**
-   * The message fields for one alert (only keys of `messageFields`): merged over the channel's
-   * rendered `config`, which a field may depend on (a Pushover channel's link field).
+   * The message fields for one alert, merged over the channel's rendered `config`, which a field
+   * may depend on; it may also fill a key the channel left out (a push's link opens the run)
+   * but never replaces one the channel set.
    */
   fill(message: AlertText, config: Record<string, unknown>): Record<string, unknown>;
 }
