@@ -41,13 +41,16 @@ export type ActionFacts = Intersection<FactsOf<(typeof plugins)[number]>>;
 /** A registered action: the plug-in with its editor fields generated from its config schema. */
 export type RegisteredAction = ActionPlugin & { fields: FieldMeta[] };
 
-export const actionRegistry: ReadonlyMap<string, RegisteredAction> = buildRegistry(plugins);
+export const actionRegistry: ReadonlyMap<string, RegisteredAction> = registryOf(plugins);
 
-/** What the registered plug-ins tell about this install (their `facts`), merged; a key two plug-ins tell throws. */
-export function actionFacts(ctx: Pick<PluginContext, "config">): ActionFacts {
+/**
+ * What the registered plug-ins tell about this install (their `facts`), merged; a key two
+ * plug-ins tell throws. `registry`: a test's own (one with a plug-in more).
+ */
+export function actionFacts(ctx: Pick<PluginContext, "config">, registry: ReadonlyMap<string, RegisteredAction> = actionRegistry): ActionFacts {
   const out: Record<string, unknown> = {};
   const by = new Map<string, string>();
-  for (const a of actionRegistry.values()) {
+  for (const a of registry.values()) {
     for (const [key, value] of Object.entries(a.facts?.(ctx) ?? {})) {
       if (by.has(key)) throw new Error(`actions: "${a.type}" and "${by.get(key)}" both report the install fact "${key}"`);
       by.set(key, a.type);
@@ -57,8 +60,9 @@ export function actionFacts(ctx: Pick<PluginContext, "config">): ActionFacts {
   return out as ActionFacts;
 }
 
+/** A registry of these plug-ins, each with its form fields; a duplicate type throws. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see `plugins`
-function buildRegistry(list: readonly ActionPlugin<any, object>[]): Map<string, RegisteredAction> {
+export function registryOf(list: readonly ActionPlugin<any, object>[]): Map<string, RegisteredAction> {
   const map = new Map<string, RegisteredAction>();
   for (const p of list) {
     if (map.has(p.type)) throw new Error(`actions: duplicate action type "${p.type}"`);
