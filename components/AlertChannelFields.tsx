@@ -1,17 +1,5 @@
 "use client";
-import type { MetaAction } from "@/lib/api/queries";
-import { MESSAGE_FIELDS } from "@/lib/alerts/fields";
-
-export const CHANNEL_LABELS: Record<string, string> = {
-  email: "Email",
-  slack: "Slack",
-  discord: "Discord",
-  push: "Push (ntfy / Pushover)",
-  http: "HTTP request",
-  homeassistant: "Home Assistant (a notify service)",
-  matrix: "Matrix",
-  gotify: "Gotify",
-};
+import type { MetaAction, MetaChannel } from "@/lib/api/queries";
 
 export type ChannelValues = Record<string, string>;
 
@@ -23,7 +11,7 @@ export function valuesOf(config: Record<string, unknown> | undefined): ChannelVa
 }
 
 /** The form's values as a config: empty fields left out, JSON fields parsed (a field that is not JSON is sent as text, for the server to name). */
-export function configOf(action: MetaAction | undefined, values: ChannelValues): Record<string, unknown> {
+export function configOf(action: MetaChannel | undefined, values: ChannelValues): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const f of fieldsOf(action)) {
     const v = values[f.name];
@@ -40,10 +28,9 @@ export function configOf(action: MetaAction | undefined, values: ChannelValues):
 }
 
 /** The plug-in's fields that say where an alert goes: its message fields are whenthen's. */
-export function fieldsOf(action: MetaAction | undefined) {
+export function fieldsOf(action: MetaChannel | undefined) {
   if (!action) return [];
-  const message: readonly string[] = MESSAGE_FIELDS[action.type as keyof typeof MESSAGE_FIELDS] ?? [];
-  return action.fields.filter((f) => !message.includes(f.name));
+  return action.fields.filter((f) => !action.channel.message_fields.includes(f.name));
 }
 
 /**
@@ -57,7 +44,7 @@ export function AlertChannelFields({
   problems,
   idPrefix,
 }: {
-  action: MetaAction | undefined;
+  action: MetaChannel | undefined;
   values: ChannelValues;
   onChange: (values: ChannelValues) => void;
   problems: Record<string, string>;

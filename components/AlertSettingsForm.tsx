@@ -1,13 +1,13 @@
 "use client";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
-import { AlertChannelFields, CHANNEL_LABELS, configOf, valuesOf, type ChannelValues } from "@/components/AlertChannelFields";
+import { AlertChannelFields, configOf, valuesOf, type ChannelValues } from "@/components/AlertChannelFields";
 import { LocalTime } from "@/components/LocalTime";
-import type { AlertSettingsView, MetaAction } from "@/lib/api/queries";
+import type { AlertSettingsView, MetaChannel } from "@/lib/api/queries";
 import { api, errorBody } from "@/lib/ui/api-client";
 
 /** Settings → Failure alerts: the channel (an action plug-in), the window, the trigger threshold, auto-pause, and the latest alerts. */
-export function AlertSettingsForm({ initial, actions }: { initial: AlertSettingsView; actions: MetaAction[] }) {
+export function AlertSettingsForm({ initial, actions }: { initial: AlertSettingsView; actions: MetaChannel[] }) {
   const router = useRouter();
   const [type, setType] = useState<string>(initial.channel?.type ?? "");
   const [values, setValues] = useState<ChannelValues>(valuesOf(initial.channel?.config));
@@ -89,12 +89,12 @@ export function AlertSettingsForm({ initial, actions }: { initial: AlertSettings
             <option value="">None: no alerts</option>
             {actions.map((a) => (
               <option key={a.type} value={a.type}>
-                {CHANNEL_LABELS[a.type] ?? a.label}
+                {a.channel.label}
               </option>
             ))}
           </select>
           {problems["channel.type"] ? <p className="mt-1 text-xs text-red-700">{problems["channel.type"]}</p> : null}
-          {type === "email" ? <p className="help">Without SMTP_URL the message goes to the outbox (see Outbound mail).</p> : null}
+          {action?.channel.help ? <p className="help">{action.channel.help}</p> : null}
         </div>
         {action ? (
           <div className="rounded-md bg-slate-50 p-3 ring-1 ring-slate-200">

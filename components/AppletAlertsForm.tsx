@@ -1,12 +1,12 @@
 "use client";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
-import { AlertChannelFields, CHANNEL_LABELS, configOf, valuesOf, type ChannelValues } from "@/components/AlertChannelFields";
-import type { AppletAlerts, MetaAction } from "@/lib/api/queries";
+import { AlertChannelFields, configOf, valuesOf, type ChannelValues } from "@/components/AlertChannelFields";
+import type { AppletAlerts, MetaChannel } from "@/lib/api/queries";
 import { api, errorBody } from "@/lib/ui/api-client";
 
 /** An applet's alerts: Settings' channel, none, or one of its own; auto-pause as Settings says, on or off. */
-export function AppletAlertsForm({ appletId, initial, actions, settingsChannel }: { appletId: string; initial: AppletAlerts; actions: MetaAction[]; settingsChannel: string | null }) {
+export function AppletAlertsForm({ appletId, initial, actions, settingsChannel }: { appletId: string; initial: AppletAlerts; actions: MetaChannel[]; settingsChannel: string | null }) {
   const router = useRouter();
   const own = typeof initial.channel === "object" ? initial.channel : null;
   const [mode, setMode] = useState<string>(own ? own.type : (initial.channel as string));
@@ -43,11 +43,11 @@ export function AppletAlertsForm({ appletId, initial, actions, settingsChannel }
             Alerts go to
           </label>
           <select id="applet-alert-channel" className="input" value={mode} onChange={(e) => (setMode(e.target.value), setValues({}), setProblems({}))}>
-            <option value="default">{settingsChannel ? `Settings' channel (${CHANNEL_LABELS[settingsChannel] ?? settingsChannel})` : "Settings' channel (none set)"}</option>
+            <option value="default">{settingsChannel ? `Settings' channel (${actions.find((a) => a.type === settingsChannel)?.channel.label ?? settingsChannel})` : "Settings' channel (none set)"}</option>
             <option value="none">No alerts for this applet</option>
             {actions.map((a) => (
               <option key={a.type} value={a.type}>
-                Its own: {CHANNEL_LABELS[a.type] ?? a.label}
+                Its own: {a.channel.label}
               </option>
             ))}
           </select>

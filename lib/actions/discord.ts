@@ -53,6 +53,7 @@ export const discordAction: ActionPlugin<DiscordConfig> = {
   label: "Discord message",
   description: "Post a message to a Discord channel through a webhook; long messages are split into parts.",
   configSchema: discordConfigSchema,
+  alert: { label: "Discord", messageFields: ["content"], fill: (msg) => ({ content: `**${msg.title}**\n${msg.text}` }) },
   exampleConfig: { webhook_url: "https://discord.com/api/webhooks/000000000000000000/example-token", content: "New order: {{trigger.body.title}}" },
 
   async run(config, ctx) {

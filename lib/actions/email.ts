@@ -137,6 +137,13 @@ export const emailAction: ActionPlugin<EmailActionConfig> = {
   label: "Send email",
   description: "Send an email from EMAIL_FROM through SMTP_URL (or to the local outbox when it is unset).",
   configSchema: emailActionConfigSchema,
+  alert: {
+    label: "Email",
+    help: "Without SMTP_URL the message goes to the outbox (see Outbound mail).",
+    messageFields: ["subject", "body_markdown"],
+    // One paragraph per line of the alert: Markdown would join them.
+    fill: (msg) => ({ subject: msg.title, body_markdown: msg.text.split("\n").join("\n\n") }),
+  },
   exampleConfig: { to: "me@example.com", subject: "New order: {{trigger.body.title}}", body_markdown: "**{{trigger.body.customer.name}}** paid." },
 
   async run(config, ctx) {

@@ -38,6 +38,7 @@ export const gotifyAction: ActionPlugin<GotifyConfig> = {
   label: "Gotify notification",
   description: "Push a notification to your phone or desktop through your own Gotify server.",
   configSchema: gotifyConfigSchema,
+  alert: { label: "Gotify", messageFields: ["title", "message"], fill: (msg) => ({ title: msg.title, message: msg.text }) },
   urlFields: ["server_url"],
   typedConfig: ["priority"],
   exampleConfig: { server_url: "https://gotify.example.com", app_token: "{{secrets.GOTIFY_TOKEN}}", title: "New order", message: "{{trigger.body.title}}", priority: 5 },

@@ -54,6 +54,8 @@ export const homeAssistantAction: ActionPlugin<HomeAssistantConfig> = {
   label: "Home Assistant service",
   description: "Call a Home Assistant service (light.turn_on, notify.mobile_app_…, script.…) with a long-lived access token.",
   configSchema: homeAssistantConfigSchema,
+  // A notify service (notify.mobile_app_…) takes the alert as its data.
+  alert: { label: "Home Assistant (a notify service)", messageFields: ["data"], fill: (msg) => ({ data: { title: msg.title, message: msg.text } }) },
   urlFields: ["base_url"],
   typedConfig: ["data"],
   exampleConfig: { base_url: "https://home.example.com", token: "{{secrets.HOME_ASSISTANT_TOKEN}}", service: "notify.mobile_app_pixel", data: { title: "Order", message: "New order: {{trigger.body.title}}" } },

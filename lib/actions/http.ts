@@ -27,6 +27,8 @@ export const httpAction: ActionPlugin<HttpConfig> = {
   label: "HTTP request",
   description: "Call any URL. 5xx, 429 and network errors are retried; other 4xx fail at once.",
   configSchema: httpConfigSchema,
+  // The body is the alert as JSON, with what identifies it.
+  alert: { label: "HTTP request", messageFields: ["body"], fill: (msg) => ({ body: { title: msg.title, text: msg.text, link: msg.link, ...msg.facts } }) },
   exampleConfig: { url: "https://api.example.com/orders", method: "POST", headers: { "x-source": "whenthen" }, body: { title: "{{trigger.body.title}}" }, content_type: "application/json" },
   urlFields: ["url"],
   typedConfig: ["body"],

@@ -52,6 +52,7 @@ export const matrixAction: ActionPlugin<MatrixConfig> = {
   label: "Matrix message",
   description: "Send a message to a Matrix room (Element and every other client) as your bot account.",
   configSchema: matrixConfigSchema,
+  alert: { label: "Matrix", messageFields: ["text"], fill: (msg) => ({ text: `${msg.title}\n${msg.text}` }) },
   urlFields: ["homeserver"],
   exampleConfig: { homeserver: "https://matrix.example.org", access_token: "{{secrets.MATRIX_TOKEN}}", room: "!abc123:example.org", text: "New order: {{trigger.body.title}}" },
 

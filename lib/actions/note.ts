@@ -81,11 +81,13 @@ export type NoteConfig = z.output<typeof noteConfigSchema>;
  */
 const progressSchema = z.object({ path: z.string(), copy: z.number().int().min(1).optional(), key: z.string().optional() });
 
-export const noteAction: ActionPlugin<NoteConfig> = {
+export const noteAction: ActionPlugin<NoteConfig, { notes_root: string }> = {
   type: "note",
   label: "Save a note",
   description: "Write or append a text file (Markdown, a journal) in the notes folder on this server.",
   configSchema: noteConfigSchema,
+  // The editor's note path preview and the settings page.
+  facts: ({ config }) => ({ notes_root: config.notesRoot }),
   exampleConfig: { folder: "journal", filename: "{{trigger.title | slug}}.md", content: "{{trigger.content}}", mode: "create" },
 
   async run(config, ctx) {

@@ -143,6 +143,12 @@ export const pushAction: ActionPlugin<PushConfig> = {
   label: "Push notification",
   description: "Send a notification to your phone with ntfy (no account needed) or Pushover.",
   configSchema: pushConfigSchema,
+  alert: {
+    label: "Push (ntfy / Pushover)",
+    messageFields: ["title", "message"],
+    // The notification opens the run unless the channel names its own link.
+    fill: (msg, config) => ({ title: msg.title, message: msg.text, ...(config.provider === "pushover" ? { url: config.url ?? msg.link } : { click: config.click ?? msg.link }) }),
+  },
   exampleConfig: { provider: "ntfy", server: "https://ntfy.sh", topic: "whenthen-example-topic", message: "New order: {{trigger.body.title}}" },
   typedConfig: ["tags", "priority"],
 

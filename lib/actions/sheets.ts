@@ -163,7 +163,7 @@ export function spreadsheetIdFrom(value: string): string {
   return id;
 }
 
-export function createSheetsAction(opts: { clientFactory?: SheetsClientFactory } = {}): ActionPlugin<SheetsConfig> {
+export function createSheetsAction(opts: { clientFactory?: SheetsClientFactory } = {}): ActionPlugin<SheetsConfig, { google_service_account_email: string | null }> {
   const clients = opts.clientFactory ? new Map<string, Promise<SheetsClient>>() : defaultClients;
   // One client per key, so the JWT's access token is reused across runs instead of fetched each
   // time; a changed key replaces it.
@@ -188,6 +188,8 @@ export function createSheetsAction(opts: { clientFactory?: SheetsClientFactory }
     exampleConfig: { spreadsheet_id: "1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgvE2upms", sheet_name: "Sheet1", columns: ["{{trigger.body.title}}", "{{trigger.body.amount}}"] },
     typedConfig: ["columns"],
     available: ({ config }) => Boolean(config.googleServiceAccountJson),
+    // The settings page: the address each sheet is shared with.
+    facts: ({ config }) => ({ google_service_account_email: serviceAccountEmail(config) }),
 
     // The Sheets API request the client library would make for this append (the token exchange
     // before it carries no data of the run); no client is built, nothing is signed.

@@ -76,6 +76,7 @@ export const slackAction: ActionPlugin<SlackConfig> = {
   label: "Slack message",
   description: "Post a message to a Slack channel through an incoming webhook.",
   configSchema: slackConfigSchema,
+  alert: { label: "Slack", messageFields: ["text", "blocks"], fill: (msg) => ({ text: `*${msg.title}*\n${msg.text}` }) },
   exampleConfig: { webhook_url: "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX", text: "New order: {{trigger.body.title}}" },
   typedConfig: ["blocks"],
 

@@ -65,7 +65,39 @@ export interface DryRunAnswer {
   body: string;
 }
 
-export interface ActionPlugin<C = Record<string, unknown>> {
+/** An alert as a channel receives it (lib/alerts/message.ts words it): a title, the text and the run's link. */
+export interface AlertText {
+  title: string;
+  text: string;
+  link: string;
+  /** What identifies the alert: `alert_id`, `applet_id` and `kind` when sent; empty when a channel is checked on save. */
+  facts: Record<string, unknown>;
+}
+
+/**
+ * What an action declares to be offered as a failure-alert channel (Settings, an applet's page):
+ * the channel's config is the action's config without the message fields, which whenthen writes
+ * for each alert with `fill`.
+ */
+export interface AlertChannelSpec {
+  /** The channel's name in the picker ("Push (ntfy / Pushover)"). */
+  label: string;
+  /** One line shown under the picker while the channel is chosen. */
+  help?: string;
+  /** The config keys that carry the message: left out of the channel's form, refused in a saved channel. */
+  messageFields: readonly string[];
+  /**
+   * The message fields for one alert, merged over the channel's rendered `config`, which a field
+   * may depend on; it may also fill a key the channel left out (a push's link opens the run)
+   * but never replaces one the channel set.
+   */
+  fill(message: AlertText, config: Record<string, unknown>): Record<string, unknown>;
+}
+
+/**
+ * `F`: what the plug-in tells about this install (`facts`), beside the catalog in GET /api/meta.
+ */
+export interface ActionPlugin<C = Record<string, unknown>, F extends object = object> {
   type: string;
   label: string;
   description: string;
@@ -88,6 +120,12 @@ export interface ActionPlugin<C = Record<string, unknown>> {
   typedConfig?: readonly string[];
   /** Whether the action can run on this install (sheets needs GOOGLE_SERVICE_ACCOUNT_JSON); the editor hides it otherwise. */
   available?(ctx: Pick<PluginContext, "config">): boolean;
+  /**
+   * What GET /api/meta reports about this install for the plug-in, merged into its top level
+   * (the notes folder a note's path preview starts from, the service account sheets are shared
+   * with): keys in snake_case, unique across plug-ins (`actionFacts` throws on a key twice).
+   */
+  facts?(ctx: Pick<PluginContext, "config">): F;
   /** Throws `ActionError` (lib/core/errors) on failure, with `retryable` set as the spec says. */
   run(config: C, ctx: ActionContext): Promise<ActionResult>;
   /**
@@ -97,6 +135,8 @@ export interface ActionPlugin<C = Record<string, unknown>> {
    * `run`; a plug-in without it runs as usual with `ctx.http` recording its requests.
    */
   dryRun?(config: C, ctx: ActionContext): Promise<DryRunRecord>;
+  /** Set when the action can carry failure alerts: it is then offered as an alert channel. */
+  alert?: AlertChannelSpec;
   /** What the dry run answers this plug-in's requests with (its service's success), when the default `200 {}` would not read as success. */
   dryRunAnswer?(request: { method: string; url: string }): DryRunAnswer;
 }

@@ -10,8 +10,8 @@
 
 import type { AlertChannel, AlertSettings, AppletAlertChannel, AppletAlertState, NewAlert } from "../db/store/types/alerts";
 
-export { CHANNEL_TYPES, DEFAULT_ALERT_SETTINGS } from "../db/store/types/alerts";
-export type { AlertChannel, AlertKind, AlertSettings, AlertStatus, AppletAlertChannel, AppletAlertState, ChannelType, NewAlert } from "../db/store/types/alerts";
+export { DEFAULT_ALERT_SETTINGS } from "../db/store/types/alerts";
+export type { AlertChannel, AlertKind, AlertSettings, AlertStatus, AppletAlertChannel, AppletAlertState, NewAlert } from "../db/store/types/alerts";
 
 /** Whether alerts about this applet go anywhere: its own channel, or Settings' when it follows them. */
 export function alertsOn(state: Pick<AppletAlertState, "alertChannel">, settings: Pick<AlertSettings, "channel">): boolean {

@@ -2,8 +2,8 @@ import { quietApplets } from "../fires/check";
 import type { AlertRow, ApiTokenRow } from "../db/store/types";
 import type { AlertChannel } from "../alerts/policy";
 import type { App } from "../app";
-import { actionRegistry } from "../actions";
-import { serviceAccountEmail } from "../actions/sheets";
+import { actionFacts, actionRegistry } from "../actions";
+import { channelActions } from "../alerts/channel";
 import type { Applet, AppletVersion, RunListFilter } from "../db/store";
 import { createCredentialMasks, pluginFields } from "../applets/credential-masks";
 import { credentialSpots, literalCredentials, PURGED_CREDENTIAL } from "../applets/credentials";
@@ -32,9 +32,9 @@ export async function meta(app: Pick<App, "config">) {
     public_url: app.config.publicUrl,
     inbound_domain: app.config.inboundDomain,
     smtp_inbound_port: app.config.smtpInboundPort,
-    // The editor's note path preview, the settings page and the AI transform hint.
-    notes_root: app.config.notesRoot,
-    google_service_account_email: serviceAccountEmail(app.config),
+    // What each action plug-in tells about this install (the notes folder, the sheets service account).
+    ...actionFacts(app),
+    // The AI transform hint.
     ai_configured: Boolean(app.config.openrouterApiKey),
     triggers: [...triggerRegistry.values()].map((t) => ({
       type: t.type,
@@ -55,6 +55,17 @@ export async function meta(app: Pick<App, "config">) {
       available: a.available ? a.available(app) : true,
     })),
   };
+}
+
+/**
+ * The alert channels the Settings and applet forms offer: each action that declares `alert`, as
+ * GET /api/meta lists it, with its channel's label, help and the message fields whenthen writes.
+ */
+export function alertChannelOptions(m: Meta) {
+  return channelActions().flatMap((c) => {
+    const action = m.actions.find((a) => a.type === c.type);
+    return action ? [{ ...action, channel: { label: c.alert.label, help: c.alert.help ?? null, message_fields: [...c.alert.messageFields] } }] : [];
+  });
 }
 
 function summary(a: Applet) {
@@ -329,6 +340,7 @@ export const tokenRow = (t: ApiTokenRow, now: Date) => ({
 export type Meta = Awaited<ReturnType<typeof meta>>;
 export type MetaTrigger = Meta["triggers"][number];
 export type MetaAction = Meta["actions"][number];
+export type MetaChannel = ReturnType<typeof alertChannelOptions>[number];
 export type AppletListItem = Awaited<ReturnType<typeof appletList>>[number];
 export type AppletDetail = ReturnType<typeof appletDetailOf>;
 export type RunRow = Awaited<ReturnType<typeof runsPage>>["runs"][number];

@@ -1,7 +1,9 @@
 import { validateTiming } from "@whenthen/schedules";
 import { http, HttpResponse } from "msw";
 import { afterAll, describe, expect, test } from "vitest";
-import { actionRegistry } from "@/lib/actions";
+import { actionFacts, actionRegistry } from "@/lib/actions";
+import type { AlertText } from "@/lib/actions/types";
+import { channelActions, checkChannel } from "@/lib/alerts/channel";
 import { ActionError } from "@/lib/core/errors";
 import { emptyTriggerState } from "@/lib/triggers/types";
 import { objectShape, type FieldMeta } from "@/lib/plugin";
@@ -10,7 +12,8 @@ import { checkDefinition } from "@/lib/definition";
 import { draftFromDefinition } from "@/components/editor/draft";
 import { wordProblem } from "@/components/editor/problems";
 import { nextRunOf, triggerRegistry } from "@/lib/triggers";
-import { createActionContext, removeTempDirs } from "../helpers/action-context";
+import { createActionContext, makeTempDir, removeTempDirs } from "../helpers/action-context";
+import { loadConfig } from "@/lib/core/config";
 import { server, useHttpMocks } from "../helpers/http";
 
 /**
@@ -221,5 +224,64 @@ describe("plug-in contract: HTTP-based actions", () => {
 
   test("the suite above checked the HTTP actions (it cannot pass by checking none)", () => {
     expect(httpBased).toEqual(expect.arrayContaining(["http", "slack", "discord", "push", "telegram", "homeassistant", "matrix", "gotify"]));
+  });
+});
+
+/** An alert as lib/alerts/message.ts words one, with the facts the dispatcher adds. */
+const ALERT: AlertText = {
+  title: "whenthen: Orders failed",
+  text: "The run failed at 14:05 UTC: timeout\nhttps://when.example.com/runs/r1",
+  link: "https://when.example.com/runs/r1",
+  facts: { alert_id: "alert-1", applet_id: "applet-1", kind: "failure" },
+};
+
+describe.each(channelActions().map((a) => [a.type, a] as const))("alert channel contract: %s", (_type, action) => {
+  const keys = Object.keys(objectShape(action.configSchema));
+  const { messageFields } = action.alert;
+  // The example as a channel: where the alert goes, without what it says.
+  const channel = Object.fromEntries(Object.entries(action.exampleConfig).filter(([k]) => !messageFields.includes(k)));
+
+  test("has a label, and its message fields are config keys", () => {
+    expect(action.alert.label.trim()).not.toBe("");
+    expect(messageFields.length).toBeGreaterThan(0);
+    for (const k of messageFields) expect(keys).toContain(k);
+  });
+
+  test("fill writes config keys, keeps what the channel set, and gives a config the action's own schema accepts", () => {
+    const filled = action.alert.fill(ALERT, channel);
+    for (const k of Object.keys(filled)) {
+      expect(keys, `fill wrote ${k}`).toContain(k);
+      if (!messageFields.includes(k) && k in channel) expect(filled[k], `fill replaced the channel's ${k}`).toEqual(channel[k]);
+    }
+    const parsed = action.configSchema.safeParse({ ...channel, ...filled });
+    expect(parsed.error?.issues ?? []).toEqual([]);
+  });
+
+  test("the example without its message fields saves as a channel; with one of them, it is refused by name", () => {
+    expect(checkChannel({ type: action.type, config: channel }, "channel", false)).toEqual({ ok: true, channel: { type: action.type, config: channel } });
+    const key = messageFields[0]!;
+    const refused = checkChannel({ type: action.type, config: { ...channel, [key]: "x" } }, "channel", false);
+    expect(refused.ok).toBe(false);
+    if (!refused.ok) expect(refused.problems).toContainEqual({ path: `channel.config.${key}`, message: `${key} is written by whenthen for each alert; leave it out` });
+  });
+});
+
+describe("plug-in contract: install facts", () => {
+  test("every action's facts are snake_case keys no other action reports, with JSON values", () => {
+    const config = loadConfig({ DATA_DIR: makeTempDir() });
+    const seen: string[] = [];
+    for (const a of actionRegistry.values()) {
+      for (const [key, value] of Object.entries(a.facts?.({ config }) ?? {})) {
+        expect(key, `${a.type}`).toMatch(/^[a-z][a-z0-9_]*$/);
+        expect(seen, `${a.type}: ${key}`).not.toContain(key);
+        seen.push(key);
+        expect(JSON.parse(JSON.stringify(value)), `${a.type}: ${key}`).toEqual(value);
+      }
+    }
+    expect(Object.keys(actionFacts({ config })).sort()).toEqual([...seen].sort());
+  });
+
+  test("the suites above checked the alert channels (they cannot pass by checking none)", () => {
+    expect(channelActions().map((a) => a.type)).toEqual(expect.arrayContaining(["email", "slack", "discord", "push", "http", "homeassistant", "matrix", "gotify"]));
   });
 });

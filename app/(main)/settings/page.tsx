@@ -10,8 +10,7 @@ import { SheetsTest } from "@/components/SheetsTest";
 import { HealthPanel } from "@/components/HealthPanel";
 import { checkHealth } from "@/lib/health";
 import { collectHealthFigures } from "@/lib/metrics/collect";
-import { alertSettingsView, meta as readMeta, secretList, tokenList } from "@/lib/api/queries";
-import { CHANNEL_TYPES } from "@/lib/alerts/policy";
+import { alertChannelOptions, alertSettingsView, meta as readMeta, secretList, tokenList } from "@/lib/api/queries";
 import { services } from "@/lib/services";
 
 export const dynamic = "force-dynamic";
@@ -39,7 +38,7 @@ export default async function SettingsPage() {
   // The same report as /api/health: a full disk, a worker that stopped or reports a fault.
   const health = await checkHealth(app);
   const alerts = await alertSettingsView(app);
-  const channelActions = meta.actions.filter((a) => (CHANNEL_TYPES as readonly string[]).includes(a.type));
+  const channelActions = alertChannelOptions(meta);
 
   return (
     <div className="mx-auto flex max-w-4xl flex-col gap-5">

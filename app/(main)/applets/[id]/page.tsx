@@ -26,9 +26,8 @@ import { RunControls } from "@/components/RunControls";
 import { controlsView } from "@/lib/applets/controls";
 import { activityView, ledgerPage } from "@/lib/fires/view";
 import { formatInTimeZone } from "date-fns-tz";
-import { appletDetail, appletVersions, meta as readMeta, plannedOf, runsPage, secretList } from "@/lib/api/queries";
+import { alertChannelOptions, appletDetail, appletVersions, meta as readMeta, plannedOf, runsPage, secretList } from "@/lib/api/queries";
 import { services } from "@/lib/services";
-import { CHANNEL_TYPES } from "@/lib/alerts/policy";
 import { hasTimedActions } from "@/lib/timed/rule";
 import { triggerRegistry } from "@/lib/triggers";
 
@@ -59,7 +58,7 @@ export default async function AppletPage({ params, searchParams }: { params: Pro
   const aliasValue = a.definition.trigger.config.to_alias;
   const alias = typeof aliasValue === "string" && aliasValue.trim() ? aliasValue.trim().toLowerCase() : "";
   const inbound = alias ? `${alias}@${meta.inbound_domain}` : `*@${meta.inbound_domain}`;
-  const channelActions = meta.actions.filter((x) => (CHANNEL_TYPES as readonly string[]).includes(x.type));
+  const channelActions = alertChannelOptions(meta);
   const settingsChannel = (await app.store.alerts.settings()).channel?.type ?? null;
   const stored = await app.store.applets.get(a.id);
   const activity = stored ? await activityView(app, stored) : null;

@@ -3,13 +3,13 @@
  * state. The decisions over them are lib/alerts/policy.ts's.
  */
 
-/** The action plug-ins an alert can go through. */
-export const CHANNEL_TYPES = ["email", "slack", "discord", "push", "http", "homeassistant", "matrix", "gotify"] as const;
-export type ChannelType = (typeof CHANNEL_TYPES)[number];
-
-/** A channel: an action plug-in's config without the message fields (whenthen writes those). */
+/**
+ * A channel: an action plug-in's config without the message fields (whenthen writes those). The
+ * type is an action that declares `alert`, checked against the action registry where a channel is
+ * saved (lib/alerts/channel.ts), so the store names no plug-in.
+ */
 export interface AlertChannel {
-  type: ChannelType;
+  type: string;
   config: Record<string, unknown>;
 }
 
