@@ -1,6 +1,6 @@
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FakeServices, SKIP_REASON, hasChromium, launchBrowser, screenshot, signedInPage, startApp, type RunningApp } from "./harness";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { e2eSuite, hasChromium, screenshot, signedInPage, SKIP_REASON } from "./harness";
 
 /**
  * The failure alerts, auto-pause part, in a real browser against the real app and worker: the
@@ -11,21 +11,7 @@ import { FakeServices, SKIP_REASON, hasChromium, launchBrowser, screenshot, sign
 if (!hasChromium) console.warn(`tests/e2e/alerts.test.ts skipped: ${SKIP_REASON}`);
 
 describe.skipIf(!hasChromium)("failure alerts and auto-pause", () => {
-  let app: RunningApp | undefined;
-  let fake: FakeServices | undefined;
-  let browser: Browser | undefined;
-
-  beforeAll(async () => {
-    fake = await new FakeServices().start();
-    app = await startApp({ ALERT_DISPATCH_MS: "500" });
-    browser = await launchBrowser();
-  }, 420_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await app?.stop();
-    await fake?.stop();
-  }, 30_000);
+  const s = e2eSuite({ env: { ALERT_DISPATCH_MS: "500" }, fake: true });
 
   const request = async <T>(page: Page, method: "post" | "put", path: string, data: unknown): Promise<T> => {
     const res = await page.request[method](path, { data });
@@ -43,7 +29,7 @@ describe.skipIf(!hasChromium)("failure alerts and auto-pause", () => {
   };
 
   it("the alert channel is refused with its field named, saved, and a paused applet shows on its page and in the list", async () => {
-    const { page, errors } = await signedInPage(browser!, app!);
+    const { page, errors } = await signedInPage(s.browser, s.app);
     await page.goto("/settings");
     await page.getByLabel("Channel", { exact: true }).selectOption("slack");
     await page.getByRole("textbox", { name: "Webhook URL" }).fill("ftp://hooks.example.com/x");
@@ -52,20 +38,20 @@ describe.skipIf(!hasChromium)("failure alerts and auto-pause", () => {
     await page.getByRole("button", { name: "Save alert settings" }).click();
     await page.getByTestId("problem-webhook_url").waitFor();
     expect(await page.getByTestId("problem-webhook_url").textContent()).toMatch(/http/);
-    await page.getByRole("textbox", { name: "Webhook URL" }).fill(fake!.url("/ok/services/T/B/X"));
+    await page.getByRole("textbox", { name: "Webhook URL" }).fill(s.fake.url("/ok/services/T/B/X"));
     await page.getByRole("button", { name: "Save alert settings" }).click();
     await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
 
     const { applet } = await request<{ applet: { id: string } }>(page, "post", "/api/applets", {
       name: "Orders to CRM",
-      definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "http", config: { url: fake!.url("/fail/crm") } }] },
+      definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "http", config: { url: s.fake.url("/fail/crm") } }] },
     });
     // A second applet alerting through a channel of its own that refuses every message.
     const { applet: other } = await request<{ applet: { id: string } }>(page, "post", "/api/applets", {
       name: "Newsletter digest",
-      definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "http", config: { url: fake!.url("/fail/news") } }] },
+      definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "http", config: { url: s.fake.url("/fail/news") } }] },
     });
-    await request(page, "put", `/api/applets/${other.id}/alerts`, { channel: { type: "slack", config: { webhook_url: fake!.url("/fail/services/T/B/X") } }, auto_pause: "off" });
+    await request(page, "put", `/api/applets/${other.id}/alerts`, { channel: { type: "slack", config: { webhook_url: s.fake.url("/fail/services/T/B/X") } }, auto_pause: "off" });
     for (let i = 0; i < 2; i++) await request(page, "post", `/api/applets/${applet.id}/test`, { body: { order: i } });
     await request(page, "post", `/api/applets/${other.id}/test`, { body: {} });
 
@@ -89,7 +75,7 @@ describe.skipIf(!hasChromium)("failure alerts and auto-pause", () => {
     await page.goto("/settings");
     await reloadUntil(page, async () => (await page.getByTestId("provider-answer").count()) >= 1 && (await page.getByText("sent", { exact: true }).count()) >= 1);
     expect(await page.getByTestId("provider-answer").first().textContent()).toContain("invalid_payload");
-    expect(fake!.received.filter((r) => r.path.startsWith("/ok/services")).length).toBeGreaterThanOrEqual(1);
+    expect(s.fake.received.filter((r) => r.path.startsWith("/ok/services")).length).toBeGreaterThanOrEqual(1);
     await page.locator("#alerts-h").scrollIntoViewIfNeeded();
     await screenshot(page, "18-settings-alerts-1280");
     await page.setViewportSize({ width: 390, height: 844 });

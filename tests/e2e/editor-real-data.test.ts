@@ -1,6 +1,6 @@
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FakeServices, SKIP_REASON, hasChromium, launchBrowser, screenshot, signedInPage, startApp, type RunningApp } from "./harness";
+
+import { describe, expect, it } from "vitest";
+import { e2eSuite, hasChromium, postJson, screenshot, signedInPage, SKIP_REASON } from "./harness";
 
 /**
  * In a real browser against the real app: the editor tested against real data, errors at
@@ -10,35 +10,15 @@ import { FakeServices, SKIP_REASON, hasChromium, launchBrowser, screenshot, sign
 if (!hasChromium) console.warn(`tests/e2e/editor-real-data.test.ts skipped: ${SKIP_REASON}`);
 
 describe.skipIf(!hasChromium)("the editor and the run log with real data", () => {
-  let app: RunningApp | undefined;
-  let fake: FakeServices | undefined;
-  let browser: Browser | undefined;
-
-  beforeAll(async () => {
-    fake = await new FakeServices().start();
-    app = await startApp();
-    browser = await launchBrowser();
-  }, 420_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await app?.stop();
-    await fake?.stop();
-  }, 30_000);
-
-  const post = async <T>(page: Page, path: string, data: unknown): Promise<T> => {
-    const res = await page.request.post(path, { data });
-    if (!res.ok()) throw new Error(`POST ${path}: ${res.status()} ${await res.text()}`);
-    return (await res.json()) as T;
-  };
+  const s = e2eSuite({ fake: true });
 
   it("a fetched RSS item drives Preview and Test filter, and an edited sample checks skip()", async () => {
-    const { page, errors } = await signedInPage(browser!, app!);
+    const { page, errors } = await signedInPage(s.browser, s.app);
     await page.goto("/applets/new");
     await page.getByTestId("trigger-card-rss").click();
-    await page.getByRole("textbox", { name: "Feed URL" }).fill(fake!.url("/feed.xml"));
+    await page.getByRole("textbox", { name: "Feed URL" }).fill(s.fake.url("/feed.xml"));
     await page.getByTestId("action-card-slack").click();
-    await page.getByRole("textbox", { name: "Webhook URL" }).fill(fake!.url("/ok/services/T/B/X"));
+    await page.getByRole("textbox", { name: "Webhook URL" }).fill(s.fake.url("/ok/services/T/B/X"));
     await page.locator("#action0-text").fill("New post: {{trigger.title}}");
 
     await page.getByRole("button", { name: "Fetch now" }).click();
@@ -72,7 +52,7 @@ describe.skipIf(!hasChromium)("the editor and the run log with real data", () =>
   }, 240_000);
 
   it("an untouched placeholder is an error under its field, in its label's words; 'Use' fills it in", async () => {
-    const { page, errors } = await signedInPage(browser!, app!);
+    const { page, errors } = await signedInPage(s.browser, s.app);
     await page.goto("/applets/new");
     await page.getByTestId("trigger-card-webhook").click();
     await page.getByTestId("action-card-slack").click();
@@ -99,11 +79,11 @@ describe.skipIf(!hasChromium)("the editor and the run log with real data", () =>
   }, 240_000);
 
   it("/ a new webhook applet gets its URL before the first save, and the header counters follow a test event", async () => {
-    const { page, errors } = await signedInPage(browser!, app!);
+    const { page, errors } = await signedInPage(s.browser, s.app);
     await page.goto("/applets/new");
     await page.getByTestId("trigger-card-webhook").click();
     await page.getByTestId("action-card-slack").click();
-    await page.getByRole("textbox", { name: "Webhook URL" }).fill(fake!.url("/ok/services/T/B/Y"));
+    await page.getByRole("textbox", { name: "Webhook URL" }).fill(s.fake.url("/ok/services/T/B/Y"));
     await page.locator("#action0-text").fill("Order: {{trigger.body.title}}");
     await page.getByRole("button", { name: "Get the URL (save as a disabled draft)" }).click();
     await page.waitForURL(/\/applets\/[0-9a-f-]{36}$/);
@@ -120,7 +100,7 @@ describe.skipIf(!hasChromium)("the editor and the run log with real data", () =>
     expect(await page.getByTestId("last-fired").textContent()).not.toBe("–");
     expect(await page.evaluate(() => (window as unknown as { __noReload?: boolean }).__noReload)).toBe(true);
     // The test event carried this send's received_at, not the sample's 2026-03-07.
-    const sent = JSON.parse(fake!.received.at(-1)!.body) as { text: string };
+    const sent = JSON.parse(s.fake.received.at(-1)!.body) as { text: string };
     expect(sent.text).toBe("Order: Order #1042 paid");
     // The past event is offered as a sample.
     await page.reload();
@@ -130,8 +110,8 @@ describe.skipIf(!hasChromium)("the editor and the run log with real data", () =>
   }, 240_000);
 
   it("the email applet's page shows its inbound address at the top", async () => {
-    const { page, errors } = await signedInPage(browser!, app!);
-    const { applet } = await post<{ applet: { id: string } }>(page, "/api/applets", {
+    const { page, errors } = await signedInPage(s.browser, s.app);
+    const { applet } = await postJson<{ applet: { id: string } }>(page, "/api/applets", {
       name: "Invoices to notes",
       enabled: false,
       definition: { version: 1, trigger: { type: "email", config: { to_alias: "invoices" } }, actions: [{ type: "note", config: { filename: "{{trigger.subject | slug}}.md", content: "{{trigger.text}}" } }] },
@@ -144,12 +124,12 @@ describe.skipIf(!hasChromium)("the editor and the run log with real data", () =>
   }, 240_000);
 
   it("/ a run waiting for its retry reads 'retrying: attempt 2 of 5 pending at …' in the list and on its page, with no ran-twice banner", async () => {
-    const { page, errors } = await signedInPage(browser!, app!);
-    const { applet } = await post<{ applet: { id: string } }>(page, "/api/applets", {
+    const { page, errors } = await signedInPage(s.browser, s.app);
+    const { applet } = await postJson<{ applet: { id: string } }>(page, "/api/applets", {
       name: "Failing webhook → Slack",
-      definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "slack", config: { webhook_url: fake!.url("/down/services/T/B/Z"), text: "x" } }] },
+      definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "slack", config: { webhook_url: s.fake.url("/down/services/T/B/Z"), text: "x" } }] },
     });
-    const { run_id } = await post<{ run_id: string }>(page, `/api/applets/${applet.id}/test`, { body: { title: "x" } });
+    const { run_id } = await postJson<{ run_id: string }>(page, `/api/applets/${applet.id}/test`, { body: { title: "x" } });
     await page.goto("/runs");
     await page.locator(`[data-run-id="${run_id}"]`, { hasText: /retrying: attempt 2 of 5 pending at .+/ }).waitFor();
     await screenshot(page, "20-runs-retrying");

@@ -1,6 +1,6 @@
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN, FakeServices, SKIP_REASON, hasChromium, launchBrowser, screenshot, signedInPage, startApp, type RunningApp } from "./harness";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { ADMIN, e2eSuite, FakeServices, hasChromium, screenshot, signedInPage, SKIP_REASON } from "./harness";
 
 /**
  * AC20 in a real browser against the real app (server.ts + worker, Next dev, SQLite in a temp
@@ -17,25 +17,11 @@ if (!hasChromium) console.warn(`tests/e2e/editor.test.ts skipped: ${SKIP_REASON}
 const FAKE_GOOGLE_KEY = Buffer.from(JSON.stringify({ client_email: "whenthen@demo-project.iam.gserviceaccount.com", private_key: "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n", project_id: "demo-project" })).toString("base64");
 
 describe.skipIf(!hasChromium)("applet editor in a real browser", () => {
-  let app: RunningApp | undefined;
-  let fake: FakeServices | undefined;
-  let browser: Browser | undefined;
-
-  beforeAll(async () => {
-    fake = await new FakeServices().start();
-    app = await startApp({ GOOGLE_SERVICE_ACCOUNT_JSON: FAKE_GOOGLE_KEY });
-    browser = await launchBrowser();
-  }, 420_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await app?.stop();
-    await fake?.stop();
-  }, 30_000);
+  const s = e2eSuite({ env: { GOOGLE_SERVICE_ACCOUNT_JSON: FAKE_GOOGLE_KEY }, fake: true });
 
   it("AC20: create a webhook-to-slack applet through the two-step editor, insert an ingredient, preview, save, send a test event and watch the run succeed live", async () => {
-    const slack = fake!;
-    const { page, errors } = await signedInPage(browser!, app!);
+    const slack = s.fake;
+    const { page, errors } = await signedInPage(s.browser, s.app);
 
     await page.getByRole("link", { name: "New applet" }).click();
     await page.waitForURL("**/applets/new");
@@ -64,7 +50,7 @@ describe.skipIf(!hasChromium)("applet editor in a real browser", () => {
     await page.waitForURL(/\/applets\/[0-9a-f-]{36}$/);
     await page.getByTestId("applet-name").filter({ hasText: "Paid orders → #sales" }).waitFor();
     const webhookUrl = await page.getByTestId("webhook-url").inputValue();
-    expect(webhookUrl).toMatch(new RegExp(`^${app!.url}/api/hooks/[0-9a-f-]{36}/[A-Za-z0-9_-]{40,}$`));
+    expect(webhookUrl).toMatch(new RegExp(`^${s.app.url}/api/hooks/[0-9a-f-]{36}/[A-Za-z0-9_-]{40,}$`));
 
     // Send test event: the textarea holds the sample; the run link appears once it is queued.
     await page.getByRole("button", { name: "Send test event" }).click();
@@ -103,8 +89,8 @@ describe.skipIf(!hasChromium)("applet editor in a real browser", () => {
   }, 240_000);
 
   it("screens: every screen with realistic applets and runs, saved as screenshots", async () => {
-    const { page, errors } = await signedInPage(browser!, app!);
-    const ids = await seed(page, fake!);
+    const { page, errors } = await signedInPage(s.browser, s.app);
+    const ids = await seed(page, s.fake);
 
     await page.goto("/");
     await page.getByRole("link", { name: "Failed deploys → #ops" }).waitFor();
@@ -160,7 +146,7 @@ describe.skipIf(!hasChromium)("applet editor in a real browser", () => {
     // RSS with "Fetch now" against the local feed.
     await page.goto("/applets/new");
     await page.getByTestId("trigger-card-rss").click();
-    await page.locator("#trigger-url").fill(fake!.url("/feed.xml"));
+    await page.locator("#trigger-url").fill(s.fake.url("/feed.xml"));
     await page.getByRole("button", { name: "Fetch now" }).click();
     await page.getByTestId("fetch-result").filter({ hasText: "5 items in the feed; the first 3:" }).waitFor();
     await screenshot(page, "06-new-applet-rss-fetch-now");
@@ -205,7 +191,7 @@ describe.skipIf(!hasChromium)("applet editor in a real browser", () => {
     await page.locator('[data-testid="runs-table"] tr', { hasText: "running" }).first().waitFor();
     await page.locator('[data-testid="runs-table"] tr', { hasText: "queued" }).first().waitFor();
     await screenshot(page, "10-runs");
-    fake!.release();
+    s.fake.release();
     await page.locator('[data-testid="runs-table"] tr', { hasText: "running" }).first().waitFor({ state: "detached" }).catch(() => undefined);
 
     await page.goto(`/runs/${ids.failedRun}`);
@@ -250,8 +236,8 @@ describe.skipIf(!hasChromium)("applet editor in a real browser", () => {
   // ---- fixes from the UI review ----------------------------------------------------------------
 
   it("UI review: at 390 px wide no main screen scrolls sideways (the nav becomes a top bar, tables scroll in their own box); a skipped run is shown as skipped, not as an error", async () => {
-    const { page, errors } = await signedInPage(browser!, app!);
-    const { appletId, skippedRun, failedRun } = await seedSkipAndFail(page, fake!);
+    const { page, errors } = await signedInPage(s.browser, s.app);
+    const { appletId, skippedRun, failedRun } = await seedSkipAndFail(page, s.fake);
     await page.setViewportSize({ width: 390, height: 844 });
 
     for (const path of ["/", "/runs", `/runs/${skippedRun}`, `/runs/${failedRun}`, `/applets/${appletId}`, "/applets/new", "/settings"]) {
@@ -293,7 +279,7 @@ describe.skipIf(!hasChromium)("applet editor in a real browser", () => {
   }, 240_000);
 
   it("UI review: the sign-in form posts (a submit before hydration never puts the password in the URL), and the page answers a plain form post", async () => {
-    const context = await browser!.newContext({ baseURL: app!.url, javaScriptEnabled: false });
+    const context = await s.browser.newContext({ baseURL: s.app.url, javaScriptEnabled: false });
     const page = await context.newPage();
     page.setDefaultTimeout(60_000);
     await page.goto("/login?next=/runs");
@@ -304,13 +290,13 @@ describe.skipIf(!hasChromium)("applet editor in a real browser", () => {
     const [response] = await Promise.all([page.waitForResponse((r) => r.url().includes("/login") && r.request().method() === "POST"), page.getByRole("button", { name: "Sign in" }).click()]);
     expect(response.status()).toBe(200);
     await page.getByRole("heading", { name: "Sign in to whenthen" }).waitFor();
-    expect(page.url()).toBe(`${app!.url}/login?next=/runs`);
+    expect(page.url()).toBe(`${s.app.url}/login?next=/runs`);
     expect(page.url()).not.toContain(encodeURIComponent(ADMIN.password));
     await context.close();
   }, 120_000);
 
   it("sign-in regression (CI flake in test): fields filled before the page's scripts ran (a password manager, a quick typist) are what the form sends", async () => {
-    const context = await browser!.newContext({ baseURL: app!.url });
+    const context = await s.browser.newContext({ baseURL: s.app.url });
     const page = await context.newPage();
     page.setDefaultTimeout(60_000);
     // Hold every script until both fields are filled, so the fill is sure to come before hydration.
@@ -332,7 +318,7 @@ describe.skipIf(!hasChromium)("applet editor in a real browser", () => {
   }, 120_000);
 
   it("UI review: Change keeps a trigger's and an action's settings; save problems clear when fixed; 'Saved.' clears on the next edit; leaving with unsaved changes asks first", async () => {
-    const { page, errors } = await signedInPage(browser!, app!);
+    const { page, errors } = await signedInPage(s.browser, s.app);
     const dialogs: string[] = [];
     let answer = false;
     page.on("dialog", (d) => {
@@ -376,7 +362,7 @@ describe.skipIf(!hasChromium)("applet editor in a real browser", () => {
 
     // An existing applet: "Saved." is about what is on screen, so the next edit takes it away.
     const created = await page.request.post("/api/applets", {
-      data: { name: "Saved note check", enabled: true, definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "slack", config: { webhook_url: fake!.url("/ok/x"), text: "one" } }] } },
+      data: { name: "Saved note check", enabled: true, definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "slack", config: { webhook_url: s.fake.url("/ok/x"), text: "one" } }] } },
     });
     const { applet } = (await created.json()) as { applet: { id: string } };
     await page.goto(`/applets/${applet.id}`);
@@ -393,7 +379,7 @@ describe.skipIf(!hasChromium)("applet editor in a real browser", () => {
   }, 240_000);
 
   it("UI review: adding a secret under a name that exists asks before replacing its value", async () => {
-    const { page, errors } = await signedInPage(browser!, app!);
+    const { page, errors } = await signedInPage(s.browser, s.app);
     expect((await page.request.post("/api/secrets", { data: { name: "API_TOKEN", value: "first" } })).status()).toBe(201);
     await page.goto("/settings");
     await page.getByRole("cell", { name: "API_TOKEN", exact: true }).waitFor();

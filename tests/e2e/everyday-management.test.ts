@@ -1,7 +1,7 @@
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+import { describe, expect, it } from "vitest";
 import { APPLET_EXAMPLES } from "@/lib/applets/examples";
-import { ADMIN, SKIP_REASON, hasChromium, launchBrowser, screenshot, signedInPage, startApp, type RunningApp } from "./harness";
+import { ADMIN, e2eSuite, hasChromium, postJson, screenshot, signedInPage, SKIP_REASON } from "./harness";
 
 /**
  * The rest, in a real browser against the real app: the password change in Settings,
@@ -11,27 +11,10 @@ import { ADMIN, SKIP_REASON, hasChromium, launchBrowser, screenshot, signedInPag
 if (!hasChromium) console.warn(`tests/e2e/everyday-management.test.ts skipped: ${SKIP_REASON}`);
 
 describe.skipIf(!hasChromium)("managing applets, runs and the account", () => {
-  let app: RunningApp | undefined;
-  let browser: Browser | undefined;
-
-  beforeAll(async () => {
-    app = await startApp();
-    browser = await launchBrowser();
-  }, 420_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await app?.stop();
-  }, 30_000);
-
-  const post = async <T>(page: Page, path: string, data: unknown): Promise<T> => {
-    const res = await page.request.post(path, { data });
-    if (!res.ok()) throw new Error(`POST ${path}: ${res.status()} ${await res.text()}`);
-    return (await res.json()) as T;
-  };
+  const s = e2eSuite();
 
   it("an empty install offers every ready example; a click saves one as a disabled applet and opens it", async () => {
-    const { page, errors } = await signedInPage(browser!, app!);
+    const { page, errors } = await signedInPage(s.browser, s.app);
     await page.goto("/");
     const examples = page.getByTestId("examples");
     await examples.waitFor();
@@ -49,7 +32,7 @@ describe.skipIf(!hasChromium)("managing applets, runs and the account", () => {
     await tags.getByLabel("Tags").fill("laptop, Inbox");
     await tags.getByRole("button", { name: "Save tags" }).click();
     await tags.getByText("Saved.").waitFor();
-    await post(page, "/api/applets/from-example", { key: "schedule-to-email" });
+    await postJson(page, "/api/applets/from-example", { key: "schedule-to-email" });
     await page.goto("/");
     await page.getByLabel("Tag").selectOption("Inbox");
     await page.getByRole("button", { name: "Show" }).click();
@@ -62,8 +45,8 @@ describe.skipIf(!hasChromium)("managing applets, runs and the account", () => {
   }, 240_000);
 
   it("runs are found by error text and by a payload value; the failed ones are retried in bulk after a confirmation that says how many; a replay links to its original", async () => {
-    const { page, errors } = await signedInPage(browser!, app!);
-    const { applet } = await post<{ applet: { id: string } }>(page, "/api/applets", {
+    const { page, errors } = await signedInPage(s.browser, s.app);
+    const { applet } = await postJson<{ applet: { id: string } }>(page, "/api/applets", {
       name: "Orders that fail",
       definition: {
         version: 1,
@@ -74,7 +57,7 @@ describe.skipIf(!hasChromium)("managing applets, runs and the account", () => {
       },
     });
     const runIds: string[] = [];
-    for (const order of [1041, 1042, 1043]) runIds.push((await post<{ run_id: string }>(page, `/api/applets/${applet.id}/test`, { body: { order } })).run_id);
+    for (const order of [1041, 1042, 1043]) runIds.push((await postJson<{ run_id: string }>(page, `/api/applets/${applet.id}/test`, { body: { order } })).run_id);
     // Wait until the worker has failed all three.
     const statusOf = async (id: string) => ((await (await page.request.get(`/api/runs/${id}`)).json()) as { run: { status: string } }).run.status;
     for (const id of runIds) await expect.poll(() => statusOf(id), { timeout: 180_000, interval: 250 }).toBe("failed");
@@ -118,7 +101,7 @@ describe.skipIf(!hasChromium)("managing applets, runs and the account", () => {
   }, 420_000);
 
   it("keyboard — a skip link first on every page, Ctrl+S saves in the editor, and a refused save puts the focus on the first error", async () => {
-    const { page, errors } = await signedInPage(browser!, app!);
+    const { page, errors } = await signedInPage(s.browser, s.app);
     for (const path of ["/", "/runs", "/settings", "/applets/new"]) {
       await page.goto(path);
       await page.keyboard.press("Tab");
@@ -136,7 +119,7 @@ describe.skipIf(!hasChromium)("managing applets, runs and the account", () => {
     await page.waitForFunction(() => document.activeElement?.getAttribute("aria-invalid") === "true", undefined, { timeout: 10_000 }).catch(() => undefined);
     expect(await page.evaluate(() => document.activeElement?.getAttribute("aria-invalid"))).toBe("true");
     // Fixed, Ctrl+S saves and opens the applet; there, Ctrl+S saves an edit in place.
-    const { applet } = await post<{ applet: { id: string } }>(page, "/api/applets/from-example", { key: "webhook-to-note" });
+    const { applet } = await postJson<{ applet: { id: string } }>(page, "/api/applets/from-example", { key: "webhook-to-note" });
     await page.goto(`/applets/${applet.id}`);
     await page.locator("#applet-name").fill("Contact form → notes (renamed by Ctrl+S)");
     await page.keyboard.press("Control+s");
@@ -148,8 +131,8 @@ describe.skipIf(!hasChromium)("managing applets, runs and the account", () => {
   }, 240_000);
 
   it("'Listen for test event' on a disabled draft webhook: the first real request becomes the sample, and nothing runs", async () => {
-    const { page, errors } = await signedInPage(browser!, app!);
-    const { applet } = await post<{ applet: { id: string; webhook_url: string } }>(page, "/api/applets/from-example", { key: "webhook-to-note" });
+    const { page, errors } = await signedInPage(s.browser, s.app);
+    const { applet } = await postJson<{ applet: { id: string; webhook_url: string } }>(page, "/api/applets/from-example", { key: "webhook-to-note" });
     await page.goto(`/applets/${applet.id}`);
     const listen = page.getByTestId("listen");
     await listen.getByRole("button", { name: "Listen for test event" }).click();
@@ -169,8 +152,8 @@ describe.skipIf(!hasChromium)("managing applets, runs and the account", () => {
   }, 240_000);
 
   it("the password is changed in Settings with the current one; another browser is signed out, this one stays", async () => {
-    const { page, errors } = await signedInPage(browser!, app!);
-    const other = await signedInPage(browser!, app!);
+    const { page, errors } = await signedInPage(s.browser, s.app);
+    const other = await signedInPage(s.browser, s.app);
     await page.goto("/settings");
     const form = page.getByTestId("change-password");
     await form.getByLabel("Current password").fill("not the password");

@@ -1,9 +1,9 @@
 import Database from "better-sqlite3";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SKIP_REASON, hasChromium, launchBrowser, screenshot, signedInPage, startApp, type RunningApp } from "./harness";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { e2eSuite, hasChromium, screenshot, signedInPage, SKIP_REASON } from "./harness";
 
 /**
  * The fire ledger and expected activity in a real browser against the real app and worker: a
@@ -17,18 +17,7 @@ if (!hasChromium) console.warn(`tests/e2e/fire-ledger.test.ts skipped: ${SKIP_RE
 const SHOTS = process.env.SHOTS_DIR;
 
 describe.skipIf(!hasChromium)("the fire ledger and quiet applets", () => {
-  let app: RunningApp | undefined;
-  let browser: Browser | undefined;
-
-  beforeAll(async () => {
-    app = await startApp();
-    browser = await launchBrowser();
-  }, 420_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await app?.stop();
-  }, 30_000);
+  const s = e2eSuite();
 
   const request = async <T>(page: Page, method: "post" | "put", url: string, data: unknown): Promise<T> => {
     const res = await page.request[method](url, { data });
@@ -43,7 +32,7 @@ describe.skipIf(!hasChromium)("the fire ledger and quiet applets", () => {
   };
 
   it("shows the ledger with its outcome filter, the quiet mark on the applet page and in the list, and a schedule's next fire times", async () => {
-    const { page, errors } = await signedInPage(browser!, app!);
+    const { page, errors } = await signedInPage(s.browser, s.app);
     const { applet } = await request<{ applet: { id: string; webhook_url: string } }>(page, "post", "/api/applets", {
       name: "Orders webhook",
       definition: { version: 1, trigger: { type: "webhook", config: { dedupe_path: "id" } }, actions: [{ type: "http", config: { url: "https://example.com/hook" } }] },
@@ -53,7 +42,7 @@ describe.skipIf(!hasChromium)("the fire ledger and quiet applets", () => {
     expect((await (await page.request.post(hook, { data: { id: "order-1" } })).json()) as object).toMatchObject({ duplicate: true });
     await request(page, "put", `/api/applets/${applet.id}/activity`, { expect_every_hours: 24 });
     // 26 hours of silence: the applet, its expectation and its one event moved back in time.
-    const db = new Database(path.join(app!.dataDir, "app.db"));
+    const db = new Database(path.join(s.app.dataDir, "app.db"));
     db.pragma("busy_timeout = 5000");
     const back = (h: number) => new Date(Date.now() - h * 3_600_000).toISOString();
     db.prepare("UPDATE applets SET created_at = ? WHERE id = ?").run(back(30), applet.id);

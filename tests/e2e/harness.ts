@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type Page } from "playwright-core";
+import { afterAll, beforeAll } from "vitest";
 import { findChromium } from "./chromium";
 
 /**
@@ -258,4 +259,57 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   // caret: "initial": hiding the caret means writing an inline style on every input, and on a page
   // that has not hydrated yet React then reports a hydration mismatch (seen on /runs under load).
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true, caret: "initial" });
+}
+
+/** What a browser suite runs against, started once before its tests (see `e2eSuite`). */
+export interface E2eSuite {
+  readonly app: RunningApp;
+  readonly browser: Browser;
+  /** The stand-in for the outside services; only with `fake: true`. */
+  readonly fake: FakeServices;
+}
+
+/**
+ * The app, a browser and (with `fake`) the outside services' stand-in, started before a suite's
+ * tests and stopped after them; `env` is passed to the app, `ready` runs once all are up (to warm
+ * the pages a dev server compiles on first request). Call it inside the suite's `describe`.
+ */
+export function e2eSuite(opts: { env?: Record<string, string>; fake?: boolean; ready?: (suite: E2eSuite) => Promise<void> } = {}): E2eSuite {
+  let app: RunningApp | undefined;
+  let browser: Browser | undefined;
+  let fake: FakeServices | undefined;
+  const started = <T>(what: string, value: T | undefined): T => {
+    if (value === undefined) throw new Error(`e2e: the suite's ${what} is not started${what === "fake services" ? " (e2eSuite({ fake: true }))" : ""}`);
+    return value;
+  };
+  const suite: E2eSuite = {
+    get app() {
+      return started("app", app);
+    },
+    get browser() {
+      return started("browser", browser);
+    },
+    get fake() {
+      return started("fake services", fake);
+    },
+  };
+  beforeAll(async () => {
+    if (opts.fake) fake = await new FakeServices().start();
+    app = await startApp(opts.env);
+    browser = await launchBrowser();
+    await opts.ready?.(suite);
+  }, 420_000);
+  afterAll(async () => {
+    await browser?.close();
+    await app?.stop();
+    await fake?.stop();
+  }, 30_000);
+  return suite;
+}
+
+/** POSTs JSON with the page's session and returns the answer's JSON; any status but 2xx throws with the body. */
+export async function postJson<T>(page: Page, path: string, data: unknown): Promise<T> {
+  const res = await page.request.post(path, { data });
+  if (!res.ok()) throw new Error(`POST ${path}: ${res.status()} ${await res.text()}`);
+  return (await res.json()) as T;
 }

@@ -1,6 +1,6 @@
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FakeServices, SKIP_REASON, hasChromium, launchBrowser, screenshot, signedInPage, startApp, type RunningApp } from "./harness";
+
+import { describe, expect, it } from "vitest";
+import { e2eSuite, hasChromium, postJson, screenshot, signedInPage, SKIP_REASON } from "./harness";
 
 /**
  * The health at a glance part, in a real browser against the real app: the worker banner comes
@@ -11,48 +11,28 @@ import { FakeServices, SKIP_REASON, hasChromium, launchBrowser, screenshot, sign
 if (!hasChromium) console.warn(`tests/e2e/health-marks.test.ts skipped: ${SKIP_REASON}`);
 
 describe.skipIf(!hasChromium)("health at a glance", () => {
-  let app: RunningApp | undefined;
-  let fake: FakeServices | undefined;
-  let browser: Browser | undefined;
-
-  beforeAll(async () => {
-    fake = await new FakeServices().start();
-    app = await startApp({ WORKER_LEASE_SECONDS: "3", WORKER_STALE_SECONDS: "4" });
-    browser = await launchBrowser();
-  }, 420_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await app?.stop();
-    await fake?.stop();
-  }, 30_000);
-
-  const post = async <T>(page: Page, path: string, data: unknown): Promise<T> => {
-    const res = await page.request.post(path, { data });
-    if (!res.ok()) throw new Error(`POST ${path}: ${res.status()} ${await res.text()}`);
-    return (await res.json()) as T;
-  };
+  const s = e2eSuite({ env: { WORKER_LEASE_SECONDS: "3", WORKER_STALE_SECONDS: "4" }, fake: true });
 
   it("an RSS applet pointed at a JSON URL shows its trigger error mark in the list, with the message on hover and on tap", async () => {
-    const { page, errors } = await signedInPage(browser!, app!);
-    await post(page, "/api/applets", {
+    const { page, errors } = await signedInPage(s.browser, s.app);
+    await postJson(page, "/api/applets", {
       name: "Prices as a feed",
       definition: {
         version: 1,
-        trigger: { type: "rss", config: { url: fake!.url("/price.json"), interval_min: 5, fire_on_first_poll: true } },
-        actions: [{ type: "slack", config: { webhook_url: fake!.url("/ok/services/T/B/X"), text: "{{trigger.title}}" } }],
+        trigger: { type: "rss", config: { url: s.fake.url("/price.json"), interval_min: 5, fire_on_first_poll: true } },
+        actions: [{ type: "slack", config: { webhook_url: s.fake.url("/ok/services/T/B/X"), text: "{{trigger.title}}" } }],
       },
     });
-    await post(page, "/api/applets", {
+    await postJson(page, "/api/applets", {
       name: "A healthy webhook",
-      definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "slack", config: { webhook_url: fake!.url("/ok/services/T/B/Y"), text: "x" } }] },
+      definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "slack", config: { webhook_url: s.fake.url("/ok/services/T/B/Y"), text: "x" } }] },
     });
     // A webhook whose Slack answers 400 (not retried): its run fails.
-    const { applet: failing } = await post<{ applet: { id: string } }>(page, "/api/applets", {
+    const { applet: failing } = await postJson<{ applet: { id: string } }>(page, "/api/applets", {
       name: "Slack refuses",
-      definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "slack", config: { webhook_url: fake!.url("/fail/services/T/B/Z"), text: "x" } }] },
+      definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "slack", config: { webhook_url: s.fake.url("/fail/services/T/B/Z"), text: "x" } }] },
     });
-    await post(page, `/api/applets/${failing.id}/test`, { body: { title: "x" } });
+    await postJson(page, `/api/applets/${failing.id}/test`, { body: { title: "x" } });
     // The worker's scheduler polls the new applet at its next tick (every 15 s); the list is a
     // server-rendered page, so it is reloaded until the mark is there.
     await page.goto("/");
@@ -93,7 +73,7 @@ describe.skipIf(!hasChromium)("health at a glance", () => {
   }, 180_000);
 
   it("stop the worker and the banner appears within the heartbeat window; start it and the banner goes, without a reload", async () => {
-    const { page, errors } = await signedInPage(browser!, app!);
+    const { page, errors } = await signedInPage(s.browser, s.app);
     await page.goto("/settings");
     await page.getByTestId("health-panel").waitFor();
     expect(await page.getByTestId("banner-worker").count()).toBe(0);
@@ -104,14 +84,14 @@ describe.skipIf(!hasChromium)("health at a glance", () => {
     await page.setViewportSize({ width: 1280, height: 900 });
 
     await page.goto("/runs");
-    await app!.stopWorker();
+    await s.app.stopWorker();
     // Stale after 4 s, looked at every second: well inside the wait below, no reload.
     await page.getByTestId("banner-worker").filter({ hasText: /The worker has not been seen for \d+ s: .*nothing executes\. Start it with pnpm worker \/ check the worker container\./ }).waitFor({ timeout: 30_000 });
     await screenshot(page, "18-banner-worker-stopped");
     await page.setViewportSize({ width: 390, height: 844 });
     await screenshot(page, "18-banner-worker-stopped-390");
 
-    app!.startWorker();
+    s.app.startWorker();
     await page.getByTestId("health-banner").waitFor({ state: "detached", timeout: 120_000 });
     expect(errors).toEqual([]);
     await page.context().close();

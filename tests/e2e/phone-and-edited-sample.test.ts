@@ -1,8 +1,8 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SCREENSHOTS, SKIP_REASON, hasChromium, launchBrowser, screenshot, signedInPage, startApp, type RunningApp } from "./harness";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { e2eSuite, hasChromium, screenshot, SCREENSHOTS, signedInPage, SKIP_REASON } from "./harness";
 
 /**
  * In a real browser against the real app: every list and page fits a 390 px phone (nothing runs
@@ -15,18 +15,7 @@ if (!hasChromium) console.warn(`tests/e2e/phone-and-edited-sample.test.ts skippe
 const SHOTS = process.env.SHOTS_DIR;
 
 describe.skipIf(!hasChromium)("phones and the edited sample", () => {
-  let app: RunningApp | undefined;
-  let browser: Browser | undefined;
-
-  beforeAll(async () => {
-    app = await startApp();
-    browser = await launchBrowser();
-  }, 420_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await app?.stop();
-  }, 30_000);
+  const s = e2eSuite();
 
   const shot = async (page: Page, name: string) => {
     if (!SHOTS) return screenshot(page, name);
@@ -55,7 +44,7 @@ describe.skipIf(!hasChromium)("phones and the edited sample", () => {
     });
 
   it("the applets list, runs list, applet page, run page and settings fit a 390 px phone and hydrate as rendered, and the runs filter folds behind a button", async () => {
-    const { page, errors } = await signedInPage(browser!, app!);
+    const { page, errors } = await signedInPage(s.browser, s.app);
     const applet = await makeWebhookApplet(page, "Orders from the shop's checkout, sent on to the accounting webhook");
     const hook = new URL(applet.webhook_url).pathname;
     for (const id of ["order-1", "order-2"]) expect((await page.request.post(hook, { data: { id } })).status()).toBe(202);
@@ -109,7 +98,7 @@ describe.skipIf(!hasChromium)("phones and the edited sample", () => {
   }, 300_000);
 
   it("a sample edited in the editor drives the ingredient picker, the curl line and Send test event; the timing preview names the reader's time; Who may call it helps one preset at a time", async () => {
-    const { page, errors } = await signedInPage(browser!, app!);
+    const { page, errors } = await signedInPage(s.browser, s.app);
     // Timed an hour after the event: its preview is planned in the applet's zone (UTC here).
     const applet = await makeWebhookApplet(page, "Paid orders", { at: "+1h" });
     await page.goto(`/applets/${applet.id}`);

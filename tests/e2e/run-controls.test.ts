@@ -1,8 +1,8 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN, SKIP_REASON, hasChromium, launchBrowser, screenshot, signedInPage, startApp, type RunningApp } from "./harness";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { ADMIN, e2eSuite, hasChromium, screenshot, signedInPage, SKIP_REASON } from "./harness";
 
 /**
  * Controls over runs on the applet page, in a real browser against the real app: a value out of
@@ -15,23 +15,15 @@ if (!hasChromium) console.warn(`tests/e2e/run-controls.test.ts skipped: ${SKIP_R
 const SHOTS = process.env.SHOTS_DIR;
 
 describe.skipIf(!hasChromium)("controls over runs on the applet page", () => {
-  let app: RunningApp | undefined;
-  let browser: Browser | undefined;
-
-  beforeAll(async () => {
-    app = await startApp();
-    browser = await launchBrowser();
-    // Compiles the pages this test opens before it starts (a dev server compiles on first request).
-    const warm = await browser.newContext({ baseURL: app.url });
-    await warm.request.post("/api/login", { data: { email: ADMIN.email, password: ADMIN.password }, timeout: 300_000 });
-    for (const url of ["/", "/login"]) await warm.request.get(url, { timeout: 300_000 });
-    await warm.close();
-  }, 420_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await app?.stop();
-  }, 30_000);
+  const s = e2eSuite({
+    ready: async (suite) => {
+      // Compiles the pages this test opens before it starts (a dev server compiles on first request).
+      const warm = await suite.browser.newContext({ baseURL: suite.app.url });
+      await warm.request.post("/api/login", { data: { email: ADMIN.email, password: ADMIN.password }, timeout: 300_000 });
+      for (const url of ["/", "/login"]) await warm.request.get(url, { timeout: 300_000 });
+      await warm.close();
+    },
+  });
 
   const shot = async (page: Page, name: string) => {
     if (!SHOTS) return screenshot(page, name);
@@ -41,7 +33,7 @@ describe.skipIf(!hasChromium)("controls over runs on the applet page", () => {
   };
 
   it("refuses a concurrency of 0 under its field, warns about a key that renders empty, and saves per-key concurrency with a rate limit", async () => {
-    const { page, errors } = await signedInPage(browser!, app!);
+    const { page, errors } = await signedInPage(s.browser, s.app);
     // The applet page is the dev server's biggest first compile.
     page.setDefaultTimeout(300_000);
     const res = await page.request.post("/api/applets", {
@@ -77,7 +69,7 @@ describe.skipIf(!hasChromium)("controls over runs on the applet page", () => {
   }, 300_000);
 
   it("saves strict order (a waiting run holds back the next ones), which parallel lanes do not offer", async () => {
-    const { page, errors } = await signedInPage(browser!, app!);
+    const { page, errors } = await signedInPage(s.browser, s.app);
     page.setDefaultTimeout(300_000);
     const res = await page.request.post("/api/applets", {
       data: { name: "Bookings", definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "http", config: { url: "https://example.com/hook" } }] } },

@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FakeServices, SKIP_REASON, hasChromium, launchBrowser, screenshot, signedInPage, startApp, type RunningApp } from "./harness";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { e2eSuite, hasChromium, screenshot, signedInPage, SKIP_REASON } from "./harness";
 
 /**
  * The step editor in a real browser against the real app: "amount > 100 → Slack, otherwise email"
@@ -37,24 +37,10 @@ async function setAmount(page: Page, amount: number): Promise<void> {
 }
 
 describe.skipIf(!hasChromium)("the step editor in a real browser", () => {
-  let app: RunningApp | undefined;
-  let fake: FakeServices | undefined;
-  let browser: Browser | undefined;
-
-  beforeAll(async () => {
-    fake = await new FakeServices().start();
-    app = await startApp();
-    browser = await launchBrowser();
-  }, 420_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await app?.stop();
-    await fake?.stop();
-  }, 30_000);
+  const s = e2eSuite({ fake: true });
 
   it("builds amount > 100 → Slack, otherwise email, previews both samples, saves, and both runs show their tree", async () => {
-    const { page, errors } = await signedInPage(browser!, app!);
+    const { page, errors } = await signedInPage(s.browser, s.app);
     await page.getByRole("link", { name: "New applet" }).click();
     await page.waitForURL("**/applets/new");
     await page.getByTestId("trigger-card-webhook").click();
@@ -82,7 +68,7 @@ describe.skipIf(!hasChromium)("the step editor in a real browser", () => {
     await then.getByRole("button", { name: "Add step: Action" }).click();
     await then.getByTestId("action-card-slack").click();
     const slackStep = page.getByTestId("step-action_1");
-    await slackStep.getByRole("textbox", { name: "Webhook URL" }).fill(fake!.url("/ok/services/T0/B0/large"));
+    await slackStep.getByRole("textbox", { name: "Webhook URL" }).fill(s.fake.url("/ok/services/T0/B0/large"));
     await slackStep.locator("#action0-text").fill("Large order: {{trigger.body.title}} ({{trigger.body.amount}})");
 
     // Else: email to the outbox.
@@ -141,7 +127,7 @@ describe.skipIf(!hasChromium)("the step editor in a real browser", () => {
     await page.locator('[data-testid="branch-if_1-else"][data-taken="true"]').waitFor();
     await shots(page, "step-editor-run-small");
 
-    const slack = fake!.received.filter((r) => r.path.startsWith("/ok/services/T0/B0/large"));
+    const slack = s.fake.received.filter((r) => r.path.startsWith("/ok/services/T0/B0/large"));
     expect(slack.map((r) => JSON.parse(r.body) as unknown)).toEqual([{ text: "Large order: Order 150 (150)" }]);
     expect(errors).toEqual([]);
     await page.context().close();

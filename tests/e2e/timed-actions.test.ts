@@ -1,7 +1,7 @@
 import path from "node:path";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FakeServices, SCREENSHOTS, SKIP_REASON, hasChromium, launchBrowser, screenshot, signedInPage, startApp, type RunningApp } from "./harness";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { e2eSuite, FakeServices, hasChromium, screenshot, SCREENSHOTS, signedInPage, SKIP_REASON } from "./harness";
 
 /**
  * In a real browser against the real app: a timed action added in the editor (a
@@ -14,21 +14,7 @@ if (!hasChromium) console.warn(`tests/e2e/timed-actions.test.ts skipped: ${SKIP_
 const DAY = 86_400_000;
 
 describe.skipIf(!hasChromium)("timed actions in the browser", () => {
-  let app: RunningApp | undefined;
-  let fake: FakeServices | undefined;
-  let browser: Browser | undefined;
-
-  beforeAll(async () => {
-    fake = await new FakeServices().start();
-    app = await startApp();
-    browser = await launchBrowser();
-  }, 420_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await app?.stop();
-    await fake?.stop();
-  }, 30_000);
+  const s = e2eSuite({ fake: true });
 
   /** The page at 1280 and 390 px; with `parts`, those elements alone too (a tall page's detail is unreadable whole). */
   const both = async (page: Page, name: string, parts: Record<string, string> = {}) => {
@@ -42,7 +28,7 @@ describe.skipIf(!hasChromium)("timed actions in the browser", () => {
   };
 
   it("a reminder -24h anchored at trigger.body.starts_at, added in the editor, is planned by a webhook event and listed on the applet page with its due time", async () => {
-    const { page, errors } = await signedInPage(browser!, app!);
+    const { page, errors } = await signedInPage(s.browser, s.app);
     // Whole seconds, three days ahead: the reminder is due two days from now, well inside any timeout.
     const startsAt = new Date(Math.floor((Date.now() + 3 * DAY) / 1000) * 1000).toISOString().replace(".000Z", "Z");
     const dueAt = new Date(Date.parse(startsAt) - DAY).toISOString();
@@ -51,7 +37,7 @@ describe.skipIf(!hasChromium)("timed actions in the browser", () => {
     await page.goto("/applets/new");
     await page.getByTestId("trigger-card-webhook").click();
     await page.getByTestId("action-card-slack").click();
-    await page.getByRole("textbox", { name: "Webhook URL" }).fill(fake!.url("/ok/services/T/B/REMIND"));
+    await page.getByRole("textbox", { name: "Webhook URL" }).fill(s.fake.url("/ok/services/T/B/REMIND"));
     await page.locator("#action0-text").fill("Reminder: {{trigger.body.title}} starts {{trigger.body.starts_at}}");
 
     // The sample carries the booking's start: the anchor is picked from its time-looking values.
@@ -117,7 +103,7 @@ describe.skipIf(!hasChromium)("timed actions in the browser", () => {
     const recent = page.getByTestId("planned-recent");
     await recent.getByTestId("planned-reason").filter({ hasText: "Cancelled: replaced by a newer version of the record" }).waitFor();
     await page.getByTestId("upcoming-empty").waitFor();
-    nothingSent(fake!);
+    nothingSent(s.fake);
     await both(page, "17-applet-cancelled", { list: "planned-runs" });
 
     // The run log lists it under its status, with the reason in words and its due time.
@@ -143,7 +129,7 @@ describe.skipIf(!hasChromium)("timed actions in the browser", () => {
     await page.getByTestId("run-timed").filter({ hasText: "Skipped: the anchor time was missing or not a time" }).waitFor();
     expect(await page.getByTestId("run-plan").textContent()).toContain("trigger.body.starts_at");
     await both(page, "17-run-skipped");
-    nothingSent(fake!);
+    nothingSent(s.fake);
     expect(errors).toEqual([]);
     await page.context().close();
   }, 300_000);

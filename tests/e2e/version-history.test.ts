@@ -1,8 +1,8 @@
 import Database from "better-sqlite3";
 import path from "node:path";
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FakeServices, SCREENSHOTS, SKIP_REASON, hasChromium, launchBrowser, screenshot, signedInPage, startApp, type RunningApp } from "./harness";
+
+import { describe, expect, it } from "vitest";
+import { e2eSuite, hasChromium, screenshot, SCREENSHOTS, signedInPage, SKIP_REASON } from "./harness";
 
 /**
  * Version history, in a real browser against the real app: edit an applet twice, open
@@ -12,26 +12,12 @@ import { FakeServices, SCREENSHOTS, SKIP_REASON, hasChromium, launchBrowser, scr
 if (!hasChromium) console.warn(`tests/e2e/version-history.test.ts skipped: ${SKIP_REASON}`);
 
 describe.skipIf(!hasChromium)("version history of applets in the browser", () => {
-  let app: RunningApp | undefined;
-  let fake: FakeServices | undefined;
-  let browser: Browser | undefined;
-
-  beforeAll(async () => {
-    fake = await new FakeServices().start();
-    app = await startApp();
-    browser = await launchBrowser();
-  }, 420_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await app?.stop();
-    await fake?.stop();
-  }, 30_000);
+  const s = e2eSuite({ fake: true });
 
   it("edit an applet twice, open History, see the diff, restore, see the restored definition in the editor", async () => {
-    const { page, errors } = await signedInPage(browser!, app!);
+    const { page, errors } = await signedInPage(s.browser, s.app);
     const created = await page.request.post("/api/applets", {
-      data: { name: "Deploy notice", enabled: true, definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "slack", config: { webhook_url: fake!.url("/ok/services/T/B/X"), text: "Deploy one" } }] } },
+      data: { name: "Deploy notice", enabled: true, definition: { version: 1, trigger: { type: "webhook", config: {} }, actions: [{ type: "slack", config: { webhook_url: s.fake.url("/ok/services/T/B/X"), text: "Deploy one" } }] } },
     });
     expect(created.status()).toBe(201);
     const id = ((await created.json()) as { applet: { id: string } }).applet.id;
@@ -81,7 +67,7 @@ describe.skipIf(!hasChromium)("version history of applets in the browser", () =>
     await screenshot(page, "18-history-restored");
 
     // A version today's checks refuse (as an older release may have stored it): not restored, each field named.
-    const db = new Database(path.join(app!.dataDir, "app.db"));
+    const db = new Database(path.join(s.app.dataDir, "app.db"));
     db.prepare("UPDATE applet_versions SET definition = json_set(definition, '$.steps[0].config.webhook_url', 'not a url') WHERE applet_id = ? AND version = 2").run(id);
     db.close();
     await page.getByTestId("restore-2").click();

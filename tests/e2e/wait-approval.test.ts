@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FakeServices, SCREENSHOTS, SKIP_REASON, hasChromium, launchBrowser, screenshot, signedInPage, startApp, type RunningApp } from "./harness";
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { e2eSuite, hasChromium, screenshot, SCREENSHOTS, signedInPage, SKIP_REASON } from "./harness";
 
 /**
  * In a real browser against the real app: an applet emails an approval link (to the outbox, as
@@ -16,21 +16,7 @@ if (!hasChromium) console.warn(`tests/e2e/wait-approval.test.ts skipped: ${SKIP_
 const decoded = (eml: string) => eml.replace(/=\r?\n/g, "").replace(/=([0-9A-F]{2})/g, (_m, h: string) => String.fromCharCode(parseInt(h, 16)));
 
 describe.skipIf(!hasChromium)("a run that waits for an approval", () => {
-  let app: RunningApp | undefined;
-  let fake: FakeServices | undefined;
-  let browser: Browser | undefined;
-
-  beforeAll(async () => {
-    fake = await new FakeServices().start();
-    app = await startApp();
-    browser = await launchBrowser();
-  }, 420_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await app?.stop();
-    await fake?.stop();
-  }, 30_000);
+  const s = e2eSuite({ fake: true });
 
   const both = async (page: Page, name: string) => {
     for (const width of [1280, 390]) {
@@ -42,9 +28,9 @@ describe.skipIf(!hasChromium)("a run that waits for an approval", () => {
   };
 
   it("the emailed approve link opens a page that asks, one click approves, and the run finishes", async () => {
-    const { page, errors } = await signedInPage(browser!, app!);
+    const { page, errors } = await signedInPage(s.browser, s.app);
     const created = await page.request.post("/api/applets", {
-      headers: { origin: app!.url },
+      headers: { origin: s.app.url },
       data: {
         name: "Post the draft when approved",
         definition: {
@@ -53,7 +39,7 @@ describe.skipIf(!hasChromium)("a run that waits for an approval", () => {
           steps: [
             { id: "ask", type: "email", config: { to: "ops@example.com", subject: "Approve: {{trigger.body.title}}", body_markdown: "Approve: {{run.approve_url}}\n\nDeny: {{run.deny_url}}" } },
             { id: "approval", type: "wait", kind: "for_approval", message: "Post the draft “{{trigger.body.title}}” to the blog?", timeout: "2h" },
-            { id: "post", type: "http", config: { url: fake!.url("/ok/post"), method: "POST", body: { title: "{{trigger.body.title}}", decided: "{{steps.approval.output.resolution}}" } } },
+            { id: "post", type: "http", config: { url: s.fake.url("/ok/post"), method: "POST", body: { title: "{{trigger.body.title}}", decided: "{{steps.approval.output.resolution}}" } } },
           ],
         },
       },
@@ -64,7 +50,7 @@ describe.skipIf(!hasChromium)("a run that waits for an approval", () => {
     expect(hook.status).toBeLessThan(300);
 
     // The email lands in the outbox with the links.
-    const outbox = path.join(app!.dataDir, "outbox");
+    const outbox = path.join(s.app.dataDir, "outbox");
     let eml = "";
     for (let i = 0; i < 240 && !eml; i++) {
       const files = (() => {
@@ -106,7 +92,7 @@ describe.skipIf(!hasChromium)("a run that waits for an approval", () => {
     // A link preview's GET decides nothing; the page asks for one click.
     const preview = await fetch(approve!, { headers: { accept: "text/html" } });
     expect(preview.status).toBe(200);
-    const link = await browser!.newPage({ viewport: { width: 1280, height: 900 } });
+    const link = await s.browser.newPage({ viewport: { width: 1280, height: 900 } });
     await link.goto(approve!, { waitUntil: "load" });
     expect(await link.locator("blockquote").textContent()).toBe("Post the draft “Spring sale” to the blog?");
     await both(link, "wait-approval-page");
@@ -122,7 +108,7 @@ describe.skipIf(!hasChromium)("a run that waits for an approval", () => {
     await expect.poll(async () => page.getByTestId("run-status").textContent(), { timeout: 60_000 }).toBe("succeeded");
     await page.waitForTimeout(300);
     await both(page, "wait-run-finished");
-    const posted = fake!.received.filter((r) => r.path === "/ok/post");
+    const posted = s.fake.received.filter((r) => r.path === "/ok/post");
     expect(posted).toHaveLength(1);
     expect(JSON.parse(posted[0]!.body)).toEqual({ title: "Spring sale", decided: "approved" });
     expect(errors).toEqual([]);
@@ -131,9 +117,9 @@ describe.skipIf(!hasChromium)("a run that waits for an approval", () => {
   }, 900_000);
 
   it("the Slack action's form offers Approve and Deny buttons, and a save without a for_approval wait after it is refused at that box", async () => {
-    const { page, errors } = await signedInPage(browser!, app!);
+    const { page, errors } = await signedInPage(s.browser, s.app);
     const created = await page.request.post("/api/applets", {
-      headers: { origin: app!.url },
+      headers: { origin: s.app.url },
       data: {
         name: "Ask in Slack",
         definition: {
@@ -150,7 +136,7 @@ describe.skipIf(!hasChromium)("a run that waits for an approval", () => {
     const id = ((await created.json()) as { applet: { id: string } }).applet.id;
     // Without the wait after it, the API names the field.
     const refused = await page.request.post("/api/applets", {
-      headers: { origin: app!.url },
+      headers: { origin: s.app.url },
       data: { name: "No wait", definition: { version: 2, trigger: { type: "webhook", config: {} }, steps: [{ id: "ask", type: "slack", config: { webhook_url: "{{secrets.SLACK_WEBHOOK}}", text: "x", approval_buttons: true } }] } },
     });
     expect(refused.status()).toBe(400);
