@@ -102,3 +102,24 @@ export function createWorkerLease(
     },
   };
 }
+
+/**
+ * The heartbeat: renews the lease on a real-time timer, a third of the lease and at most 15 s apart
+ * whatever the lease (/api/health calls a heartbeat older than 60 s a stopped worker), since a slot
+ * busy with a long action does not claim and claims alone would not keep it fresh. One that works
+ * while faults are on (space came back) wakes the slots backing off, so they try again now rather
+ * than at the end of a back-off that may be 30 s long.
+ */
+export function startHeartbeat(lease: Pick<WorkerLease, "keep">, opts: { leaseMs: number; faults: Pick<FaultTracker, "current">; wake: () => void }): { stop(): void } {
+  const timer = setInterval(
+    () => {
+      const faulty = opts.faults.current() !== null;
+      void lease.keep({ force: true }).then((kept) => {
+        if (kept && faulty) opts.wake();
+      });
+    },
+    Math.max(250, Math.min(15_000, Math.floor(opts.leaseMs / 3))),
+  );
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
+}

@@ -1,11 +1,13 @@
 import { createFaultTracker, type FaultTracker } from "../core/faults";
-import { errorMessage, isDatabaseError } from "../core/errors";
 import type { ClaimedRun } from "../db/store";
 import { executeRun, UnsavedOutcome, type ExecutorDeps, type Outcome } from "../executor/run";
 import { processMetrics } from "../metrics";
-import { createWorkerLease, type WorkerLease, type WorkerReport } from "./lease";
+import { createWorkerLease, startHeartbeat, type WorkerLease, type WorkerReport } from "./lease";
 import { createLivenessWatch, type LivenessWatch } from "./liveness";
-import { startQueueWakeups } from "./wakeups";
+import { createOutcomes } from "./outcomes";
+import { createPauses } from "./pauses";
+import { startRecovery } from "./recovery";
+import { slotIdleness, startQueueWakeups } from "./wakeups";
 
 /** A live worker's run locked longer than this is taken to be stuck and goes back to the queue (spec: 10 minutes). */
 export const STUCK_AFTER_MS = 10 * 60_000;
@@ -82,95 +84,23 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
    */
   const held = new Set<string>();
   const claimingSince = new Map<number, number>();
-  const waiters = new Set<() => void>();
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        waiters.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      waiters.add(done);
-    });
-  const wake = () => [...waiters].forEach((w) => w());
+  const { pause, wake } = createPauses();
+  const outcomes = createOutcomes(deps.app, { faults, pause, abandoned: () => abandoned });
   // Where the store announces claimable runs, it does so only while a worker says it has an idle
   // slot (lib/queue/wakeups.ts): a slot is idle from a claim that found nothing to one that found a run.
   const wakeups = store.notifications ? startQueueWakeups({ notifications: store.notifications, workerId: opts.workerId, wake, log }) : null;
-  const idleSlots = new Set<number>();
-  const setIdle = (n: number, idle: boolean) => {
-    if (idle === idleSlots.has(n)) return;
-    if (idle) {
-      idleSlots.add(n);
-      if (idleSlots.size === 1) wakeups?.idle();
-    } else {
-      idleSlots.delete(n);
-      if (idleSlots.size === 0) wakeups?.busy();
-    }
-  };
+  const setIdle = slotIdleness(wakeups);
 
-  const recoverStale = async ({ gone = [], watch = false }: { gone?: string[]; watch?: boolean } = {}) => {
-    try {
-      const now = clock.now();
-      const earliestClaim = Math.min(now.getTime(), ...claimingSince.values());
-      const recovered = await store.runs.recoverStale({
-        now,
-        stuckBefore: new Date(now.getTime() - stuckAfterMs),
-        self: opts.workerId,
-        gone,
-        holding: { ids: [...held], lockedBefore: new Date(earliestClaim - 1_000) },
-      });
-      // The workers to probe until the next check (one small read every check, none per probe on SQLite).
-      if (watch) liveness.watch(await store.workers.live(now));
-      faults.succeeded("recovering runs of stopped workers");
-      if (recovered.length === 0) return;
-      const said = {
-        lease: "requeued runs whose worker's lease expired",
-        gone: "requeued runs whose worker's process or database session is gone",
-        orphan: "requeued runs this worker claimed but never got (the database connection was cut under the claim)",
-        stuck: `requeued runs locked longer than ${stuckAfterMs / 60_000} minutes`,
-      } as const;
-      for (const reason of ["lease", "gone", "orphan", "stuck"] as const) {
-        const runs = recovered.filter((r) => r.reason === reason);
-        if (runs.length === 0) continue;
-        log.warn(said[reason], {
-          count: runs.length,
-          workers: [...new Set(runs.map((r) => r.lockedBy))],
-          run_ids: runs.slice(0, 20).map((r) => r.id),
-        });
-      }
-      wake();
-    } catch (err) {
-      faults.failed("recovering runs of stopped workers", err);
-    }
-  };
-  let probing = false;
-  const probeLiveness = async () => {
-    if (probing || stopping) return;
-    probing = true;
-    try {
-      const gone = await liveness.probe();
-      if (gone.length > 0) {
-        log.warn("workers are gone (their process or database session ended); recovering their runs", { workers: gone });
-        await recoverStale({ gone });
-      }
-    } catch (err) {
-      log.debug("could not probe other workers", { error: errorMessage(err) });
-    } finally {
-      probing = false;
-    }
-  };
-  let prunedAt = Number.NEGATIVE_INFINITY;
-  const pruneWorkers = async () => {
-    const now = clock.now().getTime();
-    if (now - prunedAt < 3_600_000) return;
-    prunedAt = now;
-    try {
-      await store.workers.prune(new Date(now - 86_400_000));
-    } catch {
-      prunedAt = Number.NEGATIVE_INFINITY; // tried again at the next check
-    }
-  };
+  const recovery = startRecovery(deps.app, {
+    workerId: opts.workerId,
+    faults,
+    liveness,
+    stuckAfterMs,
+    staleCheckMs: opts.staleCheckMs ?? Math.min(10_000, Math.max(250, Math.floor(leaseMs / 3))),
+    livenessProbeMs: opts.livenessProbeMs ?? 1_000,
+    holding: { held, claimingSince },
+    wake,
+  });
 
   // The heartbeat: renews the lease on a real-time timer (a slot busy with a long action does not
   // claim, so claims alone would not keep it fresh). Runs of workers that stopped renewing theirs
@@ -180,51 +110,8 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
   const started = liveness
     .ready()
     .then(() => lease.keep({ force: true }))
-    .then(() => recoverStale({ watch: true }));
-  // A heartbeat that works while faults are on (space came back) wakes the slots backing off, so
-  // they try again now rather than at the end of a back-off that may be 30 s long.
-  const heartbeatTimer = setInterval(
-    () => {
-      const faulty = faults.current() !== null;
-      void lease.keep({ force: true }).then((kept) => {
-        if (kept && faulty) wake();
-      });
-    },
-    // A third of the lease, and at most 15 s whatever the lease: /api/health calls a heartbeat
-    // older than 60 s a stopped worker.
-    Math.max(250, Math.min(15_000, Math.floor(leaseMs / 3))),
-  );
-  heartbeatTimer.unref();
-  const staleTimer = setInterval(
-    () => {
-      void recoverStale({ watch: true }).then(pruneWorkers);
-    },
-    opts.staleCheckMs ?? Math.min(10_000, Math.max(250, Math.floor(leaseMs / 3))),
-  );
-  staleTimer.unref();
-  const livenessTimer = setInterval(() => void probeLiveness(), opts.livenessProbeMs ?? 1_000);
-  livenessTimer.unref();
-
-  /** Stores an outcome the database refused, retrying with back-off until it is stored (or the process gives up on the run). */
-  const storeLater = async (unsaved: UnsavedOutcome, run: ClaimedRun): Promise<Outcome | null> => {
-    let delay = faults.failed("recording run outcomes", unsaved.cause);
-    for (;;) {
-      await pause(delay);
-      if (abandoned) return null;
-      try {
-        const outcome = await unsaved.store();
-        faults.succeeded("recording run outcomes");
-        return outcome;
-      } catch (err) {
-        if (!isDatabaseError(err)) {
-          log.error("could not record a run's outcome", { run_id: run.id, error: errorMessage(err) });
-          return null;
-        }
-        delay = faults.failed("recording run outcomes", err);
-      }
-    }
-  };
-
+    .then(() => recovery.check({ watch: true }));
+  const heartbeat = startHeartbeat(lease, { leaseMs, faults, wake });
   const slot = async (n: number) => {
     await started;
     let next: ClaimedRun | null = null;
@@ -269,65 +156,21 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
         // While stopping, finish without claiming more: the loop is about to end.
         outcome = await executeRun(deps, run, { claimNextAs: stopping ? undefined : opts.workerId });
       } catch (err) {
-        outcome = err instanceof UnsavedOutcome ? await storeLater(err, run) : await failOutside(run, err);
+        outcome = err instanceof UnsavedOutcome ? await outcomes.storeLater(err, run) : await outcomes.failOutside(run, err);
       }
       if (outcome?.next) held.add(outcome.next.id);
       claimingSince.delete(n);
       held.delete(run.id);
       inFlight.delete(n);
-      countOutcome(run, outcome);
+      outcomes.count(run, outcome);
       if (abandoned) break;
       next = outcome?.next ?? null;
-      if (outcome?.status === "lost") await reportLost(run);
+      if (outcome?.status === "lost") await outcomes.reportLost(run);
       // A finished run may unblock the next run of the same applet for the other slots.
       wake();
     }
     // A run claimed together with the last finish goes back to the queue untouched.
-    if (next) await release(next);
-  };
-
-  /** An attempt that ended (not one lost to another worker or handed back) counts, with its time since the claim. */
-  const countOutcome = (run: ClaimedRun, outcome: Outcome | null) => {
-    const status = outcome?.status;
-    if (!status || status === "lost" || status === "released") return;
-    metrics.runsFinished.inc({ status });
-    const started = Date.parse(run.startedAt ?? run.lockedAt ?? "");
-    if (Number.isFinite(started)) metrics.runDuration.observe({ status }, Math.max(0, clock.now().getTime() - started) / 1000);
-  };
-
-  /** executeRun settles every failure itself; this is the backstop for one that escaped it. */
-  const failOutside = async (run: ClaimedRun, err: unknown): Promise<Outcome | null> => {
-    log.error("executor crashed on a run; failing it", { run_id: run.id, error: errorMessage(err) });
-    const reason = `executor: ${errorMessage(err)}`;
-    const save = async (): Promise<Outcome> =>
-      (await store.runs.finish(run, "failed", null, reason, clock.now())) ? { status: "failed", error: reason } : { status: "lost" };
-    try {
-      return await save();
-    } catch (storeErr) {
-      return storeLater(new UnsavedOutcome(save, storeErr), run);
-    }
-  };
-
-  // A settle that changed nothing: the claim token no longer matches. Either another worker took
-  // the run over (its lease or the stuck bound), or the run is gone with its applet.
-  const reportLost = async (run: ClaimedRun) => {
-    let exists = true;
-    try {
-      exists = (await store.runs.get(run.id)) !== null;
-    } catch {
-      // Cannot tell; say the usual.
-    }
-    if (exists) log.warn("run was taken over by another worker; its result was not saved", { run_id: run.id });
-    else log.info("run was deleted while it ran (its applet was deleted); nothing to record", { run_id: run.id, applet_id: run.appletId });
-  };
-
-  const release = async (run: ClaimedRun) => {
-    try {
-      await store.runs.release(run, clock.now());
-    } catch (err) {
-      // Left running: its worker's lease ends with this process, and the next worker recovers it.
-      log.warn("could not hand a run back to the queue; it is recovered when this worker's lease expires", { run_id: run.id, error: errorMessage(err) });
-    }
+    if (next) await outcomes.release(next);
   };
 
   const slots = Array.from({ length: Math.max(1, opts.concurrency) }, (_, i) => slot(i));
@@ -342,30 +185,33 @@ export function startExecutorLoop(deps: ExecutorDeps, opts: ExecutorLoopOptions)
     started: startedView,
     async stop({ graceMs } = {}) {
       stopping = true;
-      clearInterval(staleTimer);
-      clearInterval(livenessTimer);
+      recovery.stop();
       wake();
-      const all = Promise.all(slots);
       let released: string[] = [];
-      if (graceMs === undefined) {
-        await all;
-      } else {
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const late = await Promise.race([all.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), graceMs)))]);
-        clearTimeout(timer);
-        if (late) {
-          abandoned = true;
-          wake();
-          released = [...inFlight.values()].map((run) => run.id);
-          await Promise.all([...inFlight.values()].map((run) => release(run)));
-          if (released.length) log.warn("runs still in flight at the end of the shutdown grace went back to the queue", { run_ids: released });
-        }
+      if (!(await settledWithin(Promise.all(slots), graceMs))) {
+        abandoned = true;
+        wake();
+        released = [...inFlight.values()].map((run) => run.id);
+        await Promise.all([...inFlight.values()].map((run) => outcomes.release(run)));
+        if (released.length) log.warn("runs still in flight at the end of the shutdown grace went back to the queue", { run_ids: released });
       }
-      clearInterval(heartbeatTimer);
+      heartbeat.stop();
       await wakeups?.stop();
       await lease.end();
       await liveness.close();
       return { released };
     },
   };
+}
+
+/** Whether `work` settles within `ms` (always, waiting as long as it takes, when `ms` is undefined). */
+async function settledWithin(work: Promise<unknown>, ms: number | undefined): Promise<boolean> {
+  if (ms === undefined) {
+    await work;
+    return true;
+  }
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const settled = await Promise.race([work.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms)))]);
+  clearTimeout(timer);
+  return settled;
 }

@@ -111,3 +111,21 @@ export function startQueueWakeups(opts: {
     },
   };
 }
+
+/**
+ * Tells `wakeups` when the worker has an idle slot and when none is left: returns the function
+ * each slot calls with its number as it turns idle (a claim found nothing) or busy (it found a run).
+ */
+export function slotIdleness(wakeups: Pick<QueueWakeups, "idle" | "busy"> | null): (slot: number, idle: boolean) => void {
+  const idleSlots = new Set<number>();
+  return (n, idle) => {
+    if (idle === idleSlots.has(n)) return;
+    if (idle) {
+      idleSlots.add(n);
+      if (idleSlots.size === 1) wakeups?.idle();
+    } else {
+      idleSlots.delete(n);
+      if (idleSlots.size === 0) wakeups?.busy();
+    }
+  };
+}
