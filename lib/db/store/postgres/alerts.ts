@@ -3,7 +3,7 @@ import { onPolled, onRunRetrying, onRunSettled } from "../../../alerts/policy";
 import { DEFAULT_ALERT_SETTINGS, type AlertSettings, type AppletAlertState, type NewAlert } from "../types/alerts";
 import { readAppletChannel, readChannel, toAlertRow, type AlertRaw } from "../alert-row";
 import type { AlertRow, AlertsStore } from "../types";
-import { query, type Queryable } from "./pool";
+import { query, type Begin, type Queryable } from "./pool";
 
 /**
  * Alerts on PostgreSQL: the same statements as lib/db/store/sqlite/alerts.ts in this dialect.
@@ -99,7 +99,7 @@ export async function recordPolled(c: Queryable, appletId: string, before: numbe
   if (decision.triggerAlertOpen !== state.triggerAlertOpen) await query(c, "UPDATE applets SET trigger_alert_open = $1 WHERE id = $2", [decision.triggerAlertOpen ? 1 : 0, appletId]);
 }
 
-export function alertsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T>) => Promise<T>): AlertsStore {
+export function alertsStore(q: Queryable, begin: Begin): AlertsStore {
   const rows = async (text: string, values: unknown[]): Promise<AlertRow[]> => (await query<AlertRaw>(q, text, values)).rows.map(toAlertRow);
   return {
     settings: () => settingsOn(q),

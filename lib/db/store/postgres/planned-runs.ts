@@ -1,7 +1,7 @@
 import type { CountRecentQuery } from "@vibedout/automations/types";
 import { toPlannedRun } from "../sqlite/planned-runs";
 import type { ClaimedPlannedRun, PlannedRunInsert, PlannedRunsStore, PlanWrite, StoredPlannedRun } from "../types";
-import { query, queryDynamic, type Queryable } from "./pool";
+import { query, queryDynamic, type Begin, type Queryable } from "./pool";
 
 /**
  * Timed actions' planned runs on PostgreSQL: the same semantics as the SQLite store
@@ -64,7 +64,7 @@ async function insertOne(c: Queryable, r: PlannedRunInsert): Promise<boolean> {
 
 const FENCE = "WHERE id = $1 AND claim_token = $2 AND status = 'running'";
 
-export function plannedRunsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T>) => Promise<T>): PlannedRunsStore {
+export function plannedRunsStore(q: Queryable, begin: Begin): PlannedRunsStore {
   /** A settle of the planned run and, when it changed, the same change on its `runs` row. */
   const settleBoth = (planned: string, runRow: string | null, params: unknown[], runParams: (now: number) => unknown[]) =>
     async (run: ClaimedPlannedRun, now: number): Promise<boolean> => {
