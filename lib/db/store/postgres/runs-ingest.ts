@@ -32,6 +32,23 @@ export function runsIngest(q: Queryable, begin: Begin): Pick<RunsStore, "ingest"
   };
 
   /**
+   * After a batch failed on a row whose applet is gone (23503) or that collided (23505): each row
+   * again in a transaction of its own, so that row fails alone; any other error is the batch's.
+   */
+  const rowByRow = async (err: unknown, items: IngestInput[]): Promise<(Ingested | Error)[]> => {
+    if (sqlState(err) !== "23503" && sqlState(err) !== "23505") throw err;
+    const out: (Ingested | Error)[] = [];
+    for (const i of items) {
+      try {
+        out.push(await begin((c) => ingestOne(c, i)));
+      } catch (e) {
+        out.push(e instanceof Error ? e : new Error(String(e)));
+      }
+    }
+    return out;
+  };
+
+  /**
    * A batch with timed plans: one transaction, row by row (a plan is several statements); a row
    * whose applet is gone makes the batch redo row by row, each in its own transaction, so it fails alone.
    */
@@ -43,16 +60,7 @@ export function runsIngest(q: Queryable, begin: Begin): Pick<RunsStore, "ingest"
         return out;
       });
     } catch (err) {
-      if (sqlState(err) !== "23503" && sqlState(err) !== "23505") throw err;
-      const out: (Ingested | Error)[] = [];
-      for (const i of items) {
-        try {
-          out.push(await begin((c) => ingestOne(c, i)));
-        } catch (e) {
-          out.push(e instanceof Error ? e : new Error(String(e)));
-        }
-      }
-      return out;
+      return rowByRow(err, items);
     }
   };
 
@@ -97,16 +105,7 @@ export function runsIngest(q: Queryable, begin: Begin): Pick<RunsStore, "ingest"
         const inserted = new Set(r.rows.map((row) => row.event_id));
         return ids.map((x) => (inserted.has(x.eventId) ? x : null));
       } catch (err) {
-        if (sqlState(err) !== "23503" && sqlState(err) !== "23505") throw err;
-        const out: (Ingested | Error)[] = [];
-        for (const i of items) {
-          try {
-            out.push(await begin((c) => ingestOne(c, i)));
-          } catch (e) {
-            out.push(e instanceof Error ? e : new Error(String(e)));
-          }
-        }
-        return out;
+        return rowByRow(err, items);
       }
     },
   };
