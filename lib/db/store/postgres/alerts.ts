@@ -1,7 +1,7 @@
 import { newId } from "../../../core/ids";
 import { onPolled, onRunRetrying, onRunSettled } from "../../../alerts/policy";
 import { DEFAULT_ALERT_SETTINGS, type AlertSettings, type AppletAlertState, type NewAlert } from "../types/alerts";
-import { readAppletChannel, readChannel, toAlertRow, type AlertRaw } from "../alert-row";
+import { readChannel, toAlertRow, toAppletAlertState, type AlertRaw, type AppletAlertStateRaw } from "../alert-row";
 import type { AlertRow, AlertsStore } from "../types";
 import { query, type Begin, type Queryable } from "./pool";
 
@@ -42,23 +42,13 @@ async function insertOn(q: Queryable, appletId: string | null, a: NewAlert, now:
 
 async function stateOn(q: Queryable, appletId: string): Promise<AppletAlertState | null> {
   const r = (
-    await query<{ name: string; enabled: number; failure_streak: number; alert_open: number; trigger_alert_open: number; alert_channel: unknown; auto_pause: number | null }>(
+    await query<AppletAlertStateRaw>(
       q,
       "SELECT name, enabled, failure_streak, alert_open, trigger_alert_open, alert_channel, auto_pause FROM applets WHERE id = $1 FOR UPDATE",
       [appletId],
     )
   ).rows[0];
-  return r
-    ? {
-        name: r.name,
-        enabled: r.enabled === 1,
-        failureStreak: r.failure_streak,
-        alertOpen: r.alert_open === 1,
-        triggerAlertOpen: r.trigger_alert_open === 1,
-        alertChannel: readAppletChannel(r.alert_channel),
-        autoPause: r.auto_pause === null ? null : r.auto_pause === 1,
-      }
-    : null;
+  return r ? toAppletAlertState(r) : null;
 }
 
 /** Inside the settle's transaction (`c` is its client). */

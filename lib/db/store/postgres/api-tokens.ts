@@ -1,15 +1,13 @@
-import type { ApiTokenRow, ApiTokensStore } from "../types";
+import { API_TOKEN_COLUMNS, toApiToken, type ApiTokenRaw } from "../api-token-row";
+import type { ApiTokensStore } from "../types";
 import { query, type Queryable } from "./pool";
 
 export function apiTokensStore(q: Queryable): ApiTokensStore {
-  type Raw = { id: string; name: string; prefix: string; read_only: number; last_used_at: string | null; expires_at: string | null; created_at: string };
-  const toRow = (r: Raw): ApiTokenRow => ({ id: r.id, name: r.name, prefix: r.prefix, readOnly: r.read_only === 1, lastUsedAt: r.last_used_at, expiresAt: r.expires_at, createdAt: r.created_at });
-  const columns = "id, name, prefix, read_only, last_used_at, expires_at, created_at";
   return {
-    list: async () => (await query<Raw>(q, `SELECT ${columns} FROM api_tokens ORDER BY created_at, id`)).rows.map(toRow),
+    list: async () => (await query<ApiTokenRaw>(q, `SELECT ${API_TOKEN_COLUMNS} FROM api_tokens ORDER BY created_at, id`)).rows.map(toApiToken),
     byHash: async (hash) => {
-      const r = (await query<Raw>(q, `SELECT ${columns} FROM api_tokens WHERE token_hash = $1`, [hash])).rows[0];
-      return r ? toRow(r) : null;
+      const r = (await query<ApiTokenRaw>(q, `SELECT ${API_TOKEN_COLUMNS} FROM api_tokens WHERE token_hash = $1`, [hash])).rows[0];
+      return r ? toApiToken(r) : null;
     },
     nameTaken: async (name) => (await query(q, "SELECT 1 FROM api_tokens WHERE name = $1", [name])).rows.length > 0,
     insert: async (t) => {

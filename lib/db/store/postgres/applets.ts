@@ -1,82 +1,11 @@
 import { newId } from "../../../core/ids";
-import { readAppletChannel } from "../alert-row";
-import { SYSTEM_AUTHOR, type Applet, type AppletInsert, type AppletsStore, type AppletVersion, type VersionAuthor, type VersionSource } from "../types";
+import { APPLET_COLUMNS, toApplet as toAppletRow, toHookApplet, toVersion as toVersionRow, type AppletRaw, type HookAppletRaw, type VersionRaw } from "../applet-row";
+import { SYSTEM_AUTHOR, type AppletInsert, type AppletsStore, type VersionSource } from "../types";
 import { query, type Begin, type Queryable } from "./pool";
 
-interface AppletRaw {
-  id: string;
-  name: string;
-  enabled: number;
-  trigger_type: string;
-  definition: Record<string, unknown>;
-  webhook_token: string;
-  last_fired_at: string | null;
-  run_count: number;
-  tags: unknown;
-  failure_streak: number;
-  alert_open: number;
-  trigger_alert_open: number;
-  alert_channel: unknown;
-  auto_pause: number | null;
-  paused_reason: string | null;
-  paused_at: string | null;
-  disabled_at: string | null;
-  created_at: string;
-  updated_at: string;
-  version: number | null;
-}
-
-interface VersionRaw {
-  applet_id: string;
-  version: number;
-  name: string;
-  enabled: number;
-  definition: Record<string, unknown>;
-  source: string;
-  restored_from: number | null;
-  author_type: string;
-  author_id: string | null;
-  author_label: string;
-  created_at: string;
-}
-
-/** The applet's current version, read in the same statement as its row. */
-const APPLET_COLUMNS = "applets.*, (SELECT MAX(v.version) FROM applet_versions v WHERE v.applet_id = applets.id) AS version";
-
-const toVersion = (r: VersionRaw): AppletVersion => ({
-  appletId: r.applet_id,
-  version: r.version,
-  name: r.name,
-  enabled: r.enabled === 1,
-  definition: r.definition,
-  source: r.source as VersionSource,
-  restoredFrom: r.restored_from,
-  author: { kind: r.author_type as VersionAuthor["kind"], id: r.author_id, label: r.author_label },
-  createdAt: r.created_at,
-});
-
-const toApplet = (r: AppletRaw): Applet => ({
-  id: r.id,
-  name: r.name,
-  enabled: r.enabled === 1,
-  triggerType: r.trigger_type,
-  definition: r.definition,
-  webhookToken: r.webhook_token,
-  lastFiredAt: r.last_fired_at,
-  runCount: r.run_count,
-  tags: Array.isArray(r.tags) ? (r.tags as unknown[]).filter((t): t is string => typeof t === "string") : [],
-  failureStreak: r.failure_streak,
-  alertOpen: r.alert_open === 1,
-  triggerAlertOpen: r.trigger_alert_open === 1,
-  alertChannel: readAppletChannel(r.alert_channel),
-  autoPause: r.auto_pause === null ? null : r.auto_pause === 1,
-  pausedReason: r.paused_reason,
-  pausedAt: r.paused_at,
-  disabledAt: r.disabled_at,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-  version: r.version ?? 0,
-});
+/** PostgreSQL hands json columns back parsed. */
+const toApplet = (r: AppletRaw) => toAppletRow(r, "parsed");
+const toVersion = (r: VersionRaw) => toVersionRow(r, "parsed");
 
 const appletParams = (a: AppletInsert) => [a.id, a.name, a.enabled ? 1 : 0, a.triggerType, JSON.stringify(a.definition), a.webhookToken, a.now, a.createdAt ?? a.now, a.tags === undefined ? null : JSON.stringify(a.tags)];
 
@@ -153,13 +82,13 @@ export function appletsStore(q: Queryable, begin: Begin): AppletsStore {
     delete: async (id) => ((await query(q, "DELETE FROM applets WHERE id = $1", [id])).rowCount ?? 0) > 0,
     forHook: async (id) => {
       const r = (
-        await query<{ id: string; enabled: number; webhook_token: string; definition: string; listen_until: string | null }>(
+        await query<HookAppletRaw>(
           q,
           "SELECT id, enabled, webhook_token, definition::text AS definition, listen_until FROM applets WHERE id = $1",
           [id],
         )
       ).rows[0];
-      return r ? { id: r.id, enabled: r.enabled === 1, webhookToken: r.webhook_token, definition: r.definition, listenUntil: r.listen_until } : null;
+      return r ? toHookApplet(r) : null;
     },
     setListening: async (id, until) => ((await query(q, "UPDATE applets SET listen_until = $1 WHERE id = $2", [until, id])).rowCount ?? 0) > 0,
     // ISO times compare as text (one format, toISOString's).

@@ -1,6 +1,6 @@
-import { toRun as toRunRow, type RunRowRaw } from "../run-row";
-import type { RunStatus, Step } from "../types/runs";
-import { RUN_SEARCH_PAYLOAD_BYTES, RUN_SEARCH_SCAN, type EventRun, type Run, type RunChange, type RunListFilter, type RunPage, type RunsStore } from "../types";
+import { decodeCursor, encodeCursor, toRun, type RunRowRaw } from "../run-row";
+import type { RunStatus } from "../types/runs";
+import { RUN_SEARCH_PAYLOAD_BYTES, RUN_SEARCH_SCAN, type EventRun, type RunChange, type RunListFilter, type RunPage, type RunsStore } from "../types";
 import { query, queryDynamic, type Queryable } from "./pool";
 import * as Q from "./queue-sql";
 
@@ -9,75 +9,57 @@ export interface RunRaw extends RunRowRaw {
   claim_token: string | null;
 }
 
-/** Steps are read as text and parsed here: an unreadable value fails the run (stepsError), never the claim. */
-function readSteps(text: string): { steps: Step[]; stepsError?: string } {
-  try {
-    const steps = JSON.parse(text) as unknown;
-    return Array.isArray(steps) ? { steps: steps as Step[] } : { steps: [], stepsError: "could not read the stored steps: not a JSON array" };
-  } catch (err) {
-    return { steps: [], stepsError: `could not read the stored steps: not valid JSON (${(err as Error).message})` };
-  }
-}
-
-export const toRun = (r: RunRaw): Run => toRunRow(r, readSteps);
-
-const encodeCursor = (createdAt: string, id: string) => Buffer.from(`${createdAt}|${id}`).toString("base64url");
-function decodeCursor(cursor: string): [string, string] {
-  const [createdAt = "", id = ""] = Buffer.from(cursor, "base64url").toString().split("|");
-  return [createdAt, id];
-}
-
 /** The runs page of the list (`RunsStore#list`): filters, a cursor, and a search bounded to the newest RUN_SEARCH_SCAN runs. */
 export async function listRuns(q: Queryable, f: RunListFilter): Promise<RunPage> {
-    const limit = Math.min(Math.max(f.limit ?? 50, 1), 200);
-    const where: string[] = [];
-    const args: unknown[] = [];
-    const add = (clause: (n: number) => string, value: unknown) => {
-      args.push(value);
-      where.push(clause(args.length));
-    };
-    if (f.appletId) add((n) => `r.applet_id = $${n}`, f.appletId);
-    // `retrying` is a queued run after a failed attempt, and `queued` the ones not yet tried (lib/ui/run-status).
-    if (f.status === "retrying") where.push("r.status = 'queued' AND r.attempt > 1");
-    else if (f.status === "queued") where.push("r.status = 'queued' AND r.attempt = 1");
-    else if (f.status) add((n) => `r.status = $${n}`, f.status);
-    if (f.reason) add((n) => `r.reason = $${n}`, f.reason);
-    if (f.from) add((n) => `r.created_at >= $${n}`, f.from);
-    if (f.to) add((n) => `r.created_at <= $${n}`, f.to);
-    if (f.cursor) {
-      const [createdAt, id] = decodeCursor(f.cursor);
-      args.push(createdAt, id);
-      where.push(`(r.created_at < $${args.length - 1} OR (r.created_at = $${args.length - 1} AND r.id < $${args.length}))`);
-    }
-    const whereSql = (w: string[]) => (w.length ? "WHERE " + w.join(" AND ") : "");
-    const order = "ORDER BY r.created_at DESC, r.id DESC";
-    const searching = Boolean(f.errorText || f.payloadText);
-    const scan = Math.min(Math.max(Math.trunc(f.searchScan ?? RUN_SEARCH_SCAN), 1), RUN_SEARCH_SCAN);
-    // A search looks at the newest RUN_SEARCH_SCAN runs the other filters select, no further
-    // (as on SQLite): the boundary is the last of them, and matches are looked for above it.
-    // The last run inside the bound, and the one after it: none after it, and no bound is needed.
-    const edge = searching ? (await queryDynamic<{ created_at: string; id: string }>(q, `SELECT r.created_at, r.id FROM runs r ${whereSql(where)} ${order} LIMIT 2 OFFSET ${scan - 1}`, args)).rows : [];
-    const boundary = edge.length === 2 ? edge[0] : undefined;
-    const searchWhere = [...where];
-    const searchArgs = [...args];
-    const push = (clause: (n: number) => string, value: unknown) => {
-      searchArgs.push(value);
-      searchWhere.push(clause(searchArgs.length));
-    };
-    if (boundary) {
-      searchArgs.push(boundary.created_at, boundary.id);
-      searchWhere.push(`(r.created_at > $${searchArgs.length - 1} OR (r.created_at = $${searchArgs.length - 1} AND r.id >= $${searchArgs.length}))`);
-    }
-    if (f.errorText) push((n) => `r.error IS NOT NULL AND strpos(lower(r.error), lower($${n})) > 0`, f.errorText);
-    const join = f.payloadText ? "JOIN events e ON e.id = r.event_id" : "";
-    if (f.payloadText) push((n) => `strpos(lower(left(e.payload::text, ${RUN_SEARCH_PAYLOAD_BYTES})), lower($${n})) > 0`, f.payloadText);
-    const runColumns = Q.RUN_COLUMNS.split(", ").map((c) => `r.${c}`).join(", ");
-    const sql = `SELECT ${runColumns} FROM runs r ${join} ${whereSql(searchWhere)} ${order} LIMIT ${limit + 1}`;
-    const rows = (await queryDynamic<RunRaw>(q, sql, searchArgs)).rows;
-    const page = rows.slice(0, limit).map(toRun);
-    const last = page[page.length - 1];
-    if (rows.length > limit && last) return { runs: page, nextCursor: encodeCursor(last.createdAt, last.id) };
-    return boundary ? { runs: page, nextCursor: encodeCursor(boundary.created_at, boundary.id), searchStoppedAt: boundary.created_at } : { runs: page, nextCursor: null };
+  const limit = Math.min(Math.max(f.limit ?? 50, 1), 200);
+  const where: string[] = [];
+  const args: unknown[] = [];
+  const add = (clause: (n: number) => string, value: unknown) => {
+    args.push(value);
+    where.push(clause(args.length));
+  };
+  if (f.appletId) add((n) => `r.applet_id = $${n}`, f.appletId);
+  // `retrying` is a queued run after a failed attempt, and `queued` the ones not yet tried (lib/ui/run-status).
+  if (f.status === "retrying") where.push("r.status = 'queued' AND r.attempt > 1");
+  else if (f.status === "queued") where.push("r.status = 'queued' AND r.attempt = 1");
+  else if (f.status) add((n) => `r.status = $${n}`, f.status);
+  if (f.reason) add((n) => `r.reason = $${n}`, f.reason);
+  if (f.from) add((n) => `r.created_at >= $${n}`, f.from);
+  if (f.to) add((n) => `r.created_at <= $${n}`, f.to);
+  if (f.cursor) {
+    const [createdAt, id] = decodeCursor(f.cursor);
+    args.push(createdAt, id);
+    where.push(`(r.created_at < $${args.length - 1} OR (r.created_at = $${args.length - 1} AND r.id < $${args.length}))`);
+  }
+  const whereSql = (w: string[]) => (w.length ? "WHERE " + w.join(" AND ") : "");
+  const order = "ORDER BY r.created_at DESC, r.id DESC";
+  const searching = Boolean(f.errorText || f.payloadText);
+  const scan = Math.min(Math.max(Math.trunc(f.searchScan ?? RUN_SEARCH_SCAN), 1), RUN_SEARCH_SCAN);
+  // A search looks at the newest RUN_SEARCH_SCAN runs the other filters select, no further
+  // (as on SQLite): the boundary is the last of them, and matches are looked for above it.
+  // The last run inside the bound, and the one after it: none after it, and no bound is needed.
+  const edge = searching ? (await queryDynamic<{ created_at: string; id: string }>(q, `SELECT r.created_at, r.id FROM runs r ${whereSql(where)} ${order} LIMIT 2 OFFSET ${scan - 1}`, args)).rows : [];
+  const boundary = edge.length === 2 ? edge[0] : undefined;
+  const searchWhere = [...where];
+  const searchArgs = [...args];
+  const push = (clause: (n: number) => string, value: unknown) => {
+    searchArgs.push(value);
+    searchWhere.push(clause(searchArgs.length));
+  };
+  if (boundary) {
+    searchArgs.push(boundary.created_at, boundary.id);
+    searchWhere.push(`(r.created_at > $${searchArgs.length - 1} OR (r.created_at = $${searchArgs.length - 1} AND r.id >= $${searchArgs.length}))`);
+  }
+  if (f.errorText) push((n) => `r.error IS NOT NULL AND strpos(lower(r.error), lower($${n})) > 0`, f.errorText);
+  const join = f.payloadText ? "JOIN events e ON e.id = r.event_id" : "";
+  if (f.payloadText) push((n) => `strpos(lower(left(e.payload::text, ${RUN_SEARCH_PAYLOAD_BYTES})), lower($${n})) > 0`, f.payloadText);
+  const runColumns = Q.RUN_COLUMNS.split(", ").map((c) => `r.${c}`).join(", ");
+  const sql = `SELECT ${runColumns} FROM runs r ${join} ${whereSql(searchWhere)} ${order} LIMIT ${limit + 1}`;
+  const rows = (await queryDynamic<RunRaw>(q, sql, searchArgs)).rows;
+  const page = rows.slice(0, limit).map(toRun);
+  const last = page[page.length - 1];
+  if (rows.length > limit && last) return { runs: page, nextCursor: encodeCursor(last.createdAt, last.id) };
+  return boundary ? { runs: page, nextCursor: encodeCursor(boundary.created_at, boundary.id), searchStoppedAt: boundary.created_at } : { runs: page, nextCursor: null };
 }
 
 /** The reads of runs and their events: one run, pages, tallies, what changed. */

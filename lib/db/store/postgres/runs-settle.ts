@@ -1,13 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { settleNeedsAlertState } from "../../../alerts/policy";
-import { toClaimed } from "../run-row";
+import { toClaimed, toRun } from "../run-row";
 import type { Step } from "../types/runs";
 import type { ClaimedRun, FinalStatus, RecoveredRun, RunsStore } from "../types";
 import { recordRetrying, recordSettled } from "./alerts";
 import { query, sqlState, type Begin, type Queryable } from "./pool";
 import * as Q from "./queue-sql";
 import { createLanes } from "./settles";
-import { toRun, type RunRaw } from "./runs-read";
+import type { RunRaw } from "./runs-read";
 
 /** A claim's row: the run, its event's and applet's columns (null when gone) and the replay flag (Q.CLAIM). */
 interface ClaimRaw extends RunRaw {

@@ -1,29 +1,11 @@
+import { toTriggerState, type TriggerStateRaw } from "../trigger-state-row";
 import type { TriggerState } from "../types/trigger-state";
 import type { TriggerOverview, TriggerStateStore } from "../types";
 import { recordPolled } from "./alerts";
 import { query, type Begin, type Queryable } from "./pool";
 
-interface StateRaw {
-  next_run_at: string | null;
-  last_polled_at: string | null;
-  seen_keys: string[];
-  last_value: unknown;
-  etag: string | null;
-  last_modified: string | null;
-  last_error: string | null;
-  error_count: number;
-}
-
-const toState = (r: StateRaw): TriggerState => ({
-  nextRunAt: r.next_run_at,
-  lastPolledAt: r.last_polled_at,
-  seenKeys: r.seen_keys,
-  lastValue: r.last_value ?? null,
-  etag: r.etag,
-  lastModified: r.last_modified,
-  lastError: r.last_error,
-  errorCount: r.error_count,
-});
+/** PostgreSQL hands json columns back parsed. */
+const toState = (r: TriggerStateRaw) => toTriggerState(r, "parsed");
 
 /** $1 applet, $2 last polled, $3 seen keys, $4 last value, $5 etag, $6 last modified, $7 last error, $8 error count, $9 now. */
 const stateParams = (appletId: string, s: Omit<TriggerState, "nextRunAt">, now: string) => [
@@ -52,7 +34,7 @@ interface ScheduledRaw {
 export function triggerStateStore(q: Queryable, begin: Begin): TriggerStateStore {
   return {
     get: async (appletId) => {
-      const r = (await query<StateRaw>(q, "SELECT * FROM trigger_state WHERE applet_id = $1", [appletId])).rows[0];
+      const r = (await query<TriggerStateRaw>(q, "SELECT * FROM trigger_state WHERE applet_id = $1", [appletId])).rows[0];
       return r ? toState(r) : null;
     },
     save: async (appletId, s, now) => {

@@ -1,23 +1,6 @@
-import type { User, UsersStore } from "../types";
+import { toUser, type UserRaw } from "../user-row";
+import type { UsersStore } from "../types";
 import { query, type Begin, type Queryable } from "./pool";
-
-interface UserRaw {
-  id: string;
-  email: string;
-  password_hash: string;
-  session_version: number;
-  created_at: string;
-  updated_at: string;
-}
-
-const toUser = (r: UserRaw): User => ({
-  id: r.id,
-  email: r.email,
-  passwordHash: r.password_hash,
-  sessionVersion: r.session_version,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
 
 /** The advisory lock first-run setup takes so two setups (any processes) create one user. */
 const SETUP_LOCK_KEY = 7_216_016_002;

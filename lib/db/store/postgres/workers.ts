@@ -1,4 +1,5 @@
 import type { Heartbeat, WorkersStore } from "../types";
+import { toWorker, type WorkerRaw } from "../worker-row";
 import { query, type Begin, type Queryable } from "./pool";
 import * as Q from "./queue-sql";
 
@@ -20,33 +21,7 @@ export function workersStore(q: Queryable, begin: Begin): WorkersStore {
       }),
     remove: async (id) => (await query(q, "DELETE FROM workers WHERE id = $1", [id])).rowCount === 1,
     live: async (now) =>
-      (
-        await query<{
-          id: string;
-          hostname: string;
-          pid: number;
-          seen_at: string;
-          lease_until: string;
-          fault: string | null;
-          smtp_port: number | null;
-          metrics: string | null;
-          process_scope: string | null;
-          session_lock: number | null;
-          created_at: string;
-        }>(q, "SELECT * FROM workers WHERE lease_until > $1 ORDER BY created_at, id", [now.toISOString()])
-      ).rows.map((r) => ({
-        id: r.id,
-        hostname: r.hostname,
-        pid: r.pid,
-        seenAt: r.seen_at,
-        leaseUntil: r.lease_until,
-        fault: r.fault,
-        smtpPort: r.smtp_port,
-        metrics: r.metrics,
-        processScope: r.process_scope,
-        sessionLock: r.session_lock,
-        createdAt: r.created_at,
-      })),
+      (await query<WorkerRaw>(q, "SELECT * FROM workers WHERE lease_until > $1 ORDER BY created_at, id", [now.toISOString()])).rows.map(toWorker),
     prune: async (before) =>
       (
         await query(

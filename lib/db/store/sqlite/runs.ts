@@ -1,4 +1,4 @@
-import { toClaimed, toRun as toRunRow, type ClaimedAppletRaw } from "../run-row";
+import { decodeCursor, encodeCursor, toClaimed, toRun, type ClaimedAppletRaw } from "../run-row";
 import { randomUUID } from "node:crypto";
 import { newId } from "../../../core/ids";
 import { settleNeedsAlertState } from "../../../alerts/policy";
@@ -14,22 +14,6 @@ import type { RawRow } from "./rows";
 type StaleRow = { id: string; applet_id: string; claim_token: string | null; locked_by: string | null; reason: RecoveredRun["reason"] };
 
 type RunRowRaw = RawRow<typeof runs>;
-
-const toRun = (r: RunRowRaw): Run => toRunRow(r, readSteps);
-
-/**
- * A steps column that is not JSON (written by hand, or by a bug) must not make the run unreadable:
- * the claim has committed by the time the row is read, and a throw here would leave the run
- * `running` with nobody to settle it. The executor fails such a run with `stepsError`.
- */
-function readSteps(text: string): { steps: Step[]; stepsError?: string } {
-  try {
-    const steps = readJson<unknown>(text, "the stored steps");
-    return Array.isArray(steps) ? { steps: steps as Step[] } : { steps: [], stepsError: "could not read the stored steps: not a JSON array" };
-  } catch (err) {
-    return { steps: [], stepsError: (err as Error).message };
-  }
-}
 
 /**
  * The claim: the oldest due queued run among lanes with nothing running. A lane is an applet's
@@ -511,10 +495,4 @@ export function createRunsRepo(
       return { byApplet, queued: q.queued, oldestDueAt: q.oldest_due };
     },
   };
-}
-
-const encodeCursor = (createdAt: string, id: string) => Buffer.from(`${createdAt}|${id}`).toString("base64url");
-function decodeCursor(cursor: string): [string, string] {
-  const [createdAt = "", id = ""] = Buffer.from(cursor, "base64url").toString().split("|");
-  return [createdAt, id];
 }
