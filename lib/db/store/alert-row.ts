@@ -1,4 +1,4 @@
-import type { AlertChannel, AppletAlertChannel } from "./types/alerts";
+import type { AlertChannel, AppletAlertChannel, AppletAlertState } from "./types/alerts";
 import type { AlertRow } from "./types";
 
 /** One alert-row and channel mapper for both engines (as run-row.ts is for runs). */
@@ -65,3 +65,24 @@ export function readChannel(value: unknown): AlertChannel | null {
   return c && !("mode" in c) ? c : null;
 }
 
+
+/** The applet columns the alert policy reads (lib/alerts/policy), as both engines hand them back. */
+export interface AppletAlertStateRaw {
+  name: string;
+  enabled: number;
+  failure_streak: number;
+  alert_open: number;
+  trigger_alert_open: number;
+  alert_channel: unknown;
+  auto_pause: number | null;
+}
+
+export const toAppletAlertState = (r: AppletAlertStateRaw): AppletAlertState => ({
+  name: r.name,
+  enabled: r.enabled === 1,
+  failureStreak: r.failure_streak,
+  alertOpen: r.alert_open === 1,
+  triggerAlertOpen: r.trigger_alert_open === 1,
+  alertChannel: readAppletChannel(r.alert_channel),
+  autoPause: r.auto_pause === null ? null : r.auto_pause === 1,
+});

@@ -10,3 +10,9 @@ export function readJson<T>(text: string, what: string): T {
     throw new Error(`could not read ${what}: not valid JSON (${err instanceof Error ? err.message : String(err)})`, { cause: err });
   }
 }
+
+/**
+ * How an engine hands back a JSON column: SQLite as the stored text, PostgreSQL (json columns)
+ * already parsed. The row mappers both engines share (applet-row.ts, trigger-state-row.ts) take it.
+ */
+export type JsonColumns = "text" | "parsed";

@@ -26,8 +26,23 @@ export interface RunRowRaw {
   updated_at: string;
 }
 
-/** The row as a Run; each engine reads its stored steps text its own way (`readSteps`). */
-export const toRun = (r: RunRowRaw, readSteps: (text: string) => { steps: Step[]; stepsError?: string }): Run => ({
+/**
+ * A steps column that is not JSON (written by hand, or by a bug) must not make the run unreadable:
+ * the claim has committed by the time the row is read, and a throw here would leave the run
+ * `running` with nobody to settle it. The executor fails such a run with `stepsError`. Both
+ * engines read steps as text (PostgreSQL casts them, queue-sql.ts RUN_COLUMNS).
+ */
+export function readSteps(text: string): { steps: Step[]; stepsError?: string } {
+  try {
+    const steps = readJson<unknown>(text, "the stored steps");
+    return Array.isArray(steps) ? { steps: steps as Step[] } : { steps: [], stepsError: "could not read the stored steps: not a JSON array" };
+  } catch (err) {
+    return { steps: [], stepsError: (err as Error).message };
+  }
+}
+
+/** The row as a Run. */
+export const toRun = (r: RunRowRaw): Run => ({
   id: r.id,
   appletId: r.applet_id,
   eventId: r.event_id,
@@ -91,3 +106,10 @@ export const toClaimed = (run: Run, claimToken: string, rows: { event: EventRowR
     return { ...claimed, event: null, applet: null, readError: (err as Error).message };
   }
 };
+
+/** The runs list's cursor: the last row's (created_at, id), opaque to the caller. */
+export const encodeCursor = (createdAt: string, id: string) => Buffer.from(`${createdAt}|${id}`).toString("base64url");
+export function decodeCursor(cursor: string): [string, string] {
+  const [createdAt = "", id = ""] = Buffer.from(cursor, "base64url").toString().split("|");
+  return [createdAt, id];
+}

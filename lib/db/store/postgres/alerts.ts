@@ -1,9 +1,9 @@
 import { newId } from "../../../core/ids";
 import { onPolled, onRunRetrying, onRunSettled } from "../../../alerts/policy";
 import { DEFAULT_ALERT_SETTINGS, type AlertSettings, type AppletAlertState, type NewAlert } from "../types/alerts";
-import { readAppletChannel, readChannel, toAlertRow, type AlertRaw } from "../alert-row";
+import { readChannel, toAlertRow, toAppletAlertState, type AlertRaw, type AppletAlertStateRaw } from "../alert-row";
 import type { AlertRow, AlertsStore } from "../types";
-import { query, type Queryable } from "./pool";
+import { query, type Begin, type Queryable } from "./pool";
 
 /**
  * Alerts on PostgreSQL: the same statements as lib/db/store/sqlite/alerts.ts in this dialect.
@@ -42,23 +42,13 @@ async function insertOn(q: Queryable, appletId: string | null, a: NewAlert, now:
 
 async function stateOn(q: Queryable, appletId: string): Promise<AppletAlertState | null> {
   const r = (
-    await query<{ name: string; enabled: number; failure_streak: number; alert_open: number; trigger_alert_open: number; alert_channel: unknown; auto_pause: number | null }>(
+    await query<AppletAlertStateRaw>(
       q,
       "SELECT name, enabled, failure_streak, alert_open, trigger_alert_open, alert_channel, auto_pause FROM applets WHERE id = $1 FOR UPDATE",
       [appletId],
     )
   ).rows[0];
-  return r
-    ? {
-        name: r.name,
-        enabled: r.enabled === 1,
-        failureStreak: r.failure_streak,
-        alertOpen: r.alert_open === 1,
-        triggerAlertOpen: r.trigger_alert_open === 1,
-        alertChannel: readAppletChannel(r.alert_channel),
-        autoPause: r.auto_pause === null ? null : r.auto_pause === 1,
-      }
-    : null;
+  return r ? toAppletAlertState(r) : null;
 }
 
 /** Inside the settle's transaction (`c` is its client). */
@@ -99,7 +89,7 @@ export async function recordPolled(c: Queryable, appletId: string, before: numbe
   if (decision.triggerAlertOpen !== state.triggerAlertOpen) await query(c, "UPDATE applets SET trigger_alert_open = $1 WHERE id = $2", [decision.triggerAlertOpen ? 1 : 0, appletId]);
 }
 
-export function alertsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T>) => Promise<T>): AlertsStore {
+export function alertsStore(q: Queryable, begin: Begin): AlertsStore {
   const rows = async (text: string, values: unknown[]): Promise<AlertRow[]> => (await query<AlertRaw>(q, text, values)).rows.map(toAlertRow);
   return {
     settings: () => settingsOn(q),

@@ -1,7 +1,7 @@
 import type { CountRecentQuery } from "@vibedout/automations/types";
 import { toPlannedRun } from "../sqlite/planned-runs";
 import type { ClaimedPlannedRun, PlannedRunInsert, PlannedRunsStore, PlanWrite, StoredPlannedRun } from "../types";
-import { query, queryDynamic, type Queryable } from "./pool";
+import { query, queryDynamic, type Begin, type Queryable } from "./pool";
 
 /**
  * Timed actions' planned runs on PostgreSQL: the same semantics as the SQLite store
@@ -62,9 +62,38 @@ async function insertOne(c: Queryable, r: PlannedRunInsert): Promise<boolean> {
   return res.rowCount === 1;
 }
 
+/** Fails the planned runs whose lease ran out on their last attempt, then claims the due ones (PlannedRunsStore#claimDue). */
+async function claimDueOn(c: Queryable, now: number, o: Parameters<PlannedRunsStore["claimDue"]>[1]): Promise<ClaimedPlannedRun[]> {
+  await query(
+    c,
+    `WITH x AS (
+             UPDATE planned_runs SET status = 'failed', last_error = 'the lease ran out on every attempt', claim_token = NULL, lease_until = NULL,
+               updated_at = $1, finished_at = $1 WHERE status = 'running' AND lease_until <= $1 AND attempts >= $2 RETURNING id)
+           UPDATE runs SET status = 'failed', error = 'the lease ran out on every attempt', finished_at = $3, updated_at = $3
+           FROM x WHERE runs.id = x.id AND runs.status = 'planned'`,
+    [now, o.maxAttempts, iso(now)],
+  );
+  const rows = (
+    await query<Row>(
+      c,
+      `WITH picked AS (
+               SELECT id FROM planned_runs
+               WHERE (status = 'pending' AND due_at <= $1) OR (status = 'running' AND lease_until <= $1)
+               ORDER BY due_at, id LIMIT $2
+               FOR UPDATE SKIP LOCKED
+             )
+             UPDATE planned_runs p SET status = 'running', claim_token = $3, lease_until = $4, attempts = p.attempts + 1, updated_at = $1
+             FROM picked WHERE p.id = picked.id
+             RETURNING p.*`,
+      [now, Math.max(1, Math.floor(o.limit)), o.token, now + o.leaseMs],
+    )
+  ).rows;
+  return rows.map((r) => toPlannedRun(r) as ClaimedPlannedRun);
+}
+
 const FENCE = "WHERE id = $1 AND claim_token = $2 AND status = 'running'";
 
-export function plannedRunsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T>) => Promise<T>): PlannedRunsStore {
+export function plannedRunsStore(q: Queryable, begin: Begin): PlannedRunsStore {
   /** A settle of the planned run and, when it changed, the same change on its `runs` row. */
   const settleBoth = (planned: string, runRow: string | null, params: unknown[], runParams: (now: number) => unknown[]) =>
     async (run: ClaimedPlannedRun, now: number): Promise<boolean> => {
@@ -77,34 +106,7 @@ export function plannedRunsStore(q: Queryable, begin: <T>(fn: (client: Queryable
   return {
     apply: (plan) => begin((c) => applyPlanOn(c, plan)),
 
-    claimDue: (now, o) =>
-      begin(async (c) => {
-        await query(
-          c,
-          `WITH x AS (
-             UPDATE planned_runs SET status = 'failed', last_error = 'the lease ran out on every attempt', claim_token = NULL, lease_until = NULL,
-               updated_at = $1, finished_at = $1 WHERE status = 'running' AND lease_until <= $1 AND attempts >= $2 RETURNING id)
-           UPDATE runs SET status = 'failed', error = 'the lease ran out on every attempt', finished_at = $3, updated_at = $3
-           FROM x WHERE runs.id = x.id AND runs.status = 'planned'`,
-          [now, o.maxAttempts, iso(now)],
-        );
-        const rows = (
-          await query<Row>(
-            c,
-            `WITH picked AS (
-               SELECT id FROM planned_runs
-               WHERE (status = 'pending' AND due_at <= $1) OR (status = 'running' AND lease_until <= $1)
-               ORDER BY due_at, id LIMIT $2
-               FOR UPDATE SKIP LOCKED
-             )
-             UPDATE planned_runs p SET status = 'running', claim_token = $3, lease_until = $4, attempts = p.attempts + 1, updated_at = $1
-             FROM picked WHERE p.id = picked.id
-             RETURNING p.*`,
-            [now, Math.max(1, Math.floor(o.limit)), o.token, now + o.leaseMs],
-          )
-        ).rows;
-        return rows.map((r) => toPlannedRun(r) as ClaimedPlannedRun);
-      }),
+    claimDue: (now, o) => begin((c) => claimDueOn(c, now, o)),
 
     dispatch: settleBoth(
       "UPDATE planned_runs SET status = 'done', claim_token = NULL, lease_until = NULL, updated_at = $3, finished_at = $3",

@@ -6,6 +6,12 @@ import { pgDriver } from "./driver";
 /** A pool or one checked-out client (inside a transaction): both answer `query`. */
 export type Queryable = pg.Pool | pg.PoolClient;
 
+/**
+ * How an aggregate opens a transaction: on the pool, a transaction of its own; on a client already
+ * inside one (Store#transaction), that client, so the method joins the outer transaction.
+ */
+export type Begin = <T>(fn: (client: Queryable) => Promise<T>) => Promise<T>;
+
 export interface PgPoolOptions {
   url: string;
   /** Connections in this process's pool (DATABASE_POOL_SIZE). */

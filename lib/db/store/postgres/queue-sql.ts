@@ -13,6 +13,9 @@
  * The applets with queued runs are enumerated one index seek at a time (a loose index scan of
  * runs_queued_idx), as on SQLite, so a backlog of 100,000 runs for one applet costs a claim a few
  * seeks; each applet's head is one more seek and its running check one more.
+ *
+ * Longer than the store's other files (which stay under 400 lines): it is SQL text, each statement
+ * with the comment that says what it guarantees, kept together so the bench runs the same text.
  */
 
 const columns = (t: string) =>

@@ -3,7 +3,7 @@ import { readJson } from "../json";
 import { clipDetail } from "../ledger-sql";
 import { admitStart, droppedReason, HELD_AGAIN_NOTED_MS, heldAgainDetail, heldDetail, MAX_MERGED_EVENTS, mergedDetail, rateSlot, readSlots, writeSlots } from "../run-controls";
 import type { Ingested, IngestInput, RunControlsStore } from "../types";
-import { query, type Queryable } from "./pool";
+import { query, type Begin, type Queryable } from "./pool";
 import * as Q from "./queue-sql";
 
 /**
@@ -91,7 +91,7 @@ export async function ingestControlled(c: Queryable, i: IngestInput, applyPlan: 
   return { eventId, runId };
 }
 
-export function runControlsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T>) => Promise<T>): RunControlsStore {
+export function runControlsStore(q: Queryable, begin: Begin): RunControlsStore {
   return {
     // The applet's state row is locked first (created when missing), as at ingest: the starts of
     // one applet take turns, whatever the number of workers.

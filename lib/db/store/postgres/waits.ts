@@ -1,7 +1,7 @@
 import type { Step } from "../types/runs";
 import type { StoredWait, WaitsStore } from "../types";
 import { outputText, toWait, WAIT_COLUMNS, type WaitRaw } from "../wait-row";
-import { query, type Queryable } from "./pool";
+import { query, type Begin, type Queryable } from "./pool";
 
 const PARK = `UPDATE runs SET status = 'waiting', steps = $1::json, error = $5, locked_by = NULL, locked_at = NULL, claim_token = NULL, next_attempt_at = NULL, holds_lane = $6, updated_at = $2
   WHERE id = $3 AND claim_token = $4 AND status = 'running'`;
@@ -43,7 +43,7 @@ const WAITING = `SELECT ${WAIT_COLUMNS} FROM run_waits w JOIN runs r ON r.id = w
 const COUNTS = `SELECT w.kind, COUNT(*) AS n FROM run_waits w JOIN runs r ON r.id = w.run_id WHERE w.resolution IS NULL AND r.status = 'waiting' GROUP BY w.kind`;
 
 /** Waiting runs on PostgreSQL: the statements of ../sqlite/waits.ts in this dialect. */
-export function waitsStore(q: Queryable, begin: <T>(fn: (client: Queryable) => Promise<T>) => Promise<T>): WaitsStore {
+export function waitsStore(q: Queryable, begin: Begin): WaitsStore {
   const get = async (c: Queryable, runId: string, seq: number): Promise<StoredWait | null> => {
     const row = (await query<WaitRaw & Record<string, unknown>>(c, ONE, [runId, seq])).rows[0];
     return row ? toWait(row) : null;

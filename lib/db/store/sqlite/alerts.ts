@@ -2,7 +2,7 @@ import { newId } from "../../../core/ids";
 import { onPolled, onRunRetrying, onRunSettled } from "../../../alerts/policy";
 import { DEFAULT_ALERT_SETTINGS, type AlertSettings, type AppletAlertChannel, type AppletAlertState, type NewAlert } from "../types/alerts";
 import type { AlertRow, SavedAlertSettings } from "../types";
-import { readAppletChannel, readChannel, toAlertRow, type AlertRaw } from "../alert-row";
+import { readChannel, toAlertRow, toAppletAlertState, type AlertRaw, type AppletAlertStateRaw } from "../alert-row";
 import type { Sqlite } from "./client";
 
 const SELECT_ALERT = `SELECT al.*, a.name AS applet_name FROM alerts al LEFT JOIN applets a ON a.id = al.applet_id`;
@@ -25,7 +25,7 @@ export function createAlertsRepo(sqlite: Sqlite) {
     `INSERT INTO alerts (id, applet_id, kind, run_id, error, detail, status, created_at, updated_at)
      VALUES (@id, @appletId, @kind, @runId, @error, @detail, 'pending', @now, @now)`,
   );
-  const appletState = sqlite.prepare<[string], { name: string; enabled: number; failure_streak: number; alert_open: number; trigger_alert_open: number; alert_channel: string | null; auto_pause: number | null }>(
+  const appletState = sqlite.prepare<[string], AppletAlertStateRaw>(
     "SELECT name, enabled, failure_streak, alert_open, trigger_alert_open, alert_channel, auto_pause FROM applets WHERE id = ?",
   );
   const setAlertOpen = sqlite.prepare("UPDATE applets SET alert_open = ? WHERE id = ?");
@@ -52,17 +52,7 @@ export function createAlertsRepo(sqlite: Sqlite) {
   };
   const stateOf = (appletId: string): AppletAlertState | null => {
     const r = appletState.get(appletId);
-    return r
-      ? {
-          name: r.name,
-          enabled: r.enabled === 1,
-          failureStreak: r.failure_streak,
-          alertOpen: r.alert_open === 1,
-          triggerAlertOpen: r.trigger_alert_open === 1,
-          alertChannel: readAppletChannel(r.alert_channel),
-          autoPause: r.auto_pause === null ? null : r.auto_pause === 1,
-        }
-      : null;
+    return r ? toAppletAlertState(r) : null;
   };
 
   const updateStatus = (sql: string) => sqlite.prepare(sql);

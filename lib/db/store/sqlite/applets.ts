@@ -3,59 +3,14 @@ import type { applets, appletVersions } from "../../schema";
 import { SYSTEM_AUTHOR, type Applet, type AppletInsert, type AppletVersion, type HookApplet, type VersionSource } from "../types";
 import type { Sqlite } from "./client";
 import type { RawRow } from "./rows";
-import { readJson } from "../json";
-import { readAppletChannel } from "../alert-row";
+import { APPLET_COLUMNS, toApplet as toAppletRow, toHookApplet, toVersion as toVersionRow, type HookAppletRaw } from "../applet-row";
 
 type AppletRowRaw = RawRow<typeof applets> & { version: number | null };
 type VersionRowRaw = RawRow<typeof appletVersions>;
 
-/** The applet's current version, read in the same statement as its row. */
-const APPLET_COLUMNS = "applets.*, (SELECT MAX(v.version) FROM applet_versions v WHERE v.applet_id = applets.id) AS version";
-
-const toVersion = (r: VersionRowRaw): AppletVersion => ({
-  appletId: r.applet_id,
-  version: r.version,
-  name: r.name,
-  enabled: r.enabled === 1,
-  definition: readJson<Record<string, unknown>>(r.definition, `the stored definition of version ${r.version} of applet ${r.applet_id}`),
-  source: r.source as VersionSource,
-  restoredFrom: r.restored_from,
-  author: { kind: r.author_type as AppletVersion["author"]["kind"], id: r.author_id, label: r.author_label },
-  createdAt: r.created_at,
-});
-
-const toApplet = (r: AppletRowRaw): Applet => ({
-  id: r.id,
-  name: r.name,
-  enabled: r.enabled === 1,
-  triggerType: r.trigger_type,
-  definition: readJson<Record<string, unknown>>(r.definition, `the stored definition of applet ${r.id}`),
-  webhookToken: r.webhook_token,
-  lastFiredAt: r.last_fired_at,
-  runCount: r.run_count,
-  tags: readTags(r.tags),
-  failureStreak: r.failure_streak,
-  alertOpen: r.alert_open === 1,
-  triggerAlertOpen: r.trigger_alert_open === 1,
-  alertChannel: readAppletChannel(r.alert_channel),
-  autoPause: r.auto_pause === null ? null : r.auto_pause === 1,
-  pausedReason: r.paused_reason,
-  pausedAt: r.paused_at,
-  disabledAt: r.disabled_at,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-  version: r.version ?? 0,
-});
-
-/** A tags column that is not a JSON array of text (written by hand) reads as no tags: it must not make the applet unreadable. */
-function readTags(text: string): string[] {
-  try {
-    const v = JSON.parse(text) as unknown;
-    return Array.isArray(v) ? v.filter((t): t is string => typeof t === "string") : [];
-  } catch {
-    return [];
-  }
-}
+/** SQLite hands JSON columns back as their stored text. */
+const toApplet = (r: AppletRowRaw) => toAppletRow(r, "text");
+const toVersion = (r: VersionRowRaw) => toVersionRow(r, "text");
 
 export function createAppletsRepo(sqlite: Sqlite) {
   const byId = sqlite.prepare<[string], AppletRowRaw>(`SELECT ${APPLET_COLUMNS} FROM applets WHERE id = ?`);
@@ -91,7 +46,7 @@ export function createAppletsRepo(sqlite: Sqlite) {
   // The webhook hot path reads four columns of one row by primary key. Every applet has a token,
   // but only an applet whose trigger is fed by requests answers on it: the ingress asks the trigger
   // registry (any other type answers 404, like an unknown hook).
-  const forHook = sqlite.prepare<[string], { id: string; enabled: number; webhook_token: string; definition: string; listen_until: string | null }>(
+  const forHook = sqlite.prepare<[string], HookAppletRaw>(
     "SELECT id, enabled, webhook_token, definition, listen_until FROM applets WHERE id = ?",
   );
   const setListening = sqlite.prepare("UPDATE applets SET listen_until = ? WHERE id = ?");
@@ -165,7 +120,7 @@ export function createAppletsRepo(sqlite: Sqlite) {
     /** The hook columns of the applet with this id; null when there is none. */
     forHook: (id: string): HookApplet | null => {
       const r = forHook.get(id);
-      return r ? { id: r.id, enabled: r.enabled === 1, webhookToken: r.webhook_token, definition: r.definition, listenUntil: r.listen_until } : null;
+      return r ? toHookApplet(r) : null;
     },
     setListening: (id: string, until: string | null): boolean => setListening.run(until, id).changes > 0,
     takeListening: (id: string, now: string): boolean => takeListening.run(id, now).changes > 0,

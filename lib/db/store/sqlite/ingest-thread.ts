@@ -4,7 +4,7 @@ import { newId } from "../../../core/ids";
 import type { Logger } from "../../../core/log";
 import type { Ingested, IngestInput } from "../types";
 import { JOURNAL_SIZE_LIMIT_BYTES } from "./client";
-import { INSERT_EVENT_SQL, INSERT_RUN_SQL } from "./runs";
+import { INSERT_EVENT_SQL, INSERT_RUN_SQL } from "./runs-ingest";
 
 /**
  * The web process's webhook inserts (the group commit, `runs.ingestMany`), on a connection of their

@@ -4,7 +4,7 @@ import { clipDetail } from "../ledger-sql";
 import { admitStart, droppedReason, HELD_AGAIN_NOTED_MS, heldAgainDetail, heldDetail, MAX_MERGED_EVENTS, mergedDetail, rateSlot, readSlots, writeSlots } from "../run-controls";
 import type { ClaimedRun, Ingested, IngestControls, IngestInput, MergedEvent, PlanWrite } from "../types";
 import type { Sqlite } from "./client";
-import { INSERT_EVENT_SQL } from "./runs";
+import { INSERT_EVENT_SQL } from "./runs-ingest";
 
 /**
  * Controls over runs on SQLite (../run-controls.ts): the ingest of an event whose applet has

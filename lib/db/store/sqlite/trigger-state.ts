@@ -1,6 +1,7 @@
 import type { AlertsRepo } from "./alerts";
 import type { Sqlite } from "./client";
 import type { TriggerState } from "../types/trigger-state";
+import { toTriggerState } from "../trigger-state-row";
 import type { triggerState } from "../../schema";
 import type { PendingSlot, ScheduledApplet, TriggerError, TriggerOverview } from "../types";
 import type { RawRow } from "./rows";
@@ -8,16 +9,8 @@ import type { RawRow } from "./rows";
 type Raw = RawRow<typeof triggerState>;
 type ScheduledRowRaw = Omit<ScheduledApplet, "enabled"> & { enabled: number };
 
-const toState = (r: Raw): TriggerState => ({
-  nextRunAt: r.next_run_at,
-  lastPolledAt: r.last_polled_at,
-  seenKeys: JSON.parse(r.seen_keys) as string[],
-  lastValue: r.last_value === null ? null : JSON.parse(r.last_value),
-  etag: r.etag,
-  lastModified: r.last_modified,
-  lastError: r.last_error,
-  errorCount: r.error_count,
-});
+/** SQLite hands JSON columns back as their stored text. */
+const toState = (r: Raw) => toTriggerState(r, "text");
 
 /** The named parameters every trigger_state write binds (all columns but next_run_at). */
 const stateParams = (appletId: string, s: Omit<TriggerState, "nextRunAt">, now: string) => ({

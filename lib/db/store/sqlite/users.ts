@@ -1,18 +1,10 @@
 import type { users } from "../../schema";
 import type { NewUser, User } from "../types";
+import { toUser } from "../user-row";
 import type { Sqlite } from "./client";
 import type { RawRow } from "./rows";
 
 type UserRowRaw = RawRow<typeof users>;
-
-const toUser = (r: UserRowRaw): User => ({
-  id: r.id,
-  email: r.email,
-  passwordHash: r.password_hash,
-  sessionVersion: r.session_version,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
 
 /** The one admin (the schema allows more; the app creates one). */
 export function createUsersRepo(sqlite: Sqlite) {

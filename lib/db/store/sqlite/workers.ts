@@ -1,5 +1,6 @@
 import type { workers } from "../../schema";
 import type { Heartbeat, WorkerRow } from "../types";
+import { toWorker } from "../worker-row";
 import type { Sqlite } from "./client";
 import type { RawRow } from "./rows";
 
@@ -38,19 +39,7 @@ export function createWorkersRepo(sqlite: Sqlite) {
     remove: (id: string): boolean => remove.run(id).changes === 1,
     /** Workers whose lease has not expired at `now`, oldest first. */
     live: (now: Date): WorkerRow[] =>
-      live.all(now.toISOString()).map((r) => ({
-        id: r.id,
-        hostname: r.hostname,
-        pid: r.pid,
-        seenAt: r.seen_at,
-        leaseUntil: r.lease_until,
-        fault: r.fault,
-        smtpPort: r.smtp_port,
-        metrics: r.metrics,
-        processScope: r.process_scope,
-        sessionLock: r.session_lock,
-        createdAt: r.created_at,
-      })),
+      live.all(now.toISOString()).map(toWorker),
     /** Drops the rows of workers whose lease ended before `before` and that no run still names. */
     prune: (before: Date): number => prune.run(before.toISOString()).changes,
   };
