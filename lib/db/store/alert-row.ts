@@ -56,7 +56,7 @@ export function readAppletChannel(value: unknown): AppletAlertChannel {
   if (!v || typeof v !== "object") return null;
   const o = v as Record<string, unknown>;
   if (o.mode === "none") return { mode: "none" };
-  if (typeof o.type === "string" && o.config && typeof o.config === "object") return { type: o.type as AlertChannel["type"], config: o.config as Record<string, unknown> };
+  if (typeof o.type === "string" && o.config && typeof o.config === "object") return { type: o.type, config: o.config as Record<string, unknown> };
   return null;
 }
 
