@@ -15,12 +15,6 @@ export function createAlertsRepo(sqlite: Sqlite) {
   const settingsRow = sqlite.prepare<[], { channel: string | null; window_minutes: number; trigger_threshold: number; auto_pause: number; auto_pause_after: number; alert_on_retry: number; updated_at: string }>(
     "SELECT channel, window_minutes, trigger_threshold, auto_pause, auto_pause_after, alert_on_retry, updated_at FROM alert_settings WHERE id = 'default'",
   );
-  const upsertSettings = sqlite.prepare(
-    `INSERT INTO alert_settings (id, channel, window_minutes, trigger_threshold, auto_pause, auto_pause_after, alert_on_retry, created_at, updated_at)
-     VALUES ('default', @channel, @window, @threshold, @autoPause, @after, @onRetry, @now, @now)
-     ON CONFLICT (id) DO UPDATE SET channel = excluded.channel, window_minutes = excluded.window_minutes, trigger_threshold = excluded.trigger_threshold,
-       auto_pause = excluded.auto_pause, auto_pause_after = excluded.auto_pause_after, alert_on_retry = excluded.alert_on_retry, updated_at = excluded.updated_at`,
-  );
   const insertAlert = sqlite.prepare(
     `INSERT INTO alerts (id, applet_id, kind, run_id, error, detail, status, created_at, updated_at)
      VALUES (@id, @appletId, @kind, @runId, @error, @detail, 'pending', @now, @now)`,
@@ -55,21 +49,6 @@ export function createAlertsRepo(sqlite: Sqlite) {
     return r ? toAppletAlertState(r) : null;
   };
 
-  const updateStatus = (sql: string) => sqlite.prepare(sql);
-  const toSending = updateStatus(
-    "UPDATE alerts SET status = 'sending', message = @message, channel_type = @channelType, locked_until = @lockedUntil, dispatched_at = @now, updated_at = @now WHERE id = @id AND status = 'pending'",
-  );
-  const toFolded = updateStatus("UPDATE alerts SET status = 'folded', folded_into = @into, updated_at = @now WHERE id = @id AND status = 'pending'");
-  const beginSendTx = sqlite.transaction((id: string, folded: string[], message: string, channelType: string, now: string, lockedUntil: string): boolean => {
-    if (toSending.run({ id, message, channelType, lockedUntil, now }).changes !== 1) return false;
-    for (const f of folded) toFolded.run({ id: f, into: id, now });
-    return true;
-  });
-  const skipStmt = updateStatus("UPDATE alerts SET status = 'skipped', provider_answer = @reason, updated_at = @now WHERE id = @id AND status = 'pending'");
-  const skipTx = sqlite.transaction((ids: string[], reason: string, now: string) => {
-    for (const id of ids) skipStmt.run({ id, reason, now });
-  });
-
   return {
     /** Inside `runs.finish`'s transaction: what a settled run means for alerts and auto-pause. */
     recordSettled(appletId: string, run: { id: string; status: string; error: string | null; attempt: number }, now: string): void {
@@ -101,49 +80,75 @@ export function createAlertsRepo(sqlite: Sqlite) {
       for (const a of decision.alerts) insert(appletId, a, now);
       if (decision.triggerAlertOpen !== state.triggerAlertOpen) setTriggerAlertOpen.run(decision.triggerAlertOpen ? 1 : 0, appletId);
     },
-    store: {
-      settings,
-      saveSettings: (s: SavedAlertSettings, now: string): void =>
-        void upsertSettings.run({
-          channel: s.channel ? JSON.stringify(s.channel) : null,
-          window: s.windowMinutes,
-          threshold: s.triggerThreshold,
-          autoPause: s.autoPause ? 1 : 0,
-          after: s.autoPauseAfter,
-          onRetry: s.alertOnRetry ? 1 : 0,
-          now,
-        }),
-      setAppletAlerts: (appletId: string, channel: AppletAlertChannel, autoPause: boolean | null, now: string): boolean =>
-        sqlite
-          .prepare("UPDATE applets SET alert_channel = ?, auto_pause = ?, updated_at = ? WHERE id = ?")
-          .run(channel === null ? null : JSON.stringify(channel), autoPause === null ? null : autoPause ? 1 : 0, now, appletId).changes === 1,
-      insert: (a: NewAlert & { appletId: string | null }, now: string): string => insert(a.appletId, a, now),
-      pending: (limit: number): AlertRow[] =>
-        sqlite.prepare<[number], AlertRaw>(`${SELECT_ALERT} WHERE al.status = 'pending' ORDER BY al.created_at, al.id LIMIT ?`).all(limit).map(toAlertRow),
-      stale: (now: string): AlertRow[] =>
-        sqlite.prepare<[string], AlertRaw>(`${SELECT_ALERT} WHERE al.status = 'sending' AND (al.locked_until IS NULL OR al.locked_until < ?) ORDER BY al.created_at, al.id`).all(now).map(toAlertRow),
-      lastDispatchedAt: (appletId: string | null): string | null =>
-        sqlite
-          .prepare<[string | null], { at: string | null }>("SELECT MAX(dispatched_at) AS at FROM alerts WHERE applet_id IS ? AND dispatched_at IS NOT NULL")
-          .get(appletId)?.at ?? null,
-      beginSend: (id: string, folded: string[], message: string, channelType: string, now: string, lockedUntil: string): boolean =>
-        beginSendTx(id, folded, message, channelType, now, lockedUntil),
-      relock: (id: string, expected: string | null, lockedUntil: string, now: string): boolean =>
-        sqlite.prepare("UPDATE alerts SET locked_until = ?, updated_at = ? WHERE id = ? AND status = 'sending' AND locked_until IS ?").run(lockedUntil, now, id, expected).changes === 1,
-      markSent: (id: string, now: string): void =>
-        void sqlite.prepare("UPDATE alerts SET status = 'sent', sent_at = ?, locked_until = NULL, provider_answer = NULL, updated_at = ? WHERE id = ?").run(now, now, id),
-      markFailed: (id: string, answer: string, now: string): void =>
-        void sqlite.prepare("UPDATE alerts SET status = 'failed', provider_answer = ?, locked_until = NULL, updated_at = ? WHERE id = ?").run(answer, now, id),
-      skip: (ids: string[], reason: string, now: string): void => skipTx(ids, reason, now),
-      recent: (limit: number): AlertRow[] =>
-        sqlite.prepare<[number], AlertRaw>(`${SELECT_ALERT} WHERE al.status <> 'folded' ORDER BY al.created_at DESC, al.id DESC LIMIT ?`).all(limit).map(toAlertRow),
-      deleteBefore: (before: string, limit: number): number =>
-        sqlite
-          .prepare("DELETE FROM alerts WHERE id IN (SELECT id FROM alerts WHERE created_at < ? AND status NOT IN ('pending', 'sending') ORDER BY created_at LIMIT ?)")
-          .run(before, limit).changes,
-      foldedCount: (id: string): number =>
-        Number(sqlite.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM alerts WHERE folded_into = ?").get(id)?.n ?? 0),
-    },
+    store: alertsStore(sqlite, settings, insert),
+  };
+}
+
+/** The alerts aggregate's reads and writes outside the settles: settings, the queue of alerts the dispatcher sends, retention. */
+function alertsStore(sqlite: Sqlite, settings: () => AlertSettings, insert: (appletId: string | null, a: NewAlert, now: string) => string) {
+  const upsertSettings = sqlite.prepare(
+    `INSERT INTO alert_settings (id, channel, window_minutes, trigger_threshold, auto_pause, auto_pause_after, alert_on_retry, created_at, updated_at)
+     VALUES ('default', @channel, @window, @threshold, @autoPause, @after, @onRetry, @now, @now)
+     ON CONFLICT (id) DO UPDATE SET channel = excluded.channel, window_minutes = excluded.window_minutes, trigger_threshold = excluded.trigger_threshold,
+       auto_pause = excluded.auto_pause, auto_pause_after = excluded.auto_pause_after, alert_on_retry = excluded.alert_on_retry, updated_at = excluded.updated_at`,
+  );
+  const updateStatus = (sql: string) => sqlite.prepare(sql);
+  const toSending = updateStatus(
+    "UPDATE alerts SET status = 'sending', message = @message, channel_type = @channelType, locked_until = @lockedUntil, dispatched_at = @now, updated_at = @now WHERE id = @id AND status = 'pending'",
+  );
+  const toFolded = updateStatus("UPDATE alerts SET status = 'folded', folded_into = @into, updated_at = @now WHERE id = @id AND status = 'pending'");
+  const beginSendTx = sqlite.transaction((id: string, folded: string[], message: string, channelType: string, now: string, lockedUntil: string): boolean => {
+    if (toSending.run({ id, message, channelType, lockedUntil, now }).changes !== 1) return false;
+    for (const f of folded) toFolded.run({ id: f, into: id, now });
+    return true;
+  });
+  const skipStmt = updateStatus("UPDATE alerts SET status = 'skipped', provider_answer = @reason, updated_at = @now WHERE id = @id AND status = 'pending'");
+  const skipTx = sqlite.transaction((ids: string[], reason: string, now: string) => {
+    for (const id of ids) skipStmt.run({ id, reason, now });
+  });
+
+  return {
+    settings,
+    saveSettings: (s: SavedAlertSettings, now: string): void =>
+      void upsertSettings.run({
+        channel: s.channel ? JSON.stringify(s.channel) : null,
+        window: s.windowMinutes,
+        threshold: s.triggerThreshold,
+        autoPause: s.autoPause ? 1 : 0,
+        after: s.autoPauseAfter,
+        onRetry: s.alertOnRetry ? 1 : 0,
+        now,
+      }),
+    setAppletAlerts: (appletId: string, channel: AppletAlertChannel, autoPause: boolean | null, now: string): boolean =>
+      sqlite
+        .prepare("UPDATE applets SET alert_channel = ?, auto_pause = ?, updated_at = ? WHERE id = ?")
+        .run(channel === null ? null : JSON.stringify(channel), autoPause === null ? null : autoPause ? 1 : 0, now, appletId).changes === 1,
+    insert: (a: NewAlert & { appletId: string | null }, now: string): string => insert(a.appletId, a, now),
+    pending: (limit: number): AlertRow[] =>
+      sqlite.prepare<[number], AlertRaw>(`${SELECT_ALERT} WHERE al.status = 'pending' ORDER BY al.created_at, al.id LIMIT ?`).all(limit).map(toAlertRow),
+    stale: (now: string): AlertRow[] =>
+      sqlite.prepare<[string], AlertRaw>(`${SELECT_ALERT} WHERE al.status = 'sending' AND (al.locked_until IS NULL OR al.locked_until < ?) ORDER BY al.created_at, al.id`).all(now).map(toAlertRow),
+    lastDispatchedAt: (appletId: string | null): string | null =>
+      sqlite
+        .prepare<[string | null], { at: string | null }>("SELECT MAX(dispatched_at) AS at FROM alerts WHERE applet_id IS ? AND dispatched_at IS NOT NULL")
+        .get(appletId)?.at ?? null,
+    beginSend: (id: string, folded: string[], message: string, channelType: string, now: string, lockedUntil: string): boolean =>
+      beginSendTx(id, folded, message, channelType, now, lockedUntil),
+    relock: (id: string, expected: string | null, lockedUntil: string, now: string): boolean =>
+      sqlite.prepare("UPDATE alerts SET locked_until = ?, updated_at = ? WHERE id = ? AND status = 'sending' AND locked_until IS ?").run(lockedUntil, now, id, expected).changes === 1,
+    markSent: (id: string, now: string): void =>
+      void sqlite.prepare("UPDATE alerts SET status = 'sent', sent_at = ?, locked_until = NULL, provider_answer = NULL, updated_at = ? WHERE id = ?").run(now, now, id),
+    markFailed: (id: string, answer: string, now: string): void =>
+      void sqlite.prepare("UPDATE alerts SET status = 'failed', provider_answer = ?, locked_until = NULL, updated_at = ? WHERE id = ?").run(answer, now, id),
+    skip: (ids: string[], reason: string, now: string): void => skipTx(ids, reason, now),
+    recent: (limit: number): AlertRow[] =>
+      sqlite.prepare<[number], AlertRaw>(`${SELECT_ALERT} WHERE al.status <> 'folded' ORDER BY al.created_at DESC, al.id DESC LIMIT ?`).all(limit).map(toAlertRow),
+    deleteBefore: (before: string, limit: number): number =>
+      sqlite
+        .prepare("DELETE FROM alerts WHERE id IN (SELECT id FROM alerts WHERE created_at < ? AND status NOT IN ('pending', 'sending') ORDER BY created_at LIMIT ?)")
+        .run(before, limit).changes,
+    foldedCount: (id: string): number =>
+      Number(sqlite.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM alerts WHERE folded_into = ?").get(id)?.n ?? 0),
   };
 }
 

@@ -73,7 +73,12 @@ export function toPlannedRun(r: Row): StoredPlannedRun {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-export function createPlannedRunsRepo(sqlite: Sqlite) {
+/**
+ * Writes a plan (lib/timed): cancels the subject's older planned runs, inserts the new ones with
+ * their rows in the run log, and records the subject's version. Runs inside the caller's
+ * transaction (ingest) or its own (`apply`).
+ */
+function planWriter(sqlite: Sqlite): (plan: PlanWrite) => { inserted: string[]; cancelled: string[] } {
   const cancelOlder = sqlite.prepare<[string, number, number, string, number], { id: string }>(
     `UPDATE planned_runs SET status = 'cancelled', reason = ?, updated_at = ?, finished_at = ?
      WHERE cancel_key = ? AND status = 'pending' AND subject_version < ? RETURNING id`,
@@ -123,7 +128,6 @@ export function createPlannedRunsRepo(sqlite: Sqlite) {
     });
     return true;
   };
-  /** Runs inside the caller's transaction (ingest) or its own (`apply`). */
   const applyPlan = (plan: PlanWrite): { inserted: string[]; cancelled: string[] } => {
     const cancelled: string[] = [];
     if (plan.cancel) {
@@ -136,6 +140,11 @@ export function createPlannedRunsRepo(sqlite: Sqlite) {
     if (plan.subject) recordVersion.run(plan.subject.key, plan.subject.version, plan.at);
     return { inserted, cancelled };
   };
+  return applyPlan;
+}
+
+export function createPlannedRunsRepo(sqlite: Sqlite) {
+  const applyPlan = planWriter(sqlite);
   const applyTx = sqlite.transaction(applyPlan);
 
   // A run whose lease ran out on its last allowed attempt: its holders keep dying; stop claiming it.
