@@ -294,8 +294,17 @@ export async function runDetail(app: Reads, id: string) {
     replay_of: original ? link(original) : null,
     replays: original ? [] : ofEvent.slice(1).map(link),
     event: event && { id: event.id, applet_id: event.appletId, source: event.source, dedupe_key: event.dedupeKey, payload: event.payload, received_at: event.receivedAt },
-    applet: applet ? { id: applet.id, name: applet.name, strict_order: strictOrderOf(applet.definition) } : null,
+    applet: applet ? { id: applet.id, name: applet.name, strict_order: strictOrderOf(await definitionRunWith(app, run, applet.definition)) } : null,
   };
+}
+
+/**
+ * The definition the run's last claim executed (the version it recorded): whether a waiting run
+ * holds its lane was decided from it when it parked, and a save since then does not change that.
+ */
+async function definitionRunWith(app: Reads, run: { appletId: string; appletVersion: number | null }, current: unknown): Promise<unknown> {
+  if (run.appletVersion === null) return current;
+  return (await app.store.applets.version(run.appletId, run.appletVersion))?.definition ?? current;
 }
 
 /**

@@ -134,6 +134,24 @@ forEachEngine((engine) => {
     expect(sent()).toEqual(["first a1", "first b1"]);
   }, 60_000);
 
+  test("a waiting run's page says what its run decided when it parked, not what the applet was saved with since", async () => {
+    const app = createTestApp({ engine, start: "2026-03-07T14:00:00.000Z" });
+    cleanups.push(() => app.cleanup());
+    const definition = (controls?: unknown) => applet([send("first"), { id: "paid", type: "wait", kind: "for_call", timeout: "1d" }, send("after")], controls);
+    const a = await app.applets.create({ name: "strict, then relaxed", definition: definition({ order: "strict" }) });
+    const worker = startWorker(app);
+    cleanups.push(() => worker.stop());
+    const one = await app.applets.test(a.id, { body: { n: 1 } });
+    await until(async () => (await statusOf(app, one.runId)) === "waiting", "the first run to wait");
+    await app.applets.update(a.id, { definition: definition() });
+    // It still holds the applet's lane: a later run stays queued behind it, and its page says so.
+    app.clock.advance(1000);
+    const two = await app.applets.test(a.id, { body: { n: 2 } });
+    await quiet(app);
+    expect(await statusOf(app, two.runId)).toBe("queued");
+    expect((await runDetail(app, one.runId))!.applet).toMatchObject({ strict_order: "in_order" });
+  }, 60_000);
+
   test("without strict order (the default) the second run goes first while the first waits", async () => {
     const app = createTestApp({ engine, start: "2026-03-07T14:00:00.000Z" });
     cleanups.push(() => app.cleanup());
