@@ -3,7 +3,7 @@ import { UserError } from "../core/errors";
 import { newId, newWebhookToken } from "../core/ids";
 import { SYSTEM_AUTHOR, type Applet, type StoreAggregates, type VersionAuthor, type VersionSource } from "../db/store";
 import { checkDefinition, isActionStep, pathAsWritten, maxAttemptsOf, storedDefinition, walkSteps, type Definition } from "../definition";
-import { checkUrlForSave } from "../net/safe-fetch";
+import { checkUrlForSave } from "../net/addresses";
 import { ingest } from "../queue/ingest";
 import { actionRegistry } from "../actions";
 import { firstRunOf, getTrigger, polledTrigger } from "../triggers";
