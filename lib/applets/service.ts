@@ -1,28 +1,19 @@
 import type { App } from "../app";
+import type { Clock } from "../core/clock";
 import { UserError } from "../core/errors";
 import { newId, newWebhookToken } from "../core/ids";
 import { SYSTEM_AUTHOR, type Applet, type StoreAggregates, type VersionAuthor, type VersionSource } from "../db/store";
-import { checkDefinition, isActionStep, pathAsWritten, maxAttemptsOf, storedDefinition, walkSteps, type Definition } from "../definition";
-import { checkUrlForSave } from "../net/addresses";
+import { maxAttemptsOf, storedDefinition, type Definition } from "../definition";
 import { ingest } from "../queue/ingest";
-import { actionRegistry } from "../actions";
-import { firstRunOf, getTrigger, polledTrigger } from "../triggers";
+import { firstRunOf, polledTrigger } from "../triggers";
 import { disabledSlotsNote, scheduleConfigSchema } from "../triggers/schedule";
 import { emptyTriggerState } from "../triggers/types";
 import { deleteEventFiles } from "../files/events";
 import { createCredentialMasks, pluginFields } from "./credential-masks";
-import { credentialSpots, literalCredentials, maskedFingerprint, PURGED_CREDENTIAL, replaceSpots } from "./credentials";
+import { literalCredentials, PURGED_CREDENTIAL, replaceSpots } from "./credentials";
 import { exampleByKey } from "./examples";
-import { normaliseTags } from "./tags";
 import { importApplets, toExport, type ExportedApplet, type ImportMode } from "./transfer";
-
-export interface AppletInput {
-  name: string;
-  enabled?: boolean;
-  definition: unknown;
-  /** Short labels (lib/applets/tags); absent on update keeps the stored ones. */
-  tags?: unknown;
-}
+import { validateApplet, type AppletInput } from "./validate";
 
 type Services = Pick<App, "store" | "clock" | "config" | "bus" | "log">;
 
@@ -31,55 +22,10 @@ export function createAppletService(app: Services) {
   const { store, clock } = app;
   const masks = createCredentialMasks(app.config.sessionSecret);
 
-  function validate(input: AppletInput): { name: string; definition: Definition; tags: string[] | undefined } {
-    // A credential still masked (a view's "[hidden credential …]" this applet does not hold) or
-    // purged cannot be saved: said in words at its field, instead of the plug-in's "not a URL".
-    const held = credentialProblems(input?.definition);
-    const problems: { path: string; message: string }[] = [...held];
-    const tagged = input?.tags === undefined ? null : normaliseTags(input.tags);
-    if (tagged && !tagged.ok) problems.push({ path: "tags", message: tagged.message });
-    const name = typeof input?.name === "string" ? input.name.trim() : "";
-    if (!name) problems.push({ path: "name", message: "required" });
-    else if (name.length > 200) problems.push({ path: "name", message: "at most 200 characters" });
-    const checked = checkDefinition(input?.definition);
-    if (!checked.ok) {
-      const said = new Set(held.map((p) => p.path));
-      problems.push(...checked.problems.map((p) => ({ path: `definition.${p.path}`.replace(/\.$/, ""), message: p.message })).filter((p) => !said.has(p.path)));
-    }
-    else problems.push(...urlProblems(checked.definition, app.config.allowPrivateUrls).map((p) => ({ ...p, path: `definition.${pathAsWritten(input?.definition, checked.definition, p.path.slice("definition.".length))}` })));
-    if (problems.length || !checked.ok) {
-      throw new UserError(`applet: ${problems.length} problem(s): ${problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`, problems);
-    }
-    return { name, definition: checked.definition, tags: tagged?.ok ? tagged.tags : undefined };
-  }
+  const validate = (input: AppletInput) => validateApplet(input, app.config.allowPrivateUrls);
 
-  /**
-   * A schedule enabled again: the fire ledger says which of its slots passed while it was disabled
-   * (one row for the stretch; lib/triggers/schedule `disabledSlotsNote`). `before` is the applet as
-   * it was disabled: its definition then is what would have fired.
-   */
-  async function recordDisabledSlots(before: Applet, on: StoreAggregates = store): Promise<void> {
-    if (before.enabled || !before.disabledAt) return;
-    const def = storedDefinition(before.definition);
-    if (def.trigger.type !== "schedule") return;
-    const config = scheduleConfigSchema.safeParse(def.trigger.config);
-    if (!config.success) return;
-    const now = clock.now();
-    const note = disabledSlotsNote(config.data, new Date(before.disabledAt), now, before.pausedReason);
-    if (note) await on.fires.record([{ appletId: before.id, ...note }], now.toISOString());
-  }
-
-  /** next_run_at has one source: this, on save and on enable. */
-  async function schedule(applet: { id: string; enabled: boolean; definition: Definition }, on: StoreAggregates = store): Promise<void> {
-    const now = clock.now();
-    const plugin = polledTrigger(applet.definition.trigger.type);
-    if (!plugin) return;
-    if (!applet.enabled) return on.triggerState.setNextRunAt(applet.id, null, now.toISOString());
-    const state = (await on.triggerState.get(applet.id)) ?? emptyTriggerState();
-    // The plug-in's first-run rule: a schedule waits for its next slot; a feed or a poll is looked at right away.
-    const next = firstRunOf(plugin, applet.definition.trigger.config, now, state);
-    await on.triggerState.setNextRunAt(applet.id, next.toISOString(), now.toISOString());
-  }
+  const recordDisabledSlots = (before: Applet, on: StoreAggregates = store) => recordDisabledSlotsOf(before, on, clock);
+  const schedule = (applet: { id: string; enabled: boolean; definition: Definition }, on: StoreAggregates = store) => scheduleNextRun(applet, on, clock);
 
   return {
     validate,
@@ -232,34 +178,30 @@ export function createAppletService(app: Services) {
 
 export type AppletService = ReturnType<typeof createAppletService>;
 
-/** A masked credential with no stored value to stand for, and a purged one: neither can be saved. */
-function credentialProblems(definition: unknown): { path: string; message: string }[] {
-  return credentialSpots(definition, pluginFields).flatMap((s) => {
-    const path = `definition.${s.path.join(".")}`;
-    if (s.value === PURGED_CREDENTIAL) {
-      return [{ path, message: `${s.label} was purged from this version ("${PURGED_CREDENTIAL}"); write {{secrets.NAME}} here (Settings → Secrets) and save that instead` }];
-    }
-    if (maskedFingerprint(s.value) !== null) {
-      return [{ path, message: `${s.label} is a hidden credential (${s.value}) that this applet does not hold; write the credential here, or better {{secrets.NAME}}` }];
-    }
-    return [];
-  });
+/**
+ * A schedule enabled again: the fire ledger says which of its slots passed while it was disabled
+ * (one row for the stretch; lib/triggers/schedule `disabledSlotsNote`). `before` is the applet as
+ * it was disabled: its definition then is what would have fired.
+ */
+async function recordDisabledSlotsOf(before: Applet, on: StoreAggregates, clock: Clock): Promise<void> {
+  if (before.enabled || !before.disabledAt) return;
+  const def = storedDefinition(before.definition);
+  if (def.trigger.type !== "schedule") return;
+  const config = scheduleConfigSchema.safeParse(def.trigger.config);
+  if (!config.success) return;
+  const now = clock.now();
+  const note = disabledSlotsNote(config.data, new Date(before.disabledAt), now, before.pausedReason);
+  if (note) await on.fires.record([{ appletId: before.id, ...note }], now.toISOString());
 }
 
-/** URLs a trigger polls or an action calls must be http(s) and not private (checked again at fetch time). */
-function urlProblems(def: Definition, allowPrivate: boolean): { path: string; message: string }[] {
-  const out: { path: string; message: string }[] = [];
-  const check = (value: unknown, where: string) => {
-    // Templated URLs are checked when rendered, at fetch time.
-    if (typeof value !== "string" || value.includes("{{")) return;
-    const problem = checkUrlForSave(value, allowPrivate);
-    if (problem) out.push({ path: where, message: problem });
-  };
-  // Each plug-in names its URL fields (an RSS feed's url, the http action's url).
-  for (const key of getTrigger(def.trigger.type).urlFields ?? []) check(def.trigger.config[key], `definition.trigger.config.${key}`);
-  for (const { step, path } of walkSteps(def.steps)) {
-    if (!isActionStep(step)) continue;
-    for (const key of actionRegistry.get(step.type)?.urlFields ?? []) check(step.config[key], `definition.${path}.config.${key}`);
-  }
-  return out;
+/** next_run_at has one source: this, on save and on enable. */
+async function scheduleNextRun(applet: { id: string; enabled: boolean; definition: Definition }, on: StoreAggregates, clock: Clock): Promise<void> {
+  const now = clock.now();
+  const plugin = polledTrigger(applet.definition.trigger.type);
+  if (!plugin) return;
+  if (!applet.enabled) return on.triggerState.setNextRunAt(applet.id, null, now.toISOString());
+  const state = (await on.triggerState.get(applet.id)) ?? emptyTriggerState();
+  // The plug-in's first-run rule: a schedule waits for its next slot; a feed or a poll is looked at right away.
+  const next = firstRunOf(plugin, applet.definition.trigger.config, now, state);
+  await on.triggerState.setNextRunAt(applet.id, next.toISOString(), now.toISOString());
 }
