@@ -14,7 +14,7 @@ import type { Applet } from "@/lib/db/store";
 import { sqliteOf } from "@/lib/db/store/sqlite";
 import { createAppletService } from "@/lib/applets/service";
 import { silentLogger } from "@/lib/core/log";
-import { runRetention } from "@/lib/scheduler/retention";
+import { runRetention } from "@/lib/tick/retention";
 import { freePorts, requireBuild, rssMb, start, waitHealthy, type Proc } from "./processes";
 import type { BenchFigure } from "./types";
 

@@ -1,5 +1,5 @@
 /**
- * The app's scheduler tick (lib/scheduler/tick.ts) on a temp SQLite file: every due schedule applet
+ * The app's scheduler tick (lib/tick/tick.ts) on a temp SQLite file: every due schedule applet
  * is claimed, polled and ingested (event + queued run) exactly once by one tick. Measured with
  * 10,000 due applets and nothing else stored, then with the same 10,000 due among 100,000 stored:
  * the due query walks trigger_state's next_run_at index, so the second tick should cost about the
@@ -13,7 +13,7 @@ import { createApp, type App } from "../lib/app";
 import { sqliteOf } from "../lib/db/store/sqlite";
 import { ManualClock } from "../lib/core/clock";
 import { silentLogger } from "../lib/core/log";
-import { runSchedulerTick } from "../lib/scheduler/tick";
+import { runSchedulerTick } from "../lib/tick/tick";
 import type { BenchFigure } from "./types";
 
 const NOW = new Date("2026-03-07T12:00:00.000Z");

@@ -8,7 +8,8 @@ import { saveApplet, saveDraft, type FilterTestResult, type PreviewRequest } fro
 import { SamplePicker, builtinChoice } from "./SamplePicker";
 import { useSharedSample } from "./sharedSample";
 import { parseSample } from "@/lib/ui/sample";
-import { actionOf, buildDefinition, type EditorDefinition, draftFromDefinition, draftReducer, openProblems, placeProblems, reportProblems, shownName, snapshotOf, triggerOf, typedSlots, type ReportedProblem } from "./draft";
+import { actionOf, buildDefinition, type EditorDefinition, draftFromDefinition, draftReducer, shownName, snapshotOf, triggerOf, typedSlots } from "./draft";
+import { openProblems, placeProblems, reportProblems, type ReportedProblem } from "./save-problems";
 import { browserTimeZone } from "./fields";
 import { FilterCode } from "./FilterCode";
 import { wordProblems } from "./problems";

@@ -97,32 +97,7 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
   // does not pay for it.
   const decoyHash = hashPassword(`decoy-${newId()}`);
 
-  /**
-   * A request with `Authorization: Bearer`: the token decides, never a cookie beside it. Failures
-   * count against the client address with failed sign-ins (the same limit). A read-only token may
-   * only read.
-   */
-  async function tokenAccess(req: Request): Promise<SessionUser | Response | null> {
-    const token = bearerToken(req);
-    if (token === null) return null;
-    const now = app.clock.now().getTime();
-    const ipKey = clientIpOf(req);
-    const waitMs = byIp.retryAfterMs(ipKey, now);
-    if (waitMs > 0) return refuse(429, "too many failed attempts from this address; try again later", { "retry-after": String(Math.ceil(waitMs / 1000)) });
-    const identity = await tokens.verify(token);
-    // A real token past its expiry is not a guess: it says so, and does not count against the address.
-    if (identity && "expired" in identity) {
-      return refuse(401, `the API token “${identity.expired.name}” expired at ${identity.expired.at}; make a new one in Settings → API tokens`);
-    }
-    const admin = identity ? await users.first() : null;
-    if (!identity || !admin) {
-      byIp.fail(ipKey, now);
-      log.warn("refused an API token", { ip: ipKey });
-      return refuse(401, "that API token is not valid: it was revoked, mistyped, or made by another install");
-    }
-    if (identity.readOnly && req.method !== "GET" && req.method !== "HEAD") return refuse(403, `the token “${identity.name}” is read-only; a ${req.method} needs a token that may write`);
-    return { userId: admin.id, email: admin.email, token: { id: identity.tokenId, name: identity.name } };
-  }
+  const tokenAccess = createTokenAccess({ clock: app.clock, users, tokens, byIp, log });
 
   const hasUser = async (): Promise<boolean> => (userExists ||= (await users.count()) > 0);
 
@@ -242,3 +217,40 @@ export function createAuth(app: Services, opts: AuthOptions = {}): Auth {
 }
 
 const refuse = (status: number, error: string, headers: Record<string, string> = {}): Response => Response.json({ error }, { status, headers: { "cache-control": "no-store", ...headers } });
+
+interface TokenAccessDeps {
+  clock: Services["clock"];
+  users: Services["store"]["users"];
+  tokens: ApiTokens;
+  byIp: FailureLimiter;
+  log: ReturnType<Services["log"]["child"]>;
+}
+
+/**
+ * A request with `Authorization: Bearer`: the token decides, never a cookie beside it. Failures
+ * count against the client address with failed sign-ins (the same limit). A read-only token may
+ * only read.
+ */
+function createTokenAccess({ clock, users, tokens, byIp, log }: TokenAccessDeps): (req: Request) => Promise<SessionUser | Response | null> {
+  return async function tokenAccess(req: Request): Promise<SessionUser | Response | null> {
+    const token = bearerToken(req);
+    if (token === null) return null;
+    const now = clock.now().getTime();
+    const ipKey = clientIpOf(req);
+    const waitMs = byIp.retryAfterMs(ipKey, now);
+    if (waitMs > 0) return refuse(429, "too many failed attempts from this address; try again later", { "retry-after": String(Math.ceil(waitMs / 1000)) });
+    const identity = await tokens.verify(token);
+    // A real token past its expiry is not a guess: it says so, and does not count against the address.
+    if (identity && "expired" in identity) {
+      return refuse(401, `the API token “${identity.expired.name}” expired at ${identity.expired.at}; make a new one in Settings → API tokens`);
+    }
+    const admin = identity ? await users.first() : null;
+    if (!identity || !admin) {
+      byIp.fail(ipKey, now);
+      log.warn("refused an API token", { ip: ipKey });
+      return refuse(401, "that API token is not valid: it was revoked, mistyped, or made by another install");
+    }
+    if (identity.readOnly && req.method !== "GET" && req.method !== "HEAD") return refuse(403, `the token “${identity.name}” is read-only; a ${req.method} needs a token that may write`);
+    return { userId: admin.id, email: admin.email, token: { id: identity.tokenId, name: identity.name } };
+  };
+}

@@ -1,7 +1,8 @@
 /**
  * A cache of at most `max` entries that forgets the least recently used one when full: the one
  * bounded cache behind the per-process caches (the ingress's hook settings, the executor's checked
- * definitions, the mail receiver's routes, the stores' hook rows), so a burst of distinct keys
+ * definitions, the mail receiver's routes, the stores' hook rows, parsed templates, decrypted
+ * secrets), so a burst of distinct keys
  * never grows memory and never throws the hot entries away all at once.
  *
  * A Map from key to node plus a doubly linked list in order of use, newest first. Not a Map's own

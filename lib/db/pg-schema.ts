@@ -12,6 +12,8 @@ import { bigint, customType, doublePrecision, index, integer, json, pgTable, pri
  *   keys), and it is only ever read whole;
  * - booleans are integers 0/1.
  * Database differences beyond this live in the stores (lib/db/store/postgres).
+ *
+ * Over 400 lines on purpose, as lib/db/schema.ts: one declaration per table, kept whole.
  */
 const timestamps = {
   createdAt: text("created_at").notNull(),

@@ -6,12 +6,14 @@ import { inUserWords } from "../core/zod-words";
 import { timedRuleProblems } from "../timed/rule";
 import { timingSchema, timedSchema, type Timed, type Timing } from "../timed/schema";
 import { controlsSchema } from "./controls";
-import { approvalButtonProblems, assignIds, stepsSchema, structureProblems } from "./steps";
+import { stepsSchema } from "./steps";
+import { approvalButtonProblems, assignIds, structureProblems } from "./structure";
 import { fromV1, isActionStep, walkSteps, type Definition, type DefinitionV1, type IfStep, type PathsStep, type Problem, type Step, type StepConditions } from "./types";
 
 export * from "./types";
 export * from "./loose";
-export { STEP_CONDITION_OPS, CONDITION_ROOTS, conditionsSchema, structureProblems, assignIds, untilMs, untilProblem, waitDurationMs } from "./steps";
+export { STEP_CONDITION_OPS, CONDITION_ROOTS, conditionsSchema, untilMs, untilProblem, waitDurationMs } from "./steps";
+export { structureProblems, assignIds } from "./structure";
 export type { Timed, Timing };
 
 /**

@@ -8,7 +8,12 @@ import type { VerifyPreset } from "../webhooks/verify";
  * transform, then up to 20 actions) is read as the equivalent step list on load (`fromV1`).
  *
  * These are the shapes every part of the app reads; the schema that checks them (with every problem
- * reported at once, by path) lives beside them in this folder.
+ * reported at once, by path) lives beside them in this folder. They are written out rather than
+ * `z.infer` of that schema because the schema is deliberately looser than what it admits: one
+ * object for every wait kind and one node for a condition or a group (so a problem is named at
+ * its field, not as "no union member matched"), and action configs from the registry at run time.
+ * The parts whose schema has their exact shape are inferred: Timing, Timed (lib/timed/schema.ts),
+ * RunControls (./controls.ts).
  */
 
 /** A condition in the shape packages/automations evaluates: `{ field, op, value }` under `all` / `any`. */

@@ -2,13 +2,13 @@ import type { App } from "../app";
 import { alertsOn } from "../alerts/policy";
 import type { ActivityRow, Applet } from "../db/store/types";
 import { triggerRegistry } from "../triggers";
-import { timezoneOf, type Definition } from "../definition";
+import { storedDefinition, timezoneOf } from "../definition";
 import { quietness, zonedWall, type Quiet } from "./quiet";
 
 type CheckApp = Pick<App, "store" | "clock" | "log">;
 
 /** The zone an applet's quiet texts are in: its own (stored definitions were checked on the way in). */
-const zoneOf = (a: Applet) => timezoneOf(a.definition as unknown as Definition);
+const zoneOf = (a: Applet) => timezoneOf(storedDefinition(a.definition));
 
 export interface QuietCheckResult {
   /** Applets that went quiet in this pass (one alert each, when alerts go anywhere). */

@@ -1,7 +1,7 @@
 import { nextRunAfter } from "@whenthen/schedules";
 import type { App } from "../app";
 import type { Applet, LedgerEntry, LedgerOutcome } from "../db/store/types";
-import { timingOf } from "../scheduler/timing";
+import { timingOf } from "../tick/timing";
 import { polledTrigger, triggerRegistry } from "../triggers";
 import { emptyTriggerState } from "../triggers/types";
 import { quietApplets } from "./check";

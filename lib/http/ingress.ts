@@ -38,17 +38,52 @@ export type LeanRoute = (req: IncomingMessage, res: ServerResponse, url: URL) =>
  */
 export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" | "secrets" | "config">, routes: Record<string, LeanRoute> = {}): IngressHandler {
   const log = app.log.child("ingress");
-  // A full disk refuses every webhook: one line when it starts, then one a minute, not one each.
-  const faults = createFaultTracker({ clock: app.clock, log, meanwhile: "answering 503 with Retry-After until it works again" });
   // Nothing the ingress answers is a page: the strict set (no framing, no sniffing, nothing runs).
   const headers = createSecurityHeaders({ publicUrl: app.config.publicUrl, dev: false });
-  const ingestBatched = createIngestBatcher(app);
-  // What a hook needs from the definition, parsed once per version of it: the row is read on every
-  // request (so a disable or an edit applies at once), the JSON is parsed only when it changed.
-  // The trigger plug-in fed by requests (`feed: "http"`) decides what a request becomes.
-  type HookSettings = { raw: string; plugin: RegisteredRequest | null; config: unknown; problem: string | null; maxAttempts: number; definition?: Definition };
+  const hooks = createHookHandler(app, log);
+  // The route table, matched in order on the URL as sent: webhooks first (the hot path), health,
+  // then the other lean paths by prefix.
+  const table: { matches: (rawUrl: string) => boolean; serve: (req: IncomingMessage, res: ServerResponse, rawUrl: string) => void }[] = [
+    { matches: (rawUrl) => rawUrl.startsWith("/api/hooks/"), serve: hooks.serve },
+    { matches: (rawUrl) => rawUrl === "/api/health" || rawUrl.startsWith("/api/health?"), serve: (_req, res) => serveHealth(app, log, res) },
+    ...Object.entries(routes).map(([prefix, route]) => ({
+      matches: (rawUrl: string) => rawUrl.startsWith(prefix),
+      serve: (req: IncomingMessage, res: ServerResponse, rawUrl: string) => route(req, res, new URL(rawUrl, "http://localhost")),
+    })),
+  ];
+  const handler = (req: IncomingMessage, res: ServerResponse): boolean => {
+    const rawUrl = req.url ?? "/";
+    if (!rawUrl.startsWith("/api/")) return false;
+    for (const route of table) {
+      if (!route.matches(rawUrl)) continue;
+      headers.api(res);
+      route.serve(req, res, rawUrl);
+      return true;
+    }
+    return false;
+  };
+  return Object.assign(handler, { flushLedger: () => hooks.flushLedger() });
+}
+
+function serveHealth(app: Pick<App, "store" | "clock" | "config">, log: App["log"], res: ServerResponse): void {
+  checkHealth(app)
+    .then((report) => send(res, report.ok ? 200 : 503, report))
+    .catch((err) => {
+      log.error("health check failed", { error: err });
+      if (!res.headersSent) send(res, 500, { error: "internal error" });
+    });
+}
+
+/**
+ * What a hook needs from the definition, parsed once per version of it: the row is read on every
+ * request (so a disable or an edit applies at once), the JSON is parsed only when it changed.
+ * The trigger plug-in fed by requests (`feed: "http"`) decides what a request becomes.
+ */
+type HookSettings = { raw: string; plugin: RegisteredRequest | null; config: unknown; problem: string | null; maxAttempts: number; definition?: Definition };
+
+function createHookSettings(): (id: string, raw: string) => HookSettings {
   const settings = new Lru<string, HookSettings>(10_000);
-  const hookSettings = (id: string, raw: string): HookSettings => {
+  return (id, raw) => {
     let s = settings.get(id);
     if (s?.raw !== raw) {
       const definition = storedDefinition(JSON.parse(raw));
@@ -61,8 +96,13 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
     }
     return s;
   };
-  // A plug-in renders synchronously (the hot path); secrets are read, once per request, only for a
-  // config that names one (a signed webhook's hmac_secret).
+}
+
+/**
+ * What a trigger plug-in renders with. A plug-in renders synchronously (the hot path); secrets are
+ * read, once per request, only for a config that names one (a signed webhook's hmac_secret).
+ */
+function createHookContexts(app: Pick<App, "clock" | "secrets">): (config: unknown) => Promise<HookContext> {
   const namesSecrets = new WeakMap<object, boolean>();
   const usesSecrets = (config: unknown): boolean => {
     if (typeof config !== "object" || config === null) return false;
@@ -74,10 +114,19 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
   // One read of the stored secrets per turn of the event loop, shared by the signed webhooks that
   // arrived in it (under load dozens): requests of one turn are concurrent anyway.
   const secretsThisTurn = perTurn(() => app.secrets.lookup());
-  const hookContextFor = async (config: unknown): Promise<HookContext> => {
+  return async (config) => {
     const secrets = usesSecrets(config) ? await secretsThisTurn.get() : noSecrets;
     return { render: (template) => renderTemplate(template, { trigger: {}, secrets }).value, nowMs: () => app.clock.now().getTime() };
   };
+}
+
+/** `POST|GET /api/hooks/<applet id>/<token>`: a request becomes an event and its run. */
+function createHookHandler(app: Pick<App, "store" | "bus" | "clock" | "log" | "secrets" | "config">, log: App["log"]) {
+  // A full disk refuses every webhook: one line when it starts, then one a minute, not one each.
+  const faults = createFaultTracker({ clock: app.clock, log, meanwhile: "answering 503 with Retry-After until it works again" });
+  const ingestBatched = createIngestBatcher(app);
+  const hookSettings = createHookSettings();
+  const hookContextFor = createHookContexts(app);
   // The requests of one turn reach their trigger plug-in (the signature check, the payload) together.
   const together = turnBarrier();
   const refusals = createRefusalLog(app, log);
@@ -88,11 +137,8 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
   const metrics = processMetrics();
   const count = (outcome: WebhookOutcome) => metrics.countWebhook(outcome);
   const waiter = createRunWaiter(app);
-  const handler = (req: IncomingMessage, res: ServerResponse): boolean => {
-    const rawUrl = req.url ?? "/";
-    if (!rawUrl.startsWith("/api/")) return false;
-    if (rawUrl.startsWith("/api/hooks/")) {
-      headers.api(res);
+  return {
+    serve: (req: IncomingMessage, res: ServerResponse, rawUrl: string): void => {
       handleHook(req, res, rawUrl).then(count, (err) => {
         // A full disk (or another refusal of the database) is not the sender's fault and passes:
         // 503 with Retry-After asks the sender to deliver again later. Nothing was stored.
@@ -106,31 +152,9 @@ export function createIngress(app: Pick<App, "store" | "bus" | "clock" | "log" |
         count("error");
         if (!res.headersSent) send(res, 500, { error: "internal error" });
       });
-      return true;
-    }
-    if (rawUrl === "/api/health" || rawUrl.startsWith("/api/health?")) {
-      headers.api(res);
-      health(res).catch((err) => {
-        log.error("health check failed", { error: err });
-        if (!res.headersSent) send(res, 500, { error: "internal error" });
-      });
-      return true;
-    }
-    for (const [prefix, route] of Object.entries(routes)) {
-      if (rawUrl.startsWith(prefix)) {
-        headers.api(res);
-        route(req, res, new URL(rawUrl, "http://localhost"));
-        return true;
-      }
-    }
-    return false;
+    },
+    flushLedger: () => ledger.flush(),
   };
-  return Object.assign(handler, { flushLedger: () => ledger.flush() });
-
-  async function health(res: ServerResponse) {
-    const report = await checkHealth(app);
-    send(res, report.ok ? 200 : 503, report);
-  }
 
   async function handleHook(req: IncomingMessage, res: ServerResponse, rawUrl: string): Promise<WebhookOutcome> {
     // The path as sent (a WHATWG URL costs ~2 µs a request; only a query string needs parsing).

@@ -2,9 +2,12 @@ import { promises as dnsPromises, type LookupAddress } from "node:dns";
 import http from "node:http";
 import https from "node:https";
 import { isIP, type LookupFunction } from "node:net";
-import ipaddr from "ipaddr.js";
 import { ActionError } from "../core/errors";
+import { bareHost, isPublicAddress, rangeOf } from "./addresses";
 import type { SafeFetch, SafeRequest, SafeResponse } from "./types";
+
+// The guard's classification, for callers that import the net guard as one module.
+export { checkUrlForSave, isPublicAddress } from "./addresses";
 
 /**
  * SSRF guard (DESIGN.md "SSRF"): every address a socket will connect to is classified with
@@ -36,69 +39,6 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const ORIGIN_BOUND_HEADERS = ["authorization", "cookie", "proxy-authorization"];
 const BODY_HEADERS = ["content-type", "content-length", "transfer-encoding", "content-encoding"];
 const USER_AGENT = "whenthen/0.1 (+self-hosted automation runner)";
-
-/**
- * True only for globally routable unicast addresses (IPv4-mapped IPv6 is judged as IPv4).
- * ipaddr.js calls every IPv6 address outside its named special ranges "unicast", including
- * `::/96` (IPv4-compatible, deprecated by RFC 4291: `[::127.0.0.1]`) and the rest of `::/8`,
- * which embed an IPv4 address a host or a translator may reach. Global unicast IPv6 is 2000::/3
- * (RFC 4291 §2.4); anything outside it is refused, and inside it the special ranges that embed
- * IPv4 (6to4, Teredo) were already not "unicast".
- */
-export function isPublicAddress(ip: string): boolean {
-  return rangeOf(ip) === "unicast";
-}
-
-const GLOBAL_UNICAST_V6 = ipaddr.IPv6.parseCIDR("2000::/3");
-const IPV4_COMPATIBLE_V6 = ipaddr.IPv6.parseCIDR("::/96");
-
-function rangeOf(ip: string): string {
-  const bare = ip.startsWith("[") && ip.endsWith("]") ? ip.slice(1, -1) : ip;
-  try {
-    if (!ipaddr.isValid(bare)) return "invalid";
-    if (!bare.includes(":")) return ipaddr.IPv4.parse(bare).range();
-    // Judged in the form a socket uses: ipaddr reads the dotted tail of "::8.8.8.8" as IPv4-mapped
-    // (::ffff:8.8.8.8), where the URL parser and the kernel see the IPv4-compatible ::808:808.
-    const v6 = ipaddr.IPv6.parse(new URL(`http://[${bare}]/`).hostname.slice(1, -1));
-    if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().range();
-    const range = v6.range();
-    if (range === "unicast" && !v6.match(GLOBAL_UNICAST_V6)) return v6.match(IPV4_COMPATIBLE_V6) ? "ipv4Compatible" : "reserved";
-    return range;
-  } catch {
-    return "invalid";
-  }
-}
-
-/**
- * Save-time check of a poll/RSS/http URL: an error message, or null when it may be saved.
- * Host names are not resolved here; DNS answers are checked when the URL is fetched.
- */
-export function checkUrlForSave(url: string, allowPrivate: boolean): string | null {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return `invalid URL: ${JSON.stringify(url)}`;
-  }
-  if (u.protocol !== "http:" && u.protocol !== "https:") {
-    return `URL scheme must be http or https, not ${u.protocol.replace(/:$/, "")}`;
-  }
-  if (allowPrivate) return null;
-  const host = bareHost(u);
-  if (isIP(host)) {
-    return isPublicAddress(host) ? null : `refusing private address ${host} (${rangeOf(host)}); set ALLOW_PRIVATE_URLS=true to allow it`;
-  }
-  const name = host.toLowerCase().replace(/\.$/, "");
-  if (name === "localhost" || name.endsWith(".localhost")) {
-    return `refusing ${name}: it is this machine; set ALLOW_PRIVATE_URLS=true to allow it`;
-  }
-  return null;
-}
-
-function bareHost(u: URL): string {
-  const h = u.hostname;
-  return h.startsWith("[") ? h.slice(1, -1) : h;
-}
 
 const defaultLookup: LookupFn = (hostname) => dnsPromises.lookup(hostname, { all: true, verbatim: true });
 

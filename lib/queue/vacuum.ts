@@ -1,5 +1,5 @@
 import type { App } from "../app";
-import { withJobLock } from "../scheduler/locks";
+import { withJobLock } from "../tick/locks";
 
 export const QUEUE_VACUUM_LOCK = "queue_vacuum";
 /** How often a worker looks (worker/index.ts); one worker at a time vacuums, under the job lock. */

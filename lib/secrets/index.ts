@@ -1,6 +1,7 @@
 import type { Clock } from "../core/clock";
 import { UserError } from "../core/errors";
 import { newId } from "../core/ids";
+import { Lru } from "../core/lru";
 import type { SecretsStore } from "../db/store";
 import { SECRET_NAME, decryptSecret, encryptSecret } from "./crypto";
 
@@ -12,12 +13,11 @@ export type SecretLookup = (name: string) => string | undefined;
 export function createSecretsService(store: SecretsStore, key: Buffer, clock: Clock) {
   // Decrypting is a cipher context per value; a ciphertext (random IV each time a value is saved)
   // always decrypts to the same value, so each is decrypted once per process, bounded.
-  const decrypted = new Map<string, string>();
+  const decrypted = new Lru<string, string>(1000);
   const decrypt = (name: string, enc: string): string => {
     const memo = decrypted.get(`${name}\n${enc}`);
     if (memo !== undefined) return memo;
     const value = decryptSecret(key, name, enc);
-    if (decrypted.size >= 1000) decrypted.clear();
     decrypted.set(`${name}\n${enc}`, value);
     return value;
   };

@@ -3,6 +3,7 @@
  * Parsing never throws: text that is not a valid expression is kept literally (with a warning
  * from the renderer), and an unclosed `{{` leaves the rest of the string as text.
  */
+import { Lru } from "../core/lru";
 
 export type FilterArg = string | number;
 
@@ -30,17 +31,13 @@ const CLOSE = "}}";
 // Rendering runs for every string leaf of every action config on every run; templates repeat.
 const CACHE_LIMIT = 1000;
 const CACHEABLE_LENGTH = 8192;
-const cache = new Map<string, Piece[]>();
+const cache = new Lru<string, Piece[]>(CACHE_LIMIT);
 
 export function parseTemplate(template: string): Piece[] {
   const cached = cache.get(template);
   if (cached) return cached;
   const pieces = parseUncached(template);
   if (template.length <= CACHEABLE_LENGTH) {
-    if (cache.size >= CACHE_LIMIT) {
-      const oldest = cache.keys().next();
-      if (!oldest.done) cache.delete(oldest.value);
-    }
     cache.set(template, pieces);
   }
   return pieces;

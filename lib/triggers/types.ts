@@ -145,7 +145,7 @@ export interface MailTrigger<C, T extends string> extends TriggerBase<C, T> {
   match(config: C, message: MailMessage): boolean;
 }
 
-/** Polled by the scheduler tick (lib/scheduler) on the timing it declares. */
+/** Polled by the scheduler tick (lib/tick) on the timing it declares. */
 export interface PolledTrigger<C, T extends string> extends TriggerBase<C, T> {
   feed: "polled";
   /** When it runs, from the config and the state (a feed backs off after errors). One source for next_run_at. */

@@ -3,7 +3,7 @@ import { http, HttpResponse } from "msw";
 import { afterEach, describe, expect, test } from "vitest";
 import { dispatchAlerts, SEND_LOCK_MS } from "@/lib/alerts/dispatch";
 import { createApi } from "@/lib/api";
-import { runSchedulerTick } from "@/lib/scheduler/tick";
+import { runSchedulerTick } from "@/lib/tick/tick";
 import { alertSettingsView, appletList } from "@/lib/api/queries";
 import { createTestApp, webhookToHttp, type TestApp } from "../helpers/db";
 import { forEachEngine } from "../helpers/engines";

@@ -5,7 +5,7 @@ import { afterAll, afterEach, describe, expect, test } from "vitest";
 import { createFaultTracker } from "@/lib/core/faults";
 import { checkHealth } from "@/lib/health";
 import { createSandbox } from "@/lib/sandbox";
-import { runSchedulerTick } from "@/lib/scheduler/tick";
+import { runSchedulerTick } from "@/lib/tick/tick";
 import { captureLog, createTestApp, webhookToHttp, type TestApp } from "../helpers/db";
 import { injectCommitFailure, isSmallDisk, mountSmallDisk } from "../helpers/full-disk";
 import { server, useHttpMocks } from "../helpers/http";

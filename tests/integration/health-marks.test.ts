@@ -5,7 +5,7 @@ import { streamRuns } from "@/lib/api/stream";
 import { watchHealth } from "@/lib/bus/health";
 import { loadConfig } from "@/lib/core/config";
 import { healthBanner } from "@/lib/health";
-import { runSchedulerTick } from "@/lib/scheduler/tick";
+import { runSchedulerTick } from "@/lib/tick/tick";
 import { listApplets, needsAttention, type ListedApplet } from "@/lib/ui/applet-list";
 import { formatAge } from "@/lib/core/overdue";
 import { createTestApp, webhookToHttp, type TestApp } from "../helpers/db";

@@ -2,7 +2,7 @@ import { statSync } from "node:fs";
 import { afterEach, describe, expect, test } from "vitest";
 import { createApp } from "@/lib/app";
 import { silentLogger } from "@/lib/core/log";
-import { runRetention } from "@/lib/scheduler/retention";
+import { runRetention } from "@/lib/tick/retention";
 import { createTestApp, webhookToHttp, type TestApp } from "../helpers/db";
 import { sqliteOf } from "@/lib/db/store/sqlite";
 

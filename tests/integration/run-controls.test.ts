@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { http as mock, HttpResponse, passthrough } from "msw";
 import { afterEach, expect, test } from "vitest";
-import type { Definition } from "@/lib/definition";
+import { storedDefinition, type Definition } from "@/lib/definition";
 import { createIngestBatcher, ingest } from "@/lib/queue/ingest";
 import { replayRun } from "@/lib/queue/replay";
 import { createTestApp, type TestApp } from "../helpers/db";
@@ -136,7 +136,7 @@ forEachEngine((engine) => {
       name: "per customer",
       definition: webhook({ concurrency: { mode: "per_key", key: "{{trigger.body.customer_id}}" } }, sink.url, { key: "{{trigger.body.customer_id}}", n: "{{trigger.body.n}}" }),
     });
-    const definition = applet.definition as unknown as Definition;
+    const definition = storedDefinition(applet.definition);
     const batch = createIngestBatcher(app);
     const ingests = [];
     for (let n = 0; n < 2000; n++) {
@@ -196,7 +196,7 @@ forEachEngine((engine) => {
     const app = setup();
     const applet = await app.applets.create({ name: "per customer", definition: webhook({ concurrency: { mode: "per_key", key: "{{trigger.body.customer_id}}" } }, "https://sink.test/hook", {}) });
     const send = (customer: string) =>
-      ingest(app, { appletId: applet.id, source: "webhook", dedupeKey: null, payload: { body: { customer_id: customer } }, maxAttempts: 5, definition: applet.definition as unknown as Definition });
+      ingest(app, { appletId: applet.id, source: "webhook", dedupeKey: null, payload: { body: { customer_id: customer } }, maxAttempts: 5, definition: storedDefinition(applet.definition) });
     const first = (await send("acme"))!;
     const laneOfRun = async (id: string) => (await app.sql.all<{ lane: string }>("SELECT lane FROM runs WHERE id = ?", id))[0]!.lane;
     expect(await laneOfRun(first.runId)).toBe("k:acme");
@@ -227,7 +227,7 @@ forEachEngine((engine) => {
     const waits = await app.applets.create({ name: "paced", definition: webhook({ rate_limit: { max: 10, period_seconds: 60, overflow: "wait" } }, "https://sink.test/hook", { n: "{{trigger.body.n}}" }) });
     const drops = await app.applets.create({ name: "dropping", definition: webhook({ rate_limit: { max: 10, period_seconds: 60, overflow: "drop" } }, "https://sink.test/hook", { n: "{{trigger.body.n}}" }) });
     const send = async (a: typeof waits, n: number) =>
-      ingest(app, { appletId: a.id, source: "webhook", dedupeKey: null, payload: { body: { n } }, maxAttempts: 5, definition: a.definition as unknown as Definition });
+      ingest(app, { appletId: a.id, source: "webhook", dedupeKey: null, payload: { body: { n } }, maxAttempts: 5, definition: storedDefinition(a.definition) });
     // A burst of 50 in the first second, for each.
     for (let n = 0; n < 50; n++) {
       app.clock.set(start + n * 20);
@@ -267,7 +267,7 @@ forEachEngine((engine) => {
     // Eight events at 12:00 get slots 12:00, 12:00, 12:01, 12:01, … 12:03; no worker is running.
     for (let n = 0; n < 8; n++) {
       app.clock.set(start + n);
-      await ingest(app, { appletId: applet.id, source: "webhook", dedupeKey: null, payload: { body: { n } }, maxAttempts: 5, definition: applet.definition as unknown as Definition });
+      await ingest(app, { appletId: applet.id, source: "webhook", dedupeKey: null, payload: { body: { n } }, maxAttempts: 5, definition: storedDefinition(applet.definition) });
     }
     // The workers come back at 12:10, when every slot has passed.
     const restart = start + 10 * MINUTE;
@@ -310,7 +310,7 @@ forEachEngine((engine) => {
     const results = [];
     for (let n = 0; n < 500; n++) {
       app.clock.set(start + n * 20);
-      results.push(await batch({ appletId: applet.id, source: "webhook", dedupeKey: null, payload: { body: { n } }, maxAttempts: 5, definition: applet.definition as unknown as Definition }));
+      results.push(await batch({ appletId: applet.id, source: "webhook", dedupeKey: null, payload: { body: { n } }, maxAttempts: 5, definition: storedDefinition(applet.definition) }));
     }
     // Every webhook was told the one run it joined.
     expect(new Set(results.map((r) => r?.runId)).size).toBe(1);
@@ -331,7 +331,7 @@ forEachEngine((engine) => {
     expect(Number((await app.sql.get<{ n: number }>("SELECT COUNT(*) AS n FROM fire_ledger WHERE applet_id = ? AND outcome = 'debounced'", applet.id))!.n)).toBe(499);
     // A webhook after the window opens a new run.
     app.clock.set(start + 31_000);
-    const next = await ingest(app, { appletId: applet.id, source: "webhook", dedupeKey: null, payload: { body: { n: 500 } }, maxAttempts: 5, definition: applet.definition as unknown as Definition });
+    const next = await ingest(app, { appletId: applet.id, source: "webhook", dedupeKey: null, payload: { body: { n: 500 } }, maxAttempts: 5, definition: storedDefinition(applet.definition) });
     expect(next?.runId).not.toBe(results[0]!.runId);
   }, 120_000);
 });

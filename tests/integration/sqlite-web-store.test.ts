@@ -7,7 +7,7 @@ import { createApp, type App } from "@/lib/app";
 import { createAppletService } from "@/lib/applets/service";
 import { ManualClock } from "@/lib/core/clock";
 import { silentLogger } from "@/lib/core/log";
-import type { Definition } from "@/lib/definition";
+import { storedDefinition } from "@/lib/definition";
 import type { IngestInput } from "@/lib/db/store";
 import { openSqliteStore, sqliteOf } from "@/lib/db/store/sqlite";
 import { createIngestBatcher } from "@/lib/queue/ingest";
@@ -113,7 +113,7 @@ describe("webhooks inserted by the web process's ingest thread", () => {
       actions: [{ type: "http", config: { url: "https://example.test/" }, timing: { at: "-1h", anchor: "trigger.body.starts_at" } }],
     });
     const ingestBatched = createIngestBatcher(app);
-    const definition = (await app.store.applets.get(a.id))!.definition as unknown as Definition;
+    const definition = storedDefinition((await app.store.applets.get(a.id))!.definition);
     const r = await ingestBatched({ appletId: a.id, source: "webhook", dedupeKey: null, payload: { body: { starts_at: "2026-03-09T12:00:00Z" } }, maxAttempts: 5, definition });
     expect(r).toMatchObject({ runId: expect.any(String) });
     expect(await app.store.plannedRuns.list(a.id, { limit: 5 })).toHaveLength(1);
@@ -128,7 +128,7 @@ describe("webhooks inserted by the web process's ingest thread", () => {
       controls: { concurrency: { mode: "per_key", key: "{{trigger.body.customer}}" }, rate_limit: { max: 1, period_seconds: 60 } },
     });
     const ingestBatched = createIngestBatcher(app);
-    const definition = (await app.store.applets.get(a.id))!.definition as unknown as Definition;
+    const definition = storedDefinition((await app.store.applets.get(a.id))!.definition);
     for (const customer of ["c1", "c2"]) await ingestBatched({ appletId: a.id, source: "webhook", dedupeKey: null, payload: { body: { customer } }, maxAttempts: 5, definition });
     const runs = sqliteOf(app.store).prepare("SELECT lane, next_attempt_at FROM runs ORDER BY lane").all();
     expect(runs).toEqual([

@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { http, passthrough } from "msw";
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { topLevelActions, type Definition } from "@/lib/definition";
+import { storedDefinition, topLevelActions } from "@/lib/definition";
 import { createApi, type Api } from "@/lib/api";
 import { createIngress } from "@/lib/http/ingress";
 import { sweepPlannedRuns } from "@/lib/timed/sweep";
@@ -282,7 +282,7 @@ forEachEngine((engine) => {
       const mine = (exported.body as unknown as { name: string; definition: Record<string, unknown> }[]).find((a) => a.name === "api booking")!;
       expect(mine.definition.timed).toEqual(bookingApplet().timed);
       expect(mine.definition.version).toBe(2);
-      expect(topLevelActions(mine.definition as unknown as Definition)[0]!.timing).toEqual({ at: "-24h", anchor: "trigger.body.booking.starts_at" });
+      expect(topLevelActions(storedDefinition(mine.definition))[0]!.timing).toEqual({ at: "-24h", anchor: "trigger.body.booking.starts_at" });
     });
 
     test("conditions decide whether an event plans its timed actions (trigger. paths read the ingredients, all and any); the preview says why nothing is planned; a condition that does not parse is refused on save with its field named", async () => {

@@ -1,20 +1,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
-import {
-  buildDefinition as buildAny,
-  draftFromDefinition,
-  draftReducer,
-  NEW_TRANSFORM,
-  openProblems,
-  placeProblems,
-  reportProblems,
-  shownName,
-  snapshotOf,
-  type Catalog,
-  type Draft,
-  type DraftAction,
-} from "@/components/editor/draft";
+import { buildDefinition as buildAny, draftFromDefinition, draftReducer, NEW_TRANSFORM, shownName, snapshotOf, type Catalog, type Draft, type DraftAction } from "@/components/editor/draft";
+import { openProblems, placeProblems, reportProblems } from "@/components/editor/save-problems";
 import { visible, type FormConfig } from "@/components/editor/fields";
 import { actionRegistry } from "@/lib/actions";
 import { checkDefinition } from "@/lib/definition";

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest";
-import { buildDefinition, draftFromDefinition, draftReducer, placeProblems, type Catalog, type Draft, type DraftAction } from "@/components/editor/draft";
+import { buildDefinition, draftFromDefinition, draftReducer, type Catalog, type Draft, type DraftAction } from "@/components/editor/draft";
+import { placeProblems } from "@/components/editor/save-problems";
 import { wordProblem } from "@/components/editor/problems";
 import { moveStep, removeStep, stepAt, stepPaths, stepsFromDef, stepsToDef, type StepDraft } from "@/components/editor/steps/tree";
 import { actionRegistry } from "@/lib/actions";

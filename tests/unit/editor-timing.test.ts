@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest";
-import { buildDefinition, draftFromDefinition, draftReducer, openProblems, placeProblems, reportProblems, type Catalog, type Draft, type DraftAction } from "@/components/editor/draft";
+import { buildDefinition, draftFromDefinition, draftReducer, type Catalog, type Draft, type DraftAction } from "@/components/editor/draft";
+import { openProblems, placeProblems, reportProblems } from "@/components/editor/save-problems";
 import { wordProblem } from "@/components/editor/problems";
 import { anchorNote, anchorOptions, anchorPath, conditionLabel, conditionPath, conditionValueOf, conditionValueText, NO_TIMED, NO_TIMING, offsetWords, timedFromForm, timedToForm, timeLook, timingFromForm, timingToForm } from "@/components/editor/timing";
 import { actionRegistry } from "@/lib/actions";

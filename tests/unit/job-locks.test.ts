@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { withJobLock } from "@/lib/scheduler/locks";
+import { withJobLock } from "@/lib/tick/locks";
 import { createTestApp, type TestApp } from "../helpers/db";
 
 /** The job_locks statement alone (spec "Data model: job_locks"), on a real SQLite file. */

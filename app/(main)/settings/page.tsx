@@ -6,7 +6,7 @@ import { ChangePassword } from "@/components/ChangePassword";
 import { ImportApplets } from "@/components/ImportApplets";
 import { LocalTime } from "@/components/LocalTime";
 import { SecretsManager } from "@/components/SecretsManager";
-import { SheetsTest } from "@/components/SheetsTest";
+import { SheetsAccessCheck } from "@/components/SheetsAccessCheck";
 import { HealthPanel } from "@/components/HealthPanel";
 import { checkHealth } from "@/lib/health";
 import { collectHealthFigures } from "@/lib/metrics/collect";
@@ -177,7 +177,7 @@ export default async function SettingsPage() {
             <p className="text-sm">
               Service account: <span className="code select-all">{meta.google_service_account_email}</span>. Share each sheet with this address as Editor.
             </p>
-            <SheetsTest />
+            <SheetsAccessCheck />
           </>
         ) : cfg.googleServiceAccountJson ? (
           <p className="text-sm text-red-800">GOOGLE_SERVICE_ACCOUNT_JSON is set but is not a readable service account key (base64 of the key JSON).</p>

@@ -2,7 +2,8 @@
 import { useMemo, useRef, type Dispatch } from "react";
 import type { Meta } from "@/lib/api/queries";
 import type { IngredientGroup } from "@/lib/ui/format";
-import type { Draft, DraftAction, PlacedProblems } from "../draft";
+import type { Draft, DraftAction } from "../draft";
+import type { PlacedProblems } from "../save-problems";
 import { StepHeading } from "../PluginCards";
 import type { AnchorOption } from "../timing";
 import type { Preview } from "../usePreview";

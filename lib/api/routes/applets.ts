@@ -107,21 +107,12 @@ const versionParams = z.object({
     .transform(Number),
 });
 
-/** Applets: list, create, read, update, delete, enable/disable, a test event, and the editor's previews. */
-export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
-  const notFound = { error: "no such applet" } as const;
+/**
+ * The editor's checks of a draft before it is saved: the preview of its rendered steps, the timing
+ * preview, the filter test in the sandbox, and fetching a polled trigger's items now.
+ */
+function editorCheckRoutes({ app, sandbox }: ApiDeps) {
   return new Hono<ApiEnv>()
-    .get("/api/applets", async (c) => c.json({ applets: await appletList(app) }))
-    .post("/api/applets", jsonBody("applet", appletBody), async (c) => {
-      const body = c.req.valid("json");
-      const a = await applets.create({ name: body.name as string, enabled: body.enabled, definition: body.definition, tags: body.tags, by: authorOf(c.get("user")) });
-      return c.json({ applet: await appletDetailOf(app, a, credentialViewOf(c)), warnings: await saveWarnings(app, a.definition, body.definition) }, 201);
-    })
-    // Onboarding: a ready example (lib/applets/examples) becomes a disabled applet to edit.
-    .post("/api/applets/from-example", jsonBody("example", exampleBody), async (c) => {
-      const a = await applets.fromExample(c.req.valid("json").key, authorOf(c.get("user")));
-      return a ? c.json({ applet: await appletDetailOf(app, a, credentialViewOf(c)) }, 201) : c.json({ error: "no such example" }, 404);
-    })
     .post("/api/applets/preview", jsonBody("preview", previewBody), async (c) => {
       const body = c.req.valid("json");
       const checked = checkDefinition(body.definition);
@@ -214,6 +205,25 @@ export function appletRoutes({ app, applets, sandbox }: ApiDeps) {
       } catch (err) {
         return c.json({ ok: false as const, error: ctx.redact(errorMessage(err)) }, 200);
       }
+    });
+}
+
+/** Applets: list, create, read, update, delete, enable/disable, a test event, and the editor's previews. */
+export function appletRoutes(deps: ApiDeps) {
+  const { app, applets } = deps;
+  const notFound = { error: "no such applet" } as const;
+  return new Hono<ApiEnv>()
+    .route("/", editorCheckRoutes(deps))
+    .get("/api/applets", async (c) => c.json({ applets: await appletList(app) }))
+    .post("/api/applets", jsonBody("applet", appletBody), async (c) => {
+      const body = c.req.valid("json");
+      const a = await applets.create({ name: body.name as string, enabled: body.enabled, definition: body.definition, tags: body.tags, by: authorOf(c.get("user")) });
+      return c.json({ applet: await appletDetailOf(app, a, credentialViewOf(c)), warnings: await saveWarnings(app, a.definition, body.definition) }, 201);
+    })
+    // Onboarding: a ready example (lib/applets/examples) becomes a disabled applet to edit.
+    .post("/api/applets/from-example", jsonBody("example", exampleBody), async (c) => {
+      const a = await applets.fromExample(c.req.valid("json").key, authorOf(c.get("user")));
+      return a ? c.json({ applet: await appletDetailOf(app, a, credentialViewOf(c)) }, 201) : c.json({ error: "no such example" }, 404);
     })
     .get("/api/applets/:id", async (c) => {
       const a = await appletDetail(app, c.req.param("id"), credentialViewOf(c));

@@ -21,7 +21,7 @@ import { isPolledType, timingOf } from "./timing";
  * - Applets are created and deleted by the applet service (validation, webhook tokens, files),
  *   never through this store: `add` and `delete` refuse.
  */
-export class AppletScheduleStore implements ScheduleAdapter {
+export class AppletScheduleAdapter implements ScheduleAdapter {
   readonly #app: Pick<App, "store" | "clock">;
   readonly #halted: () => boolean;
   /** The stored text of each listed next_run_at: a claim compares that exact text. */

@@ -5,7 +5,7 @@ import { api, type InferResponseType } from "@/lib/ui/api-client";
 type Result = InferResponseType<(typeof api.api.settings)["sheets-test"]["$post"], 200>;
 
 /** Settings → Google Sheets: reads a sheet's title with the service account, before an applet needs it. */
-export function SheetsTest() {
+export function SheetsAccessCheck() {
   const [sheet, setSheet] = useState("");
   const [busy, setBusy] = useState(false);
   const [result, setResult] = useState<Result | null>(null);

@@ -9,12 +9,12 @@ import { ingest, ingestSkipped } from "../queue/ingest";
 import { firstRunOf, nextRunOf, POLLED_TRIGGERS, polledTrigger } from "../triggers";
 import { emptyTriggerState, type PollContext, type PollResult, type TriggerState } from "../triggers/types";
 import { newHolderId, withJobLock } from "./locks";
-import { AppletScheduleStore } from "./store";
+import { AppletScheduleAdapter } from "./schedule-adapter";
 import { timingOfParsed } from "./timing";
 
 /**
  * The scheduler tick (spec "Worker: Scheduler tick"), on @whenthen/schedules' reconciler over the
- * applet tables (./store):
+ * applet tables (./schedule-adapter):
  *
  * 1. list enabled schedule/rss/poll applets with next_run_at <= now;
  * 2. for each, claim the slot: next_run_at moves from the slot it was to the next slot after NOW
@@ -79,7 +79,7 @@ export async function reconcileDue(
   const recovered = await recoverPendingSlots(app, now, signal);
   let events = 0;
   const reconciler = new ScheduleReconciler({
-    adapter: new AppletScheduleStore(app, { halted }),
+    adapter: new AppletScheduleAdapter(app, { halted }),
     kinds: POLLED_TRIGGERS,
     concurrency: POLL_CONCURRENCY,
     triggerFn: async (schedule) => {
