@@ -3,7 +3,7 @@ import { errorMessage } from "../core/errors";
 import { processMetrics } from "../metrics";
 import type { AlertRow } from "../db/store/types";
 import { composeMessage, type AlertMessage } from "./message";
-import { timezoneOf, type Definition } from "../definition";
+import { storedDefinition, timezoneOf } from "../definition";
 import { channelFor, type AlertSettings } from "./policy";
 import { sendThroughChannel } from "./send";
 
@@ -84,7 +84,7 @@ export async function dispatchAlerts(app: DispatchApp, opts: { holder: string })
   // The times in an alert read in the applet's zone (the one its schedule and templates use), named.
   async function zoneOf(row: AlertRow): Promise<string> {
     const applet = row.appletId ? await store.applets.get(row.appletId) : null;
-    return applet ? timezoneOf(applet.definition as unknown as Definition) : "UTC";
+    return applet ? timezoneOf(storedDefinition(applet.definition)) : "UTC";
   }
 
   async function channelOf(row: AlertRow, settings: AlertSettings) {

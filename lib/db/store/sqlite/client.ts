@@ -57,7 +57,7 @@ export function openDatabase(file: string, opts: OpenOptions = {}): DbHandle {
   sqlite.pragma("busy_timeout = 5000");
   if (!opts.readonly) {
     // Before the first table exists, so a new database returns the space retention frees
-    // (lib/scheduler/retention.ts runs incremental_vacuum). An existing file keeps its mode until
+    // (lib/tick/retention.ts runs incremental_vacuum). An existing file keeps its mode until
     // retention converts it once; a PRAGMA alone cannot change it after tables exist. Only a new
     // file is asked: on an existing one the PRAGMA writes, and a full disk then refuses the open.
     if (sqlite.prepare("SELECT 1 FROM sqlite_master LIMIT 1").get() === undefined) sqlite.pragma("auto_vacuum = INCREMENTAL");

@@ -46,7 +46,7 @@ export function createTriggerStateRepo(sqlite: Sqlite, alerts: AlertsRepo) {
   const claimDue = sqlite.prepare(
     "UPDATE trigger_state SET next_run_at = ?, pending_slot = ?, updated_at = ? WHERE applet_id = ? AND next_run_at IS ?",
   );
-  // Scheduler (lib/scheduler): what a poll wrote, leaving next_run_at to the claim that owns it. The
+  // Scheduler (lib/tick): what a poll wrote, leaving next_run_at to the claim that owns it. The
   // pending mark is cleared only if it is still this poll's slot (a later claim keeps its own).
   const savePolled = sqlite.prepare(
     `UPDATE trigger_state SET last_polled_at = @lastPolledAt, seen_keys = @seenKeys, last_value = @lastValue, etag = @etag,

@@ -1,5 +1,5 @@
 /** Retention and the space it frees. */
-/** How the engine hands freed space back to the file system (retention, lib/scheduler/retention). */
+/** How the engine hands freed space back to the file system (retention, lib/tick/retention). */
 export type SpaceMode =
   /** SQLite without auto_vacuum: freed pages stay in the file until a one-time conversion. */
   | "none"
@@ -10,7 +10,7 @@ export type SpaceMode =
   /** The engine manages space itself (PostgreSQL autovacuum): retention only deletes rows. */
   | "engine";
 
-/** Retention and space (lib/scheduler/retention), in small transactions that never hold the write lock long. */
+/** Retention and space (lib/tick/retention), in small transactions that never hold the write lock long. */
 export interface MaintenanceStore {
   /** Deletes at most `limit` finished (not queued/running) runs created before `before`; how many. */
   deleteRunsBefore(before: string, limit: number): Promise<number>;

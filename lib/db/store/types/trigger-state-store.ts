@@ -4,7 +4,7 @@
  */
 import type { TriggerState } from "./trigger-state";
 
-/** A polled applet with a next_run_at (the scheduler's view, lib/scheduler/store). */
+/** A polled applet with a next_run_at (the scheduler's view, lib/tick/schedule-adapter). */
 export interface ScheduledApplet {
   applet_id: string;
   trigger_type: string;
