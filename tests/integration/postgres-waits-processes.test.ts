@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { openPostgresStore, type PostgresStore } from "@/lib/db/store/postgres";
 import { waitLinks } from "@/lib/waits/links";
 import { forkWebProcess, spawnWorkerProcess, type WebProcess, type WorkerProcess } from "../helpers/processes";
-import { TEST_POSTGRES_URL, createTestSchema, noPostgres } from "../helpers/postgres";
+import { TEST_POSTGRES_URL, createTestSchema, urlWithSchema, noPostgres } from "../helpers/postgres";
 
 /**
  * Wait steps at scale, with the processes production runs: two web hosts and four workers on one
@@ -104,7 +104,7 @@ describe.skipIf(noPostgres)(`waiting runs on two web hosts and four workers, Pos
   beforeAll(async () => {
     ({ schema, drop } = await createTestSchema("waitsprocs"));
     cleanups.push(() => drop());
-    url = `${TEST_POSTGRES_URL}${TEST_POSTGRES_URL.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+    url = urlWithSchema(schema);
     root = mkdtempSync(path.join(tmpdir(), "whenthen-pgwaits-"));
     cleanups.push(() => rmSync(root, { recursive: true, force: true }));
     sink = await startSink();

@@ -6,7 +6,7 @@ import path from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { openPostgresStore, type PostgresStore } from "@/lib/db/store/postgres";
 import { spawnWorkerProcess, type WorkerProcess } from "../helpers/processes";
-import { TEST_POSTGRES_URL, createTestSchema, noPostgres } from "../helpers/postgres";
+import { TEST_POSTGRES_URL, createTestSchema, urlWithSchema, noPostgres } from "../helpers/postgres";
 
 /**
  * Four real worker processes (worker/index.ts, each its own node) on one PostgreSQL database.
@@ -71,7 +71,7 @@ afterEach(async () => {
 async function setup(): Promise<{ store: PostgresStore; url: string; sink: Sink; appletIds: string[]; dataDir: string }> {
   const { schema, drop } = await createTestSchema("workers");
   cleanups.push(drop);
-  const url = `${TEST_POSTGRES_URL}${TEST_POSTGRES_URL.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  const url = urlWithSchema(schema);
   const dataDir = mkdtempSync(path.join(tmpdir(), "whenthen-pgworkers-"));
   cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
   const sink = await startSink();
