@@ -5,6 +5,7 @@ import { createApp, type App } from "@/lib/app";
 import { createAppletService } from "@/lib/applets/service";
 import { ManualClock } from "@/lib/core/clock";
 import { createLogger, silentLogger, type Logger } from "@/lib/core/log";
+import type { Run, Store, StoredEvent } from "@/lib/db/store";
 import { createSafeFetch, isPublicAddress } from "@/lib/net/safe-fetch";
 import { sqliteEngine, testSql, type TestEngine, type TestSql } from "./engines";
 
@@ -85,4 +86,25 @@ export function webhookToHttp(url: string, extra: Record<string, unknown> = {}) 
 export function captureLog(): { log: Logger; lines: string[] } {
   const lines: string[] = [];
   return { log: createLogger("test", "debug", (line) => lines.push(line)), lines };
+}
+
+/**
+ * Every event of an applet, oldest first (received_at, then id: event ids are UUIDv7, so within one
+ * received_at they sort in creation order), through the store: what a test reads instead of SQL.
+ */
+export async function eventsOf(store: Store, appletId: string, max = 10_000): Promise<StoredEvent[]> {
+  const recent = (await store.runs.recentEvents(appletId, max)).reverse();
+  return Promise.all(recent.map(async (e) => (await store.runs.event(e.id))!));
+}
+
+/** Every run of an applet (or of every applet), oldest first (created_at, then id), through the store's pages. */
+export async function runsOf(store: Store, appletId?: string): Promise<Run[]> {
+  const runs: Run[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await store.runs.list({ appletId, cursor, limit: 200 });
+    runs.push(...page.runs);
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor);
+  return runs.reverse();
 }
