@@ -5,7 +5,7 @@ import { createApp, type App } from "@/lib/app";
 import { createAppletService } from "@/lib/applets/service";
 import { ManualClock } from "@/lib/core/clock";
 import { createLogger, silentLogger, type Logger } from "@/lib/core/log";
-import type { Run, Store, StoredEvent } from "@/lib/db/store";
+import type { AlertRow, Run, Store, StoredEvent } from "@/lib/db/store";
 import { createSafeFetch, isPublicAddress } from "@/lib/net/safe-fetch";
 import { sqliteEngine, testSql, type TestEngine, type TestSql } from "./engines";
 
@@ -107,4 +107,9 @@ export async function runsOf(store: Store, appletId?: string): Promise<Run[]> {
     cursor = page.nextCursor ?? undefined;
   } while (cursor);
   return runs.reverse();
+}
+
+/** An applet's alerts, oldest first (created_at, then id), folded ones left out (as the Alerts page lists them), through the store. */
+export async function alertsOf(store: Store, appletId: string, max = 1_000): Promise<AlertRow[]> {
+  return (await store.alerts.recent(max)).filter((a) => a.appletId === appletId).reverse();
 }
