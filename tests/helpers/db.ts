@@ -97,6 +97,12 @@ export async function eventsOf(store: Store, appletId: string, max = 10_000): Pr
   return Promise.all(recent.map(async (e) => (await store.runs.event(e.id))!));
 }
 
+/** Every event of every applet (events go with their applet), applet by applet, through the store. */
+export async function allEventsOf(store: Store): Promise<StoredEvent[]> {
+  const applets = await store.applets.list();
+  return (await Promise.all(applets.map((a) => eventsOf(store, a.id)))).flat();
+}
+
 /** Every run of an applet (or of every applet), oldest first (created_at, then id), through the store's pages. */
 export async function runsOf(store: Store, appletId?: string): Promise<Run[]> {
   const runs: Run[] = [];
