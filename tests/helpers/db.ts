@@ -115,6 +115,13 @@ export async function runsOf(store: Store, appletId?: string): Promise<Run[]> {
   return runs.reverse();
 }
 
+/** How many runs are running now, over every applet, from the store's tally of the queue. */
+export async function runningCount(store: Store, now: Date): Promise<number> {
+  // The tally counts every queued and running run whatever its age; a `since` after every run adds no others.
+  const { byApplet } = await store.runs.tally("9999-12-31T00:00:00.000Z", now);
+  return byApplet.filter((t) => t.status === "running").reduce((n, t) => n + t.count, 0);
+}
+
 /** An applet's alerts, oldest first (created_at, then id), folded ones left out (as the Alerts page lists them), through the store. */
 export async function alertsOf(store: Store, appletId: string, max = 1_000): Promise<AlertRow[]> {
   return (await store.alerts.recent(max)).filter((a) => a.appletId === appletId).reverse();
