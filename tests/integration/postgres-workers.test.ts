@@ -7,6 +7,7 @@ import { afterEach, describe, expect, test } from "vitest";
 import { openPostgresStore, type PostgresStore } from "@/lib/db/store/postgres";
 import { spawnWorkerProcess, type WorkerProcess } from "../helpers/processes";
 import { TEST_POSTGRES_URL, createTestSchema, urlWithSchema, noPostgres } from "../helpers/postgres";
+import { eventsOf } from "../helpers/db";
 
 /**
  * Four real worker processes (worker/index.ts, each its own node) on one PostgreSQL database.
@@ -182,7 +183,7 @@ describe.skipIf(noPostgres)(`four worker processes on one PostgreSQL database${n
     expect(ns.filter((n) => n !== "schedule")).toHaveLength(APPLETS * PER_APPLET);
     expect(new Set(ns).size).toBe(APPLETS * PER_APPLET + 1);
     expect(ns.filter((n) => n === "schedule")).toHaveLength(1);
-    expect((await store.pool.query("SELECT id FROM events WHERE applet_id = 'sched'")).rowCount).toBe(1);
+    expect(await eventsOf(store, "sched")).toHaveLength(1);
     await assertNoOverlap(store, sink);
     // lib/core/log writes "<time> ERROR [scope] message": no worker logged one.
     expect(workers.flatMap((w) => w.lines.filter((l) => /^\S+ ERROR /.test(l)))).toEqual([]);
@@ -207,6 +208,6 @@ describe.skipIf(noPostgres)(`four worker processes on one PostgreSQL database${n
     expect(repeated.length).toBeLessThanOrEqual(4);
     expect(repeated.every((c) => c === 2)).toBe(true);
     await assertNoOverlap(store, sink);
-    expect((await store.pool.query("SELECT id FROM events WHERE applet_id = 'sched'")).rowCount).toBe(1);
+    expect(await eventsOf(store, "sched")).toHaveLength(1);
   }, 180_000);
 });
