@@ -173,6 +173,7 @@ describe.skipIf(noPostgres)(`waiting runs on two web hosts and four workers, Pos
     callRuns.forEach((runId, i) => posts.push({ runId, post: posts.length, host: webs[i % 2]! }));
     callRuns.slice(0, DUPLICATES).forEach((runId, i) => posts.push({ runId, post: posts.length, host: webs[(i + 1) % 2]! }));
     const resumeUrl = (runId: string, host: WebProcess) => waitLinks(PUBLIC_URL, SESSION_SECRET, runId, 0).resume_url.replace(PUBLIC_URL, host.base);
+    // The delays come due now (the processes run on the real clock; no store method moves a wait's time).
     const [, sent] = await Promise.all([
       store.pool.query("UPDATE run_waits SET resume_at = $1 WHERE kind = 'delay'", [new Date().toISOString()]),
       Promise.all(
