@@ -5,6 +5,7 @@ import { createApp, type App } from "@/lib/app";
 import { createAppletService } from "@/lib/applets/service";
 import { ManualClock } from "@/lib/core/clock";
 import { createLogger, silentLogger, type Logger } from "@/lib/core/log";
+import type { AlertRow, Run, Store, StoredEvent } from "@/lib/db/store";
 import { createSafeFetch, isPublicAddress } from "@/lib/net/safe-fetch";
 import { sqliteEngine, testSql, type TestEngine, type TestSql } from "./engines";
 
@@ -85,4 +86,43 @@ export function webhookToHttp(url: string, extra: Record<string, unknown> = {}) 
 export function captureLog(): { log: Logger; lines: string[] } {
   const lines: string[] = [];
   return { log: createLogger("test", "debug", (line) => lines.push(line)), lines };
+}
+
+/**
+ * Every event of an applet, oldest first (received_at, then id: event ids are UUIDv7, so within one
+ * received_at they sort in creation order), through the store: what a test reads instead of SQL.
+ */
+export async function eventsOf(store: Store, appletId: string, max = 10_000): Promise<StoredEvent[]> {
+  const recent = (await store.runs.recentEvents(appletId, max)).reverse();
+  return Promise.all(recent.map(async (e) => (await store.runs.event(e.id))!));
+}
+
+/** Every event of every applet (events go with their applet), applet by applet, through the store. */
+export async function allEventsOf(store: Store): Promise<StoredEvent[]> {
+  const applets = await store.applets.list();
+  return (await Promise.all(applets.map((a) => eventsOf(store, a.id)))).flat();
+}
+
+/** Every run of an applet (or of every applet), oldest first (created_at, then id), through the store's pages. */
+export async function runsOf(store: Store, appletId?: string): Promise<Run[]> {
+  const runs: Run[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await store.runs.list({ appletId, cursor, limit: 200 });
+    runs.push(...page.runs);
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor);
+  return runs.reverse();
+}
+
+/** How many runs are running now, over every applet, from the store's tally of the queue. */
+export async function runningCount(store: Store, now: Date): Promise<number> {
+  // The tally counts every queued and running run whatever its age; a `since` after every run adds no others.
+  const { byApplet } = await store.runs.tally("9999-12-31T00:00:00.000Z", now);
+  return byApplet.filter((t) => t.status === "running").reduce((n, t) => n + t.count, 0);
+}
+
+/** An applet's alerts, oldest first (created_at, then id), folded ones left out (as the Alerts page lists them), through the store. */
+export async function alertsOf(store: Store, appletId: string, max = 1_000): Promise<AlertRow[]> {
+  return (await store.alerts.recent(max)).filter((a) => a.appletId === appletId).reverse();
 }

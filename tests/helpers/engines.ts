@@ -2,11 +2,11 @@ import { describe } from "vitest";
 import { sqliteOf, openSqliteStore } from "@/lib/db/store/sqlite";
 import type { Store } from "@/lib/db/store";
 import path from "node:path";
-import { postgresEngine } from "./engine-postgres";
+import { postgresEngine, postgresTestSql } from "./postgres";
 
 /**
  * The database engines the store-backed test suites run on. SQLite always; PostgreSQL when
- * `TEST_POSTGRES_URL` is set (tests/helpers/engine-postgres.ts), each skipped with its reason.
+ * `TEST_POSTGRES_URL` is set (tests/helpers/postgres.ts), each skipped with its reason.
  *
  * An engine opens a fresh, empty, migrated store for one test app (SQLite: a file in the test's
  * DATA_DIR; PostgreSQL: a schema of its own), and gives raw SQL for the few assertions no store
@@ -39,16 +39,10 @@ export interface TestSql {
   run(sql: string, ...params: unknown[]): Promise<number>;
 }
 
-const sqlByStore = new WeakMap<Store, TestSql>();
-
-/** Lets an engine say how to reach its store's SQL (PostgreSQL: its own connection). */
-export function registerTestSql(store: Store, sql: TestSql): void {
-  sqlByStore.set(store, sql);
-}
-
 /** Raw SQL on the app's store, whatever its engine. */
 export function testSql(store: Store): TestSql {
-  const registered = sqlByStore.get(store);
+  // PostgreSQL answers through its own pool; any other store is SQLite's one connection.
+  const registered = postgresTestSql(store);
   if (registered) return registered;
   const db = sqliteOf(store);
   return {

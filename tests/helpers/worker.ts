@@ -20,6 +20,8 @@ export function startWorker(
     loop,
     async drain(timeoutMs = 10_000): Promise<void> {
       const deadline = Date.now() + timeoutMs;
+      // Counted in SQL: the store's tally of the queue (runs.tally) is not this question, and a drain
+      // built on it let PostgreSQL suites go on with a run still to do.
       const sql = testSql(app.store);
       for (;;) {
         const { n } = (await sql.get<{ n: number }>(

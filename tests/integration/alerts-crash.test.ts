@@ -1,5 +1,5 @@
 import { afterEach, expect, test } from "vitest";
-import { createTestApp } from "../helpers/db";
+import { alertsOf, createTestApp } from "../helpers/db";
 import { spawnWorkerProcess, startSink, type WorkerProcess } from "../helpers/processes";
 import { until } from "../helpers/wait";
 
@@ -34,10 +34,10 @@ test("a crash of the worker between the run's death and the alert's send still s
 
   const first = spawnWorkerProcess({ ...env, ALERT_DISPATCH_MS: "3600000" });
   cleanups.push(() => first.kill());
-  const alertRow = () => app.sql.get<{ id: string; status: string; run_id: string }>("SELECT id, status, run_id FROM alerts WHERE applet_id = ?", applet.id);
+  const alertRow = async () => (await alertsOf(app.store, applet.id))[0];
   await until(async () => (await alertRow()) !== undefined, "the run's death and its alert to be committed", 30_000, lastLines(first));
   expect((await app.store.runs.get(runId))!.status).toBe("dead");
-  expect(await alertRow()).toMatchObject({ status: "pending", run_id: runId });
+  expect(await alertRow()).toMatchObject({ status: "pending", runId });
   first.child.kill("SIGKILL");
   expect(await first.exited).toBeNull();
   expect(channel.bodies).toHaveLength(0);

@@ -418,6 +418,7 @@ describe("API tokens", () => {
     const made = await makeToken({ name: "backup script" });
     expect(made.token).toMatch(/^wt_[A-Za-z0-9_-]{43}$/);
     expect(made.prefix).toBe(made.token.slice(0, 9));
+    // The rows at rest are the subject: no column may hold the token itself.
     const rows = await testSql(b.app.store).all<Record<string, unknown>>("SELECT * FROM api_tokens");
     expect(JSON.stringify(rows)).not.toContain(made.token);
     const cookie = await signedIn(b);

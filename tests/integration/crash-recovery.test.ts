@@ -1,8 +1,7 @@
 import { afterEach, expect, test } from "vitest";
-import { createTestApp } from "../helpers/db";
+import { createTestApp, runsOf } from "../helpers/db";
 import { spawnWorkerProcess, startSink, type WorkerProcess } from "../helpers/processes";
 import { until } from "../helpers/wait";
-import { sqliteOf } from "@/lib/db/store/sqlite";
 
 /**
  * a real worker process is SIGKILLed while it works through 200
@@ -36,7 +35,7 @@ test("SIGKILL of the worker during 200 runs of one applet: a new worker continue
   first.child.kill("SIGKILL");
   expect(await first.exited).toBeNull();
   const sentByFirst = target.bodies.length;
-  const inFlight = sqliteOf(app.store).prepare<[], { id: string }>("SELECT id FROM runs WHERE status = 'running'").all();
+  const inFlight = (await runsOf(app.store)).filter((r) => r.status === "running");
   expect(inFlight.length).toBeLessThanOrEqual(1);
 
   const second = spawnWorkerProcess(env);
@@ -46,7 +45,7 @@ test("SIGKILL of the worker during 200 runs of one applet: a new worker continue
   await until(() => target.bodies.length > sentByFirst, "the applet to continue", 30_000, lastLines(second));
   const continuedAfterMs = Date.now() - startedAt;
   await until(
-    () => (sqliteOf(app.store).prepare("SELECT COUNT(*) AS n FROM runs WHERE status = 'succeeded'").get() as { n: number }).n === 200,
+    async () => (await runsOf(app.store)).filter((r) => r.status === "succeeded").length === 200,
     "every run to succeed",
     120_000,
     lastLines(second),

@@ -5,7 +5,7 @@ import path from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { openPostgresStore } from "@/lib/db/store/postgres";
 import { openDatabase } from "@/lib/db/store/sqlite/client";
-import { TEST_POSTGRES_URL, createTestSchema, noPostgres } from "../helpers/postgres";
+import { TEST_POSTGRES_URL, createTestSchema, urlWithSchema, noPostgres } from "../helpers/postgres";
 
 const ROOT = path.resolve(__dirname, "../..");
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -63,7 +63,7 @@ describe.skipIf(noPostgres)(`pnpm db:copy${noPostgres ? ` (${noPostgres})` : ""}
     writeFileSync(path.join(dir, "SESSION_SECRET"), "session-secret");
     const { schema, drop } = await createTestSchema("copy");
     cleanups.push(drop);
-    const url = `${TEST_POSTGRES_URL}${TEST_POSTGRES_URL.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+    const url = urlWithSchema(schema);
 
     const env: NodeJS.ProcessEnv = { NODE_ENV: "test", PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" };
     const r = spawnSync(process.execPath, ["--import", "tsx", "scripts/db-copy.ts", "--from", `file:${file}`, "--to", url], { cwd: ROOT, env, encoding: "utf8" });

@@ -1,8 +1,7 @@
 import { afterEach, expect, test } from "vitest";
 import { createLogger } from "@/lib/core/log";
 import { deliver } from "@/lib/mail/receiver";
-import { createTestApp, type TestApp } from "../helpers/db";
-import { sqliteOf } from "@/lib/db/store/sqlite";
+import { createTestApp, eventsOf, type TestApp } from "../helpers/db";
 
 /**
  * The SMTP receiver re-parsed every email applet's whole definition for every message. It now
@@ -24,7 +23,7 @@ async function setDefinition(definition: unknown, insert = false) {
   else await app.store.applets.update(row);
 }
 
-const events = () => sqliteOf(app.store).prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM events WHERE applet_id = 'a-mail'").get()!.n;
+const events = async () => (await eventsOf(app.store, "a-mail")).length;
 
 test("an email applet's definition is validated once per version, not once per message, and an edit applies to the next message", async () => {
   const lines: string[] = [];
@@ -33,15 +32,15 @@ test("an email applet's definition is validated once per version, not once per m
   (await setDefinition({ ...valid, actions: [] }, true));
   for (const n of [1, 2, 3]) await deliver(app, message(n), ["invoices@localhost"]);
   expect(lines.filter((l) => l.includes("stored definition is invalid"))).toHaveLength(1);
-  expect(events()).toBe(0);
+  expect(await events()).toBe(0);
 
   // Fixed at the same instant (the clock did not move, so updated_at is unchanged): the next message fires.
   (await setDefinition(valid));
   await deliver(app, message(4), ["invoices@localhost"]);
-  expect(events()).toBe(1);
+  expect(await events()).toBe(1);
 
   // A changed alias stops matching at once.
   (await setDefinition({ ...valid, trigger: { type: "email", config: { to_alias: "receipts" } } }));
   await deliver(app, message(5), ["invoices@localhost"]);
-  expect(events()).toBe(1);
+  expect(await events()).toBe(1);
 });

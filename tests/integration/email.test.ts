@@ -18,6 +18,7 @@ import { handleFileRequest } from "../../lib/files/serve";
 import { LOOP_HEADER } from "../../lib/mail/headers";
 import { MAX_MESSAGE_BYTES, startReceiver, type Receiver } from "../../lib/mail/receiver";
 import { forEachEngine, testSql } from "../helpers/engines";
+import { allEventsOf, eventsOf as storedEventsOf, runsOf } from "../helpers/db";
 
 const FIXTURES = path.join(__dirname, "../../fixtures/inbound");
 const fixture = (name: string) => readFileSync(path.join(FIXTURES, name));
@@ -51,17 +52,11 @@ forEachEngine((engine) => {
   }
 
   const count = async (table: "events" | "runs", appletId?: string): Promise<number> =>
-    Number(
-      (appletId
-        ? await testSql(app.store).get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table} WHERE applet_id = ?`, appletId)
-        : await testSql(app.store).get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`))!.n,
-    );
+    table === "runs" ? (await runsOf(app.store, appletId)).length : (appletId ? await storedEventsOf(app.store, appletId) : await allEventsOf(app.store)).length;
 
-  const eventsOf = async (appletId: string) =>
-    (await testSql(app.store).all<{ id: string; dedupe_key: string; payload: string; source: string }>("SELECT id, dedupe_key, payload, source FROM events WHERE applet_id = ? ORDER BY created_at", appletId)).map(
-      (e) => ({ ...e, payload: (typeof e.payload === "string" ? JSON.parse(e.payload) : e.payload) as Record<string, unknown> }),
-    );
+  const eventsOf = async (appletId: string) => (await storedEventsOf(app.store, appletId)).map((e) => ({ id: e.id, dedupe_key: e.dedupeKey, payload: e.payload, source: e.source }));
 
+  // A clean slate between cases: no store method deletes queued runs and their events (retention keeps them).
   async function clearEvents() {
     const sql = testSql(app.store);
     await sql.run("DELETE FROM event_files");
@@ -248,6 +243,7 @@ forEachEngine((engine) => {
       expect(info.accepted).toEqual(["nobody@hooks.example"]);
       expect(await count("events")).toBe(0);
       expect(await count("runs")).toBe(0);
+      // No store method lists the stored files: counted in their table.
       expect(Number((await testSql(app.store).get<{ n: number }>("SELECT COUNT(*) AS n FROM event_files"))!.n)).toBe(0);
     });
 
@@ -397,6 +393,7 @@ forEachEngine((engine) => {
         await deliver(fixture("with-attachment.eml"), ["invoices@hooks.example"]);
         const ids = [...(await eventsOf(APPLETS.invoices)), ...(await eventsOf(APPLETS.billing))].map((e) => e.id);
         expect(ids).toHaveLength(2);
+        // No store method lists the stored files: their owners from their table.
         const owners = await testSql(app.store).all<{ event_id: string }>("SELECT DISTINCT event_id FROM event_files");
         expect(owners.map((r) => r.event_id).sort()).toEqual([...ids].sort());
         await deleteEventFiles(app, [ids[0]!]);

@@ -123,6 +123,7 @@ describe("AC12: secrets", () => {
     expect(sent).toHaveLength(1);
     expect(sent[0]!.url).toBe(SLACK_WEBHOOK);
     expect(JSON.parse(sent[0]!.body).text).toBe("token is tok_live_9f8e7d6c5b for x");
+    // What is at rest is the subject (here and below): the stored text, not what a store method shows.
     const stored = sqliteOf(app.store).prepare("SELECT steps, error FROM runs WHERE id = ?").get(runId) as { steps: string };
     expect(stored.steps).not.toContain("tok_live_9f8e7d6c5b");
     expect(stored.steps).not.toContain("XXXXXXXX");

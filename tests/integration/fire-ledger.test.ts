@@ -8,7 +8,7 @@ import { createSandbox } from "@/lib/sandbox";
 import { runRetention } from "@/lib/tick/retention";
 import { runSchedulerTick } from "@/lib/tick/tick";
 import { collectHealthFigures, renderMetrics } from "@/lib/metrics/collect";
-import { createTestApp, webhookToHttp, type TestApp } from "../helpers/db";
+import { alertsOf, createTestApp, eventsOf, runsOf, webhookToHttp, type TestApp } from "../helpers/db";
 import { forEachEngine } from "../helpers/engines";
 import { serveIngress } from "../helpers/ingress";
 import { server as mocks, useHttpMocks } from "../helpers/http";
@@ -59,7 +59,7 @@ forEachEngine((engine) => {
     expect(missed!.detail).toMatch(/worker was not running.*fire once.*fired only the first missed time \(2026-03-07T13:00:00.000Z\)/);
     expect(late!.detail).toBe("fired 2 h 20 min late: the worker was not running at this time");
     // The catch-up fire is a run, and the one run of the tick (its own row is replaced by the late one).
-    const runs = await app.sql.all<{ id: string }>("SELECT id FROM runs WHERE applet_id = ?", applet.id);
+    const runs = await runsOf(app.store, applet.id);
     expect(runs.map((r) => r.id)).toEqual([late!.runId]);
     expect(late!.runStatus).toBe("queued");
     // The filter by outcome.
@@ -102,6 +102,7 @@ forEachEngine((engine) => {
 
     // Paused (auto-pause keeps next_run_at): the same, with its reason; a save that enables it counts too.
     app.clock.set("2026-03-07T12:00:00.000Z");
+    // No store method pauses an applet but a finish after its failures: the row auto-pause leaves, written directly.
     await app.sql.run("UPDATE applets SET enabled = 0, paused_reason = ?, paused_at = ?, disabled_at = ? WHERE id = ?", "Paused after 5 failed runs in a row", app.clock.now().toISOString(), app.clock.now().toISOString(), applet.id);
     app.clock.set("2026-03-07T12:12:00.000Z");
     await app.applets.update(applet.id, { enabled: true });
@@ -200,13 +201,13 @@ forEachEngine((engine) => {
     app.clock.advance(1000);
     await deliver(app, raw, ["invoices@hooks.example"]);
     expect(await ledgerOf(app, applet.id)).toMatchObject([{ at: "2026-03-07T12:00:00.000Z", outcome: "disabled", count: 2, runId: null, detail: "the applet is disabled; the message was accepted (250) and nothing ran" }]);
-    // Paused by auto-pause: said with its reason.
+    // Paused by auto-pause: said with its reason (no store method sets it but a finish after failures: written directly).
     await app.sql.run("UPDATE applets SET paused_reason = ? WHERE id = ?", "Paused after 5 failed runs in a row", applet.id);
     app.clock.set("2026-03-07T12:05:00.000Z");
     await deliver(app, raw, ["invoices@hooks.example"]);
     expect((await ledgerOf(app, applet.id, "paused")).map((r) => [r.at, r.detail, r.count])).toEqual([["2026-03-07T12:05:00.000Z", "the applet is paused (Paused after 5 failed runs in a row); nothing ran", 1]]);
-    expect(await app.sql.all("SELECT id FROM runs WHERE applet_id = ?", applet.id)).toEqual([]);
-    expect(await app.sql.all("SELECT id FROM events WHERE applet_id = ?", applet.id)).toEqual([]);
+    expect(await runsOf(app.store, applet.id)).toEqual([]);
+    expect(await eventsOf(app.store, applet.id)).toEqual([]);
   });
 
   test("webhooks: deduplicated (which key, which earlier run), refused by signature or size (counted per minute), disabled and paused, each with its reason; an accepted one is its run", async () => {
@@ -247,6 +248,7 @@ forEachEngine((engine) => {
     await post({ id: "order-2" });
     await ingress.flushLedger();
     expect((await ledgerOf(app, applet.id, "disabled")).map((r) => r.detail)).toEqual(["the applet is disabled; the request was answered 200 and nothing ran"]);
+    // The reason auto-pause leaves (no store method sets it but a finish after failures).
     await app.sql.run("UPDATE applets SET paused_reason = ? WHERE id = ?", "Paused after 5 failed runs in a row", applet.id);
     app.clock.advance(60_000);
     await post({ id: "order-3" });
@@ -271,7 +273,7 @@ forEachEngine((engine) => {
     const applet = await app.applets.create({ name: "orders", definition: webhookToHttp(SINK) });
     await app.store.fires.setExpectation(applet.id, 24, app.clock.now().toISOString());
     await fetch(`${base}/api/hooks/${applet.id}/${applet.webhookToken}`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
-    const quietAlerts = async () => (await app.sql.all<{ kind: string; detail: string }>("SELECT kind, detail FROM alerts WHERE applet_id = ? ORDER BY created_at", applet.id)).map((a) => ({ kind: a.kind, detail: typeof a.detail === "string" ? JSON.parse(a.detail) : a.detail }));
+    const quietAlerts = async () => (await alertsOf(app.store, applet.id)).map((a) => ({ kind: a.kind, detail: a.detail }));
 
     app.clock.set("2026-03-08T11:59:00.000Z"); // 23 h 59 min: not yet
     expect((await checkQuiet(app)).quiet).toEqual([]);

@@ -3,7 +3,7 @@ import { createApi } from "@/lib/api";
 import { readEventFile } from "@/lib/files/events";
 import { testIdentity } from "../helpers/auth";
 import { createListeners, listenLockName, type Listeners } from "@/lib/listeners";
-import { createTestApp, type TestApp } from "../helpers/db";
+import { alertsOf, createTestApp, eventsOf, runsOf, type TestApp } from "../helpers/db";
 import { startDovecot, noDovecot, type Dovecot } from "../helpers/dovecot";
 import { forEachEngine } from "../helpers/engines";
 import { until } from "../helpers/wait";
@@ -60,8 +60,7 @@ function imapDefinition(server: Dovecot, config: Record<string, unknown> = {}) {
 }
 
 async function events(app: TestApp, appletId: string): Promise<Record<string, unknown>[]> {
-  const rows = await app.sql.all<{ payload: unknown; id: string }>("SELECT id, payload FROM events WHERE applet_id = ? ORDER BY received_at, id", appletId);
-  return rows.map((r) => ({ id: r.id, ...(typeof r.payload === "string" ? JSON.parse(r.payload) : r.payload) }));
+  return (await eventsOf(app.store, appletId)).map((e) => ({ id: e.id, ...e.payload }));
 }
 
 const stateOf = async (app: TestApp, id: string) => (await app.store.triggerState.get(id))!;
@@ -113,7 +112,7 @@ describe.skipIf(noDovecot)("IMAP trigger against Dovecot", () => {
     expect((await readEventFile(app, String(event!.id), "inv-1.pdf"))?.content.toString()).toBe("%PDF-1.4 invoice one");
     // Marked read once its event is stored.
     await until(async () => [...(await server.flags()).values()].slice(before).every((f) => f.includes("\\Seen")), "the \\Seen flag");
-    const runs = await app.sql.all("SELECT id FROM runs WHERE applet_id = ?", applet.id);
+    const runs = await runsOf(app.store, applet.id);
     expect(runs).toHaveLength(1);
     expect((await stateOf(app, applet.id)).lastError).toBeNull();
   });
@@ -188,7 +187,7 @@ describe.skipIf(noDovecot)("IMAP trigger against Dovecot", () => {
     await l.reconcile();
     // Dovecot answers a repeated wrong login from the same address more slowly each time: two tries.
     await until(async () => (await stateOf(app, applet.id))?.errorCount === 1, "the first failure");
-    expect(await app.sql.all("SELECT kind FROM alerts WHERE applet_id = ?", applet.id)).toEqual([]);
+    expect(await alertsOf(app.store, applet.id)).toEqual([]);
     await until(() => timers.waiting() > 0, "the back-off");
     timers.pass();
     await until(async () => (await stateOf(app, applet.id))?.errorCount === 2, "the second failure");
@@ -196,14 +195,14 @@ describe.skipIf(noDovecot)("IMAP trigger against Dovecot", () => {
     expect(state.lastError).toMatch(/refused the user name or password/);
     expect(state.lastError).toMatch(/AUTHENTICATIONFAILED|Authentication failed/i);
     expect(state.lastError).not.toContain("not-the-password-9f3b");
-    const alerts = await app.sql.all<{ kind: string; error: string }>("SELECT kind, error FROM alerts WHERE applet_id = ?", applet.id);
+    const alerts = await alertsOf(app.store, applet.id);
     expect(alerts.map((a) => a.kind)).toEqual(["trigger"]);
     // Fixed: the next connection clears the error and records the recovery.
     await app.secrets.set("IMAP_PASSWORD", server.password);
     timers.pass();
     await until(async () => (await stateOf(app, applet.id))?.errorCount === 0, "the recovery");
     expect((await stateOf(app, applet.id)).lastError).toBeNull();
-    expect((await app.sql.all<{ kind: string }>("SELECT kind FROM alerts WHERE applet_id = ? ORDER BY created_at", applet.id)).map((a) => a.kind)).toEqual(["trigger", "recovery"]);
+    expect((await alertsOf(app.store, applet.id)).map((a) => a.kind)).toEqual(["trigger", "recovery"]);
   });
 
   test("an unknown mailbox is the trigger's error naming it and the folders the server has", async () => {

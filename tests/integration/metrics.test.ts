@@ -16,7 +16,7 @@ import { createIngress } from "@/lib/http/ingress";
 import { createMetricsRoute } from "@/lib/http/metrics";
 import { engines, type TestEngine } from "../helpers/engines";
 import { spawnWorkerProcess, startSink, type WorkerProcess } from "../helpers/processes";
-import { TEST_POSTGRES_URL, createTestSchema } from "../helpers/postgres";
+import { createTestSchema, urlWithSchema } from "../helpers/postgres";
 
 /**
  * GET /metrics, on each engine: the web process's own ingress and metrics route on a real
@@ -59,7 +59,7 @@ async function database(engine: TestEngine): Promise<{ env: Record<string, strin
   if (engine.name === "postgres") {
     const { schema, drop } = await createTestSchema("metrics");
     cleanups.push(drop);
-    env.DATABASE_URL = `${TEST_POSTGRES_URL}${TEST_POSTGRES_URL.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+    env.DATABASE_URL = urlWithSchema(schema);
   }
   return { env, dataDir };
 }

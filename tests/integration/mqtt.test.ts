@@ -5,7 +5,7 @@ import { createListeners, type Listeners } from "@/lib/listeners";
 import { mqttClientId, mqttTrigger } from "@/lib/triggers/mqtt";
 import { pollContext } from "@/lib/triggers/context";
 import { createActionContext } from "../helpers/action-context";
-import { createTestApp, type TestApp } from "../helpers/db";
+import { createTestApp, eventsOf, type TestApp } from "../helpers/db";
 import { forEachEngine } from "../helpers/engines";
 import { TEST_MQTT_URL, noMosquittoBinary, noMqtt, startMosquittoWithAccount, testClient, uniqueTopic } from "../helpers/mqtt";
 import { until } from "../helpers/wait";
@@ -36,11 +36,14 @@ interface EventRow {
 }
 
 async function events(app: TestApp, appletId: string): Promise<EventRow[]> {
-  const rows = await app.sql.all<{ payload: unknown; status: string; error: string | null }>(
-    "SELECT e.payload, r.status, r.error FROM events e JOIN runs r ON r.event_id = e.id WHERE e.applet_id = ? ORDER BY e.received_at, e.id",
-    appletId,
-  );
-  return rows.map((r) => ({ payload: (typeof r.payload === "string" ? JSON.parse(r.payload) : r.payload) as Record<string, unknown>, status: r.status, error: r.error }));
+  const rows = [];
+  for (const e of await eventsOf(app.store, appletId)) {
+    for (const { id } of await app.store.runs.ofEvent(e.id, 100)) {
+      const run = (await app.store.runs.get(id))!;
+      rows.push({ payload: e.payload, status: run.status, error: run.error });
+    }
+  }
+  return rows;
 }
 
 const subscribed = async (app: TestApp, id: string) => (await app.store.triggerState.get(id))?.lastValue != null;
@@ -125,7 +128,8 @@ describe.skipIf(noMqtt)("MQTT trigger against Mosquitto", () => {
     const stalled = listen("stalled");
     await stalled.reconcile();
     await until(() => subscribed(app, applet.id), "the subscription");
-    // Its lock ran out while it was stalled: the other worker takes the applet.
+    // Its lock ran out while it was stalled: the other worker takes the applet. (No store method
+    // ages a lock; the row a stalled worker leaves, written directly.)
     await app.sql.run("UPDATE job_locks SET expires_at = ? WHERE name = ?", "2000-01-01T00:00:00.000Z", `listen:${applet.id}`);
     const other = listen("other");
     await other.reconcile();

@@ -222,6 +222,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
         expect((await store.applets.get("f1"))?.failureStreak).toBe(1);
 
         // A success while the applet's alert is open owes a recovery notice: the transaction too.
+        // An open alert as a failure's alert leaves it (no store method opens one on its own).
         await store.pool.query("UPDATE applets SET alert_open = 1 WHERE id = 'f2'");
         calls.length = 0;
         const c = await store.runs.finishAndClaim(b.next!, "succeeded", [], null, at(1_004), "w1");
@@ -332,6 +333,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
         await seen((row) => row?.listenUntil === at(5).toISOString());
         // Counting runs on the applet announces nothing (the finish's update of run_count).
         const quiet = reads;
+        // The very statement a finish runs on the applet, alone, to see that it announces nothing.
         await store.pool.query("UPDATE applets SET run_count = run_count + 1 WHERE id = 'h1'");
         await new Promise((r) => setTimeout(r, 100));
         await other.applets.forHook("h1");

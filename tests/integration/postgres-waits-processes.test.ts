@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { openPostgresStore, type PostgresStore } from "@/lib/db/store/postgres";
 import { waitLinks } from "@/lib/waits/links";
 import { forkWebProcess, spawnWorkerProcess, type WebProcess, type WorkerProcess } from "../helpers/processes";
-import { TEST_POSTGRES_URL, createTestSchema, noPostgres } from "../helpers/postgres";
+import { TEST_POSTGRES_URL, createTestSchema, urlWithSchema, noPostgres } from "../helpers/postgres";
 
 /**
  * Wait steps at scale, with the processes production runs: two web hosts and four workers on one
@@ -104,7 +104,7 @@ describe.skipIf(noPostgres)(`waiting runs on two web hosts and four workers, Pos
   beforeAll(async () => {
     ({ schema, drop } = await createTestSchema("waitsprocs"));
     cleanups.push(() => drop());
-    url = `${TEST_POSTGRES_URL}${TEST_POSTGRES_URL.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+    url = urlWithSchema(schema);
     root = mkdtempSync(path.join(tmpdir(), "whenthen-pgwaits-"));
     cleanups.push(() => rmSync(root, { recursive: true, force: true }));
     sink = await startSink();
@@ -173,6 +173,7 @@ describe.skipIf(noPostgres)(`waiting runs on two web hosts and four workers, Pos
     callRuns.forEach((runId, i) => posts.push({ runId, post: posts.length, host: webs[i % 2]! }));
     callRuns.slice(0, DUPLICATES).forEach((runId, i) => posts.push({ runId, post: posts.length, host: webs[(i + 1) % 2]! }));
     const resumeUrl = (runId: string, host: WebProcess) => waitLinks(PUBLIC_URL, SESSION_SECRET, runId, 0).resume_url.replace(PUBLIC_URL, host.base);
+    // The delays come due now (the processes run on the real clock; no store method moves a wait's time).
     const [, sent] = await Promise.all([
       store.pool.query("UPDATE run_waits SET resume_at = $1 WHERE kind = 'delay'", [new Date().toISOString()]),
       Promise.all(

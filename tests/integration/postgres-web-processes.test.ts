@@ -6,7 +6,7 @@ import nodemailer from "nodemailer";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { spawnWorkerProcess, type WorkerProcess } from "../helpers/processes";
-import { TEST_POSTGRES_URL, createTestSchema, noPostgres } from "../helpers/postgres";
+import { createTestSchema, urlWithSchema, noPostgres } from "../helpers/postgres";
 
 /**
  * Two real web processes (tests/helpers/web-process.ts: the ingress, the API and the live
@@ -119,7 +119,7 @@ describe.skipIf(noPostgres)(`two web processes and a worker on one PostgreSQL da
   beforeAll(async () => {
     const { schema, drop } = await createTestSchema("webs");
     cleanups.push(drop);
-    const url = `${TEST_POSTGRES_URL}${TEST_POSTGRES_URL.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+    const url = urlWithSchema(schema);
     dbUrl = url;
     root = mkdtempSync(path.join(tmpdir(), "whenthen-pgwebs-"));
     cleanups.push(() => rmSync(root, { recursive: true, force: true }));

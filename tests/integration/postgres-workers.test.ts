@@ -6,7 +6,8 @@ import path from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { openPostgresStore, type PostgresStore } from "@/lib/db/store/postgres";
 import { spawnWorkerProcess, type WorkerProcess } from "../helpers/processes";
-import { TEST_POSTGRES_URL, createTestSchema, noPostgres } from "../helpers/postgres";
+import { TEST_POSTGRES_URL, createTestSchema, urlWithSchema, noPostgres } from "../helpers/postgres";
+import { eventsOf } from "../helpers/db";
 
 /**
  * Four real worker processes (worker/index.ts, each its own node) on one PostgreSQL database.
@@ -71,7 +72,7 @@ afterEach(async () => {
 async function setup(): Promise<{ store: PostgresStore; url: string; sink: Sink; appletIds: string[]; dataDir: string }> {
   const { schema, drop } = await createTestSchema("workers");
   cleanups.push(drop);
-  const url = `${TEST_POSTGRES_URL}${TEST_POSTGRES_URL.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  const url = urlWithSchema(schema);
   const dataDir = mkdtempSync(path.join(tmpdir(), "whenthen-pgworkers-"));
   cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
   const sink = await startSink();
@@ -182,7 +183,7 @@ describe.skipIf(noPostgres)(`four worker processes on one PostgreSQL database${n
     expect(ns.filter((n) => n !== "schedule")).toHaveLength(APPLETS * PER_APPLET);
     expect(new Set(ns).size).toBe(APPLETS * PER_APPLET + 1);
     expect(ns.filter((n) => n === "schedule")).toHaveLength(1);
-    expect((await store.pool.query("SELECT id FROM events WHERE applet_id = 'sched'")).rowCount).toBe(1);
+    expect(await eventsOf(store, "sched")).toHaveLength(1);
     await assertNoOverlap(store, sink);
     // lib/core/log writes "<time> ERROR [scope] message": no worker logged one.
     expect(workers.flatMap((w) => w.lines.filter((l) => /^\S+ ERROR /.test(l)))).toEqual([]);
@@ -207,6 +208,6 @@ describe.skipIf(noPostgres)(`four worker processes on one PostgreSQL database${n
     expect(repeated.length).toBeLessThanOrEqual(4);
     expect(repeated.every((c) => c === 2)).toBe(true);
     await assertNoOverlap(store, sink);
-    expect((await store.pool.query("SELECT id FROM events WHERE applet_id = 'sched'")).rowCount).toBe(1);
+    expect(await eventsOf(store, "sched")).toHaveLength(1);
   }, 180_000);
 });

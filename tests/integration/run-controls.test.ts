@@ -8,12 +8,18 @@ import { afterEach, expect, test } from "vitest";
 import { storedDefinition, type Definition } from "@/lib/definition";
 import { createIngestBatcher, ingest } from "@/lib/queue/ingest";
 import { replayRun } from "@/lib/queue/replay";
-import { createTestApp, type TestApp } from "../helpers/db";
+import { createTestApp, runsOf, type TestApp } from "../helpers/db";
 import { forEachEngine } from "../helpers/engines";
 import { serveIngress } from "../helpers/ingress";
 import { server as mocks, useHttpMocks } from "../helpers/http";
 import { spawnWorkerProcess } from "../helpers/processes";
 import { startWorker } from "../helpers/worker";
+
+/** An applet's runs in the order they started (then created), each with its event's payload, through the store. */
+async function byStart(app: TestApp, appletId: string) {
+  const runs = (await runsOf(app.store, appletId)).sort((a, b) => (a.startedAt ?? "").localeCompare(b.startedAt ?? ""));
+  return Promise.all(runs.map(async (r) => ({ ...r, payload: (await app.store.runs.event(r.eventId))!.payload })));
+}
 
 /**
  * Controls over runs (lib/definition/controls.ts) on both engines: concurrency per key with four
@@ -113,6 +119,7 @@ forEachEngine((engine) => {
       app.clock.set(start + n * 100);
       await post(paced, { customer: `c${n % 2}`, n });
     }
+    // A run's lane is the store's own (no method reads it): from its column.
     const runs = await app.sql.all<{ lane: string; next_attempt_at: string }>("SELECT lane, next_attempt_at FROM runs WHERE applet_id = ? ORDER BY created_at", paced.id);
     expect(runs.map((r) => r.lane)).toEqual(["k:c0", "k:c1", "k:c0", "k:c1"]);
     // Two start at once; the third and fourth wait for their slots a minute after the first two.
@@ -144,6 +151,7 @@ forEachEngine((engine) => {
       ingests.push(batch({ appletId: applet.id, source: "webhook", dedupeKey: null, payload: { body: { customer_id: `c${n % 20}`, n } }, maxAttempts: 5, definition }));
     }
     await Promise.all(ingests);
+    // A run's lane is the store's own (no method reads it): from its column.
     const lanes = await app.sql.all<{ lane: string }>("SELECT DISTINCT lane FROM runs WHERE applet_id = ?", applet.id);
     expect(lanes.map((l) => l.lane).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `k:c${i}`).sort());
 
@@ -166,15 +174,16 @@ forEachEngine((engine) => {
     });
     const deadline = Date.now() + 150_000;
     for (;;) {
-      const done = await app.sql.get<{ n: number }>("SELECT COUNT(*) AS n FROM runs WHERE status = 'succeeded'");
-      if (Number(done!.n) === 2000) break;
-      if (Date.now() > deadline) throw new Error(`only ${String(done!.n)} of 2,000 runs succeeded`);
+      const done = (await app.store.runs.tally("", app.clock.now())).byApplet.filter((t) => t.status === "succeeded").reduce((n, t) => n + t.count, 0);
+      if (done === 2000) break;
+      if (Date.now() > deadline) throw new Error(`only ${String(done)} of 2,000 runs succeeded`);
       await new Promise((r) => setTimeout(r, 250));
     }
     // Each run once, and never two of one key at the same time (at the sink, and by the runs' own times).
     expect(sink.bodies).toHaveLength(2000);
     expect(new Set(sink.bodies.map((b) => b.n)).size).toBe(2000);
     expect(sink.overlaps).toEqual([]);
+    // A run's lane is the store's own (no method reads it): from its column.
     const rows = await app.sql.all<{ lane: string; started_at: string; finished_at: string }>(
       "SELECT lane, started_at, finished_at FROM runs WHERE applet_id = ? ORDER BY lane, started_at, finished_at",
       applet.id,
@@ -198,6 +207,7 @@ forEachEngine((engine) => {
     const send = (customer: string) =>
       ingest(app, { appletId: applet.id, source: "webhook", dedupeKey: null, payload: { body: { customer_id: customer } }, maxAttempts: 5, definition: storedDefinition(applet.definition) });
     const first = (await send("acme"))!;
+    // A run's lane is the store's own (no method reads it): from its column.
     const laneOfRun = async (id: string) => (await app.sql.all<{ lane: string }>("SELECT lane FROM runs WHERE id = ?", id))[0]!.lane;
     expect(await laneOfRun(first.runId)).toBe("k:acme");
     // acme's run is running; its replay waits behind it, whatever else is free.
@@ -240,12 +250,9 @@ forEachEngine((engine) => {
       workers.at(start + t);
       await workers.drain();
     }
-    const runs = await app.sql.all<{ started_at: string; status: string; n: string }>(
-      "SELECT r.started_at, r.status, e.payload FROM runs r JOIN events e ON e.id = r.event_id WHERE r.applet_id = ? ORDER BY r.started_at, r.created_at",
-      waits.id,
-    );
+    const runs = await byStart(app, waits.id);
     expect(runs.map((r) => r.status)).toEqual(Array(50).fill("succeeded"));
-    const starts = runs.map((r) => Date.parse(r.started_at));
+    const starts = runs.map((r) => Date.parse(r.startedAt!));
     // Never more than 10 starts in any 60 s, and 10 in each of the five minutes.
     for (let i = 0; i + 10 < starts.length; i++) expect(starts[i + 10]! - starts[i]!).toBeGreaterThanOrEqual(MINUTE);
     expect([0, 1, 2, 3, 4].map((m) => starts.filter((s) => s >= start + m * MINUTE && s < start + (m + 1) * MINUTE).length)).toEqual([10, 10, 10, 10, 10]);
@@ -253,7 +260,7 @@ forEachEngine((engine) => {
     expect(held).toHaveLength(40);
     expect(held[0]!.detail).toMatch(/^held by a rate limit \(10 per 1 min\): starts at 2026-03-07T12:04:00/);
 
-    const dropped = await app.sql.all<{ status: string; error: string | null }>("SELECT status, error FROM runs WHERE applet_id = ? ORDER BY created_at", drops.id);
+    const dropped = await runsOf(app.store, drops.id);
     expect(dropped.filter((r) => r.status === "succeeded")).toHaveLength(10);
     expect(dropped.filter((r) => r.status === "skipped").map((r) => r.error)).toEqual(Array(40).fill("skipped: rate limit (10 per 1 min reached; dropped)"));
     expect((await app.store.fires.list(drops.id, { outcome: "rate_limited", limit: 100 })).entries).toHaveLength(40);
@@ -277,16 +284,13 @@ forEachEngine((engine) => {
       workers.at(restart + t);
       await workers.drain();
     }
-    const runs = await app.sql.all<{ id: string; started_at: string; status: string; payload: unknown }>(
-      "SELECT r.id, r.started_at, r.status, e.payload FROM runs r JOIN events e ON e.id = r.event_id WHERE r.applet_id = ? ORDER BY r.started_at, r.created_at",
-      applet.id,
-    );
+    const runs = await byStart(app, applet.id);
     expect(runs.map((r) => r.status)).toEqual(Array(8).fill("succeeded"));
-    const starts = runs.map((r) => Date.parse(r.started_at));
+    const starts = runs.map((r) => Date.parse(r.startedAt!));
     for (let i = 0; i + 2 < starts.length; i++) expect(starts[i + 2]! - starts[i]!).toBeGreaterThanOrEqual(MINUTE);
     expect([0, 1, 2, 3].map((m) => starts.filter((s) => s >= restart + m * MINUTE && s < restart + (m + 1) * MINUTE).length)).toEqual([2, 2, 2, 2]);
     // Each event ran once (four parallel lanes: runs due together start in whichever order the workers claim them).
-    expect(runs.map((r) => ((typeof r.payload === "string" ? JSON.parse(r.payload) : r.payload) as { body: { n: number } }).body.n).sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(runs.map((r) => (r.payload as { body: { n: number } }).body.n).sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     const again = (await app.store.fires.list(applet.id, { outcome: "rate_limited", limit: 100 })).entries.filter((e) => e.detail.includes("again"));
     expect(again.length).toBeGreaterThan(0);
     expect(again.at(-1)!.detail).toMatch(/^held again by the rate limit \(2 per 1 min\): its start time passed while no run started \(the worker was down or busy\); starts at 2026-03-07T12:11:00/);
@@ -328,7 +332,13 @@ forEachEngine((engine) => {
     expect(merged).toHaveLength(200);
     expect(merged[0]!.runId).toBe(results[0]!.runId);
     expect(merged[0]!.detail).toBe("merged by debounce into the run that starts at 2026-03-07T12:00:30.000Z");
-    expect(Number((await app.sql.get<{ n: number }>("SELECT COUNT(*) AS n FROM fire_ledger WHERE applet_id = ? AND outcome = 'debounced'", applet.id))!.n)).toBe(499);
+    let stored = 0;
+    for (let before: string | null = null; ; ) {
+      const page = await app.store.fires.list(applet.id, { outcome: "debounced", before, limit: 200 });
+      stored += page.entries.length;
+      if (!(before = page.nextCursor)) break;
+    }
+    expect(stored).toBe(499);
     // A webhook after the window opens a new run.
     app.clock.set(start + 31_000);
     const next = await ingest(app, { appletId: applet.id, source: "webhook", dedupeKey: null, payload: { body: { n: 500 } }, maxAttempts: 5, definition: storedDefinition(applet.definition) });

@@ -6,7 +6,7 @@ import { createApi } from "@/lib/api";
 import { testIdentity } from "../helpers/auth";
 import { runRetention } from "@/lib/tick/retention";
 import { reconcileDue, runSchedulerTick } from "@/lib/tick/tick";
-import { captureLog, createTestApp, type TestApp } from "../helpers/db";
+import { captureLog, createTestApp, eventsOf as storedEventsOf, runsOf as storedRunsOf, type TestApp } from "../helpers/db";
 import { server, useHttpMocks } from "../helpers/http";
 import { forEachEngine } from "../helpers/engines";
 
@@ -46,26 +46,14 @@ forEachEngine((engine) => {
   const createApplet = async (a: TestApp, name: string, trigger: { type: string; config: Record<string, unknown> }) =>
     (await a.applets.create({ name, definition: definition(trigger) }));
 
-  interface EventRow {
-    id: string;
-    applet_id: string;
-    dedupe_key: string | null;
-    payload: string;
-    source: string;
-  }
-
-  /** Events of an applet in insertion order, with their payloads parsed. */
-  // Event ids are UUIDv7: within one received_at they sort in creation order.
+  /** Events of an applet in insertion order, with their payloads parsed, as the assertions below name their columns. */
   async function eventsOf(a: TestApp, appletId: string) {
-    return (await a.sql.all<EventRow>("SELECT id, applet_id, dedupe_key, payload, source FROM events WHERE applet_id = ? ORDER BY received_at, id", appletId)).map((e) => ({
-      ...e,
-      payload: (typeof e.payload === "string" ? JSON.parse(e.payload) : e.payload) as Record<string, unknown>,
-    }));
+    return (await storedEventsOf(a.store, appletId)).map((e) => ({ id: e.id, applet_id: e.appletId, dedupe_key: e.dedupeKey, payload: e.payload, source: e.source }));
   }
 
   /** Runs of an applet in insertion order. */
-  function runsOf(a: TestApp, appletId: string) {
-    return a.sql.all<{ id: string; event_id: string; status: string }>("SELECT id, event_id, status FROM runs WHERE applet_id = ? ORDER BY created_at, id", appletId);
+  async function runsOf(a: TestApp, appletId: string) {
+    return (await storedRunsOf(a.store, appletId)).map((r) => ({ id: r.id, event_id: r.eventId, status: r.status }));
   }
 
   const stateOf = async (a: TestApp, appletId: string) => (await a.store.triggerState.get(appletId))!;
@@ -132,7 +120,7 @@ forEachEngine((engine) => {
 
     test("AC3: an enabled applet whose next_run_at is null gets scheduled by the tick (a schedule at its next slot, not now)", async () => {
       const applet = await createApplet(app, "Hand-edited", { type: "schedule", config: { cron: "0 9 * * *", timezone: "America/New_York" } });
-      await app.sql.run("UPDATE trigger_state SET next_run_at = NULL WHERE applet_id = ?", applet.id);
+      await app.store.triggerState.setNextRunAt(applet.id, null, app.clock.now().toISOString());
       await tick();
       expect(await eventsOf(app, applet.id)).toHaveLength(0);
       expect((await stateOf(app, applet.id)).nextRunAt).toBe("2026-03-07T14:00:00.000Z");
@@ -467,6 +455,7 @@ forEachEngine((engine) => {
       const lastError = (await stateOf(a, applet.id)).lastError!;
       expect(lastError).toMatch(/api\.example\.test\/price\?key=\[redacted\]/);
       expect(lastError).not.toContain(SECRET);
+      // The row at rest is the subject: no column of it may hold the secret, whatever a store method shows.
       const stored = await a.sql.get("SELECT * FROM trigger_state WHERE applet_id = ?", applet.id);
       expect(JSON.stringify(stored)).not.toContain(SECRET);
       expect(lines.some((l) => l.includes("poll failed"))).toBe(true);
@@ -498,6 +487,7 @@ forEachEngine((engine) => {
       a.clock.set((await stateOf(a, applet.id)).nextRunAt!);
       await tick(a); // the same answer again: the redacted values compare equal, nothing fires
       expect(await eventsOf(a, applet.id)).toHaveLength(1);
+      // The rows at rest are the subject: what the database holds, not what a store method shows.
       const storedEvents = await a.sql.all("SELECT payload FROM events WHERE applet_id = ?", applet.id);
       const storedState = await a.sql.get("SELECT last_value FROM trigger_state WHERE applet_id = ?", applet.id);
       expect(JSON.stringify([storedEvents, storedState])).not.toContain(SECRET);
@@ -536,10 +526,9 @@ forEachEngine((engine) => {
       expect(a.events + b.events).toBe(50);
       // Both reached the same due rows: the losers of each claim are what the claim prevented.
       expect(a.lost.length + b.lost.length).toBeGreaterThan(0);
-      const counts = await app.sql.all<{ applet_id: string; n: number }>("SELECT applet_id, COUNT(*) AS n FROM events GROUP BY applet_id");
-      expect(counts).toHaveLength(50);
-      expect(counts.every((c) => Number(c.n) === 1)).toBe(true);
-      expect(Number((await app.sql.get<{ n: number }>("SELECT COUNT(*) AS n FROM runs"))!.n)).toBe(50);
+      const counts = await Promise.all(ids.map(async (id) => (await eventsOf(app, id)).length));
+      expect(counts.every((n) => n === 1)).toBe(true);
+      expect(await storedRunsOf(app.store)).toHaveLength(50);
     });
 
     test("AC17: a worker killed between claiming a slot and storing its event does not lose the fire", async () => {
@@ -571,6 +560,7 @@ forEachEngine((engine) => {
       expect(await tick()).toMatchObject({ events: 2 });
       // The worker stored the event but died before clearing the mark (as if): put the mark back.
       (await app.store.triggerState.claimDue(stored.id, (await stateOf(app, stored.id)).nextRunAt!, "2026-03-09T13:00:00.000Z", app.clock.now().toISOString()));
+      // No store method marks a slot already past: the row a crash would leave, written directly.
       await app.sql.run("UPDATE trigger_state SET pending_slot = '2026-03-07T14:00:00.000Z' WHERE applet_id = ?", stored.id);
       await app.store.triggerState.claimDue(paused.id, (await stateOf(app, paused.id)).nextRunAt!, "2026-03-09T13:00:00.000Z", app.clock.now().toISOString());
       await app.applets.setEnabled(paused.id, false);
@@ -616,7 +606,7 @@ forEachEngine((engine) => {
       };
       await setConfig(brokenConfig.id, { url: "ftp://nope", interval_min: 15 });
       await setConfig(badCron.id, { cron: "0 9 * *", timezone: "UTC" });
-      await app.sql.run("UPDATE trigger_state SET next_run_at = ? WHERE applet_id = ?", "2026-03-07T12:30:00.000Z", badCron.id);
+      await app.store.triggerState.setNextRunAt(badCron.id, "2026-03-07T12:30:00.000Z", app.clock.now().toISOString());
 
       app.clock.set("2026-03-07T13:00:00.000Z");
       const result = await tick();
@@ -646,7 +636,9 @@ forEachEngine((engine) => {
       writeFileSync(path.join(folder, "receipt.pdf"), "%PDF-1.4");
       await app.store.eventFiles.save(old!.id, [{ filename: "invoice.pdf", contentType: "application/pdf", content: Buffer.from("%PDF-1.4") }], app.clock.now().toISOString());
       // The run finished (retention keeps queued and running runs).
-      await app.sql.run("UPDATE runs SET status = 'succeeded' WHERE event_id = ?", old!.id);
+      const run = await app.store.runs.claim("test-worker", app.clock.now());
+      expect(run?.eventId).toBe(old!.id);
+      await app.store.runs.finish(run!, "succeeded", null, null, app.clock.now());
 
       app.clock.set("2026-04-05T13:00:00.000Z"); // 29 days later: kept
       await tick();

@@ -8,7 +8,6 @@ import { createAuth } from "@/lib/auth";
 import { createApp } from "@/lib/app";
 import { silentLogger } from "@/lib/core/log";
 import { bootAuth, shutAuth, type BootedAuth } from "../helpers/auth";
-import { sqliteOf } from "@/lib/db/store/sqlite";
 
 type Booted = BootedAuth;
 
@@ -52,11 +51,11 @@ describe("AC15: fresh start", () => {
     const cookie = sessionCookie(created);
     expect(cookie).toMatch(/^whenthen_session=[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/);
 
-    const rows = sqliteOf(b.app.store).prepare("SELECT email, password_hash, session_version FROM users").all() as { email: string; password_hash: string; session_version: number }[];
-    expect(rows).toHaveLength(1);
-    expect(rows[0]!.email).toBe("owner@example.com");
-    expect(rows[0]!.password_hash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
-    expect(rows[0]!.password_hash).not.toContain("correct horse battery");
+    expect(await b.app.store.users.count()).toBe(1);
+    const user = (await b.app.store.users.first())!;
+    expect(user.email).toBe("owner@example.com");
+    expect(user.passwordHash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+    expect(user.passwordHash).not.toContain("correct horse battery");
 
     // The cookie from setup is a working session.
     const session = await b.api.handle(new Request("http://localhost:3000/api/session", { headers: { cookie } }));

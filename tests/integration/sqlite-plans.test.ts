@@ -69,6 +69,7 @@ describe("the SQLite queue's query plans", () => {
     const { app } = await backlog();
     const run = await app.store.runs.claim("w", app.clock.now());
     expect(run).not.toBeNull();
+    // The claim's rule written out as SQL over the seeded backlog, to compare the planned claim with.
     const oldest = sqliteOf(app.store).prepare("SELECT id FROM runs ORDER BY next_attempt_at, created_at LIMIT 1").get() as { id: string };
     expect(run!.id).toBe(oldest.id);
   });

@@ -47,7 +47,10 @@ const input = (appletId: string, n: number, dedupeKey: string | null = null): In
   maxAttempts: 5,
 });
 
-/** A second connection to the file, as another process has: no gate, no cache, no store. */
+/**
+ * A second connection to the file, as another process has: no gate, no cache, no store. Its raw
+ * SQL is the subject here (what another process's write does to this one's triggers and cache).
+ */
 function otherProcess(app: App & { dataDir: string }): Database.Database {
   const db = new Database(path.join(app.dataDir, "app.db"));
   db.pragma("busy_timeout = 5000");
@@ -72,7 +75,7 @@ describe("webhooks inserted by the web process's ingest thread", () => {
     expect(await app.store.runs.get(first.runId)).toMatchObject({ status: "queued", appletId: a.id, eventId: first.eventId });
     expect(await app.store.runs.firstOfDedupeKey(a.id, "k1")).toEqual({ eventId: first.eventId, runId: first.runId });
     expect(await app.store.runs.ingestMany([input(a.id, 5, "k1")])).toEqual([null]);
-    expect(sqliteOf(app.store).prepare("SELECT COUNT(*) AS n FROM runs").get()).toEqual({ n: 2 });
+    expect((await app.store.runs.list({})).runs).toHaveLength(2);
   });
 
   test("batches arriving while one is in the thread are committed together, each caller gets its own rows' answers", async () => {
@@ -84,9 +87,10 @@ describe("webhooks inserted by the web process's ingest thread", () => {
       expect(pair[0]).toMatchObject({ runId: expect.any(String) });
       expect(pair[1]).toBeNull();
     }
-    const stored = sqliteOf(app.store).prepare<[], { payload: string; dedupe_key: string }>("SELECT payload, dedupe_key FROM events ORDER BY received_at").all();
-    expect(stored.map((e) => e.dedupe_key)).toEqual(Array.from({ length: 40 }, (_, i) => `d${i}`));
-    expect(stored.map((e) => JSON.parse(e.payload).n)).toEqual(Array.from({ length: 40 }, (_, i) => 2 * i));
+    // Oldest first, as received.
+    const stored = await Promise.all((await app.store.runs.recentEvents(a.id, 100)).reverse().map(async (e) => (await app.store.runs.event(e.id))!));
+    expect(stored.map((e) => e.dedupeKey)).toEqual(Array.from({ length: 40 }, (_, i) => `d${i}`));
+    expect(stored.map((e) => e.payload.n)).toEqual(Array.from({ length: 40 }, (_, i) => 2 * i));
   });
 
   test("while another process holds the write lock the event loop keeps turning, and the webhooks commit once it is free", async () => {
@@ -130,6 +134,7 @@ describe("webhooks inserted by the web process's ingest thread", () => {
     const ingestBatched = createIngestBatcher(app);
     const definition = storedDefinition((await app.store.applets.get(a.id))!.definition);
     for (const customer of ["c1", "c2"]) await ingestBatched({ appletId: a.id, source: "webhook", dedupeKey: null, payload: { body: { customer } }, maxAttempts: 5, definition });
+    // The lane is the store's own (no method hands it out): read from its column.
     const runs = sqliteOf(app.store).prepare("SELECT lane, next_attempt_at FROM runs ORDER BY lane").all();
     expect(runs).toEqual([
       { lane: "k:c1", next_attempt_at: "2026-03-07T12:00:00.000Z" },
@@ -144,9 +149,11 @@ describe("webhooks inserted by the web process's ingest thread", () => {
     const closing = app.close();
     const results = await pending;
     await closing;
-    const db = otherProcess(app);
+    const reopened = openSqliteStore({ file: path.join(app.dataDir, "app.db") });
+    cleanups.push(() => reopened.close());
     expect(results.every((r) => r !== null && !(r instanceof Error))).toBe(true);
-    expect(db.prepare("SELECT COUNT(*) AS n FROM runs").get()).toEqual({ n: 200 });
+    const stored = await reopened.runs.list({ limit: 200 });
+    expect({ n: stored.runs.length, more: stored.nextCursor }).toEqual({ n: 200, more: null });
     await expect(app.store.runs.ingestMany([input(a.id, 1)])).rejects.toThrow();
   });
 });

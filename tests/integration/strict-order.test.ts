@@ -3,7 +3,7 @@ import { afterEach, beforeEach, expect, test } from "vitest";
 import { waitLinks } from "@/lib/waits/links";
 import { cancelWaiting } from "@/lib/waits/control";
 import { resumeDueWaits } from "@/lib/waits/tick";
-import { createTestApp, type TestApp } from "../helpers/db";
+import { createTestApp, runningCount, type TestApp } from "../helpers/db";
 import { forEachEngine } from "../helpers/engines";
 import { sentTo, server, useHttpMocks } from "../helpers/http";
 import { until } from "../helpers/wait";
@@ -37,7 +37,7 @@ async function serveLinks(app: TestApp) {
 }
 
 /** Nothing is running: whatever the worker could take, it has taken. */
-const quiet = (app: TestApp) => until(async () => Number((await app.sql.get<{ n: number }>("SELECT COUNT(*) AS n FROM runs WHERE status = 'running'"))!.n) === 0, "no run running");
+const quiet = (app: TestApp) => until(async () => (await runningCount(app.store, app.clock.now())) === 0, "no run running");
 
 forEachEngine((engine) => {
   test("strict order: the applet's second run stays queued until the first run's call came and it finished", async () => {

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, test } from "vitest";
 import { sqliteOf } from "@/lib/db/store/sqlite";
 import { startTimedSweeper, sweepPlannedRuns } from "@/lib/timed/sweep";
-import { createTestApp, type TestApp } from "../helpers/db";
+import { createTestApp, runningCount, runsOf, type TestApp } from "../helpers/db";
 import { forEachEngine } from "../helpers/engines";
 import { sentTo, useHttpMocks } from "../helpers/http";
 import { spawnWorkerProcess, type WorkerProcess } from "../helpers/processes";
@@ -101,7 +101,7 @@ describe("durable timed runs", () => {
     await worker.drain();
     // Five minutes in: waiting as a row, nothing running, nothing sent.
     expect(await first.store.runs.get(planned!.id)).toMatchObject({ status: "planned" });
-    expect(Number((await first.sql.get<{ n: number }>("SELECT COUNT(*) AS n FROM runs WHERE status = 'running'"))!.n)).toBe(0);
+    expect(await runningCount(first.store, first.clock.now())).toBe(0);
     expect(sentTo("status")).toHaveLength(0);
     // The process stops (the worker and its sweeper, then the database).
     await sweeper.stop();
@@ -135,7 +135,7 @@ forEachEngine((engine) => {
     const [ra, rb] = await Promise.all([sweepPlannedRuns({ app: a, limit: 5 }), sweepPlannedRuns({ app: b, limit: 5 })]);
     expect(ra.done + rb.done).toBe(40);
     expect(ra.lost + rb.lost).toBe(0);
-    const queued = await a.sql.all<{ id: string }>("SELECT id FROM runs WHERE planned_run_id IS NOT NULL AND status = 'queued'");
+    const queued = (await runsOf(a.store)).filter((r) => r.plannedRunId !== null && r.status === "queued");
     expect(new Set(queued.map((r) => r.id)).size).toBe(40);
     expect((await a.store.plannedRuns.list(applet.id, { status: "done", limit: 100 })).length).toBe(40);
   });

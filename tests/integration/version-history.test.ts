@@ -226,7 +226,7 @@ forEachEngine((engine) => {
       await call(api, "PUT", `/api/applets/${id}`, { definition: webhookToHttp(URL_B) });
       // Version 1 as an older release may have stored it: a field today's schema refuses.
       const old = { ...webhookToHttp(URL_A), actions: [{ type: "http", config: { url: URL_A, method: "BREW" } }] };
-      await app.sql.run("UPDATE applet_versions SET definition = ? WHERE applet_id = ? AND version = 1", JSON.stringify(old), id);
+      expect(await app.store.applets.rewriteVersion(id, 1, old, app.clock.now().toISOString())).toBe(true);
       const refused = await call(api, "POST", `/api/applets/${id}/versions/1/restore`);
       expect(refused.status).toBe(400);
       expect(refused.json.error).toMatch(/^restore: version 1 no longer validates, nothing was restored: definition\.actions\.0\.config\.method: /);
@@ -254,7 +254,7 @@ forEachEngine((engine) => {
       const id = (await call(api, "POST", "/api/applets", { name: "Ping", definition: webhookToHttp(URL_A) })).json.applet.id;
       await call(api, "PUT", `/api/applets/${id}`, { definition: webhookToHttp(URL_B) });
       await call(api, "DELETE", `/api/applets/${id}`);
-      expect(Number((await app.sql.get<{ n: number }>("SELECT COUNT(*) AS n FROM applet_versions WHERE applet_id = ?", id))!.n)).toBe(0);
+      expect(await app.store.applets.versions(id)).toEqual([]);
     });
   });
 });

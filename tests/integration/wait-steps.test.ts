@@ -46,7 +46,7 @@ forEachEngine((engine) => {
     await worker.drain();
     expect(await runOf(first, runId)).toMatchObject({ status: "waiting" });
     expect(sentTo("status").map((s) => new URL(s.url).searchParams.get("step"))).toEqual(["before"]);
-    // Nothing is held while it waits: no running run, no claim.
+    // Nothing is held while it waits: no running run, no claim (claim tokens are the store's own: read from their column).
     expect(Number((await first.sql.get<{ n: number }>("SELECT COUNT(*) AS n FROM runs WHERE status = 'running' OR claim_token IS NOT NULL"))!.n)).toBe(0);
     expect(await first.store.waits.countWaiting()).toEqual({ delay: 1 });
     first.clock.set("2026-03-09T12:00:00.000Z");

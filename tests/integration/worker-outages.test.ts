@@ -10,7 +10,7 @@ import { openPostgresStore } from "@/lib/db/store/postgres";
 import { openSqliteStore } from "@/lib/db/store/sqlite";
 import type { Store } from "@/lib/db/store";
 import { spawnWorkerProcess, type WorkerProcess } from "../helpers/processes";
-import { TEST_POSTGRES_URL, createTestSchema, noPostgres } from "../helpers/postgres";
+import { TEST_POSTGRES_URL, createTestSchema, urlWithSchema, noPostgres } from "../helpers/postgres";
 
 /**
  * Real processes against a database that goes away, and a worker that is killed:
@@ -103,10 +103,6 @@ async function startProxy(target: { host: string; port: number }) {
   };
 }
 
-function withSchema(url: string, schema: string): string {
-  return `${url}${url.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-}
-
 async function startWeb(env: Record<string, string>): Promise<{ base: string; child: ChildProcess }> {
   const child = fork(path.resolve("tests/helpers/web-process.ts"), [], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: "test", SECRETS_KEY: KEY, SESSION_SECRET: SESSION, PUBLIC_URL: "http://localhost:3000", LOG_LEVEL: "error", ...env },
@@ -158,7 +154,7 @@ describe.skipIf(noPostgres)(`PostgreSQL cut under running processes${noPostgres 
     const viaProxy = new URL(TEST_POSTGRES_URL);
     viaProxy.hostname = "127.0.0.1";
     viaProxy.port = String(proxy.port);
-    const url = withSchema(viaProxy.toString(), schema);
+    const url = urlWithSchema(schema, viaProxy.toString());
     const dataDir = mkdtempSync(path.join(tmpdir(), "whenthen-outage-"));
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
     const web = await startWeb({ DATA_DIR: path.join(dataDir, "web"), DATABASE_URL: url, DATABASE_POOL_SIZE: "3" });
@@ -246,7 +242,7 @@ const engines: { name: string; skip: string | null; open(dataDir: string): Promi
       await store.ready();
       return {
         store,
-        env: { DATABASE_URL: withSchema(TEST_POSTGRES_URL, schema), DATABASE_POOL_SIZE: "3" },
+        env: { DATABASE_URL: urlWithSchema(schema), DATABASE_POOL_SIZE: "3" },
         close: async () => {
           await store.close();
           await drop();
@@ -321,7 +317,7 @@ describe.skipIf(noPostgres)(`a PostgreSQL that refuses connections at start${noP
     const closed = new URL(TEST_POSTGRES_URL);
     closed.hostname = "127.0.0.1";
     closed.port = String(port);
-    const w = startWorker({ DATA_DIR: dataDir, DATABASE_URL: withSchema(closed.toString(), schema), LOG_LEVEL: "info" });
+    const w = startWorker({ DATA_DIR: dataDir, DATABASE_URL: urlWithSchema(schema, closed.toString()), LOG_LEVEL: "info" });
     const first = await w.waitFor(/cannot use 127\.0\.0\.1:\d+\/test/, 20_000);
     expect(first).toMatch(/ECONNREFUSED/);
     expect(first).toMatch(/is PostgreSQL running/);
@@ -385,7 +381,7 @@ describe.skipIf(noPostgres)(`a PostgreSQL that refuses connections at start${noP
     asRole.username = role;
     const holder = new pg.Client({ connectionString: asRole.toString() });
     await holder.connect();
-    const w = startWorker({ DATA_DIR: dataDir, DATABASE_URL: withSchema(asRole.toString(), schema), LOG_LEVEL: "info", DATABASE_POOL_SIZE: "1" });
+    const w = startWorker({ DATA_DIR: dataDir, DATABASE_URL: urlWithSchema(schema, asRole.toString()), LOG_LEVEL: "info", DATABASE_POOL_SIZE: "1" });
     const line = await w.waitFor(/cannot use .*\(53300\)/, 20_000);
     expect(line).toMatch(/too many clients: raise its max_connections or lower DATABASE_POOL_SIZE/);
     expect(line).toMatch(/trying again in/);
