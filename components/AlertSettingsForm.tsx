@@ -58,22 +58,6 @@ export function AlertSettingsForm({ initial, actions }: { initial: AlertSettings
     }
   }
 
-  const numberField = (id: string, label: string, value: string, set: (v: string) => void, help: string, path: string) => (
-    <div>
-      <label htmlFor={id} className="field-label mb-1">
-        {label}
-      </label>
-      <input id={id} type="number" min={1} className="input sm:w-32" value={value} onChange={(e) => set(e.target.value)} />
-      {problems[path] ? (
-        <p className="mt-1 text-xs text-red-700" role="alert">
-          {problems[path]}
-        </p>
-      ) : (
-        <p className="help">{help}</p>
-      )}
-    </div>
-  );
-
   return (
     <div className="flex flex-col gap-4 text-sm">
       <form onSubmit={(e) => void save(e)} className="flex flex-col gap-4" aria-label="Alert settings">
@@ -105,9 +89,9 @@ export function AlertSettingsForm({ initial, actions }: { initial: AlertSettings
           </div>
         ) : null}
         <div className="grid grid-cols-1 gap-3 sm:grid-cols-3">
-          {numberField("alert-window", "Window (minutes)", windowMinutes, setWindow, "At most one alert per applet in this time.", "window_minutes")}
-          {numberField("alert-threshold", "Trigger failures", threshold, setThreshold, "Consecutive failed checks of a feed, poll or schedule before an alert.", "trigger_threshold")}
-          {numberField("alert-pause-after", "Auto-pause after", autoPauseAfter, setAutoPauseAfter, "Failed or dead runs in a row.", "auto_pause_after")}
+          <NumberField id="alert-window" label="Window (minutes)" value={windowMinutes} set={setWindow} help="At most one alert per applet in this time." problem={problems["window_minutes"]} />
+          <NumberField id="alert-threshold" label="Trigger failures" value={threshold} set={setThreshold} help="Consecutive failed checks of a feed, poll or schedule before an alert." problem={problems["trigger_threshold"]} />
+          <NumberField id="alert-pause-after" label="Auto-pause after" value={autoPauseAfter} set={setAutoPauseAfter} help="Failed or dead runs in a row." problem={problems["auto_pause_after"]} />
         </div>
         <label className="flex items-start gap-2">
           <input type="checkbox" className="mt-0.5" checked={alertOnRetry} onChange={(e) => setAlertOnRetry(e.target.checked)} data-testid="alert-on-retry" />
@@ -137,41 +121,65 @@ export function AlertSettingsForm({ initial, actions }: { initial: AlertSettings
         </div>
       </form>
 
-      <div>
-        <h3 className="mb-1 font-medium">Latest alerts</h3>
-        {initial.recent.length === 0 ? (
-          <p className="text-slate-600">None yet.</p>
-        ) : (
-          <ul className="divide-y divide-slate-100" data-testid="alert-list">
-            {initial.recent.map((a) => (
-              <li key={a.id} className="py-2">
-                <div className="flex flex-wrap items-baseline gap-x-3 gap-y-1">
-                  <span className={`rounded px-1.5 py-0.5 text-xs font-medium ${STATUS_STYLE[a.status] ?? "bg-slate-100 text-slate-700"}`}>{a.status}</span>
-                  <span className="font-medium">{KIND_LABEL[a.kind] ?? a.kind}</span>
-                  {a.applet_id ? (
-                    <a href={`/applets/${a.applet_id}`} className="text-indigo-700 hover:underline">
-                      {a.applet_name ?? a.applet_id}
-                    </a>
-                  ) : null}
-                  {a.folded ? <span className="text-slate-600">+ {a.folded} more</span> : null}
-                  <LocalTime iso={a.created_at} className="text-xs text-slate-500" />
-                  {a.run_id ? (
-                    <a href={`/runs/${a.run_id}`} className="text-xs text-indigo-700 hover:underline">
-                      run
-                    </a>
-                  ) : null}
-                </div>
-                {a.status === "failed" || a.status === "skipped" ? (
-                  <p className="mt-1 font-mono text-xs break-words text-red-800" data-testid="provider-answer">
-                    {a.channel_type && !a.provider_answer?.startsWith(`${a.channel_type}:`) ? `${a.channel_type}: ` : ""}
-                    {a.provider_answer}
-                  </p>
+      <LatestAlerts recent={initial.recent} />
+    </div>
+  );
+}
+
+function NumberField({ id, label, value, set, help, problem }: { id: string; label: string; value: string; set: (v: string) => void; help: string; problem: string | undefined }) {
+  return (
+    <div>
+      <label htmlFor={id} className="field-label mb-1">
+        {label}
+      </label>
+      <input id={id} type="number" min={1} className="input sm:w-32" value={value} onChange={(e) => set(e.target.value)} />
+      {problem ? (
+        <p className="mt-1 text-xs text-red-700" role="alert">
+          {problem}
+        </p>
+      ) : (
+        <p className="help">{help}</p>
+      )}
+    </div>
+  );
+}
+
+function LatestAlerts({ recent }: { recent: AlertSettingsView["recent"] }) {
+  return (
+    <div>
+      <h3 className="mb-1 font-medium">Latest alerts</h3>
+      {recent.length === 0 ? (
+        <p className="text-slate-600">None yet.</p>
+      ) : (
+        <ul className="divide-y divide-slate-100" data-testid="alert-list">
+          {recent.map((a) => (
+            <li key={a.id} className="py-2">
+              <div className="flex flex-wrap items-baseline gap-x-3 gap-y-1">
+                <span className={`rounded px-1.5 py-0.5 text-xs font-medium ${STATUS_STYLE[a.status] ?? "bg-slate-100 text-slate-700"}`}>{a.status}</span>
+                <span className="font-medium">{KIND_LABEL[a.kind] ?? a.kind}</span>
+                {a.applet_id ? (
+                  <a href={`/applets/${a.applet_id}`} className="text-indigo-700 hover:underline">
+                    {a.applet_name ?? a.applet_id}
+                  </a>
                 ) : null}
-              </li>
-            ))}
-          </ul>
-        )}
-      </div>
+                {a.folded ? <span className="text-slate-600">+ {a.folded} more</span> : null}
+                <LocalTime iso={a.created_at} className="text-xs text-slate-500" />
+                {a.run_id ? (
+                  <a href={`/runs/${a.run_id}`} className="text-xs text-indigo-700 hover:underline">
+                    run
+                  </a>
+                ) : null}
+              </div>
+              {a.status === "failed" || a.status === "skipped" ? (
+                <p className="mt-1 font-mono text-xs break-words text-red-800" data-testid="provider-answer">
+                  {a.channel_type && !a.provider_answer?.startsWith(`${a.channel_type}:`) ? `${a.channel_type}: ` : ""}
+                  {a.provider_answer}
+                </p>
+              ) : null}
+            </li>
+          ))}
+        </ul>
+      )}
     </div>
   );
 }

@@ -87,21 +87,7 @@ export function ApiTokens({ tokens, publicUrl }: { tokens: TokenRow[]; publicUrl
 
   return (
     <div className="flex flex-col gap-3" data-testid="api-tokens">
-      {made ? (
-        <div role="status" className="rounded border border-green-300 bg-green-50 p-3 text-sm text-green-900">
-          <p className="font-medium">Token “{made.name}” made. Copy it now: it is not stored and will not be shown again.</p>
-          <p className="mt-2 flex flex-wrap items-center gap-2">
-            <span className="code break-all" data-testid="new-token">
-              {made.token}
-            </span>
-            <CopyButton text={made.token} />
-          </p>
-          <p className="mt-2 break-words text-green-800">
-            Use it as <span className="code break-all">{`curl -H "Authorization: Bearer ${made.token.slice(0, 9)}…" ${publicUrl}/api/applets`}</span> or with the CLI:{" "}
-            <span className="code break-all">{`WHENTHEN_URL=${publicUrl} WHENTHEN_TOKEN=… pnpm whenthen applets list`}</span> (or put it in a file only you can read: <span className="code break-all">--token-file</span>)
-          </p>
-        </div>
-      ) : null}
+      {made ? <NewTokenNotice made={made} publicUrl={publicUrl} /> : null}
       {tokens.length ? (
         <table className="w-full divide-y divide-slate-200 text-sm">
           <thead>
@@ -117,26 +103,7 @@ export function ApiTokens({ tokens, publicUrl }: { tokens: TokenRow[]; publicUrl
           </thead>
           <tbody className="divide-y divide-slate-100">
             {tokens.map((t) => (
-              <tr key={t.id} data-testid={`token-${t.name}`}>
-                <td className="td pl-0">
-                  <span className="break-words">{t.name}</span>
-                  {t.read_only ? <span className="ml-2 rounded bg-slate-100 px-1.5 py-0.5 text-xs text-slate-700">read-only</span> : null}
-                  {t.expired ? <span className="ml-2 rounded bg-red-50 px-1.5 py-0.5 text-xs text-red-800 ring-1 ring-red-200">expired</span> : null}
-                  <span className="mt-0.5 block text-xs text-slate-600 sm:hidden">
-                    <span className="code">{t.prefix}…</span> · {t.last_used_at ? <>used <LocalTime iso={t.last_used_at} compact /></> : "never used"} · <ExpiryNote t={t} compact />
-                  </span>
-                </td>
-                <td className="td hidden sm:table-cell">
-                  <span className="code">{t.prefix}…</span>
-                </td>
-                <td className="td hidden text-slate-600 sm:table-cell">{t.last_used_at ? <LocalTime iso={t.last_used_at} /> : "never"}</td>
-                <td className="td hidden text-slate-600 sm:table-cell">{!t.expires_at ? "never" : t.expired ? <ExpiryNote t={t} /> : <LocalTime iso={t.expires_at} />}</td>
-                <td className="td pr-0 text-right">
-                  <button type="button" className="btn-danger" onClick={() => void revoke(t)}>
-                    Revoke
-                  </button>
-                </td>
-              </tr>
+              <TokenRowView key={t.id} t={t} onRevoke={() => void revoke(t)} />
             ))}
           </tbody>
         </table>
@@ -181,5 +148,49 @@ export function ApiTokens({ tokens, publicUrl }: { tokens: TokenRow[]; publicUrl
         </p>
       ) : null}
     </div>
+  );
+}
+
+/** A token just made: shown once, with how to use it. */
+function NewTokenNotice({ made, publicUrl }: { made: { name: string; token: string }; publicUrl: string }) {
+  return (
+    <div role="status" className="rounded border border-green-300 bg-green-50 p-3 text-sm text-green-900">
+      <p className="font-medium">Token “{made.name}” made. Copy it now: it is not stored and will not be shown again.</p>
+      <p className="mt-2 flex flex-wrap items-center gap-2">
+        <span className="code break-all" data-testid="new-token">
+          {made.token}
+        </span>
+        <CopyButton text={made.token} />
+      </p>
+      <p className="mt-2 break-words text-green-800">
+        Use it as <span className="code break-all">{`curl -H "Authorization: Bearer ${made.token.slice(0, 9)}…" ${publicUrl}/api/applets`}</span> or with the CLI:{" "}
+        <span className="code break-all">{`WHENTHEN_URL=${publicUrl} WHENTHEN_TOKEN=… pnpm whenthen applets list`}</span> (or put it in a file only you can read: <span className="code break-all">--token-file</span>)
+      </p>
+    </div>
+  );
+}
+
+function TokenRowView({ t, onRevoke }: { t: TokenRow; onRevoke: () => void }) {
+  return (
+    <tr data-testid={`token-${t.name}`}>
+      <td className="td pl-0">
+        <span className="break-words">{t.name}</span>
+        {t.read_only ? <span className="ml-2 rounded bg-slate-100 px-1.5 py-0.5 text-xs text-slate-700">read-only</span> : null}
+        {t.expired ? <span className="ml-2 rounded bg-red-50 px-1.5 py-0.5 text-xs text-red-800 ring-1 ring-red-200">expired</span> : null}
+        <span className="mt-0.5 block text-xs text-slate-600 sm:hidden">
+          <span className="code">{t.prefix}…</span> · {t.last_used_at ? <>used <LocalTime iso={t.last_used_at} compact /></> : "never used"} · <ExpiryNote t={t} compact />
+        </span>
+      </td>
+      <td className="td hidden sm:table-cell">
+        <span className="code">{t.prefix}…</span>
+      </td>
+      <td className="td hidden text-slate-600 sm:table-cell">{t.last_used_at ? <LocalTime iso={t.last_used_at} /> : "never"}</td>
+      <td className="td hidden text-slate-600 sm:table-cell">{!t.expires_at ? "never" : t.expired ? <ExpiryNote t={t} /> : <LocalTime iso={t.expires_at} />}</td>
+      <td className="td pr-0 text-right">
+        <button type="button" className="btn-danger" onClick={onRevoke}>
+          Revoke
+        </button>
+      </td>
+    </tr>
   );
 }

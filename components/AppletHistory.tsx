@@ -94,43 +94,18 @@ export function AppletHistory({ appletId, versions, selected }: { appletId: stri
         <div className="flex flex-col gap-4">
           <ol className="card divide-y divide-slate-100 p-0" data-testid="history-list">
             {versions.map((v) => (
-              <li key={v.version} className={`flex flex-col gap-2 px-4 py-3 sm:flex-row sm:items-center sm:justify-between ${v.version === to ? "bg-indigo-50/60" : ""}`} data-testid={`version-${v.version}`}>
-                <div className="min-w-0">
-                  <p className="text-sm">
-                    <span className="mr-2 inline-block rounded bg-slate-100 px-1.5 py-0.5 font-mono text-xs text-slate-700">v{v.version}</span>
-                    <span className="break-words" data-testid="version-summary">
-                      {v.summary}
-                    </span>
-                    {v.version === current ? <span className="ml-2 rounded bg-emerald-50 px-1.5 py-0.5 text-xs text-emerald-800 ring-1 ring-emerald-200">current</span> : null}
-                    {v.literal_credentials.length ? (
-                      <span className="ml-2 rounded bg-amber-50 px-1.5 py-0.5 text-xs text-amber-900 ring-1 ring-amber-200" title={v.literal_credentials.join(", ")} data-testid={`literal-${v.version}`}>
-                        holds {v.literal_credentials.length === 1 ? "a credential" : `${v.literal_credentials.length} credentials`} written literally
-                      </span>
-                    ) : null}
-                    {v.credentials_purged ? <span className="ml-2 rounded bg-slate-100 px-1.5 py-0.5 text-xs text-slate-700" data-testid={`purged-${v.version}`}>credentials purged</span> : null}
-                  </p>
-                  <p className="mt-0.5 text-xs text-slate-500">
-                    {v.author.text} · <LocalTime iso={v.created_at} />
-                  </p>
-                </div>
-                <div className="flex shrink-0 flex-wrap gap-2">
-                  {v.literal_credentials.length && v.version !== current ? (
-                    <button type="button" className="btn-danger" disabled={purging !== null} onClick={() => void purge(v)} data-testid={`purge-${v.version}`}>
-                      {purging === v.version ? "Purging…" : "Purge credentials"}
-                    </button>
-                  ) : null}
-                  {v.version > 1 ? (
-                    <button type="button" className="btn-secondary" onClick={() => compare(v.version)} aria-pressed={v.version === to && from === v.version - 1}>
-                      Changes
-                    </button>
-                  ) : null}
-                  {v.version !== current ? (
-                    <button type="button" className="btn-secondary" disabled={restoring !== null} onClick={() => void restore(v.version)} data-testid={`restore-${v.version}`}>
-                      {restoring === v.version ? "Restoring…" : "Restore this version"}
-                    </button>
-                  ) : null}
-                </div>
-              </li>
+              <VersionItem
+                key={v.version}
+                v={v}
+                current={current}
+                to={to}
+                from={from}
+                purging={purging}
+                restoring={restoring}
+                onPurge={() => void purge(v)}
+                onCompare={() => compare(v.version)}
+                onRestore={() => void restore(v.version)}
+              />
             ))}
           </ol>
           {currentLiteral.length ? (
@@ -166,6 +141,60 @@ export function AppletHistory({ appletId, versions, selected }: { appletId: stri
         </div>
       ) : null}
     </section>
+  );
+}
+
+/** One saved version: its summary, who saved it and when, and what can be done with it. */
+function VersionItem(p: {
+  v: VersionListItem;
+  current: number;
+  to: number;
+  from: number;
+  purging: number | null;
+  restoring: number | null;
+  onPurge: () => void;
+  onCompare: () => void;
+  onRestore: () => void;
+}) {
+  const { v, current, to, from, purging, restoring, onPurge, onCompare, onRestore } = p;
+  return (
+    <li className={`flex flex-col gap-2 px-4 py-3 sm:flex-row sm:items-center sm:justify-between ${v.version === to ? "bg-indigo-50/60" : ""}`} data-testid={`version-${v.version}`}>
+      <div className="min-w-0">
+        <p className="text-sm">
+          <span className="mr-2 inline-block rounded bg-slate-100 px-1.5 py-0.5 font-mono text-xs text-slate-700">v{v.version}</span>
+          <span className="break-words" data-testid="version-summary">
+            {v.summary}
+          </span>
+          {v.version === current ? <span className="ml-2 rounded bg-emerald-50 px-1.5 py-0.5 text-xs text-emerald-800 ring-1 ring-emerald-200">current</span> : null}
+          {v.literal_credentials.length ? (
+            <span className="ml-2 rounded bg-amber-50 px-1.5 py-0.5 text-xs text-amber-900 ring-1 ring-amber-200" title={v.literal_credentials.join(", ")} data-testid={`literal-${v.version}`}>
+              holds {v.literal_credentials.length === 1 ? "a credential" : `${v.literal_credentials.length} credentials`} written literally
+            </span>
+          ) : null}
+          {v.credentials_purged ? <span className="ml-2 rounded bg-slate-100 px-1.5 py-0.5 text-xs text-slate-700" data-testid={`purged-${v.version}`}>credentials purged</span> : null}
+        </p>
+        <p className="mt-0.5 text-xs text-slate-500">
+          {v.author.text} · <LocalTime iso={v.created_at} />
+        </p>
+      </div>
+      <div className="flex shrink-0 flex-wrap gap-2">
+        {v.literal_credentials.length && v.version !== current ? (
+          <button type="button" className="btn-danger" disabled={purging !== null} onClick={onPurge} data-testid={`purge-${v.version}`}>
+            {purging === v.version ? "Purging…" : "Purge credentials"}
+          </button>
+        ) : null}
+        {v.version > 1 ? (
+          <button type="button" className="btn-secondary" onClick={onCompare} aria-pressed={v.version === to && from === v.version - 1}>
+            Changes
+          </button>
+        ) : null}
+        {v.version !== current ? (
+          <button type="button" className="btn-secondary" disabled={restoring !== null} onClick={onRestore} data-testid={`restore-${v.version}`}>
+            {restoring === v.version ? "Restoring…" : "Restore this version"}
+          </button>
+        ) : null}
+      </div>
+    </li>
   );
 }
 

@@ -118,67 +118,9 @@ export function RunControls(p: RunControlsProps) {
         ) : null}
       </fieldset>
 
-      <fieldset className="flex flex-col gap-2">
-        <legend className="field-label mb-1">Rate limit</legend>
-        <label className="flex items-center gap-2">
-          <input type="checkbox" checked={rateOn} onChange={(e) => setRateOn(e.target.checked)} /> Limit how many runs start
-        </label>
-        {rateOn ? (
-          <div className="flex flex-wrap items-end gap-3">
-            <div>
-              <label htmlFor="controls-rate-max" className="field-label mb-1">
-                At most (runs)
-              </label>
-              <input id="controls-rate-max" className="input w-24" inputMode="numeric" value={rateMax} onChange={(e) => setRateMax(e.target.value)} />
-              <FieldError problems={problems} path="rate_limit.max" />
-            </div>
-            <div>
-              <label htmlFor="controls-rate-period" className="field-label mb-1">
-                per (seconds)
-              </label>
-              <input id="controls-rate-period" className="input w-28" inputMode="numeric" value={ratePeriod} onChange={(e) => setRatePeriod(e.target.value)} />
-              <FieldError problems={problems} path="rate_limit.period_seconds" />
-            </div>
-            <div>
-              <label htmlFor="controls-overflow" className="field-label mb-1">
-                Over the limit
-              </label>
-              <select id="controls-overflow" className="input" value={overflow} onChange={(e) => setOverflow(e.target.value)}>
-                <option value="wait">wait, in order</option>
-                <option value="drop">drop (recorded in the ledger)</option>
-              </select>
-            </div>
-          </div>
-        ) : null}
-      </fieldset>
+      <RateLimitFields problems={problems} on={rateOn} setOn={setRateOn} max={rateMax} setMax={setRateMax} period={ratePeriod} setPeriod={setRatePeriod} overflow={overflow} setOverflow={setOverflow} />
 
-      <fieldset className="flex flex-col gap-2">
-        <legend className="field-label mb-1">Debounce</legend>
-        <label className="flex items-center gap-2">
-          <input type="checkbox" checked={debounceOn} onChange={(e) => setDebounceOn(e.target.checked)} /> Merge events that arrive close together into one run
-        </label>
-        {debounceOn ? (
-          <div className="flex flex-wrap items-end gap-3">
-            <div>
-              <label htmlFor="controls-window" className="field-label mb-1">
-                Window (seconds, at most 7 days)
-              </label>
-              <input id="controls-window" className="input w-28" inputMode="numeric" value={windowSeconds} onChange={(e) => setWindowSeconds(e.target.value)} />
-              <FieldError problems={problems} path="debounce.window_seconds" />
-            </div>
-            <div>
-              <label htmlFor="controls-keep" className="field-label mb-1">
-                The run sees
-              </label>
-              <select id="controls-keep" className="input" value={keep} onChange={(e) => setKeep(e.target.value)}>
-                <option value="all">all events, as {"{{trigger.events}}"}</option>
-                <option value="first">the first event</option>
-                <option value="last">the last event</option>
-              </select>
-            </div>
-          </div>
-        ) : null}
-      </fieldset>
+      <DebounceFields problems={problems} on={debounceOn} setOn={setDebounceOn} windowSeconds={windowSeconds} setWindowSeconds={setWindowSeconds} keep={keep} setKeep={setKeep} />
 
       {warnings.map((w) => (
         <p key={w.path} role="status" className="rounded-md bg-amber-50 p-2 text-amber-900 ring-1 ring-amber-200" data-testid="controls-warning">
@@ -196,5 +138,96 @@ export function RunControls(p: RunControlsProps) {
         ) : null}
       </div>
     </form>
+  );
+}
+type Setter<T> = (v: T) => void;
+
+function RateLimitFields(p: {
+  problems: Problem[];
+  on: boolean;
+  setOn: Setter<boolean>;
+  max: string;
+  setMax: Setter<string>;
+  period: string;
+  setPeriod: Setter<string>;
+  overflow: string;
+  setOverflow: Setter<string>;
+}) {
+  const { problems } = p;
+  return (
+    <fieldset className="flex flex-col gap-2">
+      <legend className="field-label mb-1">Rate limit</legend>
+      <label className="flex items-center gap-2">
+        <input type="checkbox" checked={p.on} onChange={(e) => p.setOn(e.target.checked)} /> Limit how many runs start
+      </label>
+      {p.on ? (
+        <div className="flex flex-wrap items-end gap-3">
+          <div>
+            <label htmlFor="controls-rate-max" className="field-label mb-1">
+              At most (runs)
+            </label>
+            <input id="controls-rate-max" className="input w-24" inputMode="numeric" value={p.max} onChange={(e) => p.setMax(e.target.value)} />
+            <FieldError problems={problems} path="rate_limit.max" />
+          </div>
+          <div>
+            <label htmlFor="controls-rate-period" className="field-label mb-1">
+              per (seconds)
+            </label>
+            <input id="controls-rate-period" className="input w-28" inputMode="numeric" value={p.period} onChange={(e) => p.setPeriod(e.target.value)} />
+            <FieldError problems={problems} path="rate_limit.period_seconds" />
+          </div>
+          <div>
+            <label htmlFor="controls-overflow" className="field-label mb-1">
+              Over the limit
+            </label>
+            <select id="controls-overflow" className="input" value={p.overflow} onChange={(e) => p.setOverflow(e.target.value)}>
+              <option value="wait">wait, in order</option>
+              <option value="drop">drop (recorded in the ledger)</option>
+            </select>
+          </div>
+        </div>
+      ) : null}
+    </fieldset>
+  );
+}
+
+function DebounceFields(p: {
+  problems: Problem[];
+  on: boolean;
+  setOn: Setter<boolean>;
+  windowSeconds: string;
+  setWindowSeconds: Setter<string>;
+  keep: string;
+  setKeep: Setter<string>;
+}) {
+  const { problems } = p;
+  return (
+    <fieldset className="flex flex-col gap-2">
+      <legend className="field-label mb-1">Debounce</legend>
+      <label className="flex items-center gap-2">
+        <input type="checkbox" checked={p.on} onChange={(e) => p.setOn(e.target.checked)} /> Merge events that arrive close together into one run
+      </label>
+      {p.on ? (
+        <div className="flex flex-wrap items-end gap-3">
+          <div>
+            <label htmlFor="controls-window" className="field-label mb-1">
+              Window (seconds, at most 7 days)
+            </label>
+            <input id="controls-window" className="input w-28" inputMode="numeric" value={p.windowSeconds} onChange={(e) => p.setWindowSeconds(e.target.value)} />
+            <FieldError problems={problems} path="debounce.window_seconds" />
+          </div>
+          <div>
+            <label htmlFor="controls-keep" className="field-label mb-1">
+              The run sees
+            </label>
+            <select id="controls-keep" className="input" value={p.keep} onChange={(e) => p.setKeep(e.target.value)}>
+              <option value="all">all events, as {"{{trigger.events}}"}</option>
+              <option value="first">the first event</option>
+              <option value="last">the last event</option>
+            </select>
+          </div>
+        </div>
+      ) : null}
+    </fieldset>
   );
 }

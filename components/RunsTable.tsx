@@ -144,88 +144,131 @@ export function RunsTable({ initial, query, showApplet = true, emptyText }: { in
         />
         <div className="relative overflow-x-auto rounded-lg bg-white shadow-sm ring-1 ring-slate-200">
           <table className={`stack-rows w-full divide-y divide-slate-200 sm:table-fixed ${showApplet ? "sm:min-w-[50rem]" : "sm:min-w-[38rem]"}`} data-testid="runs-table">
-            <thead className="bg-slate-50">
-              <tr>
-                <th className={`th pr-0 sm:w-10 ${selectable.length ? "stack-keep" : ""}`}>
-                  {selectable.length ? (
-                    <label className="inline-flex items-center gap-2">
-                    <input
-                      type="checkbox"
-                      className="h-4 w-4"
-                      checked={chosen.length === selectable.length}
-                      onChange={(e) => setSelected(e.target.checked ? new Set(selectable.map((r) => r.id)) : new Set())}
-                      aria-label={`Select all ${selectable.length} failed or dead runs on this page for retry`}
-                      data-testid="select-all-runs"
-                    />
-                    <span className="font-normal normal-case sm:hidden" aria-hidden="true">Select all failed or dead</span>
-                    </label>
-                  ) : (
-                    <span className="sr-only">Select</span>
-                  )}
-                </th>
-                <th className="th w-24">Run</th>
-                <th className="th w-44">Status</th>
-                {showApplet ? <th className="th">Applet</th> : null}
-                <th className="th w-40">Created</th>
-                <th className="th w-28">Attempt</th>
-                <th className="th w-24">Duration</th>
-                <th className="th">Error / reason</th>
-              </tr>
-            </thead>
+            <RunsTableHead selectable={selectable} chosen={chosen} setSelected={setSelected} showApplet={showApplet} />
             <tbody className="divide-y divide-slate-100">
-              {rows.map((r) => {
-                const timed = timedInfoOf(r);
-                const reason = runReasonCell({ ...r, ...timed });
-                const cell = r.status === "waiting" ? { ...reason, text: waitWords(r.id) ?? reason.text } : reason;
-                return (
-                <tr key={r.id} className="cursor-pointer hover:bg-slate-50" data-run-id={r.id} onClick={(e) => openRow(e, r.id)}>
-                  <td className={`td w-10 pr-0 ${retryable(r.status) ? "" : "max-sm:hidden"}`}>{retryable(r.status) ? <SelectRunBox id={r.id} label={`run ${shortId(r.id)}`} checked={selected.has(r.id)} onChange={select} /> : null}</td>
-                  <td className="td" data-label="Run">
-                    <Link href={`/runs/${r.id}`} className="font-mono text-sm font-medium text-indigo-700 hover:underline" aria-label={`Run ${shortId(r.id)}, ${r.status}`} data-testid="run-link">
-                      {shortId(r.id)}
-                    </Link>
-                  </td>
-                  <td className="td">
-                    <RunStatusBadge run={r} />
-                  </td>
-                  {showApplet ? (
-                    <td className="td stack-full">
-                      {r.applet_name ? (
-                        <Link href={`/applets/${r.applet_id}`} className="block truncate text-slate-800 hover:underline max-sm:font-medium" title={r.applet_name}>
-                          {r.applet_name}
-                        </Link>
-                      ) : (
-                        <span className="text-slate-400">deleted</span>
-                      )}
-                    </td>
-                  ) : null}
-                  <td className="td text-slate-700" data-label="Created">
-                    <LocalTime iso={r.created_at} compact />
-                    {/* A timed run is due later than it was made. */}
-                    {timed.dueAt ? (
-                      <span className="block text-xs text-slate-500 max-sm:ml-1 max-sm:inline" data-testid="run-due">
-                        due <LocalTime iso={timed.dueAt} compact />
-                      </span>
-                    ) : null}
-                  </td>
-                  <td className="td tabular-nums text-slate-700" data-label="Attempt">
-                    {r.attempt}/{r.max_attempts}
-                  </td>
-                  <td className="td tabular-nums text-slate-700" data-label="Duration">{r.started_at && r.finished_at ? formatDuration(new Date(r.finished_at).getTime() - new Date(r.started_at).getTime()) : "–"}</td>
-                  <td className={`td stack-full ${cell.text ? "" : "max-sm:hidden"}`}>
-                    {/* A skipped run's "error" is the filter's reason, and a timed run's reason is in words: neither is a failure. */}
-                    <div className={`text-xs ${cell.tone === "reason" ? "line-clamp-2 text-slate-600" : "truncate text-red-800"}`} title={cell.text || undefined}>
-                      {cell.text}
-                    </div>
-                  </td>
-                </tr>
-                );
-              })}
+              {rows.map((r) => (
+                <RunsTableRow
+                  key={r.id}
+                  r={r}
+                  showApplet={showApplet}
+                  waitText={r.status === "waiting" ? waitWords(r.id) : null}
+                  checked={selected.has(r.id)}
+                  onSelect={select}
+                  onOpen={openRow}
+                />
+              ))}
             </tbody>
           </table>
         </div>
         </>
       )}
     </div>
+  );
+}
+
+function RunsTableHead({
+  selectable,
+  chosen,
+  setSelected,
+  showApplet,
+}: {
+  selectable: RunRow[];
+  chosen: string[];
+  setSelected: (s: Set<string>) => void;
+  showApplet: boolean;
+}) {
+  return (
+    <thead className="bg-slate-50">
+      <tr>
+        <th className={`th pr-0 sm:w-10 ${selectable.length ? "stack-keep" : ""}`}>
+          {selectable.length ? (
+            <label className="inline-flex items-center gap-2">
+            <input
+              type="checkbox"
+              className="h-4 w-4"
+              checked={chosen.length === selectable.length}
+              onChange={(e) => setSelected(e.target.checked ? new Set(selectable.map((r) => r.id)) : new Set())}
+              aria-label={`Select all ${selectable.length} failed or dead runs on this page for retry`}
+              data-testid="select-all-runs"
+            />
+            <span className="font-normal normal-case sm:hidden" aria-hidden="true">Select all failed or dead</span>
+            </label>
+          ) : (
+            <span className="sr-only">Select</span>
+          )}
+        </th>
+        <th className="th w-24">Run</th>
+        <th className="th w-44">Status</th>
+        {showApplet ? <th className="th">Applet</th> : null}
+        <th className="th w-40">Created</th>
+        <th className="th w-28">Attempt</th>
+        <th className="th w-24">Duration</th>
+        <th className="th">Error / reason</th>
+      </tr>
+    </thead>
+  );
+}
+
+function RunsTableRow({
+  r,
+  showApplet,
+  waitText,
+  checked,
+  onSelect,
+  onOpen,
+}: {
+  r: RunRow;
+  showApplet: boolean;
+  /** A waiting run's reason in the reader's zone, when GET /api/waits told it. */
+  waitText: string | null;
+  checked: boolean;
+  onSelect: (id: string, on: boolean) => void;
+  onOpen: (e: React.MouseEvent, id: string) => void;
+}) {
+  const timed = timedInfoOf(r);
+  const reason = runReasonCell({ ...r, ...timed });
+  const cell = r.status === "waiting" ? { ...reason, text: waitText ?? reason.text } : reason;
+  return (
+    <tr className="cursor-pointer hover:bg-slate-50" data-run-id={r.id} onClick={(e) => onOpen(e, r.id)}>
+      <td className={`td w-10 pr-0 ${retryable(r.status) ? "" : "max-sm:hidden"}`}>{retryable(r.status) ? <SelectRunBox id={r.id} label={`run ${shortId(r.id)}`} checked={checked} onChange={onSelect} /> : null}</td>
+      <td className="td" data-label="Run">
+        <Link href={`/runs/${r.id}`} className="font-mono text-sm font-medium text-indigo-700 hover:underline" aria-label={`Run ${shortId(r.id)}, ${r.status}`} data-testid="run-link">
+          {shortId(r.id)}
+        </Link>
+      </td>
+      <td className="td">
+        <RunStatusBadge run={r} />
+      </td>
+      {showApplet ? (
+        <td className="td stack-full">
+          {r.applet_name ? (
+            <Link href={`/applets/${r.applet_id}`} className="block truncate text-slate-800 hover:underline max-sm:font-medium" title={r.applet_name}>
+              {r.applet_name}
+            </Link>
+          ) : (
+            <span className="text-slate-400">deleted</span>
+          )}
+        </td>
+      ) : null}
+      <td className="td text-slate-700" data-label="Created">
+        <LocalTime iso={r.created_at} compact />
+        {/* A timed run is due later than it was made. */}
+        {timed.dueAt ? (
+          <span className="block text-xs text-slate-500 max-sm:ml-1 max-sm:inline" data-testid="run-due">
+            due <LocalTime iso={timed.dueAt} compact />
+          </span>
+        ) : null}
+      </td>
+      <td className="td tabular-nums text-slate-700" data-label="Attempt">
+        {r.attempt}/{r.max_attempts}
+      </td>
+      <td className="td tabular-nums text-slate-700" data-label="Duration">{r.started_at && r.finished_at ? formatDuration(new Date(r.finished_at).getTime() - new Date(r.started_at).getTime()) : "–"}</td>
+      <td className={`td stack-full ${cell.text ? "" : "max-sm:hidden"}`}>
+        {/* A skipped run's "error" is the filter's reason, and a timed run's reason is in words: neither is a failure. */}
+        <div className={`text-xs ${cell.tone === "reason" ? "line-clamp-2 text-slate-600" : "truncate text-red-800"}`} title={cell.text || undefined}>
+          {cell.text}
+        </div>
+      </td>
+    </tr>
   );
 }

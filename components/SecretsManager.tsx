@@ -68,73 +68,27 @@ export function SecretsManager({ secrets }: { secrets: SecretRow[] }) {
           </thead>
           <tbody className="divide-y divide-slate-100">
             {secrets.map((s) => (
-              <Fragment key={s.name}>
-                <tr>
-                  <td className="td pl-0">
-                    <span className="font-mono break-words" data-testid="secret-name">
-                      <Breakable text={s.name} />
-                    </span>
-                    {/* On a phone the other columns fold in under the name. */}
-                    <span className="mt-0.5 block text-xs text-slate-600 sm:hidden">
-                      <span className="code break-words">
-                        <Breakable text={`{{secrets.${s.name}}}`} />
-                      </span>
-                      <span className="mt-0.5 block">
-                        set <LocalTime iso={s.updated_at} compact />
-                      </span>
-                    </span>
-                  </td>
-                  <td className="td hidden sm:table-cell">
-                    <span className="code">{`{{secrets.${s.name}}}`}</span>
-                  </td>
-                  <td className="td hidden text-slate-600 sm:table-cell">
-                    <LocalTime iso={s.updated_at} />
-                  </td>
-                  <td className="td pr-0 text-right">
-                    <span className="inline-flex flex-wrap justify-end gap-2">
-                      <button type="button" className="btn-secondary" onClick={() => {
-                          setRotating(rotating === s.name ? null : s.name);
-                          setRotateValue("");
-                        }} aria-expanded={rotating === s.name}>
-                        Rotate
-                      </button>
-                      <button type="button" className="btn-danger" onClick={() => void remove(s.name)}>
-                        Delete
-                      </button>
-                    </span>
-                  </td>
-                </tr>
-                {rotating === s.name ? (
-                  <tr>
-                    <td colSpan={4} className="td px-0">
-                      <form
-                        className="flex flex-wrap items-center gap-2"
-                        onSubmit={(e) => {
-                          e.preventDefault();
-                          void put(s.name, rotateValue).then((saved) => {
-                            if (!saved) return;
-                            setRotating(null);
-                            setRotateValue("");
-                          });
-                        }}
-                      >
-                        <label htmlFor={`rotate-${s.name}`} className="text-sm text-slate-700">
-                          New value for <span className="font-mono">{s.name}</span>
-                        </label>
-                        <input id={`rotate-${s.name}`} type="password" autoFocus autoComplete="new-password" value={rotateValue} onChange={(e) => setRotateValue(e.target.value)} className="input min-w-0 flex-1 basis-48" />
-                        <span className="flex gap-2">
-                          <button type="submit" className="btn-primary" disabled={busy || !rotateValue}>
-                            Save
-                          </button>
-                          <button type="button" className="btn-secondary" onClick={() => setRotating(null)}>
-                            Cancel
-                          </button>
-                        </span>
-                      </form>
-                    </td>
-                  </tr>
-                ) : null}
-              </Fragment>
+              <SecretRowView
+                key={s.name}
+                s={s}
+                rotating={rotating === s.name}
+                onToggleRotate={() => {
+                  setRotating(rotating === s.name ? null : s.name);
+                  setRotateValue("");
+                }}
+                onRemove={() => void remove(s.name)}
+                rotateValue={rotateValue}
+                setRotateValue={setRotateValue}
+                busy={busy}
+                onRotate={() =>
+                  void put(s.name, rotateValue).then((saved) => {
+                    if (!saved) return;
+                    setRotating(null);
+                    setRotateValue("");
+                  })
+                }
+                onCancel={() => setRotating(null)}
+              />
             ))}
           </tbody>
         </table>
@@ -165,6 +119,92 @@ export function SecretsManager({ secrets }: { secrets: SecretRow[] }) {
       </form>
       {error ? <p className="text-sm text-red-700">{error}</p> : null}
     </div>
+  );
+}
+
+/** A secret's row, and under it the form for its new value while it is being rotated. */
+function SecretRowView({
+  s,
+  rotating,
+  onToggleRotate,
+  onRemove,
+  rotateValue,
+  setRotateValue,
+  busy,
+  onRotate,
+  onCancel,
+}: {
+  s: SecretRow;
+  rotating: boolean;
+  onToggleRotate: () => void;
+  onRemove: () => void;
+  rotateValue: string;
+  setRotateValue: (v: string) => void;
+  busy: boolean;
+  onRotate: () => void;
+  onCancel: () => void;
+}) {
+  return (
+    <>
+      <tr>
+        <td className="td pl-0">
+          <span className="font-mono break-words" data-testid="secret-name">
+            <Breakable text={s.name} />
+          </span>
+          {/* On a phone the other columns fold in under the name. */}
+          <span className="mt-0.5 block text-xs text-slate-600 sm:hidden">
+            <span className="code break-words">
+              <Breakable text={`{{secrets.${s.name}}}`} />
+            </span>
+            <span className="mt-0.5 block">
+              set <LocalTime iso={s.updated_at} compact />
+            </span>
+          </span>
+        </td>
+        <td className="td hidden sm:table-cell">
+          <span className="code">{`{{secrets.${s.name}}}`}</span>
+        </td>
+        <td className="td hidden text-slate-600 sm:table-cell">
+          <LocalTime iso={s.updated_at} />
+        </td>
+        <td className="td pr-0 text-right">
+          <span className="inline-flex flex-wrap justify-end gap-2">
+            <button type="button" className="btn-secondary" onClick={onToggleRotate} aria-expanded={rotating}>
+              Rotate
+            </button>
+            <button type="button" className="btn-danger" onClick={onRemove}>
+              Delete
+            </button>
+          </span>
+        </td>
+      </tr>
+      {rotating ? (
+        <tr>
+          <td colSpan={4} className="td px-0">
+            <form
+              className="flex flex-wrap items-center gap-2"
+              onSubmit={(e) => {
+                e.preventDefault();
+                onRotate();
+              }}
+            >
+              <label htmlFor={`rotate-${s.name}`} className="text-sm text-slate-700">
+                New value for <span className="font-mono">{s.name}</span>
+              </label>
+              <input id={`rotate-${s.name}`} type="password" autoFocus autoComplete="new-password" value={rotateValue} onChange={(e) => setRotateValue(e.target.value)} className="input min-w-0 flex-1 basis-48" />
+              <span className="flex gap-2">
+                <button type="submit" className="btn-primary" disabled={busy || !rotateValue}>
+                  Save
+                </button>
+                <button type="button" className="btn-secondary" onClick={onCancel}>
+                  Cancel
+                </button>
+              </span>
+            </form>
+          </td>
+        </tr>
+      ) : null}
+    </>
   );
 }
 

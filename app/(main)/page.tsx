@@ -18,10 +18,11 @@ export const metadata = { title: "Applets · whenthen" };
 
 const one = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v) || undefined;
 
-export default async function AppletsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
-  const sp = await searchParams;
+type PageParams = Record<string, string | string[] | undefined>;
+
+// The same list GET /api/applets answers, searched, filtered, sorted and paged here.
+async function loadApplets(sp: PageParams) {
   const { app } = services();
-  // The same list GET /api/applets answers, searched, filtered, sorted and paged here.
   const all = await appletList(app);
   const query: AppletListQuery = {
     q: one(sp.q),
@@ -46,6 +47,15 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
     })),
     query,
   );
+  return { app, all, query, listed };
+}
+
+type Loaded = Awaited<ReturnType<typeof loadApplets>>;
+type Row = Loaded["listed"]["items"][number];
+
+export default async function AppletsPage({ searchParams }: { searchParams: Promise<PageParams> }) {
+  const sp = await searchParams;
+  const { app, all, query, listed } = await loadApplets(sp);
   const applets = listed.items;
   const filtered = Boolean(query.q || query.trigger || query.status || query.tag);
   const tags = tagsInUse(all);
@@ -63,61 +73,7 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
       </header>
 
       {all.length > 0 ? (
-        <form method="get" action="/" className="card mb-4 grid grid-cols-2 items-end gap-3 sm:flex sm:flex-wrap" role="search">
-          <div className="col-span-2 sm:col-span-1">
-            <label htmlFor="a-q" className="field-label mb-1">
-              Search by name
-            </label>
-            <input id="a-q" type="search" name="q" defaultValue={query.q ?? ""} className="input sm:w-56" />
-          </div>
-          <div>
-            <label htmlFor="a-trigger" className="field-label mb-1">
-              Trigger
-            </label>
-            <select id="a-trigger" name="trigger" defaultValue={query.trigger ?? ""} className="input sm:w-36">
-              <option value="">Any</option>
-              {triggerTypes.map((t) => (
-                <option key={t} value={t}>
-                  {t}
-                </option>
-              ))}
-            </select>
-          </div>
-          <div>
-            <label htmlFor="a-status" className="field-label mb-1">
-              Status
-            </label>
-            <select id="a-status" name="status" defaultValue={query.status ?? ""} className="input sm:w-44">
-              <option value="">Any</option>
-              <option value="enabled">Enabled</option>
-              <option value="disabled">Disabled</option>
-              <option value="paused">Paused</option>
-              <option value="attention">Needs attention</option>
-              <option value="quiet">Quiet</option>
-            </select>
-          </div>
-          <TagFilter tags={tags} selected={query.tag} />
-          <div>
-            <label htmlFor="a-sort" className="field-label mb-1">
-              Sort by
-            </label>
-            <select id="a-sort" name="sort" defaultValue={query.sort ?? "name"} className="input sm:w-36">
-              <option value="name">Name</option>
-              <option value="last_run">Last run</option>
-              <option value="created">Newest</option>
-            </select>
-          </div>
-          <div className="col-span-2 flex gap-3">
-            <button type="submit" className="btn-primary">
-              Show
-            </button>
-            {filtered ? (
-              <Link href="/" className="btn-secondary">
-                Clear
-              </Link>
-            ) : null}
-          </div>
-        </form>
+        <AppletFilters query={query} triggerTypes={triggerTypes} tags={tags} filtered={filtered} />
       ) : null}
 
       {all.length > 0 && applets.length === 0 ? (
@@ -147,107 +103,175 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
               </tr>
             </thead>
             <tbody className="divide-y divide-slate-100">
-              {applets.map((a) => {
-                return (
-                  <tr key={a.id} className="hover:bg-slate-50">
-                    <td className="td stack-full sm:max-w-xs">
-                      <Link href={`/applets/${a.id}`} className="block font-medium break-words text-indigo-700 hover:underline sm:truncate">
-                        {a.name}
-                      </Link>
-                      <TagChips tags={a.tags} />
-                      {a.paused_reason ? (
-                        <span className="mt-0.5 block text-xs font-medium text-amber-800" data-testid="paused-mark">
-                          <PausedNote reason={a.paused_reason} at={a.paused_at} />
-                        </span>
-                      ) : null}
-                      {needsAttention(a) ? (
-                        <span className="mt-1 flex flex-wrap items-center gap-x-2 gap-y-1 text-xs" data-testid="needs-attention">
-                          {a.triggerError ? <TriggerErrorMark message={a.triggerError} /> : null}
-                          {a.quiet ? (
-                            <span className="block w-full break-words whitespace-normal text-amber-800" data-testid="quiet-mark">
-                              <span className="mr-1 rounded bg-amber-100 px-1.5 py-0.5 font-semibold">quiet</span>
-                              {a.quiet}
-                            </span>
-                          ) : null}
-                          {a.overdueMs != null ? (
-                            <span className="text-amber-800" data-testid="overdue-mark">
-                              next check was due {formatAge(a.overdueMs)} ago
-                            </span>
-                          ) : null}
-                          {a.lastStatus === "failed" || a.lastStatus === "dead" ? <span className="text-red-700">the last run {a.lastStatus}</span> : null}
-                          {a.lastStatus === "retrying" ? (
-                            <span className="text-amber-800" data-testid="retrying-mark">
-                              the last run failed an attempt and is retrying
-                            </span>
-                          ) : null}
-                        </span>
-                      ) : null}
-                    </td>
-                    <td className="td" data-label="When → then">
-                      <span className="inline-flex items-center gap-1.5 align-middle">
-                        <PluginIcon kind="trigger" type={a.trigger_type} />
-                        <span className="text-slate-400" aria-hidden="true">
-                          →
-                        </span>
-                        {a.action_types.map((t, i) => (
-                          <PluginIcon key={i} kind="action" type={t} />
-                        ))}
-                      </span>
-                    </td>
-                    <td className="td" data-label="Enabled">
-                      <EnabledToggle id={a.id} enabled={a.enabled} name={a.name} />
-                    </td>
-                    <td className="td whitespace-nowrap" data-label="Last run">
-                      {a.last_run_status ? (
-                        <span className="inline-flex items-center gap-2">
-                          <StatusBadge status={a.last_run_status} />
-                          <LocalTime iso={a.last_run_at} className="text-slate-600" />
-                        </span>
-                      ) : (
-                        <span className="text-slate-400">never run</span>
-                      )}
-                    </td>
-                    <td className="td text-right whitespace-nowrap tabular-nums" data-label="Runs (24 h)">
-                      {a.runs_24h}
-                      {a.failed_24h > 0 ? (
-                        <Link
-                          href={`/runs?applet_id=${encodeURIComponent(a.id)}`}
-                          className="ml-2 rounded bg-red-50 px-1.5 py-0.5 text-xs font-medium text-red-800 ring-1 ring-red-200 hover:underline"
-                          data-testid="failed-24h"
-                          title={`${a.failed_24h} of the runs of the last 24 hours failed or died`}
-                        >
-                          {a.failed_24h} failed
-                        </Link>
-                      ) : null}
-                    </td>
-                  </tr>
-                );
-              })}
+              {applets.map((a) => (
+                <AppletRow key={a.id} a={a} />
+              ))}
             </tbody>
           </table>
         </div>
       )}
-      {listed.pages > 1 ? (
-        <div className="mt-3 flex items-center justify-between text-sm">
-          {listed.page > 1 ? (
-            <Link href={link({ page: String(listed.page - 1) })} className="btn-secondary">
-              ← Previous
-            </Link>
-          ) : (
-            <span />
-          )}
-          <span className="text-slate-600">
-            Page {listed.page} of {listed.pages} · {listed.total} applets
+      {listed.pages > 1 ? <Pager listed={listed} link={link} /> : null}
+    </div>
+  );
+}
+
+function AppletFilters({ query, triggerTypes, tags, filtered }: { query: AppletListQuery; triggerTypes: string[]; tags: string[]; filtered: boolean }) {
+  return (
+    <form method="get" action="/" className="card mb-4 grid grid-cols-2 items-end gap-3 sm:flex sm:flex-wrap" role="search">
+      <div className="col-span-2 sm:col-span-1">
+        <label htmlFor="a-q" className="field-label mb-1">
+          Search by name
+        </label>
+        <input id="a-q" type="search" name="q" defaultValue={query.q ?? ""} className="input sm:w-56" />
+      </div>
+      <div>
+        <label htmlFor="a-trigger" className="field-label mb-1">
+          Trigger
+        </label>
+        <select id="a-trigger" name="trigger" defaultValue={query.trigger ?? ""} className="input sm:w-36">
+          <option value="">Any</option>
+          {triggerTypes.map((t) => (
+            <option key={t} value={t}>
+              {t}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div>
+        <label htmlFor="a-status" className="field-label mb-1">
+          Status
+        </label>
+        <select id="a-status" name="status" defaultValue={query.status ?? ""} className="input sm:w-44">
+          <option value="">Any</option>
+          <option value="enabled">Enabled</option>
+          <option value="disabled">Disabled</option>
+          <option value="paused">Paused</option>
+          <option value="attention">Needs attention</option>
+          <option value="quiet">Quiet</option>
+        </select>
+      </div>
+      <TagFilter tags={tags} selected={query.tag} />
+      <div>
+        <label htmlFor="a-sort" className="field-label mb-1">
+          Sort by
+        </label>
+        <select id="a-sort" name="sort" defaultValue={query.sort ?? "name"} className="input sm:w-36">
+          <option value="name">Name</option>
+          <option value="last_run">Last run</option>
+          <option value="created">Newest</option>
+        </select>
+      </div>
+      <div className="col-span-2 flex gap-3">
+        <button type="submit" className="btn-primary">
+          Show
+        </button>
+        {filtered ? (
+          <Link href="/" className="btn-secondary">
+            Clear
+          </Link>
+        ) : null}
+      </div>
+    </form>
+  );
+}
+
+function AppletRow({ a }: { a: Row }) {
+  return (
+    <tr key={a.id} className="hover:bg-slate-50">
+      <td className="td stack-full sm:max-w-xs">
+        <Link href={`/applets/${a.id}`} className="block font-medium break-words text-indigo-700 hover:underline sm:truncate">
+          {a.name}
+        </Link>
+        <TagChips tags={a.tags} />
+        {a.paused_reason ? (
+          <span className="mt-0.5 block text-xs font-medium text-amber-800" data-testid="paused-mark">
+            <PausedNote reason={a.paused_reason} at={a.paused_at} />
           </span>
-          {listed.page < listed.pages ? (
-            <Link href={link({ page: String(listed.page + 1) })} className="btn-secondary">
-              Next →
-            </Link>
-          ) : (
-            <span />
-          )}
-        </div>
-      ) : null}
+        ) : null}
+        {needsAttention(a) ? (
+          <span className="mt-1 flex flex-wrap items-center gap-x-2 gap-y-1 text-xs" data-testid="needs-attention">
+            {a.triggerError ? <TriggerErrorMark message={a.triggerError} /> : null}
+            {a.quiet ? (
+              <span className="block w-full break-words whitespace-normal text-amber-800" data-testid="quiet-mark">
+                <span className="mr-1 rounded bg-amber-100 px-1.5 py-0.5 font-semibold">quiet</span>
+                {a.quiet}
+              </span>
+            ) : null}
+            {a.overdueMs != null ? (
+              <span className="text-amber-800" data-testid="overdue-mark">
+                next check was due {formatAge(a.overdueMs)} ago
+              </span>
+            ) : null}
+            {a.lastStatus === "failed" || a.lastStatus === "dead" ? <span className="text-red-700">the last run {a.lastStatus}</span> : null}
+            {a.lastStatus === "retrying" ? (
+              <span className="text-amber-800" data-testid="retrying-mark">
+                the last run failed an attempt and is retrying
+              </span>
+            ) : null}
+          </span>
+        ) : null}
+      </td>
+      <td className="td" data-label="When → then">
+        <span className="inline-flex items-center gap-1.5 align-middle">
+          <PluginIcon kind="trigger" type={a.trigger_type} />
+          <span className="text-slate-400" aria-hidden="true">
+            →
+          </span>
+          {a.action_types.map((t, i) => (
+            <PluginIcon key={i} kind="action" type={t} />
+          ))}
+        </span>
+      </td>
+      <td className="td" data-label="Enabled">
+        <EnabledToggle id={a.id} enabled={a.enabled} name={a.name} />
+      </td>
+      <td className="td whitespace-nowrap" data-label="Last run">
+        {a.last_run_status ? (
+          <span className="inline-flex items-center gap-2">
+            <StatusBadge status={a.last_run_status} />
+            <LocalTime iso={a.last_run_at} className="text-slate-600" />
+          </span>
+        ) : (
+          <span className="text-slate-400">never run</span>
+        )}
+      </td>
+      <td className="td text-right whitespace-nowrap tabular-nums" data-label="Runs (24 h)">
+        {a.runs_24h}
+        {a.failed_24h > 0 ? (
+          <Link
+            href={`/runs?applet_id=${encodeURIComponent(a.id)}`}
+            className="ml-2 rounded bg-red-50 px-1.5 py-0.5 text-xs font-medium text-red-800 ring-1 ring-red-200 hover:underline"
+            data-testid="failed-24h"
+            title={`${a.failed_24h} of the runs of the last 24 hours failed or died`}
+          >
+            {a.failed_24h} failed
+          </Link>
+        ) : null}
+      </td>
+    </tr>
+  );
+}
+
+function Pager({ listed, link }: { listed: Loaded["listed"]; link: (extra: Record<string, string | undefined>) => string }) {
+  return (
+    <div className="mt-3 flex items-center justify-between text-sm">
+      {listed.page > 1 ? (
+        <Link href={link({ page: String(listed.page - 1) })} className="btn-secondary">
+          ← Previous
+        </Link>
+      ) : (
+        <span />
+      )}
+      <span className="text-slate-600">
+        Page {listed.page} of {listed.pages} · {listed.total} applets
+      </span>
+      {listed.page < listed.pages ? (
+        <Link href={link({ page: String(listed.page + 1) })} className="btn-secondary">
+          Next →
+        </Link>
+      ) : (
+        <span />
+      )}
     </div>
   );
 }

@@ -1,15 +1,15 @@
 "use client";
 import { useRouter } from "next/navigation";
 import { useEffect, useMemo, useReducer, useRef, useState } from "react";
-import { ingredientGroups } from "@/lib/ui/format";
+import { ingredientGroups, type IngredientGroup } from "@/lib/ui/format";
 import type { Meta, MetaTrigger } from "@/lib/api/queries";
 import { ActionsStep } from "./ActionsStep";
 import { saveApplet, saveDraft, type FilterTestResult, type PreviewRequest } from "./api";
-import { SamplePicker, builtinChoice } from "./SamplePicker";
+import { SamplePicker, builtinChoice, type SampleChoice } from "./SamplePicker";
 import { useSharedSample } from "./sharedSample";
 import { parseSample } from "@/lib/ui/sample";
-import { actionOf, buildDefinition, type EditorDefinition, draftFromDefinition, draftReducer, shownName, snapshotOf, triggerOf, typedSlots } from "./draft";
-import { openProblems, placeProblems, reportProblems, type ReportedProblem } from "./save-problems";
+import { actionOf, buildDefinition, type Draft, type DraftAction, type EditorDefinition, draftFromDefinition, draftReducer, shownName, snapshotOf, triggerOf, typedSlots } from "./draft";
+import { openProblems, placeProblems, reportProblems, type PlacedProblems, type ReportedProblem } from "./save-problems";
 import { browserTimeZone } from "./fields";
 import { FilterCode } from "./FilterCode";
 import { wordProblems } from "./problems";
@@ -46,17 +46,7 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
   const router = useRouter();
   const [draft, dispatch] = useReducer(draftReducer, applet, (stored) => draftFromDefinition(meta, stored));
   const [reported, setReported] = useState<ReportedProblem[]>([]);
-  // Set by a refused save: once its problems are on screen, the first field in error gets the
-  // focus (and is scrolled to), so a keyboard user lands on it. After the commit, not in the next
-  // frame: React may paint the problems after that frame, and the focus then stayed on the button.
-  const focusFirstProblem = useRef(false);
-  useEffect(() => {
-    if (!focusFirstProblem.current) return;
-    focusFirstProblem.current = false;
-    const first = document.querySelector<HTMLElement>('[aria-invalid="true"], [role="alert"]');
-    first?.scrollIntoView({ block: "center", behavior: "smooth" });
-    if (first?.matches("input, textarea, select")) first.focus({ preventScroll: true });
-  }, [reported]);
+  const focusFirstProblemRef = useFocusFirstProblem(reported);
   const [saving, setSaving] = useState(false);
   const [saveError, setSaveError] = useState<string | null>(null);
   /** The snapshot last saved, so "Saved." shows only while nothing has changed since. */
@@ -151,7 +141,7 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
     setSaving(false);
     if (!answer.ok) {
       if ("error" in answer) return setSaveError(answer.error);
-      focusFirstProblem.current = true;
+      focusFirstProblemRef.current = true;
       setReported(reportProblems(meta, draft, answer.problems));
       return;
     }
@@ -178,52 +168,114 @@ export function AppletEditor({ meta, secrets, applet }: { meta: Meta; secrets: s
       }} onSaveDraft={() => void saveAsDraft()} />
       {trigger ? (
         <>
-          <section className="card" aria-label="Sample">
-            <SamplePicker key={pickerKey} appletId={applet?.id} builtin={trigger.sample} fetched={fetched} value={sampleChoice} onChange={setSampleChoice} />
-            {applet && trigger.type === "webhook" ? (
-              <ListenForEvent
-                appletId={applet.id}
-                onEvent={(e) => {
-                  setSampleChoice({ source: `event:${e.id}`, text: JSON.stringify(e.payload, null, 2) });
-                  // The picker lists the applet's events again, with this one among them.
-                  setPickerKey((k) => k + 1);
-                }}
-              />
-            ) : null}
-          </section>
+          <SampleSection pickerKey={pickerKey} appletId={applet?.id} trigger={trigger} fetched={fetched} sampleChoice={sampleChoice} setSampleChoice={setSampleChoice} onListened={() => setPickerKey((k) => k + 1)} />
           {draft.steps ? (
             <StepsEditor meta={meta} draft={{ ...draft, steps: draft.steps }} dispatch={dispatch} problems={problems} warnings={warnings} groups={groups} preview={preview} isNew={!applet} anchors={anchors} timingPreview={timingPreview} sample={sample} builtinSample={trigger.sample} />
           ) : (
             <ActionsStep meta={meta} trigger={trigger} draft={draft} dispatch={dispatch} problems={problems} warnings={warnings} groups={groups} preview={preview} isNew={!applet} anchors={anchors} timingPreview={timingPreview} />
           )}
           {anyTimed || hasTimedSettings(draft.timed) || problems.timed.size > 0 ? <TimedSettings timed={draft.timed} onChange={(timed) => dispatch({ kind: "setTimed", timed })} errors={problems.timed} groups={groups} anyTimed={anyTimed} warnings={timingPreview.warnings} /> : null}
-          {draft.steps ? null : (
-            <>
-              {/* ---- optional steps ---- */}
-              {draft.filterCode !== null ? (
-                <FilterCode
-                  code={draft.filterCode}
-                  onChange={(code) => dispatch({ kind: "setFilterCode", code })}
-                  sample={sample}
-                  errors={problems.filter}
-                  onResult={setFilterResult}
-                  onRemove={() => {
-                    dispatch({ kind: "setFilterCode", code: null });
-                    setFilterResult(null);
-                  }}
-                />
-              ) : null}
-              {draft.transform ? <TransformForm value={draft.transform} onChange={(transform) => dispatch({ kind: "setTransform", transform })} errors={problems.transform} groups={groups} aiConfigured={meta.ai_configured} /> : null}
-              <AddStep
-                onAdd={(step) => dispatch({ kind: "addStep", step, where: { parent: null, list: "steps" } })}
-                names={{ action: "Add another action", ...(draft.filterCode === null ? { filter: "Add filter code" } : {}), ...(draft.transform === null ? { ai: "Add AI transform" } : {}) }}
-              />
-            </>
-          )}
+          {draft.steps ? null : <OptionalSteps draft={draft} dispatch={dispatch} sample={sample} problems={problems} groups={groups} aiConfigured={meta.ai_configured} setFilterResult={setFilterResult} />}
 
           <SaveSection draft={draft} name={name} dispatch={dispatch} nameErrors={problems.name} problems={worded} saveError={saveError} saving={saving} status={status} isNew={!applet} onSave={() => void save()} />
         </>
       ) : null}
     </div>
+  );
+}
+
+/**
+ * Set by a refused save: once its problems are on screen, the first field in error gets the
+ * focus (and is scrolled to), so a keyboard user lands on it. After the commit, not in the next
+ * frame: React may paint the problems after that frame, and the focus then stayed on the button.
+ */
+function useFocusFirstProblem(reported: ReportedProblem[]) {
+  const focusFirstProblemRef = useRef(false);
+  useEffect(() => {
+    if (!focusFirstProblemRef.current) return;
+    focusFirstProblemRef.current = false;
+    const first = document.querySelector<HTMLElement>('[aria-invalid="true"], [role="alert"]');
+    first?.scrollIntoView({ block: "center", behavior: "smooth" });
+    if (first?.matches("input, textarea, select")) first.focus({ preventScroll: true });
+  }, [reported]);
+  return focusFirstProblemRef;
+}
+
+/** The sample everything is tested against; a webhook applet can listen for a real event. */
+function SampleSection({
+  pickerKey,
+  appletId,
+  trigger,
+  fetched,
+  sampleChoice,
+  setSampleChoice,
+  onListened,
+}: {
+  pickerKey: number;
+  appletId: string | undefined;
+  trigger: MetaTrigger;
+  fetched: Record<string, unknown>[];
+  sampleChoice: SampleChoice;
+  setSampleChoice: (c: SampleChoice) => void;
+  /** A listened event became the sample: the picker lists the applet's events again. */
+  onListened: () => void;
+}) {
+  return (
+    <section className="card" aria-label="Sample">
+      <SamplePicker key={pickerKey} appletId={appletId} builtin={trigger.sample} fetched={fetched} value={sampleChoice} onChange={setSampleChoice} />
+      {appletId && trigger.type === "webhook" ? (
+        <ListenForEvent
+          appletId={appletId}
+          onEvent={(e) => {
+            setSampleChoice({ source: `event:${e.id}`, text: JSON.stringify(e.payload, null, 2) });
+            // The picker lists the applet's events again, with this one among them.
+            onListened();
+          }}
+        />
+      ) : null}
+    </section>
+  );
+}
+
+/** Filter code, AI transform and the "add a step" menu, for the simple two-step flow. */
+function OptionalSteps({
+  draft,
+  dispatch,
+  sample,
+  problems,
+  groups,
+  aiConfigured,
+  setFilterResult,
+}: {
+  draft: Draft;
+  dispatch: React.Dispatch<DraftAction>;
+  sample: Record<string, unknown>;
+  problems: PlacedProblems;
+  groups: IngredientGroup[];
+  aiConfigured: boolean;
+  setFilterResult: (r: FilterTestResult | null) => void;
+}) {
+  return (
+    <>
+      {/* ---- optional steps ---- */}
+      {draft.filterCode !== null ? (
+        <FilterCode
+          code={draft.filterCode}
+          onChange={(code) => dispatch({ kind: "setFilterCode", code })}
+          sample={sample}
+          errors={problems.filter}
+          onResult={setFilterResult}
+          onRemove={() => {
+            dispatch({ kind: "setFilterCode", code: null });
+            setFilterResult(null);
+          }}
+        />
+      ) : null}
+      {draft.transform ? <TransformForm value={draft.transform} onChange={(transform) => dispatch({ kind: "setTransform", transform })} errors={problems.transform} groups={groups} aiConfigured={aiConfigured} /> : null}
+      <AddStep
+        onAdd={(step) => dispatch({ kind: "addStep", step, where: { parent: null, list: "steps" } })}
+        names={{ action: "Add another action", ...(draft.filterCode === null ? { filter: "Add filter code" } : {}), ...(draft.transform === null ? { ai: "Add AI transform" } : {}) }}
+      />
+    </>
   );
 }

@@ -120,24 +120,7 @@ export function TimedSettings({ timed, onChange, errors, groups, anyTimed, warni
             </div>
           </Group>
           <Conditions rows={timed.conditions} onChange={(conditions) => set({ conditions })} errors={errors} />
-          <Group title="Frequency cap" help="Per contact, checked when the run is due: over the cap it is skipped.">
-            <div className="flex flex-wrap items-start gap-3">
-              <div data-field="timed.frequency_cap.max">
-                <label htmlFor="timed-frequency_cap-max" className="field-label mb-1">
-                  {TIMED_LABELS["frequency_cap.max"]}
-                </label>
-                <input id="timed-frequency_cap-max" type="number" min={1} value={timed.capMax} placeholder="1" onChange={(e) => set({ capMax: e.target.value })} aria-invalid={errs("frequency_cap.max").length > 0 || undefined} className={`input w-24 ${errs("frequency_cap.max").length ? "ring-red-500" : ""}`} />
-                <FieldErrors messages={errs("frequency_cap.max")} />
-              </div>
-              <div data-field="timed.frequency_cap.per">
-                <label htmlFor="timed-frequency_cap-per" className="field-label mb-1">
-                  {TIMED_LABELS["frequency_cap.per"]}
-                </label>
-                <input id="timed-frequency_cap-per" type="text" autoComplete="off" spellCheck={false} value={timed.capPer} placeholder="1d" onChange={(e) => set({ capPer: e.target.value })} aria-invalid={errs("frequency_cap.per").length > 0 || undefined} className={`input w-28 font-mono ${errs("frequency_cap.per").length ? "ring-red-500" : ""}`} />
-                <FieldErrors messages={errs("frequency_cap.per")} />
-              </div>
-            </div>
-          </Group>
+          <FrequencyCap timed={timed} set={set} errs={errs} />
         </div>
       </details>
     </section>
@@ -151,6 +134,29 @@ function Group({ title, help, children }: { title: string; help: string; childre
       <p className="help mt-0 mb-2">{help}</p>
       {children}
     </div>
+  );
+}
+
+function FrequencyCap({ timed, set, errs }: { timed: TimedDraft; set: (patch: Partial<TimedDraft>) => void; errs: (key: string) => string[] }) {
+  return (
+    <Group title="Frequency cap" help="Per contact, checked when the run is due: over the cap it is skipped.">
+      <div className="flex flex-wrap items-start gap-3">
+        <div data-field="timed.frequency_cap.max">
+          <label htmlFor="timed-frequency_cap-max" className="field-label mb-1">
+            {TIMED_LABELS["frequency_cap.max"]}
+          </label>
+          <input id="timed-frequency_cap-max" type="number" min={1} value={timed.capMax} placeholder="1" onChange={(e) => set({ capMax: e.target.value })} aria-invalid={errs("frequency_cap.max").length > 0 || undefined} className={`input w-24 ${errs("frequency_cap.max").length ? "ring-red-500" : ""}`} />
+          <FieldErrors messages={errs("frequency_cap.max")} />
+        </div>
+        <div data-field="timed.frequency_cap.per">
+          <label htmlFor="timed-frequency_cap-per" className="field-label mb-1">
+            {TIMED_LABELS["frequency_cap.per"]}
+          </label>
+          <input id="timed-frequency_cap-per" type="text" autoComplete="off" spellCheck={false} value={timed.capPer} placeholder="1d" onChange={(e) => set({ capPer: e.target.value })} aria-invalid={errs("frequency_cap.per").length > 0 || undefined} className={`input w-28 font-mono ${errs("frequency_cap.per").length ? "ring-red-500" : ""}`} />
+          <FieldErrors messages={errs("frequency_cap.per")} />
+        </div>
+      </div>
+    </Group>
   );
 }
 

@@ -86,71 +86,7 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
     <div className="mx-auto max-w-6xl">
       <h1 className="mb-4 text-xl font-semibold">Runs</h1>
       <CollapsibleFilters active={activeFilters}>
-      <form method="get" action="/runs" className="card grid grid-cols-2 items-end gap-3 sm:flex sm:flex-wrap">
-        <div className="col-span-2 sm:col-span-1">
-          <label htmlFor="f-applet" className="field-label mb-1">
-            Applet
-          </label>
-          <select id="f-applet" name="applet_id" defaultValue={query.applet_id ?? ""} className="input sm:w-56">
-            <option value="">All applets</option>
-            {applets.map((a) => (
-              <option key={a.id} value={a.id}>
-                {a.name}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div className="col-span-2 sm:col-span-1">
-          <label htmlFor="f-status" className="field-label mb-1">
-            Status
-          </label>
-          <select id="f-status" name="status" defaultValue={query.status ?? ""} className="input sm:w-36">
-            <option value="">Any</option>
-            {RUN_STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div className="col-span-2 sm:col-span-1">
-          <label htmlFor="f-reason" className="field-label mb-1">
-            Reason (timed runs)
-          </label>
-          <select id="f-reason" name="reason" defaultValue={query.reason ?? ""} className="input sm:w-56">
-            <option value="">Any</option>
-            {TIMED_REASON_CODES.map((r) => (
-              <option key={r} value={r}>
-                {TIMED_REASONS[r]}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div className="min-w-0">
-          <label htmlFor="f-from" className="field-label mb-1">
-            From (day, <ZoneName />)
-          </label>
-          <input id="f-from" type="date" name="from" defaultValue={query.from ?? ""} className="input sm:w-40" />
-        </div>
-        <div className="min-w-0">
-          <label htmlFor="f-to" className="field-label mb-1">
-            To (day, <ZoneName />)
-          </label>
-          <input id="f-to" type="date" name="to" defaultValue={query.to ?? ""} className="input sm:w-40" />
-        </div>
-        <RunSearchFields error={query.error} payload={query.payload} />
-        <div className="col-span-2 flex gap-3">
-          <ZoneInput />
-          <button type="submit" className="btn-primary">
-            Filter
-          </button>
-          {filtered || notes.length ? (
-            <Link href="/runs" className="btn-secondary">
-              Clear
-            </Link>
-          ) : null}
-        </div>
-      </form>
+        <RunsFilterForm query={query} applets={applets} showClear={Boolean(filtered || notes.length)} />
       </CollapsibleFilters>
       {notes.length ? (
         <ul className="mb-4 rounded-md bg-amber-50 p-3 text-sm text-amber-900 ring-1 ring-amber-200" data-testid="filter-notes">
@@ -179,5 +115,76 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
         ) : null}
       </div>
     </div>
+  );
+}
+
+/** The filters, a plain GET form so every view is a link. */
+function RunsFilterForm({ query, applets, showClear }: { query: RunsQuery; applets: { id: string; name: string }[]; showClear: boolean }) {
+  return (
+    <form method="get" action="/runs" className="card grid grid-cols-2 items-end gap-3 sm:flex sm:flex-wrap">
+      <div className="col-span-2 sm:col-span-1">
+        <label htmlFor="f-applet" className="field-label mb-1">
+          Applet
+        </label>
+        <select id="f-applet" name="applet_id" defaultValue={query.applet_id ?? ""} className="input sm:w-56">
+          <option value="">All applets</option>
+          {applets.map((a) => (
+            <option key={a.id} value={a.id}>
+              {a.name}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div className="col-span-2 sm:col-span-1">
+        <label htmlFor="f-status" className="field-label mb-1">
+          Status
+        </label>
+        <select id="f-status" name="status" defaultValue={query.status ?? ""} className="input sm:w-36">
+          <option value="">Any</option>
+          {RUN_STATUSES.map((s) => (
+            <option key={s} value={s}>
+              {s}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div className="col-span-2 sm:col-span-1">
+        <label htmlFor="f-reason" className="field-label mb-1">
+          Reason (timed runs)
+        </label>
+        <select id="f-reason" name="reason" defaultValue={query.reason ?? ""} className="input sm:w-56">
+          <option value="">Any</option>
+          {TIMED_REASON_CODES.map((r) => (
+            <option key={r} value={r}>
+              {TIMED_REASONS[r]}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div className="min-w-0">
+        <label htmlFor="f-from" className="field-label mb-1">
+          From (day, <ZoneName />)
+        </label>
+        <input id="f-from" type="date" name="from" defaultValue={query.from ?? ""} className="input sm:w-40" />
+      </div>
+      <div className="min-w-0">
+        <label htmlFor="f-to" className="field-label mb-1">
+          To (day, <ZoneName />)
+        </label>
+        <input id="f-to" type="date" name="to" defaultValue={query.to ?? ""} className="input sm:w-40" />
+      </div>
+      <RunSearchFields error={query.error} payload={query.payload} />
+      <div className="col-span-2 flex gap-3">
+        <ZoneInput />
+        <button type="submit" className="btn-primary">
+          Filter
+        </button>
+        {showClear ? (
+          <Link href="/runs" className="btn-secondary">
+            Clear
+          </Link>
+        ) : null}
+      </div>
+    </form>
   );
 }

@@ -27,13 +27,6 @@ export default async function SettingsPage() {
   // The same figures as GET /metrics; the receiver listens when a live worker's heartbeat says so.
   const figures = await collectHealthFigures(app);
   const listening = figures.smtpListening > 0;
-  const publicHost = hostOf(cfg.publicUrl);
-  // An MX value that is an IP address is invalid (RFC 5321 wants a name with an A/AAAA record).
-  const publicHostIsIp = publicHost !== null && isIpLiteral(publicHost);
-  const publicHostIsLocal = publicHost === "localhost" || (publicHost?.endsWith(".localhost") ?? false);
-  const mxName = `mx.${cfg.inboundDomain}`;
-  const mxTarget = publicHostIsIp ? mxName : publicHostIsLocal ? null : publicHost;
-  const localDomain = cfg.inboundDomain === "localhost" || cfg.inboundDomain.endsWith(".localhost");
   const outbox = cfg.smtpUrl ? [] : outboxFiles(path.join(cfg.dataDir, "outbox"));
   // The same report as /api/health: a full disk, a worker that stopped or reports a fault.
   const health = await checkHealth(app);
@@ -81,95 +74,9 @@ export default async function SettingsPage() {
         <ApiTokens tokens={tokens} publicUrl={cfg.publicUrl} />
       </Section>
 
-      <Section title="Inbound mail" id="inbound">
-        <dl className="grid grid-cols-1 gap-3 text-sm md:grid-cols-[12rem_1fr]">
-          <dt className="text-slate-600">Addresses</dt>
-          <dd>
-            <span className="code">*@{cfg.inboundDomain}</span> <span className="text-slate-600">(an email applet picks its part before the @)</span>
-          </dd>
-          <dt className="text-slate-600">Receiver</dt>
-          <dd data-testid="receiver-status">
-            {listening ? (
-              <span className="text-green-800">
-                Listening on port {cfg.smtpInboundPort} (worker seen <LocalTime iso={beat} relative />)
-              </span>
-            ) : (
-              <span className="text-red-800">
-                Not listening: {beat ? <>the worker was last seen <LocalTime iso={beat} relative /></> : "the worker has never run"}. Start it with <span className="code">pnpm worker</span>.
-              </span>
-            )}
-          </dd>
-          <dt className="text-slate-600">DNS</dt>
-          <dd>
-            {localDomain ? (
-              <p className="text-slate-700">
-                INBOUND_DOMAIN is {cfg.inboundDomain}: no DNS needed on a laptop. Deliver test mail with{" "}
-                <span className="code">swaks --server localhost:{cfg.smtpInboundPort} --to test@{cfg.inboundDomain}</span>.
-              </p>
-            ) : null}
-            <p className={localDomain ? "mt-2 text-slate-600" : "text-slate-700"}>{localDomain ? "On a server, set INBOUND_DOMAIN and create this record:" : "Create this record at your DNS provider:"}</p>
-            <div className="overflow-x-auto">
-              <table className="mt-1 text-xs">
-                <thead>
-                  <tr className="text-left text-slate-500">
-                    <th className="pr-4 font-medium">Type</th>
-                    <th className="pr-4 font-medium">Name</th>
-                    <th className="pr-4 font-medium">Priority</th>
-                    <th className="font-medium">Value</th>
-                  </tr>
-                </thead>
-                <tbody className="font-mono">
-                  <tr>
-                    <td className="pr-4">MX</td>
-                    <td className="pr-4">{cfg.inboundDomain}</td>
-                    <td className="pr-4">10</td>
-                    <td>{mxTarget ?? "this server's host name"}</td>
-                  </tr>
-                </tbody>
-              </table>
-            </div>
-            {publicHostIsIp ? (
-              <p className="help text-amber-800" data-testid="mx-ip-hint">
-                PUBLIC_URL uses the address {publicHost}, but an MX record must name a host, not an IP address. Create an A record (for example{" "}
-                <span className="code">{mxName}</span> → <span className="code">{publicHost}</span>) and point the MX at that name.
-              </p>
-            ) : null}
-            <p className="help">Port 25 on the server must reach the worker (docker-compose publishes it).</p>
-          </dd>
-        </dl>
-      </Section>
+      <InboundMail cfg={cfg} beat={beat} listening={listening} />
 
-      <Section title="Outbound mail" id="outbound">
-        {cfg.smtpUrl ? (
-          <p className="text-sm">
-            Sending through <span className="code">{redactUrl(cfg.smtpUrl)}</span> as <span className="code">{cfg.emailFrom}</span>.
-          </p>
-        ) : (
-          <div className="text-sm">
-            <p>
-              SMTP_URL is not set: the email action writes each message to <span className="code break-all">{path.join(cfg.dataDir, "outbox")}</span> instead of sending it.
-            </p>
-            {outbox.length ? (
-              // A list, not a table: on a phone each name gets the full width (and breaks anywhere,
-              // being a file name), with its time and size under it; from `sm` up, one line each.
-              <ul className="mt-2 divide-y divide-slate-100 text-xs" data-testid="outbox" aria-label="Outbox files, newest first">
-                {outbox.map((f) => (
-                  <li key={f.name} className="py-1.5 sm:flex sm:items-baseline sm:gap-4">
-                    <span className="block font-mono break-all sm:min-w-0 sm:flex-1 sm:truncate" title={f.name}>
-                      {f.name}
-                    </span>
-                    <span className="block text-slate-600 sm:shrink-0">
-                      <LocalTime iso={f.at} /> · <span className="tabular-nums">{(f.size / 1024).toFixed(1)} KB</span>
-                    </span>
-                  </li>
-                ))}
-              </ul>
-            ) : (
-              <p className="mt-2 text-slate-600">The outbox is empty.</p>
-            )}
-          </div>
-        )}
-      </Section>
+      <OutboundMail cfg={cfg} outbox={outbox} />
 
       <Section title="Google Sheets" id="sheets">
         {meta.google_service_account_email ? (
@@ -222,6 +129,113 @@ export default async function SettingsPage() {
         </div>
       </Section>
     </div>
+  );
+}
+
+type Config = ReturnType<typeof services>["app"]["config"];
+
+function InboundMail({ cfg, beat, listening }: { cfg: Config; beat: string | null; listening: boolean }) {
+  const publicHost = hostOf(cfg.publicUrl);
+  // An MX value that is an IP address is invalid (RFC 5321 wants a name with an A/AAAA record).
+  const publicHostIsIp = publicHost !== null && isIpLiteral(publicHost);
+  const publicHostIsLocal = publicHost === "localhost" || (publicHost?.endsWith(".localhost") ?? false);
+  const mxName = `mx.${cfg.inboundDomain}`;
+  const mxTarget = publicHostIsIp ? mxName : publicHostIsLocal ? null : publicHost;
+  const localDomain = cfg.inboundDomain === "localhost" || cfg.inboundDomain.endsWith(".localhost");
+  return (
+  <Section title="Inbound mail" id="inbound">
+    <dl className="grid grid-cols-1 gap-3 text-sm md:grid-cols-[12rem_1fr]">
+      <dt className="text-slate-600">Addresses</dt>
+      <dd>
+        <span className="code">*@{cfg.inboundDomain}</span> <span className="text-slate-600">(an email applet picks its part before the @)</span>
+      </dd>
+      <dt className="text-slate-600">Receiver</dt>
+      <dd data-testid="receiver-status">
+        {listening ? (
+          <span className="text-green-800">
+            Listening on port {cfg.smtpInboundPort} (worker seen <LocalTime iso={beat} relative />)
+          </span>
+        ) : (
+          <span className="text-red-800">
+            Not listening: {beat ? <>the worker was last seen <LocalTime iso={beat} relative /></> : "the worker has never run"}. Start it with <span className="code">pnpm worker</span>.
+          </span>
+        )}
+      </dd>
+      <dt className="text-slate-600">DNS</dt>
+      <dd>
+        {localDomain ? (
+          <p className="text-slate-700">
+            INBOUND_DOMAIN is {cfg.inboundDomain}: no DNS needed on a laptop. Deliver test mail with{" "}
+            <span className="code">swaks --server localhost:{cfg.smtpInboundPort} --to test@{cfg.inboundDomain}</span>.
+          </p>
+        ) : null}
+        <p className={localDomain ? "mt-2 text-slate-600" : "text-slate-700"}>{localDomain ? "On a server, set INBOUND_DOMAIN and create this record:" : "Create this record at your DNS provider:"}</p>
+        <div className="overflow-x-auto">
+          <table className="mt-1 text-xs">
+            <thead>
+              <tr className="text-left text-slate-500">
+                <th className="pr-4 font-medium">Type</th>
+                <th className="pr-4 font-medium">Name</th>
+                <th className="pr-4 font-medium">Priority</th>
+                <th className="font-medium">Value</th>
+              </tr>
+            </thead>
+            <tbody className="font-mono">
+              <tr>
+                <td className="pr-4">MX</td>
+                <td className="pr-4">{cfg.inboundDomain}</td>
+                <td className="pr-4">10</td>
+                <td>{mxTarget ?? "this server's host name"}</td>
+              </tr>
+            </tbody>
+          </table>
+        </div>
+        {publicHostIsIp ? (
+          <p className="help text-amber-800" data-testid="mx-ip-hint">
+            PUBLIC_URL uses the address {publicHost}, but an MX record must name a host, not an IP address. Create an A record (for example{" "}
+            <span className="code">{mxName}</span> → <span className="code">{publicHost}</span>) and point the MX at that name.
+          </p>
+        ) : null}
+        <p className="help">Port 25 on the server must reach the worker (docker-compose publishes it).</p>
+      </dd>
+    </dl>
+  </Section>
+  );
+}
+
+function OutboundMail({ cfg, outbox }: { cfg: Config; outbox: { name: string; at: string; size: number }[] }) {
+  return (
+  <Section title="Outbound mail" id="outbound">
+    {cfg.smtpUrl ? (
+      <p className="text-sm">
+        Sending through <span className="code">{redactUrl(cfg.smtpUrl)}</span> as <span className="code">{cfg.emailFrom}</span>.
+      </p>
+    ) : (
+      <div className="text-sm">
+        <p>
+          SMTP_URL is not set: the email action writes each message to <span className="code break-all">{path.join(cfg.dataDir, "outbox")}</span> instead of sending it.
+        </p>
+        {outbox.length ? (
+          // A list, not a table: on a phone each name gets the full width (and breaks anywhere,
+          // being a file name), with its time and size under it; from `sm` up, one line each.
+          <ul className="mt-2 divide-y divide-slate-100 text-xs" data-testid="outbox" aria-label="Outbox files, newest first">
+            {outbox.map((f) => (
+              <li key={f.name} className="py-1.5 sm:flex sm:items-baseline sm:gap-4">
+                <span className="block font-mono break-all sm:min-w-0 sm:flex-1 sm:truncate" title={f.name}>
+                  {f.name}
+                </span>
+                <span className="block text-slate-600 sm:shrink-0">
+                  <LocalTime iso={f.at} /> · <span className="tabular-nums">{(f.size / 1024).toFixed(1)} KB</span>
+                </span>
+              </li>
+            ))}
+          </ul>
+        ) : (
+          <p className="mt-2 text-slate-600">The outbox is empty.</p>
+        )}
+      </div>
+    )}
+  </Section>
   );
 }
 

@@ -26,10 +26,10 @@ import { RunControls } from "@/components/RunControls";
 import { controlsView } from "@/lib/applets/controls";
 import { activityView, ledgerPage } from "@/lib/fires/view";
 import { formatInTimeZone } from "date-fns-tz";
-import { alertChannelOptions, appletDetail, appletVersions, meta as readMeta, plannedOf, runsPage, secretList } from "@/lib/api/queries";
+import { alertChannelOptions, appletDetail, type Meta, type MetaTrigger, appletVersions, meta as readMeta, plannedOf, runsPage, secretList } from "@/lib/api/queries";
 import { services } from "@/lib/services";
 import { hasTimedActions } from "@/lib/timed/rule";
-import { triggerRegistry } from "@/lib/triggers";
+import { triggerRegistry, type RegisteredTrigger } from "@/lib/triggers";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Applet · whenthen" };
@@ -53,11 +53,6 @@ export default async function AppletPage({ params, searchParams }: { params: Pro
   const trigger = meta.triggers.find((t) => t.type === a.trigger_type);
   // How the trigger is fed decides what the page shows: a URL for a request-fed one, the next check for a polled one.
   const feed = triggerRegistry.get(a.trigger_type)?.feed;
-  const state = a.trigger_state;
-
-  const aliasValue = a.definition.trigger.config.to_alias;
-  const alias = typeof aliasValue === "string" && aliasValue.trim() ? aliasValue.trim().toLowerCase() : "";
-  const inbound = alias ? `${alias}@${meta.inbound_domain}` : `*@${meta.inbound_domain}`;
   const channelActions = alertChannelOptions(meta);
   const settingsChannel = (await app.store.alerts.settings()).channel?.type ?? null;
   const stored = await app.store.applets.get(a.id);
@@ -68,28 +63,7 @@ export default async function AppletPage({ params, searchParams }: { params: Pro
   return (
     <div className="mx-auto max-w-5xl">
       <Breadcrumb href="/" label="Applets" />
-      <header className="mb-4 flex flex-wrap items-center justify-between gap-3">
-        <div className="flex min-w-0 items-center gap-3">
-          <h1 className="truncate text-xl font-semibold" data-testid="applet-name">
-            {a.name}
-          </h1>
-          <span className="inline-flex items-center gap-1.5">
-            <PluginIcon kind="trigger" type={a.trigger_type} />
-            <span className="text-slate-400">→</span>
-            {a.action_types.map((t, i) => (
-              <PluginIcon key={i} kind="action" type={t} />
-            ))}
-          </span>
-          <EnabledToggle id={a.id} enabled={a.enabled} name={a.name} />
-        </div>
-        <div className="flex items-center gap-2">
-          <a href={`/api/export?applet_id=${encodeURIComponent(a.id)}`} className="btn-secondary" download>
-            Export JSON
-          </a>
-          <DuplicateAppletButton id={a.id} />
-          <DeleteAppletButton id={a.id} name={a.name} />
-        </div>
-      </header>
+      <AppletHeader a={a} />
 
       {a.paused_reason ? (
         <div role="status" className="mb-4 rounded-md bg-amber-50 p-3 text-sm text-amber-900 ring-1 ring-amber-200" data-testid="paused-banner">
@@ -100,56 +74,7 @@ export default async function AppletPage({ params, searchParams }: { params: Pro
         </div>
       ) : null}
 
-      <section className="card mb-4 flex flex-col gap-3 text-sm">
-        {feed === "http" ? (
-          <div>
-            <p className="field-label mb-1">Webhook URL</p>
-            <div className="flex items-center gap-2">
-              <input readOnly value={a.webhook_url} aria-label="Webhook URL" className="input font-mono text-xs" data-testid="webhook-url" />
-              <CopyButton text={a.webhook_url} />
-            </div>
-            <p className="help">POST JSON, a form, or text; GET with query parameters works too. Anyone with this URL can fire the applet.</p>
-            <WebhookCurl appletId={a.id} triggerType={a.trigger_type} url={a.webhook_url} builtin={trigger?.sample ?? {}} />
-          </div>
-        ) : null}
-        {a.trigger_type === "email" ? (
-          // Where to send mail, at the top as a webhook's URL is: the thing a user needs first.
-          <div data-testid="inbound-address">
-            <p className="field-label mb-1">Inbound address</p>
-            <div className="flex items-center gap-2">
-              <input readOnly value={inbound} aria-label="Inbound address" className="input font-mono text-xs" />
-              <CopyButton text={inbound} />
-            </div>
-            <div className="mt-2">
-              <InboundAddress meta={meta} alias={alias} />
-            </div>
-          </div>
-        ) : null}
-        <dl className="grid grid-cols-2 gap-x-6 gap-y-2 md:grid-cols-4">
-          <AppletCounters appletId={a.id} initial={{ last_fired_at: a.last_fired_at, run_count: a.run_count }} />
-          {state?.next_run_at !== undefined && feed === "polled" ? (
-            <div>
-              <dt className="text-xs text-slate-500">Next check</dt>
-              <dd>{a.enabled ? <LocalTime iso={state?.next_run_at} relative /> : "disabled"}</dd>
-            </div>
-          ) : null}
-          {state?.last_polled_at ? (
-            <div>
-              <dt className="text-xs text-slate-500">Last checked</dt>
-              <dd>
-                <LocalTime iso={state.last_polled_at} />
-              </dd>
-            </div>
-          ) : null}
-        </dl>
-        <AppletTagsEditor id={a.id} tags={a.tags} />
-        {state?.last_error ? (
-          <div className="rounded-md bg-red-50 p-3 text-red-900 ring-1 ring-red-200" data-testid="trigger-error">
-            <p className="font-semibold">Last trigger error{state.error_count > 1 ? ` (${state.error_count} in a row)` : ""}</p>
-            <p className="mt-1 font-mono text-xs break-words">{state.last_error}</p>
-          </div>
-        ) : null}
-      </section>
+      <TriggerSection a={a} meta={meta} trigger={trigger} feed={feed} />
 
       {activity ? (
         <section className="card mb-4" id="activity">
@@ -213,6 +138,95 @@ export default async function AppletPage({ params, searchParams }: { params: Pro
         <AppletEditor key={restored ? `restored-${restored}` : "editor"} meta={meta} secrets={secrets} applet={{ id: a.id, name: a.name, definition: a.definition }} />
       </section>
     </div>
+  );
+}
+
+type Detail = NonNullable<Awaited<ReturnType<typeof appletDetail>>>;
+
+function AppletHeader({ a }: { a: Detail }) {
+  return (
+    <header className="mb-4 flex flex-wrap items-center justify-between gap-3">
+      <div className="flex min-w-0 items-center gap-3">
+        <h1 className="truncate text-xl font-semibold" data-testid="applet-name">
+          {a.name}
+        </h1>
+        <span className="inline-flex items-center gap-1.5">
+          <PluginIcon kind="trigger" type={a.trigger_type} />
+          <span className="text-slate-400">→</span>
+          {a.action_types.map((t, i) => (
+            <PluginIcon key={i} kind="action" type={t} />
+          ))}
+        </span>
+        <EnabledToggle id={a.id} enabled={a.enabled} name={a.name} />
+      </div>
+      <div className="flex items-center gap-2">
+        <a href={`/api/export?applet_id=${encodeURIComponent(a.id)}`} className="btn-secondary" download>
+          Export JSON
+        </a>
+        <DuplicateAppletButton id={a.id} />
+        <DeleteAppletButton id={a.id} name={a.name} />
+      </div>
+    </header>
+  );
+}
+
+/** How the applet is fired (its webhook URL or inbound address), its counters, tags and the trigger's last error. */
+function TriggerSection({ a, meta, trigger, feed }: { a: Detail; meta: Meta; trigger: MetaTrigger | undefined; feed: RegisteredTrigger["feed"] | undefined }) {
+  const state = a.trigger_state;
+  const aliasValue = a.definition.trigger.config.to_alias;
+  const alias = typeof aliasValue === "string" && aliasValue.trim() ? aliasValue.trim().toLowerCase() : "";
+  const inbound = alias ? `${alias}@${meta.inbound_domain}` : `*@${meta.inbound_domain}`;
+  return (
+    <section className="card mb-4 flex flex-col gap-3 text-sm">
+      {feed === "http" ? (
+        <div>
+          <p className="field-label mb-1">Webhook URL</p>
+          <div className="flex items-center gap-2">
+            <input readOnly value={a.webhook_url} aria-label="Webhook URL" className="input font-mono text-xs" data-testid="webhook-url" />
+            <CopyButton text={a.webhook_url} />
+          </div>
+          <p className="help">POST JSON, a form, or text; GET with query parameters works too. Anyone with this URL can fire the applet.</p>
+          <WebhookCurl appletId={a.id} triggerType={a.trigger_type} url={a.webhook_url} builtin={trigger?.sample ?? {}} />
+        </div>
+      ) : null}
+      {a.trigger_type === "email" ? (
+        // Where to send mail, at the top as a webhook's URL is: the thing a user needs first.
+        <div data-testid="inbound-address">
+          <p className="field-label mb-1">Inbound address</p>
+          <div className="flex items-center gap-2">
+            <input readOnly value={inbound} aria-label="Inbound address" className="input font-mono text-xs" />
+            <CopyButton text={inbound} />
+          </div>
+          <div className="mt-2">
+            <InboundAddress meta={meta} alias={alias} />
+          </div>
+        </div>
+      ) : null}
+      <dl className="grid grid-cols-2 gap-x-6 gap-y-2 md:grid-cols-4">
+        <AppletCounters appletId={a.id} initial={{ last_fired_at: a.last_fired_at, run_count: a.run_count }} />
+        {state?.next_run_at !== undefined && feed === "polled" ? (
+          <div>
+            <dt className="text-xs text-slate-500">Next check</dt>
+            <dd>{a.enabled ? <LocalTime iso={state?.next_run_at} relative /> : "disabled"}</dd>
+          </div>
+        ) : null}
+        {state?.last_polled_at ? (
+          <div>
+            <dt className="text-xs text-slate-500">Last checked</dt>
+            <dd>
+              <LocalTime iso={state.last_polled_at} />
+            </dd>
+          </div>
+        ) : null}
+      </dl>
+      <AppletTagsEditor id={a.id} tags={a.tags} />
+      {state?.last_error ? (
+        <div className="rounded-md bg-red-50 p-3 text-red-900 ring-1 ring-red-200" data-testid="trigger-error">
+          <p className="font-semibold">Last trigger error{state.error_count > 1 ? ` (${state.error_count} in a row)` : ""}</p>
+          <p className="mt-1 font-mono text-xs break-words">{state.last_error}</p>
+        </div>
+      ) : null}
+    </section>
   );
 }
 

@@ -63,69 +63,7 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
         </div>
       </header>
 
-      <dl className="card mb-4 grid grid-cols-2 gap-x-6 gap-y-2 text-sm md:grid-cols-4">
-        <Meta label={isTimedRun(timed) ? "Planned" : "Created"}>
-          <LocalTime iso={run.created_at} />
-        </Meta>
-        {timed.dueAt ? (
-          <Meta label="Due">
-            <span data-testid="run-due">
-              <LocalTime iso={timed.dueAt} />
-            </span>
-          </Meta>
-        ) : null}
-        {neverRan ? (
-          // A timed run that was planned and never started: when it was settled, and which action.
-          <>
-            <Meta label={run.status === "cancelled" ? "Cancelled" : run.status === "skipped" ? "Skipped" : "Action"}>{run.status === "planned" ? actionName : <LocalTime iso={run.finished_at} />}</Meta>
-            {run.status !== "planned" ? <Meta label="Action">{actionName}</Meta> : null}
-          </>
-        ) : (
-          <>
-            <Meta label={run.attempt > 1 ? "First attempt started" : "Started"}>
-              <span data-testid="run-started">
-                <LocalTime iso={span.firstStart} />
-              </span>
-            </Meta>
-            <Meta label="Finished">
-              <LocalTime iso={run.finished_at} />
-            </Meta>
-            <Meta label={run.attempt > 1 ? "Duration, all attempts" : "Duration"}>
-              <span data-testid="run-duration">{formatDuration(span.totalMs)}</span>
-              {run.attempt > 1 && span.lastAttemptMs !== null ? <span className="block text-xs text-slate-500">last attempt {formatDuration(span.lastAttemptMs)}</span> : null}
-            </Meta>
-            <Meta label="Attempt">
-              {/* A retrying run's attempt is the one waiting to start: it has not run yet. */}
-              <span data-testid="run-attempt">
-                {run.attempt} of {run.max_attempts}
-                {run.status === "retrying" ? ", pending" : ""}
-              </span>
-            </Meta>
-            <Meta label="Next attempt">{(run.status === "queued" || run.status === "retrying") && run.next_attempt_at ? <LocalTime iso={run.next_attempt_at} relative /> : "–"}</Meta>
-          </>
-        )}
-        <Meta label="Applet version">
-          {run.applet_version !== null && applet ? (
-            <Link href={`/applets/${applet.id}?version=${run.applet_version}#history`} className="text-indigo-700 hover:underline" data-testid="run-version">
-              version {run.applet_version}
-            </Link>
-          ) : run.status === "queued" || run.status === "retrying" || run.status === "planned" ? (
-            <span className="text-slate-600">the one current when it starts</span>
-          ) : (
-            // Runs from before version history (or of a deleted applet) never recorded one.
-            "–"
-          )}
-        </Meta>
-        <Meta label="Event source">{event?.source ?? "–"}</Meta>
-        <Meta label="Dedupe key">
-          <span className="break-all">{event?.dedupe_key ?? "–"}</span>
-        </Meta>
-        {typeof event?.payload.late_by_seconds === "number" ? (
-          <Meta label="Fired after its time">
-            <span data-testid="schedule-lateness">{event.payload.late_by_seconds < 1 ? "on time" : formatDuration(event.payload.late_by_seconds * 1000)}</span>
-          </Meta>
-        ) : null}
-      </dl>
+      <RunFacts detail={detail} timed={timed} span={span} neverRan={neverRan} actionName={actionName} />
 
       {run.status === "waiting" ? <WaitingRun runId={run.id} strictOrder={applet?.strict_order ?? null} {...waitingOf(run.steps, run.error)} /> : null}
       <ReplayLinks replayOf={detail.replay_of} replays={detail.replays} shownMax={REPLAYS_SHOWN} />
@@ -162,6 +100,78 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
         )}
       </section>
     </div>
+  );
+}
+
+type RunDetail = NonNullable<Awaited<ReturnType<typeof runDetail>>>;
+
+/** When the run was made, started and finished, its attempts, version and event. */
+function RunFacts({ detail, timed, span, neverRan, actionName }: { detail: RunDetail; timed: TimedRunInfo; span: ReturnType<typeof runSpan>; neverRan: boolean; actionName: string }) {
+  const { run, event, applet } = detail;
+  return (
+    <dl className="card mb-4 grid grid-cols-2 gap-x-6 gap-y-2 text-sm md:grid-cols-4">
+      <Meta label={isTimedRun(timed) ? "Planned" : "Created"}>
+        <LocalTime iso={run.created_at} />
+      </Meta>
+      {timed.dueAt ? (
+        <Meta label="Due">
+          <span data-testid="run-due">
+            <LocalTime iso={timed.dueAt} />
+          </span>
+        </Meta>
+      ) : null}
+      {neverRan ? (
+        // A timed run that was planned and never started: when it was settled, and which action.
+        <>
+          <Meta label={run.status === "cancelled" ? "Cancelled" : run.status === "skipped" ? "Skipped" : "Action"}>{run.status === "planned" ? actionName : <LocalTime iso={run.finished_at} />}</Meta>
+          {run.status !== "planned" ? <Meta label="Action">{actionName}</Meta> : null}
+        </>
+      ) : (
+        <>
+          <Meta label={run.attempt > 1 ? "First attempt started" : "Started"}>
+            <span data-testid="run-started">
+              <LocalTime iso={span.firstStart} />
+            </span>
+          </Meta>
+          <Meta label="Finished">
+            <LocalTime iso={run.finished_at} />
+          </Meta>
+          <Meta label={run.attempt > 1 ? "Duration, all attempts" : "Duration"}>
+            <span data-testid="run-duration">{formatDuration(span.totalMs)}</span>
+            {run.attempt > 1 && span.lastAttemptMs !== null ? <span className="block text-xs text-slate-500">last attempt {formatDuration(span.lastAttemptMs)}</span> : null}
+          </Meta>
+          <Meta label="Attempt">
+            {/* A retrying run's attempt is the one waiting to start: it has not run yet. */}
+            <span data-testid="run-attempt">
+              {run.attempt} of {run.max_attempts}
+              {run.status === "retrying" ? ", pending" : ""}
+            </span>
+          </Meta>
+          <Meta label="Next attempt">{(run.status === "queued" || run.status === "retrying") && run.next_attempt_at ? <LocalTime iso={run.next_attempt_at} relative /> : "–"}</Meta>
+        </>
+      )}
+      <Meta label="Applet version">
+        {run.applet_version !== null && applet ? (
+          <Link href={`/applets/${applet.id}?version=${run.applet_version}#history`} className="text-indigo-700 hover:underline" data-testid="run-version">
+            version {run.applet_version}
+          </Link>
+        ) : run.status === "queued" || run.status === "retrying" || run.status === "planned" ? (
+          <span className="text-slate-600">the one current when it starts</span>
+        ) : (
+          // Runs from before version history (or of a deleted applet) never recorded one.
+          "–"
+        )}
+      </Meta>
+      <Meta label="Event source">{event?.source ?? "–"}</Meta>
+      <Meta label="Dedupe key">
+        <span className="break-all">{event?.dedupe_key ?? "–"}</span>
+      </Meta>
+      {typeof event?.payload.late_by_seconds === "number" ? (
+        <Meta label="Fired after its time">
+          <span data-testid="schedule-lateness">{event.payload.late_by_seconds < 1 ? "on time" : formatDuration(event.payload.late_by_seconds * 1000)}</span>
+        </Meta>
+      ) : null}
+    </dl>
   );
 }
 
