@@ -11,8 +11,12 @@ import { runInNewContext } from "node:vm";
  * as it sees fit; the next quiet window after that gives it back again.
  */
 
-/** CPU time (user + system, all threads) below which a window counts as quiet. */
-const QUIET_CPU_MS = 50;
+/**
+ * CPU time (user + system, all threads) below which a 5 s window counts as quiet: 2 % of a core.
+ * An idle web process spends 40–50 ms a window on Next's and its own timers on a slow VM, so a
+ * 50 ms bound left it "busy" for good there and it never gave its young generation back.
+ */
+const QUIET_CPU_MS = 100;
 /** A young generation at most this large is left alone: V8's own size for a process at rest. */
 const YOUNG_AT_REST_MB = 8;
 
