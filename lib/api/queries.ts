@@ -294,7 +294,7 @@ export async function runDetail(app: Reads, id: string) {
     replay_of: original ? link(original) : null,
     replays: original ? [] : ofEvent.slice(1).map(link),
     event: event && { id: event.id, applet_id: event.appletId, source: event.source, dedupe_key: event.dedupeKey, payload: event.payload, received_at: event.receivedAt },
-    applet: applet ? { id: applet.id, name: applet.name, strict_order: strictOrderOf(await definitionRunWith(app, run, applet.definition)) } : null,
+    applet: applet ? { id: applet.id, name: applet.name, strict_order: strictOrderOf(run.status === "waiting" ? await definitionRunWith(app, run, applet.definition) : applet.definition) } : null,
   };
 }
 

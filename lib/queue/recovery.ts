@@ -33,11 +33,6 @@ export interface Recovery {
   stop(): void;
 }
 
-const SAID = {
-  lease: "requeued runs whose worker's lease expired",
-  gone: "requeued runs whose worker's process or database session is gone",
-  orphan: "requeued runs this worker claimed but never got (the database connection was cut under the claim)",
-} as const;
 
 /**
  * Brings back the runs nobody will settle: runs of workers whose lease expired, whose process or
@@ -49,6 +44,12 @@ export function startRecovery(app: Pick<App, "store" | "clock" | "log">, opts: R
   const { store, clock, log } = app;
   const { faults, liveness, holding, stuckAfterMs } = opts;
   let stopped = false;
+  const said = {
+    lease: "requeued runs whose worker's lease expired",
+    gone: "requeued runs whose worker's process or database session is gone",
+    orphan: "requeued runs this worker claimed but never got (the database connection was cut under the claim)",
+    stuck: `requeued runs locked longer than ${stuckAfterMs / 60_000} minutes`,
+  } as const;
 
   const recover = async ({ gone = [], watch = false }: { gone?: string[]; watch?: boolean } = {}) => {
     try {
@@ -65,7 +66,6 @@ export function startRecovery(app: Pick<App, "store" | "clock" | "log">, opts: R
       if (watch) liveness.watch(await store.workers.live(now));
       faults.succeeded("recovering runs of stopped workers");
       if (recovered.length === 0) return;
-      const said = { ...SAID, stuck: `requeued runs locked longer than ${stuckAfterMs / 60_000} minutes` };
       for (const reason of ["lease", "gone", "orphan", "stuck"] as const) {
         const runs = recovered.filter((r) => r.reason === reason);
         if (runs.length === 0) continue;

@@ -278,8 +278,8 @@ export function e2eSuite(opts: { env?: Record<string, string>; fake?: boolean; r
   let app: RunningApp | undefined;
   let browser: Browser | undefined;
   let fake: FakeServices | undefined;
-  const started = <T>(what: string, value: T | undefined): T => {
-    if (value === undefined) throw new Error(`e2e: the suite's ${what} is not started${what === "fake services" ? " (e2eSuite({ fake: true }))" : ""}`);
+  const started = <T>(what: string, value: T | undefined, hint = ""): T => {
+    if (value === undefined) throw new Error(`e2e: the suite's ${what} is not started${hint}`);
     return value;
   };
   const suite: E2eSuite = {
@@ -290,7 +290,7 @@ export function e2eSuite(opts: { env?: Record<string, string>; fake?: boolean; r
       return started("browser", browser);
     },
     get fake() {
-      return started("fake services", fake);
+      return started("fake services", fake, " (e2eSuite({ fake: true }))");
     },
   };
   beforeAll(async () => {
