@@ -29,7 +29,7 @@ describe("quiet GC: the young generation given back when the process goes quiet"
       vi.advanceTimersByTime(1000);
     }
     expect(gc).toHaveBeenCalledTimes(1);
-    cpu += 40; // a little work is still quiet
+    cpu += 15; // a little work (under 2 % of a core) is still quiet
     vi.advanceTimersByTime(1000);
     expect(gc).toHaveBeenCalledTimes(2);
     expect(q.collections()).toBe(2);
@@ -39,12 +39,17 @@ describe("quiet GC: the young generation given back when the process goes quiet"
     expect(gc).toHaveBeenCalledTimes(2);
   });
 
-  test("a young generation that V8 keeps large after a collection is not collected again and again", () => {
+  test("a young generation that V8 keeps large is collected a few times in a quiet stretch, not again and again", () => {
     vi.useFakeTimers();
+    let cpu = 0;
     const gc = vi.fn();
-    const q = collectWhenQuiet({ windowMs: 1000, gc, cpuMs: () => 0, youngMb: () => 16 });
-    vi.advanceTimersByTime(10_000);
-    expect(gc).toHaveBeenCalledTimes(1);
+    const q = collectWhenQuiet({ windowMs: 1000, gc, cpuMs: () => cpu, youngMb: () => 16 });
+    vi.advanceTimersByTime(60_000);
+    expect(gc).toHaveBeenCalledTimes(4);
+    cpu += 5000; // a busy window starts a new stretch
+    vi.advanceTimersByTime(1000);
+    vi.advanceTimersByTime(60_000);
+    expect(gc).toHaveBeenCalledTimes(8);
     q.stop();
     const atRest = vi.fn();
     const r = collectWhenQuiet({ windowMs: 1000, gc: atRest, cpuMs: () => 0, youngMb: () => 4 });
@@ -53,7 +58,27 @@ describe("quiet GC: the young generation given back when the process goes quiet"
     r.stop();
   });
 
-  test("fullGc() runs a major collection, without a global gc for the rest of the process", async () => {
+  test("collections go on in the quiet windows until the young generation is back at rest, as V8 shrinks it only once the quiet shows in its samples", () => {
+    vi.useFakeTimers();
+    let young = 32;
+    let calls = 0;
+    const gc = vi.fn(() => {
+      calls++;
+      if (calls === 2) young = 1; // the first collection after a busy stretch leaves it as it is
+    });
+    const q = collectWhenQuiet({ windowMs: 1000, gc, cpuMs: () => 0, youngMb: () => young });
+    vi.advanceTimersByTime(1000);
+    expect(gc).toHaveBeenCalledTimes(1);
+    vi.advanceTimersByTime(1000);
+    expect(gc).toHaveBeenCalledTimes(2);
+    vi.advanceTimersByTime(10_000);
+    expect(gc).toHaveBeenCalledTimes(2);
+    q.stop();
+  });
+
+  // Node 20's V8 reads gc({ type: "major" }) as a minor collection (a scavenge, seen with --trace-gc),
+  // which gives nothing back and never starts V8's memory reducer.
+  test("fullGc() runs a major collection and nothing else, without a global gc for the rest of the process", async () => {
     const kinds: number[] = [];
     const observer = new PerformanceObserver((list) => {
       for (const e of list.getEntries()) kinds.push((e as unknown as { detail: { kind: number } }).detail.kind);
@@ -64,7 +89,8 @@ describe("quiet GC: the young generation given back when the process goes quiet"
     gc!();
     await new Promise((r) => setTimeout(r, 50));
     observer.disconnect();
-    expect(kinds).toContain(constants.NODE_PERFORMANCE_GC_MAJOR);
+    expect(kinds[0]).toBe(constants.NODE_PERFORMANCE_GC_MAJOR);
+    expect(kinds).not.toContain(constants.NODE_PERFORMANCE_GC_MINOR);
     expect((globalThis as { gc?: unknown }).gc).toBeUndefined();
   });
 });
