@@ -14,6 +14,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { Store } from "@/lib/db/store";
+import { alertPolicy } from "@/lib/alerts/policy";
 import { openSqliteStore, sqliteOf } from "@/lib/db/store/sqlite";
 import type { BenchFigure } from "./types";
 
@@ -55,7 +56,7 @@ export default async function bench(): Promise<BenchFigure[]> {
   for (let round = 0; round < ROUNDS; round++) {
     for (const v of VARIANTS) {
       const dir = mkdtempSync(path.join(os.tmpdir(), "whenthen-bench-dedupe-"));
-      const store = openSqliteStore({ file: path.join(dir, "app.db") });
+      const store = openSqliteStore({ file: path.join(dir, "app.db"), alertPolicy });
       try {
         if (v === "random, no index") sqliteOf(store).exec("DROP INDEX events_applet_dedupe_idx");
         for (let i = 0; i < APPLETS; i++) await store.applets.insert({ id: `a${i}`, name: `a${i}`, enabled: true, triggerType: "webhook", definition: { version: 1 }, webhookToken: `token-${i}`, now: new Date().toISOString() });

@@ -9,6 +9,7 @@
 import { randomBytes } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import pg from "pg";
+import { alertPolicy } from "@/lib/alerts/policy";
 import { openPostgresStore } from "@/lib/db/store/postgres";
 import { CLAIM } from "@/lib/db/store/postgres/queue-sql";
 import type { BenchFigure } from "./types";
@@ -21,7 +22,7 @@ async function scenario(name: string, seed: string, expectApplet: string): Promi
   const admin = new pg.Client({ connectionString: URL });
   await admin.connect();
   await admin.query(`CREATE SCHEMA ${schema}`);
-  const store = openPostgresStore({ url: URL!, schema, poolSize: 2 });
+  const store = openPostgresStore({ url: URL!, schema, poolSize: 2, alertPolicy });
   try {
     await store.ready();
     await store.pool.query(seed);

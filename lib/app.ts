@@ -1,6 +1,7 @@
 import { loadConfig, type AppConfig } from "./core/config";
 import { systemClock, type Clock } from "./core/clock";
 import { createLogger, type Logger } from "./core/log";
+import { alertPolicy } from "./alerts/policy";
 import { openStore, type Store } from "./db/store";
 import { explainUnavailable } from "./db/store/postgres/pool";
 import { isDatabaseError } from "./core/errors";
@@ -56,6 +57,7 @@ export function createApp(opts: CreateAppOptions = {}): App {
       poolSize: config.postgres?.poolSize,
       listenUrl: config.postgres?.listenUrl,
       keys: { secretsKey: config.secretsKey, sessionSecret: config.sessionSecret },
+      alertPolicy,
     });
   return {
     config,

@@ -11,6 +11,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../lib/core/config";
 import { copySqliteToPostgres } from "../lib/db/store/copy";
+import { alertPolicy } from "../lib/alerts/policy";
 import { openPostgresStore } from "../lib/db/store/postgres";
 
 const usage = "usage: pnpm db:copy --from file:./data/app.db --to postgres://user:password@host:5432/database";
@@ -28,7 +29,7 @@ async function main(): Promise<number> {
   }
   // The keys of the install being moved: its DATA_DIR is where its database lives unless set.
   const config = loadConfig({ ...process.env, DATA_DIR: process.env.DATA_DIR || path.dirname(from), DATABASE_URL: values.to });
-  const store = openPostgresStore({ url: values.to, poolSize: 2, keys: { secretsKey: config.secretsKey, sessionSecret: config.sessionSecret } });
+  const store = openPostgresStore({ url: values.to, poolSize: 2, keys: { secretsKey: config.secretsKey, sessionSecret: config.sessionSecret }, alertPolicy });
   try {
     await store.ready();
     const counts = await copySqliteToPostgres({ from, pool: store.pool, log: (l) => console.log(l) });

@@ -1,17 +1,17 @@
 /**
  * Failure alerts and auto-pause: what a settled run or a stored poll means for alerts,
- * as pure decisions. Both stores call these inside the transaction that settles the run (or stores
- * the poll) and write what they return, so an alert is recorded exactly when the failure is, and a
+ * as pure decisions. The composition roots hand them to the store when they open it (`alertPolicy`
+ * below), and both stores call them inside the transaction that settles the run (or stores the
+ * poll) and write what they return, so an alert is recorded exactly when the failure is, and a
  * crash can lose neither or record it twice. Sending is lib/alerts/dispatch.ts's job.
- *
- * The store imports this module, so it stays a leaf: pure functions over the store's own model
- * (lib/db/store/types/alerts.ts), importing nothing else (.dependency-cruiser.cjs checks it).
  */
 
+import type { AlertPolicy, RunSettledDecision } from "../db/store/types/alert-policy";
 import type { AlertChannel, AlertSettings, AppletAlertChannel, AppletAlertState, NewAlert } from "../db/store/types/alerts";
 
 export { DEFAULT_ALERT_SETTINGS } from "../db/store/types/alerts";
 export type { AlertChannel, AlertKind, AlertSettings, AlertStatus, AppletAlertChannel, AppletAlertState, NewAlert } from "../db/store/types/alerts";
+export type { AlertPolicy, RunSettledDecision } from "../db/store/types/alert-policy";
 
 /** Whether alerts about this applet go anywhere: its own channel, or Settings' when it follows them. */
 export function alertsOn(state: Pick<AppletAlertState, "alertChannel">, settings: Pick<AlertSettings, "channel">): boolean {
@@ -23,13 +23,6 @@ export function alertsOn(state: Pick<AppletAlertState, "alertChannel">, settings
 export function channelFor(appletChannel: AppletAlertChannel | undefined, settings: Pick<AlertSettings, "channel">): AlertChannel | null {
   if (appletChannel === undefined || appletChannel === null) return settings.channel;
   return "mode" in appletChannel ? null : appletChannel;
-}
-
-export interface RunSettledDecision {
-  alerts: NewAlert[];
-  alertOpen: boolean;
-  /** Set when auto-pause disables the applet now. */
-  pause: { reason: string } | null;
 }
 
 /**
@@ -110,3 +103,6 @@ export function onPolled(
   }
   return null;
 }
+
+/** The decisions above, as the store takes them when it is opened (`openStore({ alertPolicy })`). */
+export const alertPolicy: AlertPolicy = { settleNeedsAlertState, onRunSettled, onRunRetrying, onPolled };

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { describe, it } from "vitest";
+import { alertPolicy } from "@/lib/alerts/policy";
 import { openPostgresStore } from "@/lib/db/store/postgres";
 import type { Store } from "@/lib/db/store";
 import { TEST_POSTGRES_URL, noPostgres } from "../helpers/postgres";
@@ -18,14 +19,14 @@ if (noPostgres) {
     name: "postgres",
     create: async () => {
       const schema = `contract_${Date.now().toString(36)}_${randomBytes(4).toString("hex")}`;
-      const store = openPostgresStore({ url: TEST_POSTGRES_URL, schema, ownSchema: true, poolSize: 3 });
+      const store = openPostgresStore({ url: TEST_POSTGRES_URL, schema, ownSchema: true, poolSize: 3, alertPolicy });
       await store.ready();
       schemaOf.set(store, schema);
       return store;
     },
     cleanup: (store) => store.close(),
     connectPeer: async (store) => {
-      const peer = openPostgresStore({ url: TEST_POSTGRES_URL, schema: schemaOf.get(store)!, poolSize: 3 });
+      const peer = openPostgresStore({ url: TEST_POSTGRES_URL, schema: schemaOf.get(store)!, poolSize: 3, alertPolicy });
       await peer.ready();
       return peer;
     },

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { alertPolicy } from "@/lib/alerts/policy";
 import { openSqliteStore, type SqliteStore } from "@/lib/db/store/sqlite";
 import type { Store } from "@/lib/db/store";
 import { runStoreContract } from "./store";
@@ -11,7 +12,7 @@ runStoreContract({
   name: "sqlite (a file on disk in a temp dir)",
   create: async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), "whenthen-store-contract-"));
-    const store = openSqliteStore({ file: path.join(dir, "app.db") });
+    const store = openSqliteStore({ file: path.join(dir, "app.db"), alertPolicy });
     dirs.set(store, dir);
     return store;
   },
@@ -21,5 +22,5 @@ runStoreContract({
     dirs.delete(store);
   },
   // A second connection to the same file, as a second worker process has.
-  connectPeer: async (store) => openSqliteStore({ file: (store as SqliteStore).db.sqlite.name }),
+  connectPeer: async (store) => openSqliteStore({ file: (store as SqliteStore).db.sqlite.name, alertPolicy }),
 });

@@ -1,4 +1,5 @@
 import { describe } from "vitest";
+import { alertPolicy } from "@/lib/alerts/policy";
 import { sqliteOf, openSqliteStore } from "@/lib/db/store/sqlite";
 import type { Store } from "@/lib/db/store";
 import path from "node:path";
@@ -55,8 +56,8 @@ export function testSql(store: Store): TestSql {
 export const sqliteEngine: TestEngine = {
   name: "sqlite",
   skip: null,
-  open: (dataDir) => openSqliteStore({ file: path.join(dataDir, "app.db") }),
-  peer: (store) => openSqliteStore({ file: sqliteOf(store).name }),
+  open: (dataDir) => openSqliteStore({ file: path.join(dataDir, "app.db"), alertPolicy }),
+  peer: (store) => openSqliteStore({ file: sqliteOf(store).name, alertPolicy }),
   databaseUrl: (store) => `file:${sqliteOf(store).name}`,
 };
 

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
+import { alertPolicy } from "@/lib/alerts/policy";
 import { openPostgresStore, type PostgresStore, type PostgresStoreOptions } from "@/lib/db/store/postgres";
 import type { Store } from "@/lib/db/store";
 import type { TestEngine, TestSql } from "./engines";
@@ -51,7 +52,7 @@ export async function createTestSchema(prefix = "t"): Promise<{ schema: string; 
 function openTestStore(opts: Partial<PostgresStoreOptions> & { schema: string; own: boolean }): PostgresStore {
   if (!TEST_POSTGRES_URL) throw new Error(`tests: ${noPostgres}`);
   const { own, ...rest } = opts;
-  return openPostgresStore({ url: TEST_POSTGRES_URL, ownSchema: own, ...rest });
+  return openPostgresStore({ url: TEST_POSTGRES_URL, ownSchema: own, alertPolicy, ...rest });
 }
 
 /** A PostgreSQL store on a fresh schema, migrated; `cleanup` closes it and drops the schema. */

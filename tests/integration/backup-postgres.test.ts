@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { afterEach, describe, expect, test } from "vitest";
+import { alertPolicy } from "@/lib/alerts/policy";
 import { openPostgresStore } from "@/lib/db/store/postgres";
 import { TEST_POSTGRES_URL, noPostgres } from "../helpers/postgres";
 
@@ -42,7 +43,7 @@ describe.skipIf(skip)(`pnpm backup on PostgreSQL${skip ? ` (${skip})` : ""}`, ()
     const url = await scratchDatabase();
     const dataDir = mkdtempSync(path.join(tmpdir(), "whenthen-pgbackup-"));
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-    const store = openPostgresStore({ url, poolSize: 2 });
+    const store = openPostgresStore({ url, poolSize: 2, alertPolicy });
     await store.ready();
     const t = "2026-03-07T12:00:00.000Z";
     await store.applets.insert({ id: "a1", name: "kept", enabled: true, triggerType: "webhook", definition: { version: 1 }, webhookToken: "tok", now: t });
@@ -67,7 +68,7 @@ describe.skipIf(skip)(`pnpm backup on PostgreSQL${skip ? ` (${skip})` : ""}`, ()
     expect(restore.stderr).toBe("");
     expect(restore.status).toBe(0);
 
-    const back = openPostgresStore({ url, poolSize: 2 });
+    const back = openPostgresStore({ url, poolSize: 2, alertPolicy });
     cleanups.push(() => back.close());
     await back.ready();
     expect((await back.applets.list()).map((a) => a.name)).toEqual(["kept"]);
@@ -85,7 +86,7 @@ describe.skipIf(skip)(`pnpm backup on PostgreSQL${skip ? ` (${skip})` : ""}`, ()
     const url = await scratchDatabase();
     const dataDir = mkdtempSync(path.join(tmpdir(), "whenthen-pgbackup-"));
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-    const store = openPostgresStore({ url, poolSize: 4 });
+    const store = openPostgresStore({ url, poolSize: 4, alertPolicy });
     await store.ready();
     const t = "2026-03-07T12:00:00.000Z";
     await store.applets.insert({ id: "a1", name: "busy", enabled: true, triggerType: "webhook", definition: { version: 1 }, webhookToken: "tok", now: t });
@@ -134,7 +135,7 @@ describe.skipIf(skip)(`pnpm backup on PostgreSQL${skip ? ` (${skip})` : ""}`, ()
     // Each lane's webhooks are in it as a prefix: nothing acknowledged before a restored one is missing.
     const lanesBack = (await c.query<{ lane: number; n: string; top: number }>("SELECT (payload->>'lane')::int AS lane, COUNT(*) AS n, MAX((payload->>'i')::int) AS top FROM events GROUP BY 1")).rows;
     for (const l of lanesBack) expect(Number(l.n), `lane ${l.lane}`).toBe(l.top + 1);
-    const back = openPostgresStore({ url: restoredUrl, poolSize: 2 });
+    const back = openPostgresStore({ url: restoredUrl, poolSize: 2, alertPolicy });
     cleanups.push(() => back.close());
     await back.ready();
     expect((await back.runs.list({ limit: 10 })).runs.length).toBeGreaterThan(0);

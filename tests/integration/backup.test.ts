@@ -157,7 +157,8 @@ describe.each(tools)("backup with $tool", ({ tool, skip }) => {
     writeFileSync(
       writerFile,
       `import { openSqliteStore } from ${JSON.stringify(path.join(root, "lib/db/store/sqlite/index.ts"))};
-const store = openSqliteStore({ file: ${JSON.stringify(dbFile)} });
+import { alertPolicy } from ${JSON.stringify(path.join(root, "lib/alerts/policy.ts"))};
+const store = openSqliteStore({ file: ${JSON.stringify(dbFile)}, alertPolicy });
 const runs = store.runs;
 let seq = 0;
 const pad = "y".repeat(400);

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
+import { alertPolicy } from "@/lib/alerts/policy";
 import { openPostgresStore } from "@/lib/db/store/postgres";
 import { openDatabase } from "@/lib/db/store/sqlite/client";
 import { TEST_POSTGRES_URL, createTestSchema, urlWithSchema, noPostgres } from "../helpers/postgres";
@@ -71,7 +72,7 @@ describe.skipIf(noPostgres)(`pnpm db:copy${noPostgres ? ` (${noPostgres})` : ""}
     expect(r.status).toBe(0);
     expect(r.stdout).toContain("db:copy: done: 1 users, 2 applets, 2 applet_versions, 2 trigger_state, 10 events, 10 runs, 0 planned_runs, 0 planned_subjects, 1 secrets, 5 job_locks, 0 workers, 0 api_tokens, 0 alert_settings, 0 alerts, 1 event_files");
 
-    const store = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 2, keys: { secretsKey: Buffer.from(key, "base64"), sessionSecret: "session-secret" } });
+    const store = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 2, keys: { secretsKey: Buffer.from(key, "base64"), sessionSecret: "session-secret" }, alertPolicy });
     cleanups.push(() => store.close());
     await store.ready();
     const applets = await store.applets.list();

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, test } from "vitest";
 import { defaultMigrationsDir, openDatabase } from "@/lib/db/store/sqlite/client";
 import { createRunsRepo } from "@/lib/db/store/sqlite/runs";
 import { createAlertsRepo } from "@/lib/db/store/sqlite/alerts";
+import { alertPolicy } from "@/lib/alerts/policy";
 
 const dirs: string[] = [];
 afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -54,12 +55,12 @@ describe("migrations run on start", () => {
     const indexes = a.sqlite.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'runs'").all().map((r) => r.name);
     expect(indexes).toEqual(expect.arrayContaining(["runs_queued_idx", "runs_running_idx"]));
     expect(indexes).not.toContain("runs_queue_idx");
-    expect(createRunsRepo(a.sqlite, createAlertsRepo(a.sqlite)).claim("w1", new Date("2026-03-07T14:00:00.000Z"))?.id).toBe("r1");
+    expect(createRunsRepo(a.sqlite, createAlertsRepo(a.sqlite, alertPolicy)).claim("w1", new Date("2026-03-07T14:00:00.000Z"))?.id).toBe("r1");
     // 0003: worker leases. A run claimed by a worker that has no row (every run left running in a
     // database from before leases) is recovered at once, keeping its place in the queue.
     const workerColumns = a.sqlite.prepare<[], { name: string }>("PRAGMA table_info(workers)").all().map((c) => c.name);
     expect(workerColumns).toEqual(expect.arrayContaining(["id", "seen_at", "lease_until", "fault"]));
-    expect(createRunsRepo(a.sqlite, createAlertsRepo(a.sqlite)).recoverStale({ now: new Date("2026-03-07T14:00:05.000Z"), stuckBefore: new Date("2026-03-07T13:50:05.000Z") })).toEqual([
+    expect(createRunsRepo(a.sqlite, createAlertsRepo(a.sqlite, alertPolicy)).recoverStale({ now: new Date("2026-03-07T14:00:05.000Z"), stuckBefore: new Date("2026-03-07T13:50:05.000Z") })).toEqual([
       { id: "r1", appletId: "a1", lockedBy: "w1", reason: "lease" },
     ]);
     expect(a.sqlite.prepare("SELECT status, next_attempt_at FROM runs WHERE id = 'r1'").get()).toEqual({ status: "queued", next_attempt_at: "2026-03-07T13:00:00.000Z" });

@@ -1,5 +1,6 @@
 import pg from "pg";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { alertPolicy } from "@/lib/alerts/policy";
 import { openPostgresStore, type PostgresStore } from "@/lib/db/store/postgres";
 import { migratePostgres } from "@/lib/db/store/postgres/migrate";
 import * as Q from "@/lib/db/store/postgres/queue-sql";
@@ -110,9 +111,9 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
     const schema = `peer_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
     // The peer gets there first (before, only the owner created the schema, outside the migration
     // lock, so a peer that took the lock first migrated into nothing): it is ready on its own.
-    const peer = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 2 });
+    const peer = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 2, alertPolicy });
     await peer.ready();
-    const owner = openPostgresStore({ url: TEST_POSTGRES_URL, schema, ownSchema: true, poolSize: 2 });
+    const owner = openPostgresStore({ url: TEST_POSTGRES_URL, schema, ownSchema: true, poolSize: 2, alertPolicy });
     try {
       await owner.ready();
       await addApplet(peer, "p1");
@@ -150,7 +151,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
     });
 
     test("claims go oldest due first, one running run per applet across two processes' pools, each fenced by its token", async () => {
-      const other = openPostgresStore({ url: TEST_POSTGRES_URL, schema: store.schema, poolSize: 4 });
+      const other = openPostgresStore({ url: TEST_POSTGRES_URL, schema: store.schema, poolSize: 4, alertPolicy });
       try {
         for (const id of ["q1", "q2", "q3"]) await addApplet(store, id);
         // q2's first run is the oldest overall; q3's is not due yet.
@@ -293,7 +294,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
     });
 
     test("a webhook's applet row is read once per web process; a disable, an edit or a delete made by any process reaches it within a second, and its own at once", async () => {
-      const other = openPostgresStore({ url: TEST_POSTGRES_URL, schema: store.schema, poolSize: 2 });
+      const other = openPostgresStore({ url: TEST_POSTGRES_URL, schema: store.schema, poolSize: 2, alertPolicy });
       try {
         await addApplet(store, "h1");
         const pool = other.pool as unknown as { query: (...a: unknown[]) => unknown };
@@ -367,8 +368,8 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
     });
 
     test("NOTIFY reaches every listening store: a queued run wakes workers, every run change wakes the live views within a second, and what changed is read with changedAfter", async () => {
-      const web1 = openPostgresStore({ url: TEST_POSTGRES_URL, schema: store.schema, poolSize: 1 });
-      const web2 = openPostgresStore({ url: TEST_POSTGRES_URL, schema: store.schema, poolSize: 1 });
+      const web1 = openPostgresStore({ url: TEST_POSTGRES_URL, schema: store.schema, poolSize: 1, alertPolicy });
+      const web2 = openPostgresStore({ url: TEST_POSTGRES_URL, schema: store.schema, poolSize: 1, alertPolicy });
       try {
         await Promise.all([web1.ready(), web2.ready()]);
         await addApplet(store, "n1");
@@ -409,7 +410,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
     });
 
     test("a group commit's batch of runs is announced once, not once per row (the per-row JSON payload cost each ingest ~15 % of PostgreSQL's CPU)", async () => {
-      const web = openPostgresStore({ url: TEST_POSTGRES_URL, schema: store.schema, poolSize: 1 });
+      const web = openPostgresStore({ url: TEST_POSTGRES_URL, schema: store.schema, poolSize: 1, alertPolicy });
       try {
         await web.ready();
         await addApplet(store, "b1");
@@ -437,7 +438,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
 
   test("run changes are announced only while a live view is open somewhere (each announcement wakes every listening session: workers', web processes'); a watcher's row expires", async () => {
     const store = await createTestPostgresStore();
-    const web = openPostgresStore({ url: TEST_POSTGRES_URL, schema: store.schema, poolSize: 1 });
+    const web = openPostgresStore({ url: TEST_POSTGRES_URL, schema: store.schema, poolSize: 1, alertPolicy });
     try {
       await web.ready();
       await addApplet(store, "v1");
@@ -488,7 +489,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
 
   test("claimable runs are announced only while a worker says it has an idle slot (an announcing commit holds the server's notification lock through its WAL flush); going idle waits for the transactions that may have missed the row", async () => {
     const store = await createTestPostgresStore();
-    const worker = openPostgresStore({ url: TEST_POSTGRES_URL, schema: store.schema, poolSize: 2 });
+    const worker = openPostgresStore({ url: TEST_POSTGRES_URL, schema: store.schema, poolSize: 2, alertPolicy });
     const producer = new pg.Client({ connectionString: TEST_POSTGRES_URL, options: `-c search_path=${store.schema}` });
     try {
       await worker.ready();
@@ -557,7 +558,7 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
     const { schema, drop } = await createTestSchema("keys");
     const key = Buffer.alloc(32, 1);
     try {
-      const first = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 1, keys: { secretsKey: key, sessionSecret: "s1" } });
+      const first = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 1, keys: { secretsKey: key, sessionSecret: "s1" }, alertPolicy });
       await first.ready();
       const stored = (await first.pool.query<{ value: string }>("SELECT value FROM instance")).rows.map((r) => r.value);
       expect(stored).toHaveLength(2);
@@ -565,16 +566,16 @@ describe.skipIf(noPostgres)(`PostgreSQL store${noPostgres ? ` (${noPostgres})` :
       expect(stored.join()).not.toContain("s1");
       await first.close();
 
-      const same = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 1, keys: { secretsKey: key, sessionSecret: "s1" } });
+      const same = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 1, keys: { secretsKey: key, sessionSecret: "s1" }, alertPolicy });
       await expect(same.ready()).resolves.toBeUndefined();
       await same.close();
 
-      const otherKey = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 1, keys: { secretsKey: Buffer.alloc(32, 2), sessionSecret: "s1" } });
+      const otherKey = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 1, keys: { secretsKey: Buffer.alloc(32, 2), sessionSecret: "s1" }, alertPolicy });
       await expect(otherKey.ready()).rejects.toThrow(/SECRETS_KEY differs from the one this database was initialised with.*Refusing to start/);
       await expect(otherKey.applets.list()).rejects.toThrow(/SECRETS_KEY differs/);
       await otherKey.close();
 
-      const otherSession = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 1, keys: { secretsKey: key, sessionSecret: "s2" } });
+      const otherSession = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 1, keys: { secretsKey: key, sessionSecret: "s2" }, alertPolicy });
       await expect(otherSession.ready()).rejects.toThrow(/SESSION_SECRET differs/);
       await otherSession.close();
     } finally {

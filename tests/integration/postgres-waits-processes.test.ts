@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { alertPolicy } from "@/lib/alerts/policy";
 import { openPostgresStore, type PostgresStore } from "@/lib/db/store/postgres";
 import { waitLinks } from "@/lib/waits/links";
 import { forkWebProcess, spawnWorkerProcess, type WebProcess, type WorkerProcess } from "../helpers/processes";
@@ -111,7 +112,7 @@ describe.skipIf(noPostgres)(`waiting runs on two web hosts and four workers, Pos
     cleanups.push(() => sink.close());
     // Migrated here with the hosts' keys, so that every process finds the database initialised and
     // all six can start at once.
-    store = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 4, keys: { secretsKey: Buffer.from(KEY, "base64"), sessionSecret: SESSION_SECRET } });
+    store = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 4, keys: { secretsKey: Buffer.from(KEY, "base64"), sessionSecret: SESSION_SECRET }, alertPolicy });
     cleanups.push(() => store.close());
     await store.ready();
 

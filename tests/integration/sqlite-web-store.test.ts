@@ -9,6 +9,7 @@ import { ManualClock } from "@/lib/core/clock";
 import { silentLogger } from "@/lib/core/log";
 import { storedDefinition } from "@/lib/definition";
 import type { IngestInput } from "@/lib/db/store";
+import { alertPolicy } from "@/lib/alerts/policy";
 import { openSqliteStore, sqliteOf } from "@/lib/db/store/sqlite";
 import { createIngestBatcher } from "@/lib/queue/ingest";
 
@@ -149,7 +150,7 @@ describe("webhooks inserted by the web process's ingest thread", () => {
     const closing = app.close();
     const results = await pending;
     await closing;
-    const reopened = openSqliteStore({ file: path.join(app.dataDir, "app.db") });
+    const reopened = openSqliteStore({ file: path.join(app.dataDir, "app.db"), alertPolicy });
     cleanups.push(() => reopened.close());
     expect(results.every((r) => r !== null && !(r instanceof Error))).toBe(true);
     const stored = await reopened.runs.list({ limit: 200 });
@@ -182,7 +183,7 @@ describe("each webhook's applet row, kept per process", () => {
     await createAppletService(app).setEnabled(a.id, false);
     expect(await app.store.applets.forHook(a.id)).toMatchObject({ enabled: false });
     // A second store on the file in this process (tests play two workers so) tells this one too.
-    const peer = openSqliteStore({ file: path.join(app.dataDir, "app.db") });
+    const peer = openSqliteStore({ file: path.join(app.dataDir, "app.db"), alertPolicy });
     cleanups.push(() => peer.close());
     await peer.applets.setEnabled(a.id, true, new Date().toISOString());
     expect(await app.store.applets.forHook(a.id)).toMatchObject({ enabled: true });

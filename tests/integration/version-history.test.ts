@@ -5,6 +5,7 @@ import { afterEach, describe, expect, test } from "vitest";
 import { createApi, type Api } from "@/lib/api";
 import { changeSummary, versionDiff } from "@/lib/applets/versions";
 import type { Store } from "@/lib/db/store";
+import { alertPolicy } from "@/lib/alerts/policy";
 import { openPostgresStore } from "@/lib/db/store/postgres";
 import { defaultPgMigrationsDir } from "@/lib/db/store/postgres/migrate";
 import { openSqliteStore } from "@/lib/db/store/sqlite";
@@ -310,7 +311,7 @@ describe("the migration gives every existing applet a first version, so history 
       .prepare("INSERT INTO runs (id, applet_id, event_id, status, attempt, max_attempts, steps, created_at, updated_at) VALUES ('r1', 'old', 'e1', 'succeeded', 1, 1, '[]', 'x', 'x')")
       .run();
     before.close();
-    const after = openSqliteStore({ file });
+    const after = openSqliteStore({ file, alertPolicy });
     cleanups.push(() => after.close());
     await expectBackfilled(after, "r1");
   });
@@ -318,7 +319,7 @@ describe("the migration gives every existing applet a first version, so history 
   test.skipIf(noPostgres !== null)(`PostgreSQL: an applet saved before version history has version 1 from its current definition after the upgrade${noPostgres ? ` (skipped: ${noPostgres})` : ""}`, async () => {
     const { schema, drop } = await createTestSchema("v18");
     cleanups.push(drop);
-    const before = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 2, migrationsDir: releaseBefore(defaultPgMigrationsDir(), "0005_applet_versions") });
+    const before = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 2, migrationsDir: releaseBefore(defaultPgMigrationsDir(), "0005_applet_versions"), alertPolicy });
     await before.ready();
     // The older release's SQL: no versions table, no applet_version column.
     await before.pool.query(
@@ -328,7 +329,7 @@ describe("the migration gives every existing applet a first version, so history 
     await before.pool.query("INSERT INTO events (id, applet_id, source, payload, received_at, created_at, updated_at) VALUES ('e1', 'old', 'webhook', '{}', 'x', 'x', 'x')");
     await before.pool.query("INSERT INTO runs (id, applet_id, event_id, status, attempt, max_attempts, steps, created_at, updated_at) VALUES ('r1', 'old', 'e1', 'succeeded', 1, 1, '[]', 'x', 'x')");
     await before.close();
-    const after = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 2 });
+    const after = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 2, alertPolicy });
     cleanups.push(() => after.close());
     await after.ready();
     await expectBackfilled(after, "r1");

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { afterEach, describe, expect, test } from "vitest";
+import { alertPolicy } from "@/lib/alerts/policy";
 import { openPostgresStore } from "@/lib/db/store/postgres";
 import { openSqliteStore } from "@/lib/db/store/sqlite";
 import type { Store } from "@/lib/db/store";
@@ -143,7 +144,7 @@ describe.skipIf(noPostgres)(`PostgreSQL cut under running processes${noPostgres 
   test("a cut of every connection mid-burst: every acknowledged run completes, nothing sent twice beyond the steps in flight, nothing left running", async () => {
     const { schema, drop } = await createTestSchema("outage");
     cleanups.push(drop);
-    const direct = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 2, keys: { secretsKey: Buffer.from(KEY, "base64"), sessionSecret: SESSION } });
+    const direct = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 2, keys: { secretsKey: Buffer.from(KEY, "base64"), sessionSecret: SESSION }, alertPolicy });
     cleanups.push(() => direct.close());
     await direct.ready();
     const sink = await startSink(40);
@@ -229,7 +230,7 @@ const engines: { name: string; skip: string | null; open(dataDir: string): Promi
     name: "sqlite",
     skip: null,
     open: async (dataDir) => {
-      const store = openSqliteStore({ file: path.join(dataDir, "app.db") });
+      const store = openSqliteStore({ file: path.join(dataDir, "app.db"), alertPolicy });
       return { store, env: { DATABASE_URL: `file:${path.join(dataDir, "app.db")}` }, close: () => store.close() };
     },
   },
@@ -238,7 +239,7 @@ const engines: { name: string; skip: string | null; open(dataDir: string): Promi
     skip: noPostgres,
     open: async () => {
       const { schema, drop } = await createTestSchema("kill");
-      const store = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 2, keys: { secretsKey: Buffer.from(KEY, "base64"), sessionSecret: SESSION } });
+      const store = openPostgresStore({ url: TEST_POSTGRES_URL, schema, poolSize: 2, keys: { secretsKey: Buffer.from(KEY, "base64"), sessionSecret: SESSION }, alertPolicy });
       await store.ready();
       return {
         store,

@@ -66,7 +66,7 @@ export function readChannel(value: unknown): AlertChannel | null {
 }
 
 
-/** The applet columns the alert policy reads (lib/alerts/policy), as both engines hand them back. */
+/** The applet columns the store's alert policy reads (AppletAlertState), as both engines hand them back. */
 export interface AppletAlertStateRaw {
   name: string;
   enabled: number;

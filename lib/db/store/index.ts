@@ -2,7 +2,7 @@ import type { Clock } from "../../core/clock";
 import type { Logger } from "../../core/log";
 import { openPostgresStore, type InstanceKeys } from "./postgres";
 import { openSqliteStore } from "./sqlite";
-import type { Store, StoreOptions } from "./types";
+import type { AlertPolicy, Store, StoreOptions } from "./types";
 
 export type * from "./types";
 export { SYSTEM_AUTHOR } from "./types";
@@ -15,6 +15,11 @@ export interface OpenStoreOptions extends StoreOptions {
   listenUrl?: string;
   /** PostgreSQL: checked against the fingerprints the database was initialised with. */
   keys?: InstanceKeys;
+  /**
+   * What a settle or a stored poll means for alerts (lib/alerts/policy.ts's `alertPolicy`): the
+   * store records its answer in the same transaction, and names nothing above itself to ask it.
+   */
+  alertPolicy: AlertPolicy;
 }
 
 /**
@@ -24,8 +29,8 @@ export interface OpenStoreOptions extends StoreOptions {
 export function openStore(opts: OpenStoreOptions): Store {
   const url = opts.url;
   if (/^postgres(ql)?:\/\//i.test(url)) {
-    return openPostgresStore({ url, listenUrl: opts.listenUrl, poolSize: opts.poolSize, keys: opts.keys, log: opts.log, migrationsDir: opts.migrationsDir });
+    return openPostgresStore({ url, listenUrl: opts.listenUrl, poolSize: opts.poolSize, keys: opts.keys, log: opts.log, migrationsDir: opts.migrationsDir, alertPolicy: opts.alertPolicy });
   }
   const file = url.startsWith("file:") ? url.slice("file:".length) : url;
-  return openSqliteStore({ file, synchronous: opts.sqliteSynchronous, role: opts.role, log: opts.log, clock: opts.clock, migrationsDir: opts.migrationsDir });
+  return openSqliteStore({ file, synchronous: opts.sqliteSynchronous, role: opts.role, log: opts.log, clock: opts.clock, migrationsDir: opts.migrationsDir, alertPolicy: opts.alertPolicy });
 }

@@ -24,6 +24,7 @@
 
 // This file gathers the seam's types, which live one file per aggregate in ./types/ (the store
 // itself, StoreAggregates and Store, in ./types/store.ts), so importers name one module.
+export * from "./types/alert-policy";
 export * from "./types/alerts-store";
 export * from "./types/api-tokens";
 export * from "./types/applets";

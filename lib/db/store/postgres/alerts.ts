@@ -1,14 +1,13 @@
 import { newId } from "../../../core/ids";
-import { onPolled, onRunRetrying, onRunSettled } from "../../../alerts/policy";
 import { DEFAULT_ALERT_SETTINGS, type AlertSettings, type AppletAlertState, type NewAlert } from "../types/alerts";
 import { readChannel, toAlertRow, toAppletAlertState, type AlertRaw, type AppletAlertStateRaw } from "../alert-row";
-import type { AlertRow, AlertsStore } from "../types";
+import type { AlertPolicy, AlertRow, AlertsStore } from "../types";
 import { query, type Begin, type Queryable } from "./pool";
 
 /**
  * Alerts on PostgreSQL: the same statements as lib/db/store/sqlite/alerts.ts in this dialect.
- * `recordSettled` / `recordPolled` run on the client of the transaction that settles the run or
- * stores the poll.
+ * `alertRecorder`'s `recordSettled` / `recordRetrying` / `recordPolled` run on the client of the
+ * transaction that settles the run or stores the poll.
  */
 const SELECT_ALERT = `SELECT al.id, al.applet_id, a.name AS applet_name, al.kind, al.run_id, al.error, al.detail, al.status, al.folded_into, al.message,
   al.channel_type, al.provider_answer, al.locked_until, al.dispatched_at, al.sent_at, al.created_at
@@ -51,43 +50,53 @@ async function stateOn(q: Queryable, appletId: string): Promise<AppletAlertState
   return r ? toAppletAlertState(r) : null;
 }
 
-/** Inside the settle's transaction (`c` is its client). */
-export async function recordSettled(c: Queryable, appletId: string, run: { id: string; status: string; error: string | null; attempt: number }, now: string): Promise<void> {
-  const state = await stateOn(c, appletId);
-  if (!state) return;
-  const decision = onRunSettled(state, await settingsOn(c), run);
-  for (const a of decision.alerts) await insertOn(c, appletId, a, now);
-  if (decision.alertOpen !== state.alertOpen) await query(c, "UPDATE applets SET alert_open = $1 WHERE id = $2", [decision.alertOpen ? 1 : 0, appletId]);
-  if (decision.pause) await query(c, "UPDATE applets SET enabled = 0, paused_reason = $1, paused_at = $2, disabled_at = $2, updated_at = $2 WHERE id = $3 AND enabled = 1", [decision.pause.reason, now, appletId]);
+/**
+ * The recorder the settles and `savePolled` call inside their transactions (`c` is its client):
+ * it writes what `policy` (the store's alert policy, given when it was opened) decides.
+ */
+export function alertRecorder(policy: AlertPolicy) {
+  return {
+    /** Whether a settle of this status reads the applet's alert state (`recordSettled`) at all. */
+    settleNeedsAlertState: policy.settleNeedsAlertState,
+    /** Inside the settle's transaction: what a settled run means for alerts and auto-pause. */
+    recordSettled: async (c: Queryable, appletId: string, run: { id: string; status: string; error: string | null; attempt: number }, now: string): Promise<void> => {
+      const state = await stateOn(c, appletId);
+      if (!state) return;
+      const decision = policy.onRunSettled(state, await settingsOn(c), run);
+      for (const a of decision.alerts) await insertOn(c, appletId, a, now);
+      if (decision.alertOpen !== state.alertOpen) await query(c, "UPDATE applets SET alert_open = $1 WHERE id = $2", [decision.alertOpen ? 1 : 0, appletId]);
+      if (decision.pause) await query(c, "UPDATE applets SET enabled = 0, paused_reason = $1, paused_at = $2, disabled_at = $2, updated_at = $2 WHERE id = $3 AND enabled = 1", [decision.pause.reason, now, appletId]);
+    },
+    /** Inside retryLater's transaction: a run's attempt failed and the next one is scheduled. */
+    recordRetrying: async (
+      c: Queryable,
+      appletId: string,
+      run: { id: string; error: string | null; attempt: number; maxAttempts: number; nextAttemptAt: string },
+      now: string,
+    ): Promise<void> => {
+      const settings = await settingsOn(c);
+      if (!settings.alertOnRetry) return;
+      const state = await stateOn(c, appletId);
+      if (!state) return;
+      const decision = policy.onRunRetrying(state, settings, run);
+      if (!decision) return;
+      for (const a of decision.alerts) await insertOn(c, appletId, a, now);
+      if (decision.alertOpen !== state.alertOpen) await query(c, "UPDATE applets SET alert_open = $1 WHERE id = $2", [decision.alertOpen ? 1 : 0, appletId]);
+    },
+    /** Inside savePolled's transaction: a trigger's error count moved from `before` to `after`. */
+    recordPolled: async (c: Queryable, appletId: string, before: number, after: number, error: string | null, now: string): Promise<void> => {
+      if (before === after) return;
+      const state = await stateOn(c, appletId);
+      if (!state) return;
+      const decision = policy.onPolled(state, await settingsOn(c), { before, after, error });
+      if (!decision) return;
+      for (const a of decision.alerts) await insertOn(c, appletId, a, now);
+      if (decision.triggerAlertOpen !== state.triggerAlertOpen) await query(c, "UPDATE applets SET trigger_alert_open = $1 WHERE id = $2", [decision.triggerAlertOpen ? 1 : 0, appletId]);
+    },
+  };
 }
 
-/** Inside retryLater's transaction (`c` is its client): a run's attempt failed and the next one is scheduled. */
-export async function recordRetrying(
-  c: Queryable,
-  appletId: string,
-  run: { id: string; error: string | null; attempt: number; maxAttempts: number; nextAttemptAt: string },
-  now: string,
-): Promise<void> {
-  const settings = await settingsOn(c);
-  if (!settings.alertOnRetry) return;
-  const state = await stateOn(c, appletId);
-  if (!state) return;
-  const decision = onRunRetrying(state, settings, run);
-  if (!decision) return;
-  for (const a of decision.alerts) await insertOn(c, appletId, a, now);
-  if (decision.alertOpen !== state.alertOpen) await query(c, "UPDATE applets SET alert_open = $1 WHERE id = $2", [decision.alertOpen ? 1 : 0, appletId]);
-}
-
-/** Inside savePolled's transaction. */
-export async function recordPolled(c: Queryable, appletId: string, before: number, after: number, error: string | null, now: string): Promise<void> {
-  if (before === after) return;
-  const state = await stateOn(c, appletId);
-  if (!state) return;
-  const decision = onPolled(state, await settingsOn(c), { before, after, error });
-  if (!decision) return;
-  for (const a of decision.alerts) await insertOn(c, appletId, a, now);
-  if (decision.triggerAlertOpen !== state.triggerAlertOpen) await query(c, "UPDATE applets SET trigger_alert_open = $1 WHERE id = $2", [decision.triggerAlertOpen ? 1 : 0, appletId]);
-}
+export type AlertRecorder = ReturnType<typeof alertRecorder>;
 
 export function alertsStore(q: Queryable, begin: Begin): AlertsStore {
   const rows = async (text: string, values: unknown[]): Promise<AlertRow[]> => (await query<AlertRaw>(q, text, values)).rows.map(toAlertRow);

@@ -1,8 +1,8 @@
 import type pg from "pg";
 import { isDatabaseError } from "../../../core/errors";
 import type { Logger } from "../../../core/log";
-import type { AppletsStore, Store, StoreAggregates } from "../types";
-import { alertsStore } from "./alerts";
+import type { AlertPolicy, AppletsStore, Store, StoreAggregates } from "../types";
+import { alertRecorder, alertsStore, type AlertRecorder } from "./alerts";
 import { apiTokensStore } from "./api-tokens";
 import { appletsStore } from "./applets";
 import { eventFilesStore } from "./event-files";
@@ -46,6 +46,8 @@ export interface PostgresStoreOptions {
   /** Tests: create `schema` if missing before migrating, and drop it (with everything in it) on close. */
   ownSchema?: boolean;
   log?: Logger;
+  /** What a settle or a stored poll means for alerts, recorded in its transaction (lib/alerts/policy.ts's `alertPolicy`). */
+  alertPolicy: AlertPolicy;
 }
 
 export interface PostgresStore extends Store {
@@ -117,7 +119,8 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
   let listener: Listener | null = null;
   const listen = () => (listener ??= createListener({ url: opts.listenUrl ?? opts.url, schema: opts.schema, log: opts.log }));
 
-  const root = aggregates(readyPool, (fn) => inTransaction(readyPool, fn));
+  const alerts = alertRecorder(opts.alertPolicy);
+  const root = aggregates(readyPool, (fn) => inTransaction(readyPool, fn), alerts);
   const { applets, hooks } = hookCached(root.applets, listen);
   return {
     engine: "postgres",
@@ -140,7 +143,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
     },
     transaction: async (fn) => {
       try {
-        return await inTransaction(readyPool, (client) => fn(aggregates(client, (inner) => inner(client))));
+        return await inTransaction(readyPool, (client) => fn(aggregates(client, (inner) => inner(client), alerts)));
       } finally {
         hooks.drop(); // what it wrote is not known here: the next requests read their applets again
       }
@@ -227,12 +230,13 @@ async function transactionsEnded(q: Queryable, capMs = 1_000): Promise<void> {
 /**
  * The aggregates over `q`: the pool (autocommit, `begin` opens a transaction of its own) or one
  * client inside a transaction (`begin` runs on it: a method that is a transaction joins the outer one).
+ * `alerts` records, inside the settles and `savePolled`, what the store's alert policy decides.
  */
-function aggregates(q: Queryable, begin: Begin): StoreAggregates {
+function aggregates(q: Queryable, begin: Begin, alerts: AlertRecorder): StoreAggregates {
   return {
     applets: appletsStore(q, begin),
-    triggerState: triggerStateStore(q, begin),
-    runs: runsStore(q, begin),
+    triggerState: triggerStateStore(q, begin, alerts),
+    runs: runsStore(q, begin, alerts),
     plannedRuns: plannedRunsStore(q, begin),
     secrets: secretsStore(q),
     users: usersStore(q, begin),

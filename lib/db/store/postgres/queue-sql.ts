@@ -267,7 +267,8 @@ export const FINISH_AND_COUNT = `WITH f AS (${FINISH})
  * pick waits for `f` (EXISTS), so the finish has changed its row before the claimed one becomes
  * running and runs_running_idx sees one running run per applet. Nothing is claimed unless the
  * fenced finish went in; a finish that owes alert state (a success while the applet's alert is
- * open, lib/alerts/policy) goes in neither, and the caller takes the transaction.
+ * open, as the alert policy's `settleNeedsAlertState` says) goes in neither, and the caller takes
+ * the transaction.
  * Returns one row: `finished` (0 or 1) and the claimed run's columns with its event and applet
  * (CLAIMED_EXTRAS; all null when nothing was due);
  * `counted`, like every data-modifying CTE, runs whether or not it is read.

@@ -1,9 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { settleNeedsAlertState } from "../../../alerts/policy";
 import { toClaimed, toRun } from "../run-row";
 import type { Step } from "../types/runs";
 import type { ClaimedRun, FinalStatus, RecoveredRun, RunsStore } from "../types";
-import { recordRetrying, recordSettled } from "./alerts";
+import type { AlertRecorder } from "./alerts";
 import { query, sqlState, type Begin, type Queryable } from "./pool";
 import * as Q from "./queue-sql";
 import { createLanes } from "./settles";
@@ -66,15 +65,15 @@ async function claimOn(c: Queryable, workerId: string, now: Date, inTx: boolean)
 }
 
 /**
- * The alerts the settle means (lib/alerts/policy) are recorded on the same client, so `c` must be
- * a transaction's (`finish` opens one).
+ * The alerts the settle means (the store's alert policy decides) are recorded on the same client,
+ * so `c` must be a transaction's (`finish` opens one).
  */
-async function finishOn(c: Queryable, run: ClaimedRun, status: FinalStatus, steps: Step[] | null, error: string | null, now: Date): Promise<boolean> {
+async function finishOn(c: Queryable, alerts: AlertRecorder, run: ClaimedRun, status: FinalStatus, steps: Step[] | null, error: string | null, now: Date): Promise<boolean> {
   const at = now.toISOString();
   const r = await query<{ id: string; alert_open: number }>(c, Q.FINISH_AND_COUNT, [run.id, run.claimToken, status, steps === null ? null : JSON.stringify(steps), error, at]);
   const bumped = r.rows[0];
   if (r.rowCount !== 1 || !bumped) return false;
-  if (settleNeedsAlertState(status, bumped.alert_open === 1)) await recordSettled(c, run.appletId, { id: run.id, status, error, attempt: run.attempt }, at);
+  if (alerts.settleNeedsAlertState(status, bumped.alert_open === 1)) await alerts.recordSettled(c, run.appletId, { id: run.id, status, error, attempt: run.attempt }, at);
   return true;
 }
 
@@ -82,10 +81,10 @@ type Settle = { run: ClaimedRun; status: FinalStatus; steps: Step[] | null; erro
 type Settled = { ok: boolean; next: ClaimedRun | null };
 
 /** A settle in a transaction of its own, and the one-statement settles of one worker grouped in lanes (settles.ts). */
-function settlesOn(q: Queryable, begin: Begin) {
+function settlesOn(q: Queryable, begin: Begin, alerts: AlertRecorder) {
   const settleInTx = (s: Settle): Promise<Settled> =>
     begin(async (c) => {
-      const ok = await finishOn(c, s.run, s.status, s.steps, s.error, s.now);
+      const ok = await finishOn(c, alerts, s.run, s.status, s.steps, s.error, s.now);
       return { ok, next: await claimOn(c, s.workerId, s.now, true) };
     });
   /** One run's finish and the next claim in one statement (Q.FINISH_AND_CLAIM); a success that owes alert state, a lost claim or a race lost three times take the transaction. */
@@ -128,17 +127,17 @@ function settlesOn(q: Queryable, begin: Begin) {
 }
 
 /** The queue's writes of a claimed run: claim, progress, settle, requeue, release, recovery. */
-export function runsSettle(q: Queryable, begin: Begin): Pick<RunsStore, "claim" | "saveSteps" | "finish" | "finishAndClaim" | "retryLater" | "release" | "recoverStale"> {
+export function runsSettle(q: Queryable, begin: Begin, alerts: AlertRecorder): Pick<RunsStore, "claim" | "saveSteps" | "finish" | "finishAndClaim" | "retryLater" | "release" | "recoverStale"> {
   // A checked-out client is inside a transaction (Store#transaction); the pool is autocommit.
   const inTx = "release" in q;
-  const { settleInTx, settles } = settlesOn(q, begin);
+  const { settleInTx, settles } = settlesOn(q, begin, alerts);
 
   return {
     claim: (workerId, now) => claimOn(q, workerId, now, inTx),
 
     saveSteps: async (run, steps, now) => (await query(q, Q.SAVE_STEPS, [run.id, run.claimToken, JSON.stringify(steps), now.toISOString()])).rowCount === 1,
 
-    finish: (run, status, steps, error, now) => begin((c) => finishOn(c, run, status, steps, error, now)),
+    finish: (run, status, steps, error, now) => begin((c) => finishOn(c, alerts, run, status, steps, error, now)),
 
     finishAndClaim: (run, status, steps, error, now, workerId) => {
       const settle = { run, status, steps, error, now, workerId };
@@ -155,7 +154,7 @@ export function runsSettle(q: Queryable, begin: Begin): Pick<RunsStore, "claim" 
       if (run.attempt !== 1) return requeue(q);
       const withAlert = async (c: Queryable) => {
         const ok = await requeue(c);
-        if (ok) await recordRetrying(c, run.appletId, { id: run.id, error, attempt: run.attempt, maxAttempts: run.maxAttempts, nextAttemptAt: nextAttemptAt.toISOString() }, now.toISOString());
+        if (ok) await alerts.recordRetrying(c, run.appletId, { id: run.id, error, attempt: run.attempt, maxAttempts: run.maxAttempts, nextAttemptAt: nextAttemptAt.toISOString() }, now.toISOString());
         return ok;
       };
       return inTx ? withAlert(q) : begin(withAlert);

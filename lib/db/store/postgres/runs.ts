@@ -1,5 +1,6 @@
 import { newId } from "../../../core/ids";
 import type { RunsStore } from "../types";
+import type { AlertRecorder } from "./alerts";
 import { query, type Begin, type Queryable } from "./pool";
 import { runsIngest } from "./runs-ingest";
 import { runsRead } from "./runs-read";
@@ -9,10 +10,10 @@ import { runsSettle } from "./runs-settle";
  * The runs aggregate on PostgreSQL, by job: events in (runs-ingest.ts), the queue's claim and
  * settles (runs-settle.ts), reads (runs-read.ts), and here an operator's retry and replay.
  */
-export function runsStore(q: Queryable, begin: Begin): RunsStore {
+export function runsStore(q: Queryable, begin: Begin, alerts: AlertRecorder): RunsStore {
   return {
     ...runsIngest(q, begin),
-    ...runsSettle(q, begin),
+    ...runsSettle(q, begin, alerts),
     ...runsRead(q),
     retry: async (id, now, opts = {}) =>
       (

@@ -1,7 +1,7 @@
 import { toTriggerState, type TriggerStateRaw } from "../trigger-state-row";
 import type { TriggerState } from "../types/trigger-state";
 import type { TriggerOverview, TriggerStateStore } from "../types";
-import { recordPolled } from "./alerts";
+import type { AlertRecorder } from "./alerts";
 import { query, type Begin, type Queryable } from "./pool";
 
 /** PostgreSQL hands json columns back parsed. */
@@ -31,7 +31,7 @@ interface ScheduledRaw {
   updated_at: string;
 }
 
-export function triggerStateStore(q: Queryable, begin: Begin): TriggerStateStore {
+export function triggerStateStore(q: Queryable, begin: Begin, alerts: AlertRecorder): TriggerStateStore {
   return {
     get: async (appletId) => {
       const r = (await query<TriggerStateRaw>(q, "SELECT * FROM trigger_state WHERE applet_id = $1", [appletId])).rows[0];
@@ -80,7 +80,7 @@ export function triggerStateStore(q: Queryable, begin: Begin): TriggerStateStore
           [...stateParams(appletId, s, now), slot],
         )
       ).rowCount === 1;
-        if (ok) await recordPolled(c, appletId, before, s.errorCount, s.lastError, now);
+        if (ok) await alerts.recordPolled(c, appletId, before, s.errorCount, s.lastError, now);
         return ok;
       }),
     listPending: async () =>

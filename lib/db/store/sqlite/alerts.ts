@@ -1,7 +1,6 @@
 import { newId } from "../../../core/ids";
-import { onPolled, onRunRetrying, onRunSettled } from "../../../alerts/policy";
 import { DEFAULT_ALERT_SETTINGS, type AlertSettings, type AppletAlertChannel, type AppletAlertState, type NewAlert } from "../types/alerts";
-import type { AlertRow, SavedAlertSettings } from "../types";
+import type { AlertPolicy, AlertRow, SavedAlertSettings } from "../types";
 import { readChannel, toAlertRow, toAppletAlertState, type AlertRaw, type AppletAlertStateRaw } from "../alert-row";
 import type { Sqlite } from "./client";
 
@@ -9,9 +8,10 @@ const SELECT_ALERT = `SELECT al.*, a.name AS applet_name FROM alerts al LEFT JOI
 
 /**
  * Alerts on SQLite: the settings row, the alerts table, and the recorder `runs.finish` and
- * `triggerState.savePolled` call inside their transactions (lib/alerts/policy decides).
+ * `triggerState.savePolled` call inside their transactions, writing what `policy` (the store's
+ * alert policy, given when it was opened) decides.
  */
-export function createAlertsRepo(sqlite: Sqlite) {
+export function createAlertsRepo(sqlite: Sqlite, policy: AlertPolicy) {
   const settingsRow = sqlite.prepare<[], { channel: string | null; window_minutes: number; trigger_threshold: number; auto_pause: number; auto_pause_after: number; alert_on_retry: number; updated_at: string }>(
     "SELECT channel, window_minutes, trigger_threshold, auto_pause, auto_pause_after, alert_on_retry, updated_at FROM alert_settings WHERE id = 'default'",
   );
@@ -50,11 +50,13 @@ export function createAlertsRepo(sqlite: Sqlite) {
   };
 
   return {
+    /** Whether a settle of this status reads the applet's alert state (`recordSettled`) at all. */
+    settleNeedsAlertState: policy.settleNeedsAlertState,
     /** Inside `runs.finish`'s transaction: what a settled run means for alerts and auto-pause. */
     recordSettled(appletId: string, run: { id: string; status: string; error: string | null; attempt: number }, now: string): void {
       const state = stateOf(appletId);
       if (!state) return;
-      const decision = onRunSettled(state, settings(), run);
+      const decision = policy.onRunSettled(state, settings(), run);
       for (const a of decision.alerts) insert(appletId, a, now);
       if (decision.alertOpen !== state.alertOpen) setAlertOpen.run(decision.alertOpen ? 1 : 0, appletId);
       if (decision.pause) pause.run(decision.pause.reason, now, now, now, appletId);
@@ -65,7 +67,7 @@ export function createAlertsRepo(sqlite: Sqlite) {
       if (!s.alertOnRetry) return;
       const state = stateOf(appletId);
       if (!state) return;
-      const decision = onRunRetrying(state, s, run);
+      const decision = policy.onRunRetrying(state, s, run);
       if (!decision) return;
       for (const a of decision.alerts) insert(appletId, a, now);
       if (decision.alertOpen !== state.alertOpen) setAlertOpen.run(decision.alertOpen ? 1 : 0, appletId);
@@ -75,7 +77,7 @@ export function createAlertsRepo(sqlite: Sqlite) {
       if (before === after) return;
       const state = stateOf(appletId);
       if (!state) return;
-      const decision = onPolled(state, settings(), { before, after, error });
+      const decision = policy.onPolled(state, settings(), { before, after, error });
       if (!decision) return;
       for (const a of decision.alerts) insert(appletId, a, now);
       if (decision.triggerAlertOpen !== state.triggerAlertOpen) setTriggerAlertOpen.run(decision.triggerAlertOpen ? 1 : 0, appletId);

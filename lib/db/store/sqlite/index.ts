@@ -2,6 +2,7 @@ import path from "node:path";
 import type { Clock } from "../../../core/clock";
 import type { Logger } from "../../../core/log";
 import type {
+  AlertPolicy,
   AlertsStore,
   ApiTokensStore,
   AppletsStore,
@@ -47,9 +48,9 @@ import { createRunControlsRepo } from "./run-controls";
 type Async<T> = { [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never };
 
 /** The synchronous repos over one connection (today's prepared statements, unchanged). */
-function createRepos(sqlite: Sqlite) {
+function createRepos(sqlite: Sqlite, alertPolicy: AlertPolicy) {
   const planned = createPlannedRunsRepo(sqlite);
-  const alerts = createAlertsRepo(sqlite);
+  const alerts = createAlertsRepo(sqlite, alertPolicy);
   const runControls = createRunControlsRepo(sqlite, planned.applyPlan);
   return {
     runControls,
@@ -153,6 +154,8 @@ export interface SqliteStoreOptions {
   migrationsDir?: string;
   log?: Logger;
   clock?: Clock;
+  /** What a settle or a stored poll means for alerts, recorded in its transaction (lib/alerts/policy.ts's `alertPolicy`). */
+  alertPolicy: AlertPolicy;
 }
 
 /** The SQLite store with the handle beneath it, for SQLite-only tools (backup, tests of SQLite itself). */
@@ -179,7 +182,7 @@ export function openSqliteStore(opts: SqliteStoreOptions): SqliteStore {
   const ingestThread = web ? startIngestThread({ file: opts.file, synchronous: opts.synchronous, walAutocheckpoint: walAutocheckpoint!, log: web }) : null;
   const shared = gateFor(opts.file);
   const gate = shared.gate;
-  const repos = createRepos(sqlite);
+  const repos = createRepos(sqlite, opts.alertPolicy);
   // Webhooks read their applet from a cache (./hook-cache.ts); a write of applets through any store
   // on this file in this process, or a unit of work, makes every cache on it read the counter again.
   const hookChanges = sqlite.prepare<[], number>("SELECT n FROM hook_changes WHERE id = 1").pluck();

@@ -1,6 +1,5 @@
 import { toClaimed, toRun, type ClaimedAppletRaw } from "../run-row";
 import { randomUUID } from "node:crypto";
-import { settleNeedsAlertState } from "../../../alerts/policy";
 import type { AlertsRepo } from "./alerts";
 import type { Sqlite } from "./client";
 import type { RunStatus, Step } from "../types/runs";
@@ -192,7 +191,7 @@ export function createRunsSettle(sqlite: Sqlite, alerts: AlertsRepo) {
       const ok = finish.run({ id, token, status, steps: steps === null ? null : JSON.stringify(steps), error, now }).changes === 1;
       if (ok) {
         const [bumped] = bumpApplet.all({ now, status, id: appletId });
-        if (bumped && settleNeedsAlertState(status, bumped.alert_open === 1)) alerts.recordSettled(appletId, { id, status, error, attempt }, now);
+        if (bumped && alerts.settleNeedsAlertState(status, bumped.alert_open === 1)) alerts.recordSettled(appletId, { id, status, error, attempt }, now);
       }
       return ok;
     },

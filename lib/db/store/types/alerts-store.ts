@@ -31,7 +31,8 @@ export interface AlertRow {
 /**
  * Alerts. Failure, pause and recovery alerts are recorded by `runs.finish` /
  * `finishAndClaim` and trigger alerts by `triggerState.savePolled`, in their transaction, from the
- * decisions of lib/alerts/policy; the dispatcher (lib/alerts/dispatch) sends them under the
+ * decisions of the store's alert policy (./alert-policy.ts; lib/alerts/policy.ts's, given when the
+ * store is opened); the dispatcher (lib/alerts/dispatch) sends them under the
  * `alerts` job lock. A send is: `beginSend` (commit the message and the folded ones), the
  * provider's request, then `markSent` / `markFailed`; a `sending` row whose lock passed (its worker
  * died mid-send) is sent again with the same message and idempotency key.

@@ -1,6 +1,7 @@
 /**
  * The alerts' model, as the store keeps it: channels, settings, alert rows and the applet's alert
- * state. The decisions over them are lib/alerts/policy.ts's.
+ * state. The decisions over them are lib/alerts/policy.ts's, handed to the store when it is opened
+ * as its AlertPolicy (./alert-policy.ts).
  */
 
 /**

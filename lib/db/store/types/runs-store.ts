@@ -242,8 +242,8 @@ export interface RunsStore {
    * finished_at = now, clears lock, token and next_attempt_at, and in the same transaction counts
    * it on the applet (run_count + 1, last_fired_at = now). false (and no count) when the claim was lost.
    * In the same transaction: failed/dead add one to the applet's failure streak and
-   * succeeded resets it; the alerts lib/alerts/policy `onRunSettled` decides are recorded, and an
-   * auto-pause it decides disables the applet with its reason.
+   * succeeded resets it; the alerts the store's alert policy `onRunSettled` decides are recorded,
+   * and an auto-pause it decides disables the applet with its reason.
    */
   finish(run: ClaimedRun, status: FinalStatus, steps: Step[] | null, error: string | null, now: Date): Promise<boolean>;
   /**

@@ -67,7 +67,7 @@ export interface TriggerStateStore {
    * cleared only when it is still `slot` (a later claim keeps its own). false: no row.
    */
   savePolled(appletId: string, s: Omit<TriggerState, "nextRunAt">, now: string, slot?: string | null): Promise<boolean>;
-  // In the same transaction, the alert lib/alerts/policy `onPolled` decides (the error
+  // In the same transaction, the alert the store's alert policy `onPolled` decides (the error
   // count crossing the threshold, or back to 0 after it) is recorded.
   /** Claimed slots whose outcome was never stored (their worker stopped in between), with the applet's trigger type. */
   listPending(): Promise<PendingSlot[]>;
