@@ -70,7 +70,7 @@ export interface PostgresStore extends Store {
  * (triggers, drizzle-pg/0013) replaces polling for wake-ups.
  */
 export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
-  const pool = createPool({ url: opts.url, max: opts.poolSize ?? 10, schema: opts.schema });
+  const pool = createPool({ url: opts.url, max: opts.poolSize ?? 10, schema: opts.schema, log: opts.log });
   const initialise = async () => {
     let client: pg.PoolClient;
     try {
@@ -78,6 +78,7 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
     } catch (err) {
       throw storeError(err);
     }
+    let failure: Error | undefined;
     try {
       await migratePostgres(
         {
@@ -89,9 +90,11 @@ export function openPostgresStore(opts: PostgresStoreOptions): PostgresStore {
       );
       if (opts.keys) await checkInstanceKeys(client, opts.keys, new Date());
     } catch (err) {
+      failure = err as Error;
       throw storeError(err);
     } finally {
-      client.release();
+      // A client that failed here (its connection cut, as likely as not) is dropped, not reused.
+      client.release(failure);
     }
   };
   let init = initialise();

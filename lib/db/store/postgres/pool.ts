@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type pg from "pg";
 import { markStoreUnavailable } from "../../../core/errors";
+import type { Logger } from "../../../core/log";
 import { pgDriver } from "./driver";
 
 /** A pool or one checked-out client (inside a transaction): both answer `query`. */
@@ -20,6 +21,7 @@ export interface PgPoolOptions {
   schema?: string;
   /** For the store's own name in pg_stat_activity. */
   applicationName?: string;
+  log?: Logger;
 }
 
 /** node-postgres returns bigint (count(*)) and numeric as strings; integers stay numbers. */
@@ -34,6 +36,13 @@ export function createPool(opts: PgPoolOptions): pg.Pool {
   // An idle client dropped by the server is emitted here; without a listener it would end the
   // process. The next query on the pool reports the failure to its caller instead.
   pool.on("error", () => undefined);
+  // pg-pool listens for a client's 'error' only while the client is idle in the pool: a connection
+  // cut while the client is checked out (a transaction, the migrations) would emit it unheard and
+  // end the process. The statement in flight, or the next one, rejects with the failure and its
+  // caller reports that; the client, no longer queryable, is dropped when released.
+  pool.on("connect", (client) => {
+    client.on("error", (err) => opts.log?.debug("postgres: a connection in use was cut", { error: err.message }));
+  });
   return pool;
 }
 

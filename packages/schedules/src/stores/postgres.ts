@@ -55,6 +55,11 @@ export class PostgresScheduleStore implements ScheduleAdapter {
   /** Creates the table and its due index if missing. Safe to run from several processes at once. */
   async migrate(): Promise<void> {
     const client = await this.pool.connect();
+    // pg-pool stops listening for the client's 'error' while it is checked out; a connection cut
+    // now would end the host process. The statement in flight rejects with it, and that is thrown.
+    const ignore = () => undefined;
+    client.on("error", ignore);
+    let failure: Error | undefined;
     try {
       await client.query("BEGIN");
       // Concurrent CREATE TABLE IF NOT EXISTS can still fail on the catalog's unique index; a
@@ -81,10 +86,12 @@ export class PostgresScheduleStore implements ScheduleAdapter {
       await client.query(`CREATE INDEX IF NOT EXISTS "${this.table}_due" ON "${this.table}" (enabled, next_run_at, id)`);
       await client.query("COMMIT");
     } catch (err) {
+      failure = err as Error;
       await client.query("ROLLBACK").catch(() => undefined);
       throw err;
     } finally {
-      client.release();
+      client.off("error", ignore);
+      client.release(failure); // a client that failed (its connection cut, maybe) is dropped, not reused
     }
   }
 
