@@ -1,3 +1,5 @@
+import { FilterSelect } from "./FilterSelect";
+
 /** An applet's tags as small chips (the applets list, under the name). */
 export function TagChips({ tags }: { tags: readonly string[] }) {
   if (!tags.length) return null;
@@ -15,20 +17,9 @@ export function TagChips({ tags }: { tags: readonly string[] }) {
 /** The applets list's tag filter: part of its GET form; shown once any applet has a tag. */
 export function TagFilter({ tags, selected }: { tags: string[]; selected?: string }) {
   if (!tags.length && !selected) return null;
+  // A tag from the link that no applet has (any more) stays selectable, so the form says what it filtered by.
+  const stale = selected && !tags.some((t) => t.toLowerCase() === selected.toLowerCase()) ? [selected] : [];
   return (
-    <div>
-      <label htmlFor="a-tag" className="field-label mb-1">
-        Tag
-      </label>
-      <select id="a-tag" name="tag" defaultValue={selected ?? ""} className="input sm:w-36">
-        <option value="">Any</option>
-        {selected && !tags.some((t) => t.toLowerCase() === selected.toLowerCase()) ? <option value={selected}>{selected}</option> : null}
-        {tags.map((t) => (
-          <option key={t} value={t}>
-            {t}
-          </option>
-        ))}
-      </select>
-    </div>
+    <FilterSelect id="a-tag" name="tag" label="Tag" value={selected ?? ""} any="Any" options={[...stale, ...tags].map((t) => ({ value: t, label: t }))} width="sm:w-36" />
   );
 }

@@ -12,6 +12,7 @@ import { services } from "@/lib/services";
 import { listApplets, needsAttention, tagsInUse, type AppletListQuery } from "@/lib/ui/applet-list";
 import { formatAge } from "@/lib/core/overdue";
 import { TagChips, TagFilter } from "@/components/Tags";
+import { FilterSelect, type FilterOption } from "@/components/FilterSelect";
 
 export const dynamic = "force-dynamic";
 export const metadata = { title: "Applets · whenthen" };
@@ -115,6 +116,19 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
   );
 }
 
+const APPLET_STATUSES: FilterOption[] = [
+  { value: "enabled", label: "Enabled" },
+  { value: "disabled", label: "Disabled" },
+  { value: "paused", label: "Paused" },
+  { value: "attention", label: "Needs attention" },
+  { value: "quiet", label: "Quiet" },
+];
+const APPLET_SORTS: FilterOption[] = [
+  { value: "name", label: "Name" },
+  { value: "last_run", label: "Last run" },
+  { value: "created", label: "Newest" },
+];
+
 function AppletFilters({ query, triggerTypes, tags, filtered }: { query: AppletListQuery; triggerTypes: string[]; tags: string[]; filtered: boolean }) {
   return (
     <form method="get" action="/" className="card mb-4 grid grid-cols-2 items-end gap-3 sm:flex sm:flex-wrap" role="search">
@@ -124,43 +138,10 @@ function AppletFilters({ query, triggerTypes, tags, filtered }: { query: AppletL
         </label>
         <input id="a-q" type="search" name="q" defaultValue={query.q ?? ""} className="input sm:w-56" />
       </div>
-      <div>
-        <label htmlFor="a-trigger" className="field-label mb-1">
-          Trigger
-        </label>
-        <select id="a-trigger" name="trigger" defaultValue={query.trigger ?? ""} className="input sm:w-36">
-          <option value="">Any</option>
-          {triggerTypes.map((t) => (
-            <option key={t} value={t}>
-              {t}
-            </option>
-          ))}
-        </select>
-      </div>
-      <div>
-        <label htmlFor="a-status" className="field-label mb-1">
-          Status
-        </label>
-        <select id="a-status" name="status" defaultValue={query.status ?? ""} className="input sm:w-44">
-          <option value="">Any</option>
-          <option value="enabled">Enabled</option>
-          <option value="disabled">Disabled</option>
-          <option value="paused">Paused</option>
-          <option value="attention">Needs attention</option>
-          <option value="quiet">Quiet</option>
-        </select>
-      </div>
+      <FilterSelect id="a-trigger" name="trigger" label="Trigger" value={query.trigger ?? ""} any="Any" options={triggerTypes.map((t) => ({ value: t, label: t }))} width="sm:w-36" />
+      <FilterSelect id="a-status" name="status" label="Status" value={query.status ?? ""} any="Any" options={APPLET_STATUSES} width="sm:w-44" />
       <TagFilter tags={tags} selected={query.tag} />
-      <div>
-        <label htmlFor="a-sort" className="field-label mb-1">
-          Sort by
-        </label>
-        <select id="a-sort" name="sort" defaultValue={query.sort ?? "name"} className="input sm:w-36">
-          <option value="name">Name</option>
-          <option value="last_run">Last run</option>
-          <option value="created">Newest</option>
-        </select>
-      </div>
+      <FilterSelect id="a-sort" name="sort" label="Sort by" value={query.sort ?? "name"} options={APPLET_SORTS} width="sm:w-36" />
       <div className="col-span-2 flex gap-3">
         <button type="submit" className="btn-primary">
           Show

@@ -285,11 +285,87 @@ function runFilter(job) {
     phase: "user",
     // Setting up the VM (the prelude, loading the trigger) is not the filter's time: on a thread
     // just started on a busy machine it can take longer than a short deadline. It gets the grace the
-    // main thread's backstop allows; the filter's own deadline starts when its code does (below).
+    // main thread's backstop allows; the filter's own deadline starts when its code does (runUserCode).
     deadline: started + job.timeoutMs + SETUP_GRACE_MS,
     /** Set when `thrown` is a rejection no code handled rather than a throw. */
     unhandled: false,
   };
+  const runtime = newRuntime(job, state);
+  const ctx = runtime.newContext();
+  /** @type {QuickJSHandle[]} */
+  const owned = [];
+  /** @type {Own} */
+  const own = (handle) => {
+    owned.push(handle);
+    return handle;
+  };
+  /** @type {QuickJSHandle | undefined} what the filter threw, if anything */
+  let thrown;
+  /** @type {Record<string, unknown>} */
+  let vars = {};
+  try {
+    const api = loadPrelude(ctx, state, job, own);
+    if (api.error) {
+      // A trigger too large for the memory limit fails here, before any filter code ran.
+      thrown = api.error;
+    } else {
+      own(api.value);
+      /** @type {PreludeHelpers} */
+      const helpers = {
+        collect: own(ctx.getProp(api.value, "collect")),
+        describe: own(ctx.getProp(api.value, "describe")),
+        watchUnhandled: own(ctx.getProp(api.value, "watchUnhandled")),
+        firstUnhandled: own(ctx.getProp(api.value, "firstUnhandled")),
+      };
+      thrown = runUserCode(runtime, ctx, state, job, helpers, own);
+
+      // Read vars back unless the filter already failed. A skipped run still reports what it set,
+      // for the editor's "Test filter" view.
+      if ((!thrown || state.skipped) && !state.timedOut) {
+        const collected = collectVars(ctx, state, helpers.collect);
+        if (collected.error) thrown = collected.error;
+        else if (collected.vars) vars = collected.vars;
+      }
+
+      if (!state.skipped && (thrown || state.timedOut)) {
+        return finish(started, state, vars, describeFailure(runtime, ctx, state, job, helpers.describe, thrown));
+      }
+    }
+    if (!state.skipped && thrown) {
+      // Only reached when the prelude itself failed (trigger too large): describe without helpers.
+      return finish(started, state, vars, preludeFailure(ctx, job, thrown));
+    }
+    return finish(started, state, vars, undefined);
+  } finally {
+    disposeQuietly(thrown);
+    for (const handle of owned.reverse()) disposeQuietly(handle);
+    ctx.dispose();
+    runtime.dispose();
+  }
+}
+
+/**
+ * Keeps a handle alive until the run ends (runFilter disposes every owned handle, newest first).
+ * @typedef {(handle: QuickJSHandle) => QuickJSHandle} Own
+ */
+
+/**
+ * The prelude's functions the host calls after the filter (see PRELUDE).
+ * @typedef {object} PreludeHelpers
+ * @property {QuickJSHandle} collect
+ * @property {QuickJSHandle} describe
+ * @property {QuickJSHandle} watchUnhandled
+ * @property {QuickJSHandle} firstUnhandled
+ */
+
+/**
+ * A fresh QuickJS runtime with the run's limits: its memory, its stack, and the interrupt handler
+ * that enforces the deadline and ends the filter after skip().
+ * @param {RunMessage} job
+ * @param {RunState} state
+ * @returns {QuickJSRuntime}
+ */
+function newRuntime(job, state) {
   const runtime = QuickJS.newRuntime();
   runtime.setMemoryLimit(job.memoryBytes);
   runtime.setMaxStackSize(QUICKJS_STACK_BYTES);
@@ -302,159 +378,166 @@ function runFilter(job) {
     }
     return false;
   });
-  const ctx = runtime.newContext();
-  /** @type {QuickJSHandle[]} */
-  const owned = [];
-  /** @type {(handle: QuickJSHandle) => QuickJSHandle} */
-  const own = (handle) => {
-    owned.push(handle);
-    return handle;
-  };
-  /** @type {QuickJSHandle | undefined} what the filter threw, if anything */
+  return runtime;
+}
+
+/**
+ * The two host functions the filter can reach (through the prelude's console.* and skip()), then
+ * the prelude run with them, which defines the filter's globals. Both host functions only ever
+ * read strings, and cap what they keep.
+ * @param {QuickJSContext} ctx
+ * @param {RunState} state
+ * @param {RunMessage} job
+ * @param {Own} own
+ */
+function loadPrelude(ctx, state, job, own) {
+  const hostLog = own(
+    ctx.newFunction("log", (lineHandle) => {
+      if (state.logs.length >= MAX_LOG_LINES) {
+        state.droppedLogs += 1;
+        return;
+      }
+      const line = lineHandle && ctx.typeof(lineHandle) === "string" ? ctx.getString(lineHandle) : "";
+      state.logs.push(capBytes(line, MAX_LOG_LINE_BYTES));
+    }),
+  );
+  const hostSkip = own(
+    ctx.newFunction("skip", (reasonHandle) => {
+      state.skipped = true;
+      state.stop = true;
+      if (reasonHandle && ctx.typeof(reasonHandle) === "string") {
+        state.reason = capBytes(ctx.getString(reasonHandle), MAX_REASON_BYTES);
+      }
+    }),
+  );
+  const prelude = own(ctx.unwrapResult(ctx.evalCode(PRELUDE, "sandbox-prelude.js", { type: "global", strict: true })));
+  const inputs = [job.triggerJson, job.appletJson, job.contextJson ?? "{}"].map((json) => own(ctx.newString(json)));
+  return ctx.callFunction(prelude, ctx.undefined, hostLog, hostSkip, ...inputs);
+}
+
+/**
+ * Compiles and runs the filter under its deadline, then its promise jobs, then the checks of a
+ * rejected result and of rejections nobody handled. Answers what the filter threw, if anything;
+ * a time-out or skip() is in `state`.
+ * @param {QuickJSRuntime} runtime
+ * @param {QuickJSContext} ctx
+ * @param {RunState} state
+ * @param {RunMessage} job
+ * @param {PreludeHelpers} helpers
+ * @param {Own} own
+ * @returns {QuickJSHandle | undefined}
+ */
+function runUserCode(runtime, ctx, state, job, helpers, own) {
+  // The wrapper keeps line numbers (it adds nothing before line 1's code) and lets a filter
+  // end early with "return". Global (script) code: import statements are a syntax error and
+  // no module loader is installed, so import() rejects.
+  const wrapped = `(function () {${job.code}\n})()`;
+  state.deadline = performance.now() + job.timeoutMs;
+  const evaluated = ctx.evalCode(wrapped, "filter.js", { type: "global" });
+  if (evaluated.error) return evaluated.error;
+  const value = own(evaluated.value);
+  // Promise callbacks are filter code too: run them under the same deadline.
+  const thrown = runPendingJobs(runtime, state);
+  // A native call (a big sort) does not check the interrupt; a filter that overran its
+  // deadline inside one still failed, even if it then finished.
+  if (!thrown && !state.skipped && performance.now() > state.deadline) state.timedOut = true;
+  if (thrown || state.stop || state.timedOut) return thrown;
+  // A filter that returns a promise (an async main) fails when that promise rejects.
+  const settled = ctx.getPromiseState(value);
+  if (settled.type === "rejected") return settled.error;
+  if (settled.type === "fulfilled" && settled.value !== value) disposeQuietly(settled.value);
+  // A rejection nobody handled (Promise.reject(x) on a line of its own) fails it too.
+  return unhandledRejection(runtime, ctx, state, helpers);
+}
+
+/**
+ * Runs the filter's pending promise jobs until none is left, it threw, skip() was called or the
+ * deadline passed. Answers what a job threw, if anything.
+ * @param {QuickJSRuntime} runtime
+ * @param {RunState} state
+ * @returns {QuickJSHandle | undefined}
+ */
+function runPendingJobs(runtime, state) {
+  /** @type {QuickJSHandle | undefined} */
   let thrown;
-  /** @type {Record<string, unknown>} */
-  let vars = {};
-  try {
-    const hostLog = own(
-      ctx.newFunction("log", (lineHandle) => {
-        if (state.logs.length >= MAX_LOG_LINES) {
-          state.droppedLogs += 1;
-          return;
-        }
-        const line = lineHandle && ctx.typeof(lineHandle) === "string" ? ctx.getString(lineHandle) : "";
-        state.logs.push(capBytes(line, MAX_LOG_LINE_BYTES));
-      }),
-    );
-    const hostSkip = own(
-      ctx.newFunction("skip", (reasonHandle) => {
-        state.skipped = true;
-        state.stop = true;
-        if (reasonHandle && ctx.typeof(reasonHandle) === "string") {
-          state.reason = capBytes(ctx.getString(reasonHandle), MAX_REASON_BYTES);
-        }
-      }),
-    );
-    const prelude = own(ctx.unwrapResult(ctx.evalCode(PRELUDE, "sandbox-prelude.js", { type: "global", strict: true })));
-    const api = ctx.callFunction(
-      prelude,
-      ctx.undefined,
-      hostLog,
-      hostSkip,
-      own(ctx.newString(job.triggerJson)),
-      own(ctx.newString(job.appletJson)),
-      own(ctx.newString(job.contextJson ?? "{}")),
-    );
-    if (api.error) {
-      // A trigger too large for the memory limit fails here, before any filter code ran.
-      thrown = api.error;
-    } else {
-      own(api.value);
-      const collect = own(ctx.getProp(api.value, "collect"));
-      const describe = own(ctx.getProp(api.value, "describe"));
-      const watchUnhandled = own(ctx.getProp(api.value, "watchUnhandled"));
-      const firstUnhandled = own(ctx.getProp(api.value, "firstUnhandled"));
-
-      // The wrapper keeps line numbers (it adds nothing before line 1's code) and lets a filter
-      // end early with "return". Global (script) code: import statements are a syntax error and
-      // no module loader is installed, so import() rejects.
-      const wrapped = `(function () {${job.code}\n})()`;
-      state.deadline = performance.now() + job.timeoutMs;
-      const evaluated = ctx.evalCode(wrapped, "filter.js", { type: "global" });
-      if (evaluated.error) {
-        thrown = evaluated.error;
-      } else {
-        const value = own(evaluated.value);
-        // Promise callbacks are filter code too: run them under the same deadline.
-        while (!thrown && !state.stop && !state.timedOut && runtime.hasPendingJob()) {
-          if (performance.now() > state.deadline) {
-            state.timedOut = true;
-            break;
-          }
-          const jobs = runtime.executePendingJobs(64);
-          if (jobs.error) thrown = jobs.error;
-        }
-        // A native call (a big sort) does not check the interrupt; a filter that overran its
-        // deadline inside one still failed, even if it then finished.
-        if (!thrown && !state.skipped && performance.now() > state.deadline) state.timedOut = true;
-        if (!thrown && !state.stop && !state.timedOut) {
-          // A filter that returns a promise (an async main) fails when that promise rejects.
-          const settled = ctx.getPromiseState(value);
-          if (settled.type === "rejected") thrown = settled.error;
-          else if (settled.type === "fulfilled" && settled.value !== value) disposeQuietly(settled.value);
-        }
-        if (!thrown && !state.stop && !state.timedOut) {
-          // A rejection nobody handled (Promise.reject(x) on a line of its own) fails it too.
-          const watched = ctx.callFunction(watchUnhandled, ctx.undefined);
-          let watching = 0;
-          if (watched.error) thrown = watched.error;
-          else {
-            watching = ctx.typeof(watched.value) === "number" ? ctx.getNumber(watched.value) : 0;
-            disposeQuietly(watched.value);
-            while (!thrown && !state.stop && !state.timedOut && runtime.hasPendingJob()) {
-              if (performance.now() > state.deadline) {
-                state.timedOut = true;
-                break;
-              }
-              const jobs = runtime.executePendingJobs(64);
-              if (jobs.error) thrown = jobs.error;
-            }
-          }
-          if (watching > 0 && !thrown && !state.stop && !state.timedOut) {
-            const first = ctx.callFunction(firstUnhandled, ctx.undefined);
-            if (first.error) thrown = first.error;
-            else {
-              const found = ctx.getProp(first.value, 0);
-              if (ctx.dump(found) === true) {
-                thrown = ctx.getProp(first.value, 1);
-                state.unhandled = true;
-              }
-              disposeQuietly(found);
-              disposeQuietly(first.value);
-            }
-          }
-        }
-      }
-
-      // Read vars back unless the filter already failed. A skipped run still reports what it set,
-      // for the editor's "Test filter" view.
-      if ((!thrown || state.skipped) && !state.timedOut) {
-        state.stop = false;
-        const collected = ctx.callFunction(collect, ctx.undefined);
-        if (collected.error) {
-          if (state.skipped) disposeQuietly(collected.error);
-          else thrown = collected.error;
-        } else {
-          const json = ctx.typeof(collected.value) === "string" ? ctx.getString(collected.value) : "{}";
-          disposeQuietly(collected.value);
-          // "__proto__" keys are dropped so that a consumer merging vars into another object
-          // cannot have its prototype replaced by filter output.
-          /** @type {unknown} */
-          const parsed = JSON.parse(json, (key, /** @type {unknown} */ v) => (key === "__proto__" ? undefined : v));
-          vars = parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) ? /** @type {Record<string, unknown>} */ (parsed) : {};
-        }
-      }
-
-      if (!state.skipped && (thrown || state.timedOut)) {
-        return finish(started, state, vars, describeFailure(runtime, ctx, state, job, describe, thrown));
-      }
+  while (!thrown && !state.stop && !state.timedOut && runtime.hasPendingJob()) {
+    if (performance.now() > state.deadline) {
+      state.timedOut = true;
+      break;
     }
-    if (!state.skipped && thrown) {
-      // Only reached when the prelude itself failed (trigger too large): describe without helpers.
-      /** @type {unknown} */
-      const details = ctx.dump(thrown);
-      // `details && details.message`, read without trusting its shape.
-      /** @type {unknown} */
-      const message = details !== null && typeof details === "object" ? /** @type {{ message?: unknown }} */ (details).message : details ? undefined : details;
-      const oom = message === "out of memory";
-      return finish(started, state, vars, oom ? `filter: out of memory (${job.memoryBytes / 1048576} MB limit) while loading the trigger` : `filter: could not load the trigger: ${String(message)}`);
-    }
-    return finish(started, state, vars, undefined);
-  } finally {
-    disposeQuietly(thrown);
-    for (const handle of owned.reverse()) disposeQuietly(handle);
-    ctx.dispose();
-    runtime.dispose();
+    const jobs = runtime.executePendingJobs(64);
+    if (jobs.error) thrown = jobs.error;
   }
+  return thrown;
+}
+
+/**
+ * The first rejection no code handled, through the prelude's watchUnhandled and firstUnhandled
+ * (see PRELUDE); `state.unhandled` says the answer is one. Answers what was thrown, if anything.
+ * @param {QuickJSRuntime} runtime
+ * @param {QuickJSContext} ctx
+ * @param {RunState} state
+ * @param {PreludeHelpers} helpers
+ * @returns {QuickJSHandle | undefined}
+ */
+function unhandledRejection(runtime, ctx, state, helpers) {
+  const watched = ctx.callFunction(helpers.watchUnhandled, ctx.undefined);
+  if (watched.error) return watched.error;
+  const watching = ctx.typeof(watched.value) === "number" ? ctx.getNumber(watched.value) : 0;
+  disposeQuietly(watched.value);
+  const thrown = runPendingJobs(runtime, state);
+  if (watching === 0 || thrown || state.stop || state.timedOut) return thrown;
+  const first = ctx.callFunction(helpers.firstUnhandled, ctx.undefined);
+  if (first.error) return first.error;
+  const found = ctx.getProp(first.value, 0);
+  const reason = ctx.dump(found) === true ? ctx.getProp(first.value, 1) : undefined;
+  if (reason) state.unhandled = true;
+  disposeQuietly(found);
+  disposeQuietly(first.value);
+  return reason;
+}
+
+/**
+ * What the filter set, copied out as JSON through the prelude's collect. A failure to copy is the
+ * filter's error (`error`), except after skip(), where it is let go and `vars` is left out.
+ * @param {QuickJSContext} ctx
+ * @param {RunState} state
+ * @param {QuickJSHandle} collect
+ * @returns {{ vars?: Record<string, unknown>, error?: QuickJSHandle }}
+ */
+function collectVars(ctx, state, collect) {
+  state.stop = false;
+  const collected = ctx.callFunction(collect, ctx.undefined);
+  if (collected.error) {
+    if (!state.skipped) return { error: collected.error };
+    disposeQuietly(collected.error);
+    return {};
+  }
+  const json = ctx.typeof(collected.value) === "string" ? ctx.getString(collected.value) : "{}";
+  disposeQuietly(collected.value);
+  // "__proto__" keys are dropped so that a consumer merging vars into another object
+  // cannot have its prototype replaced by filter output.
+  /** @type {unknown} */
+  const parsed = JSON.parse(json, (key, /** @type {unknown} */ v) => (key === "__proto__" ? undefined : v));
+  return { vars: parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) ? /** @type {Record<string, unknown>} */ (parsed) : {} };
+}
+
+/**
+ * The error of a run whose prelude failed (the trigger could not be loaded), read without the
+ * prelude's helpers.
+ * @param {QuickJSContext} ctx
+ * @param {RunMessage} job
+ * @param {QuickJSHandle} thrown
+ * @returns {string}
+ */
+function preludeFailure(ctx, job, thrown) {
+  /** @type {unknown} */
+  const details = ctx.dump(thrown);
+  // `details && details.message`, read without trusting its shape.
+  /** @type {unknown} */
+  const message = details !== null && typeof details === "object" ? /** @type {{ message?: unknown }} */ (details).message : details ? undefined : details;
+  const oom = message === "out of memory";
+  return oom ? `filter: out of memory (${job.memoryBytes / 1048576} MB limit) while loading the trigger` : `filter: could not load the trigger: ${String(message)}`;
 }
 
 /**

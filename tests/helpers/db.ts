@@ -115,11 +115,19 @@ export async function runsOf(store: Store, appletId?: string): Promise<Run[]> {
   return runs.reverse();
 }
 
+/**
+ * The queue at `now`, from the store's tally (one snapshot on every engine): how many runs are
+ * running over every applet, and whether a queued run is due (a retry set for later is not).
+ */
+export async function queueAt(store: Store, now: Date): Promise<{ running: number; due: boolean }> {
+  // The tally counts every queued and running run whatever its age; a `since` after every run adds no others.
+  const { byApplet, oldestDueAt } = await store.runs.tally("9999-12-31T00:00:00.000Z", now);
+  return { running: byApplet.filter((t) => t.status === "running").reduce((n, t) => n + t.count, 0), due: oldestDueAt !== null };
+}
+
 /** How many runs are running now, over every applet, from the store's tally of the queue. */
 export async function runningCount(store: Store, now: Date): Promise<number> {
-  // The tally counts every queued and running run whatever its age; a `since` after every run adds no others.
-  const { byApplet } = await store.runs.tally("9999-12-31T00:00:00.000Z", now);
-  return byApplet.filter((t) => t.status === "running").reduce((n, t) => n + t.count, 0);
+  return (await queueAt(store, now)).running;
 }
 
 /** An applet's alerts, oldest first (created_at, then id), folded ones left out (as the Alerts page lists them), through the store. */

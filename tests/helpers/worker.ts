@@ -1,12 +1,12 @@
 import { actionRegistry } from "@/lib/actions";
 import type { App } from "@/lib/app";
 import type { ExecutorDeps } from "@/lib/executor/run";
-import { testSql } from "./engines";
+import { queueAt } from "./db";
 import { startExecutorLoop, type ExecutorLoop, type ExecutorLoopOptions } from "@/lib/queue/loop";
 
 /**
  * The real executor loop in-process against the test database. `drain` waits until no run is
- * queued-and-due or running, polling the database (the loop itself is unchanged).
+ * queued-and-due or running, polling the store's tally of the queue (the loop itself is unchanged).
  */
 export function startWorker(
   app: App,
@@ -20,16 +20,10 @@ export function startWorker(
     loop,
     async drain(timeoutMs = 10_000): Promise<void> {
       const deadline = Date.now() + timeoutMs;
-      // Counted in SQL: the store's tally of the queue (runs.tally) is not this question, and a drain
-      // built on it let PostgreSQL suites go on with a run still to do.
-      const sql = testSql(app.store);
       for (;;) {
-        const { n } = (await sql.get<{ n: number }>(
-          "SELECT COUNT(*) AS n FROM runs WHERE status = 'running' OR (status = 'queued' AND next_attempt_at <= ?)",
-          app.clock.now().toISOString(),
-        ))!;
-        if (n === 0) return;
-        if (Date.now() > deadline) throw new Error(`worker did not drain within ${timeoutMs} ms (${n} runs busy)`);
+        const { running, due } = await queueAt(app.store, app.clock.now());
+        if (running === 0 && !due) return;
+        if (Date.now() > deadline) throw new Error(`worker did not drain within ${timeoutMs} ms (${running} runs running, ${due ? "a queued run due" : "none due"})`);
         loop.wake();
         await new Promise((r) => setTimeout(r, 5));
       }

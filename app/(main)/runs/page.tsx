@@ -2,6 +2,7 @@ import Link from "next/link";
 import { RunsTable, type RunsQuery } from "@/components/RunsTable";
 import { ZoneInput, ZoneName } from "@/components/RunStatusBadge";
 import { CollapsibleFilters } from "@/components/CollapsibleFilters";
+import { FilterSelect } from "@/components/FilterSelect";
 import { RunSearchFields, SearchBoundNote } from "@/components/RunSearch";
 import { dayBounds, validZone } from "@/lib/ui/run-timing";
 import { appletList, runsPage } from "@/lib/api/queries";
@@ -122,45 +123,9 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
 function RunsFilterForm({ query, applets, showClear }: { query: RunsQuery; applets: { id: string; name: string }[]; showClear: boolean }) {
   return (
     <form method="get" action="/runs" className="card grid grid-cols-2 items-end gap-3 sm:flex sm:flex-wrap">
-      <div className="col-span-2 sm:col-span-1">
-        <label htmlFor="f-applet" className="field-label mb-1">
-          Applet
-        </label>
-        <select id="f-applet" name="applet_id" defaultValue={query.applet_id ?? ""} className="input sm:w-56">
-          <option value="">All applets</option>
-          {applets.map((a) => (
-            <option key={a.id} value={a.id}>
-              {a.name}
-            </option>
-          ))}
-        </select>
-      </div>
-      <div className="col-span-2 sm:col-span-1">
-        <label htmlFor="f-status" className="field-label mb-1">
-          Status
-        </label>
-        <select id="f-status" name="status" defaultValue={query.status ?? ""} className="input sm:w-36">
-          <option value="">Any</option>
-          {RUN_STATUSES.map((s) => (
-            <option key={s} value={s}>
-              {s}
-            </option>
-          ))}
-        </select>
-      </div>
-      <div className="col-span-2 sm:col-span-1">
-        <label htmlFor="f-reason" className="field-label mb-1">
-          Reason (timed runs)
-        </label>
-        <select id="f-reason" name="reason" defaultValue={query.reason ?? ""} className="input sm:w-56">
-          <option value="">Any</option>
-          {TIMED_REASON_CODES.map((r) => (
-            <option key={r} value={r}>
-              {TIMED_REASONS[r]}
-            </option>
-          ))}
-        </select>
-      </div>
+      <FilterSelect id="f-applet" name="applet_id" label="Applet" value={query.applet_id ?? ""} any="All applets" options={applets.map((a) => ({ value: a.id, label: a.name }))} width="sm:w-56" className="col-span-2 sm:col-span-1" />
+      <FilterSelect id="f-status" name="status" label="Status" value={query.status ?? ""} any="Any" options={RUN_STATUSES.map((s) => ({ value: s, label: s }))} width="sm:w-36" className="col-span-2 sm:col-span-1" />
+      <FilterSelect id="f-reason" name="reason" label="Reason (timed runs)" value={query.reason ?? ""} any="Any" options={TIMED_REASON_CODES.map((r) => ({ value: r, label: TIMED_REASONS[r] }))} width="sm:w-56" className="col-span-2 sm:col-span-1" />
       <div className="min-w-0">
         <label htmlFor="f-from" className="field-label mb-1">
           From (day, <ZoneName />)

@@ -364,6 +364,18 @@ export const STALE = `SELECT r.id, r.applet_id, r.claim_token, r.locked_by,
 export const QUEUE_TALLY = `SELECT COUNT(*)::int AS queued, MIN(COALESCE(next_attempt_at, created_at)) FILTER (WHERE COALESCE(next_attempt_at, created_at) <= $1) AS oldest_due
   FROM runs WHERE status = 'queued' AND ${ANY_APPLET}`;
 
+/**
+ * The runs store's tally (health, metrics): QUEUE_TALLY with the runs per applet and status beside
+ * it (created since $2, plus every queued and running one), in one statement so that both parts
+ * read one snapshot. Read in two, a run claimed between them was in neither the running nor the
+ * due count. $1 now, $2 since.
+ */
+export const TALLY = `SELECT q.queued, q.oldest_due, (SELECT COALESCE(json_agg(t), '[]'::json) FROM (
+    SELECT applet_id, status, COUNT(*)::int AS n FROM runs WHERE created_at >= $2 AND status NOT IN ('queued', 'running') GROUP BY applet_id, status
+    UNION ALL SELECT applet_id, 'queued', COUNT(*)::int FROM runs WHERE status = 'queued' AND ${ANY_APPLET} GROUP BY applet_id
+    UNION ALL SELECT applet_id, 'running', COUNT(*)::int FROM runs WHERE status = 'running' AND ${ANY_APPLET} GROUP BY applet_id) t) AS by_applet
+  FROM (${QUEUE_TALLY}) q`;
+
 /** Workers whose lease ended before $1 and that hold no running run. */
 export const PRUNE_WORKERS = `DELETE FROM workers WHERE lease_until < $1
   AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.status = 'running' AND r.${ANY_APPLET} AND r.locked_by = workers.id)`;

@@ -149,22 +149,10 @@ export function runsRead(q: Queryable): Pick<RunsStore, "activeOf" | "firstOfDed
       ).rows,
 
     tally: async (since, now) => {
-      const byApplet = (
-        await query<{ applet_id: string; status: string; n: number }>(
-          q,
-          `SELECT applet_id, status, COUNT(*)::int AS n FROM runs WHERE created_at >= $1 AND status NOT IN ('queued', 'running') GROUP BY applet_id, status
-           UNION ALL SELECT applet_id, 'queued', COUNT(*)::int FROM runs WHERE status = 'queued' AND applet_id IS NOT NULL GROUP BY applet_id
-           UNION ALL SELECT applet_id, 'running', COUNT(*)::int FROM runs WHERE status = 'running' AND applet_id IS NOT NULL GROUP BY applet_id`,
-          [since],
-        )
-      ).rows.map((r) => ({ appletId: r.applet_id, status: r.status, count: r.n }));
       const t = (
-        await query<{ queued: number; oldest_due: string | null }>(
-          q,
-          Q.QUEUE_TALLY,
-          [now.toISOString()],
-        )
+        await query<{ queued: number; oldest_due: string | null; by_applet: { applet_id: string; status: string; n: number }[] }>(q, Q.TALLY, [now.toISOString(), since])
       ).rows[0]!;
+      const byApplet = t.by_applet.map((r) => ({ appletId: r.applet_id, status: r.status, count: r.n }));
       return { byApplet, queued: t.queued, oldestDueAt: t.oldest_due };
     },
   };

@@ -99,6 +99,13 @@ export function createRunsRead(sqlite: Sqlite) {
     `SELECT COUNT(*) AS queued, MIN(CASE WHEN COALESCE(next_attempt_at, created_at) <= @now THEN COALESCE(next_attempt_at, created_at) END) AS oldest_due
      FROM runs WHERE status = 'queued'`,
   );
+  // Both reads in one transaction, so one snapshot: another process's claim between them would
+  // leave its run in neither the running nor the due count.
+  const tallyTx = sqlite.transaction((since: string, now: Date): RunTally => {
+    const byApplet = tallyByApplet.all(since).map((r) => ({ appletId: r.applet_id, status: r.status, count: r.n }));
+    const q = queueTally.get({ now: now.toISOString() })!;
+    return { byApplet, queued: q.queued, oldestDueAt: q.oldest_due };
+  });
   const changedAfter = sqlite.prepare<{ at: string; id: string; limit: number }, { id: string; applet_id: string; status: string; updated_at: string }>(
     `SELECT id, applet_id, status, updated_at FROM runs
      WHERE updated_at >= @at AND (updated_at > @at OR id > @id)
@@ -162,10 +169,6 @@ export function createRunsRead(sqlite: Sqlite) {
         .all({ since }),
 
     /** Runs per applet and status, the queue depth and its oldest due run (GET /metrics). */
-    tally: (since: string, now: Date): RunTally => {
-      const byApplet = tallyByApplet.all(since).map((r) => ({ appletId: r.applet_id, status: r.status, count: r.n }));
-      const q = queueTally.get({ now: now.toISOString() })!;
-      return { byApplet, queued: q.queued, oldestDueAt: q.oldest_due };
-    },
+    tally: (since: string, now: Date): RunTally => tallyTx(since, now),
   };
 }

@@ -312,8 +312,9 @@ export interface RunsStore {
   statsByApplet(since: string): Promise<AppletRunStats[]>;
   /**
    * GET /metrics and the Health panel: runs per applet and status (created since `since`, plus every
-   * queued and running one), the queue depth and its oldest due run at `now`. Index reads only: the
-   * queued and running runs through their partial indexes, the rest through created_at.
+   * queued and running one), the queue depth and its oldest due run at `now`, all read in one
+   * snapshot (a claim is never half in it). Index reads only: the queued and running runs through
+   * their partial indexes, the rest through created_at.
    */
   tally(since: string, now: Date): Promise<RunTally>;
 }
