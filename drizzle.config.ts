@@ -2,6 +2,6 @@ import { defineConfig } from "drizzle-kit";
 
 export default defineConfig({
   dialect: "sqlite",
-  schema: "./lib/db/schema.ts",
+  schema: "./lib/db/store/sqlite/schema.ts",
   out: "./drizzle",
 });

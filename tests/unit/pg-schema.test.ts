@@ -1,8 +1,8 @@
 import { getTableColumns } from "drizzle-orm";
 import { getTableConfig } from "drizzle-orm/pg-core";
 import { describe, expect, expectTypeOf, test } from "vitest";
-import * as pgSchema from "@/lib/db/pg-schema";
-import * as sqliteSchema from "@/lib/db/schema";
+import * as pgSchema from "@/lib/db/store/postgres/schema";
+import * as sqliteSchema from "@/lib/db/store/sqlite/schema";
 
 /**
  * Row types are written once in spirit: the PostgreSQL schema keeps SQLite's column types, so both

@@ -5,7 +5,7 @@ import { inTransaction, queryDynamic } from "./postgres/pool";
 
 /**
  * `pnpm db:copy`: every row of a SQLite install into an empty PostgreSQL database (migrated by the
- * PostgreSQL store first). The two schemas have the same tables and columns (lib/db/pg-schema.ts,
+ * PostgreSQL store first). The two schemas have the same tables and columns (lib/db/store/postgres/schema.ts,
  * tests/unit/pg-schema.test.ts), so each table is copied column for column; JSON text becomes
  * json. One transaction: a copy that fails leaves the target as it was.
  */

@@ -65,7 +65,7 @@ export interface PostgresStore extends Store {
  * SECRETS_KEY differs from the database's never writes with it.
  *
  * Differences from SQLite, all in this folder: timestamps and JSON keep SQLite's shapes (see
- * lib/db/pg-schema.ts); the claim takes FOR UPDATE SKIP LOCKED and a unique index enforces one
+ * lib/db/store/postgres/schema.ts); the claim takes FOR UPDATE SKIP LOCKED and a unique index enforces one
  * running run per applet (queue-sql.ts); group commit is one multi-row statement; NOTIFY
  * (triggers, drizzle-pg/0013) replaces polling for wake-ups.
  */

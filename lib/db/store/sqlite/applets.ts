@@ -1,5 +1,5 @@
 import { newId } from "../../../core/ids";
-import type { applets, appletVersions } from "../../schema";
+import type { applets, appletVersions } from "./schema";
 import { SYSTEM_AUTHOR, type Applet, type AppletInsert, type AppletVersion, type HookApplet, type VersionSource } from "../types";
 import type { Sqlite } from "./client";
 import type { RawRow } from "./rows";

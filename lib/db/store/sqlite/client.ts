@@ -6,7 +6,7 @@ export type Sqlite = Database.Database;
 
 /**
  * The open database. The repos use better-sqlite3's prepared statements directly (DESIGN.md: the
- * hot paths); lib/db/schema.ts is drizzle-kit's source for the migrations, so drizzle-orm is not
+ * hot paths); lib/db/store/sqlite/schema.ts is drizzle-kit's source for the migrations, so drizzle-orm is not
  * loaded at run time (it cost each process ~14 MB of RSS for a handle nothing used).
  */
 export interface DbHandle {

@@ -1,4 +1,4 @@
-import type { jobLocks } from "../../schema";
+import type { jobLocks } from "./schema";
 import type { JobLock } from "../types";
 import type { Sqlite } from "./client";
 import type { RawRow } from "./rows";

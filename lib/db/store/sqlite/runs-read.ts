@@ -2,7 +2,7 @@ import { decodeCursor, encodeCursor, toRun } from "../run-row";
 import type { Sqlite } from "./client";
 import { readJson } from "../json";
 import type { RunStatus } from "../types/runs";
-import type { runs } from "../../schema";
+import type { runs } from "./schema";
 import { RUN_SEARCH_PAYLOAD_BYTES, RUN_SEARCH_SCAN, type AppletRunStats, type EventRun, type Run, type RunChange, type RunListFilter, type RunPage, type RunTally, type RecentEvent, type StoredEvent } from "../types";
 import type { RawRow } from "./rows";
 

@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import type { AlertsRepo } from "./alerts";
 import type { Sqlite } from "./client";
 import type { RunStatus, Step } from "../types/runs";
-import type { runs } from "../../schema";
+import type { runs } from "./schema";
 import type { ClaimedRun, FinalStatus, RecoveredRun, RecoverStaleOptions, Run } from "../types";
 import type { RawRow } from "./rows";
 

@@ -2,7 +2,7 @@ import { newId } from "../../../core/ids";
 import type { AlertsRepo } from "./alerts";
 import type { Sqlite } from "./client";
 import { createPlannedRunsRepo } from "./planned-runs";
-import type { runs } from "../../schema";
+import type { runs } from "./schema";
 import type { Ingested, IngestInput, PlanWrite, RetryOptions } from "../types";
 import type { RawRow } from "./rows";
 import { createRunsIngest } from "./runs-ingest";

@@ -2,7 +2,7 @@ import type { AlertsRepo } from "./alerts";
 import type { Sqlite } from "./client";
 import type { TriggerState } from "../types/trigger-state";
 import { toTriggerState } from "../trigger-state-row";
-import type { triggerState } from "../../schema";
+import type { triggerState } from "./schema";
 import type { PendingSlot, ScheduledApplet, TriggerError, TriggerOverview } from "../types";
 import type { RawRow } from "./rows";
 

@@ -1,4 +1,4 @@
-import type { users } from "../../schema";
+import type { users } from "./schema";
 import type { NewUser, User } from "../types";
 import { toUser } from "../user-row";
 import type { Sqlite } from "./client";

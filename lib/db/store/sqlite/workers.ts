@@ -1,4 +1,4 @@
-import type { workers } from "../../schema";
+import type { workers } from "./schema";
 import type { Heartbeat, WorkerRow } from "../types";
 import { toWorker } from "../worker-row";
 import type { Sqlite } from "./client";

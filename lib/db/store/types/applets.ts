@@ -1,5 +1,5 @@
 /** An applet, its versions, and the applets aggregate. */
-import type { applets } from "../../schema";
+import type { applets } from "../sqlite/schema";
 import type { AppletAlertChannel } from "./alerts";
 
 type AppletColumns = typeof applets.$inferSelect;

@@ -1,5 +1,5 @@
 /** Named jobs' locks (one holder at a time across processes). */
-import type { jobLocks } from "../../schema";
+import type { jobLocks } from "../sqlite/schema";
 
 type JobLockColumns = typeof jobLocks.$inferSelect;
 

@@ -2,7 +2,7 @@
  * The runs aggregate: events in, the queue (claim, settle, recovery) and the reads of runs. The
  * run's own model (steps, statuses) is ./runs.ts, which pages in the browser import too.
  */
-import type { events, runs } from "../../schema";
+import type { events, runs } from "../sqlite/schema";
 import type { Applet } from "./applets";
 import type { PlanWrite } from "./planned-runs";
 import type { RunStatus, Step } from "./runs";

@@ -1,5 +1,5 @@
 /** The users aggregate (the one admin). */
-import type { users } from "../../schema";
+import type { users } from "../sqlite/schema";
 
 type UserColumns = typeof users.$inferSelect;
 

@@ -1,5 +1,5 @@
 /** Workers' leases and heartbeats. */
-import type { workers } from "../../schema";
+import type { workers } from "../sqlite/schema";
 
 type WorkerColumns = typeof workers.$inferSelect;
 

@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import { bigint, customType, doublePrecision, index, integer, json, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 
 /**
- * The PostgreSQL twin of lib/db/schema.ts, drizzle-kit's source for drizzle-pg/. The columns keep
+ * The PostgreSQL twin of lib/db/store/sqlite/schema.ts, drizzle-kit's source for drizzle-pg/. The columns keep
  * SQLite's types on purpose, so both engines hand the stores the same row shape (the type test in
  * tests/unit/pg-schema.test.ts fails when the two drift apart):
  * - timestamps are ISO 8601 UTC text, not timestamptz: they compare as strings in the fixed format
@@ -13,7 +13,7 @@ import { bigint, customType, doublePrecision, index, integer, json, pgTable, pri
  * - booleans are integers 0/1.
  * Database differences beyond this live in the stores (lib/db/store/postgres).
  *
- * Over 400 lines on purpose, as lib/db/schema.ts: one declaration per table, kept whole.
+ * Over 400 lines on purpose, as lib/db/store/sqlite/schema.ts: one declaration per table, kept whole.
  */
 const timestamps = {
   createdAt: text("created_at").notNull(),
@@ -169,7 +169,7 @@ export const runs = pgTable(
   ],
 );
 
-/** Every save of an applet; see lib/db/schema.ts appletVersions. */
+/** Every save of an applet; see lib/db/store/sqlite/schema.ts appletVersions. */
 export const appletVersions = pgTable(
   "applet_versions",
   {
@@ -259,7 +259,7 @@ export const queueWatchers = pgTable("queue_watchers", {
 });
 
 /**
- * API tokens (lib/db/schema.ts apiTokens), so the
+ * API tokens (lib/db/store/sqlite/schema.ts apiTokens), so the
  * PostgreSQL migrations already hold the table; same columns and types as SQLite's.
  */
 export const apiTokens = pgTable("api_tokens", {
@@ -334,7 +334,7 @@ export const plannedSubjects = pgTable("planned_subjects", {
 
 const bytea = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => "bytea" });
 
-/** Inbound mail attachments; same columns as SQLite's event_files (lib/db/schema.ts). */
+/** Inbound mail attachments; same columns as SQLite's event_files (lib/db/store/sqlite/schema.ts). */
 export const eventFiles = pgTable(
   "event_files",
   {
@@ -348,7 +348,7 @@ export const eventFiles = pgTable(
   (t) => [primaryKey({ columns: [t.eventId, t.filename] })],
 );
 
-/** The same as lib/db/schema.ts alertSettings and alerts. */
+/** The same as lib/db/store/sqlite/schema.ts alertSettings and alerts. */
 export const alertSettings = pgTable("alert_settings", {
   id: text("id").primaryKey(),
   channel: json("channel"),
@@ -386,7 +386,7 @@ export const alerts = pgTable(
   ],
 );
 
-/** The fire ledger (drizzle-pg/0021); see lib/db/schema.ts. */
+/** The fire ledger (drizzle-pg/0021); see lib/db/store/sqlite/schema.ts. */
 export const fireLedger = pgTable(
   "fire_ledger",
   {
@@ -411,7 +411,7 @@ export const fireLedger = pgTable(
   ],
 );
 
-/** Expected activity per applet (drizzle-pg/0021); see lib/db/schema.ts. */
+/** Expected activity per applet (drizzle-pg/0021); see lib/db/store/sqlite/schema.ts. */
 export const appletActivity = pgTable("applet_activity", {
   appletId: text("applet_id")
     .primaryKey()
