@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
 /**
@@ -207,17 +207,45 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
 }
 
 /**
- * Reads DATA_DIR/<name>, creating it with 32 random bytes (base64) on first use. The file is
- * written with `wx` so two processes starting at once agree on one value.
+ * Reads DATA_DIR/<name>, creating it with 32 random bytes (base64) on first use. The web process
+ * and the worker start at once on a new DATA_DIR (`pnpm start`, `pnpm dev`), so the file appears
+ * whole or not at all: it is written under a name of this process's own and linked into place,
+ * which fails if another process got there first (its file is whole too, and both use it).
  */
 function persistedSecret(dataDir: string, name: string): string {
   const file = path.join(dataDir, name);
-  if (!existsSync(file)) {
+  if (!existsSync(file)) createWhole(file, randomBytes(32).toString("base64") + "\n");
+  return readWhole(file, name);
+}
+
+function createWhole(file: string, content: string): void {
+  const own = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+  writeFileSync(own, content, { flag: "wx", mode: 0o600 });
+  try {
+    linkSync(own, file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "EEXIST") return;
+    // A file system without hard links: create it in place (a reader then waits for its content).
     try {
-      writeFileSync(file, randomBytes(32).toString("base64") + "\n", { flag: "wx", mode: 0o600 });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      writeFileSync(file, content, { flag: "wx", mode: 0o600 });
+    } catch (again) {
+      if ((again as NodeJS.ErrnoException).code !== "EEXIST") throw again;
     }
+  } finally {
+    rmSync(own, { force: true });
   }
-  return readFileSync(file, "utf8").trim();
+}
+
+/** The file's value; an empty file is one still being written by another process (waited for up to 2 s). */
+function readWhole(file: string, name: string): string {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let waited = 0; ; waited += 50) {
+    const value = readFileSync(file, "utf8").trim();
+    if (value || waited >= 2_000) {
+      if (!value) throw new Error(`config: ${file} is empty: set ${name} in the environment, or delete the file when nothing was stored with it yet (a new one is made)`);
+      return value;
+    }
+    Atomics.wait(pause, 0, 0, 50);
+  }
 }
