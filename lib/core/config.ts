@@ -224,28 +224,29 @@ function createWhole(file: string, content: string): void {
   try {
     linkSync(own, file);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "EEXIST") return;
-    // A file system without hard links: create it in place (a reader then waits for its content).
-    try {
-      writeFileSync(file, content, { flag: "wx", mode: 0o600 });
-    } catch (again) {
-      if ((again as NodeJS.ErrnoException).code !== "EEXIST") throw again;
+    // EEXIST: another process made it first. Otherwise a file system without hard links: the file
+    // is created in place (a reader then waits for its content), unless another process did.
+    if (!exists(err)) {
+      try {
+        writeFileSync(file, content, { flag: "wx", mode: 0o600 });
+      } catch (again) {
+        if (!exists(again)) throw again;
+      }
     }
   } finally {
     rmSync(own, { force: true });
   }
 }
 
+const exists = (err: unknown): boolean => (err as NodeJS.ErrnoException).code === "EEXIST";
+
 /** The file's value; an empty file is one still being written by another process (waited for up to 2 s). */
 function readWhole(file: string, name: string): string {
   const pause = new Int32Array(new SharedArrayBuffer(4));
   for (let waited = 0; ; waited += 50) {
     const value = readFileSync(file, "utf8").trim();
-    if (value || waited >= 2_000) {
-      if (!value) throw new Error(`config: ${file} is empty: set ${name} in the environment, or delete the file when nothing was stored with it yet (a new one is made)`);
-      return value;
-    }
+    if (value) return value;
+    if (waited >= 2_000) throw new Error(`config: ${file} is empty: set ${name} in the environment, or delete the file when nothing was stored with it yet (a new one is made)`);
     Atomics.wait(pause, 0, 0, 50);
   }
 }
