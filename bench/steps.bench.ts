@@ -10,15 +10,9 @@
  *  2. a ten-step applet (if/else, a for_each of 10 items each posting to the sink, paths with an
  *     otherwise, a stop) on this build: runs/s and executed steps/s.
  */
-import { execFileSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import autocannon from "autocannon";
-import Database from "better-sqlite3";
-import pg from "pg";
-import { freePorts, median, requireBuild, root, start, until, waitHealthy, type Proc } from "./processes";
+import { olderBuild, PG_URL, settle, startBuild, thisBuild, type Build, type Engine } from "./builds";
+import { freePorts, median, requireBuild, start, until } from "./processes";
 import type { BenchFigure } from "./types";
 
 /** main before the step list and its condition library (whose production build lacked re2js). */
@@ -26,14 +20,8 @@ const BASE_REF = process.env.BENCH_BASE_REF ?? "6b25a3e";
 const RUNS = Number(process.env.BENCH_STEP_RUNS ?? 3000);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const APPLETS = 20;
-const PG_URL = process.env.BENCH_POSTGRES_URL || process.env.TEST_POSTGRES_URL;
 const r1 = (v: number) => Math.round(v * 10) / 10;
 
-interface Build {
-  label: string;
-  dir: string;
-}
-type Engine = "sqlite" | "postgres";
 interface Trial {
   rps: number;
   seconds: number;
@@ -46,8 +34,8 @@ interface Trial {
 
 export default async function bench(): Promise<BenchFigure[]> {
   requireBuild();
-  const current: Build = { label: "this build", dir: root };
-  const base: Build = { label: `before the step list (${BASE_REF})`, dir: prepareBase(BASE_REF) };
+  const current = thisBuild;
+  const base = olderBuild(BASE_REF, "before the step list");
   const [sinkPort] = (await freePorts(1)) as [number];
   const sink = start("bench/servers/sink.ts", { ...process.env, PORT: String(sinkPort) }, { tsx: true });
   await new Promise<void>((resolve) => sink.child.once("message", () => resolve()));
@@ -138,78 +126,24 @@ const BODY = JSON.stringify({
 
 /** One fresh database, the build's web and worker processes, `runs` webhooks until every run settled. */
 async function trial(build: Build, engine: Engine, applets: { name: string; definition: unknown }[], runs: number): Promise<Trial> {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), "whenthen-bench-steps-"));
-  const schema = `bench_steps_${randomBytes(4).toString("hex")}`;
-  const admin = engine === "postgres" ? new pg.Client({ connectionString: PG_URL }) : null;
-  if (admin) {
-    await admin.connect();
-    await admin.query(`CREATE SCHEMA ${schema}`);
-  }
-  const databaseUrl = admin ? `${PG_URL}${PG_URL!.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}` : "";
-  const keys = { SECRETS_KEY: randomBytes(32).toString("base64"), SESSION_SECRET: randomBytes(24).toString("hex") };
-  const env: NodeJS.ProcessEnv = { ...process.env, ...keys, DATA_DIR: dataDir, DATABASE_URL: databaseUrl, ALLOW_PRIVATE_URLS: "true", LOG_LEVEL: "warn", NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1" };
-  const procs: Proc[] = [];
-  const pool = admin ? new pg.Pool({ connectionString: databaseUrl, max: 1 }) : null;
-  let sqlite: Database.Database | null = null;
+  const app = await startBuild(build, engine, applets);
   try {
-    const out = execFileSync(process.execPath, ["--import", "tsx", "bench/servers/seed-applets.ts"], { cwd: build.dir, env: { ...env, NODE_ENV: "development", BENCH_APPLETS: JSON.stringify(applets) } }).toString();
-    const hooks = JSON.parse(out.trim().split("\n").pop()!) as string[];
-    const [webPort, smtpPort] = (await freePorts(2)) as [number, number];
-    const appEnv = { ...env, PORT: String(webPort), HOST: "127.0.0.1", SMTP_INBOUND_PORT: String(smtpPort), PUBLIC_URL: `http://127.0.0.1:${webPort}` };
-    const worker = start("dist/worker.mjs", appEnv, { cwd: build.dir });
-    const web = start("dist/server.mjs", { ...appEnv, INBOUND_EMAIL: "false" }, { cwd: build.dir });
-    procs.push(worker, web);
-    await waitHealthy(`http://127.0.0.1:${webPort}`, [web, worker]);
-    for (const p of procs) p.resetEld();
-    const count = async (where: string): Promise<number> => {
-      const sql = `SELECT COUNT(*) AS n FROM runs WHERE ${where}`;
-      if (pool) return Number((await pool.query<{ n: string }>(sql)).rows[0]!.n);
-      sqlite ??= new Database(path.join(dataDir, "app.db"), { readonly: true, fileMustExist: true });
-      return (sqlite.prepare(sql).get() as { n: number }).n;
-    };
+    await settle();
+    app.web.resetEld();
+    app.worker.resetEld();
     const t0 = performance.now();
     const result = await autocannon({
-      url: `http://127.0.0.1:${webPort}`,
+      url: app.base,
       connections: 50,
       amount: runs,
-      requests: hooks.map((p) => ({ method: "POST" as const, path: p, headers: { "content-type": "application/json" }, body: BODY })),
+      requests: app.hooks.map((p) => ({ method: "POST" as const, path: p, headers: { "content-type": "application/json" }, body: BODY })),
     });
     if (result.non2xx > 0) throw new Error(`bench: ${result.non2xx} webhooks were not accepted by ${build.label}`);
-    await until(`${build.label}'s runs on ${engine}`, async () => (await count("status IN ('queued', 'running')")) === 0, 900_000);
+    await until(`${build.label}'s runs on ${engine}`, async () => (await app.countRuns("status IN ('queued', 'running')")) === 0, 900_000);
     const seconds = (performance.now() - t0) / 1000;
-    const [workerCpu, webCpu] = (await Promise.all(procs.map((p) => p.eld()))).map((e) => e.cpuMs) as [number, number];
-    return { rps: runs / seconds, seconds, failed: await count("status <> 'succeeded'"), cpuMsPerRun: (workerCpu + webCpu) / runs, workerCpuMsPerRun: workerCpu / runs };
+    const [workerCpu, webCpu] = (await Promise.all([app.worker, app.web].map((p) => p.eld()))).map((e) => e.cpuMs) as [number, number];
+    return { rps: runs / seconds, seconds, failed: await app.countRuns("status <> 'succeeded'"), cpuMsPerRun: (workerCpu + webCpu) / runs, workerCpuMsPerRun: workerCpu / runs };
   } finally {
-    await Promise.all(procs.map((p) => p.stop()));
-    (sqlite as Database.Database | null)?.close();
-    await pool?.end();
-    if (admin) {
-      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await admin.end();
-    }
-    rmSync(dataDir, { recursive: true, force: true });
+    await app.stop();
   }
-}
-
-/**
- * The older build in a folder of its own (git archive, offline install, `pnpm build`), made once
- * and kept under the OS's temp folder. Its seed script is this checkout's (it only uses the applet
- * service, which both have).
- */
-function prepareBase(ref: string): string {
-  const sha = execFileSync("git", ["rev-parse", "--short=10", ref], { cwd: root }).toString().trim();
-  const dir = path.join(os.tmpdir(), `whenthen-bench-base-${sha}`);
-  const built = () => existsSync(path.join(dir, "dist/worker.mjs")) && existsSync(path.join(dir, "dist/server.mjs")) && existsSync(path.join(dir, ".next/BUILD_ID"));
-  if (!built()) {
-    console.log(`bench steps: building ${ref} (${sha}) in ${dir} once`);
-    rmSync(dir, { recursive: true, force: true });
-    mkdirSync(dir, { recursive: true });
-    execFileSync("sh", ["-c", `git archive ${sha} | tar -x -C '${dir}'`], { cwd: root, stdio: "inherit" });
-    const sh = (cmd: string) => execFileSync("sh", ["-c", cmd], { cwd: dir, stdio: "inherit", env: { ...process.env, npm_config_nodedir: process.env.npm_config_nodedir ?? "/usr" } });
-    sh("pnpm install --frozen-lockfile --offline || pnpm install --frozen-lockfile");
-    sh("pnpm build");
-  }
-  mkdirSync(path.join(dir, "bench/servers"), { recursive: true });
-  copyFileSync(path.join(root, "bench/servers/seed-applets.ts"), path.join(dir, "bench/servers/seed-applets.ts"));
-  return dir;
 }
