@@ -12,6 +12,7 @@ import { services } from "@/lib/services";
 import { listApplets, needsAttention, tagsInUse, type AppletListQuery } from "@/lib/ui/applet-list";
 import { formatAge } from "@/lib/core/overdue";
 import { TagChips, TagFilter } from "@/components/Tags";
+import { CollapsibleFilters } from "@/components/CollapsibleFilters";
 import { FilterSelect, type FilterOption } from "@/components/FilterSelect";
 
 export const dynamic = "force-dynamic";
@@ -74,7 +75,10 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
       </header>
 
       {all.length > 0 ? (
-        <AppletFilters query={query} triggerTypes={triggerTypes} tags={tags} filtered={filtered} />
+        // On a phone the form folds away behind "Filters" (saying which are on), as the runs list's does.
+        <CollapsibleFilters active={activeAppletFilters(query)}>
+          <AppletFilters query={query} triggerTypes={triggerTypes} tags={tags} filtered={filtered} />
+        </CollapsibleFilters>
       ) : null}
 
       {all.length > 0 && applets.length === 0 ? (
@@ -116,7 +120,7 @@ export default async function AppletsPage({ searchParams }: { searchParams: Prom
   );
 }
 
-const APPLET_STATUSES: FilterOption[] = [
+const APPLET_STATUSES: (FilterOption & { label: string })[] = [
   { value: "enabled", label: "Enabled" },
   { value: "disabled", label: "Disabled" },
   { value: "paused", label: "Paused" },
@@ -129,9 +133,18 @@ const APPLET_SORTS: FilterOption[] = [
   { value: "created", label: "Newest" },
 ];
 
+function activeAppletFilters(query: AppletListQuery): string[] {
+  return [
+    query.q ? `“${query.q}”` : undefined,
+    query.trigger,
+    APPLET_STATUSES.find((o) => o.value === query.status)?.label,
+    query.tag ? `tag ${query.tag}` : undefined,
+  ].filter((x): x is string => Boolean(x));
+}
+
 function AppletFilters({ query, triggerTypes, tags, filtered }: { query: AppletListQuery; triggerTypes: string[]; tags: string[]; filtered: boolean }) {
   return (
-    <form method="get" action="/" className="card mb-4 grid grid-cols-2 items-end gap-3 sm:flex sm:flex-wrap" role="search">
+    <form method="get" action="/" className="card grid grid-cols-2 items-end gap-3 sm:flex sm:flex-wrap" role="search">
       <div className="col-span-2 sm:col-span-1">
         <label htmlFor="a-q" className="field-label mb-1">
           Search by name

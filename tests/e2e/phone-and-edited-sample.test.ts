@@ -6,7 +6,7 @@ import { e2eSuite, hasChromium, screenshot, SCREENSHOTS, signedInPage, SKIP_REAS
 
 /**
  * In a real browser against the real app: every list and page fits a 390 px phone (nothing runs
- * off the right edge, the runs filter folds away), and a sample edited in the applet's editor is
+ * off the right edge, the runs and applets filters fold away), and a sample edited in the applet's editor is
  * what its ingredient picker, curl line and Send test event use. Screenshots at 1280 and 390 px
  * (SHOTS_DIR, else tests/e2e/screenshots).
  */
@@ -43,7 +43,7 @@ describe.skipIf(!hasChromium)("phones and the edited sample", () => {
       return out;
     });
 
-  it("the applets list, runs list, applet page, run page and settings fit a 390 px phone and hydrate as rendered, and the runs filter folds behind a button", async () => {
+  it("the applets list, runs list, applet page, run page and settings fit a 390 px phone and hydrate as rendered, and the runs and applets filters fold behind a button", async () => {
     const { page, errors } = await signedInPage(s.browser, s.app);
     const applet = await makeWebhookApplet(page, "Orders from the shop's checkout, sent on to the accounting webhook");
     const hook = new URL(applet.webhook_url).pathname;
@@ -92,6 +92,23 @@ describe.skipIf(!hasChromium)("phones and the edited sample", () => {
     await page.getByTestId("filters-toggle").filter({ hasText: "Orders from the shop" }).waitFor();
     expect(await page.locator("#f-applet").isVisible()).toBe(false);
     await shot(page, "phone-runs-filtered-390");
+
+    // The applets list on a phone folds its filter the same way: the applets first, the form a tap away.
+    await page.goto("/");
+    const appletLink = page.getByRole("link", { name: "Orders from the shop's checkout" });
+    await appletLink.waitFor();
+    expect(await page.locator("#a-q").isVisible()).toBe(false);
+    const firstApplet = await appletLink.boundingBox();
+    expect(firstApplet!.y).toBeLessThan(300);
+    await page.getByTestId("filters-toggle").click();
+    await page.locator("#a-status").waitFor();
+    await page.locator("#a-status").selectOption("enabled");
+    await page.getByRole("button", { name: "Show", exact: true }).click();
+    await page.waitForURL(/status=enabled/);
+    await page.getByTestId("filters-toggle").filter({ hasText: "Enabled" }).waitFor();
+    expect(await page.locator("#a-q").isVisible()).toBe(false);
+    await appletLink.waitFor();
+    await shot(page, "phone-applets-filtered-390");
     expect(hydration).toEqual([]);
     expect(errors).toEqual([]);
     await page.context().close();
