@@ -106,6 +106,23 @@ export async function startBuild(build: Build, engine: Engine, applets: { name: 
   }
 }
 
+/** The local sink the applets' actions post to (bench/servers/sink.ts), answering once it listens. */
+export async function startSink(): Promise<{ url: string; proc: Proc }> {
+  const [port] = (await freePorts(1)) as [number];
+  const proc = start("bench/servers/sink.ts", { ...process.env, PORT: String(port) }, { tsx: true });
+  await new Promise<void>((resolve) => proc.child.once("message", () => resolve()));
+  return { url: `http://127.0.0.1:${port}/in`, proc };
+}
+
+/** A webhook applet with one http action posting the webhook's title and number to `url`. */
+export function oneActionApplet(url: string) {
+  return {
+    version: 1,
+    trigger: { type: "webhook", config: {} },
+    actions: [{ type: "http", config: { url, method: "POST", body: { title: "{{trigger.body.title}}", n: "{{trigger.body.n}}" } } }],
+  };
+}
+
 /**
  * Next loads its route modules for a few seconds after /api/health first answers; a bench that
  * counts CPU time per request waits that out, or the first build measured pays for it.

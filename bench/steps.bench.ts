@@ -11,8 +11,8 @@
  *     otherwise, a stop) on this build: runs/s and executed steps/s.
  */
 import autocannon from "autocannon";
-import { olderBuild, PG_URL, settle, startBuild, thisBuild, type Build, type Engine } from "./builds";
-import { freePorts, median, requireBuild, start, until } from "./processes";
+import { olderBuild, oneActionApplet, PG_URL, settle, startBuild, startSink, thisBuild, type Build, type Engine } from "./builds";
+import { median, requireBuild, until } from "./processes";
 import type { BenchFigure } from "./types";
 
 /** main before the step list and its condition library (whose production build lacked re2js). */
@@ -36,10 +36,7 @@ export default async function bench(): Promise<BenchFigure[]> {
   requireBuild();
   const current = thisBuild;
   const base = olderBuild(BASE_REF, "before the step list");
-  const [sinkPort] = (await freePorts(1)) as [number];
-  const sink = start("bench/servers/sink.ts", { ...process.env, PORT: String(sinkPort) }, { tsx: true });
-  await new Promise<void>((resolve) => sink.child.once("message", () => resolve()));
-  const sinkUrl = `http://127.0.0.1:${sinkPort}/in`;
+  const { url: sinkUrl, proc: sink } = await startSink();
   const figures: BenchFigure[] = [];
   try {
     const engines: Engine[] = PG_URL ? ["sqlite", "postgres"] : ["sqlite"];
@@ -86,14 +83,6 @@ export default async function bench(): Promise<BenchFigure[]> {
 }
 
 const sumFailed = (ts: Trial[]) => ts.reduce((s, t) => s + t.failed, 0);
-
-function oneActionApplet(url: string) {
-  return {
-    version: 1,
-    trigger: { type: "webhook", config: {} },
-    actions: [{ type: "http", config: { url, method: "POST", body: { title: "{{trigger.body.title}}", n: "{{trigger.body.n}}" } } }],
-  };
-}
 
 /** Ten steps written, sixteen executed per run (the for_each's action ten times). */
 function tenStepApplet(url: string) {

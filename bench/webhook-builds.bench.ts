@@ -12,8 +12,8 @@
  * than req/s), both this build against the older one.
  */
 import autocannon from "autocannon";
-import { olderBuild, PG_URL, settle, startBuild, thisBuild, type Build, type Engine } from "./builds";
-import { freePorts, median, requireBuild, start } from "./processes";
+import { olderBuild, oneActionApplet, PG_URL, settle, startBuild, startSink, thisBuild, type Build, type Engine } from "./builds";
+import { median, requireBuild } from "./processes";
 import type { BenchFigure } from "./types";
 
 const BASE_REF = process.env.BENCH_BASE_REF ?? "150d83a";
@@ -32,17 +32,8 @@ interface Trial {
 export default async function bench(): Promise<BenchFigure[]> {
   requireBuild();
   const base = olderBuild(BASE_REF, "before the store, ingress and executor cuts");
-  const [sinkPort] = (await freePorts(1)) as [number];
-  const sink = start("bench/servers/sink.ts", { ...process.env, PORT: String(sinkPort) }, { tsx: true });
-  await new Promise<void>((resolve) => sink.child.once("message", () => resolve()));
-  const applets = Array.from({ length: APPLETS }, (_, i) => ({
-    name: `bench ${i}`,
-    definition: {
-      version: 1,
-      trigger: { type: "webhook", config: {} },
-      actions: [{ type: "http", config: { url: `http://127.0.0.1:${sinkPort}/in`, method: "POST", body: { title: "{{trigger.body.title}}", n: "{{trigger.body.n}}" } } }],
-    },
-  }));
+  const sink = await startSink();
+  const applets = Array.from({ length: APPLETS }, (_, i) => ({ name: `bench ${i}`, definition: oneActionApplet(sink.url) }));
   const figures: BenchFigure[] = [];
   try {
     const engines: Engine[] = PG_URL ? ["sqlite", "postgres"] : ["sqlite"];
@@ -76,7 +67,7 @@ export default async function bench(): Promise<BenchFigure[]> {
     }
     return figures;
   } finally {
-    await sink.stop();
+    await sink.proc.stop();
   }
 }
 

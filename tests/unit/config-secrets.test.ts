@@ -1,24 +1,19 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { Worker } from "node:worker_threads";
 import { afterEach, describe, expect, test } from "vitest";
 import { loadConfig } from "@/lib/core/config";
+import { makeTempDir, removeTempDirs } from "../helpers/action-context";
 
 /**
  * The web process and the worker start at once on a new DATA_DIR (`pnpm start`, `pnpm dev`) and
  * both make or read DATA_DIR/SECRETS_KEY and SESSION_SECRET: one must never read the other's file
  * half written ("SECRETS_KEY must be 32 bytes base64 encoded, got 0 bytes", seen on a busy machine).
  */
-const dirs: string[] = [];
-afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
-const temp = () => {
-  const d = mkdtempSync(path.join(tmpdir(), "whenthen-config-secrets-"));
-  dirs.push(d);
-  return d;
-};
+afterEach(removeTempDirs);
+const temp = () => makeTempDir("whenthen-config-secrets-");
 const KEY = Buffer.alloc(32, 7).toString("base64");
 
 describe("generated secrets in DATA_DIR", () => {
